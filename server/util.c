@@ -1,0 +1,72 @@
+/* Helpers shared by every thread of cschedd. */
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void cs_assert_fail(const char *what, const char *file, int line)
+{
+    fprintf(stderr, "cschedd: assertion failed: %s at %s:%d\n", what, file, line);
+    abort();
+}
+
+static void *check_alloc(void *p, size_t size)
+{
+    if (p == NULL && size != 0) {
+        fprintf(stderr, "cschedd: out of memory allocating %zu bytes\n", size);
+        abort();
+    }
+    return p;
+}
+
+void *cs_xmalloc(size_t size)
+{
+    return check_alloc(malloc(size), size);
+}
+
+void *cs_xcalloc(size_t n, size_t size)
+{
+    return check_alloc(calloc(n, size), n * size);
+}
+
+void *cs_xrealloc(void *ptr, size_t size)
+{
+    return check_alloc(realloc(ptr, size), size);
+}
+
+char *cs_xstrdup(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *copy = cs_xmalloc(len);
+    memcpy(copy, s, len);
+    return copy;
+}
+
+int64_t cs_now_mono_ns(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t cs_now_unix_ms(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
+{
+    if (err != NULL) {
+        err->code = code;
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}

@@ -1,0 +1,44 @@
+/* Small helpers shared by every part of cschedd: always-on assertions,
+ * allocation that aborts on exhaustion, clocks, and the caller-provided error
+ * record that carries a message for a person. */
+#ifndef CS_UTIL_H
+#define CS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Aborts with file:line when an invariant is broken. Never for input. */
+#define CS_ASSERT(cond)                                                                            \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            cs_assert_fail(#cond, __FILE__, __LINE__);                                             \
+    } while (0)
+
+_Noreturn void cs_assert_fail(const char *what, const char *file, int line);
+
+/* Allocation for the server: aborts on out-of-memory, as Redis's zmalloc. */
+void *cs_xmalloc(size_t size);
+void *cs_xcalloc(size_t n, size_t size);
+void *cs_xrealloc(void *ptr, size_t size);
+char *cs_xstrdup(const char *s);
+
+#define CS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Monotonic clock in nanoseconds. */
+int64_t cs_now_mono_ns(void);
+/* Wall clock in milliseconds since the Unix epoch. */
+int64_t cs_now_unix_ms(void);
+
+/* An error for a person: a negative errno-style code plus a message that
+ * names the field and what is allowed. Filled by callees, owned by callers. */
+struct cs_err {
+    int code;
+    char msg[256];
+};
+
+/* Sets err (if not NULL) and returns code, so callers can write
+ * "return cs_err_set(err, -EINVAL, ...)". */
+int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,127 @@
+/* The store: everything cschedd keeps in PostgreSQL, reached through async
+ * libpq on the loop thread. The only storage header the server includes.
+ *
+ * Every function here is called on the loop thread and never blocks. Writes
+ * are queued into the current loop turn's batch; at the end of the turn the
+ * batch is sent as one transaction (pipeline mode, one sync), so the state
+ * changes of one turn commit together (group commit). A write's callback runs
+ * once its batch has committed; batches commit in the order they were made.
+ * Every write is idempotent (an upsert), so a batch that failed because the
+ * connection broke is sent again after reconnecting: a write is never dropped
+ * while the process lives. Messages passed in are borrowed: the store copies
+ * what it needs before returning. Messages handed to read callbacks belong to
+ * the callback, which frees them with protobuf_c_message_free_unpacked(m, NULL)
+ * (or cs_store_*_free for arrays). */
+#ifndef CS_STORE_H
+#define CS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "csched/v1/scheduler.pb-c.h"
+
+struct cs_store;
+
+struct cs_store_config {
+    /* libpq connection string or URI; NULL or "" with embedded_dir set means
+     * the embedded server. */
+    const char *database_url;
+    /* Run a private PostgreSQL under this directory (initdb on first use,
+     * unix socket only) when database_url is empty. */
+    const char *embedded_dir;
+    /* How many writes may wait while the database is unreachable before new
+     * state-changing work is refused (cs_store_is_accepting() turns false). */
+    size_t max_pending_writes;
+};
+
+/* Status codes passed to callbacks: 0, or a negative errno: -ENOTCONN (the
+ * database is unreachable), -EIO (the database reported an error; the
+ * message is logged), -ENOENT (read found nothing). */
+typedef void (*cs_store_done_cb)(void *arg, int status);
+
+/* What the server needs to resume after a start: every job, every run not
+ * yet terminal (with its attempts), and the highest ids handed out so far. */
+struct cs_store_snapshot {
+    Csched__V1__Job **jobs;
+    size_t n_jobs;
+    Csched__V1__Run **active_runs; /* state QUEUED, STARTING or RUNNING */
+    size_t n_active_runs;
+    /* For each active run, the attempt directory of its last attempt, or
+     * NULL; parallel to active_runs. */
+    char **active_attempt_dirs;
+    int64_t max_run_id;
+    int64_t max_event_seq;
+};
+
+typedef void (*cs_store_open_cb)(void *arg, int status, struct cs_store_snapshot *snapshot);
+
+/* Creates the store and starts it: the embedded PostgreSQL if configured
+ * (initdb, pg_ctl on libuv's pool), then connect, apply migrations, load the
+ * snapshot, then open_cb (snapshot owned by the callee; free it with
+ * cs_store_snapshot_free). On failure open_cb gets a negative errno and a NULL
+ * snapshot and the reason is logged. */
+struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config);
+int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg);
+void cs_store_snapshot_free(struct cs_store_snapshot *snapshot);
+
+/* Flushes pending writes (waiting for their commit), closes the connection,
+ * stops the embedded PostgreSQL, then calls closed_cb; after it the store is
+ * freed. */
+void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *arg);
+
+/* True while connected and the backlog of unsent writes is below the limit:
+ * the server refuses state-changing RPCs with UNAVAILABLE otherwise. */
+bool cs_store_is_accepting(const struct cs_store *store);
+
+/* Writes. cb may be NULL. */
+void cs_store_job_put(struct cs_store *store, const Csched__V1__Job *job, cs_store_done_cb cb,
+                      void *arg);
+void cs_store_job_delete(struct cs_store *store, const char *name, cs_store_done_cb cb,
+                         void *arg);
+/* Upserts the run row (not its attempts). */
+void cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_store_done_cb cb,
+                      void *arg);
+/* Upserts one attempt of run_id; attempt_dir is where its minder keeps its
+ * files (for adopting it after a restart). */
+void cs_store_attempt_put(struct cs_store *store, int64_t run_id,
+                          const Csched__V1__Attempt *attempt, const char *attempt_dir,
+                          cs_store_done_cb cb, void *arg);
+void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event,
+                        cs_store_done_cb cb, void *arg);
+
+/* Reads. They are answered in order with the writes: a read sees every write
+ * queued before it. */
+typedef void (*cs_store_run_cb)(void *arg, int status, Csched__V1__Run *run);
+typedef void (*cs_store_runs_cb)(void *arg, int status, Csched__V1__Run **runs, size_t n);
+typedef void (*cs_store_events_cb)(void *arg, int status, Csched__V1__Event **events, size_t n);
+typedef void (*cs_store_jobs_cb)(void *arg, int status, Csched__V1__Job **jobs, size_t n);
+
+/* The run with its attempts; -ENOENT if there is none. */
+void cs_store_run_get(struct cs_store *store, int64_t run_id, cs_store_run_cb cb, void *arg);
+/* The run of job_name made with idempotency_key, or -ENOENT. */
+void cs_store_run_find_by_key(struct cs_store *store, const char *job_name,
+                              const char *idempotency_key, cs_store_run_cb cb, void *arg);
+
+struct cs_store_run_filter {
+    const char *job_name;   /* NULL or "" for every job */
+    Csched__V1__RunState state; /* UNSPECIFIED for every state */
+    int64_t before_id;      /* only runs with id < before_id; 0 for no bound */
+    uint32_t limit;
+};
+/* Runs newest first, each with its attempts. */
+void cs_store_run_list(struct cs_store *store, const struct cs_store_run_filter *filter,
+                       cs_store_runs_cb cb, void *arg);
+
+/* Events with seq > after_seq in seq order, at most limit, optionally for
+ * one job only. */
+void cs_store_event_list(struct cs_store *store, int64_t after_seq, const char *job_name,
+                         uint32_t limit, cs_store_events_cb cb, void *arg);
+
+/* Frees an array handed to a read callback, with its messages. */
+void cs_store_runs_free(Csched__V1__Run **runs, size_t n);
+void cs_store_events_free(Csched__V1__Event **events, size_t n);
+void cs_store_jobs_free(Csched__V1__Job **jobs, size_t n);
+
+#endif
