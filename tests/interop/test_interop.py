@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""Interop test: the official Python gRPC client, generated from proto/, against
+a real cschedd with its embedded PostgreSQL and real minders.
+
+One cschedd is started for the whole file on 127.0.0.1:0 with --ready-file and
+a temporary --state-dir; it is stopped with SIGTERM at the end and must exit 0.
+Run with /usr/bin/python3 (Debian's python3-grpcio and python3-grpc-tools).
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+PARSER = argparse.ArgumentParser(description=__doc__)
+PARSER.add_argument("--bin-dir", required=True, help="where cschedd and csched-minder are")
+PARSER.add_argument("--gen-dir", required=True, help="where grpc_tools.protoc wrote the modules")
+ARGS, UNITTEST_ARGV = PARSER.parse_known_args()
+sys.path.insert(0, ARGS.gen_dir)
+
+import grpc  # noqa: E402
+import health_pb2  # noqa: E402
+import health_pb2_grpc  # noqa: E402
+from csched.v1 import scheduler_pb2 as pb  # noqa: E402
+from csched.v1 import scheduler_pb2_grpc  # noqa: E402
+
+READY_TIMEOUT_S = 90.0
+RPC_TIMEOUT_S = 10.0
+RUN_TIMEOUT_S = 30.0
+
+TERMINAL_STATES = (pb.RUN_STATE_SUCCEEDED, pb.RUN_STATE_FAILED, pb.RUN_STATE_TIMED_OUT,
+                   pb.RUN_STATE_CANCELLED, pb.RUN_STATE_LOST)
+
+
+class Server:
+    """A cschedd child process on a free loopback port with its own state dir."""
+
+    def __init__(self, bin_dir):
+        # The embedded PostgreSQL runs as an unprivileged user when we are root,
+        # and that user must be able to traverse the state dir.
+        self.state_dir = tempfile.mkdtemp(prefix="csched-interop-")
+        os.chmod(self.state_dir, 0o755)
+        self.ready_file = os.path.join(self.state_dir, "ready")
+        self.log_path = os.path.join(self.state_dir, "cschedd.log")
+        self.log = open(self.log_path, "wb")
+        cmd = [
+            os.path.join(bin_dir, "cschedd"),
+            "--listen", "127.0.0.1:0",
+            "--ready-file", self.ready_file,
+            "--state-dir", self.state_dir,
+            "--max-running", "8",
+        ]
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        self.target = self._wait_ready()
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("cschedd exited with %d before it was ready:\n%s"
+                                   % (self.proc.returncode, self.log_text()))
+            try:
+                with open(self.ready_file) as f:
+                    target = f.read().strip()
+                if target:
+                    return target
+            except FileNotFoundError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("cschedd not ready after %.0f s:\n%s"
+                           % (READY_TIMEOUT_S, self.log_text()))
+
+    def log_text(self):
+        self.log.flush()
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")[-4000:]
+
+    def stop(self):
+        """SIGTERM, wait (bounded), and return the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+    def remove(self):
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+
+
+class InteropTest(unittest.TestCase):
+    server = None
+    channel = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(ARGS.bin_dir)
+        cls.channel = grpc.insecure_channel(cls.server.target)
+        grpc.channel_ready_future(cls.channel).result(timeout=RPC_TIMEOUT_S)
+        cls.stub = scheduler_pb2_grpc.SchedulerStub(cls.channel)
+        cls.health = health_pb2_grpc.HealthStub(cls.channel)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.channel is not None:
+            cls.channel.close()
+        if cls.server is not None:
+            status = cls.server.stop()
+            log = cls.server.log_text()
+            if status == 0:
+                cls.server.remove()
+            assert status == 0, "cschedd exit status %r, want 0 (state dir %s):\n%s" % (
+                status, cls.server.state_dir, log)
+
+    def test_health_serving(self):
+        reply = self.health.Check(health_pb2.HealthCheckRequest(service=""),
+                                  timeout=RPC_TIMEOUT_S)
+        self.assertEqual(reply.status, health_pb2.HealthCheckResponse.SERVING)
+
+    def test_unknown_job_is_not_found(self):
+        with self.assertRaises(grpc.RpcError) as ctx:
+            self.stub.GetJob(pb.GetJobRequest(name="interop-no-such-job"), timeout=RPC_TIMEOUT_S)
+        err = ctx.exception
+        self.assertEqual(err.code(), grpc.StatusCode.NOT_FOUND, err.details())
+        self.assertTrue(err.details(), "NOT_FOUND carries no message")
+
+    def test_create_trigger_watch_to_end(self):
+        name = "interop-echo"
+        job = self.stub.CreateJob(
+            pb.CreateJobRequest(job=pb.Job(name=name, command=["sh", "-c", "echo interop"])),
+            timeout=RPC_TIMEOUT_S)
+        self.assertEqual(job.name, name)
+        self.assertEqual(list(job.command), ["sh", "-c", "echo interop"])
+        self.assertGreater(job.version, 0)
+
+        run = self.stub.TriggerJob(pb.TriggerJobRequest(job_name=name), timeout=RPC_TIMEOUT_S)
+        self.assertGreater(run.id, 0)
+        self.assertEqual(run.job_name, name)
+        self.assertIn(run.state, (pb.RUN_STATE_QUEUED, pb.RUN_STATE_STARTING,
+                                  pb.RUN_STATE_RUNNING, pb.RUN_STATE_SUCCEEDED))
+
+        # A full replay of this job's history, then live events, until the
+        # run-level event that ends the run.
+        stream = self.stub.Watch(pb.WatchRequest(after_seq=0, job_name=name),
+                                 timeout=RUN_TIMEOUT_S)
+        run_states = []
+        last_seq = 0
+        final = None
+        for ev in stream:
+            self.assertGreater(ev.seq, last_seq, "seq not strictly increasing")
+            last_seq = ev.seq
+            self.assertEqual(ev.job_name, name)
+            if ev.run_id != run.id or ev.attempt != 0:
+                continue
+            run_states.append(ev.state)
+            if ev.state in TERMINAL_STATES:
+                final = ev
+                break
+        stream.cancel()
+
+        self.assertIsNotNone(final, "stream ended before the run did: %r" % run_states)
+        self.assertEqual(run_states, [pb.RUN_STATE_QUEUED, pb.RUN_STATE_STARTING,
+                                      pb.RUN_STATE_RUNNING, pb.RUN_STATE_SUCCEEDED],
+                         [pb.RunState.Name(s) for s in run_states])
+        self.assertEqual(final.WhichOneof("outcome"), "exit_code")
+        self.assertEqual(final.exit_code, 0)
+
+        got = self.stub.GetRun(pb.GetRunRequest(run_id=run.id), timeout=RPC_TIMEOUT_S)
+        self.assertEqual(got.id, run.id)
+        self.assertEqual(got.state, pb.RUN_STATE_SUCCEEDED, pb.RunState.Name(got.state))
+        self.assertEqual(got.WhichOneof("outcome"), "exit_code")
+        self.assertEqual(got.exit_code, 0)
+        self.assertEqual(len(got.attempts), 1)
+        self.assertEqual(got.attempts[0].number, 1)
+        self.assertEqual(got.attempts[0].state, pb.RUN_STATE_SUCCEEDED)
+        self.assertGreater(got.ended_unix_ms, 0)
+        self.assertGreaterEqual(got.ended_unix_ms, got.started_unix_ms)
+
+        chunks = self.stub.ReadLogs(
+            pb.ReadLogsRequest(run_id=run.id, stream=pb.LOG_STREAM_STDOUT),
+            timeout=RPC_TIMEOUT_S)
+        out = b"".join(c.data for c in chunks)
+        self.assertEqual(out, b"interop\n")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]] + UNITTEST_ARGV, verbosity=2)
