@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# install-deps.sh: install the Debian 12 packages csched needs.
+#
+#   deploy/install-deps.sh            everything to build, test and run csched
+#   deploy/install-deps.sh --runtime  only what the installed programs need
+#
+# Idempotent: when every package is already installed it changes nothing and
+# needs no network. Run as root (or with sudo on PATH).
+set -euo pipefail
+
+BUILD_PACKAGES=(
+    build-essential cmake pkg-config git
+    libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
+    libuv1-dev libpq-dev libcmocka-dev libyaml-dev musl-tools
+    postgresql
+    python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml
+    clang-format procps util-linux
+)
+
+# Shared libraries of cschedd and csched, the PostgreSQL server binaries for
+# the embedded database, runuser for running PostgreSQL unprivileged as root.
+RUNTIME_PACKAGES=(
+    libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2
+    postgresql-15 procps util-linux ca-certificates
+)
+
+die() {
+    echo "install-deps: error: $*" >&2
+    exit 1
+}
+
+packages=("${BUILD_PACKAGES[@]}")
+case "${1:-}" in
+"") ;;
+--runtime) packages=("${RUNTIME_PACKAGES[@]}") ;;
+-h | --help)
+    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+*) die "unknown argument '$1' (expected --runtime or nothing)" ;;
+esac
+
+[ -r /etc/debian_version ] || die "this script is for Debian 12; /etc/debian_version is missing"
+command -v dpkg-query >/dev/null || die "dpkg-query not found; this script is for Debian 12"
+
+missing=()
+for pkg in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+    [ "$status" = installed ] || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages present"
+    exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "not root and no sudo: run as root to install ${missing[*]}"
+    sudo=(sudo)
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq || die "apt-get update failed"
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    die "apt-get install failed for: ${missing[*]}"
+echo "install-deps: done"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# quickstart.sh: install the packages, build csched (Release) into build/ and
+# run cschedd in the foreground with its embedded PostgreSQL.
+#
+#   deploy/quickstart.sh [cschedd flags...]
+#
+# The state dir is /var/lib/csched when run as root (PostgreSQL then runs as
+# the postgres user, which must be able to reach it: a dir under /root would
+# not do), else ~/.local/state/csched. CSCHED_STATE_DIR overrides it.
+# Stop it with Ctrl-C; everything is kept for the next start.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$repo/build
+
+if [ "$(id -u)" -eq 0 ]; then
+    state_dir=${CSCHED_STATE_DIR:-/var/lib/csched}
+else
+    state_dir=${CSCHED_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/csched}
+fi
+
+"$repo/deploy/install-deps.sh"
+
+echo "quickstart: building into $build"
+cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCSCHED_SANITIZE= >/dev/null
+cmake --build "$build" -j "$(nproc)" --target cschedd csched-minder csched >/dev/null
+
+mkdir -p "$state_dir"
+cat <<MSG
+
+quickstart: starting cschedd on 127.0.0.1:50051, state in $state_dir
+The first start runs initdb and takes a few seconds. In another terminal:
+
+    cd $repo
+    build/bin/csched stats
+    build/bin/csched create hello --shell 'echo hello from csched'
+    build/bin/csched trigger hello --wait
+    build/bin/csched runs
+    build/bin/csched watch
+
+Stop it with Ctrl-C.
+
+MSG
+exec "$build/bin/cschedd" --state-dir "$state_dir" "$@"

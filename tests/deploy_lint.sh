@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# deploy_lint.sh: static checks of deploy/ and the scripts, needing no Docker
+# engine and no cluster. Run by tests/run-all.sh.
+#
+#   - every shell script parses (bash -n), and passes shellcheck when installed;
+#   - every YAML file under deploy/ parses; every Kubernetes object has
+#     apiVersion, kind and metadata.name; every path a kustomization.yaml names
+#     exists; the gRPC probes and the Service point at a declared container port;
+#   - the Dockerfile is multi-stage, ends as a non-root user and copies only
+#     from stages and paths that exist;
+#   - the systemd unit has its sections and keys;
+#   - when CSCHED_BIN_DIR holds a built cschedd, every cschedd flag the deploy
+#     files use is one cschedd --help lists.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+failed=0
+
+fail() {
+    echo "deploy_lint: $*" >&2
+    failed=1
+}
+
+scripts=(.ci/run deploy/*.sh tests/run-all.sh tests/deploy_lint.sh)
+for s in "${scripts[@]}"; do
+    [ -f "$s" ] || continue
+    bash -n "$s" || fail "$s: bash -n failed"
+done
+if command -v shellcheck >/dev/null; then
+    shellcheck "${scripts[@]}" || fail "shellcheck found problems"
+else
+    echo "deploy_lint: shellcheck not installed, skipped"
+fi
+
+/usr/bin/python3 - "${CSCHED_BIN_DIR:-}" <<'PY' || failed=1
+import configparser
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+bin_dir = sys.argv[1]
+errors = []
+
+
+def err(msg):
+    errors.append(msg)
+
+
+# YAML and Kubernetes objects.
+objects = []
+yaml_files = sorted(glob.glob("deploy/**/*.yaml", recursive=True) +
+                    glob.glob("deploy/**/*.yml", recursive=True))
+for path in yaml_files:
+    try:
+        with open(path) as f:
+            docs = [d for d in yaml.safe_load_all(f) if d is not None]
+    except yaml.YAMLError as e:
+        err(f"{path}: YAML does not parse: {e}")
+        continue
+    if os.path.basename(path) == "kustomization.yaml":
+        base = os.path.dirname(path)
+        k = docs[0] if docs else {}
+        for key in ("resources", "components"):
+            for ref in k.get(key, []) or []:
+                target = os.path.join(base, ref)
+                if not (os.path.isfile(target) or
+                        os.path.isfile(os.path.join(target, "kustomization.yaml"))):
+                    err(f"{path}: {key} entry '{ref}' does not exist")
+        for p in k.get("patches", []) or []:
+            if isinstance(p, dict) and "path" in p and \
+                    not os.path.isfile(os.path.join(base, p["path"])):
+                err(f"{path}: patch '{p['path']}' does not exist")
+        continue
+    for doc in docs:
+        if not isinstance(doc, dict):
+            err(f"{path}: a document is not a mapping")
+            continue
+        name = (doc.get("metadata") or {}).get("name")
+        is_patch = "patch" in os.path.basename(path)
+        for key in ("apiVersion", "kind"):
+            if key not in doc:
+                err(f"{path}: object without {key}")
+        if not name:
+            err(f"{path}: {doc.get('kind')} without metadata.name")
+        if not is_patch:
+            objects.append((path, doc))
+
+
+def containers(doc):
+    spec = (doc.get("spec") or {}).get("template", {}).get("spec", {})
+    return spec.get("containers", []) or []
+
+
+port_names, port_numbers = set(), set()
+for path, doc in objects:
+    if doc.get("kind") not in ("Deployment", "StatefulSet"):
+        continue
+    for c in containers(doc):
+        ports = c.get("ports", []) or []
+        names = {p.get("name") for p in ports}
+        numbers = {p.get("containerPort") for p in ports}
+        port_names |= names
+        port_numbers |= numbers
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            g = (c.get(probe) or {}).get("grpc")
+            if g is not None and g.get("port") not in numbers:
+                err(f"{path}: {c.get('name')}.{probe} grpc port {g.get('port')} "
+                    f"is not a containerPort")
+        if "resources" not in c:
+            err(f"{path}: container {c.get('name')} has no resources")
+for path, doc in objects:
+    if doc.get("kind") != "Service":
+        continue
+    for p in (doc.get("spec") or {}).get("ports", []) or []:
+        t = p.get("targetPort", p.get("port"))
+        if t not in port_names and t not in port_numbers:
+            err(f"{path}: Service {doc['metadata']['name']} targetPort {t} "
+                f"matches no containerPort")
+
+# Dockerfile.
+dockerfile = "deploy/Dockerfile"
+if os.path.isfile(dockerfile):
+    stages, user, last_stage = [], None, None
+    with open(dockerfile) as f:
+        text = re.sub(r"\\\n", " ", f.read())
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        op = words[0].upper()
+        if op == "FROM":
+            last_stage = words[3] if len(words) >= 4 and words[2].upper() == "AS" else None
+            stages.append(last_stage)
+            user = None
+        elif op == "USER":
+            user = words[1]
+        elif op == "COPY":
+            args = [w for w in words[1:] if not w.startswith("--")]
+            opts = [w for w in words[1:] if w.startswith("--from=")]
+            if opts:
+                src = opts[0].split("=", 1)[1]
+                if src not in stages:
+                    err(f"{dockerfile}: COPY --from={src} names no earlier stage")
+            else:
+                for src in args[:-1]:
+                    if not glob.glob(src):
+                        err(f"{dockerfile}: COPY source {src} does not exist")
+    if len(stages) < 2:
+        err(f"{dockerfile}: not multi-stage")
+    if user in (None, "root", "0", "0:0"):
+        err(f"{dockerfile}: the final stage does not switch to a non-root USER")
+else:
+    err(f"{dockerfile} is missing")
+
+# systemd unit.
+unit = "deploy/systemd/cschedd.service"
+if os.path.isfile(unit):
+    cp = configparser.ConfigParser(strict=False, interpolation=None)
+    cp.optionxform = str
+    try:
+        cp.read(unit)
+        for section, keys in (("Unit", ["Description"]),
+                              ("Service", ["ExecStart", "StateDirectory", "ProtectSystem"]),
+                              ("Install", ["WantedBy"])):
+            if not cp.has_section(section):
+                err(f"{unit}: no [{section}] section")
+                continue
+            for key in keys:
+                if not cp.has_option(section, key):
+                    err(f"{unit}: [{section}] has no {key}=")
+    except configparser.Error as e:
+        err(f"{unit}: does not parse: {e}")
+else:
+    err(f"{unit} is missing")
+
+# Flags of cschedd used by the deploy files, against the built binary: the
+# container args in the manifests, ExecStart in the unit, CMD in the Dockerfile.
+used = set()
+for path, doc in objects:
+    for c in containers(doc):
+        if c.get("name") == "cschedd":
+            used |= {a.split("=")[0] for a in (c.get("args") or []) if a.startswith("--")}
+if os.path.isfile(unit):
+    with open(unit) as f:
+        for line in f:
+            if line.startswith("ExecStart="):
+                used |= set(re.findall(r"(--[a-z-]+)", line))
+if os.path.isfile(dockerfile):
+    with open(dockerfile) as f:
+        for line in f:
+            if line.startswith(("CMD", "ENTRYPOINT")):
+                used |= set(re.findall(r"(--[a-z][a-z-]+)", line))
+cschedd = os.path.join(bin_dir, "cschedd") if bin_dir else ""
+if cschedd and os.access(cschedd, os.X_OK):
+    r = subprocess.run([cschedd, "--help"], capture_output=True, text=True, timeout=10)
+    usage = r.stdout + r.stderr
+    for flag in sorted(used):
+        if not re.search(re.escape(flag) + r"\b", usage):
+            err(f"deploy/ passes {flag} to cschedd, which cschedd --help does not list")
+    print(f"deploy_lint: cschedd flags used by deploy/: {' '.join(sorted(used))}")
+else:
+    print("deploy_lint: no built cschedd in CSCHED_BIN_DIR, flag check skipped")
+
+for e in errors:
+    print("deploy_lint: " + e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+
+if [ "$failed" -ne 0 ]; then
+    echo "deploy_lint: FAILED" >&2
+    exit 1
+fi
+echo "deploy_lint: ok"

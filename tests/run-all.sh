@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# run-all.sh: every check csched has, in the order CI runs them.
+#
+#   1. install the Debian packages (deploy/install-deps.sh)
+#   2. clang-format --dry-run --Werror over our own *.c and *.h
+#   3. tests/deploy_lint.sh over deploy/
+#   4. a plain build and all of ctest
+#   5. an ASan+UBSan build (leak detection on) and all of ctest again
+#
+# Every stage runs even when an earlier one failed; the exit status is 0 only
+# when all of them passed. Benchmarks (tests/bench/) are not run.
+#
+# Environment: CSCHED_BUILD_ROOT (default <repo>/build; builds go to plain/ and
+# asan/ under it), CSCHED_JOBS (parallel compile jobs, default nproc),
+# CSCHED_SKIP_DEPS=1 to skip stage 1.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_root=${CSCHED_BUILD_ROOT:-$repo/build}
+jobs=${CSCHED_JOBS:-$(nproc)}
+summary=()
+failed=0
+
+stage() {
+    printf '\n==== %s\n' "$*"
+}
+
+record() {
+    summary+=("$(printf '%-12s %s' "$1" "$2")")
+}
+
+check_format() {
+    local files=() bad=() f
+    if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        mapfile -t files < <(git -C "$repo" ls-files -- '*.c' '*.h')
+    else
+        mapfile -t files < <(cd "$repo" && find . -path ./build -prune -o \
+            \( -name '*.c' -o -name '*.h' \) -print | sed 's|^\./||' | sort)
+    fi
+    for f in "${files[@]}"; do
+        clang-format --dry-run --Werror "$repo/$f" >/dev/null 2>&1 || bad+=("$f")
+    done
+    if [ ${#bad[@]} -eq 0 ]; then
+        echo "clang-format: ${#files[@]} files formatted"
+        record format "ok (${#files[@]} files)"
+        return 0
+    fi
+    echo "clang-format: ${#bad[@]} of ${#files[@]} files need formatting:"
+    printf '  %s\n' "${bad[@]}"
+    echo "fix with: clang-format -i <file>..."
+    record format "FAILED (${#bad[@]} files need clang-format)"
+    return 1
+}
+
+# build_and_test NAME DIR [cmake args...]: configure, build, run ctest.
+build_and_test() {
+    local name=$1 dir=$2 log rc
+    shift 2
+    log=$dir/ctest.log
+    rm -f "$log"
+    if ! cmake -S "$repo" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir.configure.log" 2>&1; then
+        cat "$dir.configure.log"
+        record "$name" "FAILED (cmake configure)"
+        return 1
+    fi
+    if ! cmake --build "$dir" -j "$jobs"; then
+        record "$name" "FAILED (build)"
+        return 1
+    fi
+    # Serial on purpose: the concurrency tests measure the loop's lateness and
+    # would be measuring each other.
+    set +e
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error --timeout 900 \
+        -LE bench 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    local line
+    line=$(grep -E '^[0-9]+% tests passed' "$log" | tail -n 1 || true)
+    if [ "$rc" -eq 0 ]; then
+        record "$name" "ok: ${line:-ctest passed}"
+        return 0
+    fi
+    record "$name" "FAILED: ${line:-ctest exit status $rc}"
+    return 1
+}
+
+mkdir -p "$build_root"
+
+if [ "${CSCHED_SKIP_DEPS:-0}" != 1 ]; then
+    stage "dependencies"
+    "$repo/deploy/install-deps.sh"
+fi
+
+stage "format"
+check_format || failed=1
+
+stage "deploy lint"
+if CSCHED_BIN_DIR="$build_root/plain/bin" "$repo/tests/deploy_lint.sh"; then
+    record deploy "ok"
+else
+    record deploy "FAILED"
+    failed=1
+fi
+
+stage "plain build and ctest ($build_root/plain)"
+mkdir -p "$build_root/plain"
+build_and_test plain "$build_root/plain" -DCSCHED_SANITIZE= || failed=1
+
+stage "ASan+UBSan build and ctest ($build_root/asan)"
+mkdir -p "$build_root/asan"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export LSAN_OPTIONS=suppressions=$repo/tests/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+build_and_test asan "$build_root/asan" -DCSCHED_SANITIZE=address,undefined || failed=1
+
+stage "summary"
+printf '%s\n' "${summary[@]}"
+for name in plain asan; do
+    log=$build_root/$name/ctest.log
+    [ -f "$log" ] || continue
+    echo "-- $name:"
+    grep -E '^[0-9]+% tests passed|^Total Test time|^The following tests FAILED|^[[:space:]]+[0-9]+ - ' "$log" || true
+done
+if [ "$failed" -ne 0 ]; then
+    echo "run-all: FAILED"
+    exit 1
+fi
+echo "run-all: all checks passed"
