@@ -1,0 +1,597 @@
+/* csched-minder: supervises one attempt. It runs the command in its own process
+ * group with output to capped log files, enforces the timeout (TERM to the
+ * group, KILL after the grace period), turns SIGTERM/SIGINT into a cancel,
+ * reaps everything (it is a child subreaper) and writes the status note.
+ * One thread, one poll() over a signalfd and the two output pipes; what each
+ * event does in each state is the table near the end, as in s6-supervise.
+ * Invariant: the group is signalled only while its leader is unreaped (alive
+ * or a zombie), so its id can never name someone else's group. libc only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "note.h"
+
+#define PROG "csched-minder"
+#define USAGE                                                                                      \
+    PROG " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] -- ARGV..."
+
+#define EXIT_USAGE 100
+#define EXIT_SYSTEM 111
+#define EXIT_START_FAILED 127
+
+#define DEFAULT_GRACE_MS 10000
+#define DEFAULT_CAP_BYTES (UINT64_C(16) << 20)
+/* How long output is still drained once the command has ended: only a process
+ * that left the group can hold a pipe open that long. */
+#define DRAIN_MS 1000
+/* Bounds for -t and -g, so that milliseconds never overflow as nanoseconds. */
+#define MAX_MS (UINT64_C(1) << 40)
+#define NO_DEADLINE INT64_MAX
+
+enum state { UP, STOPPING, KILLING, DRAINING, NSTATES };
+enum event { V_TIMEOUT, V_CHLD, V_CANCEL, NEVENTS };
+
+/* Where the child got to when it failed to start. */
+enum start_stage { STAGE_SETPGID, STAGE_CHDIR, STAGE_DUP2, STAGE_EXEC };
+
+struct start_error {
+    int stage;
+    int err;
+};
+
+/* One of the command's output streams: pipe in, capped file out. */
+struct output {
+    const char *name;
+    int pipe_fd; /* read end; -1 once at end of file */
+    int file_fd;
+    uint64_t written_bytes;
+    bool write_failed;
+};
+
+/* The attempt. Static, as the program supervises exactly one. */
+static struct {
+    const char *dir;
+    const char *workdir;
+    char **argv;
+    uint64_t timeout_ms, grace_ms, cap_bytes;
+
+    enum state state;
+    pid_t pid; /* the command, leader of its own group */
+    int wstatus;
+    bool leader_reaped; /* after this, the group id is no longer ours */
+    bool no_children;   /* waitpid said ECHILD: everything is reaped */
+    bool cont;
+    int64_t deadline_ns;
+    struct output out[2];
+    struct cs_note note;
+} m = {
+    .grace_ms = DEFAULT_GRACE_MS,
+    .cap_bytes = DEFAULT_CAP_BYTES,
+    .cont = true,
+    .deadline_ns = NO_DEADLINE,
+    .out = {{.name = CS_ATTEMPT_STDOUT_FILE, .pipe_fd = -1, .file_fd = -1},
+            {.name = CS_ATTEMPT_STDERR_FILE, .pipe_fd = -1, .file_fd = -1}},
+};
+
+static void say(const char *line, size_t len)
+{
+    /* Nothing is left to do if stderr is gone; the exit code still tells. */
+    (void)!write(STDERR_FILENO, line, len);
+}
+
+static _Noreturn void die_usage(const char *why)
+{
+    char line[512];
+    int n = snprintf(line, sizeof(line), PROG ": usage: %s: " USAGE "\n", why);
+
+    say(line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+    _exit(EXIT_USAGE);
+}
+
+/* Dies on a system error (errno), taking the command's group down with it:
+ * without the minder nobody would enforce its limits or record its end. */
+static _Noreturn void die_unable(const char *verb, const char *object)
+{
+    char line[512];
+    int n = snprintf(line, sizeof(line), PROG ": fatal: unable to %s %s: %s\n", verb, object,
+                     strerror(errno));
+
+    if (m.pid > 0 && !m.leader_reaped)
+        (void)kill(-m.pid, SIGKILL); /* ESRCH only: already gone */
+    say(line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+    _exit(EXIT_SYSTEM);
+}
+
+static int64_t now_ns(clockid_t clock)
+{
+    struct timespec ts;
+
+    if (clock_gettime(clock, &ts) < 0)
+        die_unable("read", "the clock");
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sets the note's message unless an earlier, more telling one is there. */
+static __attribute__((format(printf, 1, 2))) void set_message(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (m.note.message[0] != '\0')
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(m.note.message, sizeof(m.note.message), fmt, ap); /* a cut is fine */
+    va_end(ap);
+}
+
+/* Parses a whole decimal number of at most max; 0 or -1. */
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t value = 0;
+
+    if (*s == '\0')
+        return -1;
+    for (; *s != '\0'; s++) {
+        unsigned d = (unsigned char)*s - '0';
+
+        if (d > 9 || value > (max - d) / 10)
+            return -1;
+        value = value * 10 + d;
+    }
+    *out = value;
+    return 0;
+}
+
+static void parse_args(int argc, char **argv)
+{
+    int opt;
+
+    opterr = 0;
+    while ((opt = getopt(argc, argv, "+d:t:g:c:C:")) != -1) {
+        switch (opt) {
+        case 'd':
+            m.dir = optarg;
+            break;
+        case 't':
+            if (parse_u64(optarg, MAX_MS, &m.timeout_ms) < 0)
+                die_usage("-t wants milliseconds");
+            break;
+        case 'g':
+            if (parse_u64(optarg, MAX_MS, &m.grace_ms) < 0)
+                die_usage("-g wants milliseconds");
+            break;
+        case 'c':
+            if (parse_u64(optarg, UINT64_MAX, &m.cap_bytes) < 0)
+                die_usage("-c wants a byte count");
+            break;
+        case 'C':
+            m.workdir = optarg;
+            break;
+        default:
+            die_usage("unknown option or missing value");
+        }
+    }
+    if (m.dir == NULL)
+        die_usage("-d is required");
+    if (optind < 2 || strcmp(argv[optind - 1], "--") != 0 || optind >= argc)
+        die_usage("the command goes after --");
+    m.argv = argv + optind;
+    if (m.workdir == NULL)
+        m.workdir = m.dir;
+}
+
+/* Makes sure fds 0-2 are open, so no pipe lands on them and gets clobbered by
+ * the child's dup2() calls. */
+static void sanitize_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        if (open("/dev/null", O_RDWR) != fd)
+            die_unable("open", "/dev/null");
+    }
+}
+
+/* In the child, between fork and exec. Reports failure through report_fd,
+ * which exec closes on success (O_CLOEXEC). */
+static _Noreturn void run_child(int devnull_fd, int report_fd)
+{
+    struct start_error e = {STAGE_SETPGID, 0};
+    struct sigaction dfl;
+    sigset_t none;
+
+    /* The command starts clean: no signal blocked, none ignored (the server
+     * may ignore SIGPIPE, and ignored signals survive exec). */
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        (void)sigaction(sig, &dfl, NULL); /* SIGKILL, SIGSTOP, libc's own refuse */
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL); /* cannot fail with a valid set */
+
+    if (setpgid(0, 0) < 0)
+        goto fail;
+    e.stage = STAGE_CHDIR;
+    if (chdir(m.workdir) < 0)
+        goto fail;
+    e.stage = STAGE_DUP2;
+    if (dup2(devnull_fd, STDIN_FILENO) < 0 || dup2(m.out[0].pipe_fd, STDOUT_FILENO) < 0 ||
+        dup2(m.out[1].pipe_fd, STDERR_FILENO) < 0)
+        goto fail;
+    e.stage = STAGE_EXEC;
+    execvp(m.argv[0], m.argv);
+fail:
+    e.err = errno;
+    /* A short write leaves the parent with "started": nothing better to do. */
+    (void)!write(report_fd, &e, sizeof(e));
+    _exit(EXIT_START_FAILED);
+}
+
+static void record_start_failure(const struct start_error *e)
+{
+    const char *why = strerror(e->err);
+
+    m.note.outcome = CS_NOTE_START_FAILED;
+    m.note.exit_code = EXIT_START_FAILED;
+    switch (e->stage) {
+    case STAGE_SETPGID:
+        set_message("setpgid: %s", why);
+        break;
+    case STAGE_CHDIR:
+        set_message("chdir(\"%s\"): %s", m.workdir, why);
+        break;
+    case STAGE_DUP2:
+        set_message("dup2: %s", why);
+        break;
+    default:
+        set_message("exec(\"%s\"): %s", m.argv[0], why);
+        break;
+    }
+}
+
+/* Forks the command; returns false if it could not start (the note says why). */
+static bool start(void)
+{
+    int out_pipe[2], err_pipe[2], report[2];
+    struct start_error e;
+    ssize_t n;
+    int devnull_fd;
+
+    devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull_fd < 0)
+        die_unable("open", "/dev/null");
+    if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0 ||
+        pipe2(report, O_CLOEXEC) < 0)
+        die_unable("create", "pipes");
+    m.out[0].pipe_fd = out_pipe[1];
+    m.out[1].pipe_fd = err_pipe[1];
+
+    m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
+    m.pid = fork();
+    if (m.pid < 0)
+        die_unable("fork", "the command");
+    if (m.pid == 0)
+        run_child(devnull_fd, report[1]);
+    /* Also from this side, so the group exists before any kill we send. It
+     * fails only if the child already made it (or is gone): fine either way. */
+    (void)setpgid(m.pid, m.pid);
+    m.out[0].pipe_fd = out_pipe[0];
+    m.out[1].pipe_fd = err_pipe[0];
+    (void)close(out_pipe[1]); /* our copies of the child's ends: nothing to lose */
+    (void)close(err_pipe[1]);
+    (void)close(report[1]);
+    (void)close(devnull_fd);
+
+    do
+        n = read(report[0], &e, sizeof(e));
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        die_unable("read", "the start report");
+    (void)close(report[0]);
+    if (n != (ssize_t)sizeof(e))
+        return true;
+    record_start_failure(&e);
+    return false;
+}
+
+/* Signals the command's whole group, continuing it first if it is stopped. */
+static void signal_group(int sig)
+{
+    if (m.leader_reaped)
+        return;
+    if (kill(-m.pid, sig) < 0 && errno != ESRCH)
+        die_unable("signal", "the command's process group");
+    if (sig == SIGTERM)
+        (void)kill(-m.pid, SIGCONT); /* same group, same outcome as above */
+}
+
+/* The action table. */
+
+static void nop(void)
+{
+}
+
+static void bail(void)
+{
+    m.cont = false;
+}
+
+static void stop(void)
+{
+    signal_group(SIGTERM);
+    m.state = STOPPING;
+    m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)m.grace_ms * 1000000;
+}
+
+static void up_timeout(void)
+{
+    if (m.note.outcome == 0)
+        m.note.outcome = CS_NOTE_TIMED_OUT;
+    set_message("timed out after %llu ms", (unsigned long long)m.timeout_ms);
+    stop();
+}
+
+static void up_cancel(void)
+{
+    if (m.note.outcome == 0)
+        m.note.outcome = CS_NOTE_CANCELLED;
+    set_message("cancelled");
+    stop();
+}
+
+static void stopping_timeout(void)
+{
+    signal_group(SIGKILL);
+    m.state = KILLING;
+    m.deadline_ns = NO_DEADLINE;
+}
+
+/* The leader ended with m.wstatus. An outcome decided earlier (timeout,
+ * cancel, start failure) stands; the exit code or signal is added to it. */
+static void ended(void)
+{
+    int wstatus = m.wstatus;
+
+    if (WIFEXITED(wstatus)) {
+        m.note.exit_code = WEXITSTATUS(wstatus);
+        if (m.note.outcome == 0)
+            m.note.outcome = CS_NOTE_EXITED;
+    } else {
+        m.note.term_signal = WTERMSIG(wstatus);
+        if (m.note.outcome == 0)
+            m.note.outcome = CS_NOTE_SIGNALED;
+    }
+    m.note.ended_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
+    m.state = DRAINING;
+    m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)DRAIN_MS * 1000000;
+}
+
+typedef void action_fn(void);
+
+static action_fn *const actions[NSTATES][NEVENTS] = {
+    /*             V_TIMEOUT          V_CHLD  V_CANCEL */
+    [UP] = {up_timeout, ended, up_cancel},
+    [STOPPING] = {stopping_timeout, ended, nop},
+    [KILLING] = {nop, ended, nop},
+    [DRAINING] = {bail, nop, nop},
+};
+
+/* The main loop: poll, then turn what it saw into events for the table. */
+
+static void reap(void)
+{
+    siginfo_t si;
+    int wstatus;
+    pid_t pid;
+
+    if (!m.leader_reaped) {
+        /* Peek first: while the leader is a zombie its group id is still
+         * ours, so whatever it left running in the group dies here. */
+        si.si_pid = 0;
+        if (waitid(P_PID, (id_t)m.pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+            die_unable("wait", "for the command");
+        if (si.si_pid == m.pid)
+            signal_group(SIGKILL);
+    }
+    for (;;) {
+        pid = waitpid(-1, &wstatus, WNOHANG);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0 && errno == ECHILD) {
+            m.no_children = true;
+            return;
+        }
+        if (pid < 0)
+            die_unable("wait", "for children");
+        if (pid == 0)
+            return;
+        if (pid == m.pid) {
+            m.leader_reaped = true;
+            m.wstatus = wstatus;
+            (*actions[m.state][V_CHLD])();
+        }
+    }
+}
+
+static void handle_signals(int sfd)
+{
+    struct signalfd_siginfo si;
+    bool chld = false, cancel = false;
+    ssize_t n;
+
+    for (;;) {
+        n = read(sfd, &si, sizeof(si));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            break;
+        if (n != (ssize_t)sizeof(si))
+            die_unable("read", "signals");
+        if (si.ssi_signo == SIGCHLD)
+            chld = true;
+        else
+            cancel = true;
+    }
+    /* An end that raced a cancel is reported as the end it was. */
+    if (chld)
+        reap();
+    if (cancel)
+        (*actions[m.state][V_CANCEL])();
+}
+
+static void drain(struct output *o)
+{
+    char buf[65536];
+    uint64_t room = m.cap_bytes - o->written_bytes;
+    size_t keep, done = 0;
+    ssize_t n;
+
+    n = read(o->pipe_fd, buf, sizeof(buf));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        (void)close(o->pipe_fd); /* read end: nothing to lose */
+        o->pipe_fd = -1;
+        return;
+    }
+    keep = (uint64_t)n < room ? (size_t)n : (size_t)room;
+    if (keep < (size_t)n) {
+        if (o == &m.out[0])
+            m.note.stdout_truncated = true;
+        else
+            m.note.stderr_truncated = true;
+    }
+    o->written_bytes += keep;
+    /* A full disk must not stop the supervision: stop logging, say why. */
+    while (done < keep && !o->write_failed) {
+        ssize_t w = write(o->file_fd, buf + done, keep - done);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            o->write_failed = true;
+            set_message("unable to write %s: %s", o->name, strerror(errno));
+            break;
+        }
+        done += (size_t)w;
+    }
+}
+
+static int poll_timeout_ms(void)
+{
+    int64_t left_ns;
+
+    if (m.deadline_ns == NO_DEADLINE)
+        return -1;
+    left_ns = m.deadline_ns - now_ns(CLOCK_MONOTONIC);
+    if (left_ns <= 0)
+        return 0;
+    if (left_ns / 1000000 >= INT32_MAX)
+        return INT32_MAX;
+    return (int)((left_ns + 999999) / 1000000);
+}
+
+static void run_loop(int sfd)
+{
+    struct pollfd fds[3];
+
+    while (m.cont) {
+        fds[0] = (struct pollfd){.fd = sfd, .events = POLLIN};
+        fds[1] = (struct pollfd){.fd = m.out[0].pipe_fd, .events = POLLIN};
+        fds[2] = (struct pollfd){.fd = m.out[1].pipe_fd, .events = POLLIN};
+        if (poll(fds, 3, poll_timeout_ms()) < 0) {
+            if (errno == EINTR)
+                continue;
+            die_unable("poll", "events");
+        }
+        for (int i = 0; i < 2; i++)
+            if (m.out[i].pipe_fd >= 0 && fds[i + 1].revents != 0)
+                drain(&m.out[i]);
+        if (fds[0].revents != 0)
+            handle_signals(sfd);
+        if (m.deadline_ns != NO_DEADLINE && now_ns(CLOCK_MONOTONIC) >= m.deadline_ns)
+            (*actions[m.state][V_TIMEOUT])();
+        if (m.state == DRAINING && m.no_children && m.out[0].pipe_fd < 0 && m.out[1].pipe_fd < 0)
+            bail();
+    }
+}
+
+static void open_logs(void)
+{
+    int dfd = open(m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (dfd < 0)
+        die_unable("open", m.dir);
+    for (int i = 0; i < 2; i++) {
+        m.out[i].file_fd =
+            openat(dfd, m.out[i].name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (m.out[i].file_fd < 0)
+            die_unable("create", m.out[i].name);
+    }
+    (void)close(dfd); /* read-only directory fd */
+}
+
+static void finish(void)
+{
+    struct rusage ru;
+    int rc;
+
+    /* Everything reaped was ours: the command and what it left behind. */
+    if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+        die_unable("read", "resource use");
+    m.note.user_cpu_ms = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000;
+    m.note.system_cpu_ms = (int64_t)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
+    m.note.max_rss_kb = ru.ru_maxrss;
+    if (m.note.ended_unix_ms == 0)
+        m.note.ended_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
+    rc = cs_note_write(m.dir, &m.note);
+    if (rc < 0) {
+        errno = -rc;
+        die_unable("write", "the status note");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    sigset_t set;
+    int sfd;
+
+    parse_args(argc, argv);
+    sanitize_std_fds();
+    /* Fails only for a group leader (e.g. started by an interactive shell),
+     * which is already out of its starter's process group. */
+    (void)setsid();
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+        die_unable("become", "a subreaper");
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+        die_unable("block", "signals");
+    sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (sfd < 0)
+        die_unable("create", "a signalfd");
+    open_logs();
+
+    /* A child that failed to start exits at once with 127; the loop reaps it
+     * like any other and the outcome recorded by start() stands. */
+    m.state = UP;
+    if (start() && m.timeout_ms > 0)
+        m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)m.timeout_ms * 1000000;
+    run_loop(sfd);
+    finish();
+    return 0;
+}

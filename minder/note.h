@@ -1,0 +1,64 @@
+/* The status note: what csched-minder leaves behind when an attempt ends (how
+ * the command ended, its times and resource use), and the names of the other
+ * files in an attempt's directory. Portable C11 plus POSIX file calls, no
+ * state: the minder writes the note, the server reads it on libuv's pool. */
+#ifndef CS_NOTE_H
+#define CS_NOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Files in an attempt's directory. The minder writes CS_NOTE_FILE (through
+ * CS_NOTE_FILE ".tmp") and the two logs; the server's launch thread writes
+ * CS_ATTEMPT_PID_FILE. */
+#define CS_NOTE_FILE "status"
+#define CS_ATTEMPT_PID_FILE "pid"
+#define CS_ATTEMPT_STDOUT_FILE "stdout"
+#define CS_ATTEMPT_STDERR_FILE "stderr"
+
+/* Upper bound of a formatted note in bytes, message escapes included. */
+#define CS_NOTE_MAX_BYTES 2048
+
+enum cs_note_outcome {
+    CS_NOTE_EXITED = 1,
+    CS_NOTE_SIGNALED,
+    CS_NOTE_TIMED_OUT,
+    CS_NOTE_CANCELLED,
+    CS_NOTE_START_FAILED
+};
+
+struct cs_note {
+    enum cs_note_outcome outcome;
+    int exit_code; /* valid for EXITED, START_FAILED (127), and TIMED_OUT/CANCELLED when the command
+                      exited */
+    int term_signal; /* non-zero if the command was ended by a signal */
+    int64_t started_unix_ms, ended_unix_ms;
+    int64_t user_cpu_ms, system_cpu_ms, max_rss_kb; /* of the command (RUSAGE_CHILDREN) */
+    bool stdout_truncated, stderr_truncated;
+    char message[256]; /* for a person, may be empty */
+};
+
+/* Formats the note as text (versioned "key=value\n" lines, first line
+ * "csched-note 1"); returns length or -ENOSPC. Control characters and
+ * backslashes in the message are escaped, so it always stays on one line. */
+int cs_note_format(const struct cs_note *note, char *buf, size_t cap);
+
+/* Parses text made by cs_note_format; 0 or -EINVAL (strict: unknown version,
+ * missing keys, garbage, truncated input are errors; unknown extra keys are
+ * ignored for forward compatibility). out is undefined after an error. */
+int cs_note_parse(const char *buf, size_t len, struct cs_note *out);
+
+/* Writes DIR/status atomically (tmp + fsync + rename + fsync dir); 0 or
+ * -errno. Blocking. */
+int cs_note_write(const char *dir, const struct cs_note *note);
+
+/* Reads DIR/status; 0, -ENOENT if there is none yet, -EINVAL if malformed, or
+ * -errno. Blocking: the server calls it only from libuv's pool. */
+int cs_note_read(const char *dir, struct cs_note *out);
+
+/* The outcome's name as written in the note ("exited", "timed_out", ...), or
+ * NULL if it is not a known outcome. */
+const char *cs_note_outcome_name(enum cs_note_outcome outcome);
+
+#endif
