@@ -1,0 +1,336 @@
+/* A real cschedd for tests: started from the build's bin/ on a free loopback
+ * port with its own temp state dir, waited for through --ready-file and the
+ * health service, stopped with SIGTERM (or killed like a crash), restarted on
+ * the same state dir, database and port. */
+#include <csched/client.h>
+#include <csched/health.h>
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib_int.h"
+
+#ifndef CSCHED_BIN_DIR
+#error "CSCHED_BIN_DIR must name the directory holding cschedd"
+#endif
+
+enum {
+    START_TIMEOUT_MS = 120000,
+    STOP_TIMEOUT_MS = 30000,
+    MAX_EXTRA_ARGS = 32,
+    LOG_TAIL_BYTES = 8192,
+};
+
+struct cs_testd {
+    char root[64];
+    char state_dir[96];
+    char ready_path[96];
+    char log_path[96];
+    char target[64];
+    pid_t pid;
+    char *database_url;
+    unsigned max_running;
+    char *extra_args[MAX_EXTRA_ARGS + 1];
+};
+
+static const char *bin_dir(void)
+{
+    const char *v = getenv("CSCHED_BIN_DIR");
+    return v != NULL && v[0] != '\0' ? v : CSCHED_BIN_DIR;
+}
+
+/* read_ready reads the ready file into d->target; returns true once it
+ * holds a non-empty address. */
+static bool read_ready(struct cs_testd *d)
+{
+    char buf[sizeof(d->target)];
+    size_t n;
+    FILE *f = fopen(d->ready_path, "r");
+
+    if (f == NULL)
+        return false;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    while (n > 0 && isspace((unsigned char)buf[n - 1]))
+        n--;
+    buf[n] = '\0';
+    if (n == 0)
+        return false;
+    memcpy(d->target, buf, n + 1);
+    return true;
+}
+
+/* is_serving asks the health service once. */
+static bool is_serving(const char *target)
+{
+    Grpc__Health__V1__HealthCheckRequest req = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
+    Grpc__Health__V1__HealthCheckResponse *resp = NULL;
+    struct cs_call_opts opts = {.timeout_ms = 2000, .wait_for_ready = true};
+    struct cs_client *client = NULL;
+    bool serving = false;
+
+    if (cs_client_new(target, &client) != 0)
+        return false;
+    if (cs_health_check(client, &req, &resp, &opts, NULL) == 0) {
+        serving = resp->status == GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING;
+        grpc__health__v1__health_check_response__free_unpacked(resp, NULL);
+    }
+    cs_client_free(client);
+    return serving;
+}
+
+/* wait_started polls for the ready file, then for SERVING, while watching
+ * that the daemon is still alive. */
+static int wait_started(struct cs_testd *d)
+{
+    int64_t deadline = cs_test_now_ms() + START_TIMEOUT_MS;
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
+    bool ready = false;
+    int wstatus;
+
+    while (cs_test_now_ms() < deadline) {
+        if (cs_test__wait(d->pid, 0, &wstatus) == 0) {
+            fprintf(stderr, "testlib: cschedd exited during start-up with status %d\n",
+                    cs_test__exit_code(wstatus));
+            d->pid = 0;
+            return -ECHILD;
+        }
+        if (!ready)
+            ready = read_ready(d);
+        if (ready && is_serving(d->target))
+            return 0;
+        nanosleep(&pause, NULL);
+    }
+    fprintf(stderr, "testlib: cschedd not serving after %d ms\n", START_TIMEOUT_MS);
+    return -ETIMEDOUT;
+}
+
+/* spawn_daemon starts cschedd listening on listen. */
+static int spawn_daemon(struct cs_testd *d, const char *listen)
+{
+    char path[256], max_running[16];
+    const char *argv[16 + MAX_EXTRA_ARGS];
+    size_t n = 0;
+
+    snprintf(path, sizeof(path), "%s/cschedd", bin_dir());
+    argv[n++] = path;
+    argv[n++] = "--listen";
+    argv[n++] = listen;
+    argv[n++] = "--state-dir";
+    argv[n++] = d->state_dir;
+    argv[n++] = "--ready-file";
+    argv[n++] = d->ready_path;
+    if (d->database_url != NULL) {
+        argv[n++] = "--database-url";
+        argv[n++] = d->database_url;
+    }
+    if (d->max_running > 0) {
+        snprintf(max_running, sizeof(max_running), "%u", d->max_running);
+        argv[n++] = "--max-running";
+        argv[n++] = max_running;
+    }
+    for (size_t i = 0; d->extra_args[i] != NULL; i++)
+        argv[n++] = d->extra_args[i];
+    argv[n] = NULL;
+
+    struct cs_test__spawn s = {
+        .argv = argv,
+        .log_path = d->log_path,
+        .pdeath_signal = SIGTERM,
+    };
+    return cs_test__spawn(&s, &d->pid);
+}
+
+/* launch starts the daemon and waits for it; on failure the daemon is gone
+ * and its log printed. */
+static int launch(struct cs_testd *d, const char *listen)
+{
+    int rc;
+
+    unlink(d->ready_path);
+    rc = spawn_daemon(d, listen);
+    if (rc != 0)
+        return rc;
+    rc = wait_started(d);
+    if (rc != 0) {
+        if (d->pid > 0) {
+            int wstatus;
+            kill(d->pid, SIGKILL);
+            cs_test__wait(d->pid, STOP_TIMEOUT_MS, &wstatus);
+            d->pid = 0;
+        }
+        cs_test__print_tail("cschedd log", d->log_path, LOG_TAIL_BYTES);
+    }
+    return rc;
+}
+
+static void testd_free(struct cs_testd *d)
+{
+    free(d->database_url);
+    for (size_t i = 0; d->extra_args[i] != NULL; i++)
+        free(d->extra_args[i]);
+    free(d);
+}
+
+/* testd_new makes the handle and its directories. */
+static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
+{
+    struct cs_testd *d = calloc(1, sizeof(*d));
+    size_t n = 0;
+
+    if (d == NULL)
+        return -ENOMEM;
+    if (opts->database_url != NULL)
+        d->database_url = strdup(opts->database_url);
+    d->max_running = opts->max_running;
+    for (; opts->extra_args != NULL && opts->extra_args[n] != NULL; n++) {
+        if (n == MAX_EXTRA_ARGS)
+            goto err_free;
+        d->extra_args[n] = strdup(opts->extra_args[n]);
+    }
+    snprintf(d->root, sizeof(d->root), "/tmp/cs-testd-XXXXXX");
+    if (mkdtemp(d->root) == NULL)
+        goto err_free;
+    /* The state dir may hold an embedded cluster run as another user. */
+    chmod(d->root, 0755);
+    snprintf(d->state_dir, sizeof(d->state_dir), "%s/state", d->root);
+    snprintf(d->ready_path, sizeof(d->ready_path), "%s/ready", d->root);
+    snprintf(d->log_path, sizeof(d->log_path), "%s/cschedd.log", d->root);
+    if (mkdir(d->state_dir, 0755) != 0) {
+        cs_test__rmtree(d->root);
+        goto err_free;
+    }
+    *out = d;
+    return 0;
+
+err_free:
+    testd_free(d);
+    return -EINVAL;
+}
+
+int cs_testd_start(const struct cs_testd_options *opts, struct cs_testd **out)
+{
+    struct cs_testd *d;
+    int rc = testd_new(opts, &d);
+
+    if (rc != 0)
+        return rc;
+    cs_test__register_testd(d);
+    rc = launch(d, "127.0.0.1:0");
+    if (rc != 0) {
+        cs_test__unregister_testd(d);
+        cs_test__rmtree(d->root);
+        testd_free(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+const char *cs_testd_target(const struct cs_testd *d)
+{
+    return d->target;
+}
+
+pid_t cs_testd_pid(const struct cs_testd *d)
+{
+    return d->pid;
+}
+
+const char *cs_testd_state_dir(const struct cs_testd *d)
+{
+    return d->state_dir;
+}
+
+/* terminate sends SIGTERM and waits; returns the exit status as
+ * cs_testd_stop documents. */
+static int terminate(struct cs_testd *d)
+{
+    int wstatus;
+    int rc;
+
+    if (d->pid <= 0)
+        return 128 + SIGKILL;
+    kill(d->pid, SIGTERM);
+    rc = cs_test__wait(d->pid, STOP_TIMEOUT_MS, &wstatus);
+    if (rc == -ETIMEDOUT) {
+        fprintf(stderr, "testlib: cschedd %d ignored SIGTERM for %d ms; killing it\n", (int)d->pid,
+                STOP_TIMEOUT_MS);
+        kill(d->pid, SIGKILL);
+        cs_test__wait(d->pid, STOP_TIMEOUT_MS, &wstatus);
+    } else if (rc == 0) {
+        rc = cs_test__exit_code(wstatus);
+    }
+    d->pid = 0;
+    if (rc != 0) {
+        fprintf(stderr, "testlib: cschedd did not exit cleanly (status %d)\n", rc);
+        cs_test__print_tail("cschedd log", d->log_path, LOG_TAIL_BYTES);
+    }
+    return rc;
+}
+
+int cs_testd_stop(struct cs_testd *d)
+{
+    int rc;
+
+    if (d == NULL)
+        return 0;
+    cs_test__unregister_testd(d);
+    rc = terminate(d);
+    if (cs_test__keep_dirs())
+        fprintf(stderr, "testlib: kept cschedd dir %s\n", d->root);
+    else
+        cs_test__rmtree(d->root);
+    testd_free(d);
+    return rc;
+}
+
+int cs_testd_kill(struct cs_testd *d)
+{
+    int wstatus;
+    int rc;
+
+    if (d->pid <= 0)
+        return -ESRCH;
+    if (kill(d->pid, SIGKILL) != 0)
+        return -errno;
+    rc = cs_test__wait(d->pid, STOP_TIMEOUT_MS, &wstatus);
+    d->pid = 0;
+    return rc;
+}
+
+int cs_testd_restart(struct cs_testd *d)
+{
+    char listen[sizeof(d->target)];
+    int status = 0;
+    int rc;
+
+    if (d->pid > 0)
+        status = terminate(d);
+    /* Same port, so clients made for the old daemon reach the new one. */
+    memcpy(listen, d->target, sizeof(listen));
+    rc = launch(d, listen);
+    return rc != 0 ? rc : status;
+}
+
+void cs_test__testd_abandon(struct cs_testd *d)
+{
+    int wstatus;
+
+    cs_test__print_tail("cschedd log", d->log_path, LOG_TAIL_BYTES);
+    if (d->pid > 0) {
+        kill(d->pid, SIGKILL);
+        cs_test__wait(d->pid, STOP_TIMEOUT_MS, &wstatus);
+        d->pid = 0;
+    }
+    if (cs_test__keep_dirs())
+        fprintf(stderr, "testlib: kept cschedd dir %s\n", d->root);
+    else
+        cs_test__rmtree(d->root);
+}

@@ -1,0 +1,161 @@
+/* The test harness: a throwaway PostgreSQL, a real cschedd on a free port,
+ * process counting from /proc, the loop-lag check, and assertion macros that
+ * print the expected and the actual value.
+ *
+ * Everything here is for test programs. Failures of the harness itself are
+ * reported as a negative errno with a line on stderr; the CS_TEST_* macros
+ * abort the test after printing the values and cleaning up every cluster and
+ * daemon the harness started (so a failed test leaves no process behind).
+ * Functions may be called from any thread unless noted. */
+#ifndef CS_TESTLIB_H
+#define CS_TESTLIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+/* A throwaway PostgreSQL: initdb in a mkdtemp dir under /tmp (as the postgres
+ * user when run as root), unix socket only (listen_addresses=''). */
+struct cs_testpg;
+
+struct cs_testpg_options {
+    /* Keep PostgreSQL's fsync on (the honest setting for benchmarks). The
+     * default, false, runs with fsync=off as PostgreSQL's own test clusters
+     * do. */
+    bool fsync;
+};
+
+/* cs_testpg_start creates and starts a cluster with the default options
+ * (fsync=off) and stores it in *out. Returns 0 or a negative errno. */
+int cs_testpg_start(struct cs_testpg **out);
+
+/* cs_testpg_start_opts is cs_testpg_start with options (NULL = defaults). */
+int cs_testpg_start_opts(const struct cs_testpg_options *opts, struct cs_testpg **out);
+
+/* cs_testpg_url returns the libpq conninfo for cschedd's --database-url. The
+ * string lives as long as pg. */
+const char *cs_testpg_url(const struct cs_testpg *pg);
+
+/* cs_testpg_stop stops the cluster, removes its directory and frees pg.
+ * NULL is allowed. */
+void cs_testpg_stop(struct cs_testpg *pg);
+
+/* A real cschedd listening on 127.0.0.1:<free port> with its own temp state
+ * dir. Its stderr goes to a log file beside the state dir; the log's tail is
+ * printed when the daemon exits uncleanly or a CS_TEST_* assertion fails.
+ * The daemon gets SIGTERM if the thread that started it exits, so start
+ * daemons from the test's main thread. */
+struct cs_testd_options {
+    /* --database-url; NULL lets cschedd run its embedded PostgreSQL. */
+    const char *database_url;
+    /* --max-running; 0 leaves the server's default. */
+    unsigned max_running;
+    /* More arguments for cschedd; NULL-terminated, or NULL. */
+    const char *const *extra_args;
+};
+
+struct cs_testd;
+
+/* cs_testd_start starts cschedd with --listen 127.0.0.1:0 and --ready-file,
+ * waits (up to 120 s) for the ready file and then for the health service to
+ * answer SERVING, and stores the handle in *out. opts is copied. Returns 0,
+ * or a negative errno (-ECHILD if cschedd exited during start-up, -ETIMEDOUT)
+ * after printing the daemon's log. */
+int cs_testd_start(const struct cs_testd_options *opts, struct cs_testd **out);
+
+/* cs_testd_target returns "127.0.0.1:PORT". The port stays the same across
+ * cs_testd_restart. */
+const char *cs_testd_target(const struct cs_testd *d);
+
+/* cs_testd_pid returns the pid of the running cschedd, or 0 after
+ * cs_testd_kill. */
+pid_t cs_testd_pid(const struct cs_testd *d);
+
+/* cs_testd_state_dir returns the daemon's --state-dir. */
+const char *cs_testd_state_dir(const struct cs_testd *d);
+
+/* cs_testd_stop sends SIGTERM, waits up to 30 s (then SIGKILL), removes the
+ * state dir and frees d. Returns the exit status: 0 for a clean exit, the
+ * exit code if it exited otherwise, 128 + signal if it died of a signal, or
+ * -ETIMEDOUT if it had to be killed. After cs_testd_kill it only removes and
+ * frees, and returns 128 + SIGKILL. NULL returns 0. */
+int cs_testd_stop(struct cs_testd *d);
+
+/* cs_testd_kill sends SIGKILL to cschedd and reaps it, as a crash would.
+ * Unlike the other stop functions it does NOT free d: the state dir, the
+ * target and the options are kept, so that cs_testd_restart can start a new
+ * cschedd on the same state dir (adopting the minders the dead one left), and
+ * cs_testd_stop must still be called to remove the dir and free d. Minders
+ * of the killed daemon keep running, reparented to init. Returns 0 or a
+ * negative errno. */
+int cs_testd_kill(struct cs_testd *d);
+
+/* cs_testd_restart stops the daemon cleanly (if it is running) and starts a
+ * new one on the same state dir, database and port, waiting for it as
+ * cs_testd_start does. Returns 0, the non-zero exit status of the stopped
+ * daemon (it is still restarted), or a negative errno if the new one did not
+ * start. */
+int cs_testd_restart(struct cs_testd *d);
+
+/* cs_test_count_minders counts the live (not zombie) csched-minder processes
+ * whose parent is server_pid, from /proc. Fast enough (tens of microseconds)
+ * to sample every few milliseconds. Returns the count or a negative errno. */
+int cs_test_count_minders(pid_t server_pid);
+
+/* The spec's loop-lag probe bounds for every test. */
+#define CS_TEST_LAG_P99_MAX_US 50000
+#define CS_TEST_LAG_MAX_MAX_US 250000
+
+/* cs_testd_assert_lag_ok calls GetStats and asserts p99 < 50 ms and
+ * max < 250 ms for both lag_since_start and lag_last_minute, printing all
+ * figures on failure. */
+void cs_testd_assert_lag_ok(struct cs_testd *d);
+
+/* cs_test_fail prints "file:line: message", the tails of the logs of every
+ * live daemon, stops every cluster and daemon the harness started, and aborts.
+ * The CS_TEST_* macros call it. */
+_Noreturn void cs_test_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Assertions that print both sides, as libuv's ASSERT_EQ family. Operands
+ * are compared as long long (CS_TEST_*) or as strings (CS_TEST_STREQ). */
+#define CS_TEST_CMP(a, op, b)                                                                      \
+    do {                                                                                           \
+        long long cs_test_a_ = (long long)(a);                                                     \
+        long long cs_test_b_ = (long long)(b);                                                     \
+        if (!(cs_test_a_ op cs_test_b_))                                                           \
+            cs_test_fail(__FILE__, __LINE__, "%s %s %s failed: %lld %s %lld", #a, #op, #b,         \
+                         cs_test_a_, #op, cs_test_b_);                                             \
+    } while (0)
+
+#define CS_TEST_EQ(a, b) CS_TEST_CMP(a, ==, b)
+#define CS_TEST_NE(a, b) CS_TEST_CMP(a, !=, b)
+#define CS_TEST_LT(a, b) CS_TEST_CMP(a, <, b)
+#define CS_TEST_LE(a, b) CS_TEST_CMP(a, <=, b)
+#define CS_TEST_GT(a, b) CS_TEST_CMP(a, >, b)
+#define CS_TEST_GE(a, b) CS_TEST_CMP(a, >=, b)
+
+#define CS_TEST_TRUE(cond)                                                                         \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            cs_test_fail(__FILE__, __LINE__, "%s is false", #cond);                                \
+    } while (0)
+
+#define CS_TEST_STREQ(a, b)                                                                        \
+    do {                                                                                           \
+        const char *cs_test_sa_ = (a);                                                             \
+        const char *cs_test_sb_ = (b);                                                             \
+        if (cs_test_sa_ == NULL || cs_test_sb_ == NULL || strcmp(cs_test_sa_, cs_test_sb_) != 0)   \
+            cs_test_fail(__FILE__, __LINE__, "%s == %s failed: \"%s\" != \"%s\"", #a, #b,          \
+                         cs_test_sa_ ? cs_test_sa_ : "(null)",                                     \
+                         cs_test_sb_ ? cs_test_sb_ : "(null)");                                    \
+    } while (0)
+
+/* CS_TEST_OK asserts that an int-returning call returned 0. */
+#define CS_TEST_OK(expr) CS_TEST_EQ(expr, 0)
+
+/* cs_test_now_ms returns the monotonic clock in milliseconds. */
+int64_t cs_test_now_ms(void);
+
+#endif

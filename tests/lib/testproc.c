@@ -1,0 +1,292 @@
+/* Processes for the test harness: spawning (as another user when asked),
+ * bounded waits through a pidfd, removal of temp trees, log tails, and the
+ * count of a server's live minders read from /proc. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib_int.h"
+
+extern char **environ;
+
+/* child_exec runs in the forked child: only async-signal-safe calls. On
+ * failure it writes errno to err_fd and exits 127. */
+static _Noreturn void child_exec(const struct cs_test__spawn *s, pid_t parent, int err_fd)
+{
+    int err;
+
+    if (s->log_path != NULL) {
+        int fd = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+            goto fail;
+    }
+    if (s->set_user) {
+        if (setgroups(0, NULL) != 0 || setgid(s->gid) != 0 || setuid(s->uid) != 0)
+            goto fail;
+    }
+    /* Set after the user change: a change of credentials clears it. */
+    if (s->pdeath_signal != 0) {
+        if (prctl(PR_SET_PDEATHSIG, s->pdeath_signal) != 0)
+            goto fail;
+        if (getppid() != parent)
+            _exit(127);
+    }
+    execve(s->argv[0], (char *const *)s->argv, environ);
+fail:
+    err = errno;
+    if (write(err_fd, &err, sizeof(err)) < 0) {
+        /* Nothing more to report with. */
+    }
+    _exit(127);
+}
+
+int cs_test__spawn(const struct cs_test__spawn *s, pid_t *pid_out)
+{
+    int pipefd[2];
+    int child_err = 0;
+    pid_t parent = getpid();
+    pid_t pid;
+    ssize_t n;
+    int wstatus;
+
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return -errno;
+    pid = fork();
+    if (pid < 0) {
+        int err = -errno;
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return err;
+    }
+    if (pid == 0) {
+        close(pipefd[0]);
+        child_exec(s, parent, pipefd[1]);
+    }
+    close(pipefd[1]);
+    do {
+        n = read(pipefd[0], &child_err, sizeof(child_err));
+    } while (n < 0 && errno == EINTR);
+    close(pipefd[0]);
+    if (n > 0) {
+        waitpid(pid, &wstatus, 0);
+        fprintf(stderr, "testlib: cannot start %s: %s\n", s->argv[0], strerror(child_err));
+        return child_err > 0 ? -child_err : -ECHILD;
+    }
+    *pid_out = pid;
+    return 0;
+}
+
+int cs_test__wait(pid_t pid, int timeout_ms, int *wstatus)
+{
+    int pidfd = pidfd_open(pid, 0);
+    int rc = 0;
+
+    if (pidfd < 0)
+        return -errno;
+    struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+    int64_t deadline = cs_test_now_ms() + timeout_ms;
+    for (;;) {
+        int64_t left = deadline - cs_test_now_ms();
+        int n = poll(&pfd, 1, left > 0 ? (int)left : 0);
+        if (n > 0)
+            break;
+        if (n == 0) {
+            rc = -ETIMEDOUT;
+            goto out_close;
+        }
+        if (errno != EINTR) {
+            rc = -errno;
+            goto out_close;
+        }
+    }
+    while (waitpid(pid, wstatus, 0) < 0) {
+        if (errno != EINTR) {
+            rc = -errno;
+            goto out_close;
+        }
+    }
+out_close:
+    close(pidfd);
+    return rc;
+}
+
+int cs_test__exit_code(int wstatus)
+{
+    if (WIFEXITED(wstatus))
+        return WEXITSTATUS(wstatus);
+    if (WIFSIGNALED(wstatus))
+        return 128 + WTERMSIG(wstatus);
+    return 255;
+}
+
+int cs_test__run(const struct cs_test__spawn *s, int timeout_ms)
+{
+    pid_t pid;
+    int wstatus;
+    int rc = cs_test__spawn(s, &pid);
+
+    if (rc != 0)
+        return rc;
+    rc = cs_test__wait(pid, timeout_ms, &wstatus);
+    if (rc == -ETIMEDOUT) {
+        fprintf(stderr, "testlib: %s took over %d ms; killed\n", s->argv[0], timeout_ms);
+        kill(pid, SIGKILL);
+        waitpid(pid, &wstatus, 0);
+        return rc;
+    }
+    if (rc != 0)
+        return rc;
+    return cs_test__exit_code(wstatus);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    if (remove(path) != 0 && errno != ENOENT)
+        fprintf(stderr, "testlib: cannot remove %s: %s\n", path, strerror(errno));
+    return 0;
+}
+
+int cs_test__rmtree(const char *path)
+{
+    if (nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+        return -errno;
+    return 0;
+}
+
+void cs_test__print_tail(const char *what, const char *path, long max_bytes)
+{
+    char buf[4096];
+    size_t n;
+    FILE *f = fopen(path, "r");
+
+    if (f == NULL)
+        return;
+    fprintf(stderr, "----- %s (%s), last %ld bytes -----\n", what, path, max_bytes);
+    if (fseek(f, -max_bytes, SEEK_END) != 0)
+        rewind(f);
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        fwrite(buf, 1, n, stderr);
+    fprintf(stderr, "----- end of %s -----\n", what);
+    fclose(f);
+}
+
+bool cs_test__keep_dirs(void)
+{
+    const char *v = getenv("CSCHED_TEST_KEEP");
+    return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
+int64_t cs_test_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* is_live_minder reads /proc/<pid>/stat and says whether it is a csched-minder
+ * child of parent that has not exited yet (zombies hold no slot's work). */
+static bool is_live_minder(const char *pid, pid_t parent)
+{
+    char path[288];
+    char buf[512];
+    char state;
+    int ppid;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    char *open_paren = strchr(buf, '(');
+    char *close_paren = strrchr(buf, ')');
+    if (open_paren == NULL || close_paren == NULL || close_paren < open_paren)
+        return false;
+    *close_paren = '\0';
+    if (strcmp(open_paren + 1, "csched-minder") != 0)
+        return false;
+    if (sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2)
+        return false;
+    return ppid == parent && state != 'Z' && state != 'X';
+}
+
+/* count_from_children counts through /proc/<pid>/task/<tid>/children: every
+ * thread's own children, because the launch thread is the minders' parent
+ * thread. */
+static int count_from_children(pid_t server_pid)
+{
+    char path[320];
+    char buf[16384];
+    int count = 0;
+    struct dirent *de;
+    DIR *tasks;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)server_pid);
+    tasks = opendir(path);
+    if (tasks == NULL)
+        return errno == ENOENT ? 0 : -errno;
+    while ((de = readdir(tasks)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)server_pid, de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+            count += is_live_minder(tok, server_pid);
+    }
+    closedir(tasks);
+    return count;
+}
+
+/* count_from_scan walks every process in /proc. */
+static int count_from_scan(pid_t server_pid)
+{
+    int count = 0;
+    struct dirent *de;
+    DIR *proc = opendir("/proc");
+
+    if (proc == NULL)
+        return -errno;
+    while ((de = readdir(proc)) != NULL) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        count += is_live_minder(de->d_name, server_pid);
+    }
+    closedir(proc);
+    return count;
+}
+
+int cs_test_count_minders(pid_t server_pid)
+{
+    if (server_pid <= 0)
+        return 0;
+    /* The children files need CONFIG_PROC_CHILDREN; scan everything without. */
+    if (access("/proc/thread-self/children", R_OK) == 0)
+        return count_from_children(server_pid);
+    return count_from_scan(server_pid);
+}
