@@ -1,0 +1,446 @@
+/* The shared fixture and helpers of the end-to-end API tests (see e2e.h).
+ * Runs on the test's main thread only. Every helper frees what it got from
+ * the client before it returns, so a passing run leaves LeakSanitizer silent. */
+#include "e2e.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "testlib.h"
+
+#define POLL_INTERVAL_MS 20
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+int cs_e2e_setup(void **state)
+{
+    struct cs_e2e *e = calloc(1, sizeof(*e));
+    struct cs_testd_options opts = {0};
+    int rc;
+
+    if (e == NULL)
+        return -1;
+    rc = cs_testpg_start(&e->pg);
+    if (rc != 0) {
+        fprintf(stderr, "cs_testpg_start failed: %s\n", strerror(-rc));
+        goto err_free;
+    }
+    opts.database_url = cs_testpg_url(e->pg);
+    opts.max_running = CS_E2E_MAX_RUNNING;
+    rc = cs_testd_start(&opts, &e->d);
+    if (rc != 0) {
+        fprintf(stderr, "cs_testd_start failed: %s\n", strerror(-rc));
+        goto err_stop_pg;
+    }
+    rc = cs_client_new(cs_testd_target(e->d), &e->client);
+    if (rc != 0) {
+        fprintf(stderr, "cs_client_new failed: %s\n", strerror(-rc));
+        goto err_stop_d;
+    }
+    *state = e;
+    return 0;
+
+err_stop_d:
+    (void)cs_testd_stop(e->d); /* Already failing; its status adds nothing. */
+err_stop_pg:
+    cs_testpg_stop(e->pg);
+err_free:
+    free(e);
+    return -1;
+}
+
+int cs_e2e_teardown(void **state)
+{
+    struct cs_e2e *e = *state;
+    int status;
+
+    cs_testd_assert_lag_ok(e->d);
+    cs_client_free(e->client);
+    status = cs_testd_stop(e->d);
+    cs_testpg_stop(e->pg);
+    free(e);
+    *state = NULL;
+    if (status != 0)
+        fail_msg("cschedd exit status %d, want 0 (clean shutdown)", status);
+    return 0;
+}
+
+const struct cs_call_opts *cs_e2e_opts(void)
+{
+    static const struct cs_call_opts opts = {.timeout_ms = CS_E2E_CALL_TIMEOUT_MS};
+
+    return &opts;
+}
+
+void cs_e2e_name(char *buf, size_t size, const char *prefix)
+{
+    static unsigned counter;
+
+    snprintf(buf, size, "%s-%u", prefix, ++counter);
+}
+
+Csched__V1__Job *cs_e2e_create_job(struct cs_e2e *e, Csched__V1__Job *job)
+{
+    Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
+    Csched__V1__Job *out = NULL;
+    struct cs_status st = {0};
+    int rc;
+
+    req.job = job;
+    rc = cs_scheduler_create_job(e->client, &req, &out, cs_e2e_opts(), &st);
+    if (rc != 0)
+        fail_msg("CreateJob(%s): %s (%d) \"%s\"", job->name, cs_status_code_name(rc), rc,
+                 st.message);
+    assert_non_null(out);
+    return out;
+}
+
+Csched__V1__Job *cs_e2e_create_shell_job(struct cs_e2e *e, const char *name, const char *shell)
+{
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+
+    job.name = (char *)name;
+    job.shell = (char *)shell;
+    return cs_e2e_create_job(e, &job);
+}
+
+int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name)
+{
+    Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+    int64_t id;
+    int rc;
+
+    req.job_name = (char *)job_name;
+    rc = cs_scheduler_trigger_job(e->client, &req, &run, cs_e2e_opts(), &st);
+    if (rc != 0)
+        fail_msg("TriggerJob(%s): %s (%d) \"%s\"", job_name, cs_status_code_name(rc), rc,
+                 st.message);
+    assert_non_null(run);
+    assert_string_equal(run->job_name, job_name);
+    assert_true(run->id > 0);
+    id = run->id;
+    csched__v1__run__free_unpacked(run, NULL);
+    return id;
+}
+
+Csched__V1__Run *cs_e2e_get_run(struct cs_e2e *e, int64_t run_id)
+{
+    Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+    int rc;
+
+    req.run_id = run_id;
+    rc = cs_scheduler_get_run(e->client, &req, &run, cs_e2e_opts(), &st);
+    if (rc != 0)
+        fail_msg("GetRun(%lld): %s (%d) \"%s\"", (long long)run_id, cs_status_code_name(rc), rc,
+                 st.message);
+    assert_non_null(run);
+    assert_int_equal(run->id, run_id);
+    return run;
+}
+
+bool cs_e2e_run_state_is_terminal(Csched__V1__RunState state)
+{
+    switch (state) {
+    case CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED:
+    case CSCHED__V1__RUN_STATE__RUN_STATE_FAILED:
+    case CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT:
+    case CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED:
+    case CSCHED__V1__RUN_STATE__RUN_STATE_LOST:
+        return true;
+    default:
+        return false;
+    }
+}
+
+const char *cs_e2e_state_name(Csched__V1__RunState state)
+{
+    const ProtobufCEnumValue *v =
+        protobuf_c_enum_descriptor_get_value(&csched__v1__run_state__descriptor, (int)state);
+
+    /* "RUN_STATE_SUCCEEDED" reads better without its prefix. */
+    if (v == NULL)
+        return "(unknown state)";
+    return strncmp(v->name, "RUN_STATE_", 10) == 0 ? v->name + 10 : v->name;
+}
+
+Csched__V1__Run *cs_e2e_wait_state(struct cs_e2e *e, int64_t run_id, Csched__V1__RunState state,
+                                   int64_t timeout_ms)
+{
+    int64_t deadline = cs_test_now_ms() + timeout_ms;
+    Csched__V1__Run *run;
+
+    for (;;) {
+        run = cs_e2e_get_run(e, run_id);
+        if (run->state == state || cs_e2e_run_state_is_terminal(run->state))
+            return run;
+        if (cs_test_now_ms() > deadline) {
+            const char *seen = cs_e2e_state_name(run->state);
+
+            csched__v1__run__free_unpacked(run, NULL);
+            fail_msg("run %lld still %s after %lld ms, waiting for %s", (long long)run_id, seen,
+                     (long long)timeout_ms, cs_e2e_state_name(state));
+        }
+        csched__v1__run__free_unpacked(run, NULL);
+        sleep_ms(POLL_INTERVAL_MS);
+    }
+}
+
+Csched__V1__Run *cs_e2e_wait_end(struct cs_e2e *e, int64_t run_id)
+{
+    /* UNSPECIFIED is never reached, so only a terminal state ends the wait. */
+    return cs_e2e_wait_state(e, run_id, CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED,
+                             CS_E2E_RUN_TIMEOUT_MS);
+}
+
+char *cs_e2e_read_logs(struct cs_e2e *e, int64_t run_id, uint32_t attempt,
+                       Csched__V1__LogStream stream, size_t *len)
+{
+    Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
+    Csched__V1__LogChunk *chunk;
+    struct cs_stream *s = NULL;
+    struct cs_status st = {0};
+    size_t used = 0;
+    char *buf;
+    int rc;
+
+    req.run_id = run_id;
+    req.attempt = attempt;
+    req.stream = stream;
+    rc = cs_scheduler_read_logs(e->client, &req, &s, &opts, &st);
+    if (rc != 0)
+        fail_msg("ReadLogs(%lld): %s \"%s\"", (long long)run_id, cs_status_code_name(rc),
+                 st.message);
+    buf = calloc(1, 1);
+    assert_non_null(buf);
+    while ((rc = cs_scheduler_read_logs_next(s, &chunk, &st)) == 1) {
+        assert_int_equal(chunk->stream, stream);
+        if (chunk->offset != (int64_t)used)
+            fail_msg("ReadLogs(%lld): chunk at offset %lld, want %zu", (long long)run_id,
+                     (long long)chunk->offset, used);
+        buf = realloc(buf, used + chunk->data.len + 1);
+        assert_non_null(buf);
+        memcpy(buf + used, chunk->data.data, chunk->data.len);
+        used += chunk->data.len;
+        buf[used] = '\0';
+        csched__v1__log_chunk__free_unpacked(chunk, NULL);
+    }
+    cs_stream_free(s);
+    if (rc != 0 || st.code != 0)
+        fail_msg("ReadLogs(%lld) ended with rc %d, %s \"%s\"", (long long)run_id, rc,
+                 cs_status_code_name(st.code), st.message);
+    *len = used;
+    return buf;
+}
+
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+
+    for (; *hay != '\0'; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return true;
+    return false;
+}
+
+void cs_e2e_assert_status(int rc, const struct cs_status *status, int want, const char *word)
+{
+    if (rc != want)
+        fail_msg("status %s (%d), want %s (%d); message \"%s\"", cs_status_code_name(rc), rc,
+                 cs_status_code_name(want), want, status->message);
+    if (status->code != want)
+        fail_msg("status record code %s, want %s", cs_status_code_name(status->code),
+                 cs_status_code_name(want));
+    if (status->message[0] == '\0')
+        fail_msg("%s without a message", cs_status_code_name(want));
+    if (word != NULL && !contains_nocase(status->message, word))
+        fail_msg("%s message \"%s\" does not name \"%s\"", cs_status_code_name(want),
+                 status->message, word);
+}
+
+pid_t cs_e2e_read_pgid(const char *path, int64_t timeout_ms)
+{
+    int64_t deadline = cs_test_now_ms() + timeout_ms;
+    long pgid = 0;
+    FILE *f;
+
+    for (;;) {
+        f = fopen(path, "r");
+        if (f != NULL) {
+            int n = fscanf(f, "%ld", &pgid);
+
+            fclose(f);
+            if (n == 1 && pgid > 1)
+                return (pid_t)pgid;
+        }
+        if (cs_test_now_ms() > deadline)
+            fail_msg("no process group id in %s after %lld ms", path, (long long)timeout_ms);
+        sleep_ms(5);
+    }
+}
+
+void cs_e2e_assert_group_gone(pid_t pgid, int64_t timeout_ms)
+{
+    int64_t deadline = cs_test_now_ms() + timeout_ms;
+
+    /* kill(-pgid, 0) succeeds while any member, zombies included, exists. */
+    while (kill(-pgid, 0) == 0) {
+        if (cs_test_now_ms() > deadline)
+            fail_msg("process group %d still has processes %lld ms after the run ended", (int)pgid,
+                     (long long)timeout_ms);
+        sleep_ms(POLL_INTERVAL_MS);
+    }
+    assert_int_equal(errno, ESRCH);
+}
+
+void cs_e2e_tmpdir(char *buf)
+{
+    snprintf(buf, PATH_MAX, "/tmp/csched-e2e-XXXXXX");
+    assert_non_null(mkdtemp(buf));
+    /* The commands run as whatever user the server runs them as. */
+    assert_int_equal(chmod(buf, 0777), 0);
+}
+
+void cs_e2e_rmtree(const char *dir)
+{
+    char path[PATH_MAX];
+    struct dirent *ent;
+    DIR *d = opendir(dir);
+
+    assert_non_null(d);
+    while ((ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name);
+        assert_int_equal(unlink(path), 0);
+    }
+    closedir(d);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+static void status_from_details(struct cs_status *status, grpc_status_code code, grpc_slice details)
+{
+    size_t n = GRPC_SLICE_LENGTH(details);
+
+    if (n >= sizeof(status->message))
+        n = sizeof(status->message) - 1;
+    status->code = (int)code;
+    memcpy(status->message, GRPC_SLICE_START_PTR(details), n);
+    status->message[n] = '\0';
+}
+
+int cs_e2e_raw_unary(struct cs_e2e *e, const char *method, const void *payload, size_t len,
+                     struct cs_status *status)
+{
+    gpr_timespec deadline = gpr_time_add(
+        gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(CS_E2E_CALL_TIMEOUT_MS, GPR_TIMESPAN));
+    grpc_metadata_array initial_md, trailing_md;
+    grpc_status_code code = GRPC_STATUS_UNKNOWN;
+    grpc_slice details = grpc_empty_slice();
+    grpc_channel_credentials *creds;
+    grpc_byte_buffer *recv = NULL;
+    grpc_completion_queue *cq;
+    grpc_slice method_slice;
+    grpc_byte_buffer *send;
+    grpc_channel *channel;
+    grpc_op ops[6];
+    grpc_event ev;
+    grpc_call *call;
+    grpc_slice body;
+
+    grpc_init();
+    creds = grpc_insecure_credentials_create();
+    channel = grpc_channel_create(cs_testd_target(e->d), creds, NULL);
+    grpc_channel_credentials_release(creds);
+    cq = grpc_completion_queue_create_for_next(NULL);
+    method_slice = grpc_slice_from_copied_string(method);
+    call = grpc_channel_create_call(channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq, method_slice, NULL,
+                                    deadline, NULL);
+    assert_non_null(call);
+    body = grpc_slice_from_copied_buffer(payload, len);
+    send = grpc_raw_byte_buffer_create(&body, 1);
+    grpc_metadata_array_init(&initial_md);
+    grpc_metadata_array_init(&trailing_md);
+
+    memset(ops, 0, sizeof(ops));
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    ops[1].data.send_message.send_message = send;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &initial_md;
+    ops[4].op = GRPC_OP_RECV_MESSAGE;
+    ops[4].data.recv_message.recv_message = &recv;
+    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    ops[5].data.recv_status_on_client.trailing_metadata = &trailing_md;
+    ops[5].data.recv_status_on_client.status = &code;
+    ops[5].data.recv_status_on_client.status_details = &details;
+    assert_int_equal(grpc_call_start_batch(call, ops, 6, call, NULL), GRPC_CALL_OK);
+    ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    assert_int_equal(ev.type, GRPC_OP_COMPLETE);
+    status_from_details(status, code, details);
+
+    grpc_slice_unref(details);
+    grpc_metadata_array_destroy(&initial_md);
+    grpc_metadata_array_destroy(&trailing_md);
+    if (recv != NULL)
+        grpc_byte_buffer_destroy(recv);
+    grpc_byte_buffer_destroy(send);
+    grpc_slice_unref(body);
+    grpc_call_unref(call);
+    grpc_slice_unref(method_slice);
+    grpc_completion_queue_shutdown(cq);
+    while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN)
+        ;
+    grpc_completion_queue_destroy(cq);
+    grpc_channel_destroy(channel);
+    grpc_shutdown();
+    return (int)code;
+}
+
+int cs_e2e_health_check(struct cs_e2e *e, const char *service, int *serving)
+{
+    Grpc__Health__V1__HealthCheckRequest req = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
+    Grpc__Health__V1__HealthCheckResponse *resp = NULL;
+    struct cs_status st = {0};
+    int rc;
+
+    req.service = (char *)service;
+    rc = cs_health_check(e->client, &req, &resp, cs_e2e_opts(), &st);
+    if (rc == 0) {
+        *serving = (int)resp->status;
+        grpc__health__v1__health_check_response__free_unpacked(resp, NULL);
+    }
+    return rc;
+}

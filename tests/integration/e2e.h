@@ -1,0 +1,113 @@
+/* The shared fixture of the end-to-end API tests: one throwaway PostgreSQL,
+ * one real cschedd and one libcsched client per test executable, plus the
+ * calls every area's tests repeat (make a job, trigger it, wait for the end,
+ * read its logs, check an error status). Everything runs on the test's main
+ * thread. Helpers assert with cmocka, so a failure ends only the current test;
+ * the group teardown still checks the loop-lag bounds and a clean exit. */
+#ifndef CS_E2E_H
+#define CS_E2E_H
+
+#include <csched/client.h>
+#include <csched/health.h>
+#include <csched/scheduler.h>
+#include <grpc/status.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The global --max-running every test server gets. */
+#define CS_E2E_MAX_RUNNING 16
+
+/* Deadline of one unary call, and of waiting for a run to end. */
+#define CS_E2E_CALL_TIMEOUT_MS 10000
+#define CS_E2E_RUN_TIMEOUT_MS 20000
+
+/* The fixture, owned by the cmocka group state. */
+struct cs_e2e {
+    struct cs_testpg *pg;
+    struct cs_testd *d;
+    struct cs_client *client;
+};
+
+/* cs_e2e_setup is a cmocka group setup: starts the database, the server and
+ * the client and stores the fixture in *state. Returns 0 or -1. */
+int cs_e2e_setup(void **state);
+
+/* cs_e2e_teardown is a cmocka group teardown: asserts the loop-lag bounds,
+ * stops the server (which must exit 0) and the database, frees the fixture. */
+int cs_e2e_teardown(void **state);
+
+/* cs_e2e_opts returns call options with the unary deadline (static). */
+const struct cs_call_opts *cs_e2e_opts(void);
+
+/* cs_e2e_name writes "<prefix>-<n>" into buf, n unique within the process. */
+void cs_e2e_name(char *buf, size_t size, const char *prefix);
+
+/* cs_e2e_create_shell_job creates a job that runs shell with /bin/sh -c and
+ * asserts OK. Returns the stored job (caller frees). */
+Csched__V1__Job *cs_e2e_create_shell_job(struct cs_e2e *e, const char *name, const char *shell);
+
+/* cs_e2e_create_job creates job and asserts OK. Returns the stored job. */
+Csched__V1__Job *cs_e2e_create_job(struct cs_e2e *e, Csched__V1__Job *job);
+
+/* cs_e2e_trigger triggers job_name (no overrides) and returns the run id. */
+int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name);
+
+/* cs_e2e_get_run fetches a run and asserts OK (caller frees). */
+Csched__V1__Run *cs_e2e_get_run(struct cs_e2e *e, int64_t run_id);
+
+/* cs_e2e_wait_state polls GetRun until the run reaches state or any terminal
+ * state, for at most timeout_ms; fails the test on timeout. Returns the run
+ * as last seen (caller frees). */
+Csched__V1__Run *cs_e2e_wait_state(struct cs_e2e *e, int64_t run_id, Csched__V1__RunState state,
+                                   int64_t timeout_ms);
+
+/* cs_e2e_wait_end waits up to CS_E2E_RUN_TIMEOUT_MS for a terminal state. */
+Csched__V1__Run *cs_e2e_wait_end(struct cs_e2e *e, int64_t run_id);
+
+/* cs_e2e_run_state_is_terminal says whether a run in state has ended. */
+bool cs_e2e_run_state_is_terminal(Csched__V1__RunState state);
+
+/* cs_e2e_state_name returns "SUCCEEDED", "QUEUED", ... (static). */
+const char *cs_e2e_state_name(Csched__V1__RunState state);
+
+/* cs_e2e_read_logs reads a whole ReadLogs stream of one stream kind
+ * (STDOUT or STDERR), asserting that chunk offsets are contiguous from 0.
+ * Returns a NUL-terminated malloc'd buffer (caller frees), length in *len. */
+char *cs_e2e_read_logs(struct cs_e2e *e, int64_t run_id, uint32_t attempt,
+                       Csched__V1__LogStream stream, size_t *len);
+
+/* cs_e2e_assert_status asserts that a call returned the gRPC status want,
+ * that the status carries a message, and that the message mentions word
+ * (case-insensitive; NULL skips that check). */
+void cs_e2e_assert_status(int rc, const struct cs_status *status, int want, const char *word);
+
+/* cs_e2e_read_pgid runs while a test command is alive: waits up to
+ * timeout_ms for path to hold a process group id written by the command
+ * ("cut -d' ' -f5 /proc/$$/stat > path") and returns it, or fails the test. */
+pid_t cs_e2e_read_pgid(const char *path, int64_t timeout_ms);
+
+/* cs_e2e_assert_group_gone asserts that no process of process group pgid is
+ * left, allowing timeout_ms for the last ones to be reaped. */
+void cs_e2e_assert_group_gone(pid_t pgid, int64_t timeout_ms);
+
+/* cs_e2e_tmpdir makes a fresh directory under /tmp that any user may enter
+ * and writes its path into buf (PATH_MAX bytes). */
+void cs_e2e_tmpdir(char *buf);
+
+/* cs_e2e_rmtree removes a directory made by cs_e2e_tmpdir and its files. */
+void cs_e2e_rmtree(const char *dir);
+
+/* cs_e2e_raw_unary sends payload (len bytes, already serialized) to method
+ * ("/pkg.Service/Method") as a raw gRPC unary call, bypassing libcsched, so a
+ * test can send what no typed call would. Returns the gRPC status code and
+ * fills status. */
+int cs_e2e_raw_unary(struct cs_e2e *e, const char *method, const void *payload, size_t len,
+                     struct cs_status *status);
+
+/* cs_e2e_health_check calls grpc.health.v1.Health/Check for service and
+ * returns the gRPC code; *serving gets the reported status on OK. */
+int cs_e2e_health_check(struct cs_e2e *e, const char *service, int *serving);
+
+#endif
