@@ -30,8 +30,9 @@ enum cs_note_outcome {
 
 struct cs_note {
     enum cs_note_outcome outcome;
-    int exit_code; /* valid for EXITED, START_FAILED (127), and TIMED_OUT/CANCELLED when the command
-                      exited */
+    /* Valid for EXITED, START_FAILED (127), and TIMED_OUT/CANCELLED when the
+     * command exited; 0 when it was ended by a signal. */
+    int exit_code;
     int term_signal; /* non-zero if the command was ended by a signal */
     int64_t started_unix_ms, ended_unix_ms;
     int64_t user_cpu_ms, system_cpu_ms, max_rss_kb; /* of the command (RUSAGE_CHILDREN) */

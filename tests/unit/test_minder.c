@@ -1,0 +1,453 @@
+/* Tests of the real csched-minder binary (CS_MINDER_PATH) on real commands in
+ * a temporary attempt directory: exit codes, signals, captured and capped
+ * output, timeout and cancel killing the whole group, start failures, usage.
+ * These wait for real processes; each takes well under a second. */
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "note.h"
+
+/* Longest any one minder may take before the test gives up on it. */
+#define WAIT_LIMIT_MS 5000
+
+static char dir[64];
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {0, ms * 1000000};
+
+    nanosleep(&ts, NULL);
+}
+
+static int make_dir(void **state)
+{
+    snprintf(dir, sizeof(dir), "/tmp/test_minder.XXXXXX");
+    return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static void path_of(const char *name, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+static int remove_dir(void **state)
+{
+    static const char *const names[] = {CS_NOTE_FILE, CS_NOTE_FILE ".tmp", CS_ATTEMPT_PID_FILE,
+                                        CS_ATTEMPT_STDOUT_FILE, CS_ATTEMPT_STDERR_FILE};
+    char path[128];
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        path_of(names[i], path, sizeof(path));
+        (void)unlink(path); /* not every test makes every file */
+    }
+    return rmdir(dir);
+}
+
+/* Starts the minder with args (NULL-terminated, without argv[0]). */
+static pid_t spawn_minder(const char *const *args)
+{
+    const char *argv[32] = {"csched-minder"};
+    size_t n = 1;
+    pid_t pid;
+
+    while (*args != NULL) {
+        assert_true(n < sizeof(argv) / sizeof(argv[0]) - 1);
+        argv[n++] = *args++;
+    }
+    argv[n] = NULL;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execv(CS_MINDER_PATH, (char *const *)argv);
+        _exit(99);
+    }
+    return pid;
+}
+
+/* Waits for the minder to exit; returns its exit code. */
+static int wait_minder(pid_t pid)
+{
+    int64_t give_up_ms = mono_ms() + WAIT_LIMIT_MS;
+    int wstatus;
+    pid_t got;
+
+    while ((got = waitpid(pid, &wstatus, WNOHANG)) == 0) {
+        if (mono_ms() > give_up_ms) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &wstatus, 0);
+            fail_msg("csched-minder still running after %d ms", WAIT_LIMIT_MS);
+        }
+        pause_ms(2);
+    }
+    assert_int_equal(got, pid);
+    assert_true(WIFEXITED(wstatus));
+    return WEXITSTATUS(wstatus);
+}
+
+static int run_minder(const char *const *args)
+{
+    return wait_minder(spawn_minder(args));
+}
+
+/* Runs the minder on this test's directory with opts and the command. */
+#define RUN(...) run_minder((const char *const[]){"-d", dir, __VA_ARGS__, NULL})
+
+static struct cs_note read_note(void)
+{
+    struct cs_note note;
+
+    assert_int_equal(cs_note_read(dir, &note), 0);
+    return note;
+}
+
+/* Reads a file of the attempt dir into buf (NUL-terminated); returns its size. */
+static size_t read_file(const char *name, char *buf, size_t cap)
+{
+    char path[128];
+    size_t n = 0;
+    ssize_t got;
+    int fd;
+
+    path_of(name, path, sizeof(path));
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    while ((got = read(fd, buf + n, cap - 1 - n)) > 0)
+        n += (size_t)got;
+    assert_true(got == 0);
+    close(fd);
+    buf[n] = '\0';
+    return n;
+}
+
+static off_t file_size(const char *name)
+{
+    char path[128];
+    struct stat st;
+
+    path_of(name, path, sizeof(path));
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_size;
+}
+
+static void assert_gone(pid_t pid)
+{
+    assert_true(pid > 0);
+    if (kill(pid, 0) == 0 || errno != ESRCH)
+        fail_msg("process %d is still there", (int)pid);
+}
+
+static void test_minder_exit_zero(void **state)
+{
+    struct cs_note note;
+    char path[128], buf[64];
+    int fd;
+
+    /* The pid file belongs to the server: the minder leaves it alone. */
+    path_of(CS_ATTEMPT_PID_FILE, path, sizeof(path));
+    fd = open(path, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "12345\n", 6), 6);
+    close(fd);
+
+    assert_int_equal(RUN("--", "true"), 0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_EXITED);
+    assert_int_equal(note.exit_code, 0);
+    assert_int_equal(note.term_signal, 0);
+    assert_true(note.started_unix_ms > 0);
+    assert_true(note.ended_unix_ms >= note.started_unix_ms);
+    assert_false(note.stdout_truncated);
+    assert_false(note.stderr_truncated);
+    assert_string_equal(note.message, "");
+    assert_int_equal(file_size(CS_ATTEMPT_STDOUT_FILE), 0);
+    assert_int_equal(file_size(CS_ATTEMPT_STDERR_FILE), 0);
+    read_file(CS_ATTEMPT_PID_FILE, buf, sizeof(buf));
+    assert_string_equal(buf, "12345\n");
+    path_of(CS_NOTE_FILE ".tmp", path, sizeof(path));
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+static void test_minder_exit_code(void **state)
+{
+    struct cs_note note;
+
+    assert_int_equal(RUN("--", "sh", "-c", "exit 3"), 0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_EXITED);
+    assert_int_equal(note.exit_code, 3);
+    assert_int_equal(note.term_signal, 0);
+}
+
+static void test_minder_signal_death(void **state)
+{
+    struct cs_note note;
+
+    assert_int_equal(RUN("--", "sh", "-c", "kill -9 $$"), 0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_SIGNALED);
+    assert_int_equal(note.term_signal, SIGKILL);
+    assert_int_equal(note.exit_code, 0);
+}
+
+static void test_minder_output_captured(void **state)
+{
+    char buf[256];
+
+    assert_int_equal(RUN("--", "sh", "-c", "echo out; echo err >&2; echo more"), 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_string_equal(buf, "out\nmore\n");
+    read_file(CS_ATTEMPT_STDERR_FILE, buf, sizeof(buf));
+    assert_string_equal(buf, "err\n");
+}
+
+static void test_minder_output_capped(void **state)
+{
+    struct cs_note note;
+    char buf[256];
+
+    /* 300 KB through a 64 KiB pipe: the command finishes only if the minder
+     * keeps draining past the cap. */
+    assert_int_equal(
+        RUN("-c", "1000", "--", "sh", "-c", "head -c 300000 /dev/zero; echo small >&2; echo ok"),
+        0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_EXITED);
+    assert_int_equal(note.exit_code, 0);
+    assert_true(note.stdout_truncated);
+    assert_false(note.stderr_truncated);
+    assert_int_equal(file_size(CS_ATTEMPT_STDOUT_FILE), 1000);
+    read_file(CS_ATTEMPT_STDERR_FILE, buf, sizeof(buf));
+    assert_string_equal(buf, "small\n");
+}
+
+static void test_minder_timeout_kills_group(void **state)
+{
+    struct cs_note note;
+    int64_t start_ms = mono_ms();
+    int leader = 0, background = 0;
+    char buf[256];
+
+    assert_int_equal(RUN("-t", "100", "--", "sh", "-c", "echo $$; sleep 100 & echo $!; wait"), 0);
+    assert_true(mono_ms() - start_ms < 2000);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_TIMED_OUT);
+    assert_int_equal(note.term_signal, SIGTERM);
+    assert_string_equal(note.message, "timed out after 100 ms");
+
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_int_equal(sscanf(buf, "%d %d", &leader, &background), 2);
+    assert_gone(leader);
+    assert_gone(background);
+    assert_int_equal(kill(-leader, 0), -1);
+    assert_int_equal(errno, ESRCH);
+}
+
+static void test_minder_timeout_escalates_to_kill(void **state)
+{
+    struct cs_note note;
+    int64_t start_ms = mono_ms();
+
+    /* Both the shell and its sleep ignore SIGTERM: only the KILL ends them. */
+    assert_int_equal(RUN("-t", "100", "-g", "100", "--", "sh", "-c", "trap '' TERM; sleep 100; :"),
+                     0);
+    assert_true(mono_ms() - start_ms >= 200);
+    assert_true(mono_ms() - start_ms < 2000);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_TIMED_OUT);
+    assert_int_equal(note.term_signal, SIGKILL);
+}
+
+/* Starts a minder on a command that prints "ready" and sleeps, waits for the
+ * line, sends sig to the minder and checks the attempt was cancelled. */
+static void cancel_with(int sig)
+{
+    const char *const args[] = {"-d", dir, "--", "sh", "-c", "echo ready; exec sleep 100", NULL};
+    int64_t give_up_ms = mono_ms() + WAIT_LIMIT_MS;
+    pid_t pid = spawn_minder(args);
+    struct cs_note note;
+    char path[128];
+    struct stat st;
+
+    path_of(CS_ATTEMPT_STDOUT_FILE, path, sizeof(path));
+    while (stat(path, &st) < 0 || st.st_size == 0) {
+        if (mono_ms() > give_up_ms) {
+            kill(pid, SIGKILL);
+            fail_msg("the command never said ready");
+        }
+        pause_ms(2);
+    }
+    assert_int_equal(kill(pid, sig), 0);
+    assert_int_equal(wait_minder(pid), 0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_CANCELLED);
+    assert_int_equal(note.term_signal, SIGTERM);
+    assert_string_equal(note.message, "cancelled");
+}
+
+static void test_minder_cancel_sigterm(void **state)
+{
+    cancel_with(SIGTERM);
+}
+
+static void test_minder_cancel_sigint(void **state)
+{
+    cancel_with(SIGINT);
+}
+
+static void test_minder_exec_failure(void **state)
+{
+    struct cs_note note;
+
+    assert_int_equal(RUN("--", "nosuch-command-for-csched"), 0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_START_FAILED);
+    assert_int_equal(note.exit_code, 127);
+    assert_string_equal(note.message,
+                        "exec(\"nosuch-command-for-csched\"): No such file or directory");
+}
+
+static void test_minder_bad_workdir(void **state)
+{
+    struct cs_note note;
+
+    assert_int_equal(RUN("-C", "/nonexistent/workdir", "--", "true"), 0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_START_FAILED);
+    assert_int_equal(note.exit_code, 127);
+    assert_string_equal(note.message, "chdir(\"/nonexistent/workdir\"): No such file or directory");
+}
+
+static void test_minder_workdir(void **state)
+{
+    char buf[PATH_MAX + 2], expected[PATH_MAX + 2];
+
+    assert_int_equal(RUN("--", "pwd"), 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    snprintf(expected, sizeof(expected), "%s\n", dir);
+    assert_string_equal(buf, expected);
+
+    assert_int_equal(RUN("-C", "/", "--", "pwd"), 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_string_equal(buf, "/\n");
+}
+
+static void test_minder_environment_and_stdin(void **state)
+{
+    char buf[256];
+
+    assert_int_equal(setenv("CS_TEST_MINDER_VAR", "passed through", 1), 0);
+    assert_int_equal(RUN("--", "sh", "-c", "echo \"$CS_TEST_MINDER_VAR\"; cat; echo eof"), 0);
+    assert_int_equal(unsetenv("CS_TEST_MINDER_VAR"), 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_string_equal(buf, "passed through\neof\n");
+}
+
+static void test_minder_resets_ignored_signals(void **state)
+{
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    char buf[4096];
+
+    /* A server ignoring SIGPIPE must not hand that on to the command. */
+    assert_int_equal(sigaction(SIGPIPE, &ign, &old), 0);
+    assert_int_equal(RUN("--", "grep", "-E", "^Sig(Ign|Blk)", "/proc/self/status"), 0);
+    assert_int_equal(sigaction(SIGPIPE, &old, NULL), 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_string_equal(buf, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
+static void test_minder_reaps_leftovers(void **state)
+{
+    struct cs_note note;
+    int64_t start_ms = mono_ms();
+    int background = 0;
+    char buf[64];
+
+    /* The shell exits at once; what it left in its group goes with it. */
+    assert_int_equal(RUN("--", "sh", "-c", "sleep 100 & echo $!"), 0);
+    assert_true(mono_ms() - start_ms < 1000);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_EXITED);
+    assert_int_equal(note.exit_code, 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_int_equal(sscanf(buf, "%d", &background), 1);
+    assert_gone(background);
+}
+
+static void test_minder_usage(void **state)
+{
+    const char *const none[] = {NULL};
+    const char *const no_dir[] = {"--", "true", NULL};
+    const char *const no_dashes[] = {"-d", dir, "true", NULL};
+    const char *const no_command[] = {"-d", dir, "--", NULL};
+    const char *const bad_timeout[] = {"-d", dir, "-t", "soon", "--", "true", NULL};
+    const char *const negative_grace[] = {"-d", dir, "-g", "-1", "--", "true", NULL};
+    const char *const bad_cap[] = {"-d", dir, "-c", "1k", "--", "true", NULL};
+    const char *const unknown[] = {"-d", dir, "-x", "--", "true", NULL};
+    const char *const missing_value[] = {"-d", NULL};
+
+    assert_int_equal(run_minder(none), 100);
+    assert_int_equal(run_minder(no_dir), 100);
+    assert_int_equal(run_minder(no_dashes), 100);
+    assert_int_equal(run_minder(no_command), 100);
+    assert_int_equal(run_minder(bad_timeout), 100);
+    assert_int_equal(run_minder(negative_grace), 100);
+    assert_int_equal(run_minder(bad_cap), 100);
+    assert_int_equal(run_minder(unknown), 100);
+    assert_int_equal(run_minder(missing_value), 100);
+    assert_int_equal(cs_note_read(dir, &(struct cs_note){0}), -ENOENT);
+}
+
+static void test_minder_missing_dir(void **state)
+{
+    const char *const args[] = {"-d", "/nonexistent/attempt", "--", "true", NULL};
+
+    assert_int_equal(run_minder(args), 111);
+}
+
+#define TEST(name) cmocka_unit_test_setup_teardown(name, make_dir, remove_dir)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(test_minder_exit_zero),
+        TEST(test_minder_exit_code),
+        TEST(test_minder_signal_death),
+        TEST(test_minder_output_captured),
+        TEST(test_minder_output_capped),
+        TEST(test_minder_timeout_kills_group),
+        TEST(test_minder_timeout_escalates_to_kill),
+        TEST(test_minder_cancel_sigterm),
+        TEST(test_minder_cancel_sigint),
+        TEST(test_minder_exec_failure),
+        TEST(test_minder_bad_workdir),
+        TEST(test_minder_workdir),
+        TEST(test_minder_environment_and_stdin),
+        TEST(test_minder_resets_ignored_signals),
+        TEST(test_minder_reaps_leftovers),
+        TEST(test_minder_usage),
+        TEST(test_minder_missing_dir),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
