@@ -2,7 +2,6 @@
  * a temporary attempt directory: exit codes, signals, captured and capped
  * output, timeout and cancel killing the whole group, start failures, usage.
  * These wait for real processes; each takes well under a second. */
-#include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
 
 #include "note.h"
 

@@ -1,7 +1,6 @@
 /* Unit tests of the status note: format/parse round trips, every class of
  * malformed input, message escaping, and the atomic write and read through a
  * temporary directory. */
-#include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -12,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
 
 #include "note.h"
 
