@@ -103,6 +103,87 @@ int cs_testd_restart(struct cs_testd *d);
  * to sample every few milliseconds. Returns the count or a negative errno. */
 int cs_test_count_minders(pid_t server_pid);
 
+/* cs_test_proc_cpu_ms stores the CPU time (user + system, in ms) that pid
+ * has used, plus, when with_reaped, that of its descendants it has waited
+ * for (minders and their commands, for cschedd). Returns 0 or a negative
+ * errno. */
+int cs_test_proc_cpu_ms(pid_t pid, bool with_reaped, double *out);
+
+/* cs_test_tree_cpu_ms is cs_test_proc_cpu_ms of pid (without reaped
+ * descendants) plus that of its live children: PostgreSQL's postmaster and
+ * its backends. */
+int cs_test_tree_cpu_ms(pid_t pid, double *out);
+
+/* cs_testpg_pid returns the postmaster's pid. */
+pid_t cs_testpg_pid(const struct cs_testpg *pg);
+
+/* A burst: n_runs runs of n_jobs jobs (created if missing, each running
+ * command) triggered together from several client threads, followed on Watch
+ * from the server's last event on, until every run has ended.
+ *
+ * Counting: an attempt holds a slot from its STARTING or RUNNING event to its
+ * terminal event; a run is active while its own (attempt 0) state is STARTING
+ * or RUNNING. After EVERY event of the burst's jobs both counts are checked
+ * against limit. Beside that, GetStats is polled every 20 ms (running +
+ * starting against limit) and the live csched-minder children of server_pid
+ * are counted from /proc every 2 ms. */
+struct cs_test_burst_options {
+    const char *target;
+    pid_t server_pid;
+    /* Jobs are "<job_prefix>-0000", ...; events of other jobs are ignored. */
+    const char *job_prefix;
+    /* argv of every job, NULL-terminated. */
+    const char *const *command;
+    unsigned n_jobs;
+    /* Run i triggers job i % n_jobs. */
+    unsigned n_runs;
+    /* Client threads triggering at once (1-64), each with its own channel. */
+    unsigned trigger_threads;
+    /* Checked on every event; 0 = not checked. */
+    unsigned limit;
+    /* Deadline of the Watch stream, from before the first trigger. */
+    int64_t timeout_ms;
+};
+
+struct cs_test_burst_result {
+    unsigned runs_seen;
+    unsigned runs_terminal;
+    unsigned runs_succeeded;
+    unsigned trigger_errors;
+    /* Watch ended before every run had ended. */
+    bool timed_out;
+    /* From the moment the trigger threads were released to the last run's
+     * terminal event seen on Watch, and to the last trigger's answer. */
+    double wall_ms;
+    double trigger_ms;
+    unsigned events;
+    /* Events whose seq was not above the previous one's. */
+    unsigned seq_errors;
+    unsigned holding_peak;
+    /* Attempts in RUNNING: the server's view of live minders. */
+    unsigned running_peak;
+    unsigned active_runs_peak;
+    unsigned limit_violations;
+    unsigned stats_peak;
+    unsigned stats_polls;
+    unsigned stats_violations;
+    unsigned server_max_running;
+    unsigned proc_peak;
+    unsigned proc_samples;
+    int64_t proc_max_gap_us;
+    char first_failure[512];
+    char first_trigger_error[512];
+    char first_violation[512];
+};
+
+/* cs_test_burst_run runs the burst and fills *res; it does not judge it.
+ * Returns 0, or -EINVAL for bad options; failures of the set-up (connect,
+ * CreateJob, Watch) go through cs_test_fail. */
+int cs_test_burst_run(const struct cs_test_burst_options *opts, struct cs_test_burst_result *res);
+
+/* cs_test_burst_print writes every figure of res to stderr. */
+void cs_test_burst_print(const char *name, const struct cs_test_burst_result *res);
+
 /* The spec's loop-lag probe bounds for every test. */
 #define CS_TEST_LAG_P99_MAX_US 50000
 #define CS_TEST_LAG_MAX_MAX_US 250000

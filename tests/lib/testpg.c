@@ -229,3 +229,8 @@ void cs_test__testpg_abandon(struct cs_testpg *pg)
     else
         fprintf(stderr, "testlib: kept PostgreSQL dir %s\n", pg->dir);
 }
+
+pid_t cs_testpg_pid(const struct cs_testpg *pg)
+{
+    return pg->pid;
+}

@@ -290,3 +290,70 @@ int cs_test_count_minders(pid_t server_pid)
         return count_from_children(server_pid);
     return count_from_scan(server_pid);
 }
+
+/* read_stat_cpu reads utime, stime, cutime and cstime (clock ticks) and the
+ * parent pid from /proc/<pid>/stat. */
+static int read_stat_cpu(const char *pid, long long ticks[4], int *ppid)
+{
+    char path[288];
+    char buf[1024];
+    char state;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -EIO;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    /* After the comm: state ppid pgrp session tty_nr tpgid flags minflt
+     * cminflt majflt cmajflt utime stime cutime cstime. */
+    if (p == NULL || sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld %lld %lld",
+                            &state, ppid, &ticks[0], &ticks[1], &ticks[2], &ticks[3]) != 6)
+        return -EIO;
+    return 0;
+}
+
+int cs_test_proc_cpu_ms(pid_t pid, bool with_reaped, double *out)
+{
+    char name[16];
+    long long ticks[4];
+    int ppid;
+    int rc;
+
+    snprintf(name, sizeof(name), "%d", (int)pid);
+    rc = read_stat_cpu(name, ticks, &ppid);
+    if (rc != 0)
+        return rc;
+    long long sum = ticks[0] + ticks[1] + (with_reaped ? ticks[2] + ticks[3] : 0);
+    *out = (double)sum * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+    return 0;
+}
+
+int cs_test_tree_cpu_ms(pid_t pid, double *out)
+{
+    long long ticks[4];
+    long long sum = 0;
+    struct dirent *de;
+    int ppid;
+    DIR *proc = opendir("/proc");
+
+    if (proc == NULL)
+        return -errno;
+    while ((de = readdir(proc)) != NULL) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        if (read_stat_cpu(de->d_name, ticks, &ppid) != 0)
+            continue;
+        if (ppid == pid || atoi(de->d_name) == pid)
+            sum += ticks[0] + ticks[1];
+    }
+    closedir(proc);
+    *out = (double)sum * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+    return 0;
+}
