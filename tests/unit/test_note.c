@@ -93,7 +93,8 @@ static size_t sample_with(const char *key, const char *line, char *out, size_t c
             clen = line == NULL ? 0 : strlen(line);
         }
         assert_true(n + clen < cap);
-        memcpy(out + n, copy, clen);
+        if (clen > 0)
+            memcpy(out + n, copy, clen);
         n += clen;
         pos += llen;
     }
