@@ -92,7 +92,10 @@ int cs_e2e_teardown(void **state)
 
 const struct cs_call_opts *cs_e2e_opts(void)
 {
-    static const struct cs_call_opts opts = {.timeout_ms = CS_E2E_CALL_TIMEOUT_MS};
+    /* Waiting for ready rides over the moment a restarted server's port is
+     * reconnected; a dead server still fails at the deadline. */
+    static const struct cs_call_opts opts = {.timeout_ms = CS_E2E_CALL_TIMEOUT_MS,
+                                             .wait_for_ready = true};
 
     return &opts;
 }

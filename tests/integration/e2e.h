@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define CS_E2E_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 /* The global --max-running every test server gets. */
 #define CS_E2E_MAX_RUNNING 16
 

@@ -1,0 +1,198 @@
+/* End-to-end tests of server restarts against a real cschedd and a real
+ * PostgreSQL: after a clean restart (SIGTERM, then a new cschedd on the same
+ * state dir and database) and after a crash (SIGKILL), jobs, finished runs
+ * and the event history are all still there, a run whose minder outlived the
+ * server is adopted and ends (or is reported LOST with a reason), and new
+ * runs continue the history. One server serves every test of this file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "e2e.h"
+#include "testlib.h"
+
+#define MAX_EVENTS 512
+
+/* The history as seq/run/attempt/state tuples, read to the current end. */
+struct history {
+    size_t n;
+    int64_t seq[MAX_EVENTS];
+    int64_t run_id[MAX_EVENTS];
+    uint32_t attempt[MAX_EVENTS];
+    int state[MAX_EVENTS];
+};
+
+static int64_t last_seq(struct cs_e2e *e)
+{
+    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
+    Csched__V1__Stats *stats = NULL;
+    struct cs_status st = {0};
+    int64_t seq;
+
+    if (cs_scheduler_get_stats(e->client, &req, &stats, cs_e2e_opts(), &st) != 0)
+        fail_msg("GetStats: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    seq = stats->last_seq;
+    csched__v1__stats__free_unpacked(stats, NULL);
+    return seq;
+}
+
+/* Replays every event up to and including seq until_seq into h. */
+static void read_history(struct cs_e2e *e, int64_t until_seq, struct history *h)
+{
+    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS, .wait_for_ready = true};
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    struct cs_stream *s = NULL;
+    struct cs_status st = {0};
+    Csched__V1__Event *ev;
+    int64_t seq = 0;
+
+    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+    req.after_seq = 0;
+    assert_int_equal(cs_scheduler_watch(e->client, &req, &s, &opts, &st), 0);
+    h->n = 0;
+    while (seq < until_seq) {
+        if (cs_scheduler_watch_next(s, &ev, &st) != 1)
+            fail_msg("history ended at seq %lld of %lld: %s \"%s\"", (long long)seq,
+                     (long long)until_seq, cs_status_code_name(st.code), st.message);
+        assert_true(ev->seq > seq);
+        assert_true(h->n < MAX_EVENTS);
+        seq = ev->seq;
+        h->seq[h->n] = ev->seq;
+        h->run_id[h->n] = ev->run_id;
+        h->attempt[h->n] = ev->attempt;
+        h->state[h->n] = ev->state;
+        h->n++;
+        csched__v1__event__free_unpacked(ev, NULL);
+    }
+    cs_stream_free(s);
+}
+
+/* Asserts that the history now starts with the whole of before. */
+static void assert_history_kept(struct cs_e2e *e, const struct history *before)
+{
+    struct history *now = calloc(1, sizeof(*now));
+
+    assert_non_null(now);
+    read_history(e, before->seq[before->n - 1], now);
+    assert_int_equal(now->n, before->n);
+    for (size_t i = 0; i < now->n; i++)
+        if (now->seq[i] != before->seq[i] || now->run_id[i] != before->run_id[i] ||
+            now->attempt[i] != before->attempt[i] || now->state[i] != before->state[i])
+            fail_msg("event %zu changed across the restart: seq %lld run %lld attempt %u %s, "
+                     "was seq %lld run %lld attempt %u %s",
+                     i, (long long)now->seq[i], (long long)now->run_id[i], now->attempt[i],
+                     cs_e2e_state_name(now->state[i]), (long long)before->seq[i],
+                     (long long)before->run_id[i], before->attempt[i],
+                     cs_e2e_state_name(before->state[i]));
+    free(now);
+}
+
+/* A run whose minder was alive when its server went away ends, after the
+ * restart, either adopted (its real outcome) or LOST with a reason. */
+static void assert_adopted_or_lost(struct cs_e2e *e, int64_t id, const char *how)
+{
+    Csched__V1__Run *run = cs_e2e_wait_end(e, id);
+
+    if (run->state == CSCHED__V1__RUN_STATE__RUN_STATE_LOST) {
+        if (run->message[0] == '\0')
+            fail_msg("run %lld LOST across a %s without a message", (long long)id, how);
+        print_message("run %lld across a %s: LOST \"%s\"\n", (long long)id, how, run->message);
+    } else {
+        if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
+            fail_msg("run %lld across a %s is %s (\"%s\"), want SUCCEEDED or LOST", (long long)id,
+                     how, cs_e2e_state_name(run->state), run->message);
+        assert_int_equal(run->exit_code, 0);
+        assert_int_equal(run->n_attempts, 1);
+    }
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
+static void restart_keeps_everything(struct cs_e2e *e, bool crash)
+{
+    const char *how = crash ? "crash (SIGKILL)" : "clean restart";
+    struct history *before = calloc(1, sizeof(*before));
+    Csched__V1__Run *done, *again, *next;
+    Csched__V1__Job *job, *job_again;
+    Csched__V1__GetJobRequest get = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    struct cs_status st = {0};
+    char quick[64], slow[64];
+    int64_t long_run;
+    size_t len;
+    char *out;
+    int rc;
+
+    assert_non_null(before);
+    cs_e2e_name(quick, sizeof(quick), crash ? "crash-quick" : "restart-quick");
+    cs_e2e_name(slow, sizeof(slow), crash ? "crash-slow" : "restart-slow");
+    job = cs_e2e_create_shell_job(e, quick, "echo kept");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, slow, "sleep 2"), NULL);
+    done = cs_e2e_wait_end(e, cs_e2e_trigger(e, quick));
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    long_run = cs_e2e_trigger(e, slow);
+    csched__v1__run__free_unpacked(
+        cs_e2e_wait_state(e, long_run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000), NULL);
+    read_history(e, last_seq(e), before);
+
+    if (crash)
+        assert_int_equal(cs_testd_kill(e->d), 0);
+    rc = cs_testd_restart(e->d);
+    if (rc != 0)
+        fail_msg("%s: cs_testd_restart returned %d", how, rc);
+
+    /* The job, the finished run and its logs are still there. */
+    get.name = quick;
+    if (cs_scheduler_get_job(e->client, &get, &job_again, cs_e2e_opts(), &st) != 0)
+        fail_msg("GetJob after a %s: %s \"%s\"", how, cs_status_code_name(st.code), st.message);
+    assert_int_equal(job_again->version, job->version);
+    assert_string_equal(job_again->shell, "echo kept");
+    again = cs_e2e_get_run(e, done->id);
+    assert_int_equal(again->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_int_equal(again->ended_unix_ms, done->ended_unix_ms);
+    assert_int_equal(again->n_attempts, 1);
+    out = cs_e2e_read_logs(e, done->id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
+    assert_string_equal(out, "kept\n");
+    free(out);
+
+    assert_history_kept(e, before);
+    assert_adopted_or_lost(e, long_run, how);
+
+    /* New work continues the history. */
+    next = cs_e2e_wait_end(e, cs_e2e_trigger(e, quick));
+    assert_int_equal(next->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_true(next->id > long_run);
+    assert_true(last_seq(e) > before->seq[before->n - 1]);
+
+    csched__v1__run__free_unpacked(next, NULL);
+    csched__v1__run__free_unpacked(again, NULL);
+    csched__v1__run__free_unpacked(done, NULL);
+    csched__v1__job__free_unpacked(job_again, NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+    free(before);
+}
+
+static void test_e2e_restart_clean(void **state)
+{
+    restart_keeps_everything(*state, false);
+}
+
+static void test_e2e_restart_after_crash(void **state)
+{
+    restart_keeps_everything(*state, true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_e2e_restart_clean),
+        cmocka_unit_test(test_e2e_restart_after_crash),
+    };
+
+    return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
+}

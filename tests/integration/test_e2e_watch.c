@@ -1,0 +1,317 @@
+/* End-to-end tests of Watch through libcsched against a real cschedd: the
+ * full event sequence of a run, live-only watching, resuming with after_seq
+ * without a gap or a duplicate, and the job filter. One server serves every
+ * test of this file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "e2e.h"
+#include "testlib.h"
+
+#define MAX_EVENTS 1024
+
+/* The fields of an Event that a replay must reproduce exactly. */
+struct ev_rec {
+    int64_t seq;
+    int64_t run_id;
+    uint32_t attempt;
+    Csched__V1__RunState state;
+    Csched__V1__Event__OutcomeCase outcome_case;
+    int32_t outcome;
+    char job_name[64];
+};
+
+/* What a collecting read stops at: the first event with seq >= until_seq
+ * (if non-zero), the run-level terminal event of until_run (if non-zero),
+ * or max events. */
+struct watch_until {
+    int64_t seq;
+    int64_t run;
+    size_t max;
+};
+
+static int64_t last_seq(struct cs_e2e *e)
+{
+    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
+    Csched__V1__Stats *stats = NULL;
+    struct cs_status st = {0};
+    int64_t seq;
+
+    if (cs_scheduler_get_stats(e->client, &req, &stats, cs_e2e_opts(), &st) != 0)
+        fail_msg("GetStats: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    seq = stats->last_seq;
+    csched__v1__stats__free_unpacked(stats, NULL);
+    return seq;
+}
+
+static struct cs_stream *watch_open(struct cs_e2e *e, bool from, int64_t after_seq, const char *job)
+{
+    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    struct cs_stream *s = NULL;
+    struct cs_status st = {0};
+
+    if (from) {
+        req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+        req.after_seq = after_seq;
+    }
+    req.job_name = (char *)job;
+    if (cs_scheduler_watch(e->client, &req, &s, &opts, &st) != 0)
+        fail_msg("Watch: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    return s;
+}
+
+/* Reads events into out until one of until's limits; asserts strictly
+ * increasing seqs. Returns the number read. */
+static size_t watch_read(struct cs_stream *s, const struct watch_until *until, struct ev_rec *out)
+{
+    struct cs_status st = {0};
+    Csched__V1__Event *ev;
+    bool done = false;
+    size_t n = 0;
+    int rc;
+
+    while (!done && n < until->max) {
+        rc = cs_scheduler_watch_next(s, &ev, &st);
+        if (rc != 1)
+            fail_msg("Watch ended after %zu events (rc %d): %s \"%s\"", n, rc,
+                     cs_status_code_name(st.code), st.message);
+        if (n > 0 && ev->seq <= out[n - 1].seq)
+            fail_msg("event seq %lld after seq %lld", (long long)ev->seq,
+                     (long long)out[n - 1].seq);
+        assert_true(ev->at_unix_ms > 0);
+        out[n] = (struct ev_rec){
+            .seq = ev->seq,
+            .run_id = ev->run_id,
+            .attempt = ev->attempt,
+            .state = ev->state,
+            .outcome_case = ev->outcome_case,
+            .outcome = ev->outcome_case == CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL ? ev->term_signal
+                                                                                  : ev->exit_code,
+        };
+        snprintf(out[n].job_name, sizeof(out[n].job_name), "%s", ev->job_name);
+        done = (until->seq != 0 && ev->seq >= until->seq) ||
+               (until->run != 0 && ev->run_id == until->run && ev->attempt == 0 &&
+                cs_e2e_run_state_is_terminal(ev->state));
+        n++;
+        csched__v1__event__free_unpacked(ev, NULL);
+    }
+    return n;
+}
+
+/* Opens a Watch, reads it to until, and closes it. */
+static size_t watch_collect(struct cs_e2e *e, bool from, int64_t after_seq, const char *job,
+                            const struct watch_until *until, struct ev_rec *out)
+{
+    struct cs_stream *s = watch_open(e, from, after_seq, job);
+    size_t n = watch_read(s, until, out);
+
+    cs_stream_free(s);
+    return n;
+}
+
+static void assert_same_event(const struct ev_rec *a, const struct ev_rec *b, size_t i)
+{
+    if (a->seq != b->seq || a->run_id != b->run_id || a->attempt != b->attempt ||
+        a->state != b->state || a->outcome_case != b->outcome_case || a->outcome != b->outcome ||
+        strcmp(a->job_name, b->job_name) != 0)
+        fail_msg("event %zu differs: seq %lld run %lld attempt %u %s vs seq %lld run %lld "
+                 "attempt %u %s",
+                 i, (long long)a->seq, (long long)a->run_id, a->attempt,
+                 cs_e2e_state_name(a->state), (long long)b->seq, (long long)b->run_id, b->attempt,
+                 cs_e2e_state_name(b->state));
+}
+
+static void test_e2e_watch_full_sequence(void **state)
+{
+    static const Csched__V1__RunState want_run[] = {
+        CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING,
+        CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED};
+    static const Csched__V1__RunState want_attempt[] = {CSCHED__V1__RUN_STATE__RUN_STATE_STARTING,
+                                                        CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING,
+                                                        CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED};
+    struct cs_e2e *e = *state;
+    struct ev_rec *evs = calloc(MAX_EVENTS, sizeof(*evs));
+    size_t n, n_run = 0, n_attempt = 0;
+    struct watch_until until = {.max = MAX_EVENTS};
+    char name[64];
+
+    assert_non_null(evs);
+    cs_e2e_name(name, sizeof(name), "seq");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "true"), NULL);
+    until.run = cs_e2e_trigger(e, name);
+    n = watch_collect(e, true, 0, name, &until, evs);
+
+    for (size_t i = 0; i < n; i++) {
+        const struct ev_rec *ev = &evs[i];
+
+        assert_string_equal(ev->job_name, name);
+        assert_int_equal(ev->run_id, until.run);
+        if (ev->attempt == 0) {
+            assert_true(n_run < CS_E2E_ARRAY_LEN(want_run));
+            if (ev->state != want_run[n_run])
+                fail_msg("run event %zu is %s, want %s", n_run, cs_e2e_state_name(ev->state),
+                         cs_e2e_state_name(want_run[n_run]));
+            n_run++;
+        } else {
+            assert_int_equal(ev->attempt, 1);
+            assert_true(n_attempt < CS_E2E_ARRAY_LEN(want_attempt));
+            if (ev->state != want_attempt[n_attempt])
+                fail_msg("attempt event %zu is %s, want %s", n_attempt,
+                         cs_e2e_state_name(ev->state), cs_e2e_state_name(want_attempt[n_attempt]));
+            n_attempt++;
+        }
+        if (cs_e2e_run_state_is_terminal(ev->state)) {
+            assert_int_equal(ev->outcome_case, CSCHED__V1__EVENT__OUTCOME_EXIT_CODE);
+            assert_int_equal(ev->outcome, 0);
+        }
+    }
+    assert_int_equal(n_run, CS_E2E_ARRAY_LEN(want_run));
+    assert_int_equal(n_attempt, CS_E2E_ARRAY_LEN(want_attempt));
+    /* The run's QUEUED comes first; its end comes after its attempt's. */
+    assert_int_equal(evs[0].attempt, 0);
+    assert_int_equal(evs[0].state, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    assert_int_equal(evs[n - 1].attempt, 0);
+    free(evs);
+}
+
+/* Without after_seq a Watch sees only what happens after it opened. */
+static void test_e2e_watch_live_only(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct ev_rec *evs = calloc(MAX_EVENTS, sizeof(*evs));
+    struct watch_until until = {.max = MAX_EVENTS};
+    struct cs_stream *s;
+    int64_t before;
+    char name[64];
+    size_t n;
+
+    assert_non_null(evs);
+    cs_e2e_name(name, sizeof(name), "live");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "sleep 0.5"), NULL);
+    /* History the live Watch must not replay. */
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, cs_e2e_trigger(e, name)), NULL);
+    before = last_seq(e);
+
+    s = watch_open(e, false, 0, name);
+    until.run = cs_e2e_trigger(e, name);
+    n = watch_read(s, &until, evs);
+    cs_stream_free(s);
+
+    for (size_t i = 0; i < n; i++) {
+        if (evs[i].seq <= before)
+            fail_msg("live Watch replayed seq %lld (last before it opened: %lld)",
+                     (long long)evs[i].seq, (long long)before);
+        assert_int_equal(evs[i].run_id, until.run);
+    }
+    assert_int_equal(evs[n - 1].state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    free(evs);
+}
+
+/* A client reads part of the history, disconnects, misses a whole run, and
+ * reconnects with after_seq = the last seq it saw: together its two reads
+ * equal one full replay, event for event. */
+static void test_e2e_watch_resume(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct ev_rec *full = calloc(MAX_EVENTS, sizeof(*full));
+    struct ev_rec *part = calloc(MAX_EVENTS, sizeof(*part));
+    struct watch_until until = {.max = MAX_EVENTS};
+    size_t n_full, n_first, n_rest;
+    char name[64];
+
+    assert_non_null(full);
+    assert_non_null(part);
+    cs_e2e_name(name, sizeof(name), "resume");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "true"), NULL);
+    for (int i = 0; i < 2; i++)
+        csched__v1__run__free_unpacked(cs_e2e_wait_end(e, cs_e2e_trigger(e, name)), NULL);
+
+    until.seq = last_seq(e);
+    n_full = watch_collect(e, true, 0, "", &until, full);
+    assert_true(n_full >= 12);
+    assert_int_equal(full[n_full - 1].seq, until.seq);
+
+    /* First connection: half of the history. */
+    until = (struct watch_until){.max = n_full / 2};
+    n_first = watch_collect(e, true, 0, "", &until, part);
+    assert_int_equal(n_first, n_full / 2);
+
+    /* While disconnected, a whole run happens. */
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, cs_e2e_trigger(e, name)), NULL);
+
+    /* Second connection resumes after the last event seen. */
+    until = (struct watch_until){.seq = last_seq(e), .max = MAX_EVENTS - n_first};
+    n_rest = watch_collect(e, true, part[n_first - 1].seq, "", &until, part + n_first);
+    assert_true(part[n_first].seq > part[n_first - 1].seq);
+
+    /* A fresh full replay to compare with. */
+    until.max = MAX_EVENTS;
+    n_full = watch_collect(e, true, 0, "", &until, full);
+    assert_int_equal(n_first + n_rest, n_full);
+    for (size_t i = 0; i < n_full; i++)
+        assert_same_event(&part[i], &full[i], i);
+    /* The missed run's events are there: 7 events per single-attempt run. */
+    assert_true(n_rest >= 7);
+    free(part);
+    free(full);
+}
+
+/* A Watch filtered by job sees only that job's events, live and replayed. */
+static void test_e2e_watch_job_filter(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct ev_rec *evs = calloc(MAX_EVENTS, sizeof(*evs));
+    struct watch_until until = {.max = MAX_EVENTS};
+    char a[64], b[64];
+    int64_t run_a, run_b;
+    bool saw_a = false;
+    size_t n;
+
+    assert_non_null(evs);
+    cs_e2e_name(a, sizeof(a), "filter-a");
+    cs_e2e_name(b, sizeof(b), "filter-b");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, a, "true"), NULL);
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, b, "true"), NULL);
+    run_b = cs_e2e_trigger(e, b);
+    run_a = cs_e2e_trigger(e, a);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, run_b), NULL);
+
+    until.run = run_a;
+    n = watch_collect(e, true, 0, a, &until, evs);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(evs[i].job_name, a);
+        assert_int_not_equal(evs[i].run_id, run_b);
+        saw_a = saw_a || evs[i].run_id == run_a;
+    }
+    assert_true(saw_a);
+
+    until.run = run_b;
+    n = watch_collect(e, true, 0, b, &until, evs);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(evs[i].job_name, b);
+        assert_int_equal(evs[i].run_id, run_b);
+    }
+    assert_int_equal(evs[n - 1].state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    free(evs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_e2e_watch_full_sequence),
+        cmocka_unit_test(test_e2e_watch_live_only),
+        cmocka_unit_test(test_e2e_watch_resume),
+        cmocka_unit_test(test_e2e_watch_job_filter),
+    };
+
+    return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
+}
