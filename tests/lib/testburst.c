@@ -6,6 +6,7 @@
 #include <csched/client.h>
 #include <csched/scheduler.h>
 #include <errno.h>
+#include <grpc/status.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -125,10 +126,9 @@ static struct cs_client *connect_or_fail(const char *target)
     return client;
 }
 
-/* create_jobs makes the burst's jobs; one that already exists is reused. */
-static void create_jobs(struct burst *b, struct cs_client *client)
+void cs_test_burst_create_jobs(const struct cs_test_burst_options *o)
 {
-    const struct cs_test_burst_options *o = b->opts;
+    struct cs_client *client = connect_or_fail(o->target);
     size_t argc = 0;
 
     while (o->command[argc] != NULL)
@@ -148,7 +148,7 @@ static void create_jobs(struct burst *b, struct cs_client *client)
         int rc = cs_scheduler_create_job(client, &req, &resp, NULL, &st);
         if (rc == 0)
             csched__v1__job__free_unpacked(resp, NULL);
-        else if (rc != 6 /* ALREADY_EXISTS */)
+        else if (rc != GRPC_STATUS_ALREADY_EXISTS)
             cs_test_fail(__FILE__, __LINE__, "CreateJob %s: %s: %s", name, cs_status_code_name(rc),
                          st.message);
     }
@@ -403,8 +403,9 @@ int cs_test_burst_run(const struct cs_test_burst_options *opts, struct cs_test_b
     pthread_mutex_init(&b.lock, NULL);
     pthread_barrier_init(&b.go, NULL, n_threads + 1);
 
+    if (!opts->jobs_exist)
+        cs_test_burst_create_jobs(opts);
     struct cs_client *client = connect_or_fail(opts->target);
-    create_jobs(&b, client);
     struct cs_stream *stream = open_watch(&b, client, &after_seq);
     pthread_create(&sampler, NULL, sampler_main, &b);
     pthread_create(&stats, NULL, stats_main, &b);

@@ -203,7 +203,7 @@ static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
     snprintf(d->ready_path, sizeof(d->ready_path), "%s/ready", d->root);
     snprintf(d->log_path, sizeof(d->log_path), "%s/cschedd.log", d->root);
     if (mkdir(d->state_dir, 0755) != 0) {
-        cs_test__rmtree(d->root);
+        cs_test_rmtree(d->root);
         goto err_free;
     }
     *out = d;
@@ -225,7 +225,7 @@ int cs_testd_start(const struct cs_testd_options *opts, struct cs_testd **out)
     rc = launch(d, "127.0.0.1:0");
     if (rc != 0) {
         cs_test__unregister_testd(d);
-        cs_test__rmtree(d->root);
+        cs_test_rmtree(d->root);
         testd_free(d);
         return rc;
     }
@@ -283,10 +283,10 @@ int cs_testd_stop(struct cs_testd *d)
         return 0;
     cs_test__unregister_testd(d);
     rc = terminate(d);
-    if (cs_test__keep_dirs())
+    if (cs_test_keep_dirs())
         fprintf(stderr, "testlib: kept cschedd dir %s\n", d->root);
     else
-        cs_test__rmtree(d->root);
+        cs_test_rmtree(d->root);
     testd_free(d);
     return rc;
 }
@@ -329,8 +329,8 @@ void cs_test__testd_abandon(struct cs_testd *d)
         cs_test__wait(d->pid, STOP_TIMEOUT_MS, &wstatus);
         d->pid = 0;
     }
-    if (cs_test__keep_dirs())
+    if (cs_test_keep_dirs())
         fprintf(stderr, "testlib: kept cschedd dir %s\n", d->root);
     else
-        cs_test__rmtree(d->root);
+        cs_test_rmtree(d->root);
 }

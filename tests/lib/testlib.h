@@ -143,6 +143,8 @@ struct cs_test_burst_options {
     unsigned limit;
     /* Deadline of the Watch stream, from before the first trigger. */
     int64_t timeout_ms;
+    /* The jobs exist already (cs_test_burst_create_jobs): make none. */
+    bool jobs_exist;
 };
 
 struct cs_test_burst_result {
@@ -176,6 +178,9 @@ struct cs_test_burst_result {
     char first_violation[512];
 };
 
+/* cs_test_burst_create_jobs makes the burst's jobs; existing ones are kept. */
+void cs_test_burst_create_jobs(const struct cs_test_burst_options *opts);
+
 /* cs_test_burst_run runs the burst and fills *res; it does not judge it.
  * Returns 0, or -EINVAL for bad options; failures of the set-up (connect,
  * CreateJob, Watch) go through cs_test_fail. */
@@ -183,6 +188,14 @@ int cs_test_burst_run(const struct cs_test_burst_options *opts, struct cs_test_b
 
 /* cs_test_burst_print writes every figure of res to stderr. */
 void cs_test_burst_print(const char *name, const struct cs_test_burst_result *res);
+
+/* cs_test_rmtree removes path and everything below it. Returns 0 or a
+ * negative errno. */
+int cs_test_rmtree(const char *path);
+
+/* cs_test_keep_dirs is true when CSCHED_TEST_KEEP is set (and not "0"): temp
+ * dirs of clusters and daemons are then left in place to be looked at. */
+bool cs_test_keep_dirs(void);
 
 /* The spec's loop-lag probe bounds for every test. */
 #define CS_TEST_LAG_P99_MAX_US 50000

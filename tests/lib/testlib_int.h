@@ -41,17 +41,9 @@ int cs_test__exit_code(int wstatus);
  * returns the exit code as cs_test__exit_code, or a negative errno. */
 int cs_test__run(const struct cs_test__spawn *s, int timeout_ms);
 
-/* cs_test__rmtree removes path and everything below it. Returns 0 or a
- * negative errno. */
-int cs_test__rmtree(const char *path);
-
 /* cs_test__print_tail prints the last max_bytes of a log file to stderr
  * under a header naming it. */
 void cs_test__print_tail(const char *what, const char *path, long max_bytes);
-
-/* cs_test__keep_dirs is true when CSCHED_TEST_KEEP is set: temp dirs are then
- * left in place for a person to look at. */
-bool cs_test__keep_dirs(void);
 
 /* The registry of live resources for cs_test_fail. Adding past 32 of a kind
  * is ignored (the resource then only misses the emergency cleanup). */

@@ -198,7 +198,7 @@ err_stop:
         cs_test__print_tail("postgres log", log, 4096);
     }
 err_rmdir:
-    cs_test__rmtree(pg->dir);
+    cs_test_rmtree(pg->dir);
 err_free:
     free(pg);
     return rc;
@@ -216,16 +216,16 @@ void cs_testpg_stop(struct cs_testpg *pg)
     cs_test__unregister_pg(pg);
     /* SIGINT is PostgreSQL's fast shutdown: clients are disconnected. */
     kill_postgres(pg, SIGINT);
-    if (!cs_test__keep_dirs())
-        cs_test__rmtree(pg->dir);
+    if (!cs_test_keep_dirs())
+        cs_test_rmtree(pg->dir);
     free(pg);
 }
 
 void cs_test__testpg_abandon(struct cs_testpg *pg)
 {
     kill_postgres(pg, SIGQUIT);
-    if (!cs_test__keep_dirs())
-        cs_test__rmtree(pg->dir);
+    if (!cs_test_keep_dirs())
+        cs_test_rmtree(pg->dir);
     else
         fprintf(stderr, "testlib: kept PostgreSQL dir %s\n", pg->dir);
 }

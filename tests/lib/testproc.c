@@ -159,7 +159,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return 0;
 }
 
-int cs_test__rmtree(const char *path)
+int cs_test_rmtree(const char *path)
 {
     if (nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
         return -errno;
@@ -183,7 +183,7 @@ void cs_test__print_tail(const char *what, const char *path, long max_bytes)
     fclose(f);
 }
 
-bool cs_test__keep_dirs(void)
+bool cs_test_keep_dirs(void)
 {
     const char *v = getenv("CSCHED_TEST_KEEP");
     return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;

@@ -1,0 +1,379 @@
+/* csched-bench: csched against its floor, side by side in one run.
+ *
+ *   A  200 runs of `sleep 0.2` (200 jobs), limit 200: the spec's burst;
+ *   T  2000 runs of `true` (one job), global limit 64: throughput;
+ *   M  the minder's own cost: 1000 x posix_spawn + wait of
+ *      `csched-minder -d DIR -- /bin/true`, of a static (musl) true, and of
+ *      the dynamic /bin/true.
+ *
+ * For A and T, "csched" is a real cschedd (fresh per workload) on a throwaway
+ * PostgreSQL, driven through libcsched: wall time runs from the release of
+ * the trigger threads to the last run's terminal event seen on Watch. The
+ * "floor" is csched-floor: the same minders posix_spawned with the same limit
+ * and nothing else. Peak alive is counted the same way for both: live
+ * csched-minder children in /proc, every 2 ms. CPU is the server's (or the
+ * floor's) own plus that of every process it reaped (minders, commands);
+ * PostgreSQL's is shown apart.
+ *
+ * Usage: csched-bench [--fsync on|off] [--only A|T|M] */
+#include <csched/client.h>
+#include <csched/scheduler.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+#ifndef CSCHED_BIN_DIR
+#error "CSCHED_BIN_DIR must name the directory holding the programs"
+#endif
+
+extern char **environ;
+
+enum { TRIGGER_THREADS = 10, SPAWN_COST_N = 1000, BURST_TIMEOUT_MS = 120000 };
+
+struct workload {
+    const char *key;
+    const char *title;
+    const char *prefix;
+    unsigned n_runs;
+    unsigned n_jobs;
+    unsigned limit;
+    const char *const *command;
+};
+
+struct measure {
+    bool ok;
+    unsigned runs;
+    unsigned failed;
+    double wall_ms;
+    unsigned peak_alive;
+    double cpu_ms;
+    double db_cpu_ms;
+    bool has_lag;
+    int64_t lag_p50_us, lag_p99_us, lag_max_us;
+};
+
+static const char *const sleep_cmd[] = {"sleep", "0.2", NULL};
+static const char *const true_cmd[] = {"true", NULL};
+
+static const struct workload workloads[] = {
+    {"A", "A: 200 x sleep 0.2, limit 200", "bench-a", 200, 200, 200, sleep_cmd},
+    {"T", "T: 2000 x true, limit 64", "bench-t", 2000, 1, 64, true_cmd},
+};
+
+static char bin_dir[1024];
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double tv_ms(struct timeval tv)
+{
+    return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec / 1e3;
+}
+
+/* A /proc sampler for the floor, the same count the burst driver makes. */
+struct sampler {
+    pid_t pid;
+    atomic_bool stop;
+    unsigned peak;
+};
+
+static void *sampler_main(void *arg)
+{
+    struct sampler *s = arg;
+    struct timespec period = {.tv_sec = 0, .tv_nsec = 2 * 1000 * 1000};
+
+    while (!atomic_load(&s->stop)) {
+        int n = cs_test_count_minders(s->pid);
+        if (n > (int)s->peak)
+            s->peak = (unsigned)n;
+        nanosleep(&period, NULL);
+    }
+    return NULL;
+}
+
+/* run_floor runs csched-floor for the workload and reads its result line. */
+static void run_floor(const struct workload *w, struct measure *m)
+{
+    char floor_path[1200], minder[1200], workdir[] = "/tmp/cs-floor-XXXXXX", runs[16], limit[16];
+    char out_path[64];
+    const char *argv[32];
+    size_t n = 0;
+    struct rusage ru;
+    int wstatus;
+    pid_t pid;
+
+    memset(m, 0, sizeof(*m));
+    snprintf(floor_path, sizeof(floor_path), "%s/csched-floor", bin_dir);
+    snprintf(minder, sizeof(minder), "%s/csched-minder", bin_dir);
+    snprintf(runs, sizeof(runs), "%u", w->n_runs);
+    snprintf(limit, sizeof(limit), "%u", w->limit);
+    CS_TEST_TRUE(mkdtemp(workdir) != NULL);
+    snprintf(out_path, sizeof(out_path), "%s.out", workdir);
+    const char *head[] = {"csched-floor", "-m", minder, "-d",  workdir,
+                          "-n",           runs, "-j",   limit, "--"};
+    for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+        argv[n++] = head[i];
+    for (size_t i = 0; w->command[i] != NULL; i++)
+        argv[n++] = w->command[i];
+    argv[n] = NULL;
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    CS_TEST_OK(posix_spawn(&pid, floor_path, &fa, NULL, (char **)argv, environ));
+    posix_spawn_file_actions_destroy(&fa);
+    struct sampler s = {.pid = pid};
+    pthread_t th;
+    pthread_create(&th, NULL, sampler_main, &s);
+    CS_TEST_EQ(wait4(pid, &wstatus, 0, &ru), pid);
+    atomic_store(&s.stop, true);
+    pthread_join(th, NULL);
+
+    FILE *f = fopen(out_path, "r");
+    unsigned own_peak = 0;
+    double runs_per_s;
+    CS_TEST_TRUE(f != NULL);
+    m->ok = fscanf(f, "runs=%u failed=%u wall_ms=%lf runs_per_s=%lf peak_alive=%u", &m->runs,
+                   &m->failed, &m->wall_ms, &runs_per_s, &own_peak) == 5 &&
+            WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+    fclose(f);
+    m->peak_alive = s.peak;
+    m->cpu_ms = tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime);
+    unlink(out_path);
+    if (!m->ok)
+        fprintf(stderr, "bench: csched-floor failed (status %d)\n", wstatus);
+    fprintf(stderr, "bench: floor %s: own count of peak alive %u, /proc %u\n", w->key, own_peak,
+            s.peak);
+    if (!cs_test_keep_dirs())
+        cs_test_rmtree(workdir);
+}
+
+/* get_lag reads the probe's last-minute window. */
+static void get_lag(struct cs_testd *d, struct measure *m)
+{
+    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
+    Csched__V1__Stats *stats = NULL;
+    struct cs_client *client = NULL;
+    struct cs_status st = {0};
+
+    CS_TEST_OK(cs_client_new(cs_testd_target(d), &client));
+    CS_TEST_OK(cs_scheduler_get_stats(client, &req, &stats, NULL, &st));
+    if (stats->lag_last_minute != NULL) {
+        m->has_lag = true;
+        m->lag_p50_us = stats->lag_last_minute->p50_us;
+        m->lag_p99_us = stats->lag_last_minute->p99_us;
+        m->lag_max_us = stats->lag_last_minute->max_us;
+    }
+    csched__v1__stats__free_unpacked(stats, NULL);
+    cs_client_free(client);
+}
+
+/* run_csched runs the workload on a fresh cschedd on pg. */
+static void run_csched(const struct workload *w, struct cs_testpg *pg, struct measure *m)
+{
+    struct cs_testd_options dopts = {.database_url = cs_testpg_url(pg), .max_running = w->limit};
+    struct cs_test_burst_result r;
+    double srv0, srv1, db0, db1;
+    struct cs_testd *d = NULL;
+
+    memset(m, 0, sizeof(*m));
+    CS_TEST_OK(cs_testd_start(&dopts, &d));
+    struct cs_test_burst_options bopts = {
+        .target = cs_testd_target(d),
+        .server_pid = cs_testd_pid(d),
+        .job_prefix = w->prefix,
+        .command = w->command,
+        .n_jobs = w->n_jobs,
+        .n_runs = w->n_runs,
+        .trigger_threads = TRIGGER_THREADS,
+        .limit = w->limit,
+        .timeout_ms = BURST_TIMEOUT_MS,
+    };
+    /* The jobs are made before the CPU count starts. */
+    cs_test_burst_create_jobs(&bopts);
+    bopts.jobs_exist = true;
+    CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), true, &srv0));
+    CS_TEST_OK(cs_test_tree_cpu_ms(cs_testpg_pid(pg), &db0));
+    CS_TEST_OK(cs_test_burst_run(&bopts, &r));
+    CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), true, &srv1));
+    CS_TEST_OK(cs_test_tree_cpu_ms(cs_testpg_pid(pg), &db1));
+    cs_test_burst_print(w->key, &r);
+    get_lag(d, m);
+    m->ok = r.runs_succeeded == w->n_runs && r.limit_violations == 0 && !r.timed_out;
+    m->runs = r.runs_terminal;
+    m->failed = r.runs_terminal - r.runs_succeeded;
+    m->wall_ms = r.wall_ms;
+    m->peak_alive = r.proc_peak;
+    m->cpu_ms = srv1 - srv0;
+    m->db_cpu_ms = db1 - db0;
+    int status = cs_testd_stop(d);
+    if (status != 0)
+        fprintf(stderr, "bench: cschedd exited with status %d\n", status);
+}
+
+/* spawn_cost times n posix_spawn + waitpid of argv; per spawn, in us. */
+static void spawn_cost(char *const argv[], unsigned n, double *wall_us, double *cpu_us)
+{
+    struct rusage before, after;
+    int wstatus;
+    pid_t pid;
+
+    getrusage(RUSAGE_CHILDREN, &before);
+    double t0 = now_ms();
+    for (unsigned i = 0; i < n; i++) {
+        CS_TEST_OK(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ));
+        CS_TEST_EQ(waitpid(pid, &wstatus, 0), pid);
+        CS_TEST_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
+    }
+    *wall_us = (now_ms() - t0) * 1e3 / n;
+    getrusage(RUSAGE_CHILDREN, &after);
+    double cpu = tv_ms(after.ru_utime) + tv_ms(after.ru_stime) - tv_ms(before.ru_utime) -
+                 tv_ms(before.ru_stime);
+    *cpu_us = cpu * 1e3 / n;
+}
+
+static void print_row(const char *label, const char *system, const struct measure *m)
+{
+    printf("%-32s %-7s %9.1f %9.1f %6u %10.1f %9.1f", label, system, m->wall_ms,
+           m->wall_ms > 0 ? m->runs / (m->wall_ms / 1e3) : 0.0, m->peak_alive, m->cpu_ms,
+           m->db_cpu_ms);
+    if (m->has_lag)
+        printf("  %6lld/%6lld/%6lld", (long long)m->lag_p50_us, (long long)m->lag_p99_us,
+               (long long)m->lag_max_us);
+    printf("%s\n", m->ok ? "" : "  (FAILED RUNS)");
+}
+
+static void print_ratio(const struct measure *c, const struct measure *f)
+{
+    double rps_c = c->runs / (c->wall_ms / 1e3), rps_f = f->runs / (f->wall_ms / 1e3);
+
+    printf("%-32s %-7s %8.2fx %8.2fx %5.2fx %9.2fx\n", "", "ratio", c->wall_ms / f->wall_ms,
+           rps_c / rps_f, f->peak_alive ? (double)c->peak_alive / f->peak_alive : 0.0,
+           f->cpu_ms > 0 ? (c->cpu_ms + c->db_cpu_ms) / f->cpu_ms : 0.0);
+}
+
+static const char *verdict(bool met)
+{
+    return met ? "met" : "NOT met";
+}
+
+static void print_header(void)
+{
+    printf("%-32s %-7s %9s %9s %6s %10s %9s  %s\n", "workload", "system", "wall ms", "runs/s",
+           "peak", "cpu ms", "db cpu ms", "probe p50/p99/max us");
+}
+
+/* minder_cost prints line M: the minder's start, run and exit beside a
+ * static and a dynamic true. */
+static void minder_cost(void)
+{
+    char minder[1200], static_true[1200], dir[] = "/tmp/cs-bench-minder-XXXXXX";
+    double wall, cpu;
+
+    snprintf(minder, sizeof(minder), "%s/csched-minder", bin_dir);
+    snprintf(static_true, sizeof(static_true), "%s/csched-bench-true", bin_dir);
+    CS_TEST_TRUE(mkdtemp(dir) != NULL);
+    char *minder_argv[] = {minder, "-d", dir, "--", "/bin/true", NULL};
+    char *static_argv[] = {static_true, NULL};
+    char *dynamic_argv[] = {"/bin/true", NULL};
+
+    printf("\nM: minder cost, %d x posix_spawn + wait each   wall us/spawn   cpu us/spawn\n",
+           SPAWN_COST_N);
+    spawn_cost(minder_argv, SPAWN_COST_N, &wall, &cpu);
+    printf("  %-44s %12.0f %14.0f\n", "csched-minder -d DIR -- /bin/true", wall, cpu);
+    if (access(static_true, X_OK) == 0) {
+        spawn_cost(static_argv, SPAWN_COST_N, &wall, &cpu);
+        printf("  %-44s %12.0f %14.0f\n", "static true (musl-gcc -static)", wall, cpu);
+    } else {
+        printf("  %-44s %12s %14s\n", "static true (musl-gcc -static)", "n/a", "n/a");
+    }
+    spawn_cost(dynamic_argv, SPAWN_COST_N, &wall, &cpu);
+    printf("  %-44s %12.0f %14.0f\n", "/bin/true (dynamic glibc)", wall, cpu);
+    cs_test_rmtree(dir);
+}
+
+static void run_workload(const struct workload *w, struct cs_testpg *pg, struct measure *floor_m,
+                         struct measure *csched_m)
+{
+    fprintf(stderr, "bench: %s on the floor\n", w->title);
+    run_floor(w, floor_m);
+    fprintf(stderr, "bench: %s on csched\n", w->title);
+    run_csched(w, pg, csched_m);
+    print_row(w->title, "floor", floor_m);
+    print_row("", "csched", csched_m);
+    print_ratio(csched_m, floor_m);
+    fflush(stdout);
+}
+
+static void print_targets(const struct measure m[2][2], bool have_a, bool have_t)
+{
+    printf("\ntargets (reported, not asserted):\n");
+    if (have_a) {
+        const struct measure *f = &m[0][0], *c = &m[0][1];
+        printf("  A wall within 1.15x of floor: %.2fx, %s\n", c->wall_ms / f->wall_ms,
+               verdict(c->wall_ms <= 1.15 * f->wall_ms));
+        printf("  A peak alive >= floor's: %u vs %u, %s\n", c->peak_alive, f->peak_alive,
+               verdict(c->peak_alive >= f->peak_alive));
+        printf("  A probe p99 < 5 ms, max < 20 ms: %.2f ms / %.2f ms, %s\n", c->lag_p99_us / 1e3,
+               c->lag_max_us / 1e3,
+               verdict(c->has_lag && c->lag_p99_us < 5000 && c->lag_max_us < 20000));
+    }
+    if (have_t) {
+        const struct measure *f = &m[1][0], *c = &m[1][1];
+        double ratio = f->wall_ms / c->wall_ms;
+        printf("  T throughput >= 0.85x floor: %.2fx, %s\n", ratio, verdict(ratio >= 0.85));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct cs_testpg_options pg_opts = {.fsync = true};
+    const char *only = NULL;
+    struct measure m[2][2];
+    struct cs_testpg *pg = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--fsync") == 0 && i + 1 < argc) {
+            pg_opts.fsync = strcmp(argv[++i], "off") != 0;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            fprintf(stderr, "usage: %s [--fsync on|off] [--only A|T|M]\n", argv[0]);
+            return 2;
+        }
+    }
+    const char *env_bin = getenv("CSCHED_BIN_DIR");
+    snprintf(bin_dir, sizeof(bin_dir), "%s", env_bin ? env_bin : CSCHED_BIN_DIR);
+
+    CS_TEST_OK(cs_testpg_start_opts(&pg_opts, &pg));
+    printf("csched benchmark: %ld cores, PostgreSQL fsync=%s, bin %s\n\n",
+           sysconf(_SC_NPROCESSORS_ONLN), pg_opts.fsync ? "on" : "off", bin_dir);
+    print_header();
+    for (size_t i = 0; i < 2; i++) {
+        if (only == NULL || strcmp(only, workloads[i].key) == 0)
+            run_workload(&workloads[i], pg, &m[i][0], &m[i][1]);
+    }
+    cs_testpg_stop(pg);
+    if (only == NULL || strcmp(only, "M") == 0)
+        minder_cost();
+    print_targets((const struct measure(*)[2])m, only == NULL || strcmp(only, "A") == 0,
+                  only == NULL || strcmp(only, "T") == 0);
+    return 0;
+}
