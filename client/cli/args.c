@@ -1,0 +1,403 @@
+/* Flag parsing for csched: global flags, numbers, K=V maps, and the job
+ * flags shared by "job create" and "job update".
+ *
+ * Single-threaded; messages are built on the heap in protobuf-c's unpacked
+ * layout (see cli.h).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+
+#define CS_CLI_DEFAULT_SERVER "127.0.0.1:50051"
+
+void *cs_cli_xmalloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+
+    if (p == NULL) {
+        fputs("csched: out of memory\n", stderr);
+        exit(CS_EXIT_SOFTWARE);
+    }
+    return p;
+}
+
+void *cs_cli_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+
+    if (p == NULL) {
+        fputs("csched: out of memory\n", stderr);
+        exit(CS_EXIT_SOFTWARE);
+    }
+    return p;
+}
+
+char *cs_cli_xstrdup(const char *s)
+{
+    size_t len = strlen(s) + 1;
+
+    return memcpy(cs_cli_xmalloc(len), s, len);
+}
+
+void cs_cli_init(struct cs_cli *cli)
+{
+    const char *env = getenv("CSCHED_SERVER");
+
+    memset(cli, 0, sizeof(*cli));
+    cli->server = env != NULL && env[0] != '\0' ? env : CS_CLI_DEFAULT_SERVER;
+    cli->format = CS_FORMAT_TABLE;
+    cli->out = stdout;
+    cli->err = stderr;
+}
+
+bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **value)
+{
+    const char *arg = argv[*i];
+    size_t len = strlen(name);
+
+    if (strncmp(arg, name, len) != 0)
+        return false;
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+        return true;
+    }
+    if (arg[len] != '\0')
+        return false;
+    if (*i + 1 < argc) {
+        *i += 1;
+        *value = argv[*i];
+    } else {
+        *value = NULL;
+    }
+    return true;
+}
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err, size_t errlen)
+{
+    const char *v;
+
+    if (strcmp(argv[*i], "--wait-for-ready") == 0) {
+        cli->wait_for_ready = true;
+        return 1;
+    }
+    if (cs_cli_flag("--server", argc, argv, i, &v)) {
+        if (v == NULL || v[0] == '\0')
+            return bad(err, errlen, "--server needs HOST:PORT");
+        cli->server = v;
+        return 1;
+    }
+    if (cs_cli_flag("-o", argc, argv, i, &v) || cs_cli_flag("--output", argc, argv, i, &v)) {
+        if (v != NULL && strcmp(v, "json") == 0)
+            cli->format = CS_FORMAT_JSON;
+        else if (v != NULL && strcmp(v, "table") == 0)
+            cli->format = CS_FORMAT_TABLE;
+        else
+            return bad(err, errlen, "-o takes table or json, not '%s'", v ? v : "");
+        return 1;
+    }
+    if (cs_cli_flag("--timeout", argc, argv, i, &v)) {
+        if (v == NULL || cs_cli_parse_seconds(v, &cli->timeout_ms) != 0)
+            return bad(err, errlen, "--timeout takes seconds > 0, e.g. 30 or 1.5, not '%s'",
+                       v ? v : "");
+        return 1;
+    }
+    return 0;
+}
+
+int cs_cli_parse_u32(const char *s, uint32_t *out)
+{
+    uintmax_t v = 0;
+
+    if (s == NULL || *s == '\0')
+        return -EINVAL;
+    for (; *s != '\0'; s++) {
+        if (!isdigit((unsigned char)*s))
+            return -EINVAL;
+        v = v * 10 + (uintmax_t)(*s - '0');
+        if (v > UINT32_MAX)
+            return -EINVAL;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int cs_cli_parse_id(const char *s, int64_t *out)
+{
+    uintmax_t v = 0;
+
+    if (s == NULL || *s == '\0')
+        return -EINVAL;
+    for (; *s != '\0'; s++) {
+        if (!isdigit((unsigned char)*s))
+            return -EINVAL;
+        v = v * 10 + (uintmax_t)(*s - '0');
+        if (v > INT64_MAX)
+            return -EINVAL;
+    }
+    if (v == 0)
+        return -EINVAL;
+    *out = (int64_t)v;
+    return 0;
+}
+
+int cs_cli_parse_seconds(const char *s, int64_t *out_ms)
+{
+    char *end;
+    double v;
+
+    if (s == NULL || !isdigit((unsigned char)s[0]))
+        return -EINVAL;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || *end != '\0' || !(v > 0) || v > 1e9)
+        return -EINVAL;
+    *out_ms = (int64_t)(v * 1000.0 + 0.5);
+    if (*out_ms == 0)
+        *out_ms = 1;
+    return 0;
+}
+
+int cs_cli_parse_state(const char *s, Csched__V1__RunState *out)
+{
+    const ProtobufCEnumDescriptor *desc = &csched__v1__run_state__descriptor;
+    static const char prefix[] = "RUN_STATE_";
+
+    if (s == NULL)
+        return -EINVAL;
+    if (strncasecmp(s, prefix, sizeof(prefix) - 1) == 0)
+        s += sizeof(prefix) - 1;
+    for (unsigned i = 0; i < desc->n_values; i++) {
+        const char *name = desc->values[i].name + sizeof(prefix) - 1;
+
+        if (desc->values[i].value != 0 && strcasecmp(s, name) == 0) {
+            *out = (Csched__V1__RunState)desc->values[i].value;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+void cs_cli_map_put(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
+                    const char *key, const char *value)
+{
+    const ProtobufCFieldDescriptor *kf = &entry_desc->fields[0];
+    const ProtobufCFieldDescriptor *vf = &entry_desc->fields[1];
+    ProtobufCMessage *entry;
+
+    for (size_t i = 0; i < *n; i++) {
+        char **k = (char **)((char *)(*entries)[i] + kf->offset);
+        char **v = (char **)((char *)(*entries)[i] + vf->offset);
+
+        if (strcmp(*k, key) == 0) {
+            cs_cli_set_string(v, value);
+            return;
+        }
+    }
+    entry = cs_cli_xmalloc(entry_desc->sizeof_message);
+    protobuf_c_message_init(entry_desc, entry);
+    *(char **)((char *)entry + kf->offset) = cs_cli_xstrdup(key);
+    *(char **)((char *)entry + vf->offset) = cs_cli_xstrdup(value);
+    *entries = realloc(*entries, (*n + 1) * sizeof(**entries));
+    if (*entries == NULL) {
+        fputs("csched: out of memory\n", stderr);
+        exit(CS_EXIT_SOFTWARE);
+    }
+    (*entries)[(*n)++] = entry;
+}
+
+int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
+                      const char *kv)
+{
+    const char *eq = kv != NULL ? strchr(kv, '=') : NULL;
+    char *key;
+
+    if (eq == NULL || eq == kv)
+        return -EINVAL;
+    key = cs_cli_xmalloc((size_t)(eq - kv) + 1);
+    memcpy(key, kv, (size_t)(eq - kv));
+    key[eq - kv] = '\0';
+    cs_cli_map_put(entry_desc, entries, n, key, eq + 1);
+    free(key);
+    return 0;
+}
+
+Csched__V1__Job *cs_cli_job_new(void)
+{
+    Csched__V1__Job *job = cs_cli_xmalloc(sizeof(*job));
+
+    csched__v1__job__init(job);
+    return job;
+}
+
+void cs_cli_set_string(char **field, const char *s)
+{
+    if (*field != NULL && *field != protobuf_c_empty_string)
+        free(*field);
+    *field = cs_cli_xstrdup(s);
+}
+
+void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg)
+{
+    char **cmd = realloc(job->command, (job->n_command + 1) * sizeof(*cmd));
+
+    if (cmd == NULL) {
+        fputs("csched: out of memory\n", stderr);
+        exit(CS_EXIT_SOFTWARE);
+    }
+    cmd[job->n_command++] = cs_cli_xstrdup(arg);
+    job->command = cmd;
+}
+
+/* Takes one job flag with its value. Returns 1 if argv[*i] was one, 0 if
+ * not, -EINVAL on a bad value. */
+static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err, size_t errlen)
+{
+    static const struct {
+        const char *flag;
+        size_t offset;
+    } nums[] = {
+        {"--max-running", offsetof(Csched__V1__Job, max_running)},
+        {"--timeout-seconds", offsetof(Csched__V1__Job, timeout_seconds)},
+        {"--max-attempts", offsetof(Csched__V1__Job, max_attempts)},
+        {"--retry-backoff-ms", offsetof(Csched__V1__Job, retry_backoff_ms)},
+    };
+    const char *v;
+
+    if (cs_cli_flag("--env", argc, argv, i, &v)) {
+        if (cs_cli_map_put_kv(&csched__v1__job__env_entry__descriptor, (void ***)&job->env,
+                              &job->n_env, v) != 0)
+            return bad(err, errlen, "--env takes KEY=VALUE, not '%s'", v ? v : "");
+        return 1;
+    }
+    if (cs_cli_flag("--label", argc, argv, i, &v)) {
+        if (cs_cli_map_put_kv(&csched__v1__job__labels_entry__descriptor, (void ***)&job->labels,
+                              &job->n_labels, v) != 0)
+            return bad(err, errlen, "--label takes KEY=VALUE, not '%s'", v ? v : "");
+        return 1;
+    }
+    if (cs_cli_flag("--workdir", argc, argv, i, &v)) {
+        if (v == NULL)
+            return bad(err, errlen, "--workdir needs a directory");
+        cs_cli_set_string(&job->working_dir, v);
+        return 1;
+    }
+    if (cs_cli_flag("--shell", argc, argv, i, &v)) {
+        if (v == NULL || v[0] == '\0')
+            return bad(err, errlen, "--shell needs a command line");
+        cs_cli_set_string(&job->shell, v);
+        return 1;
+    }
+    /* The job's own --timeout (in whole seconds) shadows the global one
+     * here; --timeout-seconds is its long spelling. */
+    if (cs_cli_flag("--timeout", argc, argv, i, &v)) {
+        if (cs_cli_parse_u32(v, &job->timeout_seconds) != 0)
+            return bad(err, errlen, "--timeout takes whole seconds, not '%s'", v ? v : "");
+        return 1;
+    }
+    for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
+        if (cs_cli_flag(nums[k].flag, argc, argv, i, &v)) {
+            if (cs_cli_parse_u32(v, (uint32_t *)((char *)job + nums[k].offset)) != 0)
+                return bad(err, errlen, "%s takes a whole number >= 0, not '%s'", nums[k].flag,
+                           v ? v : "");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int cs_cli_parse_job_args(struct cs_cli *cli, int argc, char **argv, Csched__V1__Job **out,
+                          char *err, size_t errlen)
+{
+    Csched__V1__Job *job = cs_cli_job_new();
+    bool have_argv = false;
+    int rc;
+
+    *out = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            for (i++; i < argc; i++)
+                cs_cli_job_add_command(job, argv[i]);
+            have_argv = true;
+            break;
+        }
+        rc = job_flag(job, argc, argv, &i, err, errlen);
+        if (rc == 0)
+            rc = cs_cli_global_flag(cli, argc, argv, &i, err, errlen);
+        if (rc < 0)
+            goto err_free;
+        if (rc > 0)
+            continue;
+        if (argv[i][0] == '-') {
+            rc = bad(err, errlen, "unknown flag '%s'", argv[i]);
+            goto err_free;
+        }
+        if (job->name[0] != '\0') {
+            rc = bad(err, errlen, "unexpected argument '%s' (put the command after --)", argv[i]);
+            goto err_free;
+        }
+        cs_cli_set_string(&job->name, argv[i]);
+    }
+    if (job->name[0] == '\0') {
+        rc = bad(err, errlen, "missing job NAME");
+        goto err_free;
+    }
+    if (have_argv && job->n_command == 0) {
+        rc = bad(err, errlen, "nothing after --: give the command to run");
+        goto err_free;
+    }
+    if (have_argv == (job->shell[0] != '\0')) {
+        rc = bad(err, errlen,
+                 have_argv ? "give either -- ARGV... or --shell STR, not both"
+                           : "missing command: add -- ARGV... or --shell STR");
+        goto err_free;
+    }
+    *out = job;
+    return 0;
+
+err_free:
+    csched__v1__job__free_unpacked(job, NULL);
+    return rc;
+}
+
+int cs_cli_positionals(struct cs_cli *cli, int argc, char **argv, const char **pos, int npos,
+                       const char *usage)
+{
+    char err[256];
+    int got = 0;
+
+    for (int i = 0; i < argc; i++) {
+        int rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+
+        if (rc < 0)
+            return cs_cli_usage(cli, "%s", err);
+        if (rc > 0)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cs_cli_usage(cli, "unknown flag '%s'; usage: %s", argv[i], usage);
+        if (got == npos)
+            return cs_cli_usage(cli, "unexpected argument '%s'; usage: %s", argv[i], usage);
+        pos[got++] = argv[i];
+    }
+    if (got < npos)
+        return cs_cli_usage(cli, "missing argument; usage: %s", usage);
+    return 0;
+}

@@ -1,0 +1,207 @@
+/* The csched command-line tool: shared state, exit codes and the helpers
+ * that every command uses (flag parsing, job building, output, errors).
+ *
+ * Single-threaded. Messages built here are heap trees laid out exactly as
+ * protobuf-c's unpack lays them out, so one *__free_unpacked call frees
+ * them whole.
+ */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <csched/client.h>
+#include <csched/scheduler.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes; docs/cli.md lists them for users. */
+enum cs_cli_exit {
+    CS_EXIT_OK = 0,
+    /* health: the server answered, but is not serving. */
+    CS_EXIT_NOT_SERVING = 1,
+    CS_EXIT_USAGE = 64,
+    /* A job file that is not valid YAML or not a valid job list. */
+    CS_EXIT_DATAERR = 65,
+    CS_EXIT_NOINPUT = 66,
+    /* A local failure inside csched (out of memory, ...). */
+    CS_EXIT_SOFTWARE = 70,
+    /* The server (or gRPC) answered with status code N: exit 80 + N. */
+    CS_EXIT_STATUS_BASE = 80,
+    /* trigger --wait: the run ended without an exit code of its own. */
+    CS_EXIT_RUN_TIMED_OUT = 124,
+    CS_EXIT_RUN_CANCELLED = 125,
+    CS_EXIT_RUN_LOST = 126,
+    CS_EXIT_RUN_NOT_STARTED = 127,
+};
+
+enum cs_cli_format {
+    CS_FORMAT_TABLE,
+    CS_FORMAT_JSON,
+};
+
+/* What one invocation works with. The client is owned here and freed by
+ * main. */
+struct cs_cli {
+    const char *server;
+    enum cs_cli_format format;
+    /* Per-call deadline; 0 = the library's default. */
+    int64_t timeout_ms;
+    bool wait_for_ready;
+    struct cs_client *client;
+    FILE *out;
+    FILE *err;
+};
+
+/* Allocation for the CLI: a command-line tool may stop on exhaustion. */
+void *cs_cli_xmalloc(size_t size);
+void *cs_cli_xcalloc(size_t n, size_t size);
+char *cs_cli_xstrdup(const char *s);
+
+/* --- args.c: flags --- */
+
+/* Fills cli with the defaults (server from CSCHED_SERVER or 127.0.0.1:50051,
+ * table output, stdout/stderr). */
+void cs_cli_init(struct cs_cli *cli);
+
+/* If argv[*i] is the flag name (as "--name VALUE" or "--name=VALUE"), stores
+ * the value (NULL when missing), advances *i past it and returns true. */
+bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **value);
+
+/* Takes a global flag (--server, -o/--output, --timeout, --wait-for-ready)
+ * at argv[*i]. Returns 1 if taken, 0 if argv[*i] is not one, -EINVAL with a
+ * message in err for a bad value. */
+int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err, size_t errlen);
+
+/* Parses a decimal uint32 (no sign, no spaces). Returns 0 or -EINVAL. */
+int cs_cli_parse_u32(const char *s, uint32_t *out);
+
+/* Parses a positive decimal int64 id (run id). Returns 0 or -EINVAL. */
+int cs_cli_parse_id(const char *s, int64_t *out);
+
+/* Parses seconds ("30", "1.5") into milliseconds > 0. Returns 0 or -EINVAL. */
+int cs_cli_parse_seconds(const char *s, int64_t *out_ms);
+
+/* Parses a run state ("running" or "RUN_STATE_RUNNING", any case). Returns
+ * 0 or -EINVAL. */
+int cs_cli_parse_state(const char *s, Csched__V1__RunState *out);
+
+/* Adds or replaces key in a protobuf-c map field (entries of entry_desc,
+ * string key and value). entries and n point at the message's map field.
+ * Copies key and value. */
+void cs_cli_map_put(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
+                    const char *key, const char *value);
+
+/* Splits "K=V" and puts it in the map. Returns 0 or -EINVAL (no '=', empty
+ * key). */
+int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
+                      const char *kv);
+
+/* A new heap Job with every field at its default; free with
+ * csched__v1__job__free_unpacked. */
+Csched__V1__Job *cs_cli_job_new(void);
+
+/* Replaces a string field of a heap message with a copy of s. */
+void cs_cli_set_string(char **field, const char *s);
+
+/* Appends a copy of arg to the job's command. */
+void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg);
+
+/* Parses the arguments of "job create/update": NAME, then flags, then
+ * either "-- ARGV..." or "--shell STR". Stores a new heap job in *out.
+ * Global flags among them go to cli. Returns 0 or -EINVAL (message in err). */
+int cs_cli_parse_job_args(struct cs_cli *cli, int argc, char **argv, Csched__V1__Job **out,
+                          char *err, size_t errlen);
+
+/* Takes exactly npos positional words (global flags may be among them) into
+ * pos. Returns 0, or prints a usage error and returns CS_EXIT_USAGE. */
+int cs_cli_positionals(struct cs_cli *cli, int argc, char **argv, const char **pos, int npos,
+                       const char *usage);
+
+/* --- jobfile.c: YAML job files --- */
+
+/* Parses a job file's text. On 0, *jobs is a heap array of n heap jobs
+ * (free with cs_cli_jobs_free). On -EINVAL, err says what and on which line,
+ * prefixed with name. */
+int cs_cli_jobfile_parse(const char *name, const char *text, size_t len, Csched__V1__Job ***jobs,
+                         size_t *n, char *err, size_t errlen);
+
+/* Reads path ("-" = stdin) and parses it. Returns 0, -EINVAL (bad content)
+ * or a negative errno from reading (message in err either way). */
+int cs_cli_jobfile_load(const char *path, Csched__V1__Job ***jobs, size_t *n, char *err,
+                        size_t errlen);
+
+void cs_cli_jobs_free(Csched__V1__Job **jobs, size_t n);
+
+/* --- output.c --- */
+
+/* Writes s (len bytes) as a JSON string: quotes, escapes, valid UTF-8 kept,
+ * each invalid byte as U+FFFD. */
+void cs_cli_json_string(FILE *f, const char *s, size_t len);
+
+/* Writes a message as one JSON object: proto field names as keys, every
+ * field present except unset oneof members, enums by name, maps as
+ * objects, 64-bit integers as numbers. */
+void cs_cli_json_message(FILE *f, const ProtobufCMessage *msg);
+
+/* Writes msg as one JSON line. */
+void cs_cli_json_line(FILE *f, const ProtobufCMessage *msg);
+
+/* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
+const char *cs_cli_state_name(int state);
+
+/* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS", or "-" for 0. */
+void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
+
+/* Formats a duration in ms as "1.234s", "2m03s", "1h02m"; "-" if negative. */
+void cs_cli_format_duration(int64_t ms, char *buf, size_t len);
+
+/* Formats a run or attempt outcome: "exit 3", "signal 9 (KILL)", or "-". */
+void cs_cli_format_outcome(bool has_exit, int32_t exit_code, bool has_signal, int32_t sig,
+                           char *buf, size_t len);
+
+/* Prints a job as "key: value" lines. */
+void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
+
+/* Prints a run with its attempts. */
+void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);
+
+/* Table header and row for run listings. */
+void cs_cli_print_run_header(FILE *f);
+void cs_cli_print_run_row(FILE *f, const Csched__V1__Run *run);
+
+/* Table header and row for events. */
+void cs_cli_print_event_header(FILE *f);
+void cs_cli_print_event_row(FILE *f, const Csched__V1__Event *ev);
+
+/* --- errors.c --- */
+
+/* Exit code for a library return value: 80 + status for rc > 0, 70 for a
+ * local failure. */
+int cs_cli_exit_for_rc(int rc);
+
+/* Exit code that stands for a finished run: its exit code, 128 + signal,
+ * or one of CS_EXIT_RUN_*. */
+int cs_cli_exit_for_run(const Csched__V1__Run *run);
+
+/* Prints "csched: WHAT: STATUS_NAME: message" and returns the exit code. */
+int cs_cli_fail(struct cs_cli *cli, const char *what, int rc, const struct cs_status *status);
+
+/* Prints "csched: message" and returns CS_EXIT_USAGE. */
+int cs_cli_usage(struct cs_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The call options that the global flags ask for. */
+struct cs_call_opts cs_cli_call_opts(const struct cs_cli *cli);
+
+/* --- commands: each takes the words after its verb --- */
+int cs_cmd_job(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_apply(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_run(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_cancel(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_watch(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_health(struct cs_cli *cli, int argc, char **argv);
+
+#endif

@@ -1,0 +1,181 @@
+/* csched job create|update|get|list|delete: the job methods of the API. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void print_job(struct cs_cli *cli, const Csched__V1__Job *job, const char *verb)
+{
+    if (cli->format == CS_FORMAT_JSON)
+        cs_cli_json_line(cli->out, &job->base);
+    else if (verb != NULL)
+        fprintf(cli->out, "job %s %s (version %llu)\n", job->name, verb,
+                (unsigned long long)job->version);
+    else
+        cs_cli_print_job(cli->out, job);
+}
+
+static int job_put(struct cs_cli *cli, int argc, char **argv, bool update)
+{
+    Csched__V1__Job *job, *resp = NULL;
+    struct cs_call_opts opts;
+    struct cs_status st;
+    char err[256];
+    int rc;
+
+    if (cs_cli_parse_job_args(cli, argc, argv, &job, err, sizeof(err)) != 0)
+        return cs_cli_usage(cli, "job %s: %s", update ? "update" : "create", err);
+    opts = cs_cli_call_opts(cli);
+    if (update) {
+        Csched__V1__UpdateJobRequest req = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
+
+        req.job = job;
+        rc = cs_scheduler_update_job(cli->client, &req, &resp, &opts, &st);
+    } else {
+        Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
+
+        req.job = job;
+        rc = cs_scheduler_create_job(cli->client, &req, &resp, &opts, &st);
+    }
+    if (rc != 0) {
+        char what[300];
+
+        snprintf(what, sizeof(what), "%s job %s", update ? "update" : "create", job->name);
+        rc = cs_cli_fail(cli, what, rc, &st);
+        goto out;
+    }
+    print_job(cli, resp, update ? "updated" : "created");
+    csched__v1__job__free_unpacked(resp, NULL);
+out:
+    csched__v1__job__free_unpacked(job, NULL);
+    return rc;
+}
+
+static int job_get(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    struct cs_call_opts opts;
+    Csched__V1__Job *resp;
+    struct cs_status st;
+    const char *name;
+    char what[300];
+    int rc;
+
+    rc = cs_cli_positionals(cli, argc, argv, &name, 1, "csched job get NAME");
+    if (rc != 0)
+        return rc;
+    opts = cs_cli_call_opts(cli);
+    req.name = (char *)name;
+    rc = cs_scheduler_get_job(cli->client, &req, &resp, &opts, &st);
+    if (rc != 0) {
+        snprintf(what, sizeof(what), "get job %s", name);
+        return cs_cli_fail(cli, what, rc, &st);
+    }
+    print_job(cli, resp, NULL);
+    csched__v1__job__free_unpacked(resp, NULL);
+    return 0;
+}
+
+static void print_job_row(struct cs_cli *cli, const Csched__V1__Job *job)
+{
+    char cmd[64];
+
+    if (cli->format == CS_FORMAT_JSON) {
+        cs_cli_json_line(cli->out, &job->base);
+        return;
+    }
+    if (job->n_command > 0) {
+        size_t used = 0;
+
+        cmd[0] = '\0';
+        for (size_t i = 0; i < job->n_command && used < sizeof(cmd) - 1; i++)
+            used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, "%s%s", i ? " " : "",
+                                     job->command[i]);
+    } else {
+        snprintf(cmd, sizeof(cmd), "sh -c %s", job->shell);
+    }
+    fprintf(cli->out, "%-24s %-12u %-8u %-9u %-8llu %s\n", job->name, job->max_running,
+            job->timeout_seconds, job->max_attempts, (unsigned long long)job->version, cmd);
+}
+
+static int job_list(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+    struct cs_call_opts opts;
+    char *token = NULL;
+    struct cs_status st;
+    int rc;
+
+    rc = cs_cli_positionals(cli, argc, argv, NULL, 0, "csched job list");
+    if (rc != 0)
+        return rc;
+    opts = cs_cli_call_opts(cli);
+    if (cli->format == CS_FORMAT_TABLE)
+        fprintf(cli->out, "%-24s %-12s %-8s %-9s %-8s %s\n", "NAME", "MAX_RUNNING", "TIMEOUT",
+                "ATTEMPTS", "VERSION", "COMMAND");
+    do {
+        Csched__V1__ListJobsResponse *resp;
+
+        req.page_size = 1000;
+        req.page_token = token != NULL ? token : (char *)"";
+        rc = cs_scheduler_list_jobs(cli->client, &req, &resp, &opts, &st);
+        free(token);
+        token = NULL;
+        if (rc != 0)
+            return cs_cli_fail(cli, "list jobs", rc, &st);
+        for (size_t i = 0; i < resp->n_jobs; i++)
+            print_job_row(cli, resp->jobs[i]);
+        if (resp->next_page_token[0] != '\0')
+            token = cs_cli_xstrdup(resp->next_page_token);
+        csched__v1__list_jobs_response__free_unpacked(resp, NULL);
+    } while (token != NULL);
+    return 0;
+}
+
+static int job_delete(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__DeleteJobRequest req = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
+    Csched__V1__DeleteJobResponse *resp;
+    struct cs_call_opts opts;
+    struct cs_status st;
+    const char *name;
+    char what[300];
+    int rc;
+
+    rc = cs_cli_positionals(cli, argc, argv, &name, 1, "csched job delete NAME");
+    if (rc != 0)
+        return rc;
+    opts = cs_cli_call_opts(cli);
+    req.name = (char *)name;
+    rc = cs_scheduler_delete_job(cli->client, &req, &resp, &opts, &st);
+    if (rc != 0) {
+        snprintf(what, sizeof(what), "delete job %s", name);
+        return cs_cli_fail(cli, what, rc, &st);
+    }
+    csched__v1__delete_job_response__free_unpacked(resp, NULL);
+    if (cli->format == CS_FORMAT_JSON) {
+        fputs("{\"name\":", cli->out);
+        cs_cli_json_string(cli->out, name, strlen(name));
+        fputs(",\"deleted\":true}\n", cli->out);
+    } else {
+        fprintf(cli->out, "job %s deleted\n", name);
+    }
+    return 0;
+}
+
+int cs_cmd_job(struct cs_cli *cli, int argc, char **argv)
+{
+    const char *verb = argc > 0 ? argv[0] : "";
+
+    if (strcmp(verb, "create") == 0)
+        return job_put(cli, argc - 1, argv + 1, false);
+    if (strcmp(verb, "update") == 0)
+        return job_put(cli, argc - 1, argv + 1, true);
+    if (strcmp(verb, "get") == 0)
+        return job_get(cli, argc - 1, argv + 1);
+    if (strcmp(verb, "list") == 0)
+        return job_list(cli, argc - 1, argv + 1);
+    if (strcmp(verb, "delete") == 0)
+        return job_delete(cli, argc - 1, argv + 1);
+    return cs_cli_usage(cli, "job: expected create, update, get, list or delete, not '%s'", verb);
+}

@@ -1,0 +1,158 @@
+/* csched runs | run ID | cancel ID: reading and cancelling runs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Runs listed when --limit is not given. */
+#define RUNS_DEFAULT_LIMIT 50
+
+static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__ListRunsRequest *req,
+                      uint32_t *limit)
+{
+    char err[256];
+
+    for (int i = 0; i < argc; i++) {
+        const char *v;
+        int rc;
+
+        if (cs_cli_flag("--job", argc, argv, &i, &v)) {
+            if (v == NULL)
+                return cs_cli_usage(cli, "--job needs a job name");
+            req->job_name = (char *)v;
+            continue;
+        }
+        if (cs_cli_flag("--state", argc, argv, &i, &v)) {
+            if (cs_cli_parse_state(v, &req->state) != 0)
+                return cs_cli_usage(cli,
+                                    "--state takes queued, starting, running, succeeded, failed, "
+                                    "timed_out, cancelled or lost, not '%s'",
+                                    v ? v : "");
+            continue;
+        }
+        if (cs_cli_flag("--limit", argc, argv, &i, &v)) {
+            if (cs_cli_parse_u32(v, limit) != 0 || *limit == 0)
+                return cs_cli_usage(cli, "--limit takes a whole number > 0, not '%s'", v ? v : "");
+            continue;
+        }
+        rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+        if (rc < 0)
+            return cs_cli_usage(cli, "%s", err);
+        if (rc == 0)
+            return cs_cli_usage(cli,
+                                "runs: unexpected '%s'; usage: csched runs [--job J] "
+                                "[--state S] [--limit N]",
+                                argv[i]);
+    }
+    return 0;
+}
+
+int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    uint32_t limit = RUNS_DEFAULT_LIMIT, shown = 0;
+    struct cs_call_opts opts;
+    char *token = NULL;
+    struct cs_status st;
+    int rc;
+
+    rc = parse_runs(cli, argc, argv, &req, &limit);
+    if (rc != 0)
+        return rc;
+    opts = cs_cli_call_opts(cli);
+    if (cli->format == CS_FORMAT_TABLE)
+        cs_cli_print_run_header(cli->out);
+    do {
+        Csched__V1__ListRunsResponse *resp;
+
+        req.page_size = limit - shown < 1000 ? limit - shown : 1000;
+        req.page_token = token != NULL ? token : (char *)"";
+        rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
+        free(token);
+        token = NULL;
+        if (rc != 0)
+            return cs_cli_fail(cli, "list runs", rc, &st);
+        for (size_t i = 0; i < resp->n_runs && shown < limit; i++, shown++) {
+            if (cli->format == CS_FORMAT_JSON)
+                cs_cli_json_line(cli->out, &resp->runs[i]->base);
+            else
+                cs_cli_print_run_row(cli->out, resp->runs[i]);
+        }
+        if (resp->next_page_token[0] != '\0' && shown < limit)
+            token = cs_cli_xstrdup(resp->next_page_token);
+        csched__v1__list_runs_response__free_unpacked(resp, NULL);
+    } while (token != NULL);
+    return 0;
+}
+
+/* Parses "ID" for run and cancel. Returns 0 or an exit code. */
+static int parse_id(struct cs_cli *cli, int argc, char **argv, const char *usage, int64_t *id)
+{
+    const char *arg;
+    int rc;
+
+    rc = cs_cli_positionals(cli, argc, argv, &arg, 1, usage);
+    if (rc != 0)
+        return rc;
+    if (cs_cli_parse_id(arg, id) != 0)
+        return cs_cli_usage(cli, "a run ID is a whole number > 0, not '%s'", arg);
+    return 0;
+}
+
+static void print_run(struct cs_cli *cli, const Csched__V1__Run *run)
+{
+    if (cli->format == CS_FORMAT_JSON)
+        cs_cli_json_line(cli->out, &run->base);
+    else
+        cs_cli_print_run(cli->out, run);
+}
+
+int cs_cmd_run(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
+    struct cs_call_opts opts;
+    Csched__V1__Run *run;
+    struct cs_status st;
+    char what[64];
+    int rc;
+
+    rc = parse_id(cli, argc, argv, "csched run ID", &req.run_id);
+    if (rc != 0)
+        return rc;
+    opts = cs_cli_call_opts(cli);
+    rc = cs_scheduler_get_run(cli->client, &req, &run, &opts, &st);
+    if (rc != 0) {
+        snprintf(what, sizeof(what), "get run %lld", (long long)req.run_id);
+        return cs_cli_fail(cli, what, rc, &st);
+    }
+    print_run(cli, run);
+    csched__v1__run__free_unpacked(run, NULL);
+    return 0;
+}
+
+int cs_cmd_cancel(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__CancelRunRequest req = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    struct cs_call_opts opts;
+    Csched__V1__Run *run;
+    struct cs_status st;
+    char what[64];
+    int rc;
+
+    rc = parse_id(cli, argc, argv, "csched cancel ID", &req.run_id);
+    if (rc != 0)
+        return rc;
+    opts = cs_cli_call_opts(cli);
+    rc = cs_scheduler_cancel_run(cli->client, &req, &run, &opts, &st);
+    if (rc != 0) {
+        snprintf(what, sizeof(what), "cancel run %lld", (long long)req.run_id);
+        return cs_cli_fail(cli, what, rc, &st);
+    }
+    if (cli->format == CS_FORMAT_JSON)
+        cs_cli_json_line(cli->out, &run->base);
+    else
+        fprintf(cli->out, "run %lld: %s%s\n", (long long)run->id, cs_cli_state_name(run->state),
+                run->cancel_requested ? " (cancel requested)" : "");
+    csched__v1__run__free_unpacked(run, NULL);
+    return 0;
+}

@@ -1,0 +1,154 @@
+/* csched logs ID | watch: the two server-streaming methods. Both stop when
+ * the stream ends; watch runs until interrupted or its --timeout passes. */
+#include <string.h>
+
+#include "cli.h"
+
+static int parse_logs(struct cs_cli *cli, int argc, char **argv, Csched__V1__ReadLogsRequest *req)
+{
+    const char *id = NULL;
+    char err[256];
+
+    for (int i = 0; i < argc; i++) {
+        const char *v;
+        int rc;
+
+        if (strcmp(argv[i], "--stderr") == 0) {
+            req->stream = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR;
+            continue;
+        }
+        if (strcmp(argv[i], "--stdout") == 0) {
+            req->stream = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT;
+            continue;
+        }
+        if (cs_cli_flag("--attempt", argc, argv, &i, &v)) {
+            if (cs_cli_parse_u32(v, &req->attempt) != 0 || req->attempt == 0)
+                return cs_cli_usage(cli, "--attempt takes a number >= 1, not '%s'", v ? v : "");
+            continue;
+        }
+        rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+        if (rc < 0)
+            return cs_cli_usage(cli, "%s", err);
+        if (rc > 0)
+            continue;
+        if (argv[i][0] == '-' || id != NULL)
+            return cs_cli_usage(cli,
+                                "logs: unexpected '%s'; usage: csched logs ID "
+                                "[--attempt N] [--stdout|--stderr]",
+                                argv[i]);
+        id = argv[i];
+    }
+    if (id == NULL)
+        return cs_cli_usage(cli, "logs: missing run ID");
+    if (cs_cli_parse_id(id, &req->run_id) != 0)
+        return cs_cli_usage(cli, "a run ID is a whole number > 0, not '%s'", id);
+    return 0;
+}
+
+int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    struct cs_call_opts opts;
+    struct cs_stream *stream;
+    Csched__V1__LogChunk *chunk;
+    struct cs_status st;
+    char what[64];
+    int rc;
+
+    rc = parse_logs(cli, argc, argv, &req);
+    if (rc != 0)
+        return rc;
+    opts = cs_cli_call_opts(cli);
+    snprintf(what, sizeof(what), "logs of run %lld", (long long)req.run_id);
+    rc = cs_scheduler_read_logs(cli->client, &req, &stream, &opts, &st);
+    if (rc != 0)
+        return cs_cli_fail(cli, what, rc, &st);
+    while ((rc = cs_scheduler_read_logs_next(stream, &chunk, &st)) == 1) {
+        if (cli->format == CS_FORMAT_JSON) {
+            cs_cli_json_line(cli->out, &chunk->base);
+        } else {
+            /* Each stream of the run goes to the same stream here. */
+            FILE *f =
+                chunk->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR ? cli->err : cli->out;
+
+            fwrite(chunk->data.data, 1, chunk->data.len, f);
+        }
+        csched__v1__log_chunk__free_unpacked(chunk, NULL);
+    }
+    cs_stream_free(stream);
+    if (rc < 0 || st.code != 0)
+        return cs_cli_fail(cli, what, rc < 0 ? rc : st.code, &st);
+    return 0;
+}
+
+static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__WatchRequest *req)
+{
+    char err[256];
+
+    for (int i = 0; i < argc; i++) {
+        const char *v;
+        int rc;
+
+        if (cs_cli_flag("--job", argc, argv, &i, &v)) {
+            if (v == NULL)
+                return cs_cli_usage(cli, "--job needs a job name");
+            req->job_name = (char *)v;
+            continue;
+        }
+        if (cs_cli_flag("--after-seq", argc, argv, &i, &v)) {
+            int64_t seq;
+
+            /* 0 is allowed here: it replays the whole history. */
+            if (v != NULL && strcmp(v, "0") == 0)
+                seq = 0;
+            else if (cs_cli_parse_id(v, &seq) != 0)
+                return cs_cli_usage(cli, "--after-seq takes a number >= 0, not '%s'", v ? v : "");
+            req->start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+            req->after_seq = seq;
+            continue;
+        }
+        rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+        if (rc < 0)
+            return cs_cli_usage(cli, "%s", err);
+        if (rc == 0)
+            return cs_cli_usage(cli,
+                                "watch: unexpected '%s'; usage: csched watch [--job J] "
+                                "[--after-seq N]",
+                                argv[i]);
+    }
+    return 0;
+}
+
+int cs_cmd_watch(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    struct cs_call_opts opts;
+    struct cs_stream *stream;
+    Csched__V1__Event *ev;
+    struct cs_status st;
+    int rc;
+
+    rc = parse_watch(cli, argc, argv, &req);
+    if (rc != 0)
+        return rc;
+    opts = cs_cli_call_opts(cli);
+    rc = cs_scheduler_watch(cli->client, &req, &stream, &opts, &st);
+    if (rc != 0)
+        return cs_cli_fail(cli, "watch", rc, &st);
+    if (cli->format == CS_FORMAT_TABLE)
+        cs_cli_print_event_header(cli->out);
+    fflush(cli->out);
+    while ((rc = cs_scheduler_watch_next(stream, &ev, &st)) == 1) {
+        if (cli->format == CS_FORMAT_JSON) {
+            cs_cli_json_line(cli->out, &ev->base);
+            fflush(cli->out);
+        } else {
+            cs_cli_print_event_row(cli->out, ev);
+        }
+        csched__v1__event__free_unpacked(ev, NULL);
+    }
+    cs_stream_free(stream);
+    if (rc < 0 || st.code != 0)
+        return cs_cli_fail(cli, "watch", rc < 0 ? rc : st.code, &st);
+    return 0;
+}

@@ -1,0 +1,221 @@
+/* csched trigger JOB [--wait]: starts a run and, with --wait, follows it
+ * through Watch to its end, so that the exit code of csched is the run's.
+ *
+ * No event can be missed: the watch starts after the last event committed
+ * before the trigger (Stats.last_seq), and the run is read once more after
+ * the watch is open in case it ended already.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Reconnects of the watch while the server is unreachable, 1 s apart. */
+#define WAIT_RECONNECTS 30
+
+static bool state_is_final(int state)
+{
+    return state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
+}
+
+static int get_run(struct cs_cli *cli, int64_t id, Csched__V1__Run **out, struct cs_status *st)
+{
+    Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+
+    req.run_id = id;
+    return cs_scheduler_get_run(cli->client, &req, out, &opts, st);
+}
+
+/* Reads the watch until the run's own final event. Returns 0 when it came,
+ * 1 when the stream ended without it (st says why), < 0 on a local error. */
+static int follow(struct cs_cli *cli, struct cs_stream *stream, int64_t id, int64_t *last_seq,
+                  struct cs_status *st)
+{
+    Csched__V1__Event *ev;
+    int rc;
+
+    while ((rc = cs_scheduler_watch_next(stream, &ev, st)) == 1) {
+        bool done = ev->run_id == id && ev->attempt == 0 && state_is_final(ev->state);
+
+        *last_seq = ev->seq;
+        if (ev->run_id == id && cli->format == CS_FORMAT_TABLE) {
+            if (ev->attempt == 0)
+                fprintf(cli->err, "run %" PRId64 ": %s\n", id, cs_cli_state_name(ev->state));
+            else
+                fprintf(cli->err, "run %" PRId64 ": attempt %" PRIu32 " %s\n", id, ev->attempt,
+                        cs_cli_state_name(ev->state));
+        }
+        csched__v1__event__free_unpacked(ev, NULL);
+        if (done)
+            return 0;
+    }
+    return rc == 0 ? 1 : rc;
+}
+
+/* Waits for run id to end; after_seq is where the watch starts. Returns 0
+ * or an exit code (error printed). */
+static int wait_run(struct cs_cli *cli, const char *job, int64_t id, int64_t after_seq)
+{
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    Csched__V1__Run *run;
+    struct cs_status st;
+    int rc;
+
+    req.job_name = (char *)job;
+    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+    for (int tries = 0;; tries++) {
+        struct cs_stream *stream;
+
+        req.after_seq = after_seq;
+        rc = cs_scheduler_watch(cli->client, &req, &stream, &opts, &st);
+        if (rc != 0)
+            return cs_cli_fail(cli, "watch run", rc, &st);
+        rc = get_run(cli, id, &run, &st);
+        if (rc == 0 && state_is_final(run->state)) {
+            cs_stream_free(stream);
+            csched__v1__run__free_unpacked(run, NULL);
+            return 0;
+        }
+        if (rc == 0)
+            csched__v1__run__free_unpacked(run, NULL);
+        rc = follow(cli, stream, id, &after_seq, &st);
+        cs_stream_free(stream);
+        if (rc == 0)
+            return 0;
+        if (rc < 0)
+            return cs_cli_fail(cli, "watch run", rc, &st);
+        if (st.code != 14 /* UNAVAILABLE */ || tries == WAIT_RECONNECTS)
+            return cs_cli_fail(cli, "watch run", st.code ? st.code : 2, &st);
+        fprintf(cli->err, "csched: watch run: %s, reconnecting\n", st.message);
+        sleep(1);
+        opts.wait_for_ready = true;
+    }
+}
+
+static int finish(struct cs_cli *cli, int64_t id)
+{
+    Csched__V1__Run *run;
+    struct cs_status st;
+    char out[48];
+    int rc;
+
+    rc = get_run(cli, id, &run, &st);
+    if (rc != 0)
+        return cs_cli_fail(cli, "get run", rc, &st);
+    if (cli->format == CS_FORMAT_JSON) {
+        cs_cli_json_line(cli->out, &run->base);
+    } else {
+        cs_cli_format_outcome(run->outcome_case == CSCHED__V1__RUN__OUTCOME_EXIT_CODE,
+                              run->exit_code,
+                              run->outcome_case == CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL,
+                              run->term_signal, out, sizeof(out));
+        fprintf(cli->out, "run %" PRId64 " %s: %s%s%s\n", run->id, cs_cli_state_name(run->state),
+                out, run->message[0] ? ": " : "", run->message);
+    }
+    rc = cs_cli_exit_for_run(run);
+    csched__v1__run__free_unpacked(run, NULL);
+    return rc;
+}
+
+/* Parses the flags into req. Returns 0 or an exit code. */
+static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJobRequest *req,
+                 bool *wait)
+{
+    char err[256];
+
+    for (int i = 0; i < argc; i++) {
+        const char *v;
+        int rc;
+
+        if (strcmp(argv[i], "--wait") == 0) {
+            *wait = true;
+            continue;
+        }
+        if (cs_cli_flag("--env", argc, argv, &i, &v)) {
+            if (cs_cli_map_put_kv(&csched__v1__trigger_job_request__env_entry__descriptor,
+                                  (void ***)&req->env, &req->n_env, v) != 0)
+                return cs_cli_usage(cli, "--env takes KEY=VALUE, not '%s'", v ? v : "");
+            continue;
+        }
+        if (cs_cli_flag("--idempotency-key", argc, argv, &i, &v)) {
+            if (v == NULL)
+                return cs_cli_usage(cli, "--idempotency-key needs a value");
+            req->idempotency_key = (char *)v;
+            continue;
+        }
+        rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+        if (rc < 0)
+            return cs_cli_usage(cli, "%s", err);
+        if (rc > 0)
+            continue;
+        if (argv[i][0] == '-' || req->job_name[0] != '\0')
+            return cs_cli_usage(cli,
+                                "trigger: unexpected '%s'; usage: csched trigger JOB "
+                                "[--env K=V]... [--idempotency-key K] [--wait]",
+                                argv[i]);
+        req->job_name = argv[i];
+    }
+    if (req->job_name[0] == '\0')
+        return cs_cli_usage(cli, "trigger: missing JOB");
+    return 0;
+}
+
+static void free_env(Csched__V1__TriggerJobRequest *req)
+{
+    for (size_t i = 0; i < req->n_env; i++)
+        protobuf_c_message_free_unpacked(&req->env[i]->base, NULL);
+    free(req->env);
+}
+
+int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    struct cs_call_opts opts;
+    Csched__V1__Stats *stats;
+    Csched__V1__Run *run;
+    int64_t after_seq = 0;
+    struct cs_status st;
+    bool wait = false;
+    char what[300];
+    int64_t id;
+    int rc;
+
+    rc = parse(cli, argc, argv, &req, &wait);
+    if (rc != 0)
+        goto out;
+    opts = cs_cli_call_opts(cli);
+    snprintf(what, sizeof(what), "trigger %s", req.job_name);
+    if (wait) {
+        rc = cs_scheduler_get_stats(cli->client, NULL, &stats, &opts, &st);
+        if (rc != 0) {
+            rc = cs_cli_fail(cli, what, rc, &st);
+            goto out;
+        }
+        after_seq = stats->last_seq;
+        csched__v1__stats__free_unpacked(stats, NULL);
+    }
+    rc = cs_scheduler_trigger_job(cli->client, &req, &run, &opts, &st);
+    if (rc != 0) {
+        rc = cs_cli_fail(cli, what, rc, &st);
+        goto out;
+    }
+    id = run->id;
+    if (cli->format == CS_FORMAT_JSON && !wait)
+        cs_cli_json_line(cli->out, &run->base);
+    else if (cli->format == CS_FORMAT_TABLE)
+        fprintf(wait ? cli->err : cli->out, "run %" PRId64 " of %s: %s\n", id, run->job_name,
+                cs_cli_state_name(run->state));
+    csched__v1__run__free_unpacked(run, NULL);
+    if (wait) {
+        rc = wait_run(cli, req.job_name, id, after_seq);
+        if (rc == 0)
+            rc = finish(cli, id);
+    }
+out:
+    free_env(&req);
+    return rc;
+}

@@ -1,0 +1,75 @@
+/* csched: the command-line client of cschedd. Reads the global flags, makes
+ * one client for the invocation and hands the rest of the words to the
+ * command. Exit codes are listed in docs/cli.md.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: csched [--server HOST:PORT] [-o table|json] [--timeout S] [--wait-for-ready]\n"
+    "              COMMAND [ARGS...]\n"
+    "\n"
+    "commands:\n"
+    "  job create NAME (-- ARGV... | --shell STR) [--env K=V]... [--workdir D]\n"
+    "             [--max-running N] [--timeout S] [--max-attempts N]\n"
+    "             [--retry-backoff-ms N] [--label K=V]...\n"
+    "  job update NAME ...            same flags; replaces the job\n"
+    "  job get NAME | job list | job delete NAME\n"
+    "  apply -f jobs.yaml             create or update every job in the file\n"
+    "  trigger JOB [--env K=V]... [--idempotency-key K] [--wait]\n"
+    "  runs [--job J] [--state S] [--limit N]\n"
+    "  run ID | cancel ID\n"
+    "  logs ID [--attempt N] [--stdout|--stderr]\n"
+    "  watch [--job J] [--after-seq N]\n"
+    "  stats | health\n"
+    "\n"
+    "The server defaults to $CSCHED_SERVER, else 127.0.0.1:50051. --timeout is\n"
+    "the deadline of each call in seconds (in job create/update, put it before\n"
+    "the command: there --timeout is the job's own timeout).\n";
+
+static const struct {
+    const char *name;
+    int (*fn)(struct cs_cli *cli, int argc, char **argv);
+} commands[] = {
+    {"job", cs_cmd_job},       {"apply", cs_cmd_apply}, {"trigger", cs_cmd_trigger},
+    {"runs", cs_cmd_runs},     {"run", cs_cmd_run},     {"cancel", cs_cmd_cancel},
+    {"logs", cs_cmd_logs},     {"watch", cs_cmd_watch}, {"stats", cs_cmd_stats},
+    {"health", cs_cmd_health},
+};
+
+int main(int argc, char **argv)
+{
+    struct cs_cli cli;
+    char err[256];
+    int i, rc;
+
+    cs_cli_init(&cli);
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage_text, stdout);
+            return CS_EXIT_OK;
+        }
+        rc = cs_cli_global_flag(&cli, argc, argv, &i, err, sizeof(err));
+        if (rc < 0)
+            return cs_cli_usage(&cli, "%s", err);
+        if (rc == 0)
+            break;
+    }
+    if (i >= argc) {
+        fputs(usage_text, stderr);
+        return CS_EXIT_USAGE;
+    }
+    for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
+        if (strcmp(argv[i], commands[c].name) != 0)
+            continue;
+        rc = cs_client_new(cli.server, &cli.client);
+        if (rc != 0)
+            return cs_cli_fail(&cli, "connect", rc, NULL);
+        rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);
+        fflush(cli.out);
+        cs_client_free(cli.client);
+        return rc;
+    }
+    return cs_cli_usage(&cli, "unknown command '%s'", argv[i]);
+}
