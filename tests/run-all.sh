@@ -3,8 +3,9 @@
 #
 #   1. install the Debian packages (deploy/install-deps.sh)
 #   2. clang-format --dry-run --Werror over our own *.c and *.h
-#   3. tests/deploy_lint.sh over deploy/
-#   4. a plain build and all of ctest
+#   3. a plain build and all of ctest
+#   4. tests/deploy_lint.sh over deploy/ (checking cschedd's flags with the
+#      plain build's binary)
 #   5. an ASan+UBSan build (leak detection on) and all of ctest again
 #
 # Every stage runs even when an earlier one failed; the exit status is 0 only
@@ -48,7 +49,7 @@ check_format() {
     echo "clang-format: ${#bad[@]} of ${#files[@]} files need formatting:"
     printf '  %s\n' "${bad[@]}"
     echo "fix with: clang-format -i <file>..."
-    record format "FAILED (${#bad[@]} files need clang-format)"
+    record format "FAILED (${#bad[@]} of ${#files[@]} files not formatted)"
     return 1
 }
 
@@ -94,6 +95,10 @@ fi
 stage "format"
 check_format || failed=1
 
+stage "plain build and ctest ($build_root/plain)"
+mkdir -p "$build_root/plain"
+build_and_test plain "$build_root/plain" -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON || failed=1
+
 stage "deploy lint"
 if CSCHED_BIN_DIR="$build_root/plain/bin" "$repo/tests/deploy_lint.sh"; then
     record deploy "ok"
@@ -102,16 +107,15 @@ else
     failed=1
 fi
 
-stage "plain build and ctest ($build_root/plain)"
-mkdir -p "$build_root/plain"
-build_and_test plain "$build_root/plain" -DCSCHED_SANITIZE= || failed=1
-
 stage "ASan+UBSan build and ctest ($build_root/asan)"
 mkdir -p "$build_root/asan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export LSAN_OPTIONS=suppressions=$repo/tests/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-build_and_test asan "$build_root/asan" -DCSCHED_SANITIZE=address,undefined || failed=1
+# The minder is built with the normal compiler here, so it runs under the
+# sanitizers too (the static musl build cannot).
+build_and_test asan "$build_root/asan" -DCSCHED_SANITIZE=address,undefined \
+    -DCSCHED_MINDER_MUSL=OFF || failed=1
 
 stage "summary"
 printf '%s\n' "${summary[@]}"
