@@ -70,3 +70,20 @@ int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
     }
     return code;
 }
+
+static _Thread_local bool is_loop_thread;
+
+void cs_loop_thread_mark(void)
+{
+    is_loop_thread = true;
+}
+
+bool cs_on_loop_thread(void)
+{
+    return is_loop_thread;
+}
+
+void cs_assert_loop_fail(const char *file, int line)
+{
+    cs_assert_fail("running on the loop thread", file, line);
+}

@@ -4,6 +4,7 @@
 #ifndef CS_UTIL_H
 #define CS_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,5 +41,17 @@ struct cs_err {
  * "return cs_err_set(err, -EINVAL, ...)". */
 int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Loop-thread ownership checks: cs_loop_thread_mark() is called once by the
+ * loop thread; CS_ASSERT_LOOP() then aborts if loop-owned state is touched
+ * from any other thread. */
+void cs_loop_thread_mark(void);
+void cs_assert_loop_fail(const char *file, int line);
+bool cs_on_loop_thread(void);
+#define CS_ASSERT_LOOP()                                                                           \
+    do {                                                                                           \
+        if (!cs_on_loop_thread())                                                                  \
+            cs_assert_loop_fail(__FILE__, __LINE__);                                               \
+    } while (0)
 
 #endif

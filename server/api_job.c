@@ -1,0 +1,169 @@
+/* api_job: CreateJob, UpdateJob, GetJob, ListJobs, DeleteJob. Jobs live in
+ * the loop's sorted table; every change is written and answered on commit. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "job.h"
+#include "pump.h"
+#include "util.h"
+
+#define JOB_TOKEN_PREFIX "after:"
+
+/* A stored copy of a client's job with the output fields set. */
+static Csched__V1__Job *spec_copy(const Csched__V1__Job *in, uint64_t version,
+                                  int64_t created_unix_ms)
+{
+    Csched__V1__Job *spec = (Csched__V1__Job *)cs_message_copy(&in->base);
+    spec->version = version;
+    spec->updated_unix_ms = cs_now_unix_ms();
+    spec->created_unix_ms = created_unix_ms != 0 ? created_unix_ms : spec->updated_unix_ms;
+    return spec;
+}
+
+static void reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
+                                const Csched__V1__Job *spec)
+{
+    void *later = cs_api_reply_later(call, cs_message_copy(&spec->base));
+    cs_store_job_put(s->store, spec, cs_api_reply_cb, later);
+}
+
+static bool check_job(struct cs_call *call, const Csched__V1__Job *job)
+{
+    struct cs_err err;
+    if (job == NULL) {
+        cs_call_fail(call, -EINVAL, "job is required");
+        return false;
+    }
+    if (cs_job_validate(job, &err) != 0) {
+        cs_call_fail(call, err.code, "%s", err.msg);
+        return false;
+    }
+    return true;
+}
+
+void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__CreateJobRequest *req = (const Csched__V1__CreateJobRequest *)request;
+    struct cs_sched *s = ctx;
+    if (!check_job(call, req->job))
+        return;
+    if (cs_job_find(s, req->job->name) != NULL) {
+        cs_call_fail(call, -EEXIST, "job %s already exists: use UpdateJob to change it",
+                     req->job->name);
+        return;
+    }
+    if (!cs_api_require_store(call, s))
+        return;
+    struct cs_job *job = cs_job_insert(s, spec_copy(req->job, 1, 0));
+    reply_job_on_commit(call, s, job->spec);
+}
+
+void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__UpdateJobRequest *req = (const Csched__V1__UpdateJobRequest *)request;
+    struct cs_sched *s = ctx;
+    if (!check_job(call, req->job))
+        return;
+    struct cs_job *job = cs_job_find(s, req->job->name);
+    if (job == NULL) {
+        cs_call_fail(call, -ENOENT, "job %s does not exist: use CreateJob to make it",
+                     req->job->name);
+        return;
+    }
+    if (req->expected_version != 0 && req->expected_version != job->spec->version) {
+        cs_call_fail(call, -EBUSY,
+                     "job %s is at version %llu, not the expected_version %llu: read it again",
+                     req->job->name, (unsigned long long)job->spec->version,
+                     (unsigned long long)req->expected_version);
+        return;
+    }
+    if (!cs_api_require_store(call, s))
+        return;
+    cs_job_replace_spec(job, spec_copy(req->job, job->spec->version + 1,
+                                       job->spec->created_unix_ms));
+    /* Its own limit may have changed. */
+    cs_pump_job_changed(s, job);
+    reply_job_on_commit(call, s, job->spec);
+}
+
+static struct cs_job *find_named(struct cs_call *call, struct cs_sched *s, const char *name,
+                                 const char *field)
+{
+    struct cs_err err;
+    if (cs_job_name_validate(name, field, &err) != 0) {
+        cs_call_fail(call, err.code, "%s", err.msg);
+        return NULL;
+    }
+    struct cs_job *job = cs_job_find(s, name);
+    if (job == NULL)
+        cs_call_fail(call, -ENOENT, "job %s does not exist", name);
+    return job;
+}
+
+void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__GetJobRequest *req = (const Csched__V1__GetJobRequest *)request;
+    struct cs_job *job = find_named(call, ctx, req->name, "name");
+    if (job != NULL)
+        cs_call_reply(call, &job->spec->base);
+}
+
+void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__ListJobsRequest *req = (const Csched__V1__ListJobsRequest *)request;
+    struct cs_sched *s = ctx;
+    uint32_t limit;
+    if (cs_api_page_size(req->page_size, &limit) != 0) {
+        cs_call_fail(call, -EINVAL, "page_size %u is over the limit of 1000", req->page_size);
+        return;
+    }
+    size_t start = 0;
+    if (req->page_token[0] != '\0') {
+        const char *after = req->page_token + strlen(JOB_TOKEN_PREFIX);
+        if (strncmp(req->page_token, JOB_TOKEN_PREFIX, strlen(JOB_TOKEN_PREFIX)) != 0 ||
+            cs_job_name_validate(after, "page_token", NULL) != 0) {
+            cs_call_fail(call, -EINVAL,
+                         "page_token is not one this server gave out: pass next_page_token "
+                         "from the previous response, or nothing for the first page");
+            return;
+        }
+        start = cs_job_index_after(s, after);
+    }
+    size_t n = s->n_jobs - start < limit ? s->n_jobs - start : limit;
+    Csched__V1__ListJobsResponse resp = CSCHED__V1__LIST_JOBS_RESPONSE__INIT;
+    Csched__V1__Job **jobs = cs_xcalloc(n ? n : 1, sizeof(*jobs));
+    for (size_t i = 0; i < n; i++)
+        jobs[i] = s->jobs[start + i]->spec;
+    resp.jobs = jobs;
+    resp.n_jobs = n;
+    char token[CS_JOB_NAME_MAX + 16] = "";
+    if (start + n < s->n_jobs)
+        (void)snprintf(token, sizeof(token), "%s%s", JOB_TOKEN_PREFIX, jobs[n - 1]->name);
+    resp.next_page_token = token;
+    cs_call_reply(call, &resp.base);
+    free(jobs);
+}
+
+void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__DeleteJobRequest *req = (const Csched__V1__DeleteJobRequest *)request;
+    struct cs_sched *s = ctx;
+    struct cs_job *job = find_named(call, s, req->name, "name");
+    if (job == NULL)
+        return;
+    if (job->active > 0) {
+        cs_call_fail(call, -EBUSY,
+                     "job %s has %u runs queued or running: cancel them or wait for them to end",
+                     req->name, job->active);
+        return;
+    }
+    if (!cs_api_require_store(call, s))
+        return;
+    Csched__V1__DeleteJobResponse *resp = cs_xmalloc(sizeof(*resp));
+    csched__v1__delete_job_response__init(resp);
+    cs_store_job_delete(s->store, req->name, cs_api_reply_cb, cs_api_reply_later(call, &resp->base));
+    cs_job_remove(s, job);
+}

@@ -1,0 +1,212 @@
+/* api_logs: ReadLogs streams an attempt's stdout and stderr files in 64 KiB
+ * chunks. Files are read with uv_fs_* (libuv's pool), one chunk ahead of the
+ * client at most: the next read starts when the stream has drained. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "note.h"
+#include "util.h"
+
+#define CHUNK_BYTES (64 * 1024)
+
+struct log_read {
+    struct cs_call *call; /* NULL once the client has gone */
+    struct cs_sched *sched;
+    int64_t run_id;
+    uint32_t attempt;
+    Csched__V1__LogStream streams[2];
+    size_t n_streams, current;
+    uv_file fd; /* -1 when closed */
+    int64_t offset;
+    bool busy; /* a uv_fs request is in flight */
+    uv_fs_t req;
+    char buf[CHUNK_BYTES];
+};
+
+static void next_step(struct log_read *r);
+
+static void log_read_end(struct log_read *r, int code, const char *message)
+{
+    if (r->call != NULL) {
+        if (code == 0)
+            cs_call_finish(r->call, GRPC_STATUS_OK, "");
+        else
+            cs_call_fail(r->call, code, "%s", message);
+    }
+    r->call = NULL;
+    if (r->fd >= 0) {
+        /* A close of a regular file does not block: done inline. */
+        uv_fs_t close_req;
+        (void)uv_fs_close(NULL, &close_req, r->fd, NULL);
+        uv_fs_req_cleanup(&close_req);
+        r->fd = -1;
+    }
+    free(r);
+}
+
+static void on_read(uv_fs_t *req)
+{
+    struct log_read *r = req->data;
+    ssize_t n = req->result;
+    uv_fs_req_cleanup(req);
+    r->busy = false;
+    if (r->call == NULL) {
+        log_read_end(r, 0, "");
+        return;
+    }
+    if (n < 0) {
+        log_read_end(r, -EIO, "reading the log file failed");
+        return;
+    }
+    if (n == 0) {
+        uv_fs_t close_req;
+        (void)uv_fs_close(NULL, &close_req, r->fd, NULL);
+        uv_fs_req_cleanup(&close_req);
+        r->fd = -1;
+        r->current++;
+        r->offset = 0;
+        next_step(r);
+        return;
+    }
+    Csched__V1__LogChunk chunk = CSCHED__V1__LOG_CHUNK__INIT;
+    chunk.stream = r->streams[r->current];
+    chunk.offset = r->offset;
+    chunk.data.data = (uint8_t *)r->buf;
+    chunk.data.len = (size_t)n;
+    r->offset += n;
+    cs_call_push(r->call, &chunk.base);
+    /* on_drained asks for the next chunk. */
+}
+
+static void on_open(uv_fs_t *req)
+{
+    struct log_read *r = req->data;
+    ssize_t fd = req->result;
+    uv_fs_req_cleanup(req);
+    r->busy = false;
+    if (r->call == NULL) {
+        if (fd >= 0)
+            r->fd = (uv_file)fd;
+        log_read_end(r, 0, "");
+        return;
+    }
+    if (fd == UV_ENOENT) {
+        /* The attempt never produced this file (it did not start). */
+        r->current++;
+        next_step(r);
+        return;
+    }
+    if (fd < 0) {
+        log_read_end(r, -EIO, "opening the log file failed");
+        return;
+    }
+    r->fd = (uv_file)fd;
+    next_step(r);
+}
+
+static void next_step(struct log_read *r)
+{
+    if (r->current >= r->n_streams) {
+        log_read_end(r, 0, "");
+        return;
+    }
+    r->busy = true;
+    r->req.data = r;
+    if (r->fd < 0) {
+        char path[4096];
+        const char *file = r->streams[r->current] == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR
+                               ? CS_ATTEMPT_STDERR_FILE
+                               : CS_ATTEMPT_STDOUT_FILE;
+        (void)snprintf(path, sizeof(path), "%s/attempts/%lld-%u/%s", r->sched->state_dir,
+                       (long long)r->run_id, r->attempt, file);
+        CS_ASSERT(uv_fs_open(r->sched->loop, &r->req, path, O_RDONLY | O_CLOEXEC, 0, on_open) ==
+                  0);
+        return;
+    }
+    uv_buf_t buf = uv_buf_init(r->buf, sizeof(r->buf));
+    CS_ASSERT(uv_fs_read(r->sched->loop, &r->req, r->fd, &buf, 1, r->offset, on_read) == 0);
+}
+
+static void on_drained(struct cs_call *call, void *ctx)
+{
+    struct log_read *r = ctx;
+    if (!r->busy && r->call != NULL)
+        next_step(r);
+}
+
+static void on_cancel(struct cs_call *call, void *ctx)
+{
+    struct log_read *r = ctx;
+    cs_call_finish(call, GRPC_STATUS_CANCELLED, "the client went away");
+    r->call = NULL;
+    if (!r->busy)
+        log_read_end(r, 0, "");
+}
+
+static const struct cs_stream_ops log_ops = {.on_drained = on_drained, .on_cancel = on_cancel};
+
+static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32_t wanted)
+{
+    if (run->n_attempts == 0) {
+        log_read_end(r, -ENOENT, "the run has no attempt yet, so no logs");
+        return;
+    }
+    if (wanted > run->n_attempts) {
+        char message[120];
+        (void)snprintf(message, sizeof(message), "the run has %zu attempts; there is no attempt %u",
+                       run->n_attempts, wanted);
+        log_read_end(r, -ENOENT, message);
+        return;
+    }
+    r->attempt = wanted != 0 ? wanted : (uint32_t)run->n_attempts;
+    cs_call_set_stream_ops(r->call, &log_ops, r);
+    next_step(r);
+}
+
+static void on_stored_run(void *arg, int status, Csched__V1__Run *run)
+{
+    struct log_read *r = arg;
+    if (status != 0) {
+        log_read_end(r, status == -ENOENT ? -ENOENT : -ENOTCONN,
+                     status == -ENOENT ? "run does not exist" : "the database is unreachable");
+        return;
+    }
+    start_reading(r, run, r->attempt);
+    protobuf_c_message_free_unpacked(&run->base, NULL);
+}
+
+void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__ReadLogsRequest *req = (const Csched__V1__ReadLogsRequest *)request;
+    struct cs_sched *s = ctx;
+    if (req->run_id <= 0) {
+        cs_call_fail(call, -EINVAL, "run_id %lld is not a run id: ids are positive",
+                     (long long)req->run_id);
+        return;
+    }
+    if (req->stream < 0 || req->stream > CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR) {
+        cs_call_fail(call, -EINVAL, "stream %d is not a LogStream", (int)req->stream);
+        return;
+    }
+    struct log_read *r = cs_xcalloc(1, sizeof(*r));
+    r->call = call;
+    r->sched = s;
+    r->run_id = req->run_id;
+    r->attempt = req->attempt;
+    r->fd = -1;
+    if (req->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_UNSPECIFIED) {
+        r->streams[r->n_streams++] = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT;
+        r->streams[r->n_streams++] = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR;
+    } else {
+        r->streams[r->n_streams++] = req->stream;
+    }
+    struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
+    if (run != NULL)
+        start_reading(r, run->msg, req->attempt);
+    else
+        cs_store_run_get(s->store, req->run_id, on_stored_run, r);
+}

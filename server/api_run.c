@@ -1,0 +1,227 @@
+/* api_run: TriggerJob, GetRun, ListRuns, CancelRun. Active runs are answered
+ * from memory; finished ones from the store. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "dispatch.h"
+#include "job.h"
+#include "util.h"
+
+#define IDEMPOTENCY_KEY_MAX 128
+
+static Csched__V1__Run *run_copy(const struct cs_run *run)
+{
+    return (Csched__V1__Run *)cs_message_copy(&run->msg->base);
+}
+
+/* An active run of job made with key, or NULL. */
+static struct cs_run *active_run_with_key(struct cs_sched *s, const char *job_name,
+                                          const char *key)
+{
+    for (size_t i = 0; i < s->runs.cap; i++) {
+        struct cs_run *run = s->runs.slots[i].value;
+        if (run != NULL && strcmp(run->msg->idempotency_key, key) == 0 &&
+            strcmp(run->msg->job_name, job_name) == 0)
+            return run;
+    }
+    return NULL;
+}
+
+struct trigger {
+    struct cs_call *call;
+    struct cs_sched *sched;
+    const Csched__V1__TriggerJobRequest *req; /* borrowed from the call */
+};
+
+static void trigger_now(struct cs_call *call, struct cs_sched *s,
+                        const Csched__V1__TriggerJobRequest *req)
+{
+    struct cs_job *job = cs_job_find(s, req->job_name);
+    if (job == NULL) {
+        cs_call_fail(call, -ENOENT, "job %s does not exist", req->job_name);
+        return;
+    }
+    if (req->idempotency_key[0] != '\0') {
+        struct cs_run *same = active_run_with_key(s, req->job_name, req->idempotency_key);
+        if (same != NULL) {
+            Csched__V1__Run *copy = run_copy(same);
+            cs_call_reply(call, &copy->base);
+            protobuf_c_message_free_unpacked(&copy->base, NULL);
+            return;
+        }
+    }
+    if (!cs_api_require_store(call, s))
+        return;
+    /* The reply is the run as committed: QUEUED, whatever happens next. */
+    struct cs_reply_later *later = cs_api_reply_later(call, NULL);
+    struct cs_run *run = cs_dispatch_trigger(s, job, req, cs_api_reply_cb, later);
+    later->msg = &run_copy(run)->base;
+}
+
+static void on_key_lookup(void *arg, int status, Csched__V1__Run *found)
+{
+    struct trigger *t = arg;
+    if (status == 0) {
+        cs_call_reply(t->call, &found->base);
+        protobuf_c_message_free_unpacked(&found->base, NULL);
+    } else if (status == -ENOENT) {
+        trigger_now(t->call, t->sched, t->req);
+    } else {
+        cs_api_fail_store(t->call, status, "looking up the idempotency key");
+    }
+    free(t);
+}
+
+void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__TriggerJobRequest *req = (const Csched__V1__TriggerJobRequest *)request;
+    struct cs_sched *s = ctx;
+    struct cs_err err;
+    if (cs_job_name_validate(req->job_name, "job_name", &err) != 0 ||
+        cs_env_validate((struct cs_kv *const *)req->env, req->n_env, "env", &err) != 0) {
+        cs_call_fail(call, err.code, "%s", err.msg);
+        return;
+    }
+    if (strlen(req->idempotency_key) > IDEMPOTENCY_KEY_MAX) {
+        cs_call_fail(call, -EINVAL, "idempotency_key is longer than %d bytes",
+                     IDEMPOTENCY_KEY_MAX);
+        return;
+    }
+    if (cs_job_find(s, req->job_name) == NULL) {
+        cs_call_fail(call, -ENOENT, "job %s does not exist", req->job_name);
+        return;
+    }
+    if (req->idempotency_key[0] == '\0' ||
+        active_run_with_key(s, req->job_name, req->idempotency_key) != NULL) {
+        trigger_now(call, s, req);
+        return;
+    }
+    /* The key may belong to a run that has already ended. */
+    struct trigger *t = cs_xmalloc(sizeof(*t));
+    t->call = call;
+    t->sched = s;
+    t->req = req;
+    cs_store_run_find_by_key(s->store, req->job_name, req->idempotency_key, on_key_lookup, t);
+}
+
+static void reply_stored_run(void *arg, int status, Csched__V1__Run *run)
+{
+    struct cs_call *call = arg;
+    if (status == 0) {
+        cs_call_reply(call, &run->base);
+        protobuf_c_message_free_unpacked(&run->base, NULL);
+    } else if (status == -ENOENT) {
+        cs_call_fail(call, -ENOENT, "run does not exist");
+    } else {
+        cs_api_fail_store(call, status, "reading the run");
+    }
+}
+
+static bool check_run_id(struct cs_call *call, int64_t id)
+{
+    if (id > 0)
+        return true;
+    cs_call_fail(call, -EINVAL, "run_id %lld is not a run id: ids are positive",
+                 (long long)id);
+    return false;
+}
+
+void cs_api_get_run(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__GetRunRequest *req = (const Csched__V1__GetRunRequest *)request;
+    struct cs_sched *s = ctx;
+    if (!check_run_id(call, req->run_id))
+        return;
+    struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
+    if (run != NULL)
+        cs_call_reply(call, &run->msg->base);
+    else
+        cs_store_run_get(s->store, req->run_id, reply_stored_run, call);
+}
+
+struct list_runs {
+    struct cs_call *call;
+    uint32_t limit;
+};
+
+static void on_runs(void *arg, int status, Csched__V1__Run **runs, size_t n)
+{
+    struct list_runs *l = arg;
+    if (status != 0) {
+        cs_api_fail_store(l->call, status, "listing runs");
+        free(l);
+        return;
+    }
+    Csched__V1__ListRunsResponse resp = CSCHED__V1__LIST_RUNS_RESPONSE__INIT;
+    resp.runs = runs;
+    resp.n_runs = n;
+    char token[32] = "";
+    if (n == l->limit && n > 0)
+        (void)snprintf(token, sizeof(token), "%lld", (long long)runs[n - 1]->id);
+    resp.next_page_token = token;
+    cs_call_reply(l->call, &resp.base);
+    cs_store_runs_free(runs, n);
+    free(l);
+}
+
+void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__ListRunsRequest *req = (const Csched__V1__ListRunsRequest *)request;
+    struct cs_sched *s = ctx;
+    struct cs_store_run_filter filter = {.job_name = req->job_name, .state = req->state};
+    if (cs_api_page_size(req->page_size, &filter.limit) != 0) {
+        cs_call_fail(call, -EINVAL, "page_size %u is over the limit of 1000", req->page_size);
+        return;
+    }
+    if (req->state < 0 || req->state > CSCHED__V1__RUN_STATE__RUN_STATE_LOST) {
+        cs_call_fail(call, -EINVAL, "state %d is not a RunState", (int)req->state);
+        return;
+    }
+    if (req->page_token[0] != '\0') {
+        char *end;
+        long long before = strtoll(req->page_token, &end, 10);
+        if (*end != '\0' || before <= 0) {
+            cs_call_fail(call, -EINVAL,
+                         "page_token is not one this server gave out: pass next_page_token "
+                         "from the previous response, or nothing for the first page");
+            return;
+        }
+        filter.before_id = before;
+    }
+    struct list_runs *l = cs_xmalloc(sizeof(*l));
+    l->call = call;
+    l->limit = filter.limit;
+    cs_store_run_list(s->store, &filter, on_runs, l);
+}
+
+static void reply_cancel_of_stored(void *arg, int status, Csched__V1__Run *run)
+{
+    struct cs_call *call = arg;
+    if (status == 0) {
+        cs_call_fail(call, -EBUSY, "run %lld has already ended (%s): there is nothing to cancel",
+                     (long long)run->id, cs_run_state_name(run->state));
+        protobuf_c_message_free_unpacked(&run->base, NULL);
+        return;
+    }
+    reply_stored_run(arg, status, run);
+}
+
+void cs_api_cancel_run(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    const Csched__V1__CancelRunRequest *req = (const Csched__V1__CancelRunRequest *)request;
+    struct cs_sched *s = ctx;
+    if (!check_run_id(call, req->run_id))
+        return;
+    struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
+    if (run == NULL) {
+        cs_store_run_get(s->store, req->run_id, reply_cancel_of_stored, call);
+        return;
+    }
+    if (!cs_api_require_store(call, s))
+        return;
+    struct cs_reply_later *later = cs_api_reply_later(call, NULL);
+    later->msg = &cs_dispatch_cancel(s, run, cs_api_reply_cb, later)->base;
+}

@@ -1,0 +1,52 @@
+/* attempt: one live minder as the loop sees it. Its end is seen through a
+ * pidfd (pidfd_open + uv_poll), which works alike for minders this process
+ * started and for minders adopted after a restart. The status note is read on
+ * libuv's pool. Loop thread only, except the work functions. */
+#ifndef CS_ATTEMPT_H
+#define CS_ATTEMPT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "note.h"
+#include "sched_state.h"
+
+struct cs_attempt {
+    struct cs_sched *sched;
+    struct cs_run *run;
+    uint32_t number;
+    char *dir;      /* owned */
+    pid_t pid;      /* the minder, once started; 0 before */
+    int pidfd;      /* -1 when not watching */
+    bool is_child;  /* started by this process: reap it */
+    bool launch_failed; /* the minder could not be started (note.message says why) */
+    bool polling;
+    uv_poll_t poll;
+    uv_work_t work;
+    /* Results of the pool work. */
+    int note_rc; /* 0, -ENOENT (no note: the minder died), or -errno */
+    struct cs_note note;
+    int adopt_pidfd; /* adoption: a pidfd on the still-running minder, or -1 */
+    pid_t adopt_pid;
+};
+
+/* Called by attempt.c when the minder has ended and its note was read
+ * (note_rc says whether there is one). Supplied by dispatch. */
+void cs_dispatch_attempt_ended(struct cs_attempt *att);
+/* Called when adoption found the minder still running (pid and pidfd set). */
+void cs_dispatch_attempt_adopted(struct cs_attempt *att);
+
+/* Starts watching att->pidfd. 0 or a negative errno. */
+int cs_attempt_watch(struct cs_attempt *att);
+/* After a restart: on the pool, read the note or find the live minder named
+ * in the attempt's pid file; then one of the two dispatch calls above. */
+void cs_attempt_adopt(struct cs_attempt *att);
+/* Stops watching and frees att once its handle is closed. */
+void cs_attempt_free(struct cs_attempt *att);
+
+/* Pool work (attempt_work.c). */
+void cs_attempt_read_note_work(uv_work_t *work);
+void cs_attempt_adopt_work(uv_work_t *work);
+
+#endif

@@ -1,0 +1,130 @@
+/* config: flag and environment parsing for cschedd. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_LISTEN = 256, OPT_DATABASE_URL, OPT_STATE_DIR, OPT_MAX_RUNNING, OPT_READY_FILE,
+       OPT_MINDER, OPT_LOG_LEVEL };
+
+static const struct option options[] = {
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"database-url", required_argument, NULL, OPT_DATABASE_URL},
+    {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+    {"max-running", required_argument, NULL, OPT_MAX_RUNNING},
+    {"ready-file", required_argument, NULL, OPT_READY_FILE},
+    {"minder", required_argument, NULL, OPT_MINDER},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+void cs_config_usage(const char *prog)
+{
+    fprintf(stderr,
+            "usage: %s [options]\n"
+            "  --listen HOST:PORT      gRPC address (default " CS_DEFAULT_LISTEN
+            "; port 0 picks one)       [CSCHED_LISTEN]\n"
+            "  --database-url URL      PostgreSQL to use; without it cschedd runs its own\n"
+            "                          under STATE_DIR/pg                 [CSCHED_DATABASE_URL]\n"
+            "  --state-dir DIR         attempts' files and the embedded database\n"
+            "                          (default " CS_DEFAULT_STATE_DIR ")              [CSCHED_STATE_DIR]\n"
+            "  --max-running N         runs at once, all jobs together (default %d)\n"
+            "                                                             [CSCHED_MAX_RUNNING]\n"
+            "  --ready-file PATH       written with the bound HOST:PORT once serving\n"
+            "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
+            "                                                             [CSCHED_MINDER]\n"
+            "  --log-level LEVEL       error, warn, info or debug (default info)\n"
+            "                                                             [CSCHED_LOG_LEVEL]\n",
+            prog, CS_DEFAULT_MAX_RUNNING);
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' ? v : fallback;
+}
+
+static int parse_max_running(const char *text, const char *source, uint32_t *out,
+                             struct cs_err *err)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (errno != 0 || *end != '\0' || text[0] == '\0' || text[0] == '-' || v == 0 ||
+        v > CS_MAX_RUNNING_LIMIT)
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be a whole number from 1 to %d", source,
+                          text, CS_MAX_RUNNING_LIMIT);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_level(const char *text, const char *source, enum cs_log_level *out,
+                       struct cs_err *err)
+{
+    if (cs_log_level_parse(text, out) != 0)
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be error, warn, info or debug", source,
+                          text);
+    return 0;
+}
+
+int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *err)
+{
+    memset(c, 0, sizeof(*c));
+    c->listen = env_or("CSCHED_LISTEN", CS_DEFAULT_LISTEN);
+    c->database_url = env_or("CSCHED_DATABASE_URL", NULL);
+    c->state_dir = env_or("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR);
+    c->minder_path = env_or("CSCHED_MINDER", NULL);
+    c->max_running = CS_DEFAULT_MAX_RUNNING;
+    c->log_level = CS_LOG_INFO;
+    const char *env = env_or("CSCHED_MAX_RUNNING", NULL);
+    if (env != NULL && parse_max_running(env, "CSCHED_MAX_RUNNING", &c->max_running, err) != 0)
+        return -EINVAL;
+    env = env_or("CSCHED_LOG_LEVEL", NULL);
+    if (env != NULL && parse_level(env, "CSCHED_LOG_LEVEL", &c->log_level, err) != 0)
+        return -EINVAL;
+
+    optind = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        switch (opt) {
+        case OPT_LISTEN:
+            c->listen = optarg;
+            break;
+        case OPT_DATABASE_URL:
+            c->database_url = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_STATE_DIR:
+            c->state_dir = optarg;
+            break;
+        case OPT_MAX_RUNNING:
+            if (parse_max_running(optarg, "--max-running", &c->max_running, err) != 0)
+                return -EINVAL;
+            break;
+        case OPT_READY_FILE:
+            c->ready_file = optarg;
+            break;
+        case OPT_MINDER:
+            c->minder_path = optarg;
+            break;
+        case OPT_LOG_LEVEL:
+            if (parse_level(optarg, "--log-level", &c->log_level, err) != 0)
+                return -EINVAL;
+            break;
+        case 'h':
+            c->help = true;
+            return 0;
+        default:
+            return cs_err_set(err, -EINVAL, "unknown option; see --help");
+        }
+    }
+    if (optind < argc)
+        return cs_err_set(err, -EINVAL, "unexpected argument \"%s\"; see --help", argv[optind]);
+    if (c->state_dir[0] != '/')
+        return cs_err_set(err, -EINVAL, "--state-dir \"%s\" must be an absolute path",
+                          c->state_dir);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* config: cschedd's settings from flags, then environment variables, then
+ * defaults. Parsed once at start, before the loop runs. */
+#ifndef CS_CONFIG_H
+#define CS_CONFIG_H
+
+#include <stdint.h>
+
+#include "log.h"
+#include "util.h"
+
+#define CS_DEFAULT_LISTEN "127.0.0.1:50051"
+#define CS_DEFAULT_STATE_DIR "/var/lib/csched"
+#define CS_DEFAULT_MAX_RUNNING 64
+#define CS_MAX_RUNNING_LIMIT 100000
+
+struct cs_config {
+    const char *listen;
+    const char *database_url; /* NULL: the embedded PostgreSQL */
+    const char *state_dir;
+    uint32_t max_running;
+    const char *ready_file; /* NULL: none */
+    const char *minder_path; /* NULL: found beside cschedd */
+    enum cs_log_level log_level;
+    bool help;
+};
+
+/* Fills config from argv and the environment (CSCHED_LISTEN,
+ * CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
+ * CSCHED_MINDER). Strings point into argv or environ. 0 or -EINVAL with err
+ * naming the flag. */
+int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
+void cs_config_usage(const char *prog);
+
+#endif

@@ -1,0 +1,33 @@
+/* dispatch: the run and attempt state machine. Runs go
+ * QUEUED -> STARTING -> RUNNING -> SUCCEEDED | FAILED | TIMED_OUT | CANCELLED | LOST,
+ * and back to QUEUED between attempts when a retry is due. Every change is
+ * written to the store and emitted as an event in the same loop turn.
+ * A run holds one slot of the global limit and of its job's limit from
+ * STARTING until its attempt has ended. Loop thread only. */
+#ifndef CS_DISPATCH_H
+#define CS_DISPATCH_H
+
+#include "launch_thread.h"
+#include "sched_state.h"
+#include "store.h"
+
+/* Makes a QUEUED run of job (env overrides and key borrowed). cb runs once
+ * the run's creation has committed. */
+struct cs_run *cs_dispatch_trigger(struct cs_sched *sched, struct cs_job *job,
+                                   const Csched__V1__TriggerJobRequest *request,
+                                   cs_store_done_cb cb, void *arg);
+/* Cancels an active run: a queued one ends CANCELLED now; a starting or
+ * running one has its minder told to stop its process group. cb runs once
+ * the change has committed. Returns a copy of the run as it is after the
+ * change (owned by the caller). */
+Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *sched, struct cs_run *run,
+                                    cs_store_done_cb cb, void *arg);
+/* After a start: takes over a run from the store's snapshot (run owned). */
+void cs_dispatch_resume(struct cs_sched *sched, Csched__V1__Run *run, const char *attempt_dir);
+/* The launcher's done callback. */
+void cs_dispatch_launched(struct cs_launch *launch, void *ctx);
+/* At shutdown: frees every active run and attempt (minders keep running and
+ * are adopted by the next start). */
+void cs_dispatch_free_all(struct cs_sched *sched);
+
+#endif

@@ -1,0 +1,22 @@
+/* env: builds the environment of a command from the server's own, the job's,
+ * the trigger's overrides and csched's own variables; later sources win. */
+#ifndef CS_ENV_H
+#define CS_ENV_H
+
+#include <stddef.h>
+
+#include "job.h"
+
+struct cs_env_source {
+    struct cs_kv *const *entries;
+    size_t n;
+};
+
+/* Returns a NULL-terminated "KEY=VALUE" array, owned by the caller (each
+ * string and the array malloc'd). base is a NULL-terminated environ. */
+char **cs_env_build(char *const *base, const struct cs_env_source *sources, size_t n_sources);
+/* Copies a NULL-terminated environ. */
+char **cs_env_copy(char *const *env);
+void cs_env_free(char **env);
+
+#endif

@@ -1,0 +1,179 @@
+/* job: what a valid job is, and the sorted table of jobs. Loop thread. */
+#include "job.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cs_job_name_validate(const char *name, const char *field, struct cs_err *err)
+{
+    size_t len = strlen(name);
+    if (len == 0)
+        return cs_err_set(err, -EINVAL, "%s is empty: a job name is required", field);
+    if (len > CS_JOB_NAME_MAX)
+        return cs_err_set(err, -EINVAL, "%s is %zu bytes long; the limit is %d", field, len,
+                          CS_JOB_NAME_MAX);
+    if (name[0] == '.' || name[0] == '-')
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must not start with '.' or '-'", field, name);
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        if (!ok)
+            return cs_err_set(err, -EINVAL,
+                              "%s has a character not allowed at byte %zu: use only A-Z a-z 0-9 . _ -",
+                              field, i);
+    }
+    return 0;
+}
+
+int cs_env_validate(struct cs_kv *const *env, size_t n, const char *field, struct cs_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *key = env[i]->key;
+        if (key[0] == '\0')
+            return cs_err_set(err, -EINVAL, "%s has an empty variable name", field);
+        if (strlen(key) > 256)
+            return cs_err_set(err, -EINVAL, "%s variable name is longer than 256 bytes", field);
+        if (strchr(key, '=') != NULL)
+            return cs_err_set(err, -EINVAL, "%s variable name \"%.64s\" contains '='", field, key);
+    }
+    return 0;
+}
+
+static int validate_labels(const Csched__V1__Job *spec, struct cs_err *err)
+{
+    for (size_t i = 0; i < spec->n_labels; i++) {
+        const char *key = spec->labels[i]->key;
+        if (key[0] == '\0' || strlen(key) > 63)
+            return cs_err_set(err, -EINVAL, "job.labels keys must be 1 to 63 bytes long");
+        if (strlen(spec->labels[i]->value) > 256)
+            return cs_err_set(err, -EINVAL, "job.labels[\"%s\"] is longer than 256 bytes", key);
+    }
+    return 0;
+}
+
+int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
+{
+    int rc = cs_job_name_validate(spec->name, "job.name", err);
+    if (rc != 0)
+        return rc;
+    bool has_shell = spec->shell[0] != '\0';
+    if (spec->n_command == 0 && !has_shell)
+        return cs_err_set(err, -EINVAL, "job %s has no command: set job.command (argv) or job.shell",
+                          spec->name);
+    if (spec->n_command > 0 && has_shell)
+        return cs_err_set(err, -EINVAL,
+                          "job %s sets both job.command and job.shell: set exactly one",
+                          spec->name);
+    if (spec->n_command > CS_JOB_ARGS_MAX)
+        return cs_err_set(err, -EINVAL, "job.command has %zu arguments; the limit is %d",
+                          spec->n_command, CS_JOB_ARGS_MAX);
+    if (spec->n_command > 0 && spec->command[0][0] == '\0')
+        return cs_err_set(err, -EINVAL, "job.command[0] is empty: it names the program to run");
+    if (spec->working_dir[0] != '\0' && spec->working_dir[0] != '/')
+        return cs_err_set(err, -EINVAL, "job.working_dir \"%.100s\" must be an absolute path",
+                          spec->working_dir);
+    if (spec->timeout_seconds > CS_JOB_TIMEOUT_MAX_S)
+        return cs_err_set(err, -EINVAL, "job.timeout_seconds %u is over the limit of %d (7 days)",
+                          spec->timeout_seconds, CS_JOB_TIMEOUT_MAX_S);
+    if (spec->max_attempts > CS_JOB_MAX_ATTEMPTS)
+        return cs_err_set(err, -EINVAL, "job.max_attempts %u is over the limit of %d",
+                          spec->max_attempts, CS_JOB_MAX_ATTEMPTS);
+    if (spec->retry_backoff_ms > CS_RETRY_BACKOFF_MAX_MS)
+        return cs_err_set(err, -EINVAL, "job.retry_backoff_ms %u is over the limit of %d",
+                          spec->retry_backoff_ms, CS_RETRY_BACKOFF_MAX_MS);
+    rc = cs_env_validate((struct cs_kv *const *)spec->env, spec->n_env, "job.env", err);
+    if (rc != 0)
+        return rc;
+    return validate_labels(spec, err);
+}
+
+/* Binary search: the index of name, or where it would go. */
+static size_t lower_bound(const struct cs_sched *sched, const char *name)
+{
+    size_t lo = 0, hi = sched->n_jobs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(sched->jobs[mid]->spec->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+struct cs_job *cs_job_find(const struct cs_sched *sched, const char *name)
+{
+    size_t i = lower_bound(sched, name);
+    if (i < sched->n_jobs && strcmp(sched->jobs[i]->spec->name, name) == 0)
+        return sched->jobs[i];
+    return NULL;
+}
+
+size_t cs_job_index_after(const struct cs_sched *sched, const char *name)
+{
+    size_t i = lower_bound(sched, name);
+    if (i < sched->n_jobs && strcmp(sched->jobs[i]->spec->name, name) == 0)
+        i++;
+    return i;
+}
+
+struct cs_job *cs_job_insert(struct cs_sched *sched, Csched__V1__Job *spec)
+{
+    size_t i = lower_bound(sched, spec->name);
+    CS_ASSERT(i == sched->n_jobs || strcmp(sched->jobs[i]->spec->name, spec->name) != 0);
+    if (sched->n_jobs == sched->cap_jobs) {
+        sched->cap_jobs = sched->cap_jobs ? sched->cap_jobs * 2 : 64;
+        sched->jobs = cs_xrealloc(sched->jobs, sched->cap_jobs * sizeof(*sched->jobs));
+    }
+    memmove(&sched->jobs[i + 1], &sched->jobs[i], (sched->n_jobs - i) * sizeof(*sched->jobs));
+    struct cs_job *job = cs_xcalloc(1, sizeof(*job));
+    job->spec = spec;
+    job->heap_index = CS_NOT_IN_HEAP;
+    sched->jobs[i] = job;
+    sched->n_jobs++;
+    return job;
+}
+
+void cs_job_replace_spec(struct cs_job *job, Csched__V1__Job *spec)
+{
+    protobuf_c_message_free_unpacked(&job->spec->base, NULL);
+    job->spec = spec;
+}
+
+static void job_free(struct cs_job *job)
+{
+    protobuf_c_message_free_unpacked(&job->spec->base, NULL);
+    free(job);
+}
+
+void cs_job_remove(struct cs_sched *sched, struct cs_job *job)
+{
+    CS_ASSERT(job->active == 0 && job->heap_index == CS_NOT_IN_HEAP);
+    size_t i = lower_bound(sched, job->spec->name);
+    CS_ASSERT(i < sched->n_jobs && sched->jobs[i] == job);
+    memmove(&sched->jobs[i], &sched->jobs[i + 1], (sched->n_jobs - i - 1) * sizeof(*sched->jobs));
+    sched->n_jobs--;
+    job_free(job);
+}
+
+void cs_job_free_all(struct cs_sched *sched)
+{
+    for (size_t i = 0; i < sched->n_jobs; i++)
+        job_free(sched->jobs[i]);
+    free(sched->jobs);
+    sched->jobs = NULL;
+    sched->n_jobs = sched->cap_jobs = 0;
+}
+
+ProtobufCMessage *cs_message_copy(const ProtobufCMessage *msg)
+{
+    size_t len = protobuf_c_message_get_packed_size(msg);
+    uint8_t *buf = cs_xmalloc(len ? len : 1);
+    protobuf_c_message_pack(msg, buf);
+    ProtobufCMessage *copy = protobuf_c_message_unpack(msg->descriptor, NULL, len, buf);
+    free(buf);
+    CS_ASSERT(copy != NULL);
+    return copy;
+}

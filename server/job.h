@@ -1,0 +1,46 @@
+/* job: validation of job specs and the loop's table of jobs, sorted by name
+ * so ListJobs pages in a stable order. Loop thread only. */
+#ifndef CS_JOB_H
+#define CS_JOB_H
+
+#include "sched_state.h"
+#include "util.h"
+
+#define CS_JOB_NAME_MAX 128
+#define CS_JOB_ARGS_MAX 4096
+#define CS_JOB_MAX_ATTEMPTS 100
+#define CS_JOB_TIMEOUT_MAX_S (7 * 24 * 3600)
+#define CS_RETRY_BACKOFF_MAX_MS (10 * 60 * 1000)
+
+/* Checks a job as a client sent it; fills err with the field and the rule. */
+int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err);
+/* Checks a name alone (for GetJob, TriggerJob, ...). */
+int cs_job_name_validate(const char *name, const char *field, struct cs_err *err);
+/* The layout protoc-c gives every map<string, string> entry, whatever the
+ * message it belongs to: map fields of any message can be read through it. */
+struct cs_kv {
+    ProtobufCMessage base;
+    char *key;
+    char *value;
+};
+
+/* Checks map entries used as environment variables: keys non-empty, at most
+ * 256 bytes, without '='. */
+int cs_env_validate(struct cs_kv *const *env, size_t n, const char *field, struct cs_err *err);
+
+struct cs_job *cs_job_find(const struct cs_sched *sched, const char *name);
+/* Index of the first job whose name sorts after name ("" for the start). */
+size_t cs_job_index_after(const struct cs_sched *sched, const char *name);
+/* Takes ownership of spec. name must not be present. */
+struct cs_job *cs_job_insert(struct cs_sched *sched, Csched__V1__Job *spec);
+/* Replaces the spec (taking ownership of the new one, freeing the old). */
+void cs_job_replace_spec(struct cs_job *job, Csched__V1__Job *spec);
+/* Removes and frees a job with no active runs. */
+void cs_job_remove(struct cs_sched *sched, struct cs_job *job);
+void cs_job_free_all(struct cs_sched *sched);
+
+/* Deep copy of a message through pack + unpack (the copy is owned by the
+ * caller and freed with protobuf_c_message_free_unpacked). */
+ProtobufCMessage *cs_message_copy(const ProtobufCMessage *msg);
+
+#endif

@@ -1,0 +1,232 @@
+/* Launch thread: a queue guarded by a mutex and a condition variable feeds
+ * one thread that spawns minders. All its signals are blocked so that
+ * SIGTERM and SIGINT reach the loop thread; the minder gets a clean mask. */
+#define CS_LOG_COMPONENT "launch"
+#include "launch_thread.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "note.h"
+#include "util.h"
+
+struct cs_launcher {
+    uv_loop_t *loop;
+    const char *minder_path;
+    cs_launch_done_cb done_cb;
+    void *ctx;
+    struct cs_mailbox done_box;
+    uv_thread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    struct cs_launch *head, *tail; /* guarded by lock */
+    bool stop;                     /* guarded by lock */
+    void (*stopped_cb)(void *arg);
+    void *stopped_arg;
+};
+
+static int write_pid_file(const char *dir, pid_t pid)
+{
+    char path[4096], tmp[4096], text[32];
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, CS_ATTEMPT_PID_FILE);
+    (void)snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, CS_ATTEMPT_PID_FILE);
+    int len = snprintf(text, sizeof(text), "%d\n", (int)pid);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    if (write(fd, text, (size_t)len) != len || fsync(fd) != 0)
+        rc = errno ? -errno : -EIO;
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -errno;
+    return rc;
+}
+
+static void spawn_one(struct cs_launcher *l, struct cs_launch *launch)
+{
+    launch->pid = -1;
+    launch->pidfd = -1;
+    if (mkdir(launch->dir, 0700) != 0 && errno != EEXIST) {
+        launch->err = -errno;
+        (void)snprintf(launch->message, sizeof(launch->message), "mkdir(%s) failed: %s",
+                       launch->dir, strerror(errno));
+        return;
+    }
+
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGTERM);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGPIPE);
+    sigaddset(&defaults, SIGHUP);
+    sigaddset(&defaults, SIGCHLD);
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+
+    int rc = posix_spawn(&launch->pid, l->minder_path, &actions, &attr, launch->argv,
+                         launch->envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+        launch->err = -rc;
+        launch->pid = -1;
+        (void)snprintf(launch->message, sizeof(launch->message), "posix_spawn(%s) failed: %s",
+                       l->minder_path, strerror(rc));
+        return;
+    }
+    launch->started_unix_ms = cs_now_unix_ms();
+
+    /* The minder is our unreaped child, so its pid cannot be reused yet. */
+    launch->pidfd = (int)syscall(SYS_pidfd_open, launch->pid, 0);
+    if (launch->pidfd < 0) {
+        launch->err = -errno;
+        (void)snprintf(launch->message, sizeof(launch->message), "pidfd_open(%d) failed: %s",
+                       (int)launch->pid, strerror(errno));
+        return;
+    }
+    rc = write_pid_file(launch->dir, launch->pid);
+    if (rc != 0)
+        /* The minder runs and is watched; only adoption after a crash would miss it. */
+        cs_log_warn("writing %s/%s failed: %s", launch->dir, CS_ATTEMPT_PID_FILE, strerror(-rc));
+}
+
+static void launch_main(void *arg)
+{
+    struct cs_launcher *l = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+
+    pthread_mutex_lock(&l->lock);
+    for (;;) {
+        while (l->head == NULL && !l->stop)
+            pthread_cond_wait(&l->wake, &l->lock);
+        if (l->head == NULL)
+            break;
+        struct cs_launch *launch = l->head;
+        l->head = launch->next;
+        if (l->head == NULL)
+            l->tail = NULL;
+        pthread_mutex_unlock(&l->lock);
+        spawn_one(l, launch);
+        cs_mailbox_post(&l->done_box, &launch->mail);
+        pthread_mutex_lock(&l->lock);
+    }
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void on_done(struct cs_mailbox *box, struct cs_mail *first)
+{
+    struct cs_launcher *l = box->data;
+    for (struct cs_mail *m = first, *next; m != NULL; m = next) {
+        next = m->next;
+        l->done_cb((struct cs_launch *)m, l->ctx);
+    }
+}
+
+static void on_closed(uv_handle_t *handle)
+{
+    struct cs_launcher *l = CS_MAILBOX_OF(handle)->data;
+    void (*stopped_cb)(void *) = l->stopped_cb;
+    void *arg = l->stopped_arg;
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->wake);
+    free(l);
+    if (stopped_cb != NULL)
+        stopped_cb(arg);
+}
+
+struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path,
+                                      cs_launch_done_cb done_cb, void *ctx)
+{
+    struct cs_launcher *l = cs_xcalloc(1, sizeof(*l));
+    l->loop = loop;
+    l->minder_path = minder_path;
+    l->done_cb = done_cb;
+    l->ctx = ctx;
+    CS_ASSERT(pthread_mutex_init(&l->lock, NULL) == 0);
+    CS_ASSERT(pthread_cond_init(&l->wake, NULL) == 0);
+    if (cs_mailbox_init(loop, &l->done_box, on_done, l) != 0)
+        goto err_free;
+    int rc = uv_thread_create(&l->thread, launch_main, l);
+    if (rc != 0) {
+        cs_log_error("uv_thread_create(launch) failed: %s", uv_strerror(rc));
+        goto err_close;
+    }
+    return l;
+
+err_close:
+    /* The launcher is freed once the handle is closed. */
+    cs_mailbox_close(&l->done_box, on_closed);
+    return NULL;
+err_free:
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->wake);
+    free(l);
+    return NULL;
+}
+
+void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
+{
+    launch->next = NULL;
+    launch->err = 0;
+    launch->message[0] = '\0';
+    pthread_mutex_lock(&l->lock);
+    if (l->tail != NULL)
+        l->tail->next = launch;
+    else
+        l->head = launch;
+    l->tail = launch;
+    pthread_cond_signal(&l->wake);
+    pthread_mutex_unlock(&l->lock);
+}
+
+
+void cs_launcher_stop(struct cs_launcher *l, void (*stopped_cb)(void *arg), void *arg)
+{
+    pthread_mutex_lock(&l->lock);
+    l->stop = true;
+    pthread_cond_signal(&l->wake);
+    pthread_mutex_unlock(&l->lock);
+    /* The thread finishes what is queued (a few spawns at most) and ends. */
+    CS_ASSERT(uv_thread_join(&l->thread) == 0);
+    /* Deliver the last results before closing the mailbox. */
+    cs_mailbox_drain(&l->done_box);
+    l->stopped_cb = stopped_cb;
+    l->stopped_arg = arg;
+    cs_mailbox_close(&l->done_box, on_closed);
+}
+
+void cs_launch_free(struct cs_launch *launch)
+{
+    if (launch->argv != NULL)
+        for (char **p = launch->argv; *p != NULL; p++)
+            free(*p);
+    if (launch->envp != NULL)
+        for (char **p = launch->envp; *p != NULL; p++)
+            free(*p);
+    free(launch->argv);
+    free(launch->envp);
+    free(launch->dir);
+    free(launch);
+}

@@ -1,0 +1,40 @@
+/* A mailbox carries items from any thread to the loop thread: a locked
+ * singly-linked list plus a uv_async_t. Sends coalesce, so the loop-side
+ * callback takes the whole list at once (as libuv's uv__work_done does).
+ * Items are intrusive: each starts with a struct cs_mail. */
+#ifndef CS_MAILBOX_H
+#define CS_MAILBOX_H
+
+#include <pthread.h>
+#include <uv.h>
+
+struct cs_mail {
+    struct cs_mail *next;
+};
+
+struct cs_mailbox;
+/* Called on the loop thread with the items in the order they were posted. */
+typedef void (*cs_mailbox_cb)(struct cs_mailbox *box, struct cs_mail *first);
+
+struct cs_mailbox {
+    uv_async_t async;
+    pthread_mutex_t lock;
+    struct cs_mail *head; /* guarded by lock */
+    struct cs_mail *tail; /* guarded by lock */
+    cs_mailbox_cb cb;
+    void *data;
+};
+
+/* Loop thread. 0 or a negative errno from uv_async_init. */
+int cs_mailbox_init(uv_loop_t *loop, struct cs_mailbox *box, cs_mailbox_cb cb, void *data);
+/* Any thread; the mailbox takes the item until cb hands it back. */
+void cs_mailbox_post(struct cs_mailbox *box, struct cs_mail *mail);
+/* Loop thread: hands whatever is waiting to the callback now (for a last
+ * drain before closing: a closed async handle never calls back). */
+void cs_mailbox_drain(struct cs_mailbox *box);
+/* The mailbox whose handle close_cb receives. */
+#define CS_MAILBOX_OF(handle) ((struct cs_mailbox *)(handle))
+/* Loop thread; close_cb (may be NULL) runs once the async handle is closed. */
+void cs_mailbox_close(struct cs_mailbox *box, uv_close_cb close_cb);
+
+#endif

@@ -1,0 +1,287 @@
+/* cschedd: wiring. Parses the config, prepares the state dir, opens the
+ * store, resumes the runs it left, and serves gRPC until SIGTERM or SIGINT;
+ * then stops in the reverse order so that nothing is left behind. Running
+ * minders are left running: the next start adopts them. */
+#define CS_LOG_COMPONENT "cschedd"
+#include <errno.h>
+#include <grpc/grpc.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "config.h"
+#include "dispatch.h"
+#include "env.h"
+#include "job.h"
+#include "launch_thread.h"
+#include "log.h"
+#include "pump.h"
+#include "rpc.h"
+#include "sched_state.h"
+#include "store.h"
+#include "util.h"
+
+extern char **environ;
+
+struct server {
+    uv_loop_t *loop;
+    struct cs_config config;
+    struct cs_sched sched;
+    struct cs_rpc_server *rpc;
+    uv_signal_t sigterm, sigint;
+    uv_work_t ready_work;
+    char ready_text[300];
+    char minder_path[PATH_MAX];
+    char embedded_dir[PATH_MAX];
+    bool stopping;
+    int exit_code;
+};
+
+static void begin_shutdown(struct server *srv, int exit_code);
+
+/* --- start --------------------------------------------------------------- */
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        cs_log_error("mkdir(%s) failed: %s", path, strerror(errno));
+        return -errno;
+    }
+    return 0;
+}
+
+static int find_minder(struct server *srv)
+{
+    if (srv->config.minder_path != NULL) {
+        (void)snprintf(srv->minder_path, sizeof(srv->minder_path), "%s", srv->config.minder_path);
+    } else {
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n < 0) {
+            cs_log_error("readlink(/proc/self/exe) failed: %s", strerror(errno));
+            return -errno;
+        }
+        self[n] = '\0';
+        const char *dir = dirname(self);
+        (void)snprintf(srv->minder_path, sizeof(srv->minder_path), "%s/csched-minder", dir);
+        if (access(srv->minder_path, X_OK) != 0)
+            (void)snprintf(srv->minder_path, sizeof(srv->minder_path),
+                           "%s/../libexec/csched/csched-minder", dir);
+    }
+    if (access(srv->minder_path, X_OK) != 0) {
+        cs_log_error("csched-minder not found or not executable at %s: pass --minder PATH",
+                     srv->minder_path);
+        return -ENOENT;
+    }
+    return 0;
+}
+
+static void write_ready_work(uv_work_t *work)
+{
+    struct server *srv = work->data;
+    char tmp[PATH_MAX];
+    (void)snprintf(tmp, sizeof(tmp), "%s.tmp", srv->config.ready_file);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL || fputs(srv->ready_text, f) < 0 || fclose(f) != 0 ||
+        rename(tmp, srv->config.ready_file) != 0)
+        cs_log_error("writing the ready file %s failed: %s", srv->config.ready_file,
+                     strerror(errno));
+}
+
+static void after_ready_work(uv_work_t *work, int status)
+{
+}
+
+static void on_signal(uv_signal_t *handle, int signum)
+{
+    struct server *srv = handle->data;
+    cs_log_info("received %s: shutting down", strsignal(signum));
+    begin_shutdown(srv, 0);
+}
+
+static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
+{
+    struct cs_sched *s = &srv->sched;
+    for (size_t i = 0; i < snap->n_jobs; i++)
+        cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&snap->jobs[i]->base));
+    s->next_run_id = snap->max_run_id + 1;
+    s->next_seq = snap->max_event_seq + 1;
+    s->last_published_seq = snap->max_event_seq;
+    for (size_t i = 0; i < snap->n_active_runs; i++)
+        cs_dispatch_resume(s,
+                           (Csched__V1__Run *)cs_message_copy(&snap->active_runs[i]->base),
+                           snap->active_attempt_dirs[i]);
+    cs_log_info("loaded %zu jobs and %zu unfinished runs", snap->n_jobs, snap->n_active_runs);
+}
+
+static void on_store_open(void *arg, int status, struct cs_store_snapshot *snap)
+{
+    struct server *srv = arg;
+    struct cs_sched *s = &srv->sched;
+    if (status != 0) {
+        cs_log_error("the store could not be opened: %s", strerror(-status));
+        begin_shutdown(srv, 1);
+        return;
+    }
+    if (srv->stopping) {
+        cs_store_snapshot_free(snap);
+        return;
+    }
+    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, cs_dispatch_launched, s);
+    if (s->launcher == NULL) {
+        cs_store_snapshot_free(snap);
+        begin_shutdown(srv, 1);
+        return;
+    }
+    load_snapshot(srv, snap);
+    cs_store_snapshot_free(snap);
+
+    srv->rpc = cs_rpc_server_new(srv->loop, srv->config.listen, cs_api_methods,
+                                 cs_api_n_methods, s);
+    if (srv->rpc == NULL || cs_rpc_server_start(srv->rpc) != 0) {
+        cs_log_error("cannot serve on %s", srv->config.listen);
+        begin_shutdown(srv, 1);
+        return;
+    }
+    char host[256];
+    (void)snprintf(host, sizeof(host), "%s", srv->config.listen);
+    char *colon = strrchr(host, ':');
+    if (colon != NULL)
+        *colon = '\0';
+    (void)snprintf(srv->ready_text, sizeof(srv->ready_text), "%s:%d", host,
+                   cs_rpc_server_port(srv->rpc));
+    cs_log_info("serving on %s max_running=%u state_dir=%s", srv->ready_text,
+                s->max_running, s->state_dir);
+    if (srv->config.ready_file != NULL) {
+        srv->ready_work.data = srv;
+        CS_ASSERT(uv_queue_work(srv->loop, &srv->ready_work, write_ready_work,
+                                after_ready_work) == 0);
+    }
+}
+
+/* --- stop ---------------------------------------------------------------- */
+
+static void on_store_closed(void *arg)
+{
+    struct server *srv = arg;
+    cs_job_free_all(&srv->sched);
+    uv_close((uv_handle_t *)&srv->sigterm, NULL);
+    uv_close((uv_handle_t *)&srv->sigint, NULL);
+}
+
+static void on_launcher_stopped(void *arg)
+{
+    struct server *srv = arg;
+    struct cs_sched *s = &srv->sched;
+    cs_dispatch_free_all(s);
+    cs_pump_close(s);
+    cs_probe_stop(&s->probe);
+    cs_store_close(s->store, on_store_closed, srv);
+}
+
+static void on_rpc_stopped(void *arg)
+{
+    struct server *srv = arg;
+    srv->rpc = NULL;
+    if (srv->sched.launcher != NULL)
+        cs_launcher_stop(srv->sched.launcher, on_launcher_stopped, srv);
+    else
+        on_launcher_stopped(srv);
+}
+
+static void begin_shutdown(struct server *srv, int exit_code)
+{
+    if (srv->stopping)
+        return;
+    srv->stopping = true;
+    srv->exit_code = exit_code;
+    srv->sched.stopping = true;
+    cs_api_watch_close_all(&srv->sched);
+    if (srv->rpc != NULL)
+        cs_rpc_server_shutdown(srv->rpc, on_rpc_stopped, srv);
+    else
+        on_rpc_stopped(srv);
+}
+
+/* --- main ---------------------------------------------------------------- */
+
+static int sched_init(struct server *srv)
+{
+    struct cs_sched *s = &srv->sched;
+    memset(s, 0, sizeof(*s));
+    s->loop = srv->loop;
+    s->state_dir = srv->config.state_dir;
+    s->minder_path = srv->minder_path;
+    s->max_running = srv->config.max_running;
+    s->next_run_id = 1;
+    s->next_seq = 1;
+    s->started_mono_ns = cs_now_mono_ns();
+    s->base_env = cs_env_copy(environ);
+    cs_idmap_init(&s->runs);
+    int rc = cs_pump_init(s);
+    if (rc == 0)
+        rc = cs_probe_start(srv->loop, &s->probe);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct server srv;
+    memset(&srv, 0, sizeof(srv));
+    struct cs_err err = {0};
+    if (cs_config_parse(argc, argv, &srv.config, &err) != 0) {
+        fprintf(stderr, "cschedd: %s\n", err.msg);
+        return 100;
+    }
+    if (srv.config.help) {
+        cs_config_usage(argv[0]);
+        return 0;
+    }
+    cs_log_set_level(srv.config.log_level);
+    signal(SIGPIPE, SIG_IGN);
+
+    char attempts[PATH_MAX];
+    (void)snprintf(attempts, sizeof(attempts), "%s/attempts", srv.config.state_dir);
+    (void)snprintf(srv.embedded_dir, sizeof(srv.embedded_dir), "%s/pg", srv.config.state_dir);
+    if (make_dir(srv.config.state_dir) != 0 || make_dir(attempts) != 0 || find_minder(&srv) != 0)
+        return 1;
+
+    grpc_init();
+    srv.loop = uv_default_loop();
+    cs_loop_thread_mark();
+    if (sched_init(&srv) != 0) {
+        cs_log_error("initialising the loop failed");
+        return 1;
+    }
+    uv_signal_init(srv.loop, &srv.sigterm);
+    uv_signal_init(srv.loop, &srv.sigint);
+    srv.sigterm.data = srv.sigint.data = &srv;
+    uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&srv.sigint, on_signal, SIGINT);
+
+    struct cs_store_config store_config = {
+        .database_url = srv.config.database_url,
+        .embedded_dir = srv.config.database_url == NULL ? srv.embedded_dir : NULL,
+        .max_pending_writes = 100000,
+    };
+    srv.sched.store = cs_store_new(srv.loop, &store_config);
+    if (srv.sched.store == NULL || cs_store_open(srv.sched.store, on_store_open, &srv) != 0) {
+        cs_log_error("the store could not be started");
+        return 1;
+    }
+
+    uv_run(srv.loop, UV_RUN_DEFAULT);
+    cs_env_free(srv.sched.base_env);
+    int rc = uv_loop_close(srv.loop);
+    if (rc != 0)
+        cs_log_warn("uv_loop_close: %s (handles still open)", uv_strerror(rc));
+    grpc_shutdown_blocking();
+    cs_log_info("stopped");
+    return srv.exit_code;
+}

@@ -1,0 +1,69 @@
+/* rpc: the server side of gRPC's C core, run on the loop thread. It keeps
+ * request slots open for every registered method, unpacks each request,
+ * calls the method's handler on the loop, and sends replies and streams.
+ *
+ * A call lives until its reply or final status has gone out and gRPC has
+ * reported the call closed; handlers never free calls. A unary handler must
+ * end every call with cs_call_reply or cs_call_fail, now or later (e.g. after
+ * a commit). A streaming handler pushes messages with cs_call_push and ends
+ * with cs_call_finish or cs_call_fail. */
+#ifndef CS_RPC_H
+#define CS_RPC_H
+
+#include <grpc/grpc.h>
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <uv.h>
+
+struct cs_call;
+struct cs_rpc_server;
+
+typedef void (*cs_handler_fn)(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+
+struct cs_method {
+    const char *path; /* "/csched.v1.Scheduler/CreateJob" */
+    const ProtobufCMessageDescriptor *input;
+    bool server_streaming;
+    cs_handler_fn handler;
+};
+
+/* Stream callbacks, both optional: on_drained runs when every pushed message
+ * has been sent; on_cancel once, when the client goes away or the server
+ * shuts down (the handler must then stop pushing and call cs_call_finish). */
+struct cs_stream_ops {
+    void (*on_drained)(struct cs_call *call, void *ctx);
+    void (*on_cancel)(struct cs_call *call, void *ctx);
+};
+
+/* Creates a server listening on addr ("host:port"; port 0 picks one).
+ * methods (borrowed for the server's life) and ctx are passed to handlers.
+ * Returns NULL and logs if the address cannot be bound. */
+struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
+                                        const struct cs_method *methods, size_t n_methods,
+                                        void *ctx);
+/* The port actually bound. */
+int cs_rpc_server_port(const struct cs_rpc_server *server);
+/* Starts serving. 0 or a negative errno. */
+int cs_rpc_server_start(struct cs_rpc_server *server);
+/* Stops accepting calls and cancels the open ones; done_cb runs once every
+ * call has ended and the server's threads are gone; then the server is freed. */
+void cs_rpc_server_shutdown(struct cs_rpc_server *server, void (*done_cb)(void *arg), void *arg);
+
+/* Ends a unary call with response (borrowed: packed before returning). */
+void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);
+/* Ends a call with an error: code is a negative errno mapped by status.c. */
+void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Ends a streaming call with an explicit gRPC status. */
+void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *message);
+
+void cs_call_set_stream_ops(struct cs_call *call, const struct cs_stream_ops *ops, void *ctx);
+/* Queues msg (packed now) to be sent on a streaming call. */
+void cs_call_push(struct cs_call *call, const ProtobufCMessage *msg);
+/* Messages pushed but not yet sent. */
+size_t cs_call_backlog(const struct cs_call *call);
+/* The user data a handler attached with cs_call_set_stream_ops. */
+void *cs_call_stream_ctx(const struct cs_call *call);
+
+#endif
