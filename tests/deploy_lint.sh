@@ -178,6 +178,20 @@ if os.path.isfile(unit):
 else:
     err(f"{unit} is missing")
 
+# Build targets that deploy/quickstart.sh names must exist in the CMake files.
+defined = set()
+for cm in glob.glob("**/CMakeLists.txt", recursive=True) + glob.glob("**/*.cmake", recursive=True):
+    if cm.startswith("build"):
+        continue
+    with open(cm) as f:
+        defined |= set(re.findall(r"add_(?:executable|custom_target|library)\(\s*([A-Za-z0-9_.-]+)",
+                                  f.read()))
+with open("deploy/quickstart.sh") as f:
+    for m in re.finditer(r"--target ([^>\n]+)", f.read()):
+        for target in m.group(1).split():
+            if target not in defined:
+                err(f"deploy/quickstart.sh builds target {target}, which no CMake file defines")
+
 # Flags of cschedd used by the deploy files, against the built binary: the
 # container args in the manifests, ExecStart in the unit, CMD in the Dockerfile.
 used = set()
