@@ -420,6 +420,19 @@ static void schedule_retry(struct cs_sched *s, struct cs_run *run)
     run->backoff = b;
 }
 
+/* The run's outcome is its last attempt's. (The oneof case values are field
+ * numbers, which differ between the two messages.) */
+static void copy_outcome(Csched__V1__Run *run, const Csched__V1__Attempt *a)
+{
+    if (a->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_EXIT_CODE) {
+        run->outcome_case = CSCHED__V1__RUN__OUTCOME_EXIT_CODE;
+        run->exit_code = a->exit_code;
+    } else if (a->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL) {
+        run->outcome_case = CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL;
+        run->term_signal = a->term_signal;
+    }
+}
+
 static uint32_t max_attempts(const Csched__V1__Job *spec)
 {
     return spec->max_attempts > 0 ? spec->max_attempts : 1;
@@ -445,9 +458,7 @@ void cs_dispatch_attempt_ended(struct cs_attempt *att)
     } else {
         if (run->msg->cancel_requested)
             state = CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
-        run->msg->outcome_case = (Csched__V1__Run__OutcomeCase)a->outcome_case;
-        run->msg->exit_code = a->exit_code;
-        run->msg->term_signal = a->term_signal;
+        copy_outcome(run->msg, a);
         set_str(&run->msg->message, a->message);
         (void)finish_run(s, run, state, NULL, NULL, false);
     }
