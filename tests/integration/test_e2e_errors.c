@@ -147,6 +147,35 @@ static void test_e2e_errors_bad_fields(void **state)
     create_fails(e, &job, GRPC_STATUS_INVALID_ARGUMENT, "env");
 }
 
+/* The documented upper bounds (docs/configuration.md), each one past. */
+static void test_e2e_errors_oversized_values(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job__LabelsEntry label = CSCHED__V1__JOB__LABELS_ENTRY__INIT;
+    Csched__V1__Job__LabelsEntry *labels[] = {&label};
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    char key[65];
+
+    job.name = "oversized";
+    job.shell = "true";
+    job.max_attempts = 101;
+    create_fails(e, &job, GRPC_STATUS_INVALID_ARGUMENT, "max_attempts");
+    job.max_attempts = 0;
+    job.timeout_seconds = 7 * 86400 + 1;
+    create_fails(e, &job, GRPC_STATUS_INVALID_ARGUMENT, "timeout_seconds");
+    job.timeout_seconds = 0;
+    job.retry_backoff_ms = 600001;
+    create_fails(e, &job, GRPC_STATUS_INVALID_ARGUMENT, "retry_backoff_ms");
+    job.retry_backoff_ms = 0;
+    memset(key, 'k', 64);
+    key[64] = '\0';
+    label.key = key;
+    label.value = "v";
+    job.n_labels = 1;
+    job.labels = labels;
+    create_fails(e, &job, GRPC_STATUS_INVALID_ARGUMENT, "label");
+}
+
 static void test_e2e_errors_bad_trigger(void **state)
 {
     struct cs_e2e *e = *state;
@@ -390,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_e2e_errors_bad_command),
         cmocka_unit_test(test_e2e_errors_bad_name),
         cmocka_unit_test(test_e2e_errors_bad_fields),
+        cmocka_unit_test(test_e2e_errors_oversized_values),
         cmocka_unit_test(test_e2e_errors_bad_trigger),
         cmocka_unit_test(test_e2e_errors_unknown_run),
         cmocka_unit_test(test_e2e_errors_bad_page_token),
