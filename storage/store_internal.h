@@ -1,0 +1,155 @@
+/* What the store's files share and the server never sees: statement
+ * parameters, binary result readers, the queued operation, the prepared
+ * statements, and the row <-> message mapping of each table. Everything here
+ * runs on the loop thread. */
+#ifndef CS_STORE_INTERNAL_H
+#define CS_STORE_INTERNAL_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+#define CS_PARAMS_MAX 14
+
+/* Parameters of one statement: text format, except bytea values, which go in
+ * binary. Every value is owned (freed by cs_params_clear). */
+struct cs_params {
+    int n;
+    char *values[CS_PARAMS_MAX];
+    int lengths[CS_PARAMS_MAX];
+    int formats[CS_PARAMS_MAX];
+};
+
+/* Appends a copy of s; NULL appends SQL NULL. */
+void cs_params_text(struct cs_params *p, const char *s);
+void cs_params_int(struct cs_params *p, int64_t v);
+void cs_params_bool(struct cs_params *p, bool v);
+void cs_params_null(struct cs_params *p);
+/* Appends a bytea value; takes ownership of buf (malloc'd, may be NULL when
+ * len is 0). */
+void cs_params_bytes(struct cs_params *p, void *buf, size_t len);
+void cs_params_clear(struct cs_params *p);
+
+/* Readers of binary-format results. A NULL field reads as 0, false or "". */
+bool cs_row_is_null(const PGresult *res, int row, int col);
+/* An int2, int4 or int8 field (told apart by its length). */
+int64_t cs_row_int(const PGresult *res, int row, int col);
+bool cs_row_bool(const PGresult *res, int row, int col);
+/* A text field as a malloc'd string, for a protobuf-c message to own. */
+char *cs_row_strdup(const PGresult *res, int row, int col);
+const uint8_t *cs_row_bytes(const PGresult *res, int row, int col, size_t *len);
+
+/* The prepared statements, prepared once per connection. */
+enum cs_stmt {
+    CS_STMT_JOB_PUT,
+    CS_STMT_JOB_DELETE,
+    CS_STMT_JOB_ALL,
+    CS_STMT_RUN_PUT,
+    CS_STMT_ATTEMPT_PUT,
+    CS_STMT_RUN_GET,
+    CS_STMT_RUN_BY_KEY,
+    CS_STMT_RUN_LIST,
+    CS_STMT_RUN_LIST_JOB,
+    CS_STMT_RUN_ACTIVE,
+    CS_STMT_MAX_IDS,
+    CS_STMT_EVENT_PUT,
+    CS_STMT_EVENT_LIST,
+    CS_STMT_EVENT_LIST_JOB,
+    CS_STMT_COUNT,
+};
+
+struct cs_stmt_def {
+    const char *name;
+    const char *sql;
+};
+
+/* Indexed by enum cs_stmt. */
+extern const struct cs_stmt_def cs_stmts[CS_STMT_COUNT];
+
+struct cs_store_op;
+
+/* Called once per operation when its batch has ended: status is 0 (res is the
+ * statement's result, NULL for a prepare), -EIO or -ENOTCONN (res NULL). It
+ * reports to the caller's callback; the op is freed after it returns. */
+typedef void (*cs_store_op_done_fn)(struct cs_store_op *op, int status, const PGresult *res);
+
+/* One statement waiting to be sent, or sent and waiting for its batch. */
+struct cs_store_op {
+    struct cs_store_op *next;
+    enum cs_stmt stmt;
+    bool is_write; /* counts in the backlog; sent again after a reconnect */
+    bool replay;   /* sent again after a reconnect (writes, the snapshot) */
+    bool prepare;  /* PQsendPrepare of stmt instead of executing it */
+    struct cs_params params;
+    PGresult *result;
+    cs_store_op_done_fn done;
+    void (*cb)(void); /* the caller's callback, cast back by done */
+    void *arg;
+    struct cs_store *store;
+};
+
+struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_stmt stmt, bool is_write,
+                                    cs_store_op_done_fn done, void (*cb)(void), void *arg);
+
+/* Queues op behind everything queued before it. A read queued while the
+ * store is not connected fails with -ENOTCONN (its callback runs later in
+ * this loop turn, never from inside the call). */
+void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op);
+
+/* The done function of a plain write: reports status to its
+ * cs_store_done_cb. */
+void cs_store_write_done(struct cs_store_op *op, int status, const PGresult *res);
+
+/* Queues the snapshot's reads (sent again after a reconnect, like writes);
+ * they call cs_store_snapshot_loaded when done. Called once connected at
+ * open, before anything else is queued. */
+void cs_store_snapshot_load(struct cs_store *store);
+void cs_store_snapshot_loaded(struct cs_store *store, int status,
+                              struct cs_store_snapshot *snapshot);
+
+/* Decides whether conninfo (a libpq keyword string or URI) names a host
+ * that must be resolved before connecting. Returns 1 and copies the name to
+ * host; 0 when none is needed (a unix socket, a numeric address, hostaddr
+ * given); -EINVAL when conninfo does not parse; -ENOTSUP for a list of
+ * several host names. */
+int cs_store_url_host(const char *conninfo, char *host, size_t cap);
+
+/* Row <-> message mapping, one table each. The *_from_row functions return
+ * messages that protobuf_c_message_free_unpacked(m, NULL) frees. */
+extern const char cs_sql_job_put[];
+extern const char cs_sql_job_delete[];
+extern const char cs_sql_job_all[];
+void cs_job_params(const Csched__V1__Job *job, struct cs_params *p);
+/* NULL when the stored spec does not unpack (logged). */
+Csched__V1__Job *cs_job_from_row(const PGresult *res, int row);
+
+extern const char cs_sql_run_put[];
+extern const char cs_sql_attempt_put[];
+extern const char cs_sql_run_get[];
+extern const char cs_sql_run_by_key[];
+extern const char cs_sql_run_list[];
+extern const char cs_sql_run_list_job[];
+extern const char cs_sql_run_active[];
+extern const char cs_sql_max_ids[];
+void cs_run_params(const Csched__V1__Run *run, struct cs_params *p);
+void cs_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt, const char *attempt_dir,
+                       struct cs_params *p);
+/* Parameters of cs_sql_run_list, or of cs_sql_run_list_job when the filter
+ * names a job; returns which of the two statements to use. */
+enum cs_stmt cs_run_filter_params(const struct cs_store_run_filter *filter, struct cs_params *p);
+/* Groups the rows of a runs-joined-with-attempts result (ordered by run, then
+ * attempt number) into runs with their attempts. Sets *runs (NULL when there
+ * are none) and, when dirs is not NULL, *dirs: each run's last attempt
+ * directory or NULL. Returns the number of runs. */
+size_t cs_runs_from_rows(const PGresult *res, Csched__V1__Run ***runs, char ***dirs);
+
+extern const char cs_sql_event_put[];
+extern const char cs_sql_event_list[];
+extern const char cs_sql_event_list_job[];
+void cs_event_params(const Csched__V1__Event *event, struct cs_params *p);
+Csched__V1__Event *cs_event_from_row(const PGresult *res, int row);
+
+#endif

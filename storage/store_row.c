@@ -1,0 +1,113 @@
+/* Statement parameters and readers of binary-format result fields: the two
+ * ends of every row the store writes or reads. */
+#include <endian.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+#include "util.h"
+
+static void params_push(struct cs_params *p, char *value, int length, int format)
+{
+    CS_ASSERT(p->n < CS_PARAMS_MAX);
+    p->values[p->n] = value;
+    p->lengths[p->n] = length;
+    p->formats[p->n] = format;
+    p->n++;
+}
+
+void cs_params_text(struct cs_params *p, const char *s)
+{
+    params_push(p, s != NULL ? cs_xstrdup(s) : NULL, 0, 0);
+}
+
+void cs_params_int(struct cs_params *p, int64_t v)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof(buf), "%" PRId64, v);
+    params_push(p, cs_xstrdup(buf), 0, 0);
+}
+
+void cs_params_bool(struct cs_params *p, bool v)
+{
+    params_push(p, cs_xstrdup(v ? "t" : "f"), 0, 0);
+}
+
+void cs_params_null(struct cs_params *p)
+{
+    params_push(p, NULL, 0, 0);
+}
+
+void cs_params_bytes(struct cs_params *p, void *buf, size_t len)
+{
+    CS_ASSERT(len <= INT32_MAX);
+    /* libpq sends a NULL value as SQL NULL, so an empty value needs a buffer. */
+    if (buf == NULL)
+        buf = cs_xmalloc(1);
+    params_push(p, buf, (int)len, 1);
+}
+
+void cs_params_clear(struct cs_params *p)
+{
+    for (int i = 0; i < p->n; i++)
+        free(p->values[i]);
+    p->n = 0;
+}
+
+bool cs_row_is_null(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) != 0;
+}
+
+int64_t cs_row_int(const PGresult *res, int row, int col)
+{
+    const char *v;
+    uint64_t u64;
+    uint32_t u32;
+    uint16_t u16;
+
+    if (PQgetisnull(res, row, col))
+        return 0;
+    v = PQgetvalue(res, row, col);
+    switch (PQgetlength(res, row, col)) {
+    case 8:
+        memcpy(&u64, v, 8);
+        return (int64_t)be64toh(u64);
+    case 4:
+        memcpy(&u32, v, 4);
+        return (int32_t)be32toh(u32);
+    case 2:
+        memcpy(&u16, v, 2);
+        return (int16_t)be16toh(u16);
+    default:
+        CS_ASSERT(!"integer field of unexpected length");
+    }
+    return 0;
+}
+
+bool cs_row_bool(const PGresult *res, int row, int col)
+{
+    if (PQgetisnull(res, row, col) || PQgetlength(res, row, col) != 1)
+        return false;
+    return PQgetvalue(res, row, col)[0] != 0;
+}
+
+char *cs_row_strdup(const PGresult *res, int row, int col)
+{
+    if (PQgetisnull(res, row, col))
+        return cs_xstrdup("");
+    return cs_xstrdup(PQgetvalue(res, row, col));
+}
+
+const uint8_t *cs_row_bytes(const PGresult *res, int row, int col, size_t *len)
+{
+    if (PQgetisnull(res, row, col)) {
+        *len = 0;
+        return NULL;
+    }
+    *len = (size_t)PQgetlength(res, row, col);
+    return (const uint8_t *)PQgetvalue(res, row, col);
+}

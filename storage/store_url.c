@@ -1,0 +1,60 @@
+/* Reading a database URL for what must happen before libpq may connect
+ * without blocking: a host name has to be resolved first (on libuv's pool),
+ * because PQconnectStartParams resolves names synchronously. */
+#define CS_LOG_COMPONENT "store"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "store_internal.h"
+
+static bool is_numeric_or_socket(const char *host)
+{
+    unsigned char addr[sizeof(struct in6_addr)];
+
+    if (host[0] == '\0' || host[0] == '/' || host[0] == '@')
+        return true;
+    return inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
+}
+
+int cs_store_url_host(const char *conninfo, char *host, size_t cap)
+{
+    char *errmsg = NULL;
+    PQconninfoOption *opts = PQconninfoParse(conninfo, &errmsg);
+    const char *host_val = NULL;
+    const char *hostaddr_val = NULL;
+    int rc = 0;
+
+    if (opts == NULL) {
+        cs_log_error("database URL does not parse: %s", errmsg != NULL ? errmsg : "out of memory");
+        PQfreemem(errmsg);
+        return -EINVAL;
+    }
+    for (PQconninfoOption *o = opts; o->keyword != NULL; o++) {
+        if (strcmp(o->keyword, "host") == 0)
+            host_val = o->val;
+        else if (strcmp(o->keyword, "hostaddr") == 0)
+            hostaddr_val = o->val;
+    }
+    if ((hostaddr_val != NULL && hostaddr_val[0] != '\0') || host_val == NULL ||
+        is_numeric_or_socket(host_val))
+        goto out;
+    if (strchr(host_val, ',') != NULL) {
+        cs_log_error("database URL: a list of host names (%s) is not supported; give one host "
+                     "name, or numeric addresses",
+                     host_val);
+        rc = -ENOTSUP;
+        goto out;
+    }
+    if (strlen(host_val) >= cap) {
+        rc = -ENAMETOOLONG;
+        goto out;
+    }
+    snprintf(host, cap, "%s", host_val);
+    rc = 1;
+out:
+    PQconninfoFree(opts);
+    return rc;
+}
