@@ -27,19 +27,24 @@ cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCSCHED_SANITIZE= >/dev
 cmake --build "$build" -j "$(nproc)" --target cschedd csched_cli >/dev/null
 
 mkdir -p "$state_dir"
+if [ "$(id -u)" -eq 0 ]; then
+    # The embedded PostgreSQL runs as the postgres user, which must be able
+    # to enter the state dir to reach its cluster in STATE_DIR/pg.
+    chmod o+x "$state_dir"
+fi
 cat <<MSG
 
 quickstart: starting cschedd on 127.0.0.1:50051, state in $state_dir
 The first start runs initdb and takes a few seconds. In another terminal:
 
     cd $repo
-    build/bin/csched stats
-    build/bin/csched create hello --shell 'echo hello from csched'
+    build/bin/csched health
+    build/bin/csched job create hello --shell 'echo hello from csched'
     build/bin/csched trigger hello --wait
     build/bin/csched runs
-    build/bin/csched watch
+    build/bin/csched watch --after-seq 0
 
-Stop it with Ctrl-C.
+See README.md for a five-minute tour. Stop it with Ctrl-C.
 
 MSG
 exec "$build/bin/cschedd" --state-dir "$state_dir" "$@"
