@@ -1,0 +1,12 @@
+# libcsched and csched CLI unit tests: no server, no network.
+cs_unit_test(cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli.c
+             LIBS cs_cli)
+cs_unit_test(cli_jobfile SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli_jobfile.c
+             LIBS cs_cli)
+# The core's internal helpers (cs__*) are hidden in libcsched.so, so this
+# test links the objects themselves.
+cs_unit_test(client SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_client.c
+             LIBS cs_client_core cs_client_msgs PkgConfig::GRPC PkgConfig::PROTOBUF_C
+                  Threads::Threads)
+target_include_directories(test_client PRIVATE ${CMAKE_SOURCE_DIR}/client
+                           ${CMAKE_SOURCE_DIR}/client/include ${CMAKE_BINARY_DIR}/client/include)

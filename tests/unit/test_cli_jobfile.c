@@ -1,0 +1,174 @@
+/* Unit tests of csched's YAML job files (apply -f): a full valid file, and
+ * every error with the line it names. */
+#include <cmocka.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int parse(const char *text, Csched__V1__Job ***jobs, size_t *n, char *err, size_t errlen)
+{
+    return cs_cli_jobfile_parse("jobs.yaml", text, strlen(text), jobs, n, err, errlen);
+}
+
+/* Expects text to be refused with a message that contains want. */
+static void expect_error(const char *text, const char *want)
+{
+    Csched__V1__Job **jobs = (void *)1;
+    char err[512] = "";
+    size_t n = 7;
+
+    assert_int_equal(parse(text, &jobs, &n, err, sizeof(err)), -EINVAL);
+    assert_null(jobs);
+    assert_int_equal(n, 0);
+    if (strstr(err, want) == NULL)
+        fail_msg("error '%s' does not contain '%s'", err, want);
+}
+
+static const char *map_get(void **entries, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++) {
+        const Csched__V1__Job__EnvEntry *e = entries[i];
+
+        if (strcmp(e->key, key) == 0)
+            return e->value;
+    }
+    return NULL;
+}
+
+static void test_cli_jobfile_full(void **state)
+{
+    static const char text[] = "# two jobs\n"
+                               "jobs:\n"
+                               "  - name: build\n"
+                               "    command: [make, -j2, \"all targets\"]\n"
+                               "    env:\n"
+                               "      CC: gcc\n"
+                               "      EMPTY: \"\"\n"
+                               "    working_dir: /src\n"
+                               "    max_running: 2\n"
+                               "    timeout_seconds: 600\n"
+                               "    max_attempts: 3\n"
+                               "    retry_backoff_ms: 500\n"
+                               "    labels: {team: core}\n"
+                               "  - name: report\n"
+                               "    shell: |\n"
+                               "      date\n"
+                               "      echo done\n";
+    Csched__V1__Job **jobs;
+    char err[512];
+    size_t n;
+
+    assert_int_equal(parse(text, &jobs, &n, err, sizeof(err)), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(jobs[0]->name, "build");
+    assert_int_equal(jobs[0]->n_command, 3);
+    assert_string_equal(jobs[0]->command[2], "all targets");
+    assert_string_equal(map_get((void **)jobs[0]->env, jobs[0]->n_env, "CC"), "gcc");
+    assert_string_equal(map_get((void **)jobs[0]->env, jobs[0]->n_env, "EMPTY"), "");
+    assert_string_equal(jobs[0]->working_dir, "/src");
+    assert_int_equal(jobs[0]->max_running, 2);
+    assert_int_equal(jobs[0]->timeout_seconds, 600);
+    assert_int_equal(jobs[0]->max_attempts, 3);
+    assert_int_equal(jobs[0]->retry_backoff_ms, 500);
+    assert_string_equal(map_get((void **)jobs[0]->labels, jobs[0]->n_labels, "team"), "core");
+    assert_string_equal(jobs[1]->name, "report");
+    assert_string_equal(jobs[1]->shell, "date\necho done\n");
+    assert_int_equal(jobs[1]->n_command, 0);
+    cs_cli_jobs_free(jobs, n);
+}
+
+static void test_cli_jobfile_structure_errors(void **state)
+{
+    expect_error("", "jobs.yaml: empty file");
+    expect_error("jobs: [\n", "jobs.yaml:2: not valid YAML");
+    expect_error("jobs:\n  - name: a\n   bad: indent\n", "not valid YAML");
+    expect_error("- a\n- b\n", "jobs.yaml:1: expected a mapping with the key 'jobs'");
+    expect_error("jobz: []\n", "jobs.yaml:1: unknown key 'jobz'");
+    expect_error("jobs: []\nextra: 1\n", "jobs.yaml:2: unknown key 'extra'");
+    expect_error("jobs: {a: b}\n", "jobs.yaml:1: jobs: must be a list");
+    expect_error("jobs: []\n", "jobs.yaml:1: jobs: the list is empty");
+    expect_error("jobs:\n  - just a string\n", "jobs.yaml:2: each item of jobs must be a mapping");
+    expect_error("jobs: []\njobs: []\n", "jobs.yaml:2: key 'jobs' appears twice");
+}
+
+static void test_cli_jobfile_job_errors(void **state)
+{
+    expect_error("jobs:\n  - name: a\n    command: [x]\n    comand: [y]\n",
+                 "jobs.yaml:4: unknown key 'comand'");
+    expect_error("jobs:\n  - command: [x]\n", "jobs.yaml:2: job without a name");
+    expect_error("jobs:\n  - name: [a]\n    command: [x]\n", "jobs.yaml:2: name: must be a single");
+    expect_error("jobs:\n  - name: a\n", "jobs.yaml:2: job 'a': give exactly one of command");
+    expect_error("jobs:\n  - name: a\n    command: [x]\n    shell: y\n",
+                 "job 'a': give exactly one of command");
+    expect_error("jobs:\n  - name: a\n    command: echo hi\n",
+                 "jobs.yaml:3: command: must be a list of strings");
+    expect_error("jobs:\n  - name: a\n    command: []\n",
+                 "jobs.yaml:3: command: must not be empty");
+    expect_error("jobs:\n  - name: a\n    command:\n      - [nested]\n",
+                 "jobs.yaml:4: command: each item must be a string");
+    expect_error("jobs:\n  - name: a\n    shell: {x: 1}\n", "jobs.yaml:3: shell: must be a single");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    env: [A=1]\n",
+                 "jobs.yaml:4: env: must be a mapping");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    env:\n      A: [1]\n",
+                 "jobs.yaml:5: env: keys and values must be strings");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    labels:\n      \"\": v\n",
+                 "jobs.yaml:5: labels: empty key");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    max_running: -1\n",
+                 "jobs.yaml:4: max_running: must be a whole number");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    timeout_seconds: 1.5\n",
+                 "timeout_seconds: must be a whole number");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    max_attempts: 99999999999\n",
+                 "max_attempts: must be a whole number");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    retry_backoff_ms: soon\n",
+                 "retry_backoff_ms: must be a whole number from 0 to 4294967295, not 'soon'");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    working_dir: [a]\n",
+                 "working_dir: must be a single value");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    shell: y\n",
+                 "jobs.yaml:4: key 'shell' appears twice");
+    expect_error("jobs:\n  - name: a\n    shell: x\n  - name: a\n    shell: y\n",
+                 "jobs.yaml:4: job 'a' appears twice");
+    expect_error("jobs:\n  - name: a\n    shell: x\n    [k]: v\n", "job keys must be strings");
+}
+
+static void test_cli_jobfile_load(void **state)
+{
+    char path[] = "/tmp/test_cli_jobfile_XXXXXX";
+    static const char text[] = "jobs:\n  - name: a\n    shell: 'true'\n";
+    Csched__V1__Job **jobs;
+    char err[512];
+    size_t n;
+    int fd;
+
+    assert_int_equal(cs_cli_jobfile_load("/nonexistent/jobs.yaml", &jobs, &n, err, sizeof(err)),
+                     -ENOENT);
+    assert_non_null(strstr(err, "cannot open /nonexistent/jobs.yaml"));
+
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+    close(fd);
+    assert_int_equal(cs_cli_jobfile_load(path, &jobs, &n, err, sizeof(err)), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(jobs[0]->shell, "true");
+    cs_cli_jobs_free(jobs, n);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cli_jobfile_full),
+        cmocka_unit_test(test_cli_jobfile_structure_errors),
+        cmocka_unit_test(test_cli_jobfile_job_errors),
+        cmocka_unit_test(test_cli_jobfile_load),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
