@@ -1,6 +1,5 @@
 /* Unit tests of the csched CLI's own logic: flag parsing, JSON output and
  * its escaping, table formatting helpers, and exit-code mapping. No server. */
-#include <cmocka.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
 
 #include "cli.h"
 

@@ -1,6 +1,5 @@
 /* Unit tests of csched's YAML job files (apply -f): a full valid file, and
  * every error with the line it names. */
-#include <cmocka.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
 
 #include "cli.h"
 

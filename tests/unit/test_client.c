@@ -1,7 +1,6 @@
 /* Unit tests of libcsched's core where it has logic of its own: status
  * names and records, deadlines, message packing, argument checks. No server:
  * a client connects only when a call is made. */
-#include <cmocka.h>
 #include <errno.h>
 #include <grpc/support/time.h>
 #include <setjmp.h>
@@ -9,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
 
 #include "call.h"
 #include "csched/scheduler.h"
