@@ -367,6 +367,7 @@ static void test_minder_environment_and_stdin(void **state)
 static void test_minder_resets_ignored_signals(void **state)
 {
     struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    unsigned long long blocked = 1, ignored = 1;
     char buf[4096];
 
     /* A server ignoring SIGPIPE must not hand that on to the command. */
@@ -374,7 +375,11 @@ static void test_minder_resets_ignored_signals(void **state)
     assert_int_equal(RUN("--", "grep", "-E", "^Sig(Ign|Blk)", "/proc/self/status"), 0);
     assert_int_equal(sigaction(SIGPIPE, &old, NULL), 0);
     read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_string_equal(buf, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    assert_int_equal(sscanf(buf, "SigBlk: %llx SigIgn: %llx", &blocked, &ignored), 2);
+    assert_int_equal(blocked, 0);
+    /* Only signals 1-31: glibc (the build without musl) keeps its own two
+     * internal real-time signals ignored in a spawned child. */
+    assert_int_equal(ignored & 0x7fffffff, 0);
 }
 
 static void test_minder_reaps_leftovers(void **state)
