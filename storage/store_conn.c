@@ -425,9 +425,13 @@ static bool take_result(struct cs_store *store, struct batch *b, PGresult *res)
             conn_lost(store, why);
             return false;
         }
-        if (!b->failed)
+        if (!b->failed) {
+            char msg[512];
+
+            cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
             cs_log_error("statement %s failed: %s", op != NULL ? cs_stmts[op->stmt].name : "?",
-                         PQresultErrorMessage(res));
+                         msg);
+        }
         b->failed = true;
         PQclear(res);
     } else if (op != NULL && op->result == NULL && st == PGRES_TUPLES_OK) {
@@ -588,8 +592,10 @@ static void migrate_result(struct cs_store *store, PGresult *res)
             conn_lost(store, why);
             return;
         }
-        cs_log_error("migration step %d failed: %s", (int)store->migrate_step,
-                     PQresultErrorMessage(res));
+        char msg[512];
+
+        cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
+        cs_log_error("migration step %d failed: %s", (int)store->migrate_step, msg);
         store->migrate_failed = true;
     } else if (st == PGRES_TUPLES_OK && store->migrate_step == MIGRATE_LIST) {
         migrate_plan(store, res);
@@ -819,12 +825,10 @@ static void requeue_inflight(struct cs_store *store)
 
 static void conn_lost(struct cs_store *store, const char *why)
 {
-    size_t len = strlen(why);
+    char msg[512];
 
-    while (len > 0 && why[len - 1] == '\n')
-        len--;
-    cs_log_warn("database connection lost: %.*s (%zu writes waiting)", (int)len, why,
-                store->n_writes);
+    cs_store_oneline(why, msg, sizeof(msg));
+    cs_log_warn("database connection lost: %s (%zu writes waiting)", msg, store->n_writes);
     teardown_conn(store);
     requeue_inflight(store);
     kick(store);

@@ -110,6 +110,10 @@ void cs_store_snapshot_load(struct cs_store *store);
 void cs_store_snapshot_loaded(struct cs_store *store, int status,
                               struct cs_store_snapshot *snapshot);
 
+/* Copies a libpq message (several lines, ending in a newline) as one line,
+ * for the log. */
+void cs_store_oneline(const char *msg, char *out, size_t cap);
+
 /* Decides whether conninfo (a libpq keyword string or URI) names a host
  * that must be resolved before connecting. Returns 1 and copies the name to
  * host; 0 when none is needed (a unix socket, a numeric address, hostaddr

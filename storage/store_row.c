@@ -111,3 +111,20 @@ const uint8_t *cs_row_bytes(const PGresult *res, int row, int col, size_t *len)
     *len = (size_t)PQgetlength(res, row, col);
     return (const uint8_t *)PQgetvalue(res, row, col);
 }
+
+void cs_store_oneline(const char *msg, char *out, size_t cap)
+{
+    size_t len = 0;
+
+    for (; *msg != '\0' && len + 1 < cap; msg++) {
+        if (*msg == '\n' || *msg == '\t') {
+            if (len > 0 && out[len - 1] != ' ')
+                out[len++] = ' ';
+            continue;
+        }
+        out[len++] = *msg;
+    }
+    while (len > 0 && out[len - 1] == ' ')
+        len--;
+    out[len] = '\0';
+}

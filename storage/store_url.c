@@ -19,6 +19,27 @@ static bool is_numeric_or_socket(const char *host)
     return inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
 }
 
+/* A comma-separated list whose every entry needs no resolution. */
+static bool all_numeric_or_socket(const char *hosts)
+{
+    char one[256];
+
+    while (*hosts != '\0') {
+        size_t len = strcspn(hosts, ",");
+
+        if (len >= sizeof(one))
+            return false;
+        memcpy(one, hosts, len);
+        one[len] = '\0';
+        if (!is_numeric_or_socket(one))
+            return false;
+        hosts += len;
+        if (*hosts == ',')
+            hosts++;
+    }
+    return true;
+}
+
 int cs_store_url_host(const char *conninfo, char *host, size_t cap)
 {
     char *errmsg = NULL;
@@ -28,7 +49,10 @@ int cs_store_url_host(const char *conninfo, char *host, size_t cap)
     int rc = 0;
 
     if (opts == NULL) {
-        cs_log_error("database URL does not parse: %s", errmsg != NULL ? errmsg : "out of memory");
+        char msg[256];
+
+        cs_store_oneline(errmsg != NULL ? errmsg : "out of memory", msg, sizeof(msg));
+        cs_log_error("database URL does not parse: %s", msg);
         PQfreemem(errmsg);
         return -EINVAL;
     }
@@ -39,7 +63,7 @@ int cs_store_url_host(const char *conninfo, char *host, size_t cap)
             hostaddr_val = o->val;
     }
     if ((hostaddr_val != NULL && hostaddr_val[0] != '\0') || host_val == NULL ||
-        is_numeric_or_socket(host_val))
+        all_numeric_or_socket(host_val))
         goto out;
     if (strchr(host_val, ',') != NULL) {
         cs_log_error("database URL: a list of host names (%s) is not supported; give one host "

@@ -1,18 +1,410 @@
-/* Unit tests of the store's pure logic. */
-#include <cmocka.h>
+/* Unit tests of the store's pure logic: message <-> row mapping (against
+ * results built with libpq's PQmakeEmptyPGresult, no server), the embedded
+ * migrations and the plan over applied versions, and database URLs. */
+#include <endian.h>
+#include <errno.h>
+#include <libpq-fe.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
-static void test_store_placeholder(void **state)
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
+
+#include "migrate.h"
+#include "store_internal.h"
+
+/* Column types of a synthetic binary result. */
+enum col_type { COL_INT8, COL_INT4, COL_INT2, COL_BOOL, COL_TEXT, COL_BYTEA };
+
+static PGresult *make_result(const enum col_type *types, int n)
 {
+    PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+    PGresAttDesc attrs[32];
+
+    assert_true(n <= 32);
+    memset(attrs, 0, sizeof(attrs));
+    for (int i = 0; i < n; i++) {
+        attrs[i].name = (char *)"c";
+        attrs[i].format = 1;
+        attrs[i].typlen = types[i] == COL_INT8 ? 8 : types[i] == COL_INT4 ? 4 : -1;
+    }
+    assert_true(PQsetResultAttrs(res, n, attrs));
+    return res;
+}
+
+static void set_int(PGresult *res, int row, int col, int64_t v, int len)
+{
+    char buf[8];
+    uint64_t u64 = htobe64((uint64_t)v);
+    uint32_t u32 = htobe32((uint32_t)(int32_t)v);
+    uint16_t u16 = htobe16((uint16_t)(int16_t)v);
+
+    if (len == 8)
+        memcpy(buf, &u64, 8);
+    else if (len == 4)
+        memcpy(buf, &u32, 4);
+    else
+        memcpy(buf, &u16, 2);
+    assert_true(PQsetvalue(res, row, col, buf, len));
+}
+
+static void set_text(PGresult *res, int row, int col, const char *s)
+{
+    assert_true(PQsetvalue(res, row, col, (char *)s, (int)strlen(s)));
+}
+
+static void set_null(PGresult *res, int row, int col)
+{
+    assert_true(PQsetvalue(res, row, col, NULL, -1));
+}
+
+static void test_store_row_reads_each_int_width(void **state)
+{
+    const enum col_type types[] = {COL_INT8, COL_INT4, COL_INT2, COL_BOOL, COL_INT8};
+    PGresult *res = make_result(types, 5);
+    char t = 1;
+
+    set_int(res, 0, 0, -5000000000LL, 8);
+    set_int(res, 0, 1, -7, 4);
+    set_int(res, 0, 2, 300, 2);
+    assert_true(PQsetvalue(res, 0, 3, &t, 1));
+    set_null(res, 0, 4);
+    assert_int_equal(cs_row_int(res, 0, 0), -5000000000LL);
+    assert_int_equal(cs_row_int(res, 0, 1), -7);
+    assert_int_equal(cs_row_int(res, 0, 2), 300);
+    assert_true(cs_row_bool(res, 0, 3));
+    assert_true(cs_row_is_null(res, 0, 4));
+    assert_int_equal(cs_row_int(res, 0, 4), 0);
+    PQclear(res);
+}
+
+static void test_store_job_params_round_trip(void **state)
+{
+    const enum col_type types[] = {COL_TEXT, COL_BYTEA, COL_INT8, COL_INT8, COL_INT8};
+    char *argv[] = {"sleep", "1"};
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    struct cs_params p = {0};
+    PGresult *res = make_result(types, 5);
+    Csched__V1__Job *back;
+
+    job.name = "nightly";
+    job.command = argv;
+    job.n_command = 2;
+    job.timeout_seconds = 30;
+    job.version = 4;
+    job.created_unix_ms = 11;
+    job.updated_unix_ms = 12;
+    cs_job_params(&job, &p);
+    assert_int_equal(p.n, 5);
+    assert_string_equal(p.values[0], "nightly");
+    assert_int_equal(p.formats[1], 1);
+    assert_string_equal(p.values[2], "4");
+    set_text(res, 0, 0, "nightly");
+    assert_true(PQsetvalue(res, 0, 1, p.values[1], p.lengths[1]));
+    set_int(res, 0, 2, 5, 8);
+    set_int(res, 0, 3, 11, 8);
+    set_int(res, 0, 4, 13, 8);
+    back = cs_job_from_row(res, 0);
+    assert_non_null(back);
+    assert_string_equal(back->name, "nightly");
+    assert_int_equal(back->n_command, 2);
+    assert_string_equal(back->command[0], "sleep");
+    assert_int_equal(back->timeout_seconds, 30);
+    /* The columns win over the packed copy. */
+    assert_int_equal(back->version, 5);
+    assert_int_equal(back->updated_unix_ms, 13);
+    protobuf_c_message_free_unpacked(&back->base, NULL);
+    cs_params_clear(&p);
+    PQclear(res);
+}
+
+static void test_store_job_from_row_refuses_garbage(void **state)
+{
+    const enum col_type types[] = {COL_TEXT, COL_BYTEA, COL_INT8, COL_INT8, COL_INT8};
+    PGresult *res = make_result(types, 5);
+
+    set_text(res, 0, 0, "bad");
+    assert_true(PQsetvalue(res, 0, 1, "\xff\xff\xff", 3));
+    set_int(res, 0, 2, 1, 8);
+    set_int(res, 0, 3, 1, 8);
+    set_int(res, 0, 4, 1, 8);
+    assert_null(cs_job_from_row(res, 0));
+    PQclear(res);
+}
+
+static void test_store_run_params_map_outcome_and_env(void **state)
+{
+    Csched__V1__Run run = CSCHED__V1__RUN__INIT;
+    Csched__V1__Run__EnvEntry e = CSCHED__V1__RUN__ENV_ENTRY__INIT;
+    Csched__V1__Run__EnvEntry *env[] = {&e};
+    Csched__V1__Run *env_only;
+    struct cs_params p = {0};
+
+    run.id = 9;
+    run.job_name = "j";
+    run.state = CSCHED__V1__RUN_STATE__RUN_STATE_FAILED;
+    run.outcome_case = CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL;
+    run.term_signal = 15;
+    run.cancel_requested = 1;
+    e.key = "A";
+    e.value = "b";
+    run.env = env;
+    run.n_env = 1;
+    cs_run_params(&run, &p);
+    assert_int_equal(p.n, 12);
+    assert_string_equal(p.values[0], "9");
+    assert_string_equal(p.values[2], "5");
+    assert_int_equal(p.formats[3], 1);
+    env_only = csched__v1__run__unpack(NULL, (size_t)p.lengths[3], (uint8_t *)p.values[3]);
+    assert_non_null(env_only);
+    assert_int_equal(env_only->n_env, 1);
+    assert_string_equal(env_only->env[0]->key, "A");
+    csched__v1__run__free_unpacked(env_only, NULL);
+    assert_null(p.values[8]);
+    assert_string_equal(p.values[9], "15");
+    assert_string_equal(p.values[11], "t");
+    cs_params_clear(&p);
+
+    run.n_env = 0;
+    run.outcome_case = CSCHED__V1__RUN__OUTCOME__NOT_SET;
+    cs_run_params(&run, &p);
+    assert_null(p.values[3]);
+    assert_null(p.values[8]);
+    assert_null(p.values[9]);
+    cs_params_clear(&p);
+}
+
+static void test_store_run_filter_picks_statement(void **state)
+{
+    struct cs_store_run_filter all = {.limit = 0};
+    struct cs_store_run_filter by_job = {.job_name = "x", .before_id = 40, .limit = 5};
+    struct cs_params p = {0};
+
+    assert_int_equal(cs_run_filter_params(&all, &p), CS_STMT_RUN_LIST);
+    assert_int_equal(p.n, 3);
+    assert_string_equal(p.values[2], "100");
+    cs_params_clear(&p);
+    assert_int_equal(cs_run_filter_params(&by_job, &p), CS_STMT_RUN_LIST_JOB);
+    assert_int_equal(p.n, 4);
+    assert_string_equal(p.values[1], "40");
+    assert_string_equal(p.values[3], "x");
+    cs_params_clear(&p);
+}
+
+/* One row of the runs-join-attempts shape (24 columns). */
+static void set_run_row(PGresult *res, int row, int64_t id, int attempt, const char *dir)
+{
+    set_int(res, row, 0, id, 8);
+    set_text(res, row, 1, "job");
+    set_int(res, row, 2, 3, 2);
+    set_null(res, row, 3);
+    set_text(res, row, 4, "");
+    for (int c = 5; c <= 7; c++)
+        set_int(res, row, c, 100 * c, 8);
+    set_int(res, row, 8, 2, 4);
+    set_null(res, row, 9);
+    set_text(res, row, 10, "msg");
+    assert_true(PQsetvalue(res, row, 11, "\0", 1));
+    if (attempt == 0) {
+        for (int c = 12; c < 24; c++)
+            set_null(res, row, c);
+        return;
+    }
+    set_int(res, row, 12, attempt, 4);
+    set_int(res, row, 13, 5, 2);
+    set_null(res, row, 14);
+    set_int(res, row, 15, 9, 4);
+    for (int c = 16; c <= 17; c++)
+        set_int(res, row, c, c, 8);
+    set_int(res, row, 18, 77, 4);
+    for (int c = 19; c <= 21; c++)
+        set_int(res, row, c, c, 8);
+    set_text(res, row, 22, "");
+    set_text(res, row, 23, dir);
+}
+
+static void test_store_runs_from_rows_groups_attempts(void **state)
+{
+    enum col_type types[24];
+    PGresult *res;
+    Csched__V1__Run **runs;
+    char **dirs;
+    size_t n;
+
+    for (int i = 0; i < 24; i++)
+        types[i] = COL_INT8;
+    res = make_result(types, 24);
+    set_run_row(res, 0, 5, 1, "/a/1");
+    set_run_row(res, 1, 5, 2, "/a/2");
+    set_run_row(res, 2, 4, 0, NULL);
+    n = cs_runs_from_rows(res, &runs, &dirs);
+    assert_int_equal(n, 2);
+    assert_int_equal(runs[0]->id, 5);
+    assert_int_equal(runs[0]->n_attempts, 2);
+    assert_int_equal(runs[0]->attempts[1]->number, 2);
+    assert_int_equal(runs[0]->attempts[1]->outcome_case, CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL);
+    assert_int_equal(runs[0]->attempts[1]->term_signal, 9);
+    assert_int_equal(runs[0]->attempts[1]->minder_pid, 77);
+    assert_int_equal(runs[0]->outcome_case, CSCHED__V1__RUN__OUTCOME_EXIT_CODE);
+    assert_int_equal(runs[0]->exit_code, 2);
+    assert_int_equal(runs[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    assert_int_equal(runs[0]->started_unix_ms, 600);
+    assert_string_equal(runs[0]->message, "msg");
+    assert_false(runs[0]->cancel_requested);
+    assert_string_equal(dirs[0], "/a/2");
+    assert_int_equal(runs[1]->id, 4);
+    assert_int_equal(runs[1]->n_attempts, 0);
+    assert_null(dirs[1]);
+    free(dirs[0]);
+    free(dirs);
+    cs_store_runs_free(runs, n);
+    PQclear(res);
+}
+
+static void test_store_event_params_round_trip(void **state)
+{
+    const enum col_type types[] = {COL_INT8, COL_INT8, COL_INT8, COL_TEXT, COL_INT4,
+                                   COL_INT2, COL_INT4, COL_INT4, COL_TEXT};
+    Csched__V1__Event e = CSCHED__V1__EVENT__INIT;
+    struct cs_params p = {0};
+    PGresult *res = make_result(types, 9);
+    Csched__V1__Event *back;
+
+    e.seq = 42;
+    e.run_id = 7;
+    e.job_name = "j";
+    e.attempt = 2;
+    e.state = CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
+    e.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
+    e.exit_code = 0;
+    cs_event_params(&e, &p);
+    assert_int_equal(p.n, 9);
+    assert_string_equal(p.values[6], "0");
+    assert_null(p.values[7]);
+    cs_params_clear(&p);
+
+    set_int(res, 0, 0, 42, 8);
+    set_int(res, 0, 1, 1000, 8);
+    set_int(res, 0, 2, 7, 8);
+    set_text(res, 0, 3, "j");
+    set_int(res, 0, 4, 2, 4);
+    set_int(res, 0, 5, 4, 2);
+    set_int(res, 0, 6, 0, 4);
+    set_null(res, 0, 7);
+    set_text(res, 0, 8, "");
+    back = cs_event_from_row(res, 0);
+    assert_int_equal(back->seq, 42);
+    assert_int_equal(back->attempt, 2);
+    assert_int_equal(back->outcome_case, CSCHED__V1__EVENT__OUTCOME_EXIT_CODE);
+    assert_int_equal(back->exit_code, 0);
+    assert_string_equal(back->message, "");
+    protobuf_c_message_free_unpacked(&back->base, NULL);
+    PQclear(res);
+}
+
+static void test_store_migrations_embedded_in_order(void **state)
+{
+    assert_true(cs_migrations_count >= 1);
+    assert_int_equal(cs_migrations_check(cs_migrations, cs_migrations_count), 0);
+    assert_int_equal(cs_migrations[0].version, 1);
+    assert_string_equal(cs_migrations[0].name, "init");
+    assert_non_null(strstr(cs_migrations[0].sql, "CREATE TABLE jobs"));
+}
+
+static void test_store_migrations_check_refuses_gaps(void **state)
+{
+    const struct cs_migration gap[] = {{1, "a", "SELECT 1"}, {3, "c", "SELECT 1"}};
+    const struct cs_migration dup[] = {{1, "a", "SELECT 1"}, {1, "b", "SELECT 1"}};
+
+    assert_int_equal(cs_migrations_check(gap, 2), -EINVAL);
+    assert_int_equal(cs_migrations_check(dup, 2), -EINVAL);
+}
+
+static void test_store_migrate_plan(void **state)
+{
+    const struct cs_migration m[] = {{1, "a", "A"}, {2, "b", "B"}, {3, "c", "C"}};
+    const int none[] = {0};
+    const int two[] = {1, 2};
+    const int all[] = {1, 2, 3};
+    const int newer[] = {1, 2, 3, 4};
+    const int holed[] = {1, 3};
+    size_t first = 99;
+
+    assert_int_equal(cs_migrate_plan(m, 3, none, 0, &first), 0);
+    assert_int_equal(first, 0);
+    assert_int_equal(cs_migrate_plan(m, 3, two, 2, &first), 0);
+    assert_int_equal(first, 2);
+    assert_int_equal(cs_migrate_plan(m, 3, all, 3, &first), 0);
+    assert_int_equal(first, 3);
+    assert_int_equal(cs_migrate_plan(m, 3, newer, 4, &first), -EPROTO);
+    assert_int_equal(cs_migrate_plan(m, 3, holed, 2, &first), -EINVAL);
+}
+
+static void test_store_migrate_sql_is_one_transaction(void **state)
+{
+    const struct cs_migration m[] = {{1, "a", "CREATE TABLE a ()"}, {2, "b", "CREATE TABLE b ()"}};
+    char *sql = cs_migrate_sql(m, 2, 1, 1234);
+
+    assert_int_equal(strncmp(sql, "BEGIN;", 6), 0);
+    assert_null(strstr(sql, "TABLE a"));
+    assert_non_null(strstr(sql, "CREATE TABLE b ()"));
+    assert_non_null(strstr(sql, "VALUES (2, 'b', 1234)"));
+    assert_non_null(strstr(sql, "COMMIT;"));
+    free(sql);
+}
+
+static void test_store_url_host(void **state)
+{
+    char host[64];
+
+    assert_int_equal(cs_store_url_host("postgresql://db.example:5433/x", host, sizeof(host)), 1);
+    assert_string_equal(host, "db.example");
+    assert_int_equal(cs_store_url_host("host=pg user=u", host, sizeof(host)), 1);
+    assert_string_equal(host, "pg");
+    assert_int_equal(cs_store_url_host("host=/run/pg dbname=x", host, sizeof(host)), 0);
+    assert_int_equal(cs_store_url_host("postgresql://127.0.0.1/x", host, sizeof(host)), 0);
+    assert_int_equal(cs_store_url_host("host=::1", host, sizeof(host)), 0);
+    assert_int_equal(cs_store_url_host("host=pg hostaddr=10.1.2.3", host, sizeof(host)), 0);
+    assert_int_equal(cs_store_url_host("dbname=x", host, sizeof(host)), 0);
+    assert_int_equal(cs_store_url_host("host=a,b", host, sizeof(host)), -ENOTSUP);
+    assert_int_equal(cs_store_url_host("host=10.0.0.1,/run/pg", host, sizeof(host)), 0);
+    assert_int_equal(cs_store_url_host("nonsense=1", host, sizeof(host)), -EINVAL);
+    assert_int_equal(cs_store_url_host("host=a-very-long-host-name-that-does-not-fit-in-the-buffer"
+                                       "-given-to-it.example",
+                                       host, sizeof(host)),
+                     -ENAMETOOLONG);
+}
+
+static void test_store_oneline_flattens_messages(void **state)
+{
+    char out[32];
+
+    cs_store_oneline("ERROR:  bad\nDETAIL:  why\n", out, sizeof(out));
+    assert_string_equal(out, "ERROR:  bad DETAIL:  why");
+    cs_store_oneline("a very long message that does not fit", out, 8);
+    assert_string_equal(out, "a very");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_store_placeholder),
+        cmocka_unit_test(test_store_row_reads_each_int_width),
+        cmocka_unit_test(test_store_job_params_round_trip),
+        cmocka_unit_test(test_store_job_from_row_refuses_garbage),
+        cmocka_unit_test(test_store_run_params_map_outcome_and_env),
+        cmocka_unit_test(test_store_run_filter_picks_statement),
+        cmocka_unit_test(test_store_runs_from_rows_groups_attempts),
+        cmocka_unit_test(test_store_event_params_round_trip),
+        cmocka_unit_test(test_store_migrations_embedded_in_order),
+        cmocka_unit_test(test_store_migrations_check_refuses_gaps),
+        cmocka_unit_test(test_store_migrate_plan),
+        cmocka_unit_test(test_store_migrate_sql_is_one_transaction),
+        cmocka_unit_test(test_store_url_host),
+        cmocka_unit_test(test_store_oneline_flattens_messages),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,6 @@
  * off) in a temp dir, a database per test, a real libuv loop and the real
  * clock. Checks migrations, writes and reads, group commit, replay after the
  * database restarts, and the loop's lateness under a burst of writes. */
-#include <cmocka.h>
 #include <errno.h>
 #include <libpq-fe.h>
 #include <setjmp.h>
@@ -15,6 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <uv.h>
+
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
 
 #include "pg_embedded.h"
 #include "store.h"
