@@ -152,6 +152,7 @@ void cs_test_burst_create_jobs(const struct cs_test_burst_options *o)
             cs_test_fail(__FILE__, __LINE__, "CreateJob %s: %s: %s", name, cs_status_code_name(rc),
                          st.message);
     }
+    cs_client_free(client);
 }
 
 static void *trigger_main(void *arg)
