@@ -82,18 +82,25 @@ static struct {
             {.name = CS_ATTEMPT_STDERR_FILE, .pipe_fd = -1, .file_fd = -1}},
 };
 
-static void say(const char *line, size_t len)
+/* Writes one line to stderr. */
+static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 {
+    char line[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
     /* Nothing is left to do if stderr is gone; the exit code still tells. */
-    (void)!write(STDERR_FILENO, line, len);
+    (void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 static _Noreturn void die_usage(const char *why)
 {
-    char line[512];
-    int n = snprintf(line, sizeof(line), PROG ": usage: %s: " USAGE "\n", why);
-
-    say(line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+    say(PROG ": usage: %s: " USAGE "\n", why);
     _exit(EXIT_USAGE);
 }
 
@@ -101,13 +108,11 @@ static _Noreturn void die_usage(const char *why)
  * without the minder nobody would enforce its limits or record its end. */
 static _Noreturn void die_unable(const char *verb, const char *object)
 {
-    char line[512];
-    int n = snprintf(line, sizeof(line), PROG ": fatal: unable to %s %s: %s\n", verb, object,
-                     strerror(errno));
+    int err = errno;
 
     if (m.pid > 0 && !m.leader_reaped)
         (void)kill(-m.pid, SIGKILL); /* ESRCH only: already gone */
-    say(line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+    say(PROG ": fatal: unable to %s %s: %s\n", verb, object, strerror(err));
     _exit(EXIT_SYSTEM);
 }
 
@@ -239,7 +244,7 @@ static void record_start_failure(int err)
 static bool start(void)
 {
     int out_pipe[2], err_pipe[2], devnull_fd, rc;
-    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_t file_actions;
     posix_spawnattr_t attr;
     sigset_t none, reset;
 
@@ -261,15 +266,15 @@ static bool start(void)
     check_spawn_setup(posix_spawnattr_setpgroup(&attr, 0));
     check_spawn_setup(posix_spawnattr_setsigmask(&attr, &none));
     check_spawn_setup(posix_spawnattr_setsigdefault(&attr, &reset));
-    check_spawn_setup(posix_spawn_file_actions_init(&actions));
-    check_spawn_setup(posix_spawn_file_actions_addchdir_np(&actions, m.workdir));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&actions, devnull_fd, STDIN_FILENO));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO));
+    check_spawn_setup(posix_spawn_file_actions_init(&file_actions));
+    check_spawn_setup(posix_spawn_file_actions_addchdir_np(&file_actions, m.workdir));
+    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, devnull_fd, STDIN_FILENO));
+    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, out_pipe[1], STDOUT_FILENO));
+    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, err_pipe[1], STDERR_FILENO));
 
     m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
-    rc = posix_spawnp(&m.pid, m.argv[0], &actions, &attr, m.argv, environ);
-    (void)posix_spawn_file_actions_destroy(&actions); /* frees memory only */
+    rc = posix_spawnp(&m.pid, m.argv[0], &file_actions, &attr, m.argv, environ);
+    (void)posix_spawn_file_actions_destroy(&file_actions); /* frees memory only */
     (void)posix_spawnattr_destroy(&attr);
     (void)close(devnull_fd); /* the child's copies are its own: nothing to lose */
     (void)close(out_pipe[1]);
@@ -330,6 +335,11 @@ static void up_cancel(void)
 
 static void stopping_timeout(void)
 {
+    size_t len = strnlen(m.note.message, sizeof(m.note.message));
+
+    /* Tell a person the grace period ran out, after whatever came first. */
+    (void)snprintf(m.note.message + len, sizeof(m.note.message) - len, "%sSIGKILL after %llu ms",
+                   len > 0 ? "; " : "", (unsigned long long)m.grace_ms); /* a cut is fine */
     signal_group(SIGKILL);
     m.state = KILLING;
     m.deadline_ns = NO_DEADLINE;
@@ -358,7 +368,7 @@ static void ended(void)
 typedef void action_fn(void);
 
 static action_fn *const actions[NSTATES][NEVENTS] = {
-    /*             V_TIMEOUT          V_CHLD  V_CANCEL */
+    /* V_TIMEOUT, V_CHLD, V_CANCEL */
     [UP] = {up_timeout, ended, up_cancel},
     [STOPPING] = {stopping_timeout, ended, nop},
     [KILLING] = {nop, ended, nop},
@@ -545,20 +555,23 @@ int main(int argc, char **argv)
     sigset_t set;
     int sfd;
 
-    parse_args(argc, argv);
-    sanitize_std_fds();
-    /* Fails only for a group leader (e.g. started by an interactive shell),
-     * which is already out of its starter's process group. */
+    /* First its own session, so nothing sent to the server's process group
+     * (a Ctrl-C, a stop of its service) reaches the minder from now on. It
+     * fails only for a group leader, e.g. one spawned with
+     * POSIX_SPAWN_SETSID, which is already out of that group. */
     (void)setsid();
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-        die_unable("become", "a subreaper");
-
+    /* Then block the signals at once: a cancel sent right after the start
+     * waits in the signalfd made below instead of killing the minder. */
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
         die_unable("block", "signals");
+    parse_args(argc, argv);
+    sanitize_std_fds();
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+        die_unable("become", "a subreaper");
     sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (sfd < 0)
         die_unable("create", "a signalfd");

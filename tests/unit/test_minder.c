@@ -249,17 +249,20 @@ static void test_minder_timeout_kills_group(void **state)
     int leader = 0, background = 0;
     char buf[256];
 
-    assert_int_equal(RUN("-t", "100", "--", "sh", "-c", "echo $$; sleep 100 & echo $!; wait"), 0);
+    assert_int_equal(RUN("-t", "300", "--", "sh", "-c", "echo $$; sleep 100 & echo $!; wait"), 0);
     assert_true(mono_ms() - start_ms < 2000);
     note = read_note();
     assert_int_equal(note.outcome, CS_NOTE_TIMED_OUT);
     assert_int_equal(note.term_signal, SIGTERM);
-    assert_string_equal(note.message, "timed out after 100 ms");
+    assert_string_equal(note.message, "timed out after 300 ms");
 
+    /* On a loaded machine the timeout may beat the second echo; the leader's
+     * pid alone still names the group. */
     read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_int_equal(sscanf(buf, "%d %d", &leader, &background), 2);
+    assert_true(sscanf(buf, "%d %d", &leader, &background) >= 1);
     assert_gone(leader);
-    assert_gone(background);
+    if (background != 0)
+        assert_gone(background);
     assert_int_equal(kill(-leader, 0), -1);
     assert_int_equal(errno, ESRCH);
 }
@@ -270,13 +273,14 @@ static void test_minder_timeout_escalates_to_kill(void **state)
     int64_t start_ms = mono_ms();
 
     /* Both the shell and its sleep ignore SIGTERM: only the KILL ends them. */
-    assert_int_equal(RUN("-t", "100", "-g", "100", "--", "sh", "-c", "trap '' TERM; sleep 100; :"),
+    assert_int_equal(RUN("-t", "300", "-g", "100", "--", "sh", "-c", "trap '' TERM; sleep 100; :"),
                      0);
-    assert_true(mono_ms() - start_ms >= 200);
+    assert_true(mono_ms() - start_ms >= 400);
     assert_true(mono_ms() - start_ms < 2000);
     note = read_note();
     assert_int_equal(note.outcome, CS_NOTE_TIMED_OUT);
     assert_int_equal(note.term_signal, SIGKILL);
+    assert_string_equal(note.message, "timed out after 300 ms; SIGKILL after 100 ms");
 }
 
 /* Starts a minder on a command that prints "ready" and sleeps, waits for the
