@@ -38,5 +38,5 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cschedConfig.cmake
 # pkg-config and once with find_package, as a program outside this tree would.
 add_test(NAME client_install_example
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/examples/check_install.sh
-          ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/examples)
+          ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/examples "${CSCHED_SANITIZE}")
 set_tests_properties(client_install_example PROPERTIES LABELS integration TIMEOUT 300)
