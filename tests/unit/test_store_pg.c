@@ -641,6 +641,82 @@ static void test_store_close_commits_pending_writes(void **state)
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events"), 30);
 }
 
+static void test_store_inflight_batch_replayed_after_restart(void **state)
+{
+    struct fixture *f = *state;
+    struct cs_pg_embedded_options opts = {.fsync_off = true};
+    Csched__V1__Run first = make_run(1, "r", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    char conninfo[512];
+    PGconn *admin;
+    PGresult *res;
+
+    store_open(f);
+    cs_store_run_put(f->store, &first, write_cb, f);
+    wait_writes(f, 1);
+    /* Hold a lock the store's next batch waits for, so the batch is in
+     * flight, sent but not committed, when the server stops. */
+    admin = admin_connect(f->conninfo);
+    res = PQexec(admin, "BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE");
+    assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+    PQclear(res);
+    for (int64_t id = 2; id <= 51; id++) {
+        Csched__V1__Run run = make_run(id, "r", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+
+        cs_store_run_put(f->store, &run, write_cb, f);
+    }
+    for (int i = 0; i < 20; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        usleep(5000);
+    }
+    assert_int_equal(f->writes_ok, 1);
+    assert_int_equal(cs_pg_embedded_stop(cluster_dir), 0);
+    PQfinish(admin);
+    for (int i = 0; i < 20; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        usleep(5000);
+    }
+    assert_false(cs_store_is_accepting(f->store));
+    assert_int_equal(f->writes_ok, 1);
+    assert_int_equal(f->writes_failed, 0);
+    assert_int_equal(cs_pg_embedded_start(cluster_dir, &opts, conninfo, sizeof(conninfo)), 0);
+    wait_writes(f, 51);
+    for (int i = 0; i < 10; i++)
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+    assert_int_equal(f->writes_ok, 51);
+    assert_int_equal(f->writes_failed, 0);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs"), 51);
+}
+
+static void test_store_embedded_server_started_and_stopped(void **state)
+{
+    struct fixture *f = *state;
+    char dir[] = "/tmp/cs-store-emb-XXXXXX";
+    char pid_file[128];
+    char cmd[128];
+    char *argv[] = {"true"};
+    Csched__V1__Job job = make_job("emb", argv, 1);
+    struct cs_store_config config = {.max_pending_writes = 100};
+
+    assert_non_null(mkdtemp(dir));
+    config.embedded_dir = dir;
+    snprintf(pid_file, sizeof(pid_file), "%s/data/postmaster.pid", dir);
+    for (int round = 0; round < 2; round++) {
+        f->open_done = false;
+        f->store = cs_store_new(&f->loop, &config);
+        assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
+        run_until(f, &f->open_done, 60000);
+        assert_int_equal(f->open_status, 0);
+        assert_int_equal(access(pid_file, F_OK), 0);
+        assert_int_equal(f->snapshot->n_jobs, (size_t)round);
+        cs_store_job_put(f->store, &job, write_cb, f);
+        store_close(f);
+        assert_int_equal(f->writes_ok, round + 1);
+        assert_int_not_equal(access(pid_file, F_OK), 0);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The loop-lag probe of the spec, against a burst of writes. */
 struct lag_probe {
     uv_timer_t timer;
@@ -747,7 +823,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_sql_error_fails_only_its_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_writes_survive_database_restart, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_store_inflight_batch_replayed_after_restart, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_store_close_commits_pending_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_embedded_server_started_and_stopped, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_store_loop_lag_under_write_burst, setup, teardown),
     };
 
