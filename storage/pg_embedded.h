@@ -5,9 +5,11 @@
  *
  * When the process runs as root, PostgreSQL runs as an unprivileged system
  * user (default "postgres", through runuser), and DIR is chowned to it. That
- * user must be able to enter every directory above DIR: a DIR under /root
- * (mode 0700) fails with -EACCES and a message naming the directory and the
- * fix. The socket lives in DIR itself, or, when that path is too long for a
+ * user must be able to enter every directory above DIR. The directory
+ * right above DIR (the server's state directory), when this process owns it,
+ * gets o+x (enter, not list); any other directory it cannot enter, such as
+ * /root (mode 0700), fails with -EACCES and a message naming the directory
+ * and the fix. The socket lives in DIR itself, or, when that path is too long for a
  * unix socket, in /tmp/csched-pg-<hash of DIR>. */
 #ifndef CS_PG_EMBEDDED_H
 #define CS_PG_EMBEDDED_H

@@ -182,23 +182,36 @@ static bool user_can_enter(const struct pg_ctx *c, const struct stat *st)
 }
 
 /* Checks that the PostgreSQL user can reach dir through every directory
- * above it (those that exist). */
+ * above it (those that exist). The directory right above dir is typically
+ * the server's own state directory, made 0700: when we own it, it gets o+x
+ * (enter, not list) so the cluster inside can be reached. Anything higher up
+ * is the operator's to change, so it fails with a message naming the fix. */
 static int check_traversal(const struct pg_ctx *c, const char *dir)
 {
     char path[PATH_MAX];
     struct stat st;
+    bool parent = true;
 
     snprintf(path, sizeof(path), "%s", dir);
     for (char *slash = strrchr(path, '/'); slash != NULL; slash = strrchr(path, '/')) {
+        const char *shown;
+
         *slash = '\0';
-        if (stat(path[0] != '\0' ? path : "/", &st) != 0)
+        shown = path[0] != '\0' ? path : "/";
+        if (stat(shown, &st) != 0)
             continue;
+        if (!user_can_enter(c, &st) && parent && st.st_uid == geteuid()) {
+            cs_log_info("embedded PostgreSQL: letting user %s enter %s (chmod o+x)", c->user,
+                        shown);
+            if (chmod(shown, (st.st_mode & 07777) | S_IXOTH) == 0)
+                st.st_mode |= S_IXOTH;
+        }
+        parent = false;
         if (!user_can_enter(c, &st)) {
             cs_log_error("embedded PostgreSQL runs as user %s, which cannot enter %s (mode %o): "
                          "run `chmod o+x %s`, or choose a state directory elsewhere (e.g. under "
                          "/var/lib)",
-                         c->user, path[0] != '\0' ? path : "/", (unsigned)(st.st_mode & 07777),
-                         path[0] != '\0' ? path : "/");
+                         c->user, shown, (unsigned)(st.st_mode & 07777), shown);
             return -EACCES;
         }
     }

@@ -239,6 +239,11 @@ bool cs_store_is_accepting(const struct cs_store *store)
            store->n_writes < store->max_pending_writes;
 }
 
+static void poll_closed(uv_handle_t *handle)
+{
+    free(handle);
+}
+
 /* Watches the connection's socket for events. During connect the socket may
  * be closed and another opened under the same number, so a new poll handle
  * is made each time (renew); afterwards only the events change. */
@@ -248,7 +253,7 @@ static int watch(struct cs_store *store, int events, bool renew)
     int rc;
 
     if (store->poll != NULL && renew) {
-        uv_close((uv_handle_t *)store->poll, (uv_close_cb)free);
+        uv_close((uv_handle_t *)store->poll, poll_closed);
         store->poll = NULL;
     }
     if (fd < 0)
@@ -277,7 +282,7 @@ static void teardown_conn(struct cs_store *store)
 {
     /* The poll handle must stop before libpq closes the socket. */
     if (store->poll != NULL) {
-        uv_close((uv_handle_t *)store->poll, (uv_close_cb)free);
+        uv_close((uv_handle_t *)store->poll, poll_closed);
         store->poll = NULL;
     }
     if (store->conn != NULL) {
