@@ -219,11 +219,11 @@ static void test_e2e_errors_unknown_run(void **state)
 
     get.run_id = 987654321;
     cs_e2e_assert_status(cs_scheduler_get_run(e->client, &get, &run, cs_e2e_opts(), &st), &st,
-                         GRPC_STATUS_NOT_FOUND, "987654321");
+                         GRPC_STATUS_NOT_FOUND, "run");
     assert_null(run);
     cancel.run_id = 987654321;
     cs_e2e_assert_status(cs_scheduler_cancel_run(e->client, &cancel, &run, cs_e2e_opts(), &st), &st,
-                         GRPC_STATUS_NOT_FOUND, "987654321");
+                         GRPC_STATUS_NOT_FOUND, "run");
     assert_null(run);
 
     /* A stream reports its error status at its end. */
@@ -237,7 +237,7 @@ static void test_e2e_errors_unknown_run(void **state)
         rc = st.code;
         cs_stream_free(s);
     }
-    cs_e2e_assert_status(rc, &st, GRPC_STATUS_NOT_FOUND, "987654321");
+    cs_e2e_assert_status(rc, &st, GRPC_STATUS_NOT_FOUND, "run");
 }
 
 static void test_e2e_errors_bad_page_token(void **state)
@@ -335,6 +335,10 @@ static void create_with_nul(struct cs_e2e *e, const char *key, const char *value
     *at = '\0';
     rc = cs_e2e_raw_unary(e, "/csched.v1.Scheduler/CreateJob", buf, len, &st);
     free(buf);
+    if (rc != GRPC_STATUS_INVALID_ARGUMENT)
+        fail_msg("CreateJob with env {\"%s\": \"%s\"} ('@' sent as NUL): %s \"%s\", want "
+                 "INVALID_ARGUMENT",
+                 key, value, cs_status_code_name(rc), st.message);
     cs_e2e_assert_status(rc, &st, GRPC_STATUS_INVALID_ARGUMENT, "env");
 }
 
@@ -405,6 +409,8 @@ static void test_e2e_errors_stats(void **state)
     assert_non_null(after->lag_last_minute);
     assert_true(after->lag_since_start->ticks > 0);
     assert_true(after->lag_last_minute->ticks > 0);
+    /* A 10 ms timer cannot tick more often than its period allows. */
+    assert_true(after->lag_since_start->ticks <= (uint64_t)after->uptime_ms / 10 + 1);
     assert_true(after->lag_since_start->p50_us <= after->lag_since_start->p99_us);
     assert_true(after->lag_since_start->p99_us <= after->lag_since_start->max_us);
     csched__v1__stats__free_unpacked(after, NULL);
