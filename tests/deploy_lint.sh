@@ -8,7 +8,8 @@
 #     exists; the gRPC probes and the Service point at a declared container port;
 #   - the Dockerfile is multi-stage, ends as a non-root user and copies only
 #     from stages and paths that exist;
-#   - the systemd unit has its sections and keys;
+#   - the systemd unit has its sections and keys, and systemd-analyze verify
+#     (when installed) finds nothing to say about it;
 #   - when CSCHED_BIN_DIR holds a built cschedd, every cschedd flag the deploy
 #     files use is one cschedd --help lists.
 set -euo pipefail
@@ -31,6 +32,21 @@ if command -v shellcheck >/dev/null; then
     shellcheck "${scripts[@]}" || fail "shellcheck found problems"
 else
     echo "deploy_lint: shellcheck not installed, skipped"
+fi
+
+# systemd's own parser over the unit, with ExecStart pointed at a program that
+# exists here; it reports problems as warnings, so any output is a failure.
+if command -v systemd-analyze >/dev/null; then
+    tmp=$(mktemp -d)
+    sed 's|^ExecStart=[^ ]*|ExecStart=/bin/true|' deploy/systemd/cschedd.service >"$tmp/cschedd.service"
+    out=$(systemd-analyze verify "$tmp/cschedd.service" 2>&1) || fail "systemd-analyze verify failed"
+    if [ -n "$out" ]; then
+        echo "$out" >&2
+        fail "systemd-analyze verify reported problems in deploy/systemd/cschedd.service"
+    fi
+    rm -rf "$tmp"
+else
+    echo "deploy_lint: systemd-analyze not installed, unit check skipped"
 fi
 
 /usr/bin/python3 - "${CSCHED_BIN_DIR:-}" <<'PY' || failed=1
