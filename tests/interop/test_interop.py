@@ -76,7 +76,8 @@ class Server:
                            % (READY_TIMEOUT_S, self.log_text()))
 
     def log_text(self):
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         with open(self.log_path, "rb") as f:
             return f.read().decode("utf-8", "replace")[-4000:]
 
