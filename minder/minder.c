@@ -221,15 +221,18 @@ static void check_spawn_setup(int rc)
 static void record_start_failure(int err)
 {
     struct stat st;
+    int chdir_err = 0;
 
     m.note.outcome = CS_NOTE_START_FAILED;
     m.note.exit_code = EXIT_START_FAILED;
     if (stat(m.workdir, &st) < 0)
-        set_message("chdir(\"%s\"): %s", m.workdir, strerror(errno));
+        chdir_err = errno;
     else if (!S_ISDIR(st.st_mode))
-        set_message("chdir(\"%s\"): %s", m.workdir, strerror(ENOTDIR));
+        chdir_err = ENOTDIR;
     else if (faccessat(AT_FDCWD, m.workdir, X_OK, AT_EACCESS) < 0)
-        set_message("chdir(\"%s\"): %s", m.workdir, strerror(errno));
+        chdir_err = errno;
+    if (chdir_err != 0)
+        set_message("chdir(\"%s\"): %s", m.workdir, strerror(chdir_err));
     else
         set_message("exec(\"%s\"): %s", m.argv[0], strerror(err));
 }

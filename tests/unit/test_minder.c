@@ -54,7 +54,7 @@ static void path_of(const char *name, char *out, size_t cap)
 
 static int remove_dir(void **state)
 {
-    static const char *const names[] = {CS_NOTE_FILE, CS_NOTE_FILE ".tmp", CS_ATTEMPT_PID_FILE,
+    static const char *const names[] = {CS_NOTE_FILE, "status.tmp", CS_ATTEMPT_PID_FILE,
                                         CS_ATTEMPT_STDOUT_FILE, CS_ATTEMPT_STDERR_FILE};
     char path[128];
 
@@ -185,7 +185,7 @@ static void test_minder_exit_zero(void **state)
     assert_int_equal(file_size(CS_ATTEMPT_STDERR_FILE), 0);
     read_file(CS_ATTEMPT_PID_FILE, buf, sizeof(buf));
     assert_string_equal(buf, "12345\n");
-    path_of(CS_NOTE_FILE ".tmp", path, sizeof(path));
+    path_of("status.tmp", path, sizeof(path));
     assert_int_equal(access(path, F_OK), -1);
 }
 
@@ -330,6 +330,13 @@ static void test_minder_exec_failure(void **state)
     assert_int_equal(note.exit_code, 127);
     assert_string_equal(note.message,
                         "exec(\"nosuch-command-for-csched\"): No such file or directory");
+
+    /* Not executable, even for root. */
+    assert_int_equal(RUN("--", "/etc/passwd"), 0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_START_FAILED);
+    assert_int_equal(note.exit_code, 127);
+    assert_string_equal(note.message, "exec(\"/etc/passwd\"): Permission denied");
 }
 
 static void test_minder_bad_workdir(void **state)
@@ -341,6 +348,11 @@ static void test_minder_bad_workdir(void **state)
     assert_int_equal(note.outcome, CS_NOTE_START_FAILED);
     assert_int_equal(note.exit_code, 127);
     assert_string_equal(note.message, "chdir(\"/nonexistent/workdir\"): No such file or directory");
+
+    assert_int_equal(RUN("-C", "/etc/passwd", "--", "true"), 0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_START_FAILED);
+    assert_string_equal(note.message, "chdir(\"/etc/passwd\"): Not a directory");
 }
 
 static void test_minder_workdir(void **state)

@@ -338,7 +338,7 @@ static void path_of(const char *name, char *out, size_t cap)
 
 static int remove_tmpdir(void **state)
 {
-    static const char *const names[] = {CS_NOTE_FILE, CS_NOTE_FILE ".tmp"};
+    static const char *const names[] = {CS_NOTE_FILE, "status.tmp"};
     char path[128];
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -370,7 +370,7 @@ static void test_note_write_read(void **state)
     assert_int_equal(cs_note_read(tmpdir, &out), 0);
     assert_note_equal(&note, &out);
 
-    path_of(CS_NOTE_FILE ".tmp", path, sizeof(path));
+    path_of("status.tmp", path, sizeof(path));
     assert_int_equal(access(path, F_OK), -1);
     assert_int_equal(errno, ENOENT);
 
