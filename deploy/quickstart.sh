@@ -27,11 +27,6 @@ cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCSCHED_SANITIZE= >/dev
 cmake --build "$build" -j "$(nproc)" --target cschedd csched_cli >/dev/null
 
 mkdir -p "$state_dir"
-if [ "$(id -u)" -eq 0 ]; then
-    # The embedded PostgreSQL runs as the postgres user, which must be able
-    # to enter the state dir to reach its cluster in STATE_DIR/pg.
-    chmod o+x "$state_dir"
-fi
 cat <<MSG
 
 quickstart: starting cschedd on 127.0.0.1:50051, state in $state_dir
