@@ -81,10 +81,14 @@ static void check_result(const struct scenario *sc, const struct cs_test_burst_r
     CS_TEST_LE(r->proc_peak, sc->max_running);
 
     /* The processes agree with the server: a minder lives only while its
-     * attempt holds a slot, and the sampler saw the work. */
+     * attempt holds a slot, and the peaks of attempts in RUNNING and of live
+     * minders are close (within a factor of two: a minder is alive a little
+     * before its RUNNING event and a little before its terminal event). */
     CS_TEST_LE(r->proc_peak, r->holding_peak + SCAN_SLACK);
     CS_TEST_GT(r->proc_peak, 0);
     CS_TEST_GT(r->proc_samples, 100);
+    CS_TEST_LE(r->proc_peak, 2 * r->running_peak + SCAN_SLACK);
+    CS_TEST_LE(r->running_peak, 2 * r->proc_peak + SCAN_SLACK);
 
     if (sc->min_alive_peak > 0) {
         CS_TEST_GE(r->running_peak, sc->min_alive_peak);

@@ -1,7 +1,11 @@
 /* A throwaway PostgreSQL for one test program: initdb into a temp dir, then
  * the postgres server run directly as a child of the test (so a test that
  * dies takes its cluster with it, through the parent-death signal), unix
- * socket only. As root, both run as the postgres user. */
+ * socket only. As root, both run as the postgres user.
+ *
+ * It does not use the store's cs_pg_embedded_start: that one daemonizes
+ * PostgreSQL through pg_ctl, which is right for cschedd, but a test's cluster
+ * must go away with the test even when ctest kills it at its TIMEOUT. */
 #include <errno.h>
 #include <libpq-fe.h>
 #include <pwd.h>
