@@ -1,0 +1,451 @@
+/* Unit tests of job.c: every rule of cs_job_validate (the return code and a
+ * message that names the field), and the table of jobs sorted by name
+ * (insert, find, index_after, replace, remove). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
+
+#include "job.h"
+
+/* A job that passes, built on the stack from borrowed strings. */
+struct spec_buf {
+    Csched__V1__Job job;
+    char *argv[4];
+    Csched__V1__Job__EnvEntry env[2], *env_ptrs[2];
+    Csched__V1__Job__LabelsEntry labels[2], *label_ptrs[2];
+};
+
+static void spec_init(struct spec_buf *b)
+{
+    memset(b, 0, sizeof(*b));
+    csched__v1__job__init(&b->job);
+    b->job.name = "backup.nightly_1-a";
+    b->argv[0] = "/usr/bin/backup";
+    b->argv[1] = "--full";
+    b->job.command = b->argv;
+    b->job.n_command = 2;
+    for (int i = 0; i < 2; i++) {
+        csched__v1__job__env_entry__init(&b->env[i]);
+        b->env_ptrs[i] = &b->env[i];
+        csched__v1__job__labels_entry__init(&b->labels[i]);
+        b->label_ptrs[i] = &b->labels[i];
+    }
+    b->env[0].key = "TZ";
+    b->env[0].value = "UTC";
+    b->job.env = b->env_ptrs;
+    b->job.n_env = 1;
+    b->labels[0].key = "team";
+    b->labels[0].value = "ops";
+    b->job.labels = b->label_ptrs;
+    b->job.n_labels = 1;
+}
+
+static void check_valid(const struct spec_buf *b, const char *what)
+{
+    struct cs_err err = {0};
+    int rc = cs_job_validate(&b->job, &err);
+
+    if (rc != 0)
+        fail_msg("%s: expected valid, got %d \"%s\"", what, rc, err.msg);
+}
+
+/* Rejected with -EINVAL, err.code set, and every needle in the message. */
+static void check_invalid(const struct spec_buf *b, const char *what, const char *needle,
+                          const char *needle2)
+{
+    struct cs_err err = {0};
+    int rc = cs_job_validate(&b->job, &err);
+
+    if (rc != -EINVAL)
+        fail_msg("%s: expected %d, got %d \"%s\"", what, -EINVAL, rc, err.msg);
+    if (err.code != -EINVAL)
+        fail_msg("%s: err.code expected %d, got %d", what, -EINVAL, err.code);
+    if (strstr(err.msg, needle) == NULL)
+        fail_msg("%s: expected \"%s\" in the message, got \"%s\"", what, needle, err.msg);
+    if (needle2 != NULL && strstr(err.msg, needle2) == NULL)
+        fail_msg("%s: expected \"%s\" in the message, got \"%s\"", what, needle2, err.msg);
+}
+
+static char *repeat(char c, size_t n)
+{
+    char *s = malloc(n + 1);
+
+    assert_non_null(s);
+    memset(s, c, n);
+    s[n] = '\0';
+    return s;
+}
+
+static void test_job_valid(void **state)
+{
+    struct spec_buf b;
+
+    spec_init(&b);
+    check_valid(&b, "the base job");
+    /* Shell instead of argv; later arguments may be empty. */
+    b.job.n_command = 0;
+    b.job.command = NULL;
+    b.job.shell = "echo hi";
+    check_valid(&b, "shell");
+    spec_init(&b);
+    b.argv[1] = "";
+    check_valid(&b, "empty argv[1]");
+    /* No env, no labels, no working dir. */
+    spec_init(&b);
+    b.job.n_env = b.job.n_labels = 0;
+    check_valid(&b, "no env, no labels");
+    /* NULL err is allowed. */
+    assert_int_equal(cs_job_validate(&b.job, NULL), 0);
+    b.job.name = "";
+    assert_int_equal(cs_job_validate(&b.job, NULL), -EINVAL);
+}
+
+static void test_job_name_rules(void **state)
+{
+    struct spec_buf b;
+    char *name_max = repeat('n', CS_JOB_NAME_MAX), *name_over = repeat('n', CS_JOB_NAME_MAX + 1);
+    static const char *const good[] = {"a", "Z", "0", "_x", "9lives", "a.b-c_D", "x.", "x-"};
+    static const char *const bad_chars[] = {"a b",  "a/b", "a@b",   "a:b", "caf\xc3\xa9",
+                                            "a\tb", "a*",  "tab\n", "a=b", "a\\b"};
+
+    spec_init(&b);
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        b.job.name = (char *)good[i];
+        check_valid(&b, good[i]);
+    }
+    b.job.name = name_max;
+    check_valid(&b, "a 128-byte name");
+
+    b.job.name = "";
+    check_invalid(&b, "empty name", "job.name", NULL);
+    b.job.name = name_over;
+    check_invalid(&b, "a 129-byte name", "job.name", "128");
+    b.job.name = ".hidden";
+    check_invalid(&b, "leading '.'", "job.name", NULL);
+    b.job.name = "-rf";
+    check_invalid(&b, "leading '-'", "job.name", NULL);
+    b.job.name = ".";
+    check_invalid(&b, "\".\"", "job.name", NULL);
+    for (size_t i = 0; i < sizeof(bad_chars) / sizeof(bad_chars[0]); i++) {
+        b.job.name = (char *)bad_chars[i];
+        check_invalid(&b, bad_chars[i], "job.name", NULL);
+    }
+    free(name_max);
+    free(name_over);
+}
+
+/* cs_job_name_validate names whichever field it is given. */
+static void test_job_name_validate_field(void **state)
+{
+    struct cs_err err = {0};
+
+    assert_int_equal(cs_job_name_validate("ok-name", "job_name", &err), 0);
+    assert_int_equal(cs_job_name_validate("not ok", "job_name", &err), -EINVAL);
+    if (strstr(err.msg, "job_name") == NULL)
+        fail_msg("expected \"job_name\" in the message, got \"%s\"", err.msg);
+    assert_int_equal(cs_job_name_validate("", "name", &err), -EINVAL);
+    if (strncmp(err.msg, "name ", 5) != 0)
+        fail_msg("expected the message to start with \"name \", got \"%s\"", err.msg);
+}
+
+static void test_job_command_rules(void **state)
+{
+    struct spec_buf b;
+
+    spec_init(&b);
+    b.job.n_command = 0;
+    b.job.command = NULL;
+    check_invalid(&b, "no command, no shell", "job.command", "job.shell");
+
+    spec_init(&b);
+    b.job.shell = "true";
+    check_invalid(&b, "command and shell", "job.command", "job.shell");
+
+    spec_init(&b);
+    b.argv[0] = "";
+    check_invalid(&b, "empty argv[0]", "job.command[0]", NULL);
+
+    /* At the limit and one over. */
+    spec_init(&b);
+    char **argv = calloc(CS_JOB_ARGS_MAX + 1, sizeof(*argv));
+    assert_non_null(argv);
+    for (size_t i = 0; i <= CS_JOB_ARGS_MAX; i++)
+        argv[i] = "x";
+    b.job.command = argv;
+    b.job.n_command = CS_JOB_ARGS_MAX;
+    check_valid(&b, "4096 arguments");
+    b.job.n_command = CS_JOB_ARGS_MAX + 1;
+    check_invalid(&b, "4097 arguments", "job.command", "4096");
+    free(argv);
+}
+
+static void test_job_working_dir(void **state)
+{
+    struct spec_buf b;
+
+    spec_init(&b);
+    b.job.working_dir = "/srv/backup";
+    check_valid(&b, "absolute working_dir");
+    b.job.working_dir = "/";
+    check_valid(&b, "working_dir /");
+    b.job.working_dir = "srv/backup";
+    check_invalid(&b, "relative working_dir", "job.working_dir", NULL);
+    b.job.working_dir = "./x";
+    check_invalid(&b, "./x working_dir", "job.working_dir", NULL);
+    b.job.working_dir = "~/x";
+    check_invalid(&b, "~/x working_dir", "job.working_dir", NULL);
+}
+
+static void test_job_limits(void **state)
+{
+    struct spec_buf b;
+
+    spec_init(&b);
+    b.job.timeout_seconds = CS_JOB_TIMEOUT_MAX_S;
+    b.job.max_attempts = CS_JOB_MAX_ATTEMPTS;
+    b.job.retry_backoff_ms = CS_RETRY_BACKOFF_MAX_MS;
+    b.job.max_running = UINT32_MAX;
+    check_valid(&b, "every limit at its maximum");
+
+    b.job.timeout_seconds = CS_JOB_TIMEOUT_MAX_S + 1;
+    check_invalid(&b, "timeout over 7 days", "job.timeout_seconds", NULL);
+    b.job.timeout_seconds = UINT32_MAX;
+    check_invalid(&b, "timeout UINT32_MAX", "job.timeout_seconds", NULL);
+    b.job.timeout_seconds = 0;
+
+    b.job.max_attempts = CS_JOB_MAX_ATTEMPTS + 1;
+    check_invalid(&b, "101 attempts", "job.max_attempts", "100");
+    b.job.max_attempts = 0;
+    check_valid(&b, "0 attempts (means 1)");
+
+    b.job.retry_backoff_ms = CS_RETRY_BACKOFF_MAX_MS + 1;
+    check_invalid(&b, "backoff over 10 minutes", "job.retry_backoff_ms", NULL);
+    b.job.retry_backoff_ms = UINT32_MAX;
+    check_invalid(&b, "backoff UINT32_MAX", "job.retry_backoff_ms", NULL);
+}
+
+static void test_job_env_keys(void **state)
+{
+    struct spec_buf b;
+    char *key_max = repeat('K', 256), *key_over = repeat('K', 257);
+
+    spec_init(&b);
+    b.job.n_env = 2;
+    b.env[1].key = "EMPTY_VALUE";
+    b.env[1].value = "";
+    check_valid(&b, "an empty value");
+    b.env[1].key = key_max;
+    check_valid(&b, "a 256-byte name");
+    b.env[1].value = "a=b";
+    check_valid(&b, "'=' in a value");
+
+    b.env[1].key = "A=B";
+    check_invalid(&b, "'=' in a name", "job.env", "=");
+    b.env[1].key = "=";
+    check_invalid(&b, "name \"=\"", "job.env", NULL);
+    b.env[1].key = "";
+    check_invalid(&b, "empty name", "job.env", NULL);
+    b.env[1].key = key_over;
+    check_invalid(&b, "a 257-byte name", "job.env", "256");
+
+    /* The field name is the caller's, e.g. the trigger's env. */
+    struct cs_err err = {0};
+    assert_int_equal(cs_env_validate((struct cs_kv *const *)b.job.env, b.job.n_env, "env", &err),
+                     -EINVAL);
+    if (strncmp(err.msg, "env ", 4) != 0)
+        fail_msg("expected the message to start with \"env \", got \"%s\"", err.msg);
+    assert_int_equal(cs_env_validate(NULL, 0, "env", &err), 0);
+    free(key_max);
+    free(key_over);
+}
+
+static void test_job_labels(void **state)
+{
+    struct spec_buf b;
+    char *key_max = repeat('k', 63), *key_over = repeat('k', 64);
+    char *value_max = repeat('v', 256), *value_over = repeat('v', 257);
+
+    spec_init(&b);
+    b.job.n_labels = 2;
+    b.labels[1].key = key_max;
+    b.labels[1].value = value_max;
+    check_valid(&b, "63-byte key, 256-byte value");
+    b.labels[1].value = "";
+    check_valid(&b, "an empty label value");
+
+    b.labels[1].key = "";
+    check_invalid(&b, "empty label key", "job.labels", NULL);
+    b.labels[1].key = key_over;
+    check_invalid(&b, "64-byte label key", "job.labels", "63");
+    b.labels[1].key = "tier";
+    b.labels[1].value = value_over;
+    check_invalid(&b, "257-byte label value", "job.labels", "tier");
+    free(key_max);
+    free(key_over);
+    free(value_max);
+    free(value_over);
+}
+
+/* --- the table ----------------------------------------------------------- */
+
+static Csched__V1__Job *spec_named(const char *name)
+{
+    Csched__V1__Job job;
+    char *argv[] = {"true"};
+
+    csched__v1__job__init(&job);
+    job.name = (char *)name;
+    job.command = argv;
+    job.n_command = 1;
+    return (Csched__V1__Job *)cs_message_copy(&job.base);
+}
+
+static void check_sorted(const struct cs_sched *s)
+{
+    for (size_t i = 1; i < s->n_jobs; i++)
+        if (strcmp(s->jobs[i - 1]->spec->name, s->jobs[i]->spec->name) >= 0)
+            fail_msg("jobs[%zu] \"%s\" and jobs[%zu] \"%s\": expected ascending names", i - 1,
+                     s->jobs[i - 1]->spec->name, i, s->jobs[i]->spec->name);
+}
+
+static void test_job_table(void **state)
+{
+    enum { N = 300 };
+    struct cs_sched *s = calloc(1, sizeof(*s));
+    char name[32];
+
+    assert_non_null(s);
+    assert_null(cs_job_find(s, "x"));
+    assert_int_equal(cs_job_index_after(s, ""), 0);
+
+    /* Even numbers in a scrambled order (7 is coprime to N). */
+    for (size_t k = 0; k < N; k++) {
+        size_t i = (k * 7) % N;
+        (void)snprintf(name, sizeof(name), "job-%04zu", 2 * i);
+        struct cs_job *job = cs_job_insert(s, spec_named(name));
+        assert_non_null(job);
+        assert_ptr_equal(cs_job_find(s, name), job);
+        assert_int_equal(job->active, 0);
+        assert_int_equal(job->slots, 0);
+        assert_null(job->queue_head);
+        assert_int_equal(job->heap_index, CS_NOT_IN_HEAP);
+    }
+    assert_int_equal(s->n_jobs, N);
+    check_sorted(s);
+
+    for (size_t i = 0; i < N; i++) {
+        (void)snprintf(name, sizeof(name), "job-%04zu", 2 * i);
+        struct cs_job *job = cs_job_find(s, name);
+        if (job == NULL || strcmp(job->spec->name, name) != 0)
+            fail_msg("find(%s): expected the job, got %s", name, job ? job->spec->name : "NULL");
+        assert_ptr_equal(s->jobs[i], job);
+        /* After an existing name: the next index. */
+        assert_int_equal(cs_job_index_after(s, name), i + 1);
+        /* After a missing name between two: the later one's index. */
+        (void)snprintf(name, sizeof(name), "job-%04zu", 2 * i + 1);
+        assert_null(cs_job_find(s, name));
+        assert_int_equal(cs_job_index_after(s, name), i + 1);
+    }
+    assert_int_equal(cs_job_index_after(s, ""), 0);
+    assert_int_equal(cs_job_index_after(s, "a"), 0);
+    assert_int_equal(cs_job_index_after(s, "job-"), 0);
+    assert_int_equal(cs_job_index_after(s, "z"), N);
+    /* A prefix of a name sorts before it. */
+    assert_null(cs_job_find(s, "job-000"));
+    assert_int_equal(cs_job_index_after(s, "job-000"), 0);
+
+    /* Remove the first, the last and one in the middle. */
+    cs_job_remove(s, cs_job_find(s, "job-0000"));
+    cs_job_remove(s, cs_job_find(s, "job-0598"));
+    cs_job_remove(s, cs_job_find(s, "job-0300"));
+    assert_int_equal(s->n_jobs, N - 3);
+    check_sorted(s);
+    assert_null(cs_job_find(s, "job-0000"));
+    assert_null(cs_job_find(s, "job-0598"));
+    assert_null(cs_job_find(s, "job-0300"));
+    assert_non_null(cs_job_find(s, "job-0298"));
+    assert_non_null(cs_job_find(s, "job-0302"));
+    assert_ptr_equal(s->jobs[0], cs_job_find(s, "job-0002"));
+    assert_int_equal(cs_job_index_after(s, "job-0300"), 149);
+    assert_ptr_equal(s->jobs[149], cs_job_find(s, "job-0302"));
+
+    /* A removed name can come back, in its place. */
+    cs_job_insert(s, spec_named("job-0300"));
+    assert_ptr_equal(s->jobs[149], cs_job_find(s, "job-0300"));
+    check_sorted(s);
+
+    /* Replacing the spec keeps the job where it is and frees the old spec
+     * (LeakSanitizer checks the latter). */
+    struct cs_job *job = cs_job_find(s, "job-0100");
+    Csched__V1__Job *spec = spec_named("job-0100");
+    spec->max_running = 3;
+    cs_job_replace_spec(job, spec);
+    assert_ptr_equal(cs_job_find(s, "job-0100"), job);
+    assert_int_equal(job->spec->max_running, 3);
+
+    cs_job_free_all(s);
+    assert_int_equal(s->n_jobs, 0);
+    assert_null(s->jobs);
+    free(s);
+}
+
+/* Byte order, not locale order: upper case sorts before lower case. */
+static void test_job_table_byte_order(void **state)
+{
+    struct cs_sched *s = calloc(1, sizeof(*s));
+    static const char *const names[] = {"b", "B", "a", "_", "A", "0", "a.b", "a-b", "a_b"};
+    static const char *const sorted[] = {"0", "A", "B", "_", "a", "a-b", "a.b", "a_b", "b"};
+
+    assert_non_null(s);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        cs_job_insert(s, spec_named(names[i]));
+    for (size_t i = 0; i < sizeof(sorted) / sizeof(sorted[0]); i++)
+        assert_string_equal(s->jobs[i]->spec->name, sorted[i]);
+    cs_job_free_all(s);
+    free(s);
+}
+
+/* cs_message_copy is deep: the copy outlives the original's buffers. */
+static void test_job_message_copy(void **state)
+{
+    struct spec_buf b;
+    char name[] = "copied";
+
+    spec_init(&b);
+    b.job.name = name;
+    b.job.max_running = 4;
+    Csched__V1__Job *copy = (Csched__V1__Job *)cs_message_copy(&b.job.base);
+    name[0] = 'X';
+    assert_string_equal(copy->name, "copied");
+    assert_int_equal(copy->n_command, 2);
+    assert_string_equal(copy->command[1], "--full");
+    assert_int_equal(copy->max_running, 4);
+    assert_int_equal(copy->n_env, 1);
+    assert_string_equal(copy->env[0]->value, "UTC");
+    protobuf_c_message_free_unpacked(&copy->base, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_job_valid),
+        cmocka_unit_test(test_job_name_rules),
+        cmocka_unit_test(test_job_name_validate_field),
+        cmocka_unit_test(test_job_command_rules),
+        cmocka_unit_test(test_job_working_dir),
+        cmocka_unit_test(test_job_limits),
+        cmocka_unit_test(test_job_env_keys),
+        cmocka_unit_test(test_job_labels),
+        cmocka_unit_test(test_job_table),
+        cmocka_unit_test(test_job_table_byte_order),
+        cmocka_unit_test(test_job_message_copy),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,206 @@
+/* Unit tests of the mailbox: items posted from several threads at once all
+ * reach the loop thread exactly once and in each thread's posting order; a
+ * drain hands over what waits without the loop; close calls back. A real
+ * loop and real threads, no sleeps. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
+
+#include "mailbox.h"
+
+enum { THREADS = 4, PER_THREAD = 5000 };
+
+struct item {
+    struct cs_mail mail; /* first, as the mailbox requires */
+    int thread;
+    int seq;
+    int seen;
+};
+
+struct tally {
+    struct item *items; /* THREADS * PER_THREAD */
+    int next_seq[THREADS];
+    int received;
+    int batches;
+    int errors;
+    char first_error[160];
+    pthread_t loop_thread;
+    bool wrong_thread;
+};
+
+static void note_error(struct tally *t, const char *what, int thread, int want, int got)
+{
+    if (t->errors++ == 0)
+        snprintf(t->first_error, sizeof(t->first_error), "%s (thread %d): expected %d, got %d",
+                 what, thread, want, got);
+}
+
+/* Loop thread: checks each item against its thread's next sequence number.
+ * Errors are counted, not asserted, so the loop is never left by longjmp. */
+static void on_mail(struct cs_mailbox *box, struct cs_mail *first)
+{
+    struct tally *t = box->data;
+
+    if (!pthread_equal(pthread_self(), t->loop_thread))
+        t->wrong_thread = true;
+    t->batches++;
+    for (struct cs_mail *m = first; m != NULL;) {
+        struct item *it = (struct item *)m;
+        /* Read next first: the item is ours now and could be reused. */
+        m = m->next;
+        if (it->thread < 0 || it->thread >= THREADS) {
+            note_error(t, "thread index", it->thread, 0, it->thread);
+            continue;
+        }
+        if (it->seq != t->next_seq[it->thread])
+            note_error(t, "sequence", it->thread, t->next_seq[it->thread], it->seq);
+        t->next_seq[it->thread] = it->seq + 1;
+        if (it->seen++ != 0)
+            note_error(t, "times seen", it->thread, 1, it->seen);
+        t->received++;
+    }
+}
+
+struct poster {
+    struct cs_mailbox *box;
+    struct item *items; /* this thread's PER_THREAD items */
+};
+
+static void *post_all(void *arg)
+{
+    struct poster *p = arg;
+
+    for (int i = 0; i < PER_THREAD; i++)
+        cs_mailbox_post(p->box, &p->items[i].mail);
+    return NULL;
+}
+
+static int closed;
+
+static void on_closed(uv_handle_t *handle)
+{
+    closed++;
+}
+
+static void test_mailbox_threads_in_order_once(void **state)
+{
+    uv_loop_t loop;
+    struct cs_mailbox box;
+    struct tally t;
+    pthread_t threads[THREADS];
+    struct poster posters[THREADS];
+
+    memset(&t, 0, sizeof(t));
+    t.items = calloc(THREADS * PER_THREAD, sizeof(*t.items));
+    assert_non_null(t.items);
+    t.loop_thread = pthread_self();
+    for (int th = 0; th < THREADS; th++)
+        for (int i = 0; i < PER_THREAD; i++) {
+            t.items[th * PER_THREAD + i].thread = th;
+            t.items[th * PER_THREAD + i].seq = i;
+        }
+
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(cs_mailbox_init(&loop, &box, on_mail, &t), 0);
+    assert_ptr_equal(box.data, &t);
+    for (int th = 0; th < THREADS; th++) {
+        posters[th].box = &box;
+        posters[th].items = &t.items[th * PER_THREAD];
+        assert_int_equal(pthread_create(&threads[th], NULL, post_all, &posters[th]), 0);
+    }
+    /* The async handle keeps the loop waiting until the last item is in. */
+    while (t.received < THREADS * PER_THREAD && t.errors == 0)
+        (void)uv_run(&loop, UV_RUN_ONCE);
+    for (int th = 0; th < THREADS; th++)
+        assert_int_equal(pthread_join(threads[th], NULL), 0);
+    /* Anything left (there should be nothing) comes out now. */
+    cs_mailbox_drain(&box);
+
+    closed = 0;
+    cs_mailbox_close(&box, on_closed);
+    assert_ptr_equal(CS_MAILBOX_OF((uv_handle_t *)&box.async), &box);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(closed, 1);
+    assert_int_equal(uv_loop_close(&loop), 0);
+
+    if (t.errors != 0)
+        fail_msg("%d errors, the first: %s", t.errors, t.first_error);
+    assert_false(t.wrong_thread);
+    assert_int_equal(t.received, THREADS * PER_THREAD);
+    for (int th = 0; th < THREADS; th++)
+        assert_int_equal(t.next_seq[th], PER_THREAD);
+    for (int i = 0; i < THREADS * PER_THREAD; i++)
+        if (t.items[i].seen != 1)
+            fail_msg("item %d of thread %d: expected to be seen once, seen %d times",
+                     t.items[i].seq, t.items[i].thread, t.items[i].seen);
+    /* Sends coalesce: fewer callbacks than items (at least one). */
+    assert_true(t.batches >= 1 && t.batches <= THREADS * PER_THREAD);
+    free(t.items);
+}
+
+/* Posts from the loop thread itself, drained before the loop runs: one batch
+ * in posting order, and the loop turn after finds nothing more. */
+static void test_mailbox_drain_in_order(void **state)
+{
+    uv_loop_t loop;
+    struct cs_mailbox box;
+    struct tally t;
+    struct item items[10];
+
+    memset(&t, 0, sizeof(t));
+    memset(items, 0, sizeof(items));
+    t.loop_thread = pthread_self();
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(cs_mailbox_init(&loop, &box, on_mail, &t), 0);
+
+    /* Nothing waiting: no callback. */
+    cs_mailbox_drain(&box);
+    assert_int_equal(t.batches, 0);
+
+    for (int i = 0; i < 10; i++) {
+        items[i].seq = i;
+        /* A stale next pointer must not leak into the list. */
+        items[i].mail.next = &items[0].mail;
+        cs_mailbox_post(&box, &items[i].mail);
+    }
+    cs_mailbox_drain(&box);
+    assert_int_equal(t.batches, 1);
+    assert_int_equal(t.received, 10);
+    assert_int_equal(t.next_seq[0], 10);
+    assert_null(items[9].mail.next);
+
+    /* The async send is still pending: its callback finds an empty list. */
+    (void)uv_run(&loop, UV_RUN_NOWAIT);
+    assert_int_equal(t.batches, 1);
+
+    /* Posting again after a drain starts a fresh list. */
+    items[0].seq = 10;
+    items[0].seen = 0;
+    cs_mailbox_post(&box, &items[0].mail);
+    (void)uv_run(&loop, UV_RUN_NOWAIT);
+    assert_int_equal(t.batches, 2);
+    assert_int_equal(t.received, 11);
+    assert_int_equal(t.next_seq[0], 11);
+
+    if (t.errors != 0)
+        fail_msg("%d errors, the first: %s", t.errors, t.first_error);
+    cs_mailbox_close(&box, NULL);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mailbox_threads_in_order_once),
+        cmocka_unit_test(test_mailbox_drain_in_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
