@@ -283,14 +283,13 @@ static void test_minder_timeout_escalates_to_kill(void **state)
     assert_string_equal(note.message, "timed out after 300 ms; SIGKILL after 100 ms");
 }
 
-/* Starts a minder on a command that prints "ready" and sleeps, waits for the
- * line, sends sig to the minder and checks the attempt was cancelled. */
-static void cancel_with(int sig)
+/* Starts a minder on script, which prints "ready" when it is set up, waits
+ * for the line, sends sig to the minder and returns the note. */
+static struct cs_note cancel_with(int sig, const char *script)
 {
-    const char *const args[] = {"-d", dir, "--", "sh", "-c", "echo ready; exec sleep 100", NULL};
+    const char *const args[] = {"-d", dir, "--", "sh", "-c", script, NULL};
     int64_t give_up_ms = mono_ms() + WAIT_LIMIT_MS;
     pid_t pid = spawn_minder(args);
-    struct cs_note note;
     char path[128];
     struct stat st;
 
@@ -304,20 +303,35 @@ static void cancel_with(int sig)
     }
     assert_int_equal(kill(pid, sig), 0);
     assert_int_equal(wait_minder(pid), 0);
-    note = read_note();
+    return read_note();
+}
+
+static void test_minder_cancel_sigterm(void **state)
+{
+    struct cs_note note = cancel_with(SIGTERM, "echo ready; exec sleep 100");
+
     assert_int_equal(note.outcome, CS_NOTE_CANCELLED);
     assert_int_equal(note.term_signal, SIGTERM);
     assert_string_equal(note.message, "cancelled");
 }
 
-static void test_minder_cancel_sigterm(void **state)
-{
-    cancel_with(SIGTERM);
-}
-
 static void test_minder_cancel_sigint(void **state)
 {
-    cancel_with(SIGINT);
+    struct cs_note note = cancel_with(SIGINT, "echo ready; exec sleep 100");
+
+    assert_int_equal(note.outcome, CS_NOTE_CANCELLED);
+    assert_int_equal(note.term_signal, SIGTERM);
+}
+
+static void test_minder_cancel_command_exits(void **state)
+{
+    /* A command that handles SIGTERM and exits: still cancelled, with its
+     * exit code. */
+    struct cs_note note = cancel_with(SIGTERM, "trap 'exit 7' TERM; echo ready; sleep 100 & wait");
+
+    assert_int_equal(note.outcome, CS_NOTE_CANCELLED);
+    assert_int_equal(note.exit_code, 7);
+    assert_int_equal(note.term_signal, 0);
 }
 
 static void test_minder_exec_failure(void **state)
@@ -461,6 +475,7 @@ int main(void)
         TEST(test_minder_timeout_escalates_to_kill),
         TEST(test_minder_cancel_sigterm),
         TEST(test_minder_cancel_sigint),
+        TEST(test_minder_cancel_command_exits),
         TEST(test_minder_exec_failure),
         TEST(test_minder_bad_workdir),
         TEST(test_minder_workdir),
