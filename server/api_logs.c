@@ -171,8 +171,10 @@ static void on_stored_run(void *arg, int status, Csched__V1__Run *run)
 {
     struct log_read *r = arg;
     if (status != 0) {
+        char message[80];
+        (void)snprintf(message, sizeof(message), "run %lld does not exist", (long long)r->run_id);
         log_read_end(r, status == -ENOENT ? -ENOENT : -ENOTCONN,
-                     status == -ENOENT ? "run does not exist" : "the database is unreachable");
+                     status == -ENOENT ? message : "the database is unreachable");
         return;
     }
     start_reading(r, run, r->attempt);

@@ -107,17 +107,37 @@ void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, v
     cs_store_run_find_by_key(s->store, req->job_name, req->idempotency_key, on_key_lookup, t);
 }
 
+struct run_lookup {
+    struct cs_call *call;
+    int64_t run_id;
+};
+
+static struct run_lookup *run_lookup_new(struct cs_call *call, int64_t run_id)
+{
+    struct run_lookup *l = cs_xmalloc(sizeof(*l));
+    l->call = call;
+    l->run_id = run_id;
+    return l;
+}
+
+static void fail_lookup(struct run_lookup *l, int status)
+{
+    if (status == -ENOENT)
+        cs_call_fail(l->call, -ENOENT, "run %lld does not exist", (long long)l->run_id);
+    else
+        cs_api_fail_store(l->call, status, "reading the run");
+}
+
 static void reply_stored_run(void *arg, int status, Csched__V1__Run *run)
 {
-    struct cs_call *call = arg;
+    struct run_lookup *l = arg;
     if (status == 0) {
-        cs_call_reply(call, &run->base);
+        cs_call_reply(l->call, &run->base);
         protobuf_c_message_free_unpacked(&run->base, NULL);
-    } else if (status == -ENOENT) {
-        cs_call_fail(call, -ENOENT, "run does not exist");
     } else {
-        cs_api_fail_store(call, status, "reading the run");
+        fail_lookup(l, status);
     }
+    free(l);
 }
 
 static bool check_run_id(struct cs_call *call, int64_t id)
@@ -139,7 +159,7 @@ void cs_api_get_run(struct cs_call *call, const ProtobufCMessage *request, void 
     if (run != NULL)
         cs_call_reply(call, &run->msg->base);
     else
-        cs_store_run_get(s->store, req->run_id, reply_stored_run, call);
+        cs_store_run_get(s->store, req->run_id, reply_stored_run, run_lookup_new(call, req->run_id));
 }
 
 struct list_runs {
@@ -199,14 +219,15 @@ void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, voi
 
 static void reply_cancel_of_stored(void *arg, int status, Csched__V1__Run *run)
 {
-    struct cs_call *call = arg;
+    struct run_lookup *l = arg;
     if (status == 0) {
-        cs_call_fail(call, -EBUSY, "run %lld has already ended (%s): there is nothing to cancel",
+        cs_call_fail(l->call, -EBUSY, "run %lld has already ended (%s): there is nothing to cancel",
                      (long long)run->id, cs_run_state_name(run->state));
         protobuf_c_message_free_unpacked(&run->base, NULL);
-        return;
+    } else {
+        fail_lookup(l, status);
     }
-    reply_stored_run(arg, status, run);
+    free(l);
 }
 
 void cs_api_cancel_run(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -217,7 +238,8 @@ void cs_api_cancel_run(struct cs_call *call, const ProtobufCMessage *request, vo
         return;
     struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
     if (run == NULL) {
-        cs_store_run_get(s->store, req->run_id, reply_cancel_of_stored, call);
+        cs_store_run_get(s->store, req->run_id, reply_cancel_of_stored,
+                         run_lookup_new(call, req->run_id));
         return;
     }
     if (!cs_api_require_store(call, s))

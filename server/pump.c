@@ -96,6 +96,8 @@ static void on_idle(uv_idle_t *idle)
         struct cs_run *run = job->queue_head;
         cs_pump_dequeue(s, run);
         cs_dispatch_start(s, run);
+        /* The start took one of the job's slots: it may be at its limit now. */
+        cs_pump_job_changed(s, job);
     }
     s->pump_armed = false;
     CS_ASSERT(uv_idle_stop(idle) == 0);

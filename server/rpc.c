@@ -22,6 +22,7 @@
 #include "log.h"
 #include "status.h"
 #include "util.h"
+#include "wire_check.h"
 
 #define SLOTS_UNARY 32
 #define SLOTS_STREAMING 4
@@ -102,15 +103,25 @@ static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
     return bb;
 }
 
-static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *desc, grpc_byte_buffer *bb)
+/* Unpacks a request; on failure returns NULL with a message for the client. */
+static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *desc, grpc_byte_buffer *bb,
+                                char *why, size_t cap)
 {
     grpc_byte_buffer_reader reader;
-    if (!grpc_byte_buffer_reader_init(&reader, bb))
+    if (!grpc_byte_buffer_reader_init(&reader, bb)) {
+        (void)snprintf(why, cap, "the request could not be decompressed");
         return NULL;
+    }
     grpc_slice slice = grpc_byte_buffer_reader_readall(&reader);
     grpc_byte_buffer_reader_destroy(&reader);
-    ProtobufCMessage *msg = protobuf_c_message_unpack(desc, NULL, GRPC_SLICE_LENGTH(slice),
-                                                      GRPC_SLICE_START_PTR(slice));
+    const uint8_t *data = GRPC_SLICE_START_PTR(slice);
+    size_t len = GRPC_SLICE_LENGTH(slice);
+    ProtobufCMessage *msg = NULL;
+    char field[200];
+    if (cs_wire_check_strings(desc, data, len, field, sizeof(field)) != 0)
+        (void)snprintf(why, cap, "field %s holds a NUL byte or is not valid UTF-8", field);
+    else if ((msg = protobuf_c_message_unpack(desc, NULL, len, data)) == NULL)
+        (void)snprintf(why, cap, "the request is not a valid %s message", desc->name);
     grpc_slice_unref(slice);
     return msg;
 }
@@ -338,10 +349,10 @@ static void begin_call(struct slot *slot)
         cs_call_fail(call, -EINVAL, "the request carried no message");
         return;
     }
-    call->request = unpack(call->method->input, slot->payload);
+    char why[300];
+    call->request = unpack(call->method->input, slot->payload, why, sizeof(why));
     if (call->request == NULL) {
-        cs_call_fail(call, -EINVAL, "the request is not a valid %s message",
-                     call->method->input->name);
+        cs_call_fail(call, -EINVAL, "%s", why);
         return;
     }
     call->method->handler(call, call->request, server->ctx);

@@ -1,0 +1,113 @@
+/* wire_check: a small protobuf wire-format walker that validates strings. */
+#include "wire_check.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_DEPTH 32
+
+enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
+
+static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if ((b & 0x80) == 0) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
+static bool valid_utf8(const uint8_t *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        uint8_t c = s[i];
+        size_t n;
+        uint32_t cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xe0) == 0xc0) {
+            n = 1, cp = c & 0x1f;
+        } else if ((c & 0xf0) == 0xe0) {
+            n = 2, cp = c & 0x0f;
+        } else if ((c & 0xf8) == 0xf0) {
+            n = 3, cp = c & 0x07;
+        } else {
+            return false;
+        }
+        for (size_t k = 1; k <= n; k++) {
+            if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        /* The smallest code point each length may encode (no overlong forms). */
+        static const uint32_t min_cp[] = {0, 0x80, 0x800, 0x10000};
+        if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+static int walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p, const uint8_t *end,
+                char *path, size_t cap, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return 0; /* the unpacker refuses absurd nesting itself */
+    while (p < end) {
+        uint64_t key, n;
+        if (!read_varint(&p, end, &key))
+            return 0;
+        unsigned wire = (unsigned)(key & 7);
+        const ProtobufCFieldDescriptor *field =
+            protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3));
+        switch (wire) {
+        case WIRE_VARINT:
+            if (!read_varint(&p, end, &n))
+                return 0;
+            continue;
+        case WIRE_I64:
+            p += 8;
+            continue;
+        case WIRE_I32:
+            p += 4;
+            continue;
+        case WIRE_LEN:
+            break;
+        default:
+            return 0;
+        }
+        if (!read_varint(&p, end, &n) || n > (uint64_t)(end - p))
+            return 0;
+        const uint8_t *value = p;
+        p += n;
+        if (field == NULL)
+            continue;
+        size_t used = strlen(path);
+        (void)snprintf(path + used, cap - used, "%s%s", used ? "." : "", field->name);
+        if (field->type == PROTOBUF_C_TYPE_STRING &&
+            (memchr(value, '\0', n) != NULL || !valid_utf8(value, n)))
+            return -EINVAL;
+        if (field->type == PROTOBUF_C_TYPE_MESSAGE &&
+            walk(field->descriptor, value, value + n, path, cap, depth + 1) != 0)
+            return -EINVAL;
+        path[used] = '\0';
+    }
+    return 0;
+}
+
+int cs_wire_check_strings(const ProtobufCMessageDescriptor *desc, const uint8_t *data,
+                          size_t len, char *field_out, size_t cap)
+{
+    field_out[0] = '\0';
+    return walk(desc, data, data + len, field_out, cap, 0);
+}

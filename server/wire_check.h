@@ -1,0 +1,18 @@
+/* wire_check: checks the string fields of an encoded protobuf message before
+ * it is unpacked. protobuf-c hands strings to C as NUL-terminated, so a
+ * string with a NUL byte inside would be cut short without a word; proto3
+ * also requires strings to be valid UTF-8. Walks the wire format with the
+ * message's descriptor, nested messages and map entries included. */
+#ifndef CS_WIRE_CHECK_H
+#define CS_WIRE_CHECK_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* 0, or -EINVAL with the dotted path of the offending field in field_out
+ * (at most cap bytes). Malformed encodings are left for the unpacker. */
+int cs_wire_check_strings(const ProtobufCMessageDescriptor *desc, const uint8_t *data,
+                          size_t len, char *field_out, size_t cap);
+
+#endif
