@@ -749,20 +749,20 @@ static void probe_tick(uv_timer_t *timer)
 
 struct burst {
     struct fixture *f;
-    uv_idle_t idle;
+    uv_check_t check;
     int64_t next_id;
     int64_t total;
     int outstanding_cap;
 };
 
-static void burst_idle(uv_idle_t *idle)
+static void burst_check(uv_check_t *check)
 {
-    struct burst *b = idle->data;
+    struct burst *b = check->data;
     struct fixture *f = b->f;
     int answered = f->writes_ok + f->writes_failed;
 
     if (b->next_id > b->total) {
-        uv_idle_stop(idle);
+        uv_check_stop(check);
         return;
     }
     /* Keep a bounded backlog, as the server's own pacing would. */
@@ -802,11 +802,14 @@ static void test_store_loop_lag_under_write_burst(void **state)
     probe.timer.data = &probe;
     probe.due_ns = cs_now_mono_ns() + 10000000;
     uv_timer_start(&probe.timer, probe_tick, 10, 10);
-    uv_idle_init(&f->loop, &burst.idle);
-    burst.idle.data = &burst;
+    uv_check_init(&f->loop, &burst.check);
+    burst.check.data = &burst;
     start_ns = cs_now_mono_ns();
     getrusage(RUSAGE_THREAD, &ru0);
-    uv_idle_start(&burst.idle, burst_idle);
+    /* A check handle queues the next burst after each turn's I/O; unlike
+     * an idle handle it lets the loop block while it waits. */
+    uv_check_start(&burst.check, burst_check);
+    burst_check(&burst.check);
     wait_writes(f, 20000);
     getrusage(RUSAGE_THREAD, &ru1);
     secs = (double)(cs_now_mono_ns() - start_ns) / 1e9;
@@ -815,7 +818,7 @@ static void test_store_loop_lag_under_write_burst(void **state)
                  1e6 +
              (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec -
                       ru0.ru_stime.tv_usec);
-    uv_close((uv_handle_t *)&burst.idle, NULL);
+    uv_close((uv_handle_t *)&burst.check, NULL);
     uv_close((uv_handle_t *)&probe.timer, NULL);
     /* The handles live on this stack frame: finish closing them here. */
     uv_run(&f->loop, UV_RUN_NOWAIT);
@@ -852,5 +855,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_loop_lag_under_write_burst, setup, teardown),
     };
 
+    /* CS_TEST_FILTER=test_store_loop_lag_under_write_burst runs the
+     * throughput measurement alone. */
+    if (getenv("CS_TEST_FILTER") != NULL)
+        cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
