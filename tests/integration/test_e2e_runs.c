@@ -445,7 +445,8 @@ static void test_e2e_runs_job_max_running(void **state)
     struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
     Csched__V1__WatchRequest wreq = CSCHED__V1__WATCH_REQUEST__INIT;
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
-    int running = 0, peak = 0, ended = 0, rc;
+    int running = 0, peak = 0, ended = 0, succeeded = 0, rc;
+    int64_t bad_seq = 0, peak_seq = 0;
     struct cs_status st = {0};
     struct cs_stream *s = NULL;
     Csched__V1__Event *ev;
@@ -467,20 +468,23 @@ static void test_e2e_runs_job_max_running(void **state)
     for (int i = 0; i < N; i++)
         (void)cs_e2e_trigger(e, name); /* Ids are followed through Watch. */
 
+    /* Everything is judged after the stream is freed, so a failure leaks
+     * nothing. */
     while (ended < N && (rc = cs_scheduler_watch_next(s, &ev, &st)) == 1) {
-        assert_string_equal(ev->job_name, name);
+        if (strcmp(ev->job_name, name) != 0 && bad_seq == 0)
+            bad_seq = ev->seq;
         if (ev->attempt == 0) {
             if (ev->state == CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING)
                 running++;
             if (cs_e2e_run_state_is_terminal(ev->state)) {
-                assert_int_equal(ev->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+                succeeded += ev->state == CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
                 running--;
                 ended++;
             }
-            if (running > 1)
-                fail_msg("%d runs of a max_running 1 job RUNNING at seq %lld", running,
-                         (long long)ev->seq);
-            peak = running > peak ? running : peak;
+            if (running > peak) {
+                peak = running;
+                peak_seq = ev->seq;
+            }
         }
         csched__v1__event__free_unpacked(ev, NULL);
     }
@@ -488,8 +492,14 @@ static void test_e2e_runs_job_max_running(void **state)
     if (ended < N)
         fail_msg("Watch ended after %d of %d runs: %s \"%s\"", ended, N,
                  cs_status_code_name(st.code), st.message);
+    if (bad_seq != 0)
+        fail_msg("Watch filtered by job %s sent another job's event (seq %lld)", name,
+                 (long long)bad_seq);
+    if (peak > 1)
+        fail_msg("%d runs of a max_running 1 job RUNNING at once (seq %lld)", peak,
+                 (long long)peak_seq);
+    assert_int_equal(succeeded, N);
     took_ms = cs_test_now_ms() - t0;
-    assert_int_equal(peak, 1);
     /* Three 0.3 s runs one after another cannot take less than 0.9 s. */
     if (took_ms < 900)
         fail_msg("%d serialised runs of sleep 0.3 took only %lld ms", N, (long long)took_ms);
