@@ -82,8 +82,8 @@ void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, vo
     }
     if (!cs_api_require_store(call, s))
         return;
-    cs_job_replace_spec(job, spec_copy(req->job, job->spec->version + 1,
-                                       job->spec->created_unix_ms));
+    cs_job_replace_spec(job,
+                        spec_copy(req->job, job->spec->version + 1, job->spec->created_unix_ms));
     /* Its own limit may have changed. */
     cs_pump_job_changed(s, job);
     reply_job_on_commit(call, s, job->spec);
@@ -164,6 +164,7 @@ void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, vo
         return;
     Csched__V1__DeleteJobResponse *resp = cs_xmalloc(sizeof(*resp));
     csched__v1__delete_job_response__init(resp);
-    cs_store_job_delete(s->store, req->name, cs_api_reply_cb, cs_api_reply_later(call, &resp->base));
+    cs_store_job_delete(s->store, req->name, cs_api_reply_cb,
+                        cs_api_reply_later(call, &resp->base));
     cs_job_remove(s, job);
 }

@@ -123,8 +123,7 @@ static void next_step(struct log_read *r)
                                : CS_ATTEMPT_STDOUT_FILE;
         (void)snprintf(path, sizeof(path), "%s/attempts/%lld-%u/%s", r->sched->state_dir,
                        (long long)r->run_id, r->attempt, file);
-        CS_ASSERT(uv_fs_open(r->sched->loop, &r->req, path, O_RDONLY | O_CLOEXEC, 0, on_open) ==
-                  0);
+        CS_ASSERT(uv_fs_open(r->sched->loop, &r->req, path, O_RDONLY | O_CLOEXEC, 0, on_open) == 0);
         return;
     }
     uv_buf_t buf = uv_buf_init(r->buf, sizeof(r->buf));

@@ -18,8 +18,7 @@ static Csched__V1__Run *run_copy(const struct cs_run *run)
 }
 
 /* An active run of job made with key, or NULL. */
-static struct cs_run *active_run_with_key(struct cs_sched *s, const char *job_name,
-                                          const char *key)
+static struct cs_run *active_run_with_key(struct cs_sched *s, const char *job_name, const char *key)
 {
     for (size_t i = 0; i < s->runs.cap; i++) {
         struct cs_run *run = s->runs.slots[i].value;
@@ -86,8 +85,7 @@ void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, v
         return;
     }
     if (strlen(req->idempotency_key) > IDEMPOTENCY_KEY_MAX) {
-        cs_call_fail(call, -EINVAL, "idempotency_key is longer than %d bytes",
-                     IDEMPOTENCY_KEY_MAX);
+        cs_call_fail(call, -EINVAL, "idempotency_key is longer than %d bytes", IDEMPOTENCY_KEY_MAX);
         return;
     }
     if (cs_job_find(s, req->job_name) == NULL) {
@@ -144,8 +142,7 @@ static bool check_run_id(struct cs_call *call, int64_t id)
 {
     if (id > 0)
         return true;
-    cs_call_fail(call, -EINVAL, "run_id %lld is not a run id: ids are positive",
-                 (long long)id);
+    cs_call_fail(call, -EINVAL, "run_id %lld is not a run id: ids are positive", (long long)id);
     return false;
 }
 
@@ -159,7 +156,8 @@ void cs_api_get_run(struct cs_call *call, const ProtobufCMessage *request, void 
     if (run != NULL)
         cs_call_reply(call, &run->msg->base);
     else
-        cs_store_run_get(s->store, req->run_id, reply_stored_run, run_lookup_new(call, req->run_id));
+        cs_store_run_get(s->store, req->run_id, reply_stored_run,
+                         run_lookup_new(call, req->run_id));
 }
 
 struct list_runs {

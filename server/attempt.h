@@ -16,10 +16,10 @@ struct cs_attempt {
     struct cs_sched *sched;
     struct cs_run *run;
     uint32_t number;
-    char *dir;      /* owned */
-    pid_t pid;      /* the minder, once started; 0 before */
-    int pidfd;      /* -1 when not watching */
-    bool is_child;  /* started by this process: reap it */
+    char *dir;          /* owned */
+    pid_t pid;          /* the minder, once started; 0 before */
+    int pidfd;          /* -1 when not watching */
+    bool is_child;      /* started by this process: reap it */
     bool launch_failed; /* the minder could not be started (note.message says why) */
     bool polling;
     uv_poll_t poll;

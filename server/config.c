@@ -7,8 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_LISTEN = 256, OPT_DATABASE_URL, OPT_STATE_DIR, OPT_MAX_RUNNING, OPT_READY_FILE,
-       OPT_MINDER, OPT_LOG_LEVEL };
+enum {
+    OPT_LISTEN = 256,
+    OPT_DATABASE_URL,
+    OPT_STATE_DIR,
+    OPT_MAX_RUNNING,
+    OPT_READY_FILE,
+    OPT_MINDER,
+    OPT_LOG_LEVEL
+};
 
 static const struct option options[] = {
     {"listen", required_argument, NULL, OPT_LISTEN},
@@ -31,7 +38,8 @@ void cs_config_usage(const char *prog)
             "  --database-url URL      PostgreSQL to use; without it cschedd runs its own\n"
             "                          under STATE_DIR/pg                 [CSCHED_DATABASE_URL]\n"
             "  --state-dir DIR         attempts' files and the embedded database\n"
-            "                          (default " CS_DEFAULT_STATE_DIR ")              [CSCHED_STATE_DIR]\n"
+            "                          (default " CS_DEFAULT_STATE_DIR
+            ")              [CSCHED_STATE_DIR]\n"
             "  --max-running N         runs at once, all jobs together (default %d)\n"
             "                                                             [CSCHED_MAX_RUNNING]\n"
             "  --ready-file PATH       written with the bound HOST:PORT once serving\n"

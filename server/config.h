@@ -18,7 +18,7 @@ struct cs_config {
     const char *database_url; /* NULL: the embedded PostgreSQL */
     const char *state_dir;
     uint32_t max_running;
-    const char *ready_file; /* NULL: none */
+    const char *ready_file;  /* NULL: none */
     const char *minder_path; /* NULL: found beside cschedd */
     enum cs_log_level log_level;
     bool help;

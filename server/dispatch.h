@@ -20,8 +20,8 @@ struct cs_run *cs_dispatch_trigger(struct cs_sched *sched, struct cs_job *job,
  * running one has its minder told to stop its process group. cb runs once
  * the change has committed. Returns a copy of the run as it is after the
  * change (owned by the caller). */
-Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *sched, struct cs_run *run,
-                                    cs_store_done_cb cb, void *arg);
+Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *sched, struct cs_run *run, cs_store_done_cb cb,
+                                    void *arg);
 /* After a start: takes over a run from the store's snapshot (run owned). */
 void cs_dispatch_resume(struct cs_sched *sched, Csched__V1__Run *run, const char *attempt_dir);
 /* The launcher's done callback. */

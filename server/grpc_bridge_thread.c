@@ -20,8 +20,8 @@ static void bridge_main(void *arg)
 {
     struct cs_bridge *bridge = arg;
     for (;;) {
-        grpc_event ev = grpc_completion_queue_next(
-            bridge->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+        grpc_event ev =
+            grpc_completion_queue_next(bridge->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
         struct completion *c = cs_xmalloc(sizeof(*c));
         c->tag = ev.type == GRPC_OP_COMPLETE ? ev.tag : NULL;
         c->ok = ev.success != 0;

@@ -20,9 +20,9 @@ int cs_job_name_validate(const char *name, const char *field, struct cs_err *err
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '.' || c == '_' || c == '-';
         if (!ok)
-            return cs_err_set(err, -EINVAL,
-                              "%s has a character not allowed at byte %zu: use only A-Z a-z 0-9 . _ -",
-                              field, i);
+            return cs_err_set(
+                err, -EINVAL,
+                "%s has a character not allowed at byte %zu: use only A-Z a-z 0-9 . _ -", field, i);
     }
     return 0;
 }
@@ -60,8 +60,8 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         return rc;
     bool has_shell = spec->shell[0] != '\0';
     if (spec->n_command == 0 && !has_shell)
-        return cs_err_set(err, -EINVAL, "job %s has no command: set job.command (argv) or job.shell",
-                          spec->name);
+        return cs_err_set(err, -EINVAL,
+                          "job %s has no command: set job.command (argv) or job.shell", spec->name);
     if (spec->n_command > 0 && has_shell)
         return cs_err_set(err, -EINVAL,
                           "job %s sets both job.command and job.shell: set exactly one",

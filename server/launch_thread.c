@@ -83,8 +83,7 @@ static void spawn_one(struct cs_launcher *l, struct cs_launch *launch)
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &defaults);
 
-    int rc = posix_spawn(&launch->pid, l->minder_path, &actions, &attr, launch->argv,
-                         launch->envp);
+    int rc = posix_spawn(&launch->pid, l->minder_path, &actions, &attr, launch->argv, launch->envp);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {
@@ -200,7 +199,6 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
     pthread_cond_signal(&l->wake);
     pthread_mutex_unlock(&l->lock);
 }
-
 
 void cs_launcher_stop(struct cs_launcher *l, void (*stopped_cb)(void *arg), void *arg)
 {

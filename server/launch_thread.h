@@ -13,12 +13,12 @@
 #include "mailbox.h"
 
 struct cs_launch {
-    struct cs_mail mail;     /* the trip back to the loop */
-    struct cs_launch *next;  /* the queue to the thread */
-    char *dir;               /* the attempt's directory, made by the thread */
-    char **argv;             /* the minder's argv, NULL-terminated */
-    char **envp;             /* the command's environment, NULL-terminated */
-    void *owner;             /* for the loop: the attempt */
+    struct cs_mail mail;    /* the trip back to the loop */
+    struct cs_launch *next; /* the queue to the thread */
+    char *dir;              /* the attempt's directory, made by the thread */
+    char **argv;            /* the minder's argv, NULL-terminated */
+    char **envp;            /* the command's environment, NULL-terminated */
+    void *owner;            /* for the loop: the attempt */
     /* Results, written by the thread. */
     int err; /* 0 or a negative errno */
     char message[256];

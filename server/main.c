@@ -114,8 +114,7 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
     s->next_seq = snap->max_event_seq + 1;
     s->last_published_seq = snap->max_event_seq;
     for (size_t i = 0; i < snap->n_active_runs; i++)
-        cs_dispatch_resume(s,
-                           (Csched__V1__Run *)cs_message_copy(&snap->active_runs[i]->base),
+        cs_dispatch_resume(s, (Csched__V1__Run *)cs_message_copy(&snap->active_runs[i]->base),
                            snap->active_attempt_dirs[i]);
     cs_log_info("loaded %zu jobs and %zu unfinished runs", snap->n_jobs, snap->n_active_runs);
 }
@@ -142,8 +141,8 @@ static void on_store_open(void *arg, int status, struct cs_store_snapshot *snap)
     load_snapshot(srv, snap);
     cs_store_snapshot_free(snap);
 
-    srv->rpc = cs_rpc_server_new(srv->loop, srv->config.listen, cs_api_methods,
-                                 cs_api_n_methods, s);
+    srv->rpc =
+        cs_rpc_server_new(srv->loop, srv->config.listen, cs_api_methods, cs_api_n_methods, s);
     if (srv->rpc == NULL || cs_rpc_server_start(srv->rpc) != 0) {
         cs_log_error("cannot serve on %s", srv->config.listen);
         begin_shutdown(srv, 1);
@@ -156,12 +155,12 @@ static void on_store_open(void *arg, int status, struct cs_store_snapshot *snap)
         *colon = '\0';
     (void)snprintf(srv->ready_text, sizeof(srv->ready_text), "%s:%d", host,
                    cs_rpc_server_port(srv->rpc));
-    cs_log_info("serving on %s max_running=%u state_dir=%s", srv->ready_text,
-                s->max_running, s->state_dir);
+    cs_log_info("serving on %s max_running=%u state_dir=%s", srv->ready_text, s->max_running,
+                s->state_dir);
     if (srv->config.ready_file != NULL) {
         srv->ready_work.data = srv;
-        CS_ASSERT(uv_queue_work(srv->loop, &srv->ready_work, write_ready_work,
-                                after_ready_work) == 0);
+        CS_ASSERT(uv_queue_work(srv->loop, &srv->ready_work, write_ready_work, after_ready_work) ==
+                  0);
     }
 }
 

@@ -425,12 +425,12 @@ static void arm_slot(struct cs_rpc_server *server, struct registered *reg)
     grpc_completion_queue *cq = server->bridge.cq;
     if (reg != NULL) {
         err = grpc_server_request_registered_call(server->server, reg->handle, &slot->call,
-                                                  &slot->deadline, &slot->metadata,
-                                                  &slot->payload, cq, cq, &slot->tag);
+                                                  &slot->deadline, &slot->metadata, &slot->payload,
+                                                  cq, cq, &slot->tag);
     } else {
         grpc_call_details_init(&slot->details);
-        err = grpc_server_request_call(server->server, &slot->call, &slot->details,
-                                       &slot->metadata, cq, cq, &slot->tag);
+        err = grpc_server_request_call(server->server, &slot->call, &slot->details, &slot->metadata,
+                                       cq, cq, &slot->tag);
     }
     CS_ASSERT(err == GRPC_CALL_OK);
     server->open_slots++;

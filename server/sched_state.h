@@ -19,11 +19,11 @@ struct cs_launcher;
 struct cs_watch;
 
 struct cs_job {
-    Csched__V1__Job *spec; /* owned; freed with protobuf_c_message_free_unpacked */
-    uint32_t active;       /* runs of this job not yet terminal */
-    uint32_t slots;        /* runs holding a slot (STARTING or RUNNING) */
+    Csched__V1__Job *spec;                  /* owned; freed with protobuf_c_message_free_unpacked */
+    uint32_t active;                        /* runs of this job not yet terminal */
+    uint32_t slots;                         /* runs holding a slot (STARTING or RUNNING) */
     struct cs_run *queue_head, *queue_tail; /* runs ready to start, oldest first */
-    size_t heap_index;     /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
+    size_t heap_index;                      /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
 };
 
 #define CS_NOT_IN_HEAP SIZE_MAX
@@ -34,9 +34,9 @@ struct cs_run {
     Csched__V1__Run *msg; /* owned: the run as clients see it, attempts included */
     struct cs_job *job;   /* borrowed: a job is never deleted while it has active runs */
     struct cs_run *queue_next;
-    bool queued;                 /* on its job's queue */
-    struct cs_attempt *attempt;  /* the live attempt, or NULL */
-    struct cs_backoff *backoff;  /* the retry timer while waiting to retry, or NULL */
+    bool queued;                /* on its job's queue */
+    struct cs_attempt *attempt; /* the live attempt, or NULL */
+    struct cs_backoff *backoff; /* the retry timer while waiting to retry, or NULL */
 };
 
 struct cs_sched {
@@ -51,11 +51,11 @@ struct cs_sched {
     size_t n_jobs, cap_jobs;
     struct cs_idmap runs; /* active runs by id */
 
-    struct cs_job **ready;        /* pump: min-heap of jobs that may start a run */
+    struct cs_job **ready; /* pump: min-heap of jobs that may start a run */
     size_t n_ready, cap_ready;
     uv_idle_t pump_idle;
     bool pump_armed;
-    bool stopping;                /* no more starts: the server is shutting down */
+    bool stopping; /* no more starts: the server is shutting down */
 
     /* Runs per state; starting + running is the number of slots held. */
     uint32_t queued;

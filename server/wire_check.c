@@ -105,8 +105,8 @@ static int walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p, const 
     return 0;
 }
 
-int cs_wire_check_strings(const ProtobufCMessageDescriptor *desc, const uint8_t *data,
-                          size_t len, char *field_out, size_t cap)
+int cs_wire_check_strings(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+                          char *field_out, size_t cap)
 {
     field_out[0] = '\0';
     return walk(desc, data, data + len, field_out, cap, 0);

@@ -12,7 +12,7 @@
 
 /* 0, or -EINVAL with the dotted path of the offending field in field_out
  * (at most cap bytes). Malformed encodings are left for the unpacker. */
-int cs_wire_check_strings(const ProtobufCMessageDescriptor *desc, const uint8_t *data,
-                          size_t len, char *field_out, size_t cap);
+int cs_wire_check_strings(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+                          char *field_out, size_t cap);
 
 #endif
