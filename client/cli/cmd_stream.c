@@ -1,6 +1,11 @@
-/* csched logs ID | watch: the two server-streaming methods. Both stop when
- * the stream ends; watch runs until interrupted or its --timeout passes. */
+/* csched logs ID | watch: the two server-streaming methods. logs stops when
+ * the stream ends; watch runs until interrupted or its --timeout passes, and
+ * resumes after the last event it showed if the server goes away. */
 #include <string.h>
+#include <unistd.h>
+
+/* Reconnects of watch after the server went away, 1 s apart. */
+#define WATCH_RECONNECTS 30
 
 #include "cli.h"
 
@@ -119,36 +124,64 @@ static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__Wa
     return 0;
 }
 
-int cs_cmd_watch(struct cs_cli *cli, int argc, char **argv)
+/* Prints the events of one watch stream. Returns what next returned last
+ * (0 = ended, < 0 = local error); *last_seq and *got follow the events. */
+static int watch_print(struct cs_cli *cli, struct cs_stream *stream, int64_t *last_seq, bool *got,
+                       struct cs_status *st)
 {
-    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
-    struct cs_call_opts opts;
-    struct cs_stream *stream;
     Csched__V1__Event *ev;
-    struct cs_status st;
     int rc;
 
-    rc = parse_watch(cli, argc, argv, &req);
-    if (rc != 0)
-        return rc;
-    opts = cs_cli_call_opts(cli);
-    rc = cs_scheduler_watch(cli->client, &req, &stream, &opts, &st);
-    if (rc != 0)
-        return cs_cli_fail(cli, "watch", rc, &st);
-    if (cli->format == CS_FORMAT_TABLE)
-        cs_cli_print_event_header(cli->out);
-    fflush(cli->out);
-    while ((rc = cs_scheduler_watch_next(stream, &ev, &st)) == 1) {
+    while ((rc = cs_scheduler_watch_next(stream, &ev, st)) == 1) {
         if (cli->format == CS_FORMAT_JSON) {
             cs_cli_json_line(cli->out, &ev->base);
             fflush(cli->out);
         } else {
             cs_cli_print_event_row(cli->out, ev);
         }
+        *last_seq = ev->seq;
+        *got = true;
         csched__v1__event__free_unpacked(ev, NULL);
     }
-    cs_stream_free(stream);
-    if (rc < 0 || st.code != 0)
-        return cs_cli_fail(cli, "watch", rc < 0 ? rc : st.code, &st);
+    return rc;
+}
+
+int cs_cmd_watch(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    struct cs_call_opts opts;
+    struct cs_stream *stream;
+    struct cs_status st;
+    int64_t last_seq = 0;
+    bool got = false;
+    int rc;
+
+    rc = parse_watch(cli, argc, argv, &req);
+    if (rc != 0)
+        return rc;
+    opts = cs_cli_call_opts(cli);
+    if (cli->format == CS_FORMAT_TABLE)
+        cs_cli_print_event_header(cli->out);
+    fflush(cli->out);
+    for (int tries = 0;; tries++) {
+        rc = cs_scheduler_watch(cli->client, &req, &stream, &opts, &st);
+        if (rc != 0)
+            return cs_cli_fail(cli, "watch", rc, &st);
+        rc = watch_print(cli, stream, &last_seq, &got, &st);
+        cs_stream_free(stream);
+        if (rc < 0)
+            return cs_cli_fail(cli, "watch", rc, &st);
+        /* A server that went away after the watch had begun: resume right
+         * after the last event shown, so nothing is missed or repeated. */
+        if (st.code != 14 /* UNAVAILABLE */ || !got || tries == WATCH_RECONNECTS)
+            break;
+        fprintf(cli->err, "csched: watch: %s, reconnecting\n", st.message);
+        sleep(1);
+        req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+        req.after_seq = last_seq;
+        opts.wait_for_ready = true;
+    }
+    if (st.code != 0)
+        return cs_cli_fail(cli, "watch", st.code, &st);
     return 0;
 }

@@ -365,7 +365,9 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
     fprintf(f, "run:      %" PRId64 "\n", run->id);
     fprintf(f, "job:      %s\n", run->job_name);
     fprintf(f, "state:    %s%s\n", cs_cli_state_name(run->state),
-            run->cancel_requested ? " (cancel requested)" : "");
+            run->cancel_requested && run->state < CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED
+                ? " (cancel requested)"
+                : "");
     fprintf(f, "outcome:  %s\n", out);
     fprintf(f, "created:  %s\n", t1);
     fprintf(f, "started:  %s\n", t2);
