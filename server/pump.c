@@ -158,7 +158,6 @@ void cs_pump_enqueue(struct cs_sched *s, struct cs_run *run)
         *at = run;
     }
     run->queued = true;
-    s->queued++;
     cs_pump_job_changed(s, job);
 }
 
@@ -177,7 +176,6 @@ void cs_pump_dequeue(struct cs_sched *s, struct cs_run *run)
         job->queue_tail = prev;
     run->queue_next = NULL;
     run->queued = false;
-    s->queued--;
     cs_pump_job_changed(s, job);
 }
 
