@@ -178,45 +178,53 @@ static void testd_free(struct cs_testd *d)
     free(d);
 }
 
-/* testd_new makes the handle and its directories. */
+/* testd_new makes the handle and its directories; opts NULL = defaults. */
 static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
 {
+    static const struct cs_testd_options defaults = {0};
     struct cs_testd *d = calloc(1, sizeof(*d));
     size_t n = 0;
+    int rc = -ENOMEM;
 
     if (d == NULL)
         return -ENOMEM;
-    if (opts->database_url != NULL)
-        d->database_url = strdup(opts->database_url);
+    if (opts == NULL)
+        opts = &defaults;
+    if (opts->database_url != NULL && (d->database_url = strdup(opts->database_url)) == NULL)
+        goto err_free;
     d->max_running = opts->max_running;
     for (; opts->extra_args != NULL && opts->extra_args[n] != NULL; n++) {
-        if (n == MAX_EXTRA_ARGS)
+        rc = n == MAX_EXTRA_ARGS ? -E2BIG : -ENOMEM;
+        if (n == MAX_EXTRA_ARGS || (d->extra_args[n] = strdup(opts->extra_args[n])) == NULL)
             goto err_free;
-        d->extra_args[n] = strdup(opts->extra_args[n]);
     }
     snprintf(d->root, sizeof(d->root), "/tmp/cs-testd-XXXXXX");
-    if (mkdtemp(d->root) == NULL)
+    if (mkdtemp(d->root) == NULL) {
+        rc = -errno;
         goto err_free;
+    }
     /* The state dir may hold an embedded cluster run as another user. */
     chmod(d->root, 0755);
     snprintf(d->state_dir, sizeof(d->state_dir), "%s/state", d->root);
     snprintf(d->ready_path, sizeof(d->ready_path), "%s/ready", d->root);
     snprintf(d->log_path, sizeof(d->log_path), "%s/cschedd.log", d->root);
     if (mkdir(d->state_dir, 0755) != 0) {
-        cs_test_rmtree(d->root);
-        goto err_free;
+        rc = -errno;
+        goto err_rmdir;
     }
     *out = d;
     return 0;
 
+err_rmdir:
+    cs_test_rmtree(d->root);
 err_free:
     testd_free(d);
-    return -EINVAL;
+    return rc;
 }
 
 int cs_testd_start(const struct cs_testd_options *opts, struct cs_testd **out)
 {
-    struct cs_testd *d;
+    struct cs_testd *d = NULL;
     int rc = testd_new(opts, &d);
 
     if (rc != 0)

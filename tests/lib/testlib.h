@@ -59,9 +59,10 @@ struct cs_testd;
 
 /* cs_testd_start starts cschedd with --listen 127.0.0.1:0 and --ready-file,
  * waits (up to 120 s) for the ready file and then for the health service to
- * answer SERVING, and stores the handle in *out. opts is copied. Returns 0,
- * or a negative errno (-ECHILD if cschedd exited during start-up, -ETIMEDOUT)
- * after printing the daemon's log. */
+ * answer SERVING, and stores the handle in *out. opts is copied (NULL: the
+ * embedded PostgreSQL and the default limit). Returns 0, or a negative errno
+ * (-ECHILD if cschedd exited during start-up, -ETIMEDOUT) after printing the
+ * daemon's log. */
 int cs_testd_start(const struct cs_testd_options *opts, struct cs_testd **out);
 
 /* cs_testd_target returns "127.0.0.1:PORT". The port stays the same across
