@@ -430,6 +430,24 @@ static void test_minder_reaps_leftovers(void **state)
     assert_gone(background);
 }
 
+static void test_minder_session_and_group(void **state)
+{
+    const char *const args[] = {"-d", dir, "--", "cat", "/proc/self/stat", NULL};
+    int pid = 0, ppid = 0, pgrp = 0, session = 0;
+    pid_t minder = spawn_minder(args);
+    char buf[1024];
+
+    assert_int_equal(wait_minder(minder), 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_int_equal(sscanf(buf, "%d (cat) %*c %d %d %d", &pid, &ppid, &pgrp, &session), 4);
+    /* The minder leads its own session, out of the test's process group; the
+     * command leads its own group inside it. */
+    assert_int_equal(ppid, minder);
+    assert_int_equal(session, minder);
+    assert_int_equal(pgrp, pid);
+    assert_true(pgrp != getpgrp());
+}
+
 static void test_minder_usage(void **state)
 {
     const char *const none[] = {NULL};
@@ -482,6 +500,7 @@ int main(void)
         TEST(test_minder_environment_and_stdin),
         TEST(test_minder_resets_ignored_signals),
         TEST(test_minder_reaps_leftovers),
+        TEST(test_minder_session_and_group),
         TEST(test_minder_usage),
         TEST(test_minder_missing_dir),
     };
