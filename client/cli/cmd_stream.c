@@ -72,9 +72,12 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
         if (cli->format == CS_FORMAT_JSON) {
             cs_cli_json_line(cli->out, &chunk->base);
         } else {
-            /* Each stream of the run goes to the same stream here. */
-            FILE *f =
-                chunk->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR ? cli->err : cli->out;
+            /* Both streams: each goes to its own. One chosen stream goes to
+             * stdout, so that it can be piped. */
+            FILE *f = req.stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_UNSPECIFIED &&
+                              chunk->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR
+                          ? cli->err
+                          : cli->out;
 
             fwrite(chunk->data.data, 1, chunk->data.len, f);
         }

@@ -1,0 +1,156 @@
+#!/bin/sh
+# test_cli_e2e.sh BIN_DIR: drives the real csched CLI against a real cschedd
+# (its embedded PostgreSQL, real minders) and checks outputs and exit codes.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+# The embedded PostgreSQL runs as an unprivileged user that must reach it.
+mkdir "$tmp/state"
+chmod 755 "$tmp" "$tmp/state"
+passed=0
+failed=0
+server_pid=
+
+cleanup() {
+    if [ -n "$server_pid" ]; then
+        kill -TERM "$server_pid" 2>/dev/null
+        wait "$server_pid" 2>/dev/null
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# check NAME WANT_EXIT COMMAND...: runs csched, keeps stdout/stderr in
+# $tmp/out and $tmp/err.
+check() {
+    name=$1
+    want=$2
+    shift 2
+    "$bin/csched" "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    if [ "$got" -eq "$want" ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name: exit $got, want $want: csched $*"
+        sed 's/^/  out: /' "$tmp/out"
+        sed 's/^/  err: /' "$tmp/err"
+    fi
+}
+
+# expect NAME FILE PATTERN: the last output holds PATTERN (grep -E).
+expect() {
+    if grep -Eq -- "$3" "$tmp/$2"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL $1: $2 lacks /$3/"
+        sed 's/^/  /' "$tmp/$2"
+    fi
+}
+
+"$bin/cschedd" --listen 127.0.0.1:0 --state-dir "$tmp/state" --ready-file "$tmp/ready" \
+    --max-running 8 >"$tmp/server.log" 2>&1 &
+server_pid=$!
+i=0
+while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
+    sleep 0.5
+    i=$((i + 1))
+done
+if [ ! -s "$tmp/ready" ]; then
+    echo "cschedd did not start"
+    cat "$tmp/server.log"
+    exit 1
+fi
+CSCHED_SERVER=$(cat "$tmp/ready")
+export CSCHED_SERVER
+
+check health 0 health
+expect health out '^SERVING$'
+
+cat >"$tmp/jobs.yaml" <<'YAML'
+jobs:
+  - name: ok
+    command: ["true"]
+  - name: three
+    shell: "echo to-stdout; echo to-stderr >&2; exit 3"
+  - name: killed
+    shell: "kill -9 $$"
+  - name: slow
+    command: [sleep, "30"]
+    timeout_seconds: 1
+  - name: sleeper
+    command: [sleep, "30"]
+YAML
+check apply 0 apply -f "$tmp/jobs.yaml"
+expect apply out '^job sleeper created'
+check apply_again 0 apply -f "$tmp/jobs.yaml"
+expect apply_again out '^job ok updated \(version 2\)'
+printf 'jobs:\n  - name: x\n    shel: y\n' >"$tmp/bad.yaml"
+check apply_bad 65 apply -f "$tmp/bad.yaml"
+expect apply_bad err 'bad.yaml:3: unknown key .shel.'
+check apply_missing 66 apply -f "$tmp/none.yaml"
+
+check create 0 job create env-echo --env GREETING=hello -- /bin/sh -c 'echo $GREETING'
+check create_dup 86 job create env-echo -- true
+expect create_dup err '^csched: create job env-echo: ALREADY_EXISTS: '
+check create_bad_name 83 job create 'bad name!' -- true
+expect create_bad_name err 'INVALID_ARGUMENT'
+check create_usage 64 job create nocmd
+check get_json 0 -o json job get env-echo
+expect get_json out '"env":\{"GREETING":"hello"\}'
+check get_missing 85 job get nope
+expect get_missing err '^csched: get job nope: NOT_FOUND: '
+
+check wait_ok 0 trigger ok --wait
+expect wait_ok out 'succeeded: exit 0'
+check wait_three 3 trigger three --wait
+check wait_killed 137 trigger killed --wait
+check wait_timeout 124 trigger slow --wait
+check wait_env 0 -o json trigger env-echo --env GREETING=bye --wait
+expect wait_env out '"state":"RUN_STATE_SUCCEEDED"'
+run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
+check logs_env 0 logs "$run_id"
+expect logs_env out '^bye$'
+
+"$bin/csched" trigger sleeper --wait >"$tmp/cancel.out" 2>"$tmp/cancel.err" &
+waiter=$!
+i=0
+while ! grep -q running "$tmp/cancel.err" && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+cancel_id=$(sed -n 's/^run \([0-9]*\) of sleeper.*/\1/p' "$tmp/cancel.err")
+check cancel 0 cancel "$cancel_id"
+wait "$waiter"
+got=$?
+if [ "$got" -eq 125 ]; then passed=$((passed + 1)); else
+    failed=$((failed + 1))
+    echo "FAIL wait_cancelled: exit $got, want 125"
+fi
+
+check runs 0 -o json runs --job three
+expect runs out '"exit_code":3'
+check runs_state 0 runs --state timed_out
+expect runs_state out 'slow +timed_out'
+check run_missing 85 run 999999
+check runs_three 0 runs --job three -o json
+three_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
+check run_three 0 run "$three_id"
+expect run_three out '^outcome: +exit 3$'
+check logs_both 0 logs "$three_id"
+expect logs_both out '^to-stdout$'
+expect logs_both err '^to-stderr$'
+check logs_three 0 logs "$three_id" --stderr
+expect logs_three out '^to-stderr$'
+check watch 84 -o json watch --after-seq 0 --timeout 1
+expect watch out '^\{"seq":1,'
+check stats 0 -o json stats
+expect stats out '"max_running":8'
+check delete 0 job delete ok
+check delete_again 85 job delete ok
+check unreachable 94 --server 127.0.0.1:1 stats
+expect unreachable err '^csched: stats: UNAVAILABLE: '
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
