@@ -62,7 +62,8 @@ static int parse_max_running(const char *text, const char *source, uint32_t *out
     char *end;
     errno = 0;
     unsigned long v = strtoul(text, &end, 10);
-    if (errno != 0 || *end != '\0' || text[0] == '\0' || text[0] == '-' || v == 0 ||
+    /* strtoul would take leading blanks and signs: only digits are a number. */
+    if (errno != 0 || *end != '\0' || text[0] < '0' || text[0] > '9' || v == 0 ||
         v > CS_MAX_RUNNING_LIMIT)
         return cs_err_set(err, -EINVAL, "%s \"%s\" must be a whole number from 1 to %d", source,
                           text, CS_MAX_RUNNING_LIMIT);
@@ -79,25 +80,40 @@ static int parse_level(const char *text, const char *source, enum cs_log_level *
     return 0;
 }
 
+/* A setting's text and where it came from, for the error message. */
+struct raw {
+    const char *text;
+    const char *source;
+};
+
+static struct raw from_env(const char *name, const char *fallback)
+{
+    struct raw r = {env_or(name, NULL), name};
+    if (r.text == NULL)
+        r.text = fallback;
+    return r;
+}
+
+static int missing_value(char **argv, struct cs_err *err)
+{
+    return cs_err_set(err, -EINVAL, "%s needs a value; see --help", argv[optind - 1]);
+}
+
 int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *err)
 {
     memset(c, 0, sizeof(*c));
     c->listen = env_or("CSCHED_LISTEN", CS_DEFAULT_LISTEN);
     c->database_url = env_or("CSCHED_DATABASE_URL", NULL);
-    c->state_dir = env_or("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR);
     c->minder_path = env_or("CSCHED_MINDER", NULL);
-    c->max_running = CS_DEFAULT_MAX_RUNNING;
-    c->log_level = CS_LOG_INFO;
-    const char *env = env_or("CSCHED_MAX_RUNNING", NULL);
-    if (env != NULL && parse_max_running(env, "CSCHED_MAX_RUNNING", &c->max_running, err) != 0)
-        return -EINVAL;
-    env = env_or("CSCHED_LOG_LEVEL", NULL);
-    if (env != NULL && parse_level(env, "CSCHED_LOG_LEVEL", &c->log_level, err) != 0)
-        return -EINVAL;
+    struct raw state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR);
+    struct raw max_running = from_env("CSCHED_MAX_RUNNING", NULL);
+    struct raw level = from_env("CSCHED_LOG_LEVEL", NULL);
 
+    /* Flags win over the environment, so values are checked only after both. */
     optind = 1;
+    opterr = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (opt) {
         case OPT_LISTEN:
             c->listen = optarg;
@@ -106,11 +122,10 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
             c->database_url = optarg[0] != '\0' ? optarg : NULL;
             break;
         case OPT_STATE_DIR:
-            c->state_dir = optarg;
+            state_dir = (struct raw){optarg, "--state-dir"};
             break;
         case OPT_MAX_RUNNING:
-            if (parse_max_running(optarg, "--max-running", &c->max_running, err) != 0)
-                return -EINVAL;
+            max_running = (struct raw){optarg, "--max-running"};
             break;
         case OPT_READY_FILE:
             c->ready_file = optarg;
@@ -119,20 +134,30 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
             c->minder_path = optarg;
             break;
         case OPT_LOG_LEVEL:
-            if (parse_level(optarg, "--log-level", &c->log_level, err) != 0)
-                return -EINVAL;
+            level = (struct raw){optarg, "--log-level"};
             break;
         case 'h':
             c->help = true;
             return 0;
+        case ':':
+            return missing_value(argv, err);
         default:
-            return cs_err_set(err, -EINVAL, "unknown option; see --help");
+            return cs_err_set(err, -EINVAL, "unknown option %s; see --help", argv[optind - 1]);
         }
     }
     if (optind < argc)
         return cs_err_set(err, -EINVAL, "unexpected argument \"%s\"; see --help", argv[optind]);
+
+    c->state_dir = state_dir.text;
     if (c->state_dir[0] != '/')
-        return cs_err_set(err, -EINVAL, "--state-dir \"%s\" must be an absolute path",
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be an absolute path", state_dir.source,
                           c->state_dir);
+    c->max_running = CS_DEFAULT_MAX_RUNNING;
+    if (max_running.text != NULL &&
+        parse_max_running(max_running.text, max_running.source, &c->max_running, err) != 0)
+        return -EINVAL;
+    c->log_level = CS_LOG_INFO;
+    if (level.text != NULL && parse_level(level.text, level.source, &c->log_level, err) != 0)
+        return -EINVAL;
     return 0;
 }

@@ -63,6 +63,8 @@ void *cs_idmap_get(const struct cs_idmap *map, int64_t id)
 
 void *cs_idmap_remove(struct cs_idmap *map, int64_t id)
 {
+    if (id <= 0)
+        return NULL; /* 0 marks an empty slot: it is never a member */
     size_t i = slot_of(map, id);
     while (map->slots[i].id != id) {
         if (map->slots[i].id == 0)

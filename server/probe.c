@@ -56,6 +56,8 @@ int64_t cs_lag_hist_quantile(const struct cs_lag_hist *hist, double q)
     for (unsigned b = 0; b < CS_PROBE_BUCKETS; b++) {
         seen += hist->counts[b];
         if (seen >= rank) {
+            if (b == CS_PROBE_BUCKETS - 1)
+                return hist->max_us; /* the last bucket has no upper bound */
             int64_t upper = bucket_upper(b);
             return upper < hist->max_us ? upper : hist->max_us;
         }
