@@ -1,0 +1,155 @@
+/* Unit tests for server/wire_check.c: strings with NUL bytes or invalid
+ * UTF-8 are found at any depth (nested messages, map entries) and named;
+ * everything else, including unknown fields and truncated input, passes
+ * through to the unpacker. */
+#include <cmocka.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csched/v1/scheduler.pb-c.h"
+#include "wire_check.h"
+
+struct packed {
+    uint8_t *data;
+    size_t len;
+};
+
+static struct packed pack(const ProtobufCMessage *msg)
+{
+    struct packed p;
+    p.len = protobuf_c_message_get_packed_size(msg);
+    p.data = malloc(p.len ? p.len : 1);
+    assert_non_null(p.data);
+    protobuf_c_message_pack(msg, p.data);
+    return p;
+}
+
+/* Packs a CreateJobRequest whose job.name, job.shell and one env entry are given. */
+static struct packed pack_job(const char *name, const char *shell, const char *env_value)
+{
+    Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__Job__EnvEntry entry = CSCHED__V1__JOB__ENV_ENTRY__INIT;
+    Csched__V1__Job__EnvEntry *entries[] = {&entry};
+    job.name = (char *)name;
+    job.shell = (char *)shell;
+    entry.key = "K";
+    entry.value = (char *)env_value;
+    job.env = entries;
+    job.n_env = 1;
+    req.job = &job;
+    return pack(&req.base);
+}
+
+/* Replaces the first byte equal to marker with value, in place. */
+static void poke(struct packed *p, uint8_t marker, uint8_t value)
+{
+    uint8_t *at = memchr(p->data, marker, p->len);
+    assert_non_null(at);
+    *at = value;
+}
+
+static int check(const struct packed *p, char *field, size_t cap)
+{
+    return cs_wire_check_strings(&csched__v1__create_job_request__descriptor, p->data, p->len,
+                                 field, cap);
+}
+
+static void test_wire_check_clean_message_passes(void **state)
+{
+    struct packed p = pack_job("job-1", "echo héllo ✓ 𝄞", "value");
+    char field[128];
+    assert_int_equal(check(&p, field, sizeof(field)), 0);
+    assert_string_equal(field, "");
+    free(p.data);
+}
+
+static void test_wire_check_nul_in_nested_string_is_named(void **state)
+{
+    struct packed p = pack_job("job-1", "echo #x", "value");
+    poke(&p, '#', '\0');
+    char field[128];
+    assert_int_equal(check(&p, field, sizeof(field)), -EINVAL);
+    assert_string_equal(field, "job.shell");
+    free(p.data);
+}
+
+static void test_wire_check_nul_in_map_value_is_named(void **state)
+{
+    struct packed p = pack_job("job-1", "true", "a#b");
+    poke(&p, '#', '\0');
+    char field[128];
+    assert_int_equal(check(&p, field, sizeof(field)), -EINVAL);
+    assert_string_equal(field, "job.env.value");
+    free(p.data);
+}
+
+static void test_wire_check_invalid_utf8_is_refused(void **state)
+{
+    static const uint8_t bad[][2] = {
+        {0xc0, 0x80}, /* overlong NUL */
+        {0xff, 'x'},  /* never valid */
+        {0xc3, 'x'},  /* cut-short sequence */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct packed p = pack_job("job#$", "true", "v");
+        poke(&p, '#', bad[i][0]);
+        poke(&p, '$', bad[i][1]);
+        char field[128];
+        assert_int_equal(check(&p, field, sizeof(field)), -EINVAL);
+        assert_string_equal(field, "job.name");
+        free(p.data);
+    }
+}
+
+static void test_wire_check_surrogate_is_refused(void **state)
+{
+    /* U+D800 encoded as three bytes is not a character. */
+    struct packed p = pack_job("a#$%", "true", "v");
+    poke(&p, '#', 0xed);
+    poke(&p, '$', 0xa0);
+    poke(&p, '%', 0x80);
+    char field[128];
+    assert_int_equal(check(&p, field, sizeof(field)), -EINVAL);
+    free(p.data);
+}
+
+static void test_wire_check_truncated_input_is_left_to_the_unpacker(void **state)
+{
+    struct packed p = pack_job("job-1", "echo hello", "value");
+    char field[128];
+    for (size_t len = 0; len < p.len; len++)
+        assert_int_equal(cs_wire_check_strings(&csched__v1__create_job_request__descriptor, p.data,
+                                               len, field, sizeof(field)),
+                         0);
+    free(p.data);
+}
+
+static void test_wire_check_unknown_fields_are_skipped(void **state)
+{
+    /* Field 99, length-delimited, holding a NUL: not ours to judge. */
+    const uint8_t data[] = {0x9a, 0x06, 0x02, 0x00, 0x41};
+    char field[128];
+    assert_int_equal(cs_wire_check_strings(&csched__v1__create_job_request__descriptor, data,
+                                           sizeof(data), field, sizeof(field)),
+                     0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wire_check_clean_message_passes),
+        cmocka_unit_test(test_wire_check_nul_in_nested_string_is_named),
+        cmocka_unit_test(test_wire_check_nul_in_map_value_is_named),
+        cmocka_unit_test(test_wire_check_invalid_utf8_is_refused),
+        cmocka_unit_test(test_wire_check_surrogate_is_refused),
+        cmocka_unit_test(test_wire_check_truncated_input_is_left_to_the_unpacker),
+        cmocka_unit_test(test_wire_check_unknown_fields_are_skipped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
