@@ -26,6 +26,9 @@ struct cs_pg_embedded_options {
     const char *bindir;
     /* As root: the user PostgreSQL runs as; NULL means "postgres". */
     const char *user;
+    /* Also listen on 127.0.0.1 at this TCP port (tests of TCP connections);
+     * 0 means unix socket only. */
+    int tcp_port;
 };
 
 /* Creates DIR if needed, runs initdb on first use (DIR/data), starts the

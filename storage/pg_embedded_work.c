@@ -28,7 +28,7 @@
 
 extern char **environ;
 
-#define PG_PORT "5432"
+#define PG_PORT 5432
 
 /* Who runs the PostgreSQL programs, and how. */
 struct pg_ctx {
@@ -248,7 +248,7 @@ static int socket_dir(const struct pg_ctx *c, char *out, size_t cap)
     struct sockaddr_un sun;
     uint64_t hash = 1469598103934665603ULL;
 
-    if (strlen(c->dir) + strlen("/.s.PGSQL." PG_PORT ".lock") < sizeof(sun.sun_path)) {
+    if (strlen(c->dir) + strlen("/.s.PGSQL.65535.lock") < sizeof(sun.sun_path)) {
         snprintf(out, cap, "%s", c->dir);
         return 0;
     }
@@ -292,6 +292,11 @@ static int initdb(const struct pg_ctx *c, const struct cs_pg_embedded_options *o
     return 0;
 }
 
+static int port(const struct cs_pg_embedded_options *opts)
+{
+    return opts != NULL && opts->tcp_port > 0 ? opts->tcp_port : PG_PORT;
+}
+
 static int pg_start(const struct pg_ctx *c, const struct cs_pg_embedded_options *opts,
                     const char *sock_dir)
 {
@@ -301,7 +306,9 @@ static int pg_start(const struct pg_ctx *c, const struct cs_pg_embedded_options 
                           "60", "-o",    options, "start", NULL};
     int rc;
 
-    snprintf(options, sizeof(options), "-p %s -k '%s' -c listen_addresses=''%s", PG_PORT, sock_dir,
+    /* The TCP port, when there is one, names the socket too. */
+    snprintf(options, sizeof(options), "-p %d -k '%s' -c listen_addresses='%s'%s", port(opts),
+             sock_dir, opts != NULL && opts->tcp_port > 0 ? "127.0.0.1" : "",
              opts != NULL && opts->fsync_off
                  ? " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
                  : "");
@@ -337,8 +344,8 @@ int cs_pg_embedded_start(const char *dir, const struct cs_pg_embedded_options *o
         cs_log_info("embedded PostgreSQL already runs in %s", c.data);
     else if ((rc = pg_start(&c, opts, sock_dir)) != 0)
         return rc;
-    if ((size_t)snprintf(conninfo_out, cap, "host='%s' port=%s user=postgres dbname=postgres",
-                         sock_dir, PG_PORT) >= cap)
+    if ((size_t)snprintf(conninfo_out, cap, "host='%s' port=%d user=postgres dbname=postgres",
+                         sock_dir, port(opts)) >= cap)
         return -ENAMETOOLONG;
     cs_log_info("embedded PostgreSQL runs in %s (socket in %s)", c.data, sock_dir);
     return 0;

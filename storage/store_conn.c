@@ -90,7 +90,9 @@ struct cs_store {
     char *embedded_dir;
     size_t max_pending_writes;
     char *conninfo; /* what we connect with: database_url or the embedded one */
-    char hostaddr[INET6_ADDRSTRLEN];
+    char host[256]; /* to resolve, or "" */
+    char hostaddrs[CS_STORE_MAX_ADDRS * INET6_ADDRSTRLEN]; /* its addresses */
+    char hosts[CS_STORE_MAX_ADDRS * 257];                  /* its name, once per address */
 
     enum conn_state state;
     PGconn *conn;
@@ -721,12 +723,28 @@ static void on_connect_timeout(uv_timer_t *timer)
 
 static void connect_begin(struct cs_store *store)
 {
-    const char *keys[4] = {"dbname", "application_name", NULL, NULL};
-    const char *values[4] = {store->conninfo, "cschedd", NULL, NULL};
+    /* Keywords before dbname are defaults the URL may override; those after
+     * it override the URL. Keepalives and tcp_user_timeout let a TCP
+     * connection to a vanished server fail (and its batches be sent again
+     * after reconnecting) instead of waiting forever; unix sockets ignore
+     * them. */
+    const char *keys[] = {"fallback_application_name",
+                          "keepalives_idle",
+                          "keepalives_interval",
+                          "keepalives_count",
+                          "tcp_user_timeout",
+                          "dbname",
+                          NULL,
+                          NULL,
+                          NULL};
+    const char *values[] = {"cschedd", "10", "5", "3", "30000", store->conninfo, NULL, NULL, NULL};
 
-    if (store->hostaddr[0] != '\0') {
-        keys[2] = "hostaddr";
-        values[2] = store->hostaddr;
+    /* libpq tries each resolved address in turn, under the name given. */
+    if (store->hostaddrs[0] != '\0') {
+        keys[6] = "host";
+        values[6] = store->hosts;
+        keys[7] = "hostaddr";
+        values[7] = store->hostaddrs;
     }
     store->conn = PQconnectStartParams(keys, values, 1);
     if (store->conn == NULL || PQstatus(store->conn) == CONNECTION_BAD) {
@@ -744,25 +762,27 @@ static void connect_begin(struct cs_store *store)
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 {
     struct cs_store *store = req->data;
-    const void *addr = NULL;
+    size_t n = 0;
 
     free(req);
     store->resolve = NULL;
-    if (status == 0 && res != NULL) {
-        if (res->ai_family == AF_INET)
-            addr = &((struct sockaddr_in *)res->ai_addr)->sin_addr;
-        else
-            addr = &((struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
-        inet_ntop(res->ai_family, addr, store->hostaddr, sizeof(store->hostaddr));
-    }
+    if (status == 0)
+        n = cs_store_addr_lists(res, store->host, store->hostaddrs, sizeof(store->hostaddrs),
+                                store->hosts, sizeof(store->hosts));
     uv_freeaddrinfo(res);
+    if (n > 0)
+        cs_log_debug("database host %s is %s", store->host, store->hostaddrs);
     if (store->closing) {
         store->state = CONN_IDLE;
         maybe_finish_close(store);
         return;
     }
-    if (addr == NULL) {
-        conn_lost(store, status != 0 ? uv_strerror(status) : "no address");
+    if (n == 0) {
+        char why[320];
+
+        snprintf(why, sizeof(why), "cannot resolve %s: %s", store->host,
+                 status != 0 ? uv_strerror(status) : "no address");
+        conn_lost(store, why);
         return;
     }
     connect_begin(store);
@@ -770,11 +790,11 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 
 static void start_connect(struct cs_store *store)
 {
-    char host[256];
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    int rc = cs_store_url_host(store->conninfo, host, sizeof(host));
+    int rc = cs_store_url_host(store->conninfo, store->host, sizeof(store->host));
 
-    store->hostaddr[0] = '\0';
+    /* Resolved again at every connect: the name may point elsewhere now. */
+    store->hostaddrs[0] = '\0';
     if (rc < 0) {
         open_done(store, rc, NULL);
         return;
@@ -786,7 +806,7 @@ static void start_connect(struct cs_store *store)
     store->state = CONN_STARTING;
     store->resolve = cs_xmalloc(sizeof(*store->resolve));
     store->resolve->data = store;
-    rc = uv_getaddrinfo(store->loop, store->resolve, on_resolved, host, NULL, &hints);
+    rc = uv_getaddrinfo(store->loop, store->resolve, on_resolved, store->host, NULL, &hints);
     if (rc != 0) {
         free(store->resolve);
         store->resolve = NULL;

@@ -6,6 +6,7 @@
 #define CS_STORE_INTERNAL_H
 
 #include <libpq-fe.h>
+#include <netdb.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,6 +121,14 @@ void cs_store_oneline(const char *msg, char *out, size_t cap);
  * given); -EINVAL when conninfo does not parse; -ENOTSUP for a list of
  * several host names. */
 int cs_store_url_host(const char *conninfo, char *host, size_t cap);
+
+#define CS_STORE_MAX_ADDRS 8
+
+/* Writes the addresses of res (at most CS_STORE_MAX_ADDRS) to hostaddrs as
+ * a comma-separated list for libpq's hostaddr, and host once per address to
+ * hosts, for libpq's host. Returns how many addresses it wrote. */
+size_t cs_store_addr_lists(const struct addrinfo *res, const char *host, char *hostaddrs,
+                           size_t cap_addrs, char *hosts, size_t cap_hosts);
 
 /* Row <-> message mapping, one table each. The *_from_row functions return
  * messages that protobuf_c_message_free_unpacked(m, NULL) frees. */

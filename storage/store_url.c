@@ -4,6 +4,7 @@
 #define CS_LOG_COMPONENT "store"
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -81,4 +82,40 @@ int cs_store_url_host(const char *conninfo, char *host, size_t cap)
 out:
     PQconninfoFree(opts);
     return rc;
+}
+
+size_t cs_store_addr_lists(const struct addrinfo *res, const char *host, char *hostaddrs,
+                           size_t cap_addrs, char *hosts, size_t cap_hosts)
+{
+    size_t n = 0;
+    size_t len_addrs = 0;
+    size_t len_hosts = 0;
+
+    hostaddrs[0] = hosts[0] = '\0';
+    for (const struct addrinfo *ai = res; ai != NULL && n < CS_STORE_MAX_ADDRS; ai = ai->ai_next) {
+        char addr[INET6_ADDRSTRLEN];
+        const void *src;
+        int a;
+        int h;
+
+        if (ai->ai_family == AF_INET)
+            src = &((const struct sockaddr_in *)ai->ai_addr)->sin_addr;
+        else if (ai->ai_family == AF_INET6)
+            src = &((const struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+        else
+            continue;
+        if (inet_ntop(ai->ai_family, src, addr, sizeof(addr)) == NULL)
+            continue;
+        a = snprintf(hostaddrs + len_addrs, cap_addrs - len_addrs, "%s%s", n > 0 ? "," : "", addr);
+        h = snprintf(hosts + len_hosts, cap_hosts - len_hosts, "%s%s", n > 0 ? "," : "", host);
+        if (a < 0 || h < 0 || (size_t)a >= cap_addrs - len_addrs ||
+            (size_t)h >= cap_hosts - len_hosts) {
+            hostaddrs[len_addrs] = hosts[len_hosts] = '\0';
+            break;
+        }
+        len_addrs += (size_t)a;
+        len_hosts += (size_t)h;
+        n++;
+    }
+    return n;
 }

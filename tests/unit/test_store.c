@@ -1,9 +1,12 @@
 /* Unit tests of the store's pure logic: message <-> row mapping (against
  * results built with libpq's PQmakeEmptyPGresult, no server), the embedded
  * migrations and the plan over applied versions, and database URLs. */
+#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <libpq-fe.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -379,6 +382,34 @@ static void test_store_url_host(void **state)
                      -ENAMETOOLONG);
 }
 
+static void test_store_addr_lists_one_name_per_address(void **state)
+{
+    struct sockaddr_in v4 = {.sin_family = AF_INET};
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+    struct addrinfo ai6 = {.ai_family = AF_INET6, .ai_addr = (struct sockaddr *)&v6};
+    struct addrinfo ai4 = {.ai_family = AF_INET, .ai_addr = (struct sockaddr *)&v4};
+    char addrs[128];
+    char hosts[128];
+    char small[12];
+
+    inet_pton(AF_INET, "10.1.2.3", &v4.sin_addr);
+    inet_pton(AF_INET6, "::1", &v6.sin6_addr);
+    ai6.ai_next = &ai4;
+    assert_int_equal(cs_store_addr_lists(&ai6, "db", addrs, sizeof(addrs), hosts, sizeof(hosts)),
+                     2);
+    assert_string_equal(addrs, "::1,10.1.2.3");
+    assert_string_equal(hosts, "db,db");
+    /* What does not fit is left out whole. */
+    assert_int_equal(cs_store_addr_lists(&ai6, "db", addrs, sizeof(addrs), small, sizeof(small)),
+                     2);
+    assert_int_equal(
+        cs_store_addr_lists(&ai4, "database", addrs, sizeof(addrs), small, sizeof(small)), 1);
+    assert_string_equal(small, "database");
+    assert_int_equal(cs_store_addr_lists(NULL, "db", addrs, sizeof(addrs), hosts, sizeof(hosts)),
+                     0);
+    assert_string_equal(addrs, "");
+}
+
 static void test_store_oneline_flattens_messages(void **state)
 {
     char out[32];
@@ -404,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_store_migrate_plan),
         cmocka_unit_test(test_store_migrate_sql_is_one_transaction),
         cmocka_unit_test(test_store_url_host),
+        cmocka_unit_test(test_store_addr_lists_one_name_per_address),
         cmocka_unit_test(test_store_oneline_flattens_messages),
     };
 

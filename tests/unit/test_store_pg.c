@@ -2,8 +2,10 @@
  * off) in a temp dir, a database per test, a real libuv loop and the real
  * clock. Checks migrations, writes and reads, group commit, replay after the
  * database restarts, and the loop's lateness under a burst of writes. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <libpq-fe.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -728,6 +731,46 @@ static void test_store_embedded_server_started_and_stopped(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A TCP port nobody listens on right now. */
+static int free_port(void)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    socklen_t len = sizeof(sin);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(fd >= 0);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+    close(fd);
+    return ntohs(sin.sin_port);
+}
+
+static void test_store_connects_by_host_name(void **state)
+{
+    struct fixture *f = *state;
+    char dir[] = "/tmp/cs-store-tcp-XXXXXX";
+    struct cs_pg_embedded_options opts = {.fsync_off = true, .tcp_port = free_port()};
+    struct read_result r = {0};
+    char conninfo[512];
+    char cmd[128];
+
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(cs_pg_embedded_start(dir, &opts, conninfo, sizeof(conninfo)), 0);
+    /* "localhost" is resolved on the pool (uv_getaddrinfo); libpq then tries
+     * each address, and only 127.0.0.1 answers. */
+    snprintf(f->conninfo, sizeof(f->conninfo), "postgresql://postgres@localhost:%d/postgres",
+             opts.tcp_port);
+    store_open(f);
+    cs_store_run_get(f->store, 1, run_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.status, -ENOENT);
+    store_close(f);
+    assert_int_equal(cs_pg_embedded_stop(dir), 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The loop-lag probe of the spec, against a burst of writes. */
 struct lag_probe {
     uv_timer_t timer;
@@ -852,6 +895,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_close_commits_pending_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_embedded_server_started_and_stopped, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_store_connects_by_host_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_loop_lag_under_write_burst, setup, teardown),
     };
 
