@@ -16,7 +16,6 @@
  * cs_client_new. */
 struct cs_client {
     grpc_channel *channel;
-    char *target;
 };
 
 /* Default deadline of a unary call when opts leaves it at 0. */

@@ -71,20 +71,12 @@ int cs_client_new(const char *target, struct cs_client **out)
     client = calloc(1, sizeof(*client));
     if (client == NULL)
         return -ENOMEM;
-    client->target = strdup(target);
-    if (client->target == NULL)
-        goto err_free_client;
-
     grpc_ref();
     creds = grpc_insecure_credentials_create();
     client->channel = grpc_channel_create(target, creds, NULL);
     grpc_channel_credentials_release(creds);
     *out = client;
     return 0;
-
-err_free_client:
-    free(client);
-    return -ENOMEM;
 }
 
 void cs_client_free(struct cs_client *client)
@@ -92,7 +84,6 @@ void cs_client_free(struct cs_client *client)
     if (client == NULL)
         return;
     grpc_channel_destroy(client->channel);
-    free(client->target);
     free(client);
     grpc_unref();
 }
