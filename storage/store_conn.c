@@ -45,6 +45,10 @@
 /* Statements per batch: bounds the time one flush spends sending, and a
  * batch's transaction size. A turn that queues more sends several batches. */
 #define BATCH_MAX_OPS 2000
+/* Batches in flight at once. Beyond it, operations wait in the queue (and
+ * join later batches): this bounds libpq's buffers and the time one turn
+ * spends sending, e.g. after a reconnect with a long backlog. */
+#define INFLIGHT_MAX_BATCHES 4
 #define DEFAULT_MAX_PENDING_WRITES 100000
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
@@ -111,6 +115,7 @@ struct cs_store {
     struct op_queue failed; /* reads to fail with -ENOTCONN at end of turn */
     struct batch *inflight_head;
     struct batch *inflight_tail;
+    int n_inflight;
     size_t n_writes; /* writes not yet committed */
     unsigned backoff_ms;
     int64_t open_deadline_ns;
@@ -323,7 +328,8 @@ void cs_store_snapshot_loaded(struct cs_store *store, int status,
 /* Sends queued operations as batches, then flushes the socket. */
 static void send_pending(struct cs_store *store)
 {
-    while (store->pending.head != NULL && store->state == CONN_READY) {
+    while (store->pending.head != NULL && store->state == CONN_READY &&
+           store->n_inflight < INFLIGHT_MAX_BATCHES) {
         struct batch *b = cs_xcalloc(1, sizeof(*b));
         size_t n = 0;
 
@@ -337,6 +343,7 @@ static void send_pending(struct cs_store *store)
         else
             store->inflight_head = b;
         store->inflight_tail = b;
+        store->n_inflight++;
         for (struct cs_store_op *op = b->ops.head; op != NULL; op = op->next) {
             const struct cs_params *p = &op->params;
 
@@ -409,11 +416,15 @@ static void batch_done(struct cs_store *store)
     store->inflight_head = b->next;
     if (store->inflight_head == NULL)
         store->inflight_tail = NULL;
+    store->n_inflight--;
     while ((op = queue_pop(&b->ops)) != NULL)
         op_finish(store, op, b->failed ? -EIO : 0);
     if (b->setup)
         setup_done(store, b->failed);
     free(b);
+    /* Room for the batches that waited. */
+    if (store->pending.head != NULL)
+        kick(store);
 }
 
 /* Records one statement's result (not NULL, not the sync) in batch b.
@@ -486,6 +497,7 @@ static void start_prepare(struct cs_store *store)
     }
     b->setup = true;
     store->inflight_head = store->inflight_tail = b;
+    store->n_inflight = 1;
     store->state = CONN_PREPARING;
     for (int i = 0; i < CS_STMT_COUNT; i++) {
         struct cs_store_op *op = cs_store_op_new(store, (enum cs_stmt)i, false, NULL, NULL, NULL);
@@ -842,6 +854,7 @@ static void requeue_inflight(struct cs_store *store)
         free(b);
     }
     store->inflight_tail = NULL;
+    store->n_inflight = 0;
     /* Reads queued but not sent fail too: the caller should not wait. */
     while ((op = queue_pop(&store->pending)) != NULL)
         queue_push(op->replay ? &again : &store->failed, op);
