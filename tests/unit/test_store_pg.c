@@ -262,6 +262,30 @@ static void test_store_open_migrates_once(void **state)
     assert_int_equal(admin_value(f->conninfo, "SELECT max(version) FROM schema_migrations"), 1);
 }
 
+static void test_store_two_servers_migrate_once(void **state)
+{
+    struct fixture *f = *state;
+    struct fixture other = {0};
+    struct cs_store_config config = {.database_url = f->conninfo};
+
+    /* Two stores open the same empty database at once: the advisory lock
+     * lets one migrate, and the other then finds nothing to do. */
+    other.open_done = false;
+    f->store = cs_store_new(&f->loop, &config);
+    other.store = cs_store_new(&f->loop, &config);
+    assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
+    assert_int_equal(cs_store_open(other.store, open_cb, &other), 0);
+    run_until(f, &f->open_done, 20000);
+    run_until(f, &other.open_done, 20000);
+    assert_int_equal(f->open_status, 0);
+    assert_int_equal(other.open_status, 0);
+    cs_store_close(other.store, closed_cb, &other);
+    run_until(f, &other.closed, 20000);
+    cs_store_snapshot_free(other.snapshot);
+    store_close(f);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM schema_migrations"), 1);
+}
+
 static void test_store_snapshot_after_reopen(void **state)
 {
     struct fixture *f = *state;
@@ -882,6 +906,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_open_migrates_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_two_servers_migrate_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_snapshot_after_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_run_list_filters_and_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_event_list_after_seq, setup, teardown),
