@@ -287,6 +287,56 @@ static void test_e2e_errors_huge_request(void **state)
     assert_alive(e);
 }
 
+static int64_t lag_max_us(struct cs_e2e *e)
+{
+    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
+    Csched__V1__Stats *stats = NULL;
+    struct cs_status st = {0};
+    int64_t max_us;
+
+    if (cs_scheduler_get_stats(e->client, &req, &stats, cs_e2e_opts(), &st) != 0)
+        fail_msg("GetStats: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    max_us = stats->lag_since_start->max_us;
+    csched__v1__stats__free_unpacked(stats, NULL);
+    return max_us;
+}
+
+/* A request just under gRPC's limit (a 3.5 MiB shell string) is refused or
+ * stored, and either way it must not stall the loop: a single late tick of
+ * CS_TEST_LAG_P99_MAX_US or more, which this one request caused, fails. */
+static void test_e2e_errors_large_request_loop_free(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    size_t size = (size_t)7 << 19;
+    char *shell = malloc(size + 1);
+    Csched__V1__Job *out = NULL;
+    struct cs_status st = {0};
+    int64_t before, after;
+    int rc;
+
+    assert_non_null(shell);
+    memset(shell, ':', size);
+    shell[size] = '\0';
+    job.name = "large";
+    job.shell = shell;
+    req.job = &job;
+    before = lag_max_us(e);
+    rc = cs_scheduler_create_job(e->client, &req, &out, cs_e2e_opts(), &st);
+    free(shell);
+    if (rc == 0)
+        csched__v1__job__free_unpacked(out, NULL);
+    else if (rc != GRPC_STATUS_INVALID_ARGUMENT)
+        fail_msg("3.5 MiB CreateJob: %s \"%s\", want OK or INVALID_ARGUMENT",
+                 cs_status_code_name(rc), st.message);
+    after = lag_max_us(e);
+    if (after > before && after >= CS_TEST_LAG_P99_MAX_US)
+        fail_msg("a 3.5 MiB CreateJob (%s) made the loop %lld us late (worst before: %lld us)",
+                 cs_status_code_name(rc), (long long)after, (long long)before);
+    assert_alive(e);
+}
+
 static void test_e2e_errors_huge_name(void **state)
 {
     struct cs_e2e *e = *state;
@@ -430,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_e2e_errors_unknown_run),
         cmocka_unit_test(test_e2e_errors_bad_page_token),
         cmocka_unit_test(test_e2e_errors_huge_request),
+        cmocka_unit_test(test_e2e_errors_large_request_loop_free),
         cmocka_unit_test(test_e2e_errors_huge_name),
         cmocka_unit_test(test_e2e_errors_nul_in_env),
         cmocka_unit_test(test_e2e_errors_unknown_method),
