@@ -98,9 +98,10 @@ static void assert_history_kept(struct cs_e2e *e, const struct history *before)
  * next server and ends with its real outcome: docs/running.md promises that
  * a restart loses no running attempt, and a crash of the server does not end
  * a minder either (it runs in a session of its own). */
-static void assert_adopted(struct cs_e2e *e, int64_t id, const char *how)
+static void assert_adopted(struct cs_e2e *e, const Csched__V1__Run *was, const char *how)
 {
-    Csched__V1__Run *run = cs_e2e_wait_end(e, id);
+    Csched__V1__Run *run = cs_e2e_wait_end(e, was->id);
+    int64_t id = was->id;
 
     if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
         fail_msg("run %lld running across a %s ended %s (\"%s\"), want SUCCEEDED (adopted)",
@@ -108,6 +109,10 @@ static void assert_adopted(struct cs_e2e *e, int64_t id, const char *how)
     assert_int_equal(run->outcome_case, CSCHED__V1__RUN__OUTCOME_EXIT_CODE);
     assert_int_equal(run->exit_code, 0);
     assert_int_equal(run->n_attempts, 1);
+    /* The same minder saw it through: adopted, not started again. */
+    assert_int_equal(run->attempts[0]->minder_pid, was->attempts[0]->minder_pid);
+    assert_int_equal(run->attempts[0]->started_unix_ms, was->attempts[0]->started_unix_ms);
+    assert_int_equal(run->started_unix_ms, was->started_unix_ms);
     csched__v1__run__free_unpacked(run, NULL);
 }
 
@@ -115,7 +120,7 @@ static void restart_keeps_everything(struct cs_e2e *e, bool crash)
 {
     const char *how = crash ? "crash (SIGKILL)" : "clean restart";
     struct history *before = calloc(1, sizeof(*before));
-    Csched__V1__Run *done, *again, *next;
+    Csched__V1__Run *done, *again, *next, *running;
     Csched__V1__Job *job, *job_again;
     Csched__V1__GetJobRequest get = CSCHED__V1__GET_JOB_REQUEST__INIT;
     struct cs_status st = {0};
@@ -133,8 +138,10 @@ static void restart_keeps_everything(struct cs_e2e *e, bool crash)
     done = cs_e2e_wait_end(e, cs_e2e_trigger(e, quick));
     assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     long_run = cs_e2e_trigger(e, slow);
-    csched__v1__run__free_unpacked(
-        cs_e2e_wait_state(e, long_run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000), NULL);
+    running = cs_e2e_wait_state(e, long_run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
+    assert_int_equal(running->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    assert_int_equal(running->n_attempts, 1);
+    assert_true(running->attempts[0]->minder_pid > 0);
     read_history(e, last_seq(e), before);
 
     if (crash)
@@ -158,7 +165,7 @@ static void restart_keeps_everything(struct cs_e2e *e, bool crash)
     free(out);
 
     assert_history_kept(e, before);
-    assert_adopted(e, long_run, how);
+    assert_adopted(e, running, how);
 
     /* New work continues the history. */
     next = cs_e2e_wait_end(e, cs_e2e_trigger(e, quick));
@@ -167,6 +174,7 @@ static void restart_keeps_everything(struct cs_e2e *e, bool crash)
     assert_true(last_seq(e) > before->seq[before->n - 1]);
 
     csched__v1__run__free_unpacked(next, NULL);
+    csched__v1__run__free_unpacked(running, NULL);
     csched__v1__run__free_unpacked(again, NULL);
     csched__v1__run__free_unpacked(done, NULL);
     csched__v1__job__free_unpacked(job_again, NULL);
