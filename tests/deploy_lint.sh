@@ -6,8 +6,8 @@
 #   - every YAML file under deploy/ parses; every Kubernetes object has
 #     apiVersion, kind and metadata.name; every path a kustomization.yaml names
 #     exists; the gRPC probes and the Service point at a declared container port;
-#   - the Dockerfile is multi-stage, ends as a non-root user and copies only
-#     from stages and paths that exist;
+#   - the Dockerfile is multi-stage, ends as a non-root user, copies only from
+#     stages and paths that exist, and copies every directory the build adds;
 #   - the systemd unit has its sections and keys, and systemd-analyze verify
 #     (when installed) finds nothing to say about it;
 #   - when CSCHED_BIN_DIR holds a built cschedd, every cschedd flag the deploy
@@ -168,6 +168,17 @@ if os.path.isfile(dockerfile):
                         err(f"{dockerfile}: COPY source {src} does not exist")
     if len(stages) < 2:
         err(f"{dockerfile}: not multi-stage")
+    # The build stage copies the source tree piece by piece: every directory
+    # the top-level CMakeLists.txt adds must be among the pieces.
+    copied = set()
+    for line in text.splitlines():
+        words = line.split()
+        if words and words[0].upper() == "COPY" and not any(w.startswith("--from=") for w in words):
+            copied |= {w.rstrip("/") for w in words[1:-1] if not w.startswith("--")}
+    with open("CMakeLists.txt") as f:
+        for sub in re.findall(r"add_subdirectory\(\s*([^\s)]+)", f.read()):
+            if sub not in copied:
+                err(f"{dockerfile}: the build stage does not COPY {sub}/, which CMakeLists.txt adds")
     if user in (None, "root", "0", "0:0"):
         err(f"{dockerfile}: the final stage does not switch to a non-root USER")
 else:
