@@ -125,8 +125,9 @@ struct cs_store {
     size_t migrate_first;
     bool migrated;
     bool pg_started;
-    bool opened; /* open_cb has run */
-    bool live;   /* and the open succeeded */
+    bool snapshot_queued; /* its reads are sent again after a reconnect */
+    bool opened;          /* open_cb has run */
+    bool live;            /* and the open succeeded */
     cs_store_open_cb open_cb;
     void *open_arg;
 
@@ -305,8 +306,10 @@ static void open_done(struct cs_store *store, int status, struct cs_store_snapsh
 {
     cs_store_open_cb cb = store->open_cb;
 
-    if (store->opened)
+    if (store->opened) {
+        cs_store_snapshot_free(snapshot);
         return;
+    }
     store->opened = true;
     store->open_cb = NULL;
     if (status != 0)
@@ -533,8 +536,10 @@ static void setup_done(struct cs_store *store, bool failed)
         cs_log_info("reconnected to the database; %zu writes to send", store->n_writes);
     store->state = CONN_READY;
     store->backoff_ms = BACKOFF_MIN_MS;
-    if (!store->opened)
+    if (!store->opened && !store->snapshot_queued) {
+        store->snapshot_queued = true;
         cs_store_snapshot_load(store);
+    }
     kick(store);
 }
 

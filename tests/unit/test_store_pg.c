@@ -63,6 +63,15 @@ static void admin_exec(const char *conninfo, const char *sql)
     PQfinish(conn);
 }
 
+static void admin_must(PGconn *admin, const char *sql)
+{
+    PGresult *res = PQexec(admin, sql);
+
+    if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", sql, PQerrorMessage(admin));
+    PQclear(res);
+}
+
 /* The first column of the first row of sql, as a number. */
 static long long admin_value(const char *conninfo, const char *sql)
 {
@@ -659,6 +668,42 @@ static void test_store_writes_survive_database_restart(void **state)
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs"), 5050);
 }
 
+static void test_store_open_survives_connection_killed(void **state)
+{
+    struct fixture *f = *state;
+    struct cs_store_config config = {.database_url = f->conninfo};
+    PGconn *admin;
+
+    store_open(f);
+    store_close(f);
+    /* Opening (preparing statements on jobs, reading the snapshot) waits
+     * for this lock; the connection is killed meanwhile, and the open goes
+     * on after reconnecting, with one snapshot. */
+    admin = admin_connect(f->conninfo);
+    admin_must(admin, "BEGIN; LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE");
+    f->open_done = false;
+    f->store = cs_store_new(&f->loop, &config);
+    assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
+    for (int i = 0; i < 40; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        usleep(5000);
+    }
+    assert_false(f->open_done);
+    admin_must(admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                      " WHERE application_name = 'cschedd' AND datname = current_database()");
+    for (int i = 0; i < 60; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        usleep(5000);
+    }
+    assert_false(f->open_done);
+    admin_must(admin, "COMMIT");
+    PQfinish(admin);
+    run_until(f, &f->open_done, 20000);
+    assert_int_equal(f->open_status, 0);
+    assert_non_null(f->snapshot);
+    assert_true(cs_store_is_accepting(f->store));
+}
+
 static void test_store_close_commits_pending_writes(void **state)
 {
     struct fixture *f = *state;
@@ -672,15 +717,6 @@ static void test_store_close_commits_pending_writes(void **state)
     store_close(f);
     assert_int_equal(f->writes_ok, 30);
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events"), 30);
-}
-
-static void admin_must(PGconn *admin, const char *sql)
-{
-    PGresult *res = PQexec(admin, sql);
-
-    if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
-        fail_msg("%s: %s", sql, PQerrorMessage(admin));
-    PQclear(res);
 }
 
 static void test_store_inflight_batch_replayed_after_connection_killed(void **state)
@@ -918,6 +954,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_store_inflight_batch_replayed_after_connection_killed,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_open_survives_connection_killed, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_store_close_commits_pending_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_embedded_server_started_and_stopped, setup,
                                         teardown),
