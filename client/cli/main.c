@@ -8,6 +8,7 @@
 
 static const char usage_text[] =
     "usage: csched [--server HOST:PORT] [-o table|json] [--timeout S] [--wait-for-ready]\n"
+    "              [--version] [--help]\n"
     "              COMMAND [ARGS...]\n"
     "\n"
     "commands:\n"
@@ -38,6 +39,16 @@ static const struct {
     {"health", cs_cmd_health},
 };
 
+/* True if words (up to a "--") ask for help. */
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return true;
+    }
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     struct cs_cli cli;
@@ -46,8 +57,12 @@ int main(int argc, char **argv)
 
     cs_cli_init(&cli);
     for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+        if (wants_help(1, argv + i)) {
             fputs(usage_text, stdout);
+            return CS_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("csched %s\n", CS_VERSION);
             return CS_EXIT_OK;
         }
         rc = cs_cli_global_flag(&cli, argc, argv, &i, err, sizeof(err));
@@ -63,6 +78,10 @@ int main(int argc, char **argv)
     for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
         if (strcmp(argv[i], commands[c].name) != 0)
             continue;
+        if (wants_help(argc - i - 1, argv + i + 1)) {
+            fputs(usage_text, stdout);
+            return CS_EXIT_OK;
+        }
         rc = cs_client_new(cli.server, &cli.client);
         if (rc != 0)
             return cs_cli_fail(&cli, "connect", rc, NULL);
