@@ -2,7 +2,6 @@
  * UTF-8 are found at any depth (nested messages, map entries) and named;
  * everything else, including unknown fields and truncated input, passes
  * through to the unpacker. */
-#include <cmocka.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
 
 #include "csched/v1/scheduler.pb-c.h"
 #include "wire_check.h"
