@@ -1,32 +1,13 @@
 /* The store's connection: one libpq connection driven by a uv_poll on its
- * socket, never blocking the loop.
- *
- * DESIGN
+ * socket, never blocking the loop, and the store's life (open, close, the
+ * embedded server).
  *
  * Life of a connection: (embedded server started on the pool) -> host name
  * resolved with uv_getaddrinfo when the URL has one -> PQconnectStartParams
  * and PQconnectPoll -> migrations (first connection only, simple queries
- * outside pipeline mode) -> pipeline mode, every statement prepared -> READY.
- * When the connection breaks, it is rebuilt after a backoff (100 ms doubling
- * to 5 s).
- *
- * Group commit: operations queue in `pending` during a loop turn. A uv_prepare
- * handle sends them at the end of the turn, as batches of statements each
- * ended by one PQpipelineSync, so a batch is one implicit transaction. We use
- * uv_prepare rather than uv_check or uv_idle: it runs right before the loop
- * blocks for I/O, so it gathers everything the turn's timers, I/O callbacks
- * and the previous turn's check callbacks queued, without adding a turn of
- * latency, and unlike uv_idle it never makes the loop spin. Batches already
- * sent stay in `inflight` until their sync arrives; the next batch
- * accumulates meanwhile, and several batches may be in flight.
- *
- * Results: each statement yields one result then NULL; a batch ends with
- * PGRES_PIPELINE_SYNC (not followed by NULL). A statement's error aborts the
- * rest of its batch: every operation of a failed batch gets -EIO, and the
- * first error is logged with its statement's name. A lost connection is not
- * an error of the batch: its writes (and the snapshot reads) go back to the
- * front of the queue and are sent again after reconnecting (every write is
- * an idempotent upsert); other reads fail with -ENOTCONN. */
+ * outside pipeline mode) -> pipeline mode, every statement prepared -> READY,
+ * when store_batch.c sends what is queued. When the connection breaks, it is
+ * rebuilt after a backoff (100 ms doubling to 5 s). */
 #define CS_LOG_COMPONENT "store"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,13 +23,6 @@
 #include "store_internal.h"
 #include "util.h"
 
-/* Statements per batch: bounds the time one flush spends sending, and a
- * batch's transaction size. A turn that queues more sends several batches. */
-#define BATCH_MAX_OPS 2000
-/* Batches in flight at once. Beyond it, operations wait in the queue (and
- * join later batches): this bounds libpq's buffers and the time one turn
- * spends sending, e.g. after a reconnect with a long backlog. */
-#define INFLIGHT_MAX_BATCHES 4
 #define DEFAULT_MAX_PENDING_WRITES 100000
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
@@ -57,87 +31,6 @@
 #define OPEN_TIMEOUT_MS 30000
 /* How long close waits for unfinished writes. */
 #define CLOSE_TIMEOUT_MS 10000
-
-enum conn_state {
-    CONN_IDLE,       /* no connection; a reconnect may be due */
-    CONN_STARTING,   /* the embedded server starts, or a host name resolves */
-    CONN_CONNECTING, /* PQconnectPoll */
-    CONN_MIGRATING,  /* migrations, simple queries outside pipeline mode */
-    CONN_PREPARING,  /* pipeline mode: the statements being prepared */
-    CONN_READY,
-};
-
-struct op_queue {
-    struct cs_store_op *head;
-    struct cs_store_op *tail;
-};
-
-struct batch {
-    struct batch *next;
-    struct op_queue ops;
-    struct cs_store_op *cur; /* the operation whose result comes next */
-    bool failed;
-    bool setup; /* the prepares of a new connection */
-};
-
-enum migrate_step {
-    MIGRATE_LOCK,
-    MIGRATE_LIST,
-    MIGRATE_APPLY,
-    MIGRATE_UNLOCK,
-    MIGRATE_DONE,
-};
-
-struct cs_store {
-    uv_loop_t *loop;
-    char *database_url;
-    char *embedded_dir;
-    size_t max_pending_writes;
-    char *conninfo; /* what we connect with: database_url or the embedded one */
-    char host[256]; /* to resolve, or "" */
-    char hostaddrs[CS_STORE_MAX_ADDRS * INET6_ADDRSTRLEN]; /* its addresses */
-    char hosts[CS_STORE_MAX_ADDRS * 257];                  /* its name, once per address */
-
-    enum conn_state state;
-    PGconn *conn;
-    uv_poll_t *poll;
-    int poll_events;
-    uv_prepare_t flush_handle;
-    uv_timer_t retry_timer; /* reconnect backoff, or connect timeout */
-    uv_timer_t close_timer;
-    uv_work_t work;
-    bool work_busy;
-    int work_status;
-    char work_conninfo[512];
-    uv_getaddrinfo_t *resolve; /* in flight, or NULL */
-
-    struct op_queue pending;
-    struct op_queue failed; /* reads to fail with -ENOTCONN at end of turn */
-    struct batch *inflight_head;
-    struct batch *inflight_tail;
-    int n_inflight;
-    size_t n_writes; /* writes not yet committed */
-    unsigned backoff_ms;
-    int64_t open_deadline_ns;
-
-    enum migrate_step migrate_step;
-    bool migrate_failed;
-    size_t migrate_first;
-    bool migrated;
-    bool pg_started;
-    bool snapshot_queued; /* its reads are sent again after a reconnect */
-    bool opened;          /* open_cb has run */
-    bool live;            /* and the open succeeded */
-    cs_store_open_cb open_cb;
-    void *open_arg;
-
-    bool closing;
-    bool close_deadline_passed;
-    bool finishing;
-    int handles_open;
-    void (*closed_cb)(void *arg);
-    void *closed_arg;
-};
 
 const struct cs_stmt_def cs_stmts[CS_STMT_COUNT] = {
     [CS_STMT_JOB_PUT] = {"job_put", cs_sql_job_put},
@@ -157,95 +50,7 @@ const struct cs_stmt_def cs_stmts[CS_STMT_COUNT] = {
 };
 
 static void start_connect(struct cs_store *store);
-static void conn_lost(struct cs_store *store, const char *why);
-static void maybe_finish_close(struct cs_store *store);
 static void on_poll(uv_poll_t *handle, int status, int events);
-
-static void queue_push(struct op_queue *q, struct cs_store_op *op)
-{
-    op->next = NULL;
-    if (q->tail != NULL)
-        q->tail->next = op;
-    else
-        q->head = op;
-    q->tail = op;
-}
-
-static struct cs_store_op *queue_pop(struct op_queue *q)
-{
-    struct cs_store_op *op = q->head;
-
-    if (op != NULL) {
-        q->head = op->next;
-        if (q->head == NULL)
-            q->tail = NULL;
-        op->next = NULL;
-    }
-    return op;
-}
-
-struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_stmt stmt, bool is_write,
-                                    cs_store_op_done_fn done, void (*cb)(void), void *arg)
-{
-    struct cs_store_op *op = cs_xcalloc(1, sizeof(*op));
-
-    op->stmt = stmt;
-    op->is_write = is_write;
-    op->replay = is_write;
-    op->done = done;
-    op->cb = cb;
-    op->arg = arg;
-    op->store = store;
-    return op;
-}
-
-static void op_finish(struct cs_store *store, struct cs_store_op *op, int status)
-{
-    if (op->is_write)
-        store->n_writes--;
-    if (op->done != NULL)
-        op->done(op, status, status == 0 ? op->result : NULL);
-    PQclear(op->result);
-    cs_params_clear(&op->params);
-    free(op);
-}
-
-void cs_store_write_done(struct cs_store_op *op, int status, const PGresult *res)
-{
-    cs_store_done_cb cb = (cs_store_done_cb)op->cb;
-
-    if (cb != NULL)
-        cb(op->arg, status);
-}
-
-static void on_flush(uv_prepare_t *handle);
-
-static void kick(struct cs_store *store)
-{
-    if (!store->finishing)
-        uv_prepare_start(&store->flush_handle, on_flush);
-}
-
-void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op)
-{
-    if (op->is_write)
-        store->n_writes++;
-    if (store->finishing) {
-        op_finish(store, op, -ENOTCONN);
-        return;
-    }
-    if (op->replay || store->state == CONN_READY)
-        queue_push(&store->pending, op);
-    else
-        queue_push(&store->failed, op);
-    kick(store);
-}
-
-bool cs_store_is_accepting(const struct cs_store *store)
-{
-    return store->state == CONN_READY && !store->closing &&
-           store->n_writes < store->max_pending_writes;
-}
 
 static void poll_closed(uv_handle_t *handle)
 {
@@ -255,7 +60,7 @@ static void poll_closed(uv_handle_t *handle)
 /* Watches the connection's socket for events. During connect the socket may
  * be closed and another opened under the same number, so a new poll handle
  * is made each time (renew); afterwards only the events change. */
-static int watch(struct cs_store *store, int events, bool renew)
+int cs_store_watch(struct cs_store *store, int events, bool renew)
 {
     int fd = PQsocket(store->conn);
     int rc;
@@ -328,174 +133,15 @@ void cs_store_snapshot_loaded(struct cs_store *store, int status,
     open_done(store, status, snapshot);
 }
 
-/* Sends queued operations as batches, then flushes the socket. */
-static void send_pending(struct cs_store *store)
-{
-    while (store->pending.head != NULL && store->state == CONN_READY &&
-           store->n_inflight < INFLIGHT_MAX_BATCHES) {
-        struct batch *b = cs_xcalloc(1, sizeof(*b));
-        size_t n = 0;
-
-        while (n < BATCH_MAX_OPS && store->pending.head != NULL) {
-            queue_push(&b->ops, queue_pop(&store->pending));
-            n++;
-        }
-        b->cur = b->ops.head;
-        if (store->inflight_tail != NULL)
-            store->inflight_tail->next = b;
-        else
-            store->inflight_head = b;
-        store->inflight_tail = b;
-        store->n_inflight++;
-        for (struct cs_store_op *op = b->ops.head; op != NULL; op = op->next) {
-            const struct cs_params *p = &op->params;
-
-            if (!PQsendQueryPrepared(store->conn, cs_stmts[op->stmt].name, p->n,
-                                     (const char *const *)p->values, p->lengths, p->formats, 1)) {
-                conn_lost(store, PQerrorMessage(store->conn));
-                return;
-            }
-        }
-        if (!PQpipelineSync(store->conn)) {
-            conn_lost(store, PQerrorMessage(store->conn));
-            return;
-        }
-    }
-}
-
-/* PQflush until done; while it has more to write, watch for writable too. */
-static void flush_out(struct cs_store *store)
-{
-    int rc = PQflush(store->conn);
-
-    if (rc < 0) {
-        conn_lost(store, PQerrorMessage(store->conn));
-        return;
-    }
-    rc = watch(store, UV_READABLE | (rc == 1 ? UV_WRITABLE : 0), false);
-    if (rc != 0)
-        conn_lost(store, uv_strerror(rc));
-}
-
-static void fail_queue(struct cs_store *store, struct op_queue *q, int status)
-{
-    struct cs_store_op *op;
-
-    while ((op = queue_pop(q)) != NULL)
-        op_finish(store, op, status);
-}
-
-static void on_flush(uv_prepare_t *handle)
-{
-    struct cs_store *store = handle->data;
-
-    uv_prepare_stop(handle);
-    fail_queue(store, &store->failed, -ENOTCONN);
-    if (store->state == CONN_READY && store->pending.head != NULL) {
-        send_pending(store);
-        if (store->conn != NULL)
-            flush_out(store);
-    }
-    maybe_finish_close(store);
-}
-
-/* Errors that mean the connection, not the batch, is at fault. */
-static bool is_conn_error(const struct cs_store *store, const PGresult *res)
-{
-    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-
-    if (PQstatus(store->conn) == CONNECTION_BAD || state == NULL)
-        return true;
-    return strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0;
-}
-
-static void setup_done(struct cs_store *store, bool failed);
-
-static void batch_done(struct cs_store *store)
-{
-    struct batch *b = store->inflight_head;
-    struct cs_store_op *op;
-
-    store->inflight_head = b->next;
-    if (store->inflight_head == NULL)
-        store->inflight_tail = NULL;
-    store->n_inflight--;
-    while ((op = queue_pop(&b->ops)) != NULL)
-        op_finish(store, op, b->failed ? -EIO : 0);
-    if (b->setup)
-        setup_done(store, b->failed);
-    free(b);
-    /* Room for the batches that waited. */
-    if (store->pending.head != NULL)
-        kick(store);
-}
-
-/* Records one statement's result (not NULL, not the sync) in batch b.
- * Returns false when the connection was lost. */
-static bool take_result(struct cs_store *store, struct batch *b, PGresult *res)
-{
-    ExecStatusType st = PQresultStatus(res);
-    struct cs_store_op *op = b->cur;
-
-    if (st == PGRES_FATAL_ERROR) {
-        if (is_conn_error(store, res)) {
-            char why[256];
-
-            snprintf(why, sizeof(why), "%s", PQresultErrorMessage(res));
-            PQclear(res);
-            conn_lost(store, why);
-            return false;
-        }
-        if (!b->failed) {
-            char msg[512];
-
-            cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
-            cs_log_error("statement %s failed: %s", op != NULL ? cs_stmts[op->stmt].name : "?",
-                         msg);
-        }
-        b->failed = true;
-        PQclear(res);
-    } else if (op != NULL && op->result == NULL && st == PGRES_TUPLES_OK) {
-        op->result = res;
-    } else {
-        PQclear(res);
-    }
-    return true;
-}
-
-static void read_results(struct cs_store *store)
-{
-    while (store->conn != NULL && store->inflight_head != NULL && !PQisBusy(store->conn)) {
-        struct batch *b = store->inflight_head;
-        PGresult *res = PQgetResult(store->conn);
-
-        if (res == NULL) {
-            if (b->cur == NULL)
-                break;
-            b->cur = b->cur->next;
-            continue;
-        }
-        if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
-            PQclear(res);
-            batch_done(store);
-            continue;
-        }
-        if (!take_result(store, b, res))
-            return;
-    }
-    if (store->conn != NULL && PQstatus(store->conn) == CONNECTION_BAD)
-        conn_lost(store, PQerrorMessage(store->conn));
-}
-
 /* Sends the prepares of every statement as the first batch of a new
  * connection. */
 static void start_prepare(struct cs_store *store)
 {
-    struct batch *b = cs_xcalloc(1, sizeof(*b));
+    struct cs_store_batch *b = cs_xcalloc(1, sizeof(*b));
 
     if (!PQenterPipelineMode(store->conn)) {
         free(b);
-        conn_lost(store, PQerrorMessage(store->conn));
+        cs_store_conn_lost(store, PQerrorMessage(store->conn));
         return;
     }
     b->setup = true;
@@ -506,21 +152,21 @@ static void start_prepare(struct cs_store *store)
         struct cs_store_op *op = cs_store_op_new(store, (enum cs_stmt)i, false, NULL, NULL, NULL);
 
         op->prepare = true;
-        queue_push(&b->ops, op);
+        cs_store_queue_push(&b->ops, op);
         if (!PQsendPrepare(store->conn, cs_stmts[i].name, cs_stmts[i].sql, 0, NULL)) {
-            conn_lost(store, PQerrorMessage(store->conn));
+            cs_store_conn_lost(store, PQerrorMessage(store->conn));
             return;
         }
     }
     b->cur = b->ops.head;
     if (!PQpipelineSync(store->conn)) {
-        conn_lost(store, PQerrorMessage(store->conn));
+        cs_store_conn_lost(store, PQerrorMessage(store->conn));
         return;
     }
-    flush_out(store);
+    cs_store_flush_out(store);
 }
 
-static void setup_done(struct cs_store *store, bool failed)
+void cs_store_setup_done(struct cs_store *store, bool failed)
 {
     if (failed) {
         /* A statement that does not prepare is a bug or a schema this
@@ -529,7 +175,7 @@ static void setup_done(struct cs_store *store, bool failed)
             open_done(store, -EIO, NULL);
             return;
         }
-        conn_lost(store, "preparing statements failed");
+        cs_store_conn_lost(store, "preparing statements failed");
         return;
     }
     if (store->opened)
@@ -540,7 +186,7 @@ static void setup_done(struct cs_store *store, bool failed)
         store->snapshot_queued = true;
         cs_store_snapshot_load(store);
     }
-    kick(store);
+    cs_store_kick(store);
 }
 
 /* Sends the SQL of the current migration step (simple query protocol, so a
@@ -574,11 +220,11 @@ static void migrate_send(struct cs_store *store)
     }
     if (!PQsendQuery(store->conn, text)) {
         free(owned);
-        conn_lost(store, PQerrorMessage(store->conn));
+        cs_store_conn_lost(store, PQerrorMessage(store->conn));
         return;
     }
     free(owned);
-    flush_out(store);
+    cs_store_flush_out(store);
 }
 
 /* Reads the applied versions and decides where to start. */
@@ -608,12 +254,12 @@ static void migrate_result(struct cs_store *store, PGresult *res)
     ExecStatusType st = PQresultStatus(res);
 
     if (st == PGRES_FATAL_ERROR) {
-        if (is_conn_error(store, res)) {
+        if (cs_store_is_conn_error(store, res)) {
             char why[256];
 
             snprintf(why, sizeof(why), "%s", PQresultErrorMessage(res));
             PQclear(res);
-            conn_lost(store, why);
+            cs_store_conn_lost(store, why);
             return;
         }
         char msg[512];
@@ -674,7 +320,7 @@ static void connected(struct cs_store *store)
 {
     uv_timer_stop(&store->retry_timer);
     if (PQsetnonblocking(store->conn, 1) != 0) {
-        conn_lost(store, PQerrorMessage(store->conn));
+        cs_store_conn_lost(store, PQerrorMessage(store->conn));
         return;
     }
     PQsetNoticeProcessor(store->conn, notice_cb, store);
@@ -690,22 +336,22 @@ static void connect_poll(struct cs_store *store)
 
     switch (PQconnectPoll(store->conn)) {
     case PGRES_POLLING_READING:
-        rc = watch(store, UV_READABLE, true);
+        rc = cs_store_watch(store, UV_READABLE, true);
         break;
     case PGRES_POLLING_WRITING:
-        rc = watch(store, UV_WRITABLE, true);
+        rc = cs_store_watch(store, UV_WRITABLE, true);
         break;
     case PGRES_POLLING_OK:
-        rc = watch(store, UV_READABLE, true);
+        rc = cs_store_watch(store, UV_READABLE, true);
         if (rc == 0)
             connected(store);
         break;
     default:
-        conn_lost(store, PQerrorMessage(store->conn));
+        cs_store_conn_lost(store, PQerrorMessage(store->conn));
         return;
     }
     if (rc != 0)
-        conn_lost(store, uv_strerror(rc));
+        cs_store_conn_lost(store, uv_strerror(rc));
 }
 
 static void on_poll(uv_poll_t *handle, int status, int events)
@@ -713,7 +359,7 @@ static void on_poll(uv_poll_t *handle, int status, int events)
     struct cs_store *store = handle->data;
 
     if (status < 0) {
-        conn_lost(store, uv_strerror(status));
+        cs_store_conn_lost(store, uv_strerror(status));
         return;
     }
     if (store->state == CONN_CONNECTING) {
@@ -721,21 +367,21 @@ static void on_poll(uv_poll_t *handle, int status, int events)
         return;
     }
     if (!PQconsumeInput(store->conn)) {
-        conn_lost(store, PQerrorMessage(store->conn));
+        cs_store_conn_lost(store, PQerrorMessage(store->conn));
         return;
     }
     if (store->state == CONN_MIGRATING)
         migrate_read(store);
     else
-        read_results(store);
+        cs_store_read_results(store);
     if (store->conn != NULL)
-        flush_out(store);
-    maybe_finish_close(store);
+        cs_store_flush_out(store);
+    cs_store_maybe_finish_close(store);
 }
 
 static void on_connect_timeout(uv_timer_t *timer)
 {
-    conn_lost(timer->data, "timed out connecting");
+    cs_store_conn_lost(timer->data, "timed out connecting");
 }
 
 static void connect_begin(struct cs_store *store)
@@ -765,15 +411,16 @@ static void connect_begin(struct cs_store *store)
     }
     store->conn = PQconnectStartParams(keys, values, 1);
     if (store->conn == NULL || PQstatus(store->conn) == CONNECTION_BAD) {
-        conn_lost(store, store->conn != NULL ? PQerrorMessage(store->conn) : "out of memory");
+        cs_store_conn_lost(store,
+                           store->conn != NULL ? PQerrorMessage(store->conn) : "out of memory");
         return;
     }
     store->state = CONN_CONNECTING;
     uv_timer_start(&store->retry_timer, on_connect_timeout, CONNECT_TIMEOUT_MS, 0);
     /* Until the first PQconnectPoll, libpq waits for the socket to be
      * writable. */
-    if (watch(store, UV_WRITABLE, true) != 0)
-        conn_lost(store, "cannot watch the database socket");
+    if (cs_store_watch(store, UV_WRITABLE, true) != 0)
+        cs_store_conn_lost(store, "cannot watch the database socket");
 }
 
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
@@ -791,7 +438,7 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
         cs_log_debug("database host %s is %s", store->host, store->hostaddrs);
     if (store->closing) {
         store->state = CONN_IDLE;
-        maybe_finish_close(store);
+        cs_store_maybe_finish_close(store);
         return;
     }
     if (n == 0) {
@@ -799,7 +446,7 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 
         snprintf(why, sizeof(why), "cannot resolve %s: %s", store->host,
                  status != 0 ? uv_strerror(status) : "no address");
-        conn_lost(store, why);
+        cs_store_conn_lost(store, why);
         return;
     }
     connect_begin(store);
@@ -827,7 +474,7 @@ static void start_connect(struct cs_store *store)
     if (rc != 0) {
         free(store->resolve);
         store->resolve = NULL;
-        conn_lost(store, uv_strerror(rc));
+        cs_store_conn_lost(store, uv_strerror(rc));
     }
 }
 
@@ -836,45 +483,15 @@ static void on_retry(uv_timer_t *timer)
     start_connect(timer->data);
 }
 
-/* Moves what was in flight back to the queue: writes (and the snapshot)
- * are sent again, other reads fail. */
-static void requeue_inflight(struct cs_store *store)
-{
-    struct op_queue again = {NULL, NULL};
-    struct batch *b;
-    struct cs_store_op *op;
-
-    while ((b = store->inflight_head) != NULL) {
-        store->inflight_head = b->next;
-        while ((op = queue_pop(&b->ops)) != NULL) {
-            PQclear(op->result);
-            op->result = NULL;
-            if (op->prepare) {
-                cs_params_clear(&op->params);
-                free(op);
-            } else {
-                queue_push(op->replay ? &again : &store->failed, op);
-            }
-        }
-        free(b);
-    }
-    store->inflight_tail = NULL;
-    store->n_inflight = 0;
-    /* Reads queued but not sent fail too: the caller should not wait. */
-    while ((op = queue_pop(&store->pending)) != NULL)
-        queue_push(op->replay ? &again : &store->failed, op);
-    store->pending = again;
-}
-
-static void conn_lost(struct cs_store *store, const char *why)
+void cs_store_conn_lost(struct cs_store *store, const char *why)
 {
     char msg[512];
 
     cs_store_oneline(why, msg, sizeof(msg));
     cs_log_warn("database connection lost: %s (%zu writes waiting)", msg, store->n_writes);
     teardown_conn(store);
-    requeue_inflight(store);
-    kick(store);
+    cs_store_requeue_inflight(store);
+    cs_store_kick(store);
     if (store->closing && store->close_deadline_passed)
         return;
     if (!store->opened && cs_now_mono_ns() > store->open_deadline_ns) {
@@ -925,7 +542,7 @@ static void embedded_started(uv_work_t *req, int status)
     if (status == 0)
         store->pg_started = true;
     if (store->closing) {
-        maybe_finish_close(store);
+        cs_store_maybe_finish_close(store);
         return;
     }
     if (status != 0) {
@@ -994,7 +611,7 @@ static void embedded_stopped(uv_work_t *req, int status)
     close_handles(req->data);
 }
 
-static void maybe_finish_close(struct cs_store *store)
+void cs_store_maybe_finish_close(struct cs_store *store)
 {
     bool unfinished = store->pending.head != NULL || store->inflight_head != NULL;
 
@@ -1008,11 +625,11 @@ static void maybe_finish_close(struct cs_store *store)
     teardown_conn(store);
     uv_prepare_stop(&store->flush_handle);
     uv_timer_stop(&store->close_timer);
-    requeue_inflight(store);
+    cs_store_requeue_inflight(store);
     if (store->n_writes > 0)
         cs_log_warn("closing with %zu writes not committed", store->n_writes);
-    fail_queue(store, &store->failed, -ENOTCONN);
-    fail_queue(store, &store->pending, -ENOTCONN);
+    cs_store_fail_queue(store, &store->failed, -ENOTCONN);
+    cs_store_fail_queue(store, &store->pending, -ENOTCONN);
     open_done(store, -ECANCELED, NULL);
     if (store->pg_started &&
         uv_queue_work(store->loop, &store->work, embedded_stop_work, embedded_stopped) == 0)
@@ -1025,7 +642,7 @@ static void on_close_deadline(uv_timer_t *timer)
     struct cs_store *store = timer->data;
 
     store->close_deadline_passed = true;
-    maybe_finish_close(store);
+    cs_store_maybe_finish_close(store);
 }
 
 void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *arg)
@@ -1034,5 +651,5 @@ void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *
     store->closed_cb = closed_cb;
     store->closed_arg = arg;
     uv_timer_start(&store->close_timer, on_close_deadline, CLOSE_TIMEOUT_MS, 0);
-    kick(store);
+    cs_store_kick(store);
 }

@@ -7,6 +7,7 @@
 
 #include <libpq-fe.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -111,6 +112,116 @@ void cs_store_snapshot_load(struct cs_store *store);
 void cs_store_snapshot_loaded(struct cs_store *store, int status,
                               struct cs_store_snapshot *snapshot);
 
+/* Addresses of a database host name tried in turn. */
+#define CS_STORE_MAX_ADDRS 8
+
+/* The store itself, shared by store_conn.c (the connection and the store's
+ * life) and store_batch.c (the queue and group commit). */
+enum cs_store_conn_state {
+    CONN_IDLE,       /* no connection; a reconnect may be due */
+    CONN_STARTING,   /* the embedded server starts, or a host name resolves */
+    CONN_CONNECTING, /* PQconnectPoll */
+    CONN_MIGRATING,  /* migrations, simple queries outside pipeline mode */
+    CONN_PREPARING,  /* pipeline mode: the statements being prepared */
+    CONN_READY,
+};
+
+struct cs_store_queue {
+    struct cs_store_op *head;
+    struct cs_store_op *tail;
+};
+
+struct cs_store_batch {
+    struct cs_store_batch *next;
+    struct cs_store_queue ops;
+    struct cs_store_op *cur; /* the operation whose result comes next */
+    bool failed;
+    bool setup; /* the prepares of a new connection */
+};
+
+enum cs_store_migrate_step {
+    MIGRATE_LOCK,
+    MIGRATE_LIST,
+    MIGRATE_APPLY,
+    MIGRATE_UNLOCK,
+    MIGRATE_DONE,
+};
+
+struct cs_store {
+    uv_loop_t *loop;
+    char *database_url;
+    char *embedded_dir;
+    size_t max_pending_writes;
+    char *conninfo; /* what we connect with: database_url or the embedded one */
+    char host[256]; /* to resolve, or "" */
+    char hostaddrs[CS_STORE_MAX_ADDRS * INET6_ADDRSTRLEN]; /* its addresses */
+    char hosts[CS_STORE_MAX_ADDRS * 257];                  /* its name, once per address */
+
+    enum cs_store_conn_state state;
+    PGconn *conn;
+    uv_poll_t *poll;
+    int poll_events;
+    uv_prepare_t flush_handle;
+    uv_timer_t retry_timer; /* reconnect backoff, or connect timeout */
+    uv_timer_t close_timer;
+    uv_work_t work;
+    bool work_busy;
+    int work_status;
+    char work_conninfo[512];
+    uv_getaddrinfo_t *resolve; /* in flight, or NULL */
+
+    struct cs_store_queue pending;
+    struct cs_store_queue failed; /* reads to fail with -ENOTCONN at end of turn */
+    struct cs_store_batch *inflight_head;
+    struct cs_store_batch *inflight_tail;
+    int n_inflight;
+    size_t n_writes; /* writes not yet committed */
+    unsigned backoff_ms;
+    int64_t open_deadline_ns;
+
+    enum cs_store_migrate_step migrate_step;
+    bool migrate_failed;
+    size_t migrate_first;
+    bool migrated;
+    bool pg_started;
+    bool snapshot_queued; /* its reads are sent again after a reconnect */
+    bool opened;          /* open_cb has run */
+    bool live;            /* and the open succeeded */
+    cs_store_open_cb open_cb;
+    void *open_arg;
+
+    bool closing;
+    bool close_deadline_passed;
+    bool finishing;
+    int handles_open;
+    void (*closed_cb)(void *arg);
+    void *closed_arg;
+};
+
+/* store_batch.c */
+void cs_store_queue_push(struct cs_store_queue *q, struct cs_store_op *op);
+/* Makes sure the queue is looked at by the end of this loop turn. */
+void cs_store_kick(struct cs_store *store);
+/* PQflush, then watch the socket for reading, and for writing while libpq
+ * has more to send. */
+void cs_store_flush_out(struct cs_store *store);
+/* Reads every result that has arrived; ends the batches whose sync came. */
+void cs_store_read_results(struct cs_store *store);
+/* After a lost connection: writes (and the snapshot) of unanswered batches
+ * go back to the front of the queue, other reads to `failed`. */
+void cs_store_requeue_inflight(struct cs_store *store);
+void cs_store_fail_queue(struct cs_store *store, struct cs_store_queue *q, int status);
+/* True when an error result means the connection, not the batch, failed. */
+bool cs_store_is_conn_error(const struct cs_store *store, const PGresult *res);
+
+/* store_conn.c */
+int cs_store_watch(struct cs_store *store, int events, bool renew);
+/* Tears the connection down, requeues, and schedules a reconnect. */
+void cs_store_conn_lost(struct cs_store *store, const char *why);
+/* The batch of prepares of a new connection has ended. */
+void cs_store_setup_done(struct cs_store *store, bool failed);
+void cs_store_maybe_finish_close(struct cs_store *store);
+
 /* Copies a libpq message (several lines, ending in a newline) as one line,
  * for the log. */
 void cs_store_oneline(const char *msg, char *out, size_t cap);
@@ -121,8 +232,6 @@ void cs_store_oneline(const char *msg, char *out, size_t cap);
  * given); -EINVAL when conninfo does not parse; -ENOTSUP for a list of
  * several host names. */
 int cs_store_url_host(const char *conninfo, char *host, size_t cap);
-
-#define CS_STORE_MAX_ADDRS 8
 
 /* Writes the addresses of res (at most CS_STORE_MAX_ADDRS) to hostaddrs as
  * a comma-separated list for libpq's hostaddr, and host once per address to

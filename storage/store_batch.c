@@ -1,0 +1,312 @@
+/* Group commit: the queue of operations, the batches in flight, and their
+ * results.
+ *
+ * Operations queue in `pending` during a loop turn. A uv_prepare handle sends
+ * them at the end of the turn, as batches of statements each ended by one
+ * PQpipelineSync, so a batch is one implicit transaction. We use uv_prepare
+ * rather than uv_check or uv_idle: it runs right before the loop blocks for
+ * I/O, so it gathers everything the turn's timers, I/O callbacks and the
+ * previous turn's check callbacks queued, without adding a turn of latency,
+ * and unlike uv_idle it never makes the loop spin. Batches already sent stay
+ * in `inflight` until their sync arrives; the next batch accumulates
+ * meanwhile, and a few batches may be in flight.
+ *
+ * Results: each statement yields one result then NULL; a batch ends with
+ * PGRES_PIPELINE_SYNC (not followed by NULL). A statement's error aborts the
+ * rest of its batch: every operation of a failed batch gets -EIO, and the
+ * first error is logged with its statement's name. A lost connection is not
+ * an error of the batch: its writes (and the snapshot reads) go back to the
+ * front of the queue and are sent again after reconnecting (every write is
+ * an idempotent upsert); other reads fail with -ENOTCONN. */
+#define CS_LOG_COMPONENT "store"
+#include <errno.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "store.h"
+#include "store_internal.h"
+#include "util.h"
+
+/* Statements per batch: bounds the time one flush spends sending, and a
+ * batch's transaction size. A turn that queues more sends several batches. */
+#define BATCH_MAX_OPS 2000
+/* Batches in flight at once. Beyond it, operations wait in the queue (and
+ * join later batches): this bounds libpq's buffers and the time one turn
+ * spends sending, e.g. after a reconnect with a long backlog. */
+#define INFLIGHT_MAX_BATCHES 4
+
+static void on_flush(uv_prepare_t *handle);
+
+void cs_store_queue_push(struct cs_store_queue *q, struct cs_store_op *op)
+{
+    op->next = NULL;
+    if (q->tail != NULL)
+        q->tail->next = op;
+    else
+        q->head = op;
+    q->tail = op;
+}
+
+static struct cs_store_op *queue_pop(struct cs_store_queue *q)
+{
+    struct cs_store_op *op = q->head;
+
+    if (op != NULL) {
+        q->head = op->next;
+        if (q->head == NULL)
+            q->tail = NULL;
+        op->next = NULL;
+    }
+    return op;
+}
+
+struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_stmt stmt, bool is_write,
+                                    cs_store_op_done_fn done, void (*cb)(void), void *arg)
+{
+    struct cs_store_op *op = cs_xcalloc(1, sizeof(*op));
+
+    op->stmt = stmt;
+    op->is_write = is_write;
+    op->replay = is_write;
+    op->done = done;
+    op->cb = cb;
+    op->arg = arg;
+    op->store = store;
+    return op;
+}
+
+static void op_finish(struct cs_store *store, struct cs_store_op *op, int status)
+{
+    if (op->is_write)
+        store->n_writes--;
+    if (op->done != NULL)
+        op->done(op, status, status == 0 ? op->result : NULL);
+    PQclear(op->result);
+    cs_params_clear(&op->params);
+    free(op);
+}
+
+void cs_store_write_done(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_done_cb cb = (cs_store_done_cb)op->cb;
+
+    if (cb != NULL)
+        cb(op->arg, status);
+}
+
+void cs_store_kick(struct cs_store *store)
+{
+    if (!store->finishing)
+        uv_prepare_start(&store->flush_handle, on_flush);
+}
+
+void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op)
+{
+    if (op->is_write)
+        store->n_writes++;
+    if (store->finishing) {
+        op_finish(store, op, -ENOTCONN);
+        return;
+    }
+    if (op->replay || store->state == CONN_READY)
+        cs_store_queue_push(&store->pending, op);
+    else
+        cs_store_queue_push(&store->failed, op);
+    cs_store_kick(store);
+}
+
+bool cs_store_is_accepting(const struct cs_store *store)
+{
+    return store->state == CONN_READY && !store->closing &&
+           store->n_writes < store->max_pending_writes;
+}
+
+/* Sends queued operations as batches, then flushes the socket. */
+static void send_pending(struct cs_store *store)
+{
+    while (store->pending.head != NULL && store->state == CONN_READY &&
+           store->n_inflight < INFLIGHT_MAX_BATCHES) {
+        struct cs_store_batch *b = cs_xcalloc(1, sizeof(*b));
+        size_t n = 0;
+
+        while (n < BATCH_MAX_OPS && store->pending.head != NULL) {
+            cs_store_queue_push(&b->ops, queue_pop(&store->pending));
+            n++;
+        }
+        b->cur = b->ops.head;
+        if (store->inflight_tail != NULL)
+            store->inflight_tail->next = b;
+        else
+            store->inflight_head = b;
+        store->inflight_tail = b;
+        store->n_inflight++;
+        for (struct cs_store_op *op = b->ops.head; op != NULL; op = op->next) {
+            const struct cs_params *p = &op->params;
+
+            if (!PQsendQueryPrepared(store->conn, cs_stmts[op->stmt].name, p->n,
+                                     (const char *const *)p->values, p->lengths, p->formats, 1)) {
+                cs_store_conn_lost(store, PQerrorMessage(store->conn));
+                return;
+            }
+        }
+        if (!PQpipelineSync(store->conn)) {
+            cs_store_conn_lost(store, PQerrorMessage(store->conn));
+            return;
+        }
+    }
+}
+
+/* PQflush until done; while it has more to write, watch for writable too. */
+void cs_store_flush_out(struct cs_store *store)
+{
+    int rc = PQflush(store->conn);
+
+    if (rc < 0) {
+        cs_store_conn_lost(store, PQerrorMessage(store->conn));
+        return;
+    }
+    rc = cs_store_watch(store, UV_READABLE | (rc == 1 ? UV_WRITABLE : 0), false);
+    if (rc != 0)
+        cs_store_conn_lost(store, uv_strerror(rc));
+}
+
+void cs_store_fail_queue(struct cs_store *store, struct cs_store_queue *q, int status)
+{
+    struct cs_store_op *op;
+
+    while ((op = queue_pop(q)) != NULL)
+        op_finish(store, op, status);
+}
+
+static void on_flush(uv_prepare_t *handle)
+{
+    struct cs_store *store = handle->data;
+
+    uv_prepare_stop(handle);
+    cs_store_fail_queue(store, &store->failed, -ENOTCONN);
+    if (store->state == CONN_READY && store->pending.head != NULL) {
+        send_pending(store);
+        if (store->conn != NULL)
+            cs_store_flush_out(store);
+    }
+    cs_store_maybe_finish_close(store);
+}
+
+/* Errors that mean the connection, not the batch, is at fault. */
+bool cs_store_is_conn_error(const struct cs_store *store, const PGresult *res)
+{
+    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+    if (PQstatus(store->conn) == CONNECTION_BAD || state == NULL)
+        return true;
+    return strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0;
+}
+
+static void batch_done(struct cs_store *store)
+{
+    struct cs_store_batch *b = store->inflight_head;
+    struct cs_store_op *op;
+
+    store->inflight_head = b->next;
+    if (store->inflight_head == NULL)
+        store->inflight_tail = NULL;
+    store->n_inflight--;
+    while ((op = queue_pop(&b->ops)) != NULL)
+        op_finish(store, op, b->failed ? -EIO : 0);
+    if (b->setup)
+        cs_store_setup_done(store, b->failed);
+    free(b);
+    /* Room for the batches that waited. */
+    if (store->pending.head != NULL)
+        cs_store_kick(store);
+}
+
+/* Records one statement's result (not NULL, not the sync) in batch b.
+ * Returns false when the connection was lost. */
+static bool take_result(struct cs_store *store, struct cs_store_batch *b, PGresult *res)
+{
+    ExecStatusType st = PQresultStatus(res);
+    struct cs_store_op *op = b->cur;
+
+    if (st == PGRES_FATAL_ERROR) {
+        if (cs_store_is_conn_error(store, res)) {
+            char why[256];
+
+            snprintf(why, sizeof(why), "%s", PQresultErrorMessage(res));
+            PQclear(res);
+            cs_store_conn_lost(store, why);
+            return false;
+        }
+        if (!b->failed) {
+            char msg[512];
+
+            cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
+            cs_log_error("statement %s failed: %s", op != NULL ? cs_stmts[op->stmt].name : "?",
+                         msg);
+        }
+        b->failed = true;
+        PQclear(res);
+    } else if (op != NULL && op->result == NULL && st == PGRES_TUPLES_OK) {
+        op->result = res;
+    } else {
+        PQclear(res);
+    }
+    return true;
+}
+
+void cs_store_read_results(struct cs_store *store)
+{
+    while (store->conn != NULL && store->inflight_head != NULL && !PQisBusy(store->conn)) {
+        struct cs_store_batch *b = store->inflight_head;
+        PGresult *res = PQgetResult(store->conn);
+
+        if (res == NULL) {
+            if (b->cur == NULL)
+                break;
+            b->cur = b->cur->next;
+            continue;
+        }
+        if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
+            PQclear(res);
+            batch_done(store);
+            continue;
+        }
+        if (!take_result(store, b, res))
+            return;
+    }
+    if (store->conn != NULL && PQstatus(store->conn) == CONNECTION_BAD)
+        cs_store_conn_lost(store, PQerrorMessage(store->conn));
+}
+
+/* Moves what was in flight back to the queue: writes (and the snapshot)
+ * are sent again, other reads fail. */
+void cs_store_requeue_inflight(struct cs_store *store)
+{
+    struct cs_store_queue again = {NULL, NULL};
+    struct cs_store_batch *b;
+    struct cs_store_op *op;
+
+    while ((b = store->inflight_head) != NULL) {
+        store->inflight_head = b->next;
+        while ((op = queue_pop(&b->ops)) != NULL) {
+            PQclear(op->result);
+            op->result = NULL;
+            if (op->prepare) {
+                cs_params_clear(&op->params);
+                free(op);
+            } else {
+                cs_store_queue_push(op->replay ? &again : &store->failed, op);
+            }
+        }
+        free(b);
+    }
+    store->inflight_tail = NULL;
+    store->n_inflight = 0;
+    /* Reads queued but not sent fail too: the caller should not wait. */
+    while ((op = queue_pop(&store->pending)) != NULL)
+        cs_store_queue_push(op->replay ? &again : &store->failed, op);
+    store->pending = again;
+}
