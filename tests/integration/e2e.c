@@ -3,11 +3,9 @@
  * the client before it returns, so a passing run leaves LeakSanitizer silent. */
 #include "e2e.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
@@ -148,6 +146,9 @@ int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name)
     assert_non_null(run);
     assert_string_equal(run->job_name, job_name);
     assert_true(run->id > 0);
+    assert_true(run->created_unix_ms > 0);
+    /* Answered after its commit: the run exists, QUEUED or already further. */
+    assert_int_not_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED);
     id = run->id;
     csched__v1__run__free_unpacked(run, NULL);
     return id;
