@@ -35,6 +35,28 @@ static void sleep_ms(int64_t ms)
         ;
 }
 
+/* Prints the probe's figures as the tests begin, so that lateness found at
+ * teardown can be told apart from what the server's own start-up caused. */
+static void print_startup_lag(struct cs_e2e *e)
+{
+    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
+    Csched__V1__Stats *stats = NULL;
+    struct cs_status st = {0};
+
+    if (cs_scheduler_get_stats(e->client, &req, &stats, cs_e2e_opts(), &st) != 0) {
+        fprintf(stderr, "e2e: GetStats after start-up: %s \"%s\"\n", cs_status_code_name(st.code),
+                st.message);
+        return;
+    }
+    if (stats->lag_since_start != NULL)
+        fprintf(stderr,
+                "e2e: probe after start-up: uptime=%lld ms ticks=%llu p99=%lld us max=%lld us\n",
+                (long long)stats->uptime_ms, (unsigned long long)stats->lag_since_start->ticks,
+                (long long)stats->lag_since_start->p99_us,
+                (long long)stats->lag_since_start->max_us);
+    csched__v1__stats__free_unpacked(stats, NULL);
+}
+
 int cs_e2e_setup(void **state)
 {
     struct cs_e2e *e = calloc(1, sizeof(*e));
@@ -60,6 +82,7 @@ int cs_e2e_setup(void **state)
         fprintf(stderr, "cs_client_new failed: %s\n", strerror(-rc));
         goto err_stop_d;
     }
+    print_startup_lag(e);
     *state = e;
     return 0;
 
