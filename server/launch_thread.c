@@ -67,8 +67,14 @@ static void spawn_one(struct cs_launcher *l, struct cs_launch *launch)
 
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
-    sigset_t none, defaults;
-    sigemptyset(&none);
+    sigset_t blocked, defaults;
+    /* Born with cancel and exit signals blocked: a cancel sent the moment the
+     * spawn returns waits for the minder's signalfd instead of killing it
+     * before it could write a note. The minder unblocks them for the command. */
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGTERM);
+    sigaddset(&blocked, SIGINT);
+    sigaddset(&blocked, SIGCHLD);
     sigemptyset(&defaults);
     sigaddset(&defaults, SIGTERM);
     sigaddset(&defaults, SIGINT);
@@ -82,7 +88,7 @@ static void spawn_one(struct cs_launcher *l, struct cs_launch *launch)
     /* Its own session from the first instruction: a signal to our group never reaches it. */
     posix_spawnattr_setflags(&attr,
                              POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
-    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigmask(&attr, &blocked);
     posix_spawnattr_setsigdefault(&attr, &defaults);
 
     int rc = posix_spawn(&launch->pid, l->minder_path, &actions, &attr, launch->argv, launch->envp);
