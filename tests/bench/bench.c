@@ -97,13 +97,16 @@ static void *sampler_main(void *arg)
 {
     struct sampler *s = arg;
     struct timespec period = {.tv_sec = 0, .tv_nsec = 2 * 1000 * 1000};
+    struct cs_test_minder_counter *counter;
 
+    CS_TEST_OK(cs_test_minder_counter_new(s->pid, &counter));
     while (!atomic_load(&s->stop)) {
-        int n = cs_test_count_minders(s->pid);
+        int n = cs_test_minder_counter_count(counter);
         if (n > (int)s->peak)
             s->peak = (unsigned)n;
         nanosleep(&period, NULL);
     }
+    cs_test_minder_counter_free(counter);
     return NULL;
 }
 

@@ -193,10 +193,13 @@ static void *sampler_main(void *arg)
 {
     struct burst *b = arg;
     struct cs_test_burst_result *r = b->res;
+    struct cs_test_minder_counter *counter;
     int64_t last = now_ns();
 
+    if (cs_test_minder_counter_new(b->opts->server_pid, &counter) != 0)
+        cs_test_fail(__FILE__, __LINE__, "out of memory");
     while (!atomic_load(&b->stop)) {
-        int n = cs_test_count_minders(b->opts->server_pid);
+        int n = cs_test_minder_counter_count(counter);
         int64_t t = now_ns();
         if (n > (int)r->proc_peak)
             r->proc_peak = (unsigned)n;
@@ -206,6 +209,10 @@ static void *sampler_main(void *arg)
         r->proc_samples++;
         sleep_us(SAMPLE_PERIOD_US);
     }
+    cs_test_minder_counter_free(counter);
+    struct timespec cpu;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    r->proc_sampler_cpu_ms = (double)cpu.tv_sec * 1e3 + (double)cpu.tv_nsec / 1e6;
     return NULL;
 }
 
@@ -443,12 +450,13 @@ void cs_test_burst_print(const char *name, const struct cs_test_burst_result *r)
             "limit violations=%u\n"
             "%s: GetStats: peak running+starting=%u over %u polls, violations=%u, "
             "max_running=%u\n"
-            "%s: processes: peak live minders=%u over %u samples (largest gap %lld us)\n",
+            "%s: processes: peak live minders=%u over %u samples (largest gap %lld us, "
+            "sampler CPU %.1f ms)\n",
             name, r->runs_seen, r->runs_terminal, r->runs_succeeded, r->trigger_errors,
             r->timed_out, name, r->wall_ms, r->trigger_ms, r->events, r->seq_errors, name,
             r->holding_peak, r->running_peak, r->active_runs_peak, r->limit_violations, name,
             r->stats_peak, r->stats_polls, r->stats_violations, r->server_max_running, name,
-            r->proc_peak, r->proc_samples, (long long)r->proc_max_gap_us);
+            r->proc_peak, r->proc_samples, (long long)r->proc_max_gap_us, r->proc_sampler_cpu_ms);
     if (r->first_failure[0] != '\0')
         fprintf(stderr, "%s: first failure: %s\n", name, r->first_failure);
     if (r->first_trigger_error[0] != '\0')

@@ -100,9 +100,24 @@ int cs_testd_kill(struct cs_testd *d);
 int cs_testd_restart(struct cs_testd *d);
 
 /* cs_test_count_minders counts the live (not zombie) csched-minder processes
- * whose parent is server_pid, from /proc. Fast enough (tens of microseconds)
- * to sample every few milliseconds. Returns the count or a negative errno. */
+ * whose parent is server_pid, from /proc. Returns the count or a negative
+ * errno. To sample often, use a cs_test_minder_counter. */
 int cs_test_count_minders(pid_t server_pid);
+
+/* A minder counter: cs_test_count_minders that keeps its /proc files open
+ * between calls, for sampling every few milliseconds without taking much
+ * CPU from the server it watches. Used by one thread at a time. */
+struct cs_test_minder_counter;
+
+/* cs_test_minder_counter_new makes a counter for server_pid's minders.
+ * Returns 0 or -ENOMEM. */
+int cs_test_minder_counter_new(pid_t server_pid, struct cs_test_minder_counter **out);
+
+/* cs_test_minder_counter_count returns the number of live minders now. */
+int cs_test_minder_counter_count(struct cs_test_minder_counter *c);
+
+/* cs_test_minder_counter_free closes the counter's files. NULL is allowed. */
+void cs_test_minder_counter_free(struct cs_test_minder_counter *c);
 
 /* cs_test_proc_cpu_ms stores the CPU time (user + system, in ms) that pid
  * has used, plus, when with_reaped, that of its descendants it has waited
@@ -174,6 +189,8 @@ struct cs_test_burst_result {
     unsigned proc_peak;
     unsigned proc_samples;
     int64_t proc_max_gap_us;
+    /* CPU the /proc sampler itself used: it shares the cores. */
+    double proc_sampler_cpu_ms;
     char first_failure[512];
     char first_trigger_error[512];
     char first_violation[512];

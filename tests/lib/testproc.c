@@ -1,6 +1,6 @@
 /* Processes for the test harness: spawning (as another user when asked),
- * bounded waits through a pidfd, removal of temp trees, log tails, and the
- * count of a server's live minders read from /proc. */
+ * bounded waits through a pidfd, removal of temp trees, log tails, and CPU
+ * use read from /proc. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -194,101 +194,6 @@ int64_t cs_test_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* is_live_minder reads /proc/<pid>/stat and says whether it is a csched-minder
- * child of parent that has not exited yet (zombies hold no slot's work). */
-static bool is_live_minder(const char *pid, pid_t parent)
-{
-    char path[288];
-    char buf[512];
-    char state;
-    int ppid;
-    ssize_t n;
-    int fd;
-
-    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    char *open_paren = strchr(buf, '(');
-    char *close_paren = strrchr(buf, ')');
-    if (open_paren == NULL || close_paren == NULL || close_paren < open_paren)
-        return false;
-    *close_paren = '\0';
-    if (strcmp(open_paren + 1, "csched-minder") != 0)
-        return false;
-    if (sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2)
-        return false;
-    return ppid == parent && state != 'Z' && state != 'X';
-}
-
-/* count_from_children counts through /proc/<pid>/task/<tid>/children: every
- * thread's own children, because the launch thread is the minders' parent
- * thread. */
-static int count_from_children(pid_t server_pid)
-{
-    char path[320];
-    char buf[16384];
-    int count = 0;
-    struct dirent *de;
-    DIR *tasks;
-
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)server_pid);
-    tasks = opendir(path);
-    if (tasks == NULL)
-        return errno == ENOENT ? 0 : -errno;
-    while ((de = readdir(tasks)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)server_pid, de->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        char *save = NULL;
-        for (char *tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-            count += is_live_minder(tok, server_pid);
-    }
-    closedir(tasks);
-    return count;
-}
-
-/* count_from_scan walks every process in /proc. */
-static int count_from_scan(pid_t server_pid)
-{
-    int count = 0;
-    struct dirent *de;
-    DIR *proc = opendir("/proc");
-
-    if (proc == NULL)
-        return -errno;
-    while ((de = readdir(proc)) != NULL) {
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-            continue;
-        count += is_live_minder(de->d_name, server_pid);
-    }
-    closedir(proc);
-    return count;
-}
-
-int cs_test_count_minders(pid_t server_pid)
-{
-    if (server_pid <= 0)
-        return 0;
-    /* The children files need CONFIG_PROC_CHILDREN; scan everything without. */
-    if (access("/proc/thread-self/children", R_OK) == 0)
-        return count_from_children(server_pid);
-    return count_from_scan(server_pid);
 }
 
 /* read_stat_cpu reads utime, stime, cutime and cstime (clock ticks) and the
