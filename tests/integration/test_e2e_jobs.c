@@ -185,6 +185,35 @@ static void test_e2e_jobs_update_unknown_is_not_found(void **state)
     assert_null(out);
 }
 
+/* A run triggered after UpdateJob runs the new command. */
+static void test_e2e_jobs_update_applies_to_new_runs(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *updated = NULL;
+    struct cs_status st = {0};
+    Csched__V1__Run *run;
+    char name[64];
+    size_t len;
+    char *out;
+
+    cs_e2e_name(name, sizeof(name), "updrun");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "echo before"), NULL);
+    run = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
+    out = cs_e2e_read_logs(e, run->id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
+    assert_string_equal(out, "before\n");
+    free(out);
+    csched__v1__run__free_unpacked(run, NULL);
+
+    if (update_shell(e, name, "echo after", 0, &updated, &st) != 0)
+        fail_msg("UpdateJob: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    csched__v1__job__free_unpacked(updated, NULL);
+    run = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
+    out = cs_e2e_read_logs(e, run->id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
+    assert_string_equal(out, "after\n");
+    free(out);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
 static int list_jobs(struct cs_e2e *e, uint32_t page_size, const char *token,
                      Csched__V1__ListJobsResponse **out, struct cs_status *st)
 {
@@ -340,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_e2e_jobs_create_get_roundtrip),
         cmocka_unit_test(test_e2e_jobs_update_versions),
         cmocka_unit_test(test_e2e_jobs_update_unknown_is_not_found),
+        cmocka_unit_test(test_e2e_jobs_update_applies_to_new_runs),
         cmocka_unit_test(test_e2e_jobs_list_paging),
         cmocka_unit_test(test_e2e_jobs_list_default_page),
         cmocka_unit_test(test_e2e_jobs_delete),

@@ -338,6 +338,32 @@ static void test_e2e_runs_cancel_running(void **state)
     cs_e2e_rmtree(dir);
 }
 
+/* A cancelled attempt is never retried, whatever max_attempts allows. */
+static void test_e2e_runs_cancel_not_retried(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__Run *run;
+    char name[64];
+    int64_t id;
+
+    cs_e2e_name(name, sizeof(name), "cancelretry");
+    job.name = name;
+    job.shell = "sleep 30";
+    job.max_attempts = 3;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    id = cs_e2e_trigger(e, name);
+    run = cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
+    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    csched__v1__run__free_unpacked(run, NULL);
+    csched__v1__run__free_unpacked(cancel_run(e, id, 0), NULL);
+    run = cs_e2e_wait_end(e, id);
+    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    assert_int_equal(run->n_attempts, 1);
+    assert_false(run->cancel_requested);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
 /* A run queued behind its job's limit is cancelled at once, without an
  * attempt. */
 static void test_e2e_runs_cancel_queued(void **state)
@@ -623,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_e2e_runs_idempotency_key),
         cmocka_unit_test(test_e2e_runs_timeout),
         cmocka_unit_test(test_e2e_runs_cancel_running),
+        cmocka_unit_test(test_e2e_runs_cancel_not_retried),
         cmocka_unit_test(test_e2e_runs_cancel_queued),
         cmocka_unit_test(test_e2e_runs_retries_until_success),
         cmocka_unit_test(test_e2e_runs_retries_exhausted),

@@ -2,6 +2,7 @@
  * full event sequence of a run, live-only watching, resuming with after_seq
  * without a gap or a duplicate, and the job filter. One server serves every
  * test of this file. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,6 +184,62 @@ static void test_e2e_watch_full_sequence(void **state)
     free(evs);
 }
 
+/* A run retried once: each attempt reports STARTING, RUNNING and its end
+ * under its own number, the first FAILED with its exit code, and the run
+ * ends SUCCEEDED after the second. */
+static void test_e2e_watch_attempts_of_a_retry(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct ev_rec *evs = calloc(MAX_EVENTS, sizeof(*evs));
+    struct watch_until until = {.max = MAX_EVENTS};
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    char dir[PATH_MAX], shell[2 * PATH_MAX + 128], name[64];
+    Csched__V1__RunState seen[3][3];
+    size_t n_seen[3] = {0, 0, 0}, n;
+
+    assert_non_null(evs);
+    cs_e2e_tmpdir(dir);
+    snprintf(shell, sizeof(shell),
+             "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/count; "
+             "[ $n -ge 2 ] || exit 4",
+             dir, dir);
+    cs_e2e_name(name, sizeof(name), "retrywatch");
+    job.name = name;
+    job.shell = shell;
+    job.max_attempts = 2;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    until.run = cs_e2e_trigger(e, name);
+    n = watch_collect(e, true, 0, name, &until, evs);
+
+    for (size_t i = 0; i < n; i++) {
+        const struct ev_rec *ev = &evs[i];
+
+        if (ev->attempt == 0)
+            continue;
+        assert_true(ev->attempt <= 2);
+        assert_true(n_seen[ev->attempt] < 3);
+        seen[ev->attempt][n_seen[ev->attempt]++] = ev->state;
+        if (ev->attempt == 1 && ev->state == CSCHED__V1__RUN_STATE__RUN_STATE_FAILED) {
+            assert_int_equal(ev->outcome_case, CSCHED__V1__EVENT__OUTCOME_EXIT_CODE);
+            assert_int_equal(ev->outcome, 4);
+        }
+        /* Attempt 2 starts only after attempt 1 has ended. */
+        if (ev->attempt == 2)
+            assert_int_equal(n_seen[1], 3);
+    }
+    for (int a = 1; a <= 2; a++) {
+        assert_int_equal(n_seen[a], 3);
+        assert_int_equal(seen[a][0], CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+        assert_int_equal(seen[a][1], CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    }
+    assert_int_equal(seen[1][2], CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
+    assert_int_equal(seen[2][2], CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_int_equal(evs[n - 1].attempt, 0);
+    assert_int_equal(evs[n - 1].state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    free(evs);
+    cs_e2e_rmtree(dir);
+}
+
 /* Without after_seq a Watch sees only what happens after it opened. */
 static void test_e2e_watch_live_only(void **state)
 {
@@ -308,6 +365,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_watch_full_sequence),
+        cmocka_unit_test(test_e2e_watch_attempts_of_a_retry),
         cmocka_unit_test(test_e2e_watch_live_only),
         cmocka_unit_test(test_e2e_watch_resume),
         cmocka_unit_test(test_e2e_watch_job_filter),
