@@ -318,13 +318,15 @@ size_t cs_call_backlog(const struct cs_call *call)
 
 /* --- slots ----------------------------------------------------------------- */
 
-static void begin_call(struct slot *slot)
+/* Makes the call record for an arrived slot and starts watching for its
+ * close (a cancel or the end), as every call needs. */
+static struct cs_call *call_open(struct slot *slot, const struct cs_method *method)
 {
     struct cs_rpc_server *server = slot->server;
     struct cs_call *call = cs_xcalloc(1, sizeof(*call));
     call->server = server;
     call->call = slot->call;
-    call->method = slot->reg->method;
+    call->method = method;
     call->close_tag.done = on_close;
     call->send_tag.done = on_sent;
     call->final_tag.done = on_final;
@@ -334,17 +336,23 @@ static void begin_call(struct slot *slot)
         server->calls->prev = call;
     server->calls = call;
 
-    grpc_op ops[2];
-    memset(ops, 0, sizeof(ops));
-    ops[0].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-    ops[0].data.recv_close_on_server.cancelled = &call->cancelled;
-    start_batch(call, ops, 1, &call->close_tag);
-    if (call->method->server_streaming) {
-        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-        ops[0].data.send_initial_metadata.count = 0;
-        start_batch(call, ops, 1, &call->meta_tag);
-    }
+    grpc_op op;
+    memset(&op, 0, sizeof(op));
+    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    op.data.recv_close_on_server.cancelled = &call->cancelled;
+    start_batch(call, &op, 1, &call->close_tag);
+    return call;
+}
 
+static void begin_call(struct slot *slot)
+{
+    struct cs_call *call = call_open(slot, slot->reg->method);
+    if (call->method->server_streaming) {
+        grpc_op op;
+        memset(&op, 0, sizeof(op));
+        op.op = GRPC_OP_SEND_INITIAL_METADATA;
+        start_batch(call, &op, 1, &call->meta_tag);
+    }
     if (slot->payload == NULL) {
         cs_call_fail(call, -EINVAL, "the request carried no message");
         return;
@@ -355,29 +363,14 @@ static void begin_call(struct slot *slot)
         cs_call_fail(call, -EINVAL, "%s", why);
         return;
     }
-    call->method->handler(call, call->request, server->ctx);
+    call->method->handler(call, call->request, slot->server->ctx);
 }
 
 static void answer_unknown(struct slot *slot)
 {
-    /* A throwaway call record so the batch machinery can be reused. */
+    /* A method record for the call, so the batch machinery serves it too. */
     static const struct cs_method unknown = {.path = "", .server_streaming = false};
-    struct cs_rpc_server *server = slot->server;
-    struct cs_call *call = cs_xcalloc(1, sizeof(*call));
-    call->server = server;
-    call->call = slot->call;
-    call->method = &unknown;
-    call->close_tag.done = on_close;
-    call->final_tag.done = on_final;
-    call->next = server->calls;
-    if (server->calls != NULL)
-        server->calls->prev = call;
-    server->calls = call;
-    grpc_op op;
-    memset(&op, 0, sizeof(op));
-    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-    op.data.recv_close_on_server.cancelled = &call->cancelled;
-    start_batch(call, &op, 1, &call->close_tag);
+    struct cs_call *call = call_open(slot, &unknown);
     char *method = grpc_slice_to_c_string(slot->details.method);
     char message[300];
     (void)snprintf(message, sizeof(message), "method %.200s is not served by cschedd", method);
