@@ -462,6 +462,34 @@ static void test_e2e_runs_retries_exhausted(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* A timed-out attempt is retried too, after retry_backoff_ms. */
+static void test_e2e_runs_timeout_retried_after_backoff(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__Run *run;
+    int64_t gap_ms;
+    char name[64];
+
+    cs_e2e_name(name, sizeof(name), "timeoutretry");
+    job.name = name;
+    job.shell = "sleep 30";
+    job.timeout_seconds = 1;
+    job.max_attempts = 2;
+    job.retry_backoff_ms = 500;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    run = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
+    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT);
+    assert_int_equal(run->n_attempts, 2);
+    assert_int_equal(run->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT);
+    assert_int_equal(run->attempts[1]->state, CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT);
+    gap_ms = run->attempts[1]->started_unix_ms - run->attempts[0]->ended_unix_ms;
+    if (gap_ms < 490)
+        fail_msg("retry started %lld ms after the first attempt ended, backoff is 500 ms",
+                 (long long)gap_ms);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
 /* A job with max_running 1 and three quick runs triggered together: Watch
  * never shows two of them RUNNING at once, and all three succeed. */
 static void test_e2e_runs_job_max_running(void **state)
@@ -653,6 +681,7 @@ int main(void)
         cmocka_unit_test(test_e2e_runs_cancel_queued),
         cmocka_unit_test(test_e2e_runs_retries_until_success),
         cmocka_unit_test(test_e2e_runs_retries_exhausted),
+        cmocka_unit_test(test_e2e_runs_timeout_retried_after_backoff),
         cmocka_unit_test(test_e2e_runs_job_max_running),
         cmocka_unit_test(test_e2e_runs_list_filters_and_paging),
     };
