@@ -15,7 +15,10 @@
  * floor's) own plus that of every process it reaped (minders, commands);
  * PostgreSQL's is shown apart.
  *
- * Usage: csched-bench [--fsync on|off] [--only A|T|M] */
+ * With --repeat N each side runs N times, alternating, and the run of median
+ * wall time is shown.
+ *
+ * Usage: csched-bench [--fsync on|off] [--only A|T|M] [--repeat N] */
 #include <csched/client.h>
 #include <csched/scheduler.h>
 #include <errno.h>
@@ -40,7 +43,7 @@
 
 extern char **environ;
 
-enum { TRIGGER_THREADS = 10, SPAWN_COST_N = 1000, BURST_TIMEOUT_MS = 120000 };
+enum { TRIGGER_THREADS = 10, SPAWN_COST_N = 1000, BURST_TIMEOUT_MS = 120000, MAX_REPEAT = 15 };
 
 struct workload {
     const char *key;
@@ -323,13 +326,29 @@ static void minder_cost(void)
     cs_test_rmtree(dir);
 }
 
-static void run_workload(const struct workload *w, struct cs_testpg *pg, struct measure *floor_m,
-                         struct measure *csched_m)
+static int by_wall(const void *a, const void *b)
 {
-    fprintf(stderr, "bench: %s on the floor\n", w->title);
-    run_floor(w, floor_m);
-    fprintf(stderr, "bench: %s on csched\n", w->title);
-    run_csched(w, pg, csched_m);
+    const struct measure *x = a, *y = b;
+    return (x->wall_ms > y->wall_ms) - (x->wall_ms < y->wall_ms);
+}
+
+/* run_workload runs floor and csched in turn, repeat times each, and keeps
+ * for each the run of median wall time. */
+static void run_workload(const struct workload *w, struct cs_testpg *pg, unsigned repeat,
+                         struct measure *floor_m, struct measure *csched_m)
+{
+    struct measure f[MAX_REPEAT], c[MAX_REPEAT];
+
+    for (unsigned i = 0; i < repeat; i++) {
+        fprintf(stderr, "bench: %s on the floor (%u of %u)\n", w->title, i + 1, repeat);
+        run_floor(w, &f[i]);
+        fprintf(stderr, "bench: %s on csched (%u of %u)\n", w->title, i + 1, repeat);
+        run_csched(w, pg, &c[i]);
+    }
+    qsort(f, repeat, sizeof(f[0]), by_wall);
+    qsort(c, repeat, sizeof(c[0]), by_wall);
+    *floor_m = f[repeat / 2];
+    *csched_m = c[repeat / 2];
     print_row(w->title, "floor", floor_m);
     print_row("", "csched", csched_m);
     print_ratio(csched_m, floor_m);
@@ -356,33 +375,52 @@ static void print_targets(const struct measure m[2][2], bool have_a, bool have_t
     }
 }
 
+struct bench_args {
+    struct cs_testpg_options pg;
+    const char *only;
+    unsigned repeat;
+};
+
+static bool parse_args(int argc, char **argv, struct bench_args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 == argc)
+            return false;
+        if (strcmp(argv[i], "--fsync") == 0)
+            a->pg.fsync = strcmp(argv[++i], "off") != 0;
+        else if (strcmp(argv[i], "--only") == 0)
+            a->only = argv[++i];
+        else if (strcmp(argv[i], "--repeat") == 0)
+            a->repeat = (unsigned)strtoul(argv[++i], NULL, 10);
+        else
+            return false;
+    }
+    return a->repeat >= 1 && a->repeat <= MAX_REPEAT;
+}
+
 int main(int argc, char **argv)
 {
-    struct cs_testpg_options pg_opts = {.fsync = true};
-    const char *only = NULL;
+    struct bench_args args = {.pg = {.fsync = true}, .repeat = 1};
     struct measure m[2][2];
     struct cs_testpg *pg = NULL;
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--fsync") == 0 && i + 1 < argc) {
-            pg_opts.fsync = strcmp(argv[++i], "off") != 0;
-        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
-            only = argv[++i];
-        } else {
-            fprintf(stderr, "usage: %s [--fsync on|off] [--only A|T|M]\n", argv[0]);
-            return 2;
-        }
+    if (!parse_args(argc, argv, &args)) {
+        fprintf(stderr, "usage: %s [--fsync on|off] [--only A|T|M] [--repeat 1-%d]\n", argv[0],
+                MAX_REPEAT);
+        return 2;
     }
+    const char *only = args.only;
+    unsigned repeat = args.repeat;
     const char *env_bin = getenv("CSCHED_BIN_DIR");
     snprintf(bin_dir, sizeof(bin_dir), "%s", env_bin ? env_bin : CSCHED_BIN_DIR);
 
-    CS_TEST_OK(cs_testpg_start_opts(&pg_opts, &pg));
-    printf("csched benchmark: %ld cores, PostgreSQL fsync=%s, bin %s\n\n",
-           sysconf(_SC_NPROCESSORS_ONLN), pg_opts.fsync ? "on" : "off", bin_dir);
+    CS_TEST_OK(cs_testpg_start_opts(&args.pg, &pg));
+    printf("csched benchmark: %ld cores, PostgreSQL fsync=%s, median of %u, bin %s\n\n",
+           sysconf(_SC_NPROCESSORS_ONLN), args.pg.fsync ? "on" : "off", repeat, bin_dir);
     print_header();
     for (size_t i = 0; i < 2; i++) {
         if (only == NULL || strcmp(only, workloads[i].key) == 0)
-            run_workload(&workloads[i], pg, &m[i][0], &m[i][1]);
+            run_workload(&workloads[i], pg, repeat, &m[i][0], &m[i][1]);
     }
     cs_testpg_stop(pg);
     if (only == NULL || strcmp(only, "M") == 0)
