@@ -41,10 +41,7 @@ class Server:
     """A cschedd child process on a free loopback port with its own state dir."""
 
     def __init__(self, bin_dir):
-        # The embedded PostgreSQL runs as an unprivileged user when we are root,
-        # and that user must be able to traverse the state dir.
         self.state_dir = tempfile.mkdtemp(prefix="csched-interop-")
-        os.chmod(self.state_dir, 0o755)
         self.ready_file = os.path.join(self.state_dir, "ready")
         self.log_path = os.path.join(self.state_dir, "cschedd.log")
         self.log = open(self.log_path, "wb")
