@@ -64,7 +64,7 @@ int cs_e2e_setup(void **state)
     int rc;
 
     if (e == NULL)
-        return -1;
+        return -ENOMEM;
     rc = cs_testpg_start(&e->pg);
     if (rc != 0) {
         fprintf(stderr, "cs_testpg_start failed: %s\n", strerror(-rc));
@@ -92,7 +92,7 @@ err_stop_pg:
     cs_testpg_stop(e->pg);
 err_free:
     free(e);
-    return -1;
+    return rc;
 }
 
 int cs_e2e_teardown(void **state)

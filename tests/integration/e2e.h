@@ -33,7 +33,8 @@ struct cs_e2e {
 };
 
 /* cs_e2e_setup is a cmocka group setup: starts the database, the server and
- * the client and stores the fixture in *state. Returns 0 or -1. */
+ * the client and stores the fixture in *state. Returns 0 or a negative
+ * errno. */
 int cs_e2e_setup(void **state);
 
 /* cs_e2e_teardown is a cmocka group teardown: asserts the loop-lag bounds,
