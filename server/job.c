@@ -53,6 +53,36 @@ static int validate_labels(const Csched__V1__Job *spec, struct cs_err *err)
     return 0;
 }
 
+/* What the kernel will accept in one exec: each argument and variable under
+ * MAX_ARG_STRLEN, and all of them together well under ARG_MAX (the server's
+ * own environment is added at start). */
+static int validate_exec_size(const Csched__V1__Job *spec, struct cs_err *err)
+{
+    size_t total = strlen(spec->shell) + 1;
+    if (total - 1 > CS_JOB_ARG_BYTES_MAX)
+        return cs_err_set(err, -EINVAL, "job.shell is %zu bytes; the limit is %d", total - 1,
+                          CS_JOB_ARG_BYTES_MAX);
+    for (size_t i = 0; i < spec->n_command; i++) {
+        size_t len = strlen(spec->command[i]);
+        if (len > CS_JOB_ARG_BYTES_MAX)
+            return cs_err_set(err, -EINVAL, "job.command[%zu] is %zu bytes; the limit is %d", i,
+                              len, CS_JOB_ARG_BYTES_MAX);
+        total += len + 1;
+    }
+    for (size_t i = 0; i < spec->n_env; i++) {
+        size_t len = strlen(spec->env[i]->key) + strlen(spec->env[i]->value) + 1;
+        if (len > CS_JOB_ARG_BYTES_MAX)
+            return cs_err_set(err, -EINVAL, "job.env[\"%.64s\"] is %zu bytes; the limit is %d",
+                              spec->env[i]->key, len, CS_JOB_ARG_BYTES_MAX);
+        total += len + 1;
+    }
+    if (total > CS_JOB_EXEC_BYTES_MAX)
+        return cs_err_set(err, -EINVAL,
+                          "job.command and job.env come to %zu bytes; the limit is %d", total,
+                          CS_JOB_EXEC_BYTES_MAX);
+    return 0;
+}
+
 int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
 {
     int rc = cs_job_name_validate(spec->name, "job.name", err);
@@ -83,6 +113,9 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
     if (spec->retry_backoff_ms > CS_RETRY_BACKOFF_MAX_MS)
         return cs_err_set(err, -EINVAL, "job.retry_backoff_ms %u is over the limit of %d",
                           spec->retry_backoff_ms, CS_RETRY_BACKOFF_MAX_MS);
+    rc = validate_exec_size(spec, err);
+    if (rc != 0)
+        return rc;
     rc = cs_env_validate((struct cs_kv *const *)spec->env, spec->n_env, "job.env", err);
     if (rc != 0)
         return rc;

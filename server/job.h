@@ -8,6 +8,11 @@
 
 #define CS_JOB_NAME_MAX 128
 #define CS_JOB_ARGS_MAX 4096
+/* The kernel refuses a single argument over 128 KiB (MAX_ARG_STRLEN) and an
+ * exec whose argv and environment pass ARG_MAX (2 MiB): a job beyond these
+ * could never start. */
+#define CS_JOB_ARG_BYTES_MAX (128 * 1024 - 1)
+#define CS_JOB_EXEC_BYTES_MAX (1024 * 1024)
 #define CS_JOB_MAX_ATTEMPTS 100
 #define CS_JOB_TIMEOUT_MAX_S (7 * 24 * 3600)
 #define CS_RETRY_BACKOFF_MAX_MS (10 * 60 * 1000)

@@ -445,8 +445,13 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
     server->bridge.data = server;
 
     /* Refuse to share a port with another process (SO_REUSEPORT is gRPC's default). */
-    grpc_arg arg = {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ALLOW_REUSEPORT, .value.integer = 0};
-    grpc_channel_args args = {.num_args = 1, .args = &arg};
+    grpc_arg arg[] = {
+        {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_ALLOW_REUSEPORT, .value.integer = 0},
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+         .value.integer = CS_RPC_MAX_REQUEST_BYTES},
+    };
+    grpc_channel_args args = {.num_args = CS_ARRAY_LEN(arg), .args = arg};
     server->server = grpc_server_create(&args, NULL);
     grpc_server_register_completion_queue(server->server, server->bridge.cq, NULL);
 

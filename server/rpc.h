@@ -19,6 +19,11 @@
 struct cs_call;
 struct cs_rpc_server;
 
+/* Requests larger than this are refused by gRPC itself (RESOURCE_EXHAUSTED)
+ * before they reach the loop: no job needs more (a command line is bounded by
+ * the kernel's ARG_MAX of 2 MiB), and unpacking megabytes would stall it. */
+#define CS_RPC_MAX_REQUEST_BYTES (1024 * 1024)
+
 typedef void (*cs_handler_fn)(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 
 struct cs_method {

@@ -432,9 +432,61 @@ static void test_job_message_copy(void **state)
     protobuf_c_message_free_unpacked(&copy->base, NULL);
 }
 
+/* Each argument, each variable and all of them together must fit one exec. */
+static void test_job_validate_exec_size(void **state)
+{
+    struct spec_buf b;
+    char *at_limit = repeat('x', CS_JOB_ARG_BYTES_MAX);
+    char *over = repeat('x', CS_JOB_ARG_BYTES_MAX + 1);
+
+    spec_init(&b);
+    b.argv[1] = at_limit;
+    check_valid(&b, "an argument at the limit");
+    b.argv[1] = over;
+    check_invalid(&b, "an argument over the limit", "job.command[1]", "131071");
+
+    spec_init(&b);
+    b.job.n_command = 0;
+    b.job.shell = over;
+    check_invalid(&b, "a shell line over the limit", "job.shell", NULL);
+
+    spec_init(&b);
+    b.env[0].value = over;
+    check_invalid(&b, "a variable over the limit", "job.env[\"TZ\"]", NULL);
+
+    spec_init(&b);
+    b.argv[0] = at_limit;
+    b.argv[1] = at_limit;
+    b.argv[2] = at_limit;
+    b.argv[3] = at_limit;
+    b.job.n_command = 4;
+    char *tz = repeat('t', CS_JOB_ARG_BYTES_MAX - 3); /* "TZ=" makes it the limit */
+    b.env[0].value = tz;
+    b.env[1].key = "MORE";
+    b.env[1].value = repeat('y', CS_JOB_ARG_BYTES_MAX - 10);
+    b.job.n_env = 2;
+    check_valid(&b, "six arguments and variables at the limit");
+    free(tz);
+    free(b.env[1].value);
+    free(over);
+    free(at_limit);
+
+    /* Nine arguments at the limit pass 1 MiB together. */
+    char *args[9];
+    spec_init(&b);
+    for (int i = 0; i < 9; i++)
+        args[i] = repeat('z', CS_JOB_ARG_BYTES_MAX);
+    b.job.command = args;
+    b.job.n_command = 9;
+    check_invalid(&b, "arguments over 1 MiB together", "job.command and job.env", NULL);
+    for (int i = 0; i < 9; i++)
+        free(args[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_job_validate_exec_size),
         cmocka_unit_test(test_job_valid),
         cmocka_unit_test(test_job_name_rules),
         cmocka_unit_test(test_job_name_validate_field),
