@@ -113,6 +113,8 @@ static Csched__V1__Run *finish_run(struct cs_sched *s, struct cs_run *run,
 {
     set_run_state(s, run, state);
     run->msg->ended_unix_ms = cs_now_unix_ms();
+    /* cancel_requested means "being stopped": an ended run is past that. */
+    run->msg->cancel_requested = false;
     write_run(s, run, cb, arg);
     Csched__V1__Run *copy = want_copy ? (Csched__V1__Run *)cs_message_copy(&run->msg->base) : NULL;
     run_retire(s, run);

@@ -141,9 +141,7 @@ static void on_store_open(void *arg, int status, struct cs_store_snapshot *snap)
     load_snapshot(srv, snap);
     cs_store_snapshot_free(snap);
 
-    srv->rpc =
-        cs_rpc_server_new(srv->loop, srv->config.listen, cs_api_methods, cs_api_n_methods, s);
-    if (srv->rpc == NULL || cs_rpc_server_start(srv->rpc) != 0) {
+    if (cs_rpc_server_serve(srv->rpc) != 0) {
         cs_log_error("cannot serve on %s", srv->config.listen);
         begin_shutdown(srv, 1);
         return;
@@ -269,6 +267,15 @@ int main(int argc, char **argv)
         .embedded_dir = srv.config.database_url == NULL ? srv.embedded_dir : NULL,
         .max_pending_writes = 100000,
     };
+    /* Made and bound before the loop runs: creating a gRPC server takes tens
+     * of milliseconds, which the probe would count against the loop. It
+     * serves only once the store is open. */
+    srv.rpc = cs_rpc_server_new(srv.loop, srv.config.listen, cs_api_methods, cs_api_n_methods,
+                                &srv.sched);
+    if (srv.rpc == NULL || cs_rpc_server_port(srv.rpc) == 0) {
+        cs_log_error("cannot listen on %s", srv.config.listen);
+        return 1;
+    }
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL || cs_store_open(srv.sched.store, on_store_open, &srv) != 0) {
         cs_log_error("the store could not be started");

@@ -473,6 +473,9 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
         server->server = NULL;
         return server; /* caller sees port 0 via cs_rpc_server_port and shuts down */
     }
+    /* Started now, but no call is taken until cs_rpc_server_serve: calls that
+     * arrive before wait in gRPC's own queue. */
+    grpc_server_start(server->server);
     return server;
 }
 
@@ -481,11 +484,10 @@ int cs_rpc_server_port(const struct cs_rpc_server *server)
     return server->port;
 }
 
-int cs_rpc_server_start(struct cs_rpc_server *server)
+int cs_rpc_server_serve(struct cs_rpc_server *server)
 {
     if (server->server == NULL)
         return -EADDRINUSE;
-    grpc_server_start(server->server);
     for (size_t i = 0; i < server->n_regs; i++) {
         int n = server->regs[i].method->server_streaming ? SLOTS_STREAMING : SLOTS_UNARY;
         for (int k = 0; k < n; k++)

@@ -41,16 +41,17 @@ struct cs_stream_ops {
     void (*on_cancel)(struct cs_call *call, void *ctx);
 };
 
-/* Creates a server listening on addr ("host:port"; port 0 picks one).
- * methods (borrowed for the server's life) and ctx are passed to handlers.
- * Returns NULL and logs if the address cannot be bound. */
+/* Creates and starts a server listening on addr ("host:port"; port 0 picks
+ * one). methods (borrowed for the server's life) and ctx are passed to
+ * handlers. If the address cannot be bound, logs it and returns a server
+ * whose port is 0, to be shut down. */
 struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
                                         const struct cs_method *methods, size_t n_methods,
                                         void *ctx);
 /* The port actually bound. */
 int cs_rpc_server_port(const struct cs_rpc_server *server);
-/* Starts serving. 0 or a negative errno. */
-int cs_rpc_server_start(struct cs_rpc_server *server);
+/* Starts taking calls (until then they wait). 0 or a negative errno. */
+int cs_rpc_server_serve(struct cs_rpc_server *server);
 /* Stops accepting calls and cancels the open ones; done_cb runs once every
  * call has ended and the server's threads are gone; then the server is freed. */
 void cs_rpc_server_shutdown(struct cs_rpc_server *server, void (*done_cb)(void *arg), void *arg);
