@@ -78,8 +78,7 @@ bool cs_store_is_accepting(const struct cs_store *store);
 /* Writes. cb may be NULL. */
 void cs_store_job_put(struct cs_store *store, const Csched__V1__Job *job, cs_store_done_cb cb,
                       void *arg);
-void cs_store_job_delete(struct cs_store *store, const char *name, cs_store_done_cb cb,
-                         void *arg);
+void cs_store_job_delete(struct cs_store *store, const char *name, cs_store_done_cb cb, void *arg);
 /* Upserts the run row (not its attempts). */
 void cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_store_done_cb cb,
                       void *arg);
@@ -88,8 +87,8 @@ void cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_sto
 void cs_store_attempt_put(struct cs_store *store, int64_t run_id,
                           const Csched__V1__Attempt *attempt, const char *attempt_dir,
                           cs_store_done_cb cb, void *arg);
-void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event,
-                        cs_store_done_cb cb, void *arg);
+void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event, cs_store_done_cb cb,
+                        void *arg);
 
 /* Reads. They are answered in order with the writes: a read sees every write
  * queued before it. */
@@ -105,9 +104,9 @@ void cs_store_run_find_by_key(struct cs_store *store, const char *job_name,
                               const char *idempotency_key, cs_store_run_cb cb, void *arg);
 
 struct cs_store_run_filter {
-    const char *job_name;   /* NULL or "" for every job */
+    const char *job_name;       /* NULL or "" for every job */
     Csched__V1__RunState state; /* UNSPECIFIED for every state */
-    int64_t before_id;      /* only runs with id < before_id; 0 for no bound */
+    int64_t before_id;          /* only runs with id < before_id; 0 for no bound */
     uint32_t limit;
 };
 /* Runs newest first, each with its attempts. */
