@@ -29,6 +29,7 @@ struct cs_attempt {
     struct cs_note note;
     int adopt_pidfd; /* adoption: a pidfd on the still-running minder, or -1 */
     pid_t adopt_pid;
+    pid_t stored_pid; /* adoption: the minder's pid as the store has it, or 0 */
 };
 
 /* Called by attempt.c when the minder has ended and its note was read

@@ -62,7 +62,11 @@ void cs_attempt_adopt_work(uv_work_t *work)
     att->note_rc = cs_note_read(att->dir, &att->note);
     if (att->note_rc != -ENOENT)
         return;
+    /* The pid file is fsynced before the loop hears of the minder; the row
+     * may still have the pid when the file does not (a full disk). */
     pid_t pid = read_pid_file(att->dir);
+    if (pid <= 0)
+        pid = att->stored_pid;
     if (pid <= 0)
         return;
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

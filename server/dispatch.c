@@ -519,6 +519,7 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
     att->number = (uint32_t)msg->n_attempts;
     att->pidfd = -1;
     att->dir = cs_xstrdup(attempt_dir);
+    att->stored_pid = msg->attempts[msg->n_attempts - 1]->minder_pid;
     run->attempt = att;
     cs_attempt_adopt(att);
 }
