@@ -280,6 +280,48 @@ static void test_e2e_runs_timeout(void **state)
     cs_e2e_rmtree(dir);
 }
 
+/* A minder killed outright leaves no status note: its attempt is LOST with a
+ * message saying so, and the run goes on to its next attempt. */
+static void test_e2e_runs_killed_minder_is_lost_then_retried(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    char dir[PATH_MAX], shell[2 * PATH_MAX], path[PATH_MAX + 8], name[64];
+    Csched__V1__Run *run;
+    int64_t id;
+    pid_t pgid;
+
+    cs_e2e_tmpdir(dir);
+    snprintf(shell, sizeof(shell), "[ \"$CSCHED_ATTEMPT\" = 2 ] && exit 0; " GROUP_SHELL, dir);
+    snprintf(path, sizeof(path), "%s/pgid", dir);
+    cs_e2e_name(name, sizeof(name), "minderkill");
+    job.name = name;
+    job.shell = shell;
+    job.max_attempts = 2;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+
+    id = cs_e2e_trigger(e, name);
+    pgid = cs_e2e_read_pgid(path, 5000);
+    run = cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
+    assert_int_equal(run->n_attempts, 1);
+    assert_true(run->attempts[0]->minder_pid > 0);
+    assert_int_equal(kill(run->attempts[0]->minder_pid, SIGKILL), 0);
+    csched__v1__run__free_unpacked(run, NULL);
+    /* The orphaned command is not the server's to find: stop it here. */
+    (void)kill(-pgid, SIGKILL);
+
+    run = cs_e2e_wait_end(e, id);
+    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_int_equal(run->n_attempts, 2);
+    assert_int_equal(run->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
+    if (strstr(run->attempts[0]->message, "status note") == NULL)
+        fail_msg("LOST attempt message \"%s\" does not say the note is missing",
+                 run->attempts[0]->message);
+    assert_int_equal(run->attempts[1]->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    csched__v1__run__free_unpacked(run, NULL);
+    cs_e2e_rmtree(dir);
+}
+
 static Csched__V1__Run *cancel_run(struct cs_e2e *e, int64_t id, int want)
 {
     Csched__V1__CancelRunRequest req = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
@@ -682,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_e2e_runs_working_dir),
         cmocka_unit_test(test_e2e_runs_idempotency_key),
         cmocka_unit_test(test_e2e_runs_timeout),
+        cmocka_unit_test(test_e2e_runs_killed_minder_is_lost_then_retried),
         cmocka_unit_test(test_e2e_runs_cancel_running),
         cmocka_unit_test(test_e2e_runs_cancel_not_retried),
         cmocka_unit_test(test_e2e_runs_cancel_queued),
