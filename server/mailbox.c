@@ -1,22 +1,50 @@
 /* Mailbox: cross-thread hand-off to the loop thread. post() runs on any
- * thread; the async callback runs on the loop thread and drains everything. */
+ * thread; the async callback runs on the loop thread and takes at most
+ * CS_MAILBOX_BUDGET items per turn. */
 #include "mailbox.h"
+
+#include <stdint.h>
 
 #include "util.h"
 
-void cs_mailbox_drain(struct cs_mailbox *box)
+/* Takes up to budget items off the list (all of them for SIZE_MAX). */
+static struct cs_mail *take(struct cs_mailbox *box, size_t budget, bool *more)
 {
     pthread_mutex_lock(&box->lock);
-    struct cs_mail *first = box->head;
-    box->head = box->tail = NULL;
+    struct cs_mail *first = box->head, *last = NULL;
+    size_t n = 0;
+    for (struct cs_mail *m = first; m != NULL && n < budget; m = m->next, n++)
+        last = m;
+    if (last != NULL) {
+        box->head = last->next;
+        last->next = NULL;
+        if (box->head == NULL)
+            box->tail = NULL;
+    }
+    *more = box->head != NULL;
     pthread_mutex_unlock(&box->lock);
+    return last != NULL ? first : NULL;
+}
+
+void cs_mailbox_drain(struct cs_mailbox *box)
+{
+    bool more;
+    struct cs_mail *first = take(box, SIZE_MAX, &more);
     if (first != NULL)
         box->cb(box, first);
 }
 
 static void on_async(uv_async_t *async)
 {
-    cs_mailbox_drain(async->data);
+    struct cs_mailbox *box = async->data;
+    bool more;
+    struct cs_mail *first = take(box, CS_MAILBOX_BUDGET, &more);
+    /* A burst (200 requests at once) is handled over several turns, so
+     * timers, the pump and the probe get a go in between. */
+    if (more)
+        CS_ASSERT(uv_async_send(async) == 0);
+    if (first != NULL)
+        box->cb(box, first);
 }
 
 int cs_mailbox_init(uv_loop_t *loop, struct cs_mailbox *box, cs_mailbox_cb cb, void *data)

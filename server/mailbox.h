@@ -1,12 +1,16 @@
 /* A mailbox carries items from any thread to the loop thread: a locked
  * singly-linked list plus a uv_async_t. Sends coalesce, so the loop-side
- * callback takes the whole list at once (as libuv's uv__work_done does).
+ * callback takes many items at once (as libuv's uv__work_done does), up to a
+ * budget per turn.
  * Items are intrusive: each starts with a struct cs_mail. */
 #ifndef CS_MAILBOX_H
 #define CS_MAILBOX_H
 
 #include <pthread.h>
 #include <uv.h>
+
+/* Items handed to the callback per loop turn, at most. */
+#define CS_MAILBOX_BUDGET 64
 
 struct cs_mail {
     struct cs_mail *next;
