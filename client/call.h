@@ -18,6 +18,21 @@ struct cs_client {
     grpc_channel *channel;
 };
 
+/* What every call holds, unary or streaming. Embedded in its owner, set up by
+ * cs__call_state_init and released by cs__call_state_close. The RECV_STATUS
+ * op writes code, details and error_string. */
+struct cs__call_state {
+    grpc_completion_queue *cq;
+    grpc_call *call;
+    grpc_byte_buffer *send_buf;
+    grpc_byte_buffer *recv_buf;
+    grpc_metadata_array initial_md;
+    grpc_metadata_array trailing_md;
+    grpc_status_code code;
+    grpc_slice details;
+    const char *error_string;
+};
+
 /* Default deadline of a unary call when opts leaves it at 0. */
 #define CS_UNARY_DEFAULT_TIMEOUT_MS 30000
 
@@ -57,6 +72,20 @@ int cs__status_local(struct cs_status *status, int rc, const char *what);
 /* Checks opts and computes the call's deadline; default_ms <= 0 means none.
  * Returns 0 or -EINVAL (negative timeout). */
 int cs__call_deadline(const struct cs_call_opts *opts, int64_t default_ms, gpr_timespec *out);
+
+/* Readies st for a call that has not started yet: no queue, no call, code
+ * UNKNOWN, empty details and metadata. Cannot fail. */
+void cs__call_state_init(struct cs__call_state *st);
+
+/* Creates st's own completion queue and the call to path on client's channel,
+ * bounded by deadline. */
+void cs__call_state_start(struct cs__call_state *st, struct cs_client *client, const char *path,
+                          gpr_timespec deadline);
+
+/* Releases everything st holds: unrefs the call, shuts down and drains the
+ * queue, destroys buffers, metadata, details and error string. The caller
+ * makes sure no batch is still pending. */
+void cs__call_state_close(struct cs__call_state *st);
 
 /* Flags for the SEND_INITIAL_METADATA op that opts asks for. */
 uint32_t cs__call_md_flags(const struct cs_call_opts *opts);

@@ -8,7 +8,6 @@
  * stream.
  */
 #include <errno.h>
-#include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -24,16 +23,8 @@ enum stream_tag {
 
 /* An open stream. Owned by the caller of the open function. */
 struct cs_stream {
-    grpc_completion_queue *cq;
-    grpc_call *call;
+    struct cs__call_state st;
     const ProtobufCMessageDescriptor *msg_desc;
-    grpc_byte_buffer *send_buf;
-    grpc_byte_buffer *recv_buf;
-    grpc_metadata_array initial_md;
-    grpc_metadata_array trailing_md;
-    grpc_status_code code;
-    grpc_slice details;
-    const char *error_string;
     int pending;
     bool status_done;
     bool ended;
@@ -53,7 +44,7 @@ static enum stream_tag wait_one(struct cs_stream *s)
     enum stream_tag tag;
 
     do {
-        ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        ev = grpc_completion_queue_next(s->st.cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     } while (ev.type != GRPC_OP_COMPLETE);
     s->pending--;
     tag = (enum stream_tag)(intptr_t)ev.tag;
@@ -64,28 +55,13 @@ static enum stream_tag wait_one(struct cs_stream *s)
 
 static void stream_release(struct cs_stream *s)
 {
-    if (s->call != NULL) {
+    if (s->st.call != NULL) {
         if (!s->status_done)
-            grpc_call_cancel(s->call, NULL);
+            grpc_call_cancel(s->st.call, NULL);
         while (s->pending > 0)
             (void)wait_one(s);
-        grpc_call_unref(s->call);
     }
-    if (s->cq != NULL) {
-        grpc_completion_queue_shutdown(s->cq);
-        while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-               GRPC_QUEUE_SHUTDOWN)
-            ;
-        grpc_completion_queue_destroy(s->cq);
-    }
-    if (s->send_buf != NULL)
-        grpc_byte_buffer_destroy(s->send_buf);
-    if (s->recv_buf != NULL)
-        grpc_byte_buffer_destroy(s->recv_buf);
-    grpc_metadata_array_destroy(&s->initial_md);
-    grpc_metadata_array_destroy(&s->trailing_md);
-    grpc_slice_unref(s->details);
-    gpr_free((void *)s->error_string);
+    cs__call_state_close(&s->st);
     free(s);
 }
 
@@ -99,11 +75,11 @@ static int stream_start(struct cs_stream *s, uint32_t md_flags)
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     ops[0].flags = md_flags;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = s->send_buf;
+    ops[1].data.send_message.send_message = s->st.send_buf;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
     ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
-    if (grpc_call_start_batch(s->call, ops, 4, tag_of(TAG_SEND), NULL) != GRPC_CALL_OK)
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->st.initial_md;
+    if (grpc_call_start_batch(s->st.call, ops, 4, tag_of(TAG_SEND), NULL) != GRPC_CALL_OK)
         return GRPC_STATUS_INTERNAL;
     s->pending++;
 
@@ -111,11 +87,11 @@ static int stream_start(struct cs_stream *s, uint32_t md_flags)
      * no message is being read. */
     memset(&status_op, 0, sizeof(status_op));
     status_op.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    status_op.data.recv_status_on_client.trailing_metadata = &s->trailing_md;
-    status_op.data.recv_status_on_client.status = &s->code;
-    status_op.data.recv_status_on_client.status_details = &s->details;
-    status_op.data.recv_status_on_client.error_string = &s->error_string;
-    if (grpc_call_start_batch(s->call, &status_op, 1, tag_of(TAG_STATUS), NULL) != GRPC_CALL_OK)
+    status_op.data.recv_status_on_client.trailing_metadata = &s->st.trailing_md;
+    status_op.data.recv_status_on_client.status = &s->st.code;
+    status_op.data.recv_status_on_client.status_details = &s->st.details;
+    status_op.data.recv_status_on_client.error_string = &s->st.error_string;
+    if (grpc_call_start_batch(s->st.call, &status_op, 1, tag_of(TAG_STATUS), NULL) != GRPC_CALL_OK)
         return GRPC_STATUS_INTERNAL;
     s->pending++;
     return 0;
@@ -139,21 +115,16 @@ int cs__stream_open(struct cs_client *client, const char *path,
     s = calloc(1, sizeof(*s));
     if (s == NULL)
         return cs__status_local(status, -ENOMEM, "stream");
+    cs__call_state_init(&s->st);
     s->msg_desc = msg_desc;
-    s->code = GRPC_STATUS_UNKNOWN;
-    s->details = grpc_empty_slice();
     atomic_init(&s->cancelled, false);
-    grpc_metadata_array_init(&s->initial_md);
-    grpc_metadata_array_init(&s->trailing_md);
-    rc = cs__message_pack(req_desc, request, &s->send_buf);
+    rc = cs__message_pack(req_desc, request, &s->st.send_buf);
     if (rc != 0) {
         cs__status_local(status, rc, "request");
         goto err_release;
     }
 
-    s->cq = grpc_completion_queue_create_for_next(NULL);
-    s->call = grpc_channel_create_call(client->channel, NULL, GRPC_PROPAGATE_DEFAULTS, s->cq,
-                                       grpc_slice_from_static_string(path), NULL, deadline, NULL);
+    cs__call_state_start(&s->st, client, path, deadline);
     rc = stream_start(s, cs__call_md_flags(opts));
     if (rc != 0) {
         cs__status_set(status, rc, "libcsched: grpc_call_start_batch failed");
@@ -174,10 +145,10 @@ static int stream_finish(struct cs_stream *s, struct cs_status *status)
     s->ended = true;
     while (!s->status_done)
         (void)wait_one(s);
-    if (atomic_load(&s->cancelled) && s->code == GRPC_STATUS_CANCELLED)
+    if (atomic_load(&s->cancelled) && s->st.code == GRPC_STATUS_CANCELLED)
         cs__status_set(status, GRPC_STATUS_CANCELLED, "cancelled by the client");
     else
-        cs__status_from_grpc(status, s->code, s->details, s->error_string);
+        cs__status_from_grpc(status, s->st.code, s->st.details, s->st.error_string);
     return 0;
 }
 
@@ -196,22 +167,22 @@ int cs__stream_next(struct cs_stream *stream, const ProtobufCMessageDescriptor *
 
     memset(&op, 0, sizeof(op));
     op.op = GRPC_OP_RECV_MESSAGE;
-    op.data.recv_message.recv_message = &stream->recv_buf;
-    if (grpc_call_start_batch(stream->call, &op, 1, tag_of(TAG_RECV), NULL) != GRPC_CALL_OK) {
+    op.data.recv_message.recv_message = &stream->st.recv_buf;
+    if (grpc_call_start_batch(stream->st.call, &op, 1, tag_of(TAG_RECV), NULL) != GRPC_CALL_OK) {
         /* Only possible when the call is already over. */
         return stream_finish(stream, status);
     }
     stream->pending++;
     while (wait_one(stream) != TAG_RECV)
         ;
-    if (stream->recv_buf == NULL)
+    if (stream->st.recv_buf == NULL)
         return stream_finish(stream, status);
 
-    rc = cs__message_unpack(msg_desc, stream->recv_buf, msg);
-    grpc_byte_buffer_destroy(stream->recv_buf);
-    stream->recv_buf = NULL;
+    rc = cs__message_unpack(msg_desc, stream->st.recv_buf, msg);
+    grpc_byte_buffer_destroy(stream->st.recv_buf);
+    stream->st.recv_buf = NULL;
     if (rc != 0) {
-        grpc_call_cancel_with_status(stream->call, GRPC_STATUS_INTERNAL,
+        grpc_call_cancel_with_status(stream->st.call, GRPC_STATUS_INTERNAL,
                                      "cannot parse a streamed message", NULL);
         stream_finish(stream, status);
         cs__status_set(status, GRPC_STATUS_INTERNAL, "cannot parse a streamed message");
@@ -226,7 +197,7 @@ void cs_stream_cancel(struct cs_stream *stream)
     if (stream == NULL)
         return;
     atomic_store(&stream->cancelled, true);
-    grpc_call_cancel(stream->call, NULL);
+    grpc_call_cancel(stream->st.call, NULL);
 }
 
 void cs_stream_free(struct cs_stream *stream)

@@ -6,48 +6,13 @@
  * channel, which gRPC makes thread-safe.
  */
 #include <errno.h>
-#include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <string.h>
 
 #include "call.h"
 
-/* Everything one unary call holds; released by call_release. */
-struct unary_call {
-    grpc_completion_queue *cq;
-    grpc_call *call;
-    grpc_byte_buffer *send_buf;
-    grpc_byte_buffer *recv_buf;
-    grpc_metadata_array initial_md;
-    grpc_metadata_array trailing_md;
-    grpc_status_code code;
-    grpc_slice details;
-    const char *error_string;
-};
-
-static void call_release(struct unary_call *uc)
-{
-    if (uc->call != NULL)
-        grpc_call_unref(uc->call);
-    if (uc->cq != NULL) {
-        grpc_completion_queue_shutdown(uc->cq);
-        while (grpc_completion_queue_next(uc->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-               GRPC_QUEUE_SHUTDOWN)
-            ;
-        grpc_completion_queue_destroy(uc->cq);
-    }
-    if (uc->send_buf != NULL)
-        grpc_byte_buffer_destroy(uc->send_buf);
-    if (uc->recv_buf != NULL)
-        grpc_byte_buffer_destroy(uc->recv_buf);
-    grpc_metadata_array_destroy(&uc->initial_md);
-    grpc_metadata_array_destroy(&uc->trailing_md);
-    grpc_slice_unref(uc->details);
-    gpr_free((void *)uc->error_string);
-}
-
 /* Fills the six ops of a unary call. */
-static void call_ops(struct unary_call *uc, uint32_t md_flags, grpc_op ops[6])
+static void call_ops(struct cs__call_state *uc, uint32_t md_flags, grpc_op ops[6])
 {
     memset(ops, 0, 6 * sizeof(*ops));
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
@@ -71,15 +36,13 @@ int cs__call_unary(struct cs_client *client, const char *path,
                    const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **response,
                    const struct cs_call_opts *opts, struct cs_status *status)
 {
-    struct unary_call uc = {.code = GRPC_STATUS_UNKNOWN};
+    struct cs__call_state uc;
     gpr_timespec deadline;
     grpc_op ops[6];
     grpc_event ev;
     int rc;
 
-    uc.details = grpc_empty_slice();
-    grpc_metadata_array_init(&uc.initial_md);
-    grpc_metadata_array_init(&uc.trailing_md);
+    cs__call_state_init(&uc);
     if (response != NULL)
         *response = NULL;
     if (client == NULL || response == NULL) {
@@ -96,9 +59,7 @@ int cs__call_unary(struct cs_client *client, const char *path,
         goto out;
     }
 
-    uc.cq = grpc_completion_queue_create_for_next(NULL);
-    uc.call = grpc_channel_create_call(client->channel, NULL, GRPC_PROPAGATE_DEFAULTS, uc.cq,
-                                       grpc_slice_from_static_string(path), NULL, deadline, NULL);
+    cs__call_state_start(&uc, client, path, deadline);
     call_ops(&uc, cs__call_md_flags(opts), ops);
     if (grpc_call_start_batch(uc.call, ops, 6, &uc, NULL) != GRPC_CALL_OK) {
         cs__status_set(status, GRPC_STATUS_INTERNAL, "libcsched: grpc_call_start_batch failed");
@@ -128,6 +89,6 @@ int cs__call_unary(struct cs_client *client, const char *path,
     cs__status_set(status, GRPC_STATUS_OK, "");
     rc = 0;
 out:
-    call_release(&uc);
+    cs__call_state_close(&uc);
     return rc;
 }

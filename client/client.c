@@ -1,6 +1,6 @@
 /* libcsched's client handle and the helpers every call shares: gRPC's
  * process-wide start and stop (refcounted over live clients), deadlines,
- * status records and message (de)serialisation.
+ * status records, the state every call holds, and message (de)serialisation.
  *
  * Runs on the caller's threads. Invariant: gRPC is initialised exactly while
  * at least one cs_client exists (init_refs > 0).
@@ -145,6 +145,44 @@ int cs__call_deadline(const struct cs_call_opts *opts, int64_t default_ms, gpr_t
     }
     *out = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(ms, GPR_TIMESPAN));
     return 0;
+}
+
+void cs__call_state_init(struct cs__call_state *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->code = GRPC_STATUS_UNKNOWN;
+    st->details = grpc_empty_slice();
+    grpc_metadata_array_init(&st->initial_md);
+    grpc_metadata_array_init(&st->trailing_md);
+}
+
+void cs__call_state_start(struct cs__call_state *st, struct cs_client *client, const char *path,
+                          gpr_timespec deadline)
+{
+    st->cq = grpc_completion_queue_create_for_next(NULL);
+    st->call = grpc_channel_create_call(client->channel, NULL, GRPC_PROPAGATE_DEFAULTS, st->cq,
+                                        grpc_slice_from_static_string(path), NULL, deadline, NULL);
+}
+
+void cs__call_state_close(struct cs__call_state *st)
+{
+    if (st->call != NULL)
+        grpc_call_unref(st->call);
+    if (st->cq != NULL) {
+        grpc_completion_queue_shutdown(st->cq);
+        while (grpc_completion_queue_next(st->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+               GRPC_QUEUE_SHUTDOWN)
+            ;
+        grpc_completion_queue_destroy(st->cq);
+    }
+    if (st->send_buf != NULL)
+        grpc_byte_buffer_destroy(st->send_buf);
+    if (st->recv_buf != NULL)
+        grpc_byte_buffer_destroy(st->recv_buf);
+    grpc_metadata_array_destroy(&st->initial_md);
+    grpc_metadata_array_destroy(&st->trailing_md);
+    grpc_slice_unref(st->details);
+    gpr_free((void *)st->error_string);
 }
 
 uint32_t cs__call_md_flags(const struct cs_call_opts *opts)
