@@ -123,7 +123,9 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
     return 0;
 }
 
-int cs_cli_parse_u32(const char *s, uint32_t *out)
+/* Parses s as plain decimal digits (no sign, no spaces) of at most max.
+ * Returns 0 or -EINVAL. */
+static int parse_decimal(const char *s, uintmax_t max, uintmax_t *out)
 {
     uintmax_t v = 0;
 
@@ -133,27 +135,28 @@ int cs_cli_parse_u32(const char *s, uint32_t *out)
         if (!isdigit((unsigned char)*s))
             return -EINVAL;
         v = v * 10 + (uintmax_t)(*s - '0');
-        if (v > UINT32_MAX)
+        if (v > max)
             return -EINVAL;
     }
+    *out = v;
+    return 0;
+}
+
+int cs_cli_parse_u32(const char *s, uint32_t *out)
+{
+    uintmax_t v;
+
+    if (parse_decimal(s, UINT32_MAX, &v) != 0)
+        return -EINVAL;
     *out = (uint32_t)v;
     return 0;
 }
 
 int cs_cli_parse_id(const char *s, int64_t *out)
 {
-    uintmax_t v = 0;
+    uintmax_t v;
 
-    if (s == NULL || *s == '\0')
-        return -EINVAL;
-    for (; *s != '\0'; s++) {
-        if (!isdigit((unsigned char)*s))
-            return -EINVAL;
-        v = v * 10 + (uintmax_t)(*s - '0');
-        if (v > INT64_MAX)
-            return -EINVAL;
-    }
-    if (v == 0)
+    if (parse_decimal(s, INT64_MAX, &v) != 0 || v == 0)
         return -EINVAL;
     *out = (int64_t)v;
     return 0;
