@@ -159,6 +159,9 @@ void cs_cli_format_duration(int64_t ms, char *buf, size_t len);
 void cs_cli_format_outcome(bool has_exit, int32_t exit_code, bool has_signal, int32_t sig,
                            char *buf, size_t len);
 
+/* cs_cli_format_outcome for a run's outcome oneof. */
+void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len);
+
 /* Prints a job as "key: value" lines. */
 void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
 

@@ -109,10 +109,7 @@ static int finish(struct cs_cli *cli, int64_t id)
     if (cli->format == CS_FORMAT_JSON) {
         cs_cli_json_line(cli->out, &run->base);
     } else {
-        cs_cli_format_outcome(run->outcome_case == CSCHED__V1__RUN__OUTCOME_EXIT_CODE,
-                              run->exit_code,
-                              run->outcome_case == CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL,
-                              run->term_signal, out, sizeof(out));
+        cs_cli_format_run_outcome(run, out, sizeof(out));
         fprintf(cli->out, "run %" PRId64 " %s: %s%s%s\n", run->id, cs_cli_state_name(run->state),
                 out, run->message[0] ? ": " : "", run->message);
     }

@@ -308,6 +308,13 @@ void cs_cli_format_outcome(bool has_exit, int32_t exit_code, bool has_signal, in
         snprintf(buf, len, "-");
 }
 
+void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len)
+{
+    cs_cli_format_outcome(run->outcome_case == CSCHED__V1__RUN__OUTCOME_EXIT_CODE, run->exit_code,
+                          run->outcome_case == CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL,
+                          run->term_signal, buf, len);
+}
+
 static void print_map(FILE *f, const char *title, void **entries, size_t n)
 {
     if (n == 0)
@@ -359,9 +366,7 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
     cs_cli_format_time(run->created_unix_ms, t1, sizeof(t1));
     cs_cli_format_time(run->started_unix_ms, t2, sizeof(t2));
     cs_cli_format_time(run->ended_unix_ms, t3, sizeof(t3));
-    cs_cli_format_outcome(run->outcome_case == CSCHED__V1__RUN__OUTCOME_EXIT_CODE, run->exit_code,
-                          run->outcome_case == CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL,
-                          run->term_signal, out, sizeof(out));
+    cs_cli_format_run_outcome(run, out, sizeof(out));
     fprintf(f, "run:      %" PRId64 "\n", run->id);
     fprintf(f, "job:      %s\n", run->job_name);
     fprintf(f, "state:    %s%s\n", cs_cli_state_name(run->state),
@@ -407,9 +412,7 @@ void cs_cli_print_run_row(FILE *f, const Csched__V1__Run *run)
 
     cs_cli_format_time(run->created_unix_ms, t, sizeof(t));
     cs_cli_format_duration(span_ms(run->started_unix_ms, run->ended_unix_ms), dur, sizeof(dur));
-    cs_cli_format_outcome(run->outcome_case == CSCHED__V1__RUN__OUTCOME_EXIT_CODE, run->exit_code,
-                          run->outcome_case == CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL,
-                          run->term_signal, out, sizeof(out));
+    cs_cli_format_run_outcome(run, out, sizeof(out));
     fprintf(f, "%-8" PRId64 " %-24s %-10s %-20s %-19s %s\n", run->id, run->job_name,
             cs_cli_state_name(run->state), out, t, dur);
 }

@@ -402,6 +402,23 @@ static void test_cli_format_helpers(void **state)
     assert_int_equal(strlen(buf), 19);
 }
 
+static void test_cli_format_run_outcome(void **state)
+{
+    Csched__V1__Run run = CSCHED__V1__RUN__INIT;
+    char buf[64];
+
+    cs_cli_format_run_outcome(&run, buf, sizeof(buf));
+    assert_string_equal(buf, "-");
+    run.outcome_case = CSCHED__V1__RUN__OUTCOME_EXIT_CODE;
+    run.exit_code = 3;
+    cs_cli_format_run_outcome(&run, buf, sizeof(buf));
+    assert_string_equal(buf, "exit 3");
+    run.outcome_case = CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL;
+    run.term_signal = 9;
+    cs_cli_format_run_outcome(&run, buf, sizeof(buf));
+    assert_string_equal(buf, "signal 9 (KILL)");
+}
+
 static int run_exit(int state, int outcome, int32_t value)
 {
     Csched__V1__Run run = CSCHED__V1__RUN__INIT;
@@ -494,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_cli_json_job),
         cmocka_unit_test(test_cli_json_oneof_enum_nested),
         cmocka_unit_test(test_cli_format_helpers),
+        cmocka_unit_test(test_cli_format_run_outcome),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_cli_error_lines),
     };
