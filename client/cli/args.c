@@ -142,6 +142,17 @@ static int parse_decimal(const char *s, uintmax_t max, uintmax_t *out)
     return 0;
 }
 
+int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i)
+{
+    char err[256];
+    int rc = cs_cli_global_flag(cli, argc, argv, i, err, sizeof(err));
+
+    /* The exit code is the caller's to return; -EINVAL tells it to. */
+    if (rc < 0)
+        (void)cs_cli_usage(cli, "%s", err);
+    return rc;
+}
+
 int cs_cli_parse_u32(const char *s, uint32_t *out)
 {
     uintmax_t v;
@@ -384,14 +395,13 @@ err_free:
 int cs_cli_positionals(struct cs_cli *cli, int argc, char **argv, const char **pos, int npos,
                        const char *usage)
 {
-    char err[256];
     int got = 0;
 
     for (int i = 0; i < argc; i++) {
-        int rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+        int rc = cs_cli_take_global_flag(cli, argc, argv, &i);
 
         if (rc < 0)
-            return cs_cli_usage(cli, "%s", err);
+            return CS_EXIT_USAGE;
         if (rc > 0)
             continue;
         if (argv[i][0] == '-' && argv[i][1] != '\0')

@@ -72,6 +72,11 @@ bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **v
  * message in err for a bad value. */
 int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err, size_t errlen);
 
+/* cs_cli_global_flag for a command's own flag loop: prints a bad value as a
+ * usage error. Returns 1 if taken, 0 if argv[*i] is not a global flag,
+ * -EINVAL once the error is printed (the command exits CS_EXIT_USAGE). */
+int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i);
+
 /* Parses a decimal uint32 (no sign, no spaces). Returns 0 or -EINVAL. */
 int cs_cli_parse_u32(const char *s, uint32_t *out);
 

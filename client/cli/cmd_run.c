@@ -10,8 +10,6 @@
 static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__ListRunsRequest *req,
                       uint32_t *limit)
 {
-    char err[256];
-
     for (int i = 0; i < argc; i++) {
         const char *v;
         int rc;
@@ -35,9 +33,9 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
                 return cs_cli_usage(cli, "--limit takes a whole number > 0, not '%s'", v ? v : "");
             continue;
         }
-        rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+        rc = cs_cli_take_global_flag(cli, argc, argv, &i);
         if (rc < 0)
-            return cs_cli_usage(cli, "%s", err);
+            return CS_EXIT_USAGE;
         if (rc == 0)
             return cs_cli_usage(cli,
                                 "runs: unexpected '%s'; usage: csched runs [--job J] "

@@ -12,7 +12,6 @@
 static int parse_logs(struct cs_cli *cli, int argc, char **argv, Csched__V1__ReadLogsRequest *req)
 {
     const char *id = NULL;
-    char err[256];
 
     for (int i = 0; i < argc; i++) {
         const char *v;
@@ -31,9 +30,9 @@ static int parse_logs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Rea
                 return cs_cli_usage(cli, "--attempt takes a number >= 1, not '%s'", v ? v : "");
             continue;
         }
-        rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+        rc = cs_cli_take_global_flag(cli, argc, argv, &i);
         if (rc < 0)
-            return cs_cli_usage(cli, "%s", err);
+            return CS_EXIT_USAGE;
         if (rc > 0)
             continue;
         if (argv[i][0] == '-' || id != NULL)
@@ -91,8 +90,6 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
 
 static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__WatchRequest *req)
 {
-    char err[256];
-
     for (int i = 0; i < argc; i++) {
         const char *v;
         int rc;
@@ -115,9 +112,9 @@ static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__Wa
             req->after_seq = seq;
             continue;
         }
-        rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+        rc = cs_cli_take_global_flag(cli, argc, argv, &i);
         if (rc < 0)
-            return cs_cli_usage(cli, "%s", err);
+            return CS_EXIT_USAGE;
         if (rc == 0)
             return cs_cli_usage(cli,
                                 "watch: unexpected '%s'; usage: csched watch [--job J] "

@@ -122,8 +122,6 @@ static int finish(struct cs_cli *cli, int64_t id)
 static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJobRequest *req,
                  bool *wait)
 {
-    char err[256];
-
     for (int i = 0; i < argc; i++) {
         const char *v;
         int rc;
@@ -144,9 +142,9 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
             req->idempotency_key = (char *)v;
             continue;
         }
-        rc = cs_cli_global_flag(cli, argc, argv, &i, err, sizeof(err));
+        rc = cs_cli_take_global_flag(cli, argc, argv, &i);
         if (rc < 0)
-            return cs_cli_usage(cli, "%s", err);
+            return CS_EXIT_USAGE;
         if (rc > 0)
             continue;
         if (argv[i][0] == '-' || req->job_name[0] != '\0')

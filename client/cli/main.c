@@ -52,7 +52,6 @@ static bool wants_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
     struct cs_cli cli;
-    char err[256];
     int i, rc;
 
     cs_cli_init(&cli);
@@ -65,9 +64,9 @@ int main(int argc, char **argv)
             printf("csched %s\n", CS_VERSION);
             return CS_EXIT_OK;
         }
-        rc = cs_cli_global_flag(&cli, argc, argv, &i, err, sizeof(err));
+        rc = cs_cli_take_global_flag(&cli, argc, argv, &i);
         if (rc < 0)
-            return cs_cli_usage(&cli, "%s", err);
+            return CS_EXIT_USAGE;
         if (rc == 0)
             break;
     }

@@ -254,6 +254,28 @@ static void test_cli_job_args_errors(void **state)
     EXPECT_JOB_ERROR("table or json", "j", "-o", "xml", "--", "t");
 }
 
+static void test_cli_take_global_flag(void **state)
+{
+    struct capture err;
+    struct cs_cli cli;
+    int i;
+
+    init_cli(&cli);
+    capture_open(&err);
+    cli.err = err.f;
+    i = 0;
+    assert_int_equal(cs_cli_take_global_flag(&cli, 2, ARGV("-o", "json"), &i), 1);
+    assert_int_equal(i, 1);
+    assert_int_equal(cli.format, CS_FORMAT_JSON);
+    i = 0;
+    assert_int_equal(cs_cli_take_global_flag(&cli, 1, ARGV("--job"), &i), 0);
+    assert_string_equal(captured(&err), "");
+    i = 0;
+    assert_int_equal(cs_cli_take_global_flag(&cli, 2, ARGV("-o", "yaml"), &i), -EINVAL);
+    assert_non_null(strstr(captured(&err), "csched: -o takes table or json, not 'yaml'"));
+    capture_close(&err);
+}
+
 static void test_cli_positionals(void **state)
 {
     struct capture err;
@@ -506,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_cli_job_args_full),
         cmocka_unit_test(test_cli_job_args_shell),
         cmocka_unit_test(test_cli_job_args_errors),
+        cmocka_unit_test(test_cli_take_global_flag),
         cmocka_unit_test(test_cli_positionals),
         cmocka_unit_test(test_cli_json_string_escaping),
         cmocka_unit_test(test_cli_json_job),
