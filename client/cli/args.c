@@ -134,9 +134,11 @@ static int parse_decimal(const char *s, uintmax_t max, uintmax_t *out)
     for (; *s != '\0'; s++) {
         if (!isdigit((unsigned char)*s))
             return -EINVAL;
-        v = v * 10 + (uintmax_t)(*s - '0');
-        if (v > max)
+        uintmax_t digit = (uintmax_t)(*s - '0');
+        /* Checked before the multiplication, which could wrap around. */
+        if (v > (max - digit) / 10)
             return -EINVAL;
+        v = v * 10 + digit;
     }
     *out = v;
     return 0;

@@ -149,6 +149,9 @@ static void test_cli_parse_numbers(void **state)
     assert_int_equal(cs_cli_parse_id("0", &v), -EINVAL);
     assert_int_equal(cs_cli_parse_id("9223372036854775807", &v), 0);
     assert_int_equal(cs_cli_parse_id("9223372036854775808", &v), -EINVAL);
+    /* Far past the limit: the parse must not wrap around into range. */
+    assert_int_equal(cs_cli_parse_id("20000000000000000000", &v), -EINVAL);
+    assert_int_equal(cs_cli_parse_id("99999999999999999999999", &v), -EINVAL);
     assert_int_equal(cs_cli_parse_id("12x", &v), -EINVAL);
     assert_int_equal(cs_cli_parse_seconds("30", &v), 0);
     assert_int_equal(v, 30000);
