@@ -11,13 +11,18 @@
  * in `inflight` until their sync arrives; the next batch accumulates
  * meanwhile, and a few batches may be in flight.
  *
+ * A batch's writes do not each become a statement: store_bulk.c coalesces
+ * them into one statement per table, so the database binds and executes far
+ * fewer statements per run.
+ *
  * Results: each statement yields one result then NULL; a batch ends with
  * PGRES_PIPELINE_SYNC (not followed by NULL). A statement's error aborts the
  * rest of its batch: every operation of a failed batch gets -EIO, and the
  * first error is logged with its statement's name. A lost connection is not
  * an error of the batch: its writes (and the snapshot reads) go back to the
  * front of the queue and are sent again after reconnecting (every write is
- * an idempotent upsert); other reads fail with -ENOTCONN. */
+ * an idempotent upsert, and they are coalesced afresh); other reads fail
+ * with -ENOTCONN. */
 #define CS_LOG_COMPONENT "store"
 #include <errno.h>
 #include <libpq-fe.h>
@@ -30,9 +35,13 @@
 #include "store_internal.h"
 #include "util.h"
 
-/* Statements per batch: bounds the time one flush spends sending, and a
- * batch's transaction size. A turn that queues more sends several batches. */
+/* Operations per batch, and their parameter bytes: bound the time one flush
+ * spends sending, a batch's transaction, and the rows and bytes of one
+ * coalesced statement. A batch closes once it reaches either (so it holds
+ * at least one operation, however large). A turn that queues more sends
+ * several batches. */
 #define BATCH_MAX_OPS 2000
+#define BATCH_MAX_BYTES (4u << 20)
 /* Batches in flight at once. Beyond it, operations wait in the queue (and
  * join later batches): this bounds libpq's buffers and the time one turn
  * spends sending, e.g. after a reconnect with a long backlog. */
@@ -76,6 +85,33 @@ struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_stmt stmt, b
     op->arg = arg;
     op->store = store;
     return op;
+}
+
+static size_t op_bytes(const struct cs_store_op *op)
+{
+    const struct cs_params *p = &op->params;
+    size_t bytes = 0;
+
+    for (int i = 0; i < p->n; i++) {
+        if (p->values[i] != NULL)
+            bytes += p->formats[i] == 1 ? (size_t)p->lengths[i] : strlen(p->values[i]);
+    }
+    return bytes;
+}
+
+void cs_store_batch_sent(struct cs_store_batch *b, enum cs_stmt stmt, struct cs_store_op *op)
+{
+    if (b->n_sent == b->cap_sent) {
+        b->cap_sent = b->cap_sent > 0 ? b->cap_sent * 2 : 8;
+        b->sent = cs_xrealloc(b->sent, b->cap_sent * sizeof(*b->sent));
+    }
+    b->sent[b->n_sent++] = (struct cs_store_sent){stmt, op};
+}
+
+void cs_store_batch_free(struct cs_store_batch *b)
+{
+    free(b->sent);
+    free(b);
 }
 
 static void op_finish(struct cs_store *store, struct cs_store_op *op, int status)
@@ -131,28 +167,22 @@ static void send_pending(struct cs_store *store)
            store->n_inflight < INFLIGHT_MAX_BATCHES) {
         struct cs_store_batch *b = cs_xcalloc(1, sizeof(*b));
         size_t n = 0;
+        size_t bytes = 0;
 
-        while (n < BATCH_MAX_OPS && store->pending.head != NULL) {
-            cs_store_queue_push(&b->ops, queue_pop(&store->pending));
+        while (n < BATCH_MAX_OPS && bytes < BATCH_MAX_BYTES && store->pending.head != NULL) {
+            struct cs_store_op *op = queue_pop(&store->pending);
+
+            bytes += op_bytes(op);
+            cs_store_queue_push(&b->ops, op);
             n++;
         }
-        b->cur = b->ops.head;
         if (store->inflight_tail != NULL)
             store->inflight_tail->next = b;
         else
             store->inflight_head = b;
         store->inflight_tail = b;
         store->n_inflight++;
-        for (struct cs_store_op *op = b->ops.head; op != NULL; op = op->next) {
-            const struct cs_params *p = &op->params;
-
-            if (!PQsendQueryPrepared(store->conn, cs_stmts[op->stmt].name, p->n,
-                                     (const char *const *)p->values, p->lengths, p->formats, 1)) {
-                cs_store_conn_lost(store, PQerrorMessage(store->conn));
-                return;
-            }
-        }
-        if (!PQpipelineSync(store->conn)) {
+        if (!cs_store_batch_send(store, b) || !PQpipelineSync(store->conn)) {
             cs_store_conn_lost(store, PQerrorMessage(store->conn));
             return;
         }
@@ -218,7 +248,7 @@ static void batch_done(struct cs_store *store)
         op_finish(store, op, b->failed ? -EIO : 0);
     if (b->setup)
         cs_store_setup_done(store, b->failed);
-    free(b);
+    cs_store_batch_free(b);
     /* Room for the batches that waited. */
     if (store->pending.head != NULL)
         cs_store_kick(store);
@@ -229,7 +259,8 @@ static void batch_done(struct cs_store *store)
 static bool take_result(struct cs_store *store, struct cs_store_batch *b, PGresult *res)
 {
     ExecStatusType st = PQresultStatus(res);
-    struct cs_store_op *op = b->cur;
+    const struct cs_store_sent *sent = b->next_result < b->n_sent ? &b->sent[b->next_result] : NULL;
+    struct cs_store_op *op = sent != NULL ? sent->op : NULL;
 
     if (st == PGRES_FATAL_ERROR) {
         if (cs_store_is_conn_error(store, res)) {
@@ -244,7 +275,7 @@ static bool take_result(struct cs_store *store, struct cs_store_batch *b, PGresu
             char msg[512];
 
             cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
-            cs_log_error("statement %s failed: %s", op != NULL ? cs_stmts[op->stmt].name : "?",
+            cs_log_error("statement %s failed: %s", sent != NULL ? cs_stmts[sent->stmt].name : "?",
                          msg);
         }
         b->failed = true;
@@ -264,9 +295,9 @@ void cs_store_read_results(struct cs_store *store)
         PGresult *res = PQgetResult(store->conn);
 
         if (res == NULL) {
-            if (b->cur == NULL)
+            if (b->next_result >= b->n_sent)
                 break;
-            b->cur = b->cur->next;
+            b->next_result++;
             continue;
         }
         if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
@@ -294,14 +325,9 @@ void cs_store_requeue_inflight(struct cs_store *store)
         while ((op = queue_pop(&b->ops)) != NULL) {
             PQclear(op->result);
             op->result = NULL;
-            if (op->prepare) {
-                cs_params_clear(&op->params);
-                free(op);
-            } else {
-                cs_store_queue_push(op->replay ? &again : &store->failed, op);
-            }
+            cs_store_queue_push(op->replay ? &again : &store->failed, op);
         }
-        free(b);
+        cs_store_batch_free(b);
     }
     store->inflight_tail = NULL;
     store->n_inflight = 0;

@@ -140,7 +140,7 @@ static void start_prepare(struct cs_store *store)
     struct cs_store_batch *b = cs_xcalloc(1, sizeof(*b));
 
     if (!PQenterPipelineMode(store->conn)) {
-        free(b);
+        cs_store_batch_free(b);
         cs_store_conn_lost(store, PQerrorMessage(store->conn));
         return;
     }
@@ -149,16 +149,12 @@ static void start_prepare(struct cs_store *store)
     store->n_inflight = 1;
     store->state = CONN_PREPARING;
     for (int i = 0; i < CS_STMT_COUNT; i++) {
-        struct cs_store_op *op = cs_store_op_new(store, (enum cs_stmt)i, false, NULL, NULL, NULL);
-
-        op->prepare = true;
-        cs_store_queue_push(&b->ops, op);
         if (!PQsendPrepare(store->conn, cs_stmts[i].name, cs_stmts[i].sql, 0, NULL)) {
             cs_store_conn_lost(store, PQerrorMessage(store->conn));
             return;
         }
+        cs_store_batch_sent(b, (enum cs_stmt)i, NULL);
     }
-    b->cur = b->ops.head;
     if (!PQpipelineSync(store->conn)) {
         cs_store_conn_lost(store, PQerrorMessage(store->conn));
         return;

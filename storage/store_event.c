@@ -7,10 +7,20 @@
 #include "store_internal.h"
 #include "util.h"
 
+/* Every event of a batch in one statement, one array per column (see
+ * store_bulk.c). Of two rows with one seq, the first stays, as it would
+ * inserted one at a time. */
 const char cs_sql_event_put[] =
     "INSERT INTO events (seq, at_unix_ms, run_id, job_name, attempt, state, exit_code,"
-    " term_signal, message) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    " term_signal, message)"
+    " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[],"
+    " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[])"
     " ON CONFLICT (seq) DO NOTHING";
+
+const enum cs_col_type cs_event_cols[CS_EVENT_COLS] = {
+    CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_TEXT, CS_COL_INT,
+    CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_TEXT,
+};
 
 /* As in store_run.c, one statement per shape keeps the indexes usable. */
 #define EVENT_COLUMNS                                                                              \

@@ -35,6 +35,34 @@ void cs_params_null(struct cs_params *p);
 void cs_params_bytes(struct cs_params *p, void *buf, size_t len);
 void cs_params_clear(struct cs_params *p);
 
+/* A one-dimensional array parameter in binary format (PostgreSQL's
+ * array_recv layout), built one element at a time: the many rows of one
+ * statement travel as one array per column. Elements are int8, bool, text or
+ * bytea, named by the element type's OID. */
+#define CS_OID_BOOL 16
+#define CS_OID_BYTEA 17
+#define CS_OID_INT8 20
+#define CS_OID_TEXT 25
+
+struct cs_array {
+    uint8_t *buf; /* header, then each element's length and bytes */
+    size_t len;
+    size_t cap;
+    int32_t n;
+    bool has_null;
+    uint32_t elem_oid;
+};
+
+void cs_array_init(struct cs_array *a, uint32_t elem_oid);
+void cs_array_null(struct cs_array *a);
+void cs_array_int(struct cs_array *a, int64_t v);
+void cs_array_bool(struct cs_array *a, bool v);
+/* Text or bytea: len bytes of p, taken as they are (no escaping). */
+void cs_array_bytes(struct cs_array *a, const void *p, size_t len);
+/* Completes the header and appends the array to p as a binary parameter;
+ * p takes the buffer, and a is left empty. */
+void cs_array_param(struct cs_array *a, struct cs_params *p);
+
 /* Readers of binary-format results. A NULL field reads as 0, false or "". */
 bool cs_row_is_null(const PGresult *res, int row, int col);
 /* An int2, int4 or int8 field (told apart by its length). */
@@ -73,18 +101,30 @@ extern const struct cs_stmt_def cs_stmts[CS_STMT_COUNT];
 
 struct cs_store_op;
 
-/* Called once per operation when its batch has ended: status is 0 (res is the
- * statement's result, NULL for a prepare), -EIO or -ENOTCONN (res NULL). It
+/* The column types of a table written many rows per statement. Integers of
+ * every width travel as int8; the INSERT's assignment cast to the column
+ * narrows them, and refuses what does not fit, as a single row would. */
+enum cs_col_type {
+    CS_COL_INT,
+    CS_COL_BOOL,
+    CS_COL_TEXT,
+    CS_COL_BYTEA,
+};
+
+/* Called once per operation when its batch has ended: status is 0 (res is a
+ * read's result, NULL for a write), -EIO or -ENOTCONN (res NULL). It
  * reports to the caller's callback; the op is freed after it returns. */
 typedef void (*cs_store_op_done_fn)(struct cs_store_op *op, int status, const PGresult *res);
 
-/* One statement waiting to be sent, or sent and waiting for its batch. */
+/* One operation waiting to be sent, or sent and waiting for its batch. A
+ * read is one statement; writes of runs, attempts and events are rows that
+ * store_bulk.c gathers into one statement per table and batch. */
 struct cs_store_op {
     struct cs_store_op *next;
     enum cs_stmt stmt;
-    bool is_write; /* counts in the backlog; sent again after a reconnect */
-    bool replay;   /* sent again after a reconnect (writes, the snapshot) */
-    bool prepare;  /* PQsendPrepare of stmt instead of executing it */
+    bool is_write;  /* counts in the backlog; sent again after a reconnect */
+    bool replay;    /* sent again after a reconnect (writes, the snapshot) */
+    int64_t key[2]; /* the row's key, for coalescing: run id; run id and number */
     struct cs_params params;
     PGresult *result;
     cs_store_op_done_fn done;
@@ -131,10 +171,20 @@ struct cs_store_queue {
     struct cs_store_op *tail;
 };
 
+/* One statement sent in a batch, and the read that takes its result (NULL
+ * for a write or a prepare). */
+struct cs_store_sent {
+    enum cs_stmt stmt;
+    struct cs_store_op *op;
+};
+
 struct cs_store_batch {
     struct cs_store_batch *next;
-    struct cs_store_queue ops;
-    struct cs_store_op *cur; /* the operation whose result comes next */
+    struct cs_store_queue ops;  /* every operation, in the order queued */
+    struct cs_store_sent *sent; /* the statements sent, in order */
+    size_t n_sent;
+    size_t cap_sent;
+    size_t next_result; /* index in sent of the statement whose result comes next */
     bool failed;
     bool setup; /* the prepares of a new connection */
 };
@@ -214,6 +264,17 @@ void cs_store_fail_queue(struct cs_store *store, struct cs_store_queue *q, int s
 /* True when an error result means the connection, not the batch, failed. */
 bool cs_store_is_conn_error(const struct cs_store *store, const PGresult *res);
 
+/* Records that stmt was sent as the next statement of b. */
+void cs_store_batch_sent(struct cs_store_batch *b, enum cs_stmt stmt, struct cs_store_op *op);
+void cs_store_batch_free(struct cs_store_batch *b);
+
+/* store_bulk.c */
+/* Sends the operations of b (already in b->ops) as statements, writes
+ * coalesced (see store_bulk.c), and records each in b->sent; not the sync.
+ * Returns false when libpq refused to queue a statement (the connection is
+ * lost; the caller tears it down). */
+bool cs_store_batch_send(struct cs_store *store, struct cs_store_batch *b);
+
 /* store_conn.c */
 int cs_store_watch(struct cs_store *store, int events, bool renew);
 /* Tears the connection down, requeues, and schedules a reconnect. */
@@ -248,8 +309,15 @@ void cs_job_params(const Csched__V1__Job *job, struct cs_params *p);
 /* NULL when the stored spec does not unpack (logged). */
 Csched__V1__Job *cs_job_from_row(const PGresult *res, int row);
 
+/* cs_sql_run_put and cs_sql_attempt_put take one array per column, of the
+ * types below, in the column order of cs_run_params and cs_attempt_params. */
 extern const char cs_sql_run_put[];
 extern const char cs_sql_attempt_put[];
+#define CS_RUN_COLS 12
+#define CS_ATTEMPT_COLS 13
+#define CS_ATTEMPT_COL_DIR 12 /* attempt_dir: '' keeps the one recorded */
+extern const enum cs_col_type cs_run_cols[CS_RUN_COLS];
+extern const enum cs_col_type cs_attempt_cols[CS_ATTEMPT_COLS];
 extern const char cs_sql_run_get[];
 extern const char cs_sql_run_by_key[];
 extern const char cs_sql_run_list[];
@@ -268,7 +336,10 @@ enum cs_stmt cs_run_filter_params(const struct cs_store_run_filter *filter, stru
  * directory or NULL. Returns the number of runs. */
 size_t cs_runs_from_rows(const PGresult *res, Csched__V1__Run ***runs, char ***dirs);
 
+/* Takes one array per column, as cs_sql_run_put does. */
 extern const char cs_sql_event_put[];
+#define CS_EVENT_COLS 9
+extern const enum cs_col_type cs_event_cols[CS_EVENT_COLS];
 extern const char cs_sql_event_list[];
 extern const char cs_sql_event_list_job[];
 void cs_event_params(const Csched__V1__Event *event, struct cs_params *p);

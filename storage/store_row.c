@@ -57,6 +57,87 @@ void cs_params_clear(struct cs_params *p)
     p->n = 0;
 }
 
+/* ndim, flags (has nulls), element type, then the one dimension's length and
+ * lower bound: five int32 in network order. */
+#define ARRAY_HEADER_BYTES 20
+
+static void array_put(struct cs_array *a, const void *p, size_t len)
+{
+    if (a->len + len > a->cap) {
+        size_t cap = a->cap > 0 ? a->cap : 256;
+
+        while (cap < a->len + len)
+            cap *= 2;
+        a->buf = cs_xrealloc(a->buf, cap);
+        a->cap = cap;
+    }
+    if (len > 0)
+        memcpy(a->buf + a->len, p, len);
+    a->len += len;
+}
+
+static void array_put_u32(struct cs_array *a, uint32_t v)
+{
+    uint32_t be = htobe32(v);
+
+    array_put(a, &be, sizeof(be));
+}
+
+void cs_array_init(struct cs_array *a, uint32_t elem_oid)
+{
+    static const uint8_t header[ARRAY_HEADER_BYTES];
+
+    memset(a, 0, sizeof(*a));
+    a->elem_oid = elem_oid;
+    array_put(a, header, sizeof(header));
+}
+
+void cs_array_null(struct cs_array *a)
+{
+    array_put_u32(a, UINT32_MAX); /* length -1: NULL */
+    a->has_null = true;
+    a->n++;
+}
+
+void cs_array_int(struct cs_array *a, int64_t v)
+{
+    uint64_t be = htobe64((uint64_t)v);
+
+    CS_ASSERT(a->elem_oid == CS_OID_INT8);
+    array_put_u32(a, sizeof(be));
+    array_put(a, &be, sizeof(be));
+    a->n++;
+}
+
+void cs_array_bool(struct cs_array *a, bool v)
+{
+    uint8_t b = v ? 1 : 0;
+
+    CS_ASSERT(a->elem_oid == CS_OID_BOOL);
+    array_put_u32(a, 1);
+    array_put(a, &b, 1);
+    a->n++;
+}
+
+void cs_array_bytes(struct cs_array *a, const void *p, size_t len)
+{
+    CS_ASSERT(a->elem_oid == CS_OID_TEXT || a->elem_oid == CS_OID_BYTEA);
+    CS_ASSERT(len <= INT32_MAX);
+    array_put_u32(a, (uint32_t)len);
+    array_put(a, p, len);
+    a->n++;
+}
+
+void cs_array_param(struct cs_array *a, struct cs_params *p)
+{
+    uint32_t header[5] = {htobe32(1), htobe32(a->has_null ? 1 : 0), htobe32(a->elem_oid),
+                          htobe32((uint32_t)a->n), htobe32(1)};
+
+    memcpy(a->buf, header, sizeof(header));
+    cs_params_bytes(p, a->buf, a->len);
+    memset(a, 0, sizeof(*a));
+}
+
 bool cs_row_is_null(const PGresult *res, int row, int col)
 {
     return PQgetisnull(res, row, col) != 0;

@@ -8,10 +8,15 @@
 #include "store_internal.h"
 #include "util.h"
 
+/* Many rows per statement, one array per column: see store_bulk.c. The rows
+ * of one statement have distinct ids, since ON CONFLICT DO UPDATE may not
+ * touch a row twice. */
 const char cs_sql_run_put[] =
     "INSERT INTO runs (id, job_name, state, env, idempotency_key, created_unix_ms,"
     " started_unix_ms, ended_unix_ms, exit_code, term_signal, message, cancel_requested)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    " SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bytea[], $5::text[],"
+    " $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[],"
+    " $12::boolean[])"
     " ON CONFLICT (id) DO UPDATE SET job_name = EXCLUDED.job_name, state = EXCLUDED.state,"
     " env = EXCLUDED.env, idempotency_key = EXCLUDED.idempotency_key,"
     " created_unix_ms = EXCLUDED.created_unix_ms, started_unix_ms = EXCLUDED.started_unix_ms,"
@@ -19,11 +24,19 @@ const char cs_sql_run_put[] =
     " term_signal = EXCLUDED.term_signal, message = EXCLUDED.message,"
     " cancel_requested = EXCLUDED.cancel_requested";
 
-/* An update without a directory keeps the one recorded before. */
+const enum cs_col_type cs_run_cols[CS_RUN_COLS] = {
+    CS_COL_INT, CS_COL_TEXT, CS_COL_INT, CS_COL_BYTEA, CS_COL_TEXT, CS_COL_INT,
+    CS_COL_INT, CS_COL_INT,  CS_COL_INT, CS_COL_INT,   CS_COL_TEXT, CS_COL_BOOL,
+};
+
+/* An update without a directory keeps the one recorded before. Rows have
+ * distinct (run_id, number), as for runs. */
 const char cs_sql_attempt_put[] =
     "INSERT INTO attempts (run_id, number, state, exit_code, term_signal, started_unix_ms,"
     " ended_unix_ms, minder_pid, user_cpu_ms, system_cpu_ms, max_rss_kb, message, attempt_dir)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+    " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
+    " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],"
+    " $11::bigint[], $12::text[], $13::text[])"
     " ON CONFLICT (run_id, number) DO UPDATE SET state = EXCLUDED.state,"
     " exit_code = EXCLUDED.exit_code, term_signal = EXCLUDED.term_signal,"
     " started_unix_ms = EXCLUDED.started_unix_ms, ended_unix_ms = EXCLUDED.ended_unix_ms,"
@@ -31,6 +44,11 @@ const char cs_sql_attempt_put[] =
     " system_cpu_ms = EXCLUDED.system_cpu_ms, max_rss_kb = EXCLUDED.max_rss_kb,"
     " message = EXCLUDED.message, attempt_dir = CASE WHEN EXCLUDED.attempt_dir = ''"
     " THEN attempts.attempt_dir ELSE EXCLUDED.attempt_dir END";
+
+const enum cs_col_type cs_attempt_cols[CS_ATTEMPT_COLS] = {
+    CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_INT,  CS_COL_INT,  CS_COL_INT,
+    CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_TEXT, CS_COL_TEXT,
+};
 
 /* Column order read by run_from_row and attempt_from_row. */
 #define RUN_COLUMNS                                                                                \
@@ -293,6 +311,7 @@ void cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_sto
     struct cs_store_op *op =
         cs_store_op_new(store, CS_STMT_RUN_PUT, true, cs_store_write_done, (void (*)(void))cb, arg);
 
+    op->key[0] = run->id;
     cs_run_params(run, &op->params);
     cs_store_op_submit(store, op);
 }
@@ -304,6 +323,8 @@ void cs_store_attempt_put(struct cs_store *store, int64_t run_id,
     struct cs_store_op *op = cs_store_op_new(store, CS_STMT_ATTEMPT_PUT, true, cs_store_write_done,
                                              (void (*)(void))cb, arg);
 
+    op->key[0] = run_id;
+    op->key[1] = attempt->number;
     cs_attempt_params(run_id, attempt, attempt_dir, &op->params);
     cs_store_op_submit(store, op);
 }

@@ -85,6 +85,63 @@ static void test_store_row_reads_each_int_width(void **state)
     PQclear(res);
 }
 
+static uint32_t be32_at(const uint8_t *p)
+{
+    uint32_t v;
+
+    memcpy(&v, p, 4);
+    return be32toh(v);
+}
+
+/* The layout of PostgreSQL's array_recv: ndim, has-null flag, element type,
+ * then length and lower bound of the dimension; each element a length (-1
+ * for NULL) and its bytes. */
+static void test_store_array_binary_layout(void **state)
+{
+    struct cs_array a;
+    struct cs_params p = {0};
+    const uint8_t *buf;
+    uint64_t v64;
+
+    cs_array_init(&a, CS_OID_INT8);
+    cs_array_int(&a, -2);
+    cs_array_null(&a);
+    cs_array_param(&a, &p);
+    assert_null(a.buf);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.formats[0], 1);
+    assert_int_equal(p.lengths[0], 20 + 12 + 4);
+    buf = (const uint8_t *)p.values[0];
+    assert_int_equal(be32_at(buf), 1);
+    assert_int_equal(be32_at(buf + 4), 1);
+    assert_int_equal(be32_at(buf + 8), 20);
+    assert_int_equal(be32_at(buf + 12), 2);
+    assert_int_equal(be32_at(buf + 16), 1);
+    assert_int_equal(be32_at(buf + 20), 8);
+    memcpy(&v64, buf + 24, 8);
+    assert_int_equal((int64_t)be64toh(v64), -2);
+    assert_int_equal(be32_at(buf + 32), UINT32_MAX);
+
+    /* Text goes as its bytes, quotes and all; an empty one is not NULL. */
+    cs_array_init(&a, CS_OID_TEXT);
+    cs_array_bytes(&a, "a\"{,}", 5);
+    cs_array_bytes(&a, "", 0);
+    for (int i = 0; i < 300; i++)
+        cs_array_bytes(&a, "x", 1);
+    cs_array_param(&a, &p);
+    assert_int_equal(p.n, 2);
+    buf = (const uint8_t *)p.values[1];
+    assert_int_equal(p.lengths[1], 20 + 4 + 5 + 4 + 300 * 5);
+    assert_int_equal(be32_at(buf + 4), 0);
+    assert_int_equal(be32_at(buf + 8), 25);
+    assert_int_equal(be32_at(buf + 12), 302);
+    assert_int_equal(be32_at(buf + 20), 5);
+    assert_memory_equal(buf + 24, "a\"{,}", 5);
+    assert_int_equal(be32_at(buf + 29), 0);
+    assert_int_equal(be32_at(buf + 33), 1);
+    cs_params_clear(&p);
+}
+
 static void test_store_job_params_round_trip(void **state)
 {
     const enum col_type types[] = {COL_TEXT, COL_BYTEA, COL_INT8, COL_INT8, COL_INT8};
@@ -424,6 +481,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_row_reads_each_int_width),
+        cmocka_unit_test(test_store_array_binary_layout),
         cmocka_unit_test(test_store_job_params_round_trip),
         cmocka_unit_test(test_store_job_from_row_refuses_garbage),
         cmocka_unit_test(test_store_run_params_map_outcome_and_env),

@@ -764,6 +764,313 @@ static void test_store_inflight_batch_replayed_after_connection_killed(void **st
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs"), 51);
 }
 
+static Csched__V1__Attempt make_attempt(uint32_t number, Csched__V1__RunState state)
+{
+    Csched__V1__Attempt a = CSCHED__V1__ATTEMPT__INIT;
+
+    a.number = number;
+    a.state = state;
+    a.minder_pid = 7;
+    return a;
+}
+
+static void test_store_same_run_put_thrice_one_row(void **state)
+{
+    struct fixture *f = *state;
+    Csched__V1__Run queued = make_run(1, "c", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    Csched__V1__Run running = make_run(1, "c", CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    Csched__V1__Run done = make_run(1, "c", CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    Csched__V1__Attempt starting = make_attempt(1, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+    Csched__V1__Attempt a_running = make_attempt(1, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    Csched__V1__Attempt a_done = make_attempt(1, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    struct read_result r = {0};
+
+    running.started_unix_ms = 3000;
+    done.started_unix_ms = 3000;
+    done.message = "done";
+    a_done.outcome_case = CSCHED__V1__ATTEMPT__OUTCOME_EXIT_CODE;
+    a_done.exit_code = 0;
+    a_done.user_cpu_ms = 12;
+    store_open(f);
+    cs_store_run_put(f->store, &queued, write_cb, f);
+    cs_store_attempt_put(f->store, 1, &starting, "/state/1/1", write_cb, f);
+    cs_store_run_put(f->store, &running, write_cb, f);
+    cs_store_attempt_put(f->store, 1, &a_running, NULL, write_cb, f);
+    cs_store_run_put(f->store, &done, write_cb, f);
+    cs_store_attempt_put(f->store, 1, &a_done, "", write_cb, f);
+    wait_writes(f, 6);
+    assert_int_equal(f->writes_ok, 6);
+
+    cs_store_run_get(f->store, 1, run_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_int_equal(r.run->started_unix_ms, 3000);
+    assert_int_equal(r.run->ended_unix_ms, 5001);
+    assert_int_equal(r.run->outcome_case, CSCHED__V1__RUN__OUTCOME_EXIT_CODE);
+    assert_string_equal(r.run->message, "done");
+    assert_int_equal(r.run->n_attempts, 1);
+    assert_int_equal(r.run->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_int_equal(r.run->attempts[0]->outcome_case, CSCHED__V1__ATTEMPT__OUTCOME_EXIT_CODE);
+    assert_int_equal(r.run->attempts[0]->user_cpu_ms, 12);
+    protobuf_c_message_free_unpacked(&r.run->base, NULL);
+    /* One row version each: the three puts became one insert, not an insert
+     * and two updates. The attempt keeps the directory of its first put. */
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(admin_value(f->conninfo, "SELECT (ctid = '(0,1)'::tid)::int FROM runs"), 1);
+    assert_int_equal(admin_value(f->conninfo, "SELECT (ctid = '(0,1)'::tid)::int FROM attempts"),
+                     1);
+    assert_int_equal(
+        admin_value(f->conninfo, "SELECT count(*) FROM attempts WHERE attempt_dir = '/state/1/1'"),
+        1);
+}
+
+static void test_store_event_text_round_trips(void **state)
+{
+    static const char *const texts[] = {
+        "it's \"quoted\"",
+        "a,b,c",
+        "{braces}",
+        "{\"a\",NULL}",
+        "back\\slash\\",
+        "two\nlines\r\n",
+        "tab\there",
+        "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89",
+        "",
+        "NULL",
+        " padded ",
+        "\\x00ff",
+    };
+    const size_t n = sizeof(texts) / sizeof(texts[0]);
+    struct fixture *f = *state;
+    Csched__V1__Event again = make_event(1, 1, "again");
+    struct read_result r = {0};
+
+    store_open(f);
+    for (size_t i = 0; i < n; i++) {
+        Csched__V1__Event e = make_event((int64_t)i + 1, 40, texts[(i + 1) % n]);
+
+        e.message = (char *)texts[i];
+        e.attempt = (uint32_t)i;
+        if (i % 3 == 1) {
+            e.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
+            e.exit_code = -(int32_t)i;
+        } else if (i % 3 == 2) {
+            e.outcome_case = CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL;
+            e.term_signal = (int32_t)i;
+        }
+        cs_store_event_put(f->store, &e, write_cb, f);
+    }
+    /* The same seq again in the same batch: the first stays. */
+    again.message = "second";
+    cs_store_event_put(f->store, &again, write_cb, f);
+    cs_store_event_list(f->store, 0, NULL, 100, events_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(f->writes_ok, (int)n + 1);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.n, n);
+    for (size_t i = 0; i < n; i++) {
+        const Csched__V1__Event *e = r.events[i];
+
+        assert_int_equal(e->seq, (int64_t)i + 1);
+        assert_string_equal(e->message, texts[i]);
+        assert_string_equal(e->job_name, texts[(i + 1) % n]);
+        assert_int_equal(e->attempt, i);
+        assert_int_equal(e->run_id, 40);
+        assert_int_equal(e->outcome_case, i % 3 == 0   ? CSCHED__V1__EVENT__OUTCOME__NOT_SET
+                                          : i % 3 == 1 ? CSCHED__V1__EVENT__OUTCOME_EXIT_CODE
+                                                       : CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL);
+        if (i % 3 == 1)
+            assert_int_equal(e->exit_code, -(int32_t)i);
+        if (i % 3 == 2)
+            assert_int_equal(e->term_signal, i);
+    }
+    cs_store_events_free(r.events, r.n);
+
+    /* And through a job filter whose name needs quoting in any text form. */
+    memset(&r, 0, sizeof(r));
+    cs_store_event_list(f->store, 0, texts[4], 100, events_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.events[0]->message, texts[3]);
+    cs_store_events_free(r.events, r.n);
+}
+
+static void put_job(struct fixture *f, const char *name, uint64_t version)
+{
+    char *argv[] = {"true"};
+    Csched__V1__Job job = make_job(name, argv, 1);
+
+    job.version = version;
+    cs_store_job_put(f->store, &job, write_cb, f);
+}
+
+/* One batch: jobs put and deleted in every order, 40 runs each going
+ * through three states with an attempt and three events, and reads in the
+ * middle that see exactly what was queued before them. */
+static void test_store_batch_mixes_tables_and_reads(void **state)
+{
+    struct fixture *f = *state;
+    struct read_result mid = {0};
+    struct read_result mid_events = {0};
+    struct read_result jobs_gone = {0};
+
+    store_open(f);
+    put_job(f, "a", 1);
+    put_job(f, "b", 1);
+    cs_store_job_delete(f->store, "b", write_cb, f);
+    cs_store_job_delete(f->store, "c", write_cb, f);
+    put_job(f, "c", 1);
+    put_job(f, "d", 1);
+    cs_store_job_delete(f->store, "d", write_cb, f);
+    put_job(f, "d", 2);
+    for (int64_t id = 1; id <= 40; id++) {
+        Csched__V1__Run run = make_run(id, "a", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+        Csched__V1__Attempt a = make_attempt(1, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+        Csched__V1__Event e = make_event(3 * id - 2, id, "a");
+        char dir[32];
+
+        snprintf(dir, sizeof(dir), "/s/%lld", (long long)id);
+        cs_store_run_put(f->store, &run, write_cb, f);
+        cs_store_event_put(f->store, &e, write_cb, f);
+        cs_store_attempt_put(f->store, id, &a, dir, write_cb, f);
+        run.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
+        cs_store_run_put(f->store, &run, write_cb, f);
+        e.seq = 3 * id - 1;
+        cs_store_event_put(f->store, &e, write_cb, f);
+    }
+    cs_store_run_get(f->store, 20, run_cb, &mid);
+    cs_store_event_list(f->store, 0, NULL, 1000, events_cb, &mid_events);
+    for (int64_t id = 1; id <= 40; id++) {
+        Csched__V1__Run run = make_run(id, "a", CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
+        Csched__V1__Attempt a = make_attempt(1, CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
+        Csched__V1__Event e = make_event(3 * id, id, "a");
+
+        cs_store_attempt_put(f->store, id, &a, NULL, write_cb, f);
+        cs_store_run_put(f->store, &run, write_cb, f);
+        cs_store_event_put(f->store, &e, write_cb, f);
+    }
+    put_job(f, "a", 3);
+    cs_store_job_delete(f->store, "c", write_cb, f);
+    put_job(f, "c", 4);
+    wait_writes(f, 11 + 40 * 8);
+    assert_int_equal(f->writes_ok, 11 + 40 * 8);
+    run_until(f, &mid.done, 10000);
+    run_until(f, &mid_events.done, 10000);
+
+    assert_int_equal(mid.status, 0);
+    assert_int_equal(mid.run->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    assert_int_equal(mid.run->n_attempts, 1);
+    assert_int_equal(mid.run->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+    protobuf_c_message_free_unpacked(&mid.run->base, NULL);
+    assert_int_equal(mid_events.n, 80);
+    cs_store_events_free(mid_events.events, mid_events.n);
+
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs WHERE state = 5"), 40);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM attempts WHERE state = 5"
+                                              " AND attempt_dir = '/s/' || run_id"),
+                     40);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events"), 120);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM jobs"), 3);
+    assert_int_equal(admin_value(f->conninfo, "SELECT version FROM jobs WHERE name = 'a'"), 3);
+    assert_int_equal(admin_value(f->conninfo, "SELECT version FROM jobs WHERE name = 'c'"), 4);
+    assert_int_equal(admin_value(f->conninfo, "SELECT version FROM jobs WHERE name = 'd'"), 2);
+    /* Still one transaction. */
+    assert_int_equal(admin_value(f->conninfo,
+                                 "SELECT count(DISTINCT xmin::text) FROM (SELECT xmin FROM runs"
+                                 " UNION ALL SELECT xmin FROM attempts UNION ALL SELECT xmin"
+                                 " FROM events UNION ALL SELECT xmin FROM jobs) x"),
+                     1);
+
+    /* A delete after a put in one batch wins too. */
+    put_job(f, "a", 5);
+    cs_store_job_delete(f->store, "a", write_cb, f);
+    cs_store_run_get(f->store, 99, run_cb, &jobs_gone);
+    wait_writes(f, 13 + 40 * 8);
+    run_until(f, &jobs_gone.done, 10000);
+    assert_int_equal(jobs_gone.status, -ENOENT);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM jobs WHERE name = 'a'"), 0);
+}
+
+static void test_store_coalesced_batch_replayed_after_connection_killed(void **state)
+{
+    struct fixture *f = *state;
+    Csched__V1__Run first = make_run(1, "r", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    const int n_writes = 11 + 30 * 5 + 10;
+    PGconn *admin;
+
+    store_open(f);
+    cs_store_run_put(f->store, &first, write_cb, f);
+    for (int64_t seq = 1; seq <= 10; seq++) {
+        Csched__V1__Event e = make_event(seq, 1, "r");
+
+        e.message = "first";
+        cs_store_event_put(f->store, &e, write_cb, f);
+    }
+    wait_writes(f, 11);
+    /* As in the test above: the batch is in flight when its connection is
+     * killed, and is sent again, coalesced again, after reconnecting. */
+    admin = admin_connect(f->conninfo);
+    admin_must(admin, "BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE");
+    for (int64_t id = 2; id <= 31; id++) {
+        Csched__V1__Run run = make_run(id, "r", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+        Csched__V1__Attempt a = make_attempt(1, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+        Csched__V1__Event e = make_event(10 + id, id, "r");
+        char dir[32];
+
+        snprintf(dir, sizeof(dir), "/r/%lld", (long long)id);
+        cs_store_run_put(f->store, &run, write_cb, f);
+        cs_store_attempt_put(f->store, id, &a, dir, write_cb, f);
+        run.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
+        a.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
+        cs_store_run_put(f->store, &run, write_cb, f);
+        cs_store_attempt_put(f->store, id, &a, NULL, write_cb, f);
+        cs_store_event_put(f->store, &e, write_cb, f);
+    }
+    /* Events already stored, sent again: they stay as they were. */
+    for (int64_t seq = 1; seq <= 10; seq++) {
+        Csched__V1__Event e = make_event(seq, 1, "r");
+
+        e.message = "again";
+        cs_store_event_put(f->store, &e, write_cb, f);
+    }
+    for (int i = 0; i < 20; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        usleep(5000);
+    }
+    assert_int_equal(f->writes_ok, 11);
+    admin_must(admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                      " WHERE application_name = 'cschedd' AND datname = current_database()");
+    for (int i = 0; i < 60; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        usleep(5000);
+    }
+    assert_int_equal(f->writes_ok, 11);
+    assert_int_equal(f->writes_failed, 0);
+    admin_must(admin, "COMMIT");
+    PQfinish(admin);
+    wait_writes(f, n_writes);
+    assert_int_equal(f->writes_ok, n_writes);
+    assert_int_equal(f->writes_failed, 0);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs"), 31);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs WHERE state = 3"), 30);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM attempts WHERE state = 3"
+                                              " AND attempt_dir = '/r/' || run_id"),
+                     30);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events"), 40);
+    assert_int_equal(
+        admin_value(f->conninfo, "SELECT count(*) FROM events WHERE message = 'first'"), 10);
+    /* The same writes once more: nothing changes. */
+    for (int64_t id = 2; id <= 31; id++) {
+        Csched__V1__Run run = make_run(id, "r", CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+
+        cs_store_run_put(f->store, &run, write_cb, f);
+    }
+    wait_writes(f, n_writes + 30);
+    assert_int_equal(f->writes_failed, 0);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs WHERE state = 3"), 30);
+}
+
 static void test_store_embedded_server_started_and_stopped(void **state)
 {
     struct fixture *f = *state;
@@ -1014,6 +1321,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_open_survives_connection_killed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_store_close_commits_pending_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_same_run_put_thrice_one_row, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_event_text_round_trips, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_batch_mixes_tables_and_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_coalesced_batch_replayed_after_connection_killed,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_embedded_server_started_and_stopped, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_store_connects_by_host_name, setup, teardown),
