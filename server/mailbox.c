@@ -1,6 +1,6 @@
 /* Mailbox: cross-thread hand-off to the loop thread. post() runs on any
- * thread; the async callback runs on the loop thread and takes at most
- * CS_MAILBOX_BUDGET items per turn. */
+ * thread; the async callback runs on the loop thread and works through the
+ * items for at most CS_MAILBOX_SLICE_NS per turn. */
 #include "mailbox.h"
 
 #include <stdint.h>
@@ -37,14 +37,18 @@ void cs_mailbox_drain(struct cs_mailbox *box)
 static void on_async(uv_async_t *async)
 {
     struct cs_mailbox *box = async->data;
+    /* A burst (200 requests at once) is handled over several turns: small
+     * chunks until the time slice is used up, so that timers, the pump and
+     * the probe get a go in between. */
+    int64_t deadline_ns = cs_now_mono_ns() + CS_MAILBOX_SLICE_NS;
     bool more;
-    struct cs_mail *first = take(box, CS_MAILBOX_BUDGET, &more);
-    /* A burst (200 requests at once) is handled over several turns, so
-     * timers, the pump and the probe get a go in between. */
+    do {
+        struct cs_mail *first = take(box, CS_MAILBOX_CHUNK, &more);
+        if (first != NULL)
+            box->cb(box, first);
+    } while (more && cs_now_mono_ns() < deadline_ns);
     if (more)
         CS_ASSERT(uv_async_send(async) == 0);
-    if (first != NULL)
-        box->cb(box, first);
 }
 
 int cs_mailbox_init(uv_loop_t *loop, struct cs_mailbox *box, cs_mailbox_cb cb, void *data)

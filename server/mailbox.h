@@ -1,7 +1,7 @@
 /* A mailbox carries items from any thread to the loop thread: a locked
  * singly-linked list plus a uv_async_t. Sends coalesce, so the loop-side
- * callback takes many items at once (as libuv's uv__work_done does), up to a
- * budget per turn.
+ * callback takes many items at once (as libuv's uv__work_done does), for at
+ * most a time slice per turn.
  * Items are intrusive: each starts with a struct cs_mail. */
 #ifndef CS_MAILBOX_H
 #define CS_MAILBOX_H
@@ -9,8 +9,10 @@
 #include <pthread.h>
 #include <uv.h>
 
-/* Items handed to the callback per loop turn, at most. */
-#define CS_MAILBOX_BUDGET 64
+/* The loop spends at most this long on one mailbox per turn (it finishes the
+ * chunk it started), handing items to the callback CS_MAILBOX_CHUNK at a time. */
+#define CS_MAILBOX_SLICE_NS (1000 * 1000)
+#define CS_MAILBOX_CHUNK 8
 
 struct cs_mail {
     struct cs_mail *next;
