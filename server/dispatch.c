@@ -108,11 +108,11 @@ static void run_retire(struct cs_sched *s, struct cs_run *run)
 /* Moves run to a terminal state and forgets it; returns a copy of its final
  * message if want_copy. */
 static Csched__V1__Run *finish_run(struct cs_sched *s, struct cs_run *run,
-                                   Csched__V1__RunState state, cs_store_done_cb cb, void *arg,
-                                   bool want_copy)
+                                   Csched__V1__RunState state, int64_t ended_unix_ms,
+                                   cs_store_done_cb cb, void *arg, bool want_copy)
 {
     set_run_state(s, run, state);
-    run->msg->ended_unix_ms = cs_now_unix_ms();
+    run->msg->ended_unix_ms = ended_unix_ms;
     /* cancel_requested means "being stopped": an ended run is past that. */
     run->msg->cancel_requested = false;
     write_run(s, run, cb, arg);
@@ -461,7 +461,9 @@ void cs_dispatch_attempt_ended(struct cs_attempt *att)
             state = CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
         copy_outcome(run->msg, a);
         set_str(&run->msg->message, a->message);
-        (void)finish_run(s, run, state, NULL, NULL, false);
+        /* It ended when its last attempt did, which may be before the server
+         * heard of it (a minder adopted after a restart). */
+        (void)finish_run(s, run, state, a->ended_unix_ms, NULL, NULL, false);
     }
     release_slot(s, job);
 }
@@ -481,7 +483,8 @@ Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_s
         set_str(&run->msg->message, "cancelled before it started");
         if (run->msg->n_attempts > 0)
             set_str(&run->msg->message, "cancelled while waiting to retry");
-        return finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, cb, arg, true);
+        return finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, cs_now_unix_ms(), cb,
+                          arg, true);
     }
     run->msg->cancel_requested = true;
     struct cs_attempt *att = run->attempt;

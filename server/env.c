@@ -61,6 +61,20 @@ char **cs_env_copy(char *const *env)
     return cs_env_build(env, NULL, 0);
 }
 
+char **cs_env_copy_without(char *const *env, const char *prefix)
+{
+    char **copy = cs_env_copy(env);
+    size_t len = strlen(prefix), out = 0;
+    for (size_t i = 0; copy[i] != NULL; i++) {
+        if (strncmp(copy[i], prefix, len) == 0)
+            free(copy[i]);
+        else
+            copy[out++] = copy[i];
+    }
+    copy[out] = NULL;
+    return copy;
+}
+
 void cs_env_free(char **env)
 {
     if (env == NULL)

@@ -17,6 +17,8 @@ struct cs_env_source {
 char **cs_env_build(char *const *base, const struct cs_env_source *sources, size_t n_sources);
 /* Copies a NULL-terminated environ. */
 char **cs_env_copy(char *const *env);
+/* Copies env less the variables whose names start with prefix. */
+char **cs_env_copy_without(char *const *env, const char *prefix);
 void cs_env_free(char **env);
 
 #endif

@@ -219,7 +219,9 @@ static int sched_init(struct server *srv)
     s->next_run_id = 1;
     s->next_seq = 1;
     s->started_mono_ns = cs_now_mono_ns();
-    s->base_env = cs_env_copy(environ);
+    /* Commands get the server's environment less its own settings: the
+     * database URL may carry a password. */
+    s->base_env = cs_env_copy_without(environ, "CSCHED_");
     cs_idmap_init(&s->runs);
     int rc = cs_pump_init(s);
     if (rc == 0)

@@ -222,12 +222,32 @@ static void test_env_copy(void **state)
     cs_env_free(env);
 }
 
+/* The server's own settings (its database URL among them) never reach a
+ * command: every CSCHED_ variable is left out, and nothing else is. */
+static void test_env_copy_without_prefix(void **state)
+{
+    char *base[] = {"PATH=/bin",  "CSCHED_DATABASE_URL=postgresql://u:secret@db/x",
+                    "CSCHEDX=1",  "CSCHED_=2",
+                    "HOME=/root", NULL};
+    char **env = cs_env_copy_without(base, "CSCHED_");
+
+    assert_string_equal(env[0], "PATH=/bin");
+    assert_string_equal(env[1], "CSCHEDX=1");
+    assert_string_equal(env[2], "HOME=/root");
+    assert_null(env[3]);
+    cs_env_free(env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_env_override_order), cmocka_unit_test(test_env_last_definition_wins),
-        cmocka_unit_test(test_env_prefix_names),   cmocka_unit_test(test_env_values_with_equals),
-        cmocka_unit_test(test_env_keeps_order),    cmocka_unit_test(test_env_empty),
+        cmocka_unit_test(test_env_copy_without_prefix),
+        cmocka_unit_test(test_env_override_order),
+        cmocka_unit_test(test_env_last_definition_wins),
+        cmocka_unit_test(test_env_prefix_names),
+        cmocka_unit_test(test_env_values_with_equals),
+        cmocka_unit_test(test_env_keeps_order),
+        cmocka_unit_test(test_env_empty),
         cmocka_unit_test(test_env_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
