@@ -207,6 +207,21 @@ static void sanitize_std_fds(void)
             die_unable("open", "/dev/null");
 }
 
+/* Leaves the command's group id for the server (best effort, no fsync): if
+ * the minder is killed outright, the server stops the group it leaves. */
+static void record_pgid(void)
+{
+    char path[4096], text[24];
+    int len = snprintf(text, sizeof(text), "%d\n", (int)m.pid);
+    (void)snprintf(path, sizeof(path), "%s/%s", m.dir, CS_ATTEMPT_PGID_FILE);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    /* A short write only costs the clean-up after a killed minder. */
+    (void)!write(fd, text, (size_t)len);
+    (void)close(fd);
+}
+
 /* Fails with the error number rc (from a posix_spawn* call) unless it is 0. */
 static void check_spawn_setup(int rc)
 {
@@ -284,8 +299,10 @@ static bool start(void)
     (void)close(err_pipe[1]);
     m.out[0].pipe_fd = out_pipe[0];
     m.out[1].pipe_fd = err_pipe[0];
-    if (rc == 0)
+    if (rc == 0) {
+        record_pgid();
         return true;
+    }
     m.pid = 0;
     record_start_failure(rc);
     return false;

@@ -16,6 +16,9 @@
 #define CS_ATTEMPT_PID_FILE "pid"
 #define CS_ATTEMPT_STDOUT_FILE "stdout"
 #define CS_ATTEMPT_STDERR_FILE "stderr"
+/* The command's process group id, written by the minder once the command
+ * runs, so the server can stop the group if the minder itself is killed. */
+#define CS_ATTEMPT_PGID_FILE "pgid"
 
 /* Upper bound of a formatted note in bytes, message escapes included. */
 #define CS_NOTE_MAX_BYTES 2048

@@ -281,7 +281,8 @@ static void test_e2e_runs_timeout(void **state)
 }
 
 /* A minder killed outright leaves no status note: its attempt is LOST with a
- * message saying so, and the run goes on to its next attempt. */
+ * message saying so, the command it left behind is stopped, and the run goes
+ * on to its next attempt. */
 static void test_e2e_runs_killed_minder_is_lost_then_retried(void **state)
 {
     struct cs_e2e *e = *state;
@@ -307,8 +308,6 @@ static void test_e2e_runs_killed_minder_is_lost_then_retried(void **state)
     assert_true(run->attempts[0]->minder_pid > 0);
     assert_int_equal(kill(run->attempts[0]->minder_pid, SIGKILL), 0);
     csched__v1__run__free_unpacked(run, NULL);
-    /* The orphaned command is not the server's to find: stop it here. */
-    (void)kill(-pgid, SIGKILL);
 
     run = cs_e2e_wait_end(e, id);
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
@@ -318,6 +317,8 @@ static void test_e2e_runs_killed_minder_is_lost_then_retried(void **state)
         fail_msg("LOST attempt message \"%s\" does not say the note is missing",
                  run->attempts[0]->message);
     assert_int_equal(run->attempts[1]->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    /* The server stopped the command the killed minder left behind. */
+    cs_e2e_assert_group_gone(pgid, 2000);
     csched__v1__run__free_unpacked(run, NULL);
     cs_e2e_rmtree(dir);
 }

@@ -54,8 +54,9 @@ static void path_of(const char *name, char *out, size_t cap)
 
 static int remove_dir(void **state)
 {
-    static const char *const names[] = {CS_NOTE_FILE, "status.tmp", CS_ATTEMPT_PID_FILE,
-                                        CS_ATTEMPT_STDOUT_FILE, CS_ATTEMPT_STDERR_FILE};
+    static const char *const names[] = {CS_NOTE_FILE,           "status.tmp",
+                                        CS_ATTEMPT_PID_FILE,    CS_ATTEMPT_STDOUT_FILE,
+                                        CS_ATTEMPT_STDERR_FILE, CS_ATTEMPT_PGID_FILE};
     char path[128];
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
