@@ -11,19 +11,28 @@
 
 #include "attempt.h"
 
+/* Reads up to cap - 1 bytes of a small file and NUL-terminates them.
+ * Returns the length, or -1 if the file cannot be read or is empty. */
+static ssize_t read_small_file(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, cap - 1);
+    (void)close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return n;
+}
+
 /* Reads a small decimal number from DIR/NAME; -1 if there is none. */
 static pid_t read_pid(const char *dir, const char *name)
 {
     char path[4096], text[32];
     (void)snprintf(path, sizeof(path), "%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (read_small_file(path, text, sizeof(text)) < 0)
         return -1;
-    ssize_t n = read(fd, text, sizeof(text) - 1);
-    (void)close(fd);
-    if (n <= 0)
-        return -1;
-    text[n] = '\0';
     long pid = strtol(text, NULL, 10);
     return pid > 0 ? (pid_t)pid : -1;
 }
@@ -33,14 +42,8 @@ static pid_t session_of(pid_t pid)
 {
     char path[64], text[512];
     (void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (read_small_file(path, text, sizeof(text)) < 0)
         return -1;
-    ssize_t n = read(fd, text, sizeof(text) - 1);
-    (void)close(fd);
-    if (n <= 0)
-        return -1;
-    text[n] = '\0';
     /* The command name may hold spaces: the fields after it follow the last ')'. */
     const char *p = strrchr(text, ')');
     int ppid, pgrp, session;
@@ -74,14 +77,9 @@ static bool is_our_minder(pid_t pid, const char *dir)
 {
     char path[64], args[8192];
     (void)snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    ssize_t n = read_small_file(path, args, sizeof(args));
+    if (n < 0)
         return false;
-    ssize_t n = read(fd, args, sizeof(args) - 1);
-    (void)close(fd);
-    if (n <= 0)
-        return false;
-    args[n] = '\0';
     if (strstr(args, "csched-minder") == NULL)
         return false;
     /* argv is NUL-separated: look for the -d value among the arguments. */
