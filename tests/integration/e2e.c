@@ -177,6 +177,26 @@ int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name)
     return id;
 }
 
+Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e)
+{
+    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
+    Csched__V1__Stats *stats = NULL;
+    struct cs_status st = {0};
+
+    if (cs_scheduler_get_stats(e->client, &req, &stats, cs_e2e_opts(), &st) != 0)
+        fail_msg("GetStats: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    return stats;
+}
+
+int64_t cs_e2e_last_seq(struct cs_e2e *e)
+{
+    Csched__V1__Stats *stats = cs_e2e_get_stats(e);
+    int64_t seq = stats->last_seq;
+
+    csched__v1__stats__free_unpacked(stats, NULL);
+    return seq;
+}
+
 Csched__V1__Run *cs_e2e_get_run(struct cs_e2e *e, int64_t run_id)
 {
     Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;

@@ -57,6 +57,12 @@ Csched__V1__Job *cs_e2e_create_job(struct cs_e2e *e, Csched__V1__Job *job);
 /* cs_e2e_trigger triggers job_name (no overrides) and returns the run id. */
 int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name);
 
+/* cs_e2e_get_stats calls GetStats and asserts OK (caller frees). */
+Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e);
+
+/* cs_e2e_last_seq is the seq of the last event the server has committed. */
+int64_t cs_e2e_last_seq(struct cs_e2e *e);
+
 /* cs_e2e_get_run fetches a run and asserts OK (caller frees). */
 Csched__V1__Run *cs_e2e_get_run(struct cs_e2e *e, int64_t run_id);
 

@@ -29,20 +29,6 @@ struct history {
     int state[MAX_EVENTS];
 };
 
-static int64_t last_seq(struct cs_e2e *e)
-{
-    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
-    Csched__V1__Stats *stats = NULL;
-    struct cs_status st = {0};
-    int64_t seq;
-
-    if (cs_scheduler_get_stats(e->client, &req, &stats, cs_e2e_opts(), &st) != 0)
-        fail_msg("GetStats: %s \"%s\"", cs_status_code_name(st.code), st.message);
-    seq = stats->last_seq;
-    csched__v1__stats__free_unpacked(stats, NULL);
-    return seq;
-}
-
 /* Replays every event up to and including seq until_seq into h. */
 static void read_history(struct cs_e2e *e, int64_t until_seq, struct history *h)
 {
@@ -142,7 +128,7 @@ static void restart_keeps_everything(struct cs_e2e *e, bool crash)
     assert_int_equal(running->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
     assert_int_equal(running->n_attempts, 1);
     assert_true(running->attempts[0]->minder_pid > 0);
-    read_history(e, last_seq(e), before);
+    read_history(e, cs_e2e_last_seq(e), before);
 
     if (crash)
         assert_int_equal(cs_testd_kill(e->d), 0);
@@ -171,7 +157,7 @@ static void restart_keeps_everything(struct cs_e2e *e, bool crash)
     next = cs_e2e_wait_end(e, cs_e2e_trigger(e, quick));
     assert_int_equal(next->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     assert_true(next->id > long_run);
-    assert_true(last_seq(e) > before->seq[before->n - 1]);
+    assert_true(cs_e2e_last_seq(e) > before->seq[before->n - 1]);
 
     csched__v1__run__free_unpacked(next, NULL);
     csched__v1__run__free_unpacked(running, NULL);

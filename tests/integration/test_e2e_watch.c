@@ -39,20 +39,6 @@ struct watch_until {
     size_t max;
 };
 
-static int64_t last_seq(struct cs_e2e *e)
-{
-    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
-    Csched__V1__Stats *stats = NULL;
-    struct cs_status st = {0};
-    int64_t seq;
-
-    if (cs_scheduler_get_stats(e->client, &req, &stats, cs_e2e_opts(), &st) != 0)
-        fail_msg("GetStats: %s \"%s\"", cs_status_code_name(st.code), st.message);
-    seq = stats->last_seq;
-    csched__v1__stats__free_unpacked(stats, NULL);
-    return seq;
-}
-
 static struct cs_stream *watch_open(struct cs_e2e *e, bool from, int64_t after_seq, const char *job)
 {
     struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
@@ -256,7 +242,7 @@ static void test_e2e_watch_live_only(void **state)
     csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "sleep 0.5"), NULL);
     /* History the live Watch must not replay. */
     csched__v1__run__free_unpacked(cs_e2e_wait_end(e, cs_e2e_trigger(e, name)), NULL);
-    before = last_seq(e);
+    before = cs_e2e_last_seq(e);
 
     s = watch_open(e, false, 0, name);
     until.run = cs_e2e_trigger(e, name);
@@ -292,7 +278,7 @@ static void test_e2e_watch_resume(void **state)
     for (int i = 0; i < 2; i++)
         csched__v1__run__free_unpacked(cs_e2e_wait_end(e, cs_e2e_trigger(e, name)), NULL);
 
-    until.seq = last_seq(e);
+    until.seq = cs_e2e_last_seq(e);
     n_full = watch_collect(e, true, 0, "", &until, full);
     assert_true(n_full >= 12);
     assert_int_equal(full[n_full - 1].seq, until.seq);
@@ -306,7 +292,7 @@ static void test_e2e_watch_resume(void **state)
     csched__v1__run__free_unpacked(cs_e2e_wait_end(e, cs_e2e_trigger(e, name)), NULL);
 
     /* Second connection resumes after the last event seen. */
-    until = (struct watch_until){.seq = last_seq(e), .max = MAX_EVENTS - n_first};
+    until = (struct watch_until){.seq = cs_e2e_last_seq(e), .max = MAX_EVENTS - n_first};
     n_rest = watch_collect(e, true, part[n_first - 1].seq, "", &until, part + n_first);
     assert_true(part[n_first].seq > part[n_first - 1].seq);
 
