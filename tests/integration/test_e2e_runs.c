@@ -18,6 +18,16 @@
 #include "e2e.h"
 #include "testlib.h"
 
+/* The run's captured stdout is exactly want. */
+static void assert_stdout(struct cs_e2e *e, int64_t run_id, const char *want)
+{
+    size_t len;
+    char *out = cs_e2e_read_logs(e, run_id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
+
+    assert_string_equal(out, want);
+    free(out);
+}
+
 /* Creates a shell job and runs it once to its end; returns the final run. */
 static Csched__V1__Run *run_shell(struct cs_e2e *e, const char *prefix, const char *shell)
 {
@@ -92,8 +102,6 @@ static void test_e2e_runs_argv_command(void **state)
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
     Csched__V1__Run *run;
     char name[64];
-    size_t len;
-    char *out;
 
     cs_e2e_name(name, sizeof(name), "argv");
     job.name = name;
@@ -102,9 +110,7 @@ static void test_e2e_runs_argv_command(void **state)
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
     run = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
-    out = cs_e2e_read_logs(e, run->id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
-    assert_string_equal(out, "a b|$HOME");
-    free(out);
+    assert_stdout(e, run->id, "a b|$HOME");
     csched__v1__run__free_unpacked(run, NULL);
 }
 
@@ -124,8 +130,6 @@ static void test_e2e_runs_env_and_overrides(void **state)
     Csched__V1__Run *run = NULL, *plain;
     struct cs_status st = {0};
     char name[64];
-    size_t len;
-    char *out;
 
     cs_e2e_name(name, sizeof(name), "env");
     jx.key = "X";
@@ -149,17 +153,13 @@ static void test_e2e_runs_env_and_overrides(void **state)
         fail_msg("TriggerJob with env: %s \"%s\"", cs_status_code_name(st.code), st.message);
     plain = cs_e2e_wait_end(e, run->id);
     assert_run_state(plain, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
-    out = cs_e2e_read_logs(e, run->id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
-    assert_string_equal(out, "from job|trigger y|trigger z\n");
-    free(out);
+    assert_stdout(e, run->id, "from job|trigger y|trigger z\n");
     csched__v1__run__free_unpacked(plain, NULL);
     csched__v1__run__free_unpacked(run, NULL);
 
     /* The overrides were for that run only. */
     plain = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
-    out = cs_e2e_read_logs(e, plain->id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
-    assert_string_equal(out, "from job|job y|\n");
-    free(out);
+    assert_stdout(e, plain->id, "from job|job y|\n");
     csched__v1__run__free_unpacked(plain, NULL);
 }
 
