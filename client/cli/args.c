@@ -155,6 +155,18 @@ int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i)
     return rc;
 }
 
+int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i, const char *name,
+                               const char *usage)
+{
+    int rc = cs_cli_take_global_flag(cli, argc, argv, i);
+
+    if (rc < 0)
+        return CS_EXIT_USAGE;
+    if (rc == 0)
+        return cs_cli_usage(cli, "%s: unexpected '%s'; usage: %s", name, argv[*i], usage);
+    return 0;
+}
+
 int cs_cli_parse_u32(const char *s, uint32_t *out)
 {
     uintmax_t v;

@@ -77,6 +77,12 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
  * -EINVAL once the error is printed (the command exits CS_EXIT_USAGE). */
 int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i);
 
+/* The end of a command's flag loop: takes a global flag, or fails with
+ * "NAME: unexpected 'ARG'; usage: USAGE". Returns 0 when taken (go on), or
+ * the exit code for the command to return. */
+int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i, const char *name,
+                               const char *usage);
+
 /* Parses a decimal uint32 (no sign, no spaces). Returns 0 or -EINVAL. */
 int cs_cli_parse_u32(const char *s, uint32_t *out);
 

@@ -56,12 +56,9 @@ int cs_cmd_apply(struct cs_cli *cli, int argc, char **argv)
             path = v;
             continue;
         }
-        rc = cs_cli_take_global_flag(cli, argc, argv, &i);
-        if (rc < 0)
-            return CS_EXIT_USAGE;
-        if (rc == 0)
-            return cs_cli_usage(cli, "apply: unexpected '%s'; usage: csched apply -f jobs.yaml",
-                                argv[i]);
+        rc = cs_cli_take_global_or_fail(cli, argc, argv, &i, "apply", "csched apply -f jobs.yaml");
+        if (rc != 0)
+            return rc;
     }
     if (path == NULL)
         return cs_cli_usage(cli, "apply: missing -f FILE");

@@ -33,14 +33,10 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
                 return cs_cli_usage(cli, "--limit takes a whole number > 0, not '%s'", v ? v : "");
             continue;
         }
-        rc = cs_cli_take_global_flag(cli, argc, argv, &i);
-        if (rc < 0)
-            return CS_EXIT_USAGE;
-        if (rc == 0)
-            return cs_cli_usage(cli,
-                                "runs: unexpected '%s'; usage: csched runs [--job J] "
-                                "[--state S] [--limit N]",
-                                argv[i]);
+        rc = cs_cli_take_global_or_fail(cli, argc, argv, &i, "runs",
+                                        "csched runs [--job J] [--state S] [--limit N]");
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }

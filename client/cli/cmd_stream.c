@@ -112,14 +112,10 @@ static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__Wa
             req->after_seq = seq;
             continue;
         }
-        rc = cs_cli_take_global_flag(cli, argc, argv, &i);
-        if (rc < 0)
-            return CS_EXIT_USAGE;
-        if (rc == 0)
-            return cs_cli_usage(cli,
-                                "watch: unexpected '%s'; usage: csched watch [--job J] "
-                                "[--after-seq N]",
-                                argv[i]);
+        rc = cs_cli_take_global_or_fail(cli, argc, argv, &i, "watch",
+                                        "csched watch [--job J] [--after-seq N]");
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }

@@ -279,6 +279,30 @@ static void test_cli_take_global_flag(void **state)
     capture_close(&err);
 }
 
+/* The end of a flag loop: a global flag is taken, anything else is a usage
+ * error naming the command, the argument and the command's usage. */
+static void test_cli_take_global_or_fail(void **state)
+{
+    struct capture err;
+    struct cs_cli cli;
+    int i;
+
+    init_cli(&cli);
+    capture_open(&err);
+    cli.err = err.f;
+    i = 0;
+    assert_int_equal(cs_cli_take_global_or_fail(&cli, 2, ARGV("-o", "json"), &i, "runs", "U"), 0);
+    assert_int_equal(i, 1);
+    assert_string_equal(captured(&err), "");
+    i = 0;
+    assert_int_equal(
+        cs_cli_take_global_or_fail(&cli, 1, ARGV("--bogus"), &i, "runs", "csched runs [--job J]"),
+        CS_EXIT_USAGE);
+    assert_non_null(
+        strstr(captured(&err), "runs: unexpected '--bogus'; usage: csched runs [--job J]"));
+    capture_close(&err);
+}
+
 static void test_cli_positionals(void **state)
 {
     struct capture err;
@@ -532,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_cli_job_args_shell),
         cmocka_unit_test(test_cli_job_args_errors),
         cmocka_unit_test(test_cli_take_global_flag),
+        cmocka_unit_test(test_cli_take_global_or_fail),
         cmocka_unit_test(test_cli_positionals),
         cmocka_unit_test(test_cli_json_string_escaping),
         cmocka_unit_test(test_cli_json_job),
