@@ -29,6 +29,21 @@ struct log_read {
 
 static void next_step(struct log_read *r);
 
+static void on_log_file_closed(uv_fs_t *req)
+{
+    uv_fs_req_cleanup(req);
+    free(req);
+}
+
+/* Closes the open log file on libuv's pool (a close may flush, and nothing
+ * waits for it); r forgets the fd at once. */
+static void close_log_file(struct log_read *r)
+{
+    uv_fs_t *req = cs_xmalloc(sizeof(*req));
+    CS_ASSERT(uv_fs_close(r->sched->loop, req, r->fd, on_log_file_closed) == 0);
+    r->fd = -1;
+}
+
 static void log_read_end(struct log_read *r, int code, const char *message)
 {
     if (r->call != NULL) {
@@ -39,11 +54,7 @@ static void log_read_end(struct log_read *r, int code, const char *message)
     }
     r->call = NULL;
     if (r->fd >= 0) {
-        /* A close of a regular file does not block: done inline. */
-        uv_fs_t close_req;
-        (void)uv_fs_close(NULL, &close_req, r->fd, NULL);
-        uv_fs_req_cleanup(&close_req);
-        r->fd = -1;
+        close_log_file(r);
     }
     free(r);
 }
@@ -63,10 +74,7 @@ static void on_read(uv_fs_t *req)
         return;
     }
     if (n == 0) {
-        uv_fs_t close_req;
-        (void)uv_fs_close(NULL, &close_req, r->fd, NULL);
-        uv_fs_req_cleanup(&close_req);
-        r->fd = -1;
+        close_log_file(r);
         r->current++;
         r->offset = 0;
         next_step(r);
