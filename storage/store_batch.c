@@ -9,7 +9,10 @@
  * previous turn's check callbacks queued, without adding a turn of latency,
  * and unlike uv_idle it never makes the loop spin. Batches already sent stay
  * in `inflight` until their sync arrives; the next batch accumulates
- * meanwhile, and a few batches may be in flight.
+ * meanwhile. One connection runs its transactions one after another anyway,
+ * so a second batch sent early would only commit separately: holding it back
+ * until the first commits makes it larger and the commits fewer (measured:
+ * database CPU per run -12% at 2000 runs, limit 64).
  *
  * A batch's writes do not each become a statement: store_bulk.c coalesces
  * them into one statement per table, so the database binds and executes far
@@ -42,10 +45,11 @@
  * several batches. */
 #define BATCH_MAX_OPS 2000
 #define BATCH_MAX_BYTES (4u << 20)
-/* Batches in flight at once. Beyond it, operations wait in the queue (and
- * join later batches): this bounds libpq's buffers and the time one turn
- * spends sending, e.g. after a reconnect with a long backlog. */
-#define INFLIGHT_MAX_BATCHES 4
+/* Batches in flight at once: one, the classic group commit. Operations
+ * wait in the queue and join the next batch; this also bounds libpq's
+ * buffers and the time one turn spends sending after a reconnect with a long
+ * backlog. */
+#define INFLIGHT_MAX_BATCHES 1
 
 static void on_flush(uv_prepare_t *handle);
 
