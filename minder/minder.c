@@ -290,6 +290,11 @@ static bool start(void)
     check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, out_pipe[1], STDOUT_FILENO));
     check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, err_pipe[1], STDERR_FILENO));
 
+    /* cschedd may hold CAP_SYS_NICE as an ambient capability (to run its own
+     * threads ahead of the jobs); ambient capabilities survive exec, and the
+     * job must not get it. EINVAL: a kernel without ambient capabilities. */
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        die_unable("clear", "ambient capabilities");
     m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
     rc = posix_spawnp(&m.pid, m.argv[0], &file_actions, &attr, m.argv, environ);
     (void)posix_spawn_file_actions_destroy(&file_actions); /* frees memory only */

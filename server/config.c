@@ -14,7 +14,8 @@ enum {
     OPT_MAX_RUNNING,
     OPT_READY_FILE,
     OPT_MINDER,
-    OPT_LOG_LEVEL
+    OPT_LOG_LEVEL,
+    OPT_PRIORITY
 };
 
 static const struct option options[] = {
@@ -25,29 +26,33 @@ static const struct option options[] = {
     {"ready-file", required_argument, NULL, OPT_READY_FILE},
     {"minder", required_argument, NULL, OPT_MINDER},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"priority", required_argument, NULL, OPT_PRIORITY},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 void cs_config_usage(const char *prog)
 {
-    fprintf(stderr,
-            "usage: %s [options]\n"
-            "  --listen HOST:PORT      gRPC address (default " CS_DEFAULT_LISTEN
-            "; port 0 picks one)       [CSCHED_LISTEN]\n"
-            "  --database-url URL      PostgreSQL to use; without it cschedd runs its own\n"
-            "                          under STATE_DIR/pg                 [CSCHED_DATABASE_URL]\n"
-            "  --state-dir DIR         attempts' files and the embedded database\n"
-            "                          (default " CS_DEFAULT_STATE_DIR
-            ")              [CSCHED_STATE_DIR]\n"
-            "  --max-running N         runs at once, all jobs together (default %d)\n"
-            "                                                             [CSCHED_MAX_RUNNING]\n"
-            "  --ready-file PATH       written with the bound HOST:PORT once serving\n"
-            "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
-            "                                                             [CSCHED_MINDER]\n"
-            "  --log-level LEVEL       error, warn, info or debug (default info)\n"
-            "                                                             [CSCHED_LOG_LEVEL]\n",
-            prog, CS_DEFAULT_MAX_RUNNING);
+    fprintf(
+        stderr,
+        "usage: %s [options]\n"
+        "  --listen HOST:PORT      gRPC address (default " CS_DEFAULT_LISTEN
+        "; port 0 picks one)       [CSCHED_LISTEN]\n"
+        "  --database-url URL      PostgreSQL to use; without it cschedd runs its own\n"
+        "                          under STATE_DIR/pg                 [CSCHED_DATABASE_URL]\n"
+        "  --state-dir DIR         attempts' files and the embedded database\n"
+        "                          (default " CS_DEFAULT_STATE_DIR
+        ")              [CSCHED_STATE_DIR]\n"
+        "  --max-running N         runs at once, all jobs together (default %d)\n"
+        "                                                             [CSCHED_MAX_RUNNING]\n"
+        "  --ready-file PATH       written with the bound HOST:PORT once serving\n"
+        "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
+        "                                                             [CSCHED_MINDER]\n"
+        "  --log-level LEVEL       error, warn, info or debug (default info)\n"
+        "                                                             [CSCHED_LOG_LEVEL]\n"
+        "  --priority high|normal  high: cschedd's own threads run at nice -20, ahead of\n"
+        "                          the jobs (needs CAP_SYS_NICE; default high) [CSCHED_PRIORITY]\n",
+        prog, CS_DEFAULT_MAX_RUNNING);
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -80,6 +85,14 @@ static int parse_level(const char *text, const char *source, enum cs_log_level *
     return 0;
 }
 
+static int parse_priority(const char *text, const char *source, bool *high, struct cs_err *err)
+{
+    if (strcmp(text, "high") != 0 && strcmp(text, "normal") != 0)
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be high or normal", source, text);
+    *high = strcmp(text, "high") == 0;
+    return 0;
+}
+
 /* A setting's text and where it came from, for the error message. */
 struct raw {
     const char *text;
@@ -108,6 +121,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     struct raw state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR);
     struct raw max_running = from_env("CSCHED_MAX_RUNNING", NULL);
     struct raw level = from_env("CSCHED_LOG_LEVEL", NULL);
+    struct raw priority = from_env("CSCHED_PRIORITY", NULL);
 
     /* Flags win over the environment, so values are checked only after both. */
     optind = 1;
@@ -136,6 +150,9 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         case OPT_LOG_LEVEL:
             level = (struct raw){optarg, "--log-level"};
             break;
+        case OPT_PRIORITY:
+            priority = (struct raw){optarg, "--priority"};
+            break;
         case 'h':
             c->help = true;
             return 0;
@@ -158,6 +175,10 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         return -EINVAL;
     c->log_level = CS_LOG_INFO;
     if (level.text != NULL && parse_level(level.text, level.source, &c->log_level, err) != 0)
+        return -EINVAL;
+    c->high_priority = true;
+    if (priority.text != NULL &&
+        parse_priority(priority.text, priority.source, &c->high_priority, err) != 0)
         return -EINVAL;
     return 0;
 }

@@ -5,9 +5,11 @@
 #define CS_LOG_COMPONENT "grpc"
 #include "grpc_bridge_thread.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "log.h"
+#include "priority.h"
 #include "util.h"
 
 struct completion {
@@ -19,6 +21,8 @@ struct completion {
 static void bridge_main(void *arg)
 {
     struct cs_bridge *bridge = arg;
+    pthread_setname_np(pthread_self(), "csched-grpc");
+    (void)cs_priority_raise_this_thread("gRPC bridge");
     for (;;) {
         grpc_event ev =
             grpc_completion_queue_next(bridge->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);

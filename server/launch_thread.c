@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "note.h"
+#include "priority.h"
 #include "util.h"
 
 struct cs_launcher {
@@ -136,6 +137,9 @@ static void launch_main(void *arg)
 {
     struct cs_launcher *l = arg;
     sigset_t all;
+    /* The name shows in top -H and /proc, so an operator can tell the threads apart. */
+    pthread_setname_np(pthread_self(), "csched-launch");
+    (void)cs_priority_raise_this_thread("launch");
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
 

@@ -21,6 +21,7 @@
 #include "job.h"
 #include "launch_thread.h"
 #include "log.h"
+#include "priority.h"
 #include "pump.h"
 #include "rpc.h"
 #include "sched_state.h"
@@ -251,6 +252,10 @@ int main(int argc, char **argv)
     if (make_dir(srv.config.state_dir) != 0 || make_dir(attempts) != 0 || find_minder(&srv) != 0)
         return 1;
 
+    /* First, so that every thread made from here on starts at the normal
+     * policy (SCHED_RESET_ON_FORK) and raises itself only if it is ours. */
+    cs_priority_enable(srv.config.high_priority);
+    cs_priority_raise_this_thread("loop");
     grpc_init();
     srv.loop = uv_default_loop();
     cs_loop_thread_mark();

@@ -2,6 +2,7 @@
  * libcsched against a real cschedd, real minders and the real clock: exit
  * codes, signals, env, working dir, idempotency keys, timeouts, cancels,
  * retries and the per-job limit. One server serves every test of this file. */
+#include <dirent.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -714,6 +716,64 @@ static void test_e2e_runs_list_filters_and_paging(void **state)
         assert_true(ids[j] != bad[0] && ids[j] != bad[1]);
 }
 
+/* The nice value of pid's thread named comm (the main thread if comm is
+ * NULL), from /proc; fails the test if there is no such thread. */
+static long thread_nice(pid_t pid, const char *comm)
+{
+    char path[PATH_MAX], text[1024];
+    struct dirent *ent;
+    long nice = LONG_MIN;
+
+    (void)snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    assert_non_null(dir);
+    while (nice == LONG_MIN && (ent = readdir(dir)) != NULL) {
+        if (ent->d_name[0] == '.' || (comm == NULL && atoi(ent->d_name) != (int)pid))
+            continue;
+        (void)snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, ent->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        size_t n = fread(text, 1, sizeof(text) - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        /* "tid (comm) state ppid ...": the nice value is field 19. */
+        char *open = strchr(text, '('), *close = strrchr(text, ')');
+        if (open == NULL || close == NULL ||
+            (comm != NULL && ((size_t)(close - open - 1) != strlen(comm) ||
+                              strncmp(open + 1, comm, strlen(comm)) != 0)))
+            continue;
+        char *field = close + 2;
+        for (int i = 3; i < 19 && field != NULL; i++)
+            field = strchr(field, ' ') != NULL ? strchr(field, ' ') + 1 : NULL;
+        assert_non_null(field);
+        nice = strtol(field, NULL, 10);
+    }
+    closedir(dir);
+    if (nice == LONG_MIN)
+        fail_msg("cschedd %d has no thread named %s", (int)pid, comm ? comm : "(main)");
+    return nice;
+}
+
+/* cschedd's own threads run ahead of the jobs, but nothing of that reaches a
+ * job: its command runs at nice 0 under the normal policy (fields 19 and 41
+ * of /proc/PID/stat). */
+static void test_e2e_runs_jobs_keep_normal_priority(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Run *run = run_shell(e, "nice", "cut -d' ' -f19,41 /proc/$$/stat");
+
+    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_stdout(e, run->id, "0 0\n");
+    csched__v1__run__free_unpacked(run, NULL);
+    if (geteuid() == 0) {
+        pid_t server = cs_testd_pid(e->d);
+        assert_int_equal(thread_nice(server, NULL), -20);
+        assert_int_equal(thread_nice(server, "csched-launch"), -20);
+        assert_int_equal(thread_nice(server, "csched-grpc"), -20);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -734,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_e2e_runs_timeout_retried_after_backoff),
         cmocka_unit_test(test_e2e_runs_job_max_running),
         cmocka_unit_test(test_e2e_runs_list_filters_and_paging),
+        cmocka_unit_test(test_e2e_runs_jobs_keep_normal_priority),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

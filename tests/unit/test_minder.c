@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -413,6 +416,37 @@ static void test_minder_resets_ignored_signals(void **state)
     assert_int_equal(ignored & 0x7fffffff, 0);
 }
 
+/* Gives this process CAP_SYS_NICE as an ambient capability, as systemd's
+ * AmbientCapabilities= gives it to cschedd. Root only. */
+static void raise_ambient_sys_nice(void)
+{
+    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct data[2];
+
+    assert_int_equal(syscall(SYS_capget, &head, data), 0);
+    data[CAP_TO_INDEX(CAP_SYS_NICE)].inheritable |= CAP_TO_MASK(CAP_SYS_NICE);
+    assert_int_equal(syscall(SYS_capset, &head, data), 0);
+    assert_int_equal(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SYS_NICE, 0, 0), 0);
+}
+
+/* The minder itself inherits an ambient capability through exec; the
+ * command must not. */
+static void test_minder_drops_ambient_capabilities(void **state)
+{
+    unsigned long long ambient = 1;
+    char buf[4096];
+
+    if (geteuid() != 0)
+        skip();
+    raise_ambient_sys_nice();
+    int rc = RUN("--", "grep", "^CapAmb", "/proc/self/status");
+    assert_int_equal(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), 0);
+    assert_int_equal(rc, 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_int_equal(sscanf(buf, "CapAmb: %llx", &ambient), 1);
+    assert_int_equal(ambient, 0);
+}
+
 static void test_minder_reaps_leftovers(void **state)
 {
     struct cs_note note;
@@ -500,6 +534,7 @@ int main(void)
         TEST(test_minder_workdir),
         TEST(test_minder_environment_and_stdin),
         TEST(test_minder_resets_ignored_signals),
+        TEST(test_minder_drops_ambient_capabilities),
         TEST(test_minder_reaps_leftovers),
         TEST(test_minder_session_and_group),
         TEST(test_minder_usage),
