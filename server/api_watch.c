@@ -1,4 +1,5 @@
-/* api_watch: the Watch stream. A watch with after_seq first replays the
+/* api_watch: the Watch stream, its events batched into WatchResponses by
+ * cs_call_push_item. A watch with after_seq first replays the
  * committed events from the store, a page at a time as the client drains
  * them, then switches to live events. The switch is exact because the store
  * answers a read after every write queued before it has committed, and
@@ -86,7 +87,7 @@ static void on_page(void *arg, int status, Csched__V1__Event **events, size_t n)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        cs_call_push(w->call, &events[i]->base);
+        cs_call_push_item(w->call, &events[i]->base);
         w->last_seq = events[i]->seq;
     }
     cs_store_events_free(events, n);
@@ -181,7 +182,7 @@ void cs_watch_publish(struct cs_sched *s, const Csched__V1__Event *ev)
             continue;
         }
         if (wanted(w, ev))
-            cs_call_push(w->call, &ev->base);
+            cs_call_push_item(w->call, &ev->base);
         w->last_seq = ev->seq;
     }
 }

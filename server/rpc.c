@@ -45,10 +45,20 @@ struct slot {
     grpc_byte_buffer *payload;
 };
 
+/* A stream message waiting to be sent: packed bytes, grown in place while
+ * items are merged into it (cs_call_push_item). */
 struct outgoing {
     struct outgoing *next;
-    grpc_byte_buffer *buffer;
+    uint8_t *data;
+    size_t len, cap;
+    size_t items;   /* what it counts for in the backlog */
+    bool mergeable; /* made of items: more may join it */
 };
+
+/* A message of merged items closes at this size; a larger item goes alone.
+ * Far below gRPC's default 4 MiB receive limit, and small enough that one
+ * pack never holds the loop. */
+#define MERGE_MAX_BYTES (64 * 1024)
 
 struct cs_call {
     struct cs_rpc_server *server;
@@ -64,7 +74,8 @@ struct cs_call {
     bool finishing;          /* the final batch has been started */
     bool cancel_seen;
     struct outgoing *out_head, *out_tail;
-    size_t backlog;
+    size_t backlog;       /* items queued, not yet being sent */
+    size_t sending_items; /* items of the message being sent */
     grpc_byte_buffer *sending;
     const struct cs_stream_ops *ops;
     void *stream_ctx;
@@ -101,6 +112,40 @@ static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
     grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
     grpc_slice_unref(slice);
     return bb;
+}
+
+/* Hands o's bytes to gRPC without a copy, and frees o. */
+static grpc_byte_buffer *outgoing_take_buffer(struct outgoing *o)
+{
+    grpc_slice slice = grpc_slice_new(o->data, o->len, free);
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
+    grpc_slice_unref(slice);
+    free(o);
+    return bb;
+}
+
+static void outgoing_free(struct outgoing *o)
+{
+    free(o->data);
+    free(o);
+}
+
+/* Appends the bytes of field 1 (length-delimited) holding item. */
+static void outgoing_append_item(struct outgoing *o, const ProtobufCMessage *item, size_t size)
+{
+    uint8_t prefix[11];
+    size_t n = 0;
+    prefix[n++] = (1 << 3) | 2; /* field 1, wire type 2 */
+    for (size_t v = size; n == 1 || v != 0; v >>= 7)
+        prefix[n++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    if (o->len + n + size > o->cap) {
+        o->cap = o->len + n + size > 2 * o->cap ? o->len + n + size : 2 * o->cap;
+        o->data = cs_xrealloc(o->data, o->cap);
+    }
+    memcpy(o->data + o->len, prefix, n);
+    protobuf_c_message_pack(item, o->data + o->len + n);
+    o->len += n + size;
+    o->items++;
 }
 
 /* Unpacks a request; on failure returns NULL with a message for the client. */
@@ -166,13 +211,13 @@ static void on_sent(struct cs_tag *tag, bool ok)
     call->pending--;
     grpc_byte_buffer_destroy(call->sending);
     call->sending = NULL;
+    call->sending_items = 0;
     if (!ok) {
         /* The client is gone; the close batch reports it. Drop the backlog. */
         while (call->out_head != NULL) {
             struct outgoing *o = call->out_head;
             call->out_head = o->next;
-            grpc_byte_buffer_destroy(o->buffer);
-            free(o);
+            outgoing_free(o);
         }
         call->out_tail = NULL;
         call->backlog = 0;
@@ -242,9 +287,9 @@ static void send_next(struct cs_call *call)
     call->out_head = o->next;
     if (call->out_head == NULL)
         call->out_tail = NULL;
-    call->backlog--;
-    call->sending = o->buffer;
-    free(o);
+    call->backlog -= o->items;
+    call->sending_items = o->items;
+    call->sending = outgoing_take_buffer(o);
     grpc_op op;
     memset(&op, 0, sizeof(op));
     op.op = GRPC_OP_SEND_MESSAGE;
@@ -294,26 +339,55 @@ void *cs_call_stream_ctx(const struct cs_call *call)
     return call->stream_ctx;
 }
 
-void cs_call_push(struct cs_call *call, const ProtobufCMessage *msg)
+static bool can_push(const struct cs_call *call)
 {
     CS_ASSERT(call->method->server_streaming && call->final_message == NULL);
-    if (call->cancel_seen || call->finishing)
-        return;
-    struct outgoing *o = cs_xmalloc(sizeof(*o));
-    o->buffer = pack(msg);
-    o->next = NULL;
+    return !call->cancel_seen && !call->finishing;
+}
+
+static void enqueue(struct cs_call *call, struct outgoing *o)
+{
     if (call->out_tail != NULL)
         call->out_tail->next = o;
     else
         call->out_head = o;
     call->out_tail = o;
-    call->backlog++;
+    call->backlog += o->items;
     send_next(call);
+}
+
+void cs_call_push(struct cs_call *call, const ProtobufCMessage *msg)
+{
+    if (!can_push(call))
+        return;
+    struct outgoing *o = cs_xcalloc(1, sizeof(*o));
+    o->cap = o->len = protobuf_c_message_get_packed_size(msg);
+    o->data = cs_xmalloc(o->len > 0 ? o->len : 1);
+    protobuf_c_message_pack(msg, o->data);
+    o->items = 1;
+    enqueue(call, o);
+}
+
+void cs_call_push_item(struct cs_call *call, const ProtobufCMessage *item)
+{
+    if (!can_push(call))
+        return;
+    size_t size = protobuf_c_message_get_packed_size(item);
+    struct outgoing *tail = call->out_tail;
+    if (tail != NULL && tail->mergeable && tail->len + size + 11 <= MERGE_MAX_BYTES) {
+        outgoing_append_item(tail, item, size);
+        call->backlog++;
+        return;
+    }
+    struct outgoing *o = cs_xcalloc(1, sizeof(*o));
+    o->mergeable = true;
+    outgoing_append_item(o, item, size);
+    enqueue(call, o);
 }
 
 size_t cs_call_backlog(const struct cs_call *call)
 {
-    return call->backlog + (call->sending != NULL ? 1 : 0);
+    return call->backlog + call->sending_items;
 }
 
 /* --- slots ----------------------------------------------------------------- */

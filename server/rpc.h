@@ -5,8 +5,9 @@
  * A call lives until its reply or final status has gone out and gRPC has
  * reported the call closed; handlers never free calls. A unary handler must
  * end every call with cs_call_reply or cs_call_fail, now or later (e.g. after
- * a commit). A streaming handler pushes messages with cs_call_push and ends
- * with cs_call_finish or cs_call_fail. */
+ * a commit). A streaming handler pushes messages with cs_call_push (or the
+ * items of a batched message with cs_call_push_item) and ends with
+ * cs_call_finish or cs_call_fail. */
 #ifndef CS_RPC_H
 #define CS_RPC_H
 
@@ -67,7 +68,13 @@ void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *mes
 void cs_call_set_stream_ops(struct cs_call *call, const struct cs_stream_ops *ops, void *ctx);
 /* Queues msg (packed now) to be sent on a streaming call. */
 void cs_call_push(struct cs_call *call, const ProtobufCMessage *msg);
-/* Messages pushed but not yet sent. */
+/* Queues item (packed now) as one element of field 1 of the stream's
+ * message, a repeated message field. While a message is being sent, the
+ * items pushed meanwhile join one message (up to 64 KiB), sent when the
+ * first completes: a busy stream costs one send per batch of items rather
+ * than one per item, and a quiet one adds no delay. */
+void cs_call_push_item(struct cs_call *call, const ProtobufCMessage *item);
+/* Messages and items pushed but not yet sent. */
 size_t cs_call_backlog(const struct cs_call *call);
 /* The user data a handler attached with cs_call_set_stream_ops. */
 void *cs_call_stream_ctx(const struct cs_call *call);

@@ -125,19 +125,21 @@ static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__Wa
 static int watch_print(struct cs_cli *cli, struct cs_stream *stream, int64_t *last_seq, bool *got,
                        struct cs_status *st)
 {
-    Csched__V1__Event *ev;
+    Csched__V1__WatchResponse *batch;
     int rc;
 
-    while ((rc = cs_scheduler_watch_next(stream, &ev, st)) == 1) {
-        if (cli->format == CS_FORMAT_JSON) {
-            cs_cli_json_line(cli->out, &ev->base);
-            fflush(cli->out);
-        } else {
-            cs_cli_print_event_row(cli->out, ev);
+    while ((rc = cs_scheduler_watch_next(stream, &batch, st)) == 1) {
+        for (size_t i = 0; i < batch->n_events; i++) {
+            const Csched__V1__Event *ev = batch->events[i];
+            if (cli->format == CS_FORMAT_JSON)
+                cs_cli_json_line(cli->out, &ev->base);
+            else
+                cs_cli_print_event_row(cli->out, ev);
+            *last_seq = ev->seq;
+            *got = true;
         }
-        *last_seq = ev->seq;
-        *got = true;
-        csched__v1__event__free_unpacked(ev, NULL);
+        fflush(cli->out);
+        csched__v1__watch_response__free_unpacked(batch, NULL);
     }
     return rc;
 }

@@ -34,24 +34,27 @@ static int get_run(struct cs_cli *cli, int64_t id, Csched__V1__Run **out, struct
 static int follow(struct cs_cli *cli, struct cs_stream *stream, int64_t id, int64_t *last_seq,
                   struct cs_status *st)
 {
-    Csched__V1__Event *ev;
-    int rc;
+    Csched__V1__WatchResponse *batch;
+    bool done = false;
+    int rc = 0;
 
-    while ((rc = cs_scheduler_watch_next(stream, &ev, st)) == 1) {
-        bool done = ev->run_id == id && ev->attempt == 0 && state_is_final(ev->state);
-
-        *last_seq = ev->seq;
-        if (ev->run_id == id && cli->format == CS_FORMAT_TABLE) {
-            if (ev->attempt == 0)
-                fprintf(cli->err, "run %" PRId64 ": %s\n", id, cs_cli_state_name(ev->state));
-            else
-                fprintf(cli->err, "run %" PRId64 ": attempt %" PRIu32 " %s\n", id, ev->attempt,
-                        cs_cli_state_name(ev->state));
+    while (!done && (rc = cs_scheduler_watch_next(stream, &batch, st)) == 1) {
+        for (size_t i = 0; i < batch->n_events && !done; i++) {
+            const Csched__V1__Event *ev = batch->events[i];
+            done = ev->run_id == id && ev->attempt == 0 && state_is_final(ev->state);
+            *last_seq = ev->seq;
+            if (ev->run_id == id && cli->format == CS_FORMAT_TABLE) {
+                if (ev->attempt == 0)
+                    fprintf(cli->err, "run %" PRId64 ": %s\n", id, cs_cli_state_name(ev->state));
+                else
+                    fprintf(cli->err, "run %" PRId64 ": attempt %" PRIu32 " %s\n", id, ev->attempt,
+                            cs_cli_state_name(ev->state));
+            }
         }
-        csched__v1__event__free_unpacked(ev, NULL);
-        if (done)
-            return 0;
+        csched__v1__watch_response__free_unpacked(batch, NULL);
     }
+    if (done)
+        return 0;
     return rc == 0 ? 1 : rc;
 }
 

@@ -15,7 +15,7 @@ static int wait_end(struct cs_client *client, const char *job, int64_t id, int64
 {
     Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
     struct cs_stream *stream;
-    Csched__V1__Event *ev;
+    Csched__V1__WatchResponse *batch;
     int rc, done = 0;
 
     req.job_name = (char *)job;
@@ -24,12 +24,16 @@ static int wait_end(struct cs_client *client, const char *job, int64_t id, int64
     rc = cs_scheduler_watch(client, &req, &stream, NULL, st);
     if (rc != 0)
         return rc;
-    while (!done && cs_scheduler_watch_next(stream, &ev, st) == 1) {
-        if (ev->run_id == id && ev->attempt == 0) {
-            printf("run %lld: state %d\n", (long long)id, ev->state);
-            done = ev->state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
+    /* Events come in batches: one WatchResponse holds one or more. */
+    while (!done && cs_scheduler_watch_next(stream, &batch, st) == 1) {
+        for (size_t i = 0; i < batch->n_events; i++) {
+            const Csched__V1__Event *ev = batch->events[i];
+            if (ev->run_id == id && ev->attempt == 0) {
+                printf("run %lld: state %d\n", (long long)id, ev->state);
+                done = done || ev->state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
+            }
         }
-        csched__v1__event__free_unpacked(ev, NULL);
+        csched__v1__watch_response__free_unpacked(batch, NULL);
     }
     cs_stream_free(stream);
     return done ? 0 : (st->code != 0 ? st->code : 2);

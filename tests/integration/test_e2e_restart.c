@@ -17,6 +17,7 @@
 
 #include "e2e.h"
 #include "testlib.h"
+#include "testwatch.h"
 
 #define MAX_EVENTS 512
 
@@ -36,15 +37,17 @@ static void read_history(struct cs_e2e *e, int64_t until_seq, struct history *h)
     Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
     struct cs_stream *s = NULL;
     struct cs_status st = {0};
-    Csched__V1__Event *ev;
+    struct cs_test_events events = {0};
+    const Csched__V1__Event *ev;
     int64_t seq = 0;
 
     req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
     req.after_seq = 0;
     assert_int_equal(cs_scheduler_watch(e->client, &req, &s, &opts, &st), 0);
     h->n = 0;
+    events.stream = s;
     while (seq < until_seq) {
-        if (cs_scheduler_watch_next(s, &ev, &st) != 1)
+        if (cs_test_next_event(&events, &ev, &st) != 1)
             fail_msg("history ended at seq %lld of %lld: %s \"%s\"", (long long)seq,
                      (long long)until_seq, cs_status_code_name(st.code), st.message);
         assert_true(ev->seq > seq);
@@ -55,8 +58,8 @@ static void read_history(struct cs_e2e *e, int64_t until_seq, struct history *h)
         h->attempt[h->n] = ev->attempt;
         h->state[h->n] = ev->state;
         h->n++;
-        csched__v1__event__free_unpacked(ev, NULL);
     }
+    cs_test_events_done(&events);
     cs_stream_free(s);
 }
 

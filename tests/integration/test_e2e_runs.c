@@ -19,6 +19,7 @@
 
 #include "e2e.h"
 #include "testlib.h"
+#include "testwatch.h"
 
 /* The run's captured stdout is exactly want. */
 static void assert_stdout(struct cs_e2e *e, int64_t run_id, const char *want)
@@ -554,7 +555,8 @@ static void test_e2e_runs_job_max_running(void **state)
     int64_t bad_seq = 0, peak_seq = 0;
     struct cs_status st = {0};
     struct cs_stream *s = NULL;
-    Csched__V1__Event *ev;
+    struct cs_test_events events = {0};
+    const Csched__V1__Event *ev;
     int64_t t0, took_ms;
     char name[64];
 
@@ -575,7 +577,8 @@ static void test_e2e_runs_job_max_running(void **state)
 
     /* Everything is judged after the stream is freed, so a failure leaks
      * nothing. */
-    while (ended < N && (rc = cs_scheduler_watch_next(s, &ev, &st)) == 1) {
+    events.stream = s;
+    while (ended < N && (rc = cs_test_next_event(&events, &ev, &st)) == 1) {
         if (strcmp(ev->job_name, name) != 0 && bad_seq == 0)
             bad_seq = ev->seq;
         if (ev->attempt == 0) {
@@ -591,8 +594,8 @@ static void test_e2e_runs_job_max_running(void **state)
                 peak_seq = ev->seq;
             }
         }
-        csched__v1__event__free_unpacked(ev, NULL);
     }
+    cs_test_events_done(&events);
     cs_stream_free(s);
     if (ended < N)
         fail_msg("Watch ended after %d of %d runs: %s \"%s\"", ended, N,

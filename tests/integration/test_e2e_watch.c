@@ -16,6 +16,7 @@
 
 #include "e2e.h"
 #include "testlib.h"
+#include "testwatch.h"
 
 #define MAX_EVENTS 1024
 
@@ -61,13 +62,14 @@ static struct cs_stream *watch_open(struct cs_e2e *e, bool from, int64_t after_s
 static size_t watch_read(struct cs_stream *s, const struct watch_until *until, struct ev_rec *out)
 {
     struct cs_status st = {0};
-    Csched__V1__Event *ev;
+    struct cs_test_events events = {.stream = s};
+    const Csched__V1__Event *ev;
     bool done = false;
     size_t n = 0;
     int rc;
 
     while (!done && n < until->max) {
-        rc = cs_scheduler_watch_next(s, &ev, &st);
+        rc = cs_test_next_event(&events, &ev, &st);
         if (rc != 1)
             fail_msg("Watch ended after %zu events (rc %d): %s \"%s\"", n, rc,
                      cs_status_code_name(st.code), st.message);
@@ -89,8 +91,8 @@ static size_t watch_read(struct cs_stream *s, const struct watch_until *until, s
                (until->run != 0 && ev->run_id == until->run && ev->attempt == 0 &&
                 cs_e2e_run_state_is_terminal(ev->state));
         n++;
-        csched__v1__event__free_unpacked(ev, NULL);
     }
+    cs_test_events_done(&events);
     return n;
 }
 
@@ -347,6 +349,54 @@ static void test_e2e_watch_job_filter(void **state)
     free(evs);
 }
 
+/* Events come in batches: a replay of a few dozen events arrives in fewer
+ * messages than events, no batch is empty, and seqs rise strictly across
+ * batches. */
+static void test_e2e_watch_replay_is_batched(void **state)
+{
+    enum { RUNS = 5 };
+    struct cs_e2e *e = *state;
+    Csched__V1__WatchResponse *batch;
+    struct cs_status st = {0};
+    size_t messages = 0, events = 0;
+    int64_t seq = 0;
+    char prefix[112], name[160];
+
+    /* A long name makes each event over 127 bytes: two-byte length prefixes. */
+    memset(prefix, 'b', sizeof(prefix) - 1);
+    prefix[sizeof(prefix) - 1] = '\0';
+    cs_e2e_name(name, sizeof(name), prefix);
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "true"), NULL);
+    for (int i = 0; i < RUNS; i++)
+        csched__v1__run__free_unpacked(cs_e2e_wait_end(e, cs_e2e_trigger(e, name)), NULL);
+    int64_t until = cs_e2e_last_seq(e);
+
+    struct cs_stream *s = watch_open(e, true, 0, "");
+    while (seq < until && cs_scheduler_watch_next(s, &batch, &st) == 1) {
+        for (size_t i = 0; i < batch->n_events; i++)
+            if (strcmp(batch->events[i]->job_name, name) == 0)
+                assert_true(protobuf_c_message_get_packed_size(&batch->events[i]->base) > 127);
+        messages++;
+        events += batch->n_events;
+        bool empty = batch->n_events == 0;
+        for (size_t i = 0; i < batch->n_events; i++) {
+            if (batch->events[i]->seq <= seq)
+                fail_msg("seq %lld after %lld", (long long)batch->events[i]->seq, (long long)seq);
+            seq = batch->events[i]->seq;
+        }
+        csched__v1__watch_response__free_unpacked(batch, NULL);
+        assert_false(empty);
+    }
+    cs_stream_free(s);
+    if (seq < until)
+        fail_msg("the replay ended at seq %lld of %lld: %s \"%s\"", (long long)seq,
+                 (long long)until, cs_status_code_name(st.code), st.message);
+    /* Every run makes at least seven events. */
+    assert_true(events >= 7 * RUNS);
+    if (messages * 4 > events)
+        fail_msg("%zu events came in %zu messages: not batched", events, messages);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_e2e_watch_live_only),
         cmocka_unit_test(test_e2e_watch_resume),
         cmocka_unit_test(test_e2e_watch_job_filter),
+        cmocka_unit_test(test_e2e_watch_replay_is_batched),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

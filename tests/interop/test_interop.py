@@ -152,7 +152,9 @@ class InteropTest(unittest.TestCase):
         run_states = []
         last_seq = 0
         final = None
-        for ev in stream:
+        # Each WatchResponse is a batch of one or more events.
+        events = (ev for batch in stream for ev in batch.events)
+        for ev in events:
             self.assertGreater(ev.seq, last_seq, "seq not strictly increasing")
             last_seq = ev.seq
             self.assertEqual(ev.job_name, name)

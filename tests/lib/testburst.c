@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "testlib_int.h"
+#include "testwatch.h"
 
 enum {
     RUN_SLOTS = 8192, /* open-addressing table of runs; power of two */
@@ -347,26 +348,28 @@ static int64_t follow(struct burst *b, struct cs_stream *stream, int64_t after_s
     struct cs_test_burst_result *r = b->res;
     int64_t last_seq = after_seq;
     int64_t last_end_ns = 0;
+    struct cs_test_events events = {.stream = stream};
 
     for (;;) {
-        Csched__V1__Event *ev = NULL;
+        const Csched__V1__Event *ev = NULL;
         struct cs_status st = {0};
-        int rc = cs_scheduler_watch_next(stream, &ev, &st);
+        int rc = cs_test_next_event(&events, &ev, &st);
         if (rc != 1) {
             r->timed_out = true;
             note_first(b, r->first_failure, sizeof(r->first_failure),
                        "Watch ended early (%d, %s: %s) after %u runs ended", rc,
                        cs_status_code_name(st.code), st.message, r->runs_terminal);
-            return last_end_ns;
+            break;
         }
         unsigned before = r->runs_terminal;
         on_event(b, ev, &last_seq);
-        csched__v1__event__free_unpacked(ev, NULL);
         if (r->runs_terminal != before)
             last_end_ns = now_ns();
         if (r->runs_terminal + atomic_load(&b->trigger_errors) >= b->opts->n_runs)
-            return last_end_ns;
+            break;
     }
+    cs_test_events_done(&events);
+    return last_end_ns;
 }
 
 /* open_watch asks for every event after the server's last committed one, so

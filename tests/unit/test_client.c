@@ -119,7 +119,7 @@ static void test_client_argument_checks(void **state)
     struct cs_call_opts opts = {.timeout_ms = -5};
     struct cs_call_opts wait = {.wait_for_ready = true};
     struct cs_client *client = (void *)1;
-    Csched__V1__Event *ev = (void *)1;
+    Csched__V1__WatchResponse *ev = (void *)1;
     Csched__V1__Job *job = (void *)1;
     struct cs_stream *stream;
     struct cs_status st;

@@ -90,13 +90,14 @@ CS_EXPORT const char *cs_status_code_name(int code);
  *                          const struct cs_call_opts *opts,
  *                          struct cs_status *status);
  *   int cs_scheduler_watch_next(struct cs_stream *stream,
- *                               Csched__V1__Event **msg,
+ *                               Csched__V1__WatchResponse **msg,
  *                               struct cs_status *status);
  *
  * Server streaming: the open call returns 0 with *out set, or an error as
  * above. next returns 1 with *msg set (the caller frees it), 0 when the stream
  * has ended (status filled: code 0 or the error), or < 0 on a local error.
- * It blocks until a message, the end, or the call's deadline.
+ * It blocks until a message, the end, or the call's deadline. A
+ * WatchResponse is a batch of one or more events, in seq order.
  */
 
 #ifdef __cplusplus
