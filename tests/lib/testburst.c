@@ -368,6 +368,7 @@ static int64_t follow(struct burst *b, struct cs_stream *stream, int64_t after_s
         if (r->runs_terminal + atomic_load(&b->trigger_errors) >= b->opts->n_runs)
             break;
     }
+    r->watch_messages = (unsigned)events.batches;
     cs_test_events_done(&events);
     return last_end_ns;
 }
@@ -448,7 +449,8 @@ void cs_test_burst_print(const char *name, const struct cs_test_burst_result *r)
 {
     fprintf(stderr,
             "%s: runs seen=%u ended=%u succeeded=%u trigger_errors=%u timed_out=%d\n"
-            "%s: wall=%.1f ms (triggers answered after %.1f ms) events=%u seq_errors=%u\n"
+            "%s: wall=%.1f ms (triggers answered after %.1f ms) events=%u in %u messages "
+            "seq_errors=%u\n"
             "%s: peaks from Watch: holding a slot=%u running=%u active runs=%u; "
             "limit violations=%u\n"
             "%s: GetStats: peak running+starting=%u over %u polls, violations=%u, "
@@ -456,10 +458,11 @@ void cs_test_burst_print(const char *name, const struct cs_test_burst_result *r)
             "%s: processes: peak live minders=%u over %u samples (largest gap %lld us, "
             "sampler CPU %.1f ms)\n",
             name, r->runs_seen, r->runs_terminal, r->runs_succeeded, r->trigger_errors,
-            r->timed_out, name, r->wall_ms, r->trigger_ms, r->events, r->seq_errors, name,
-            r->holding_peak, r->running_peak, r->active_runs_peak, r->limit_violations, name,
-            r->stats_peak, r->stats_polls, r->stats_violations, r->server_max_running, name,
-            r->proc_peak, r->proc_samples, (long long)r->proc_max_gap_us, r->proc_sampler_cpu_ms);
+            r->timed_out, name, r->wall_ms, r->trigger_ms, r->events, r->watch_messages,
+            r->seq_errors, name, r->holding_peak, r->running_peak, r->active_runs_peak,
+            r->limit_violations, name, r->stats_peak, r->stats_polls, r->stats_violations,
+            r->server_max_running, name, r->proc_peak, r->proc_samples,
+            (long long)r->proc_max_gap_us, r->proc_sampler_cpu_ms);
     if (r->first_failure[0] != '\0')
         fprintf(stderr, "%s: first failure: %s\n", name, r->first_failure);
     if (r->first_trigger_error[0] != '\0')

@@ -175,6 +175,8 @@ struct cs_test_burst_result {
     double wall_ms;
     double trigger_ms;
     unsigned events;
+    /* The WatchResponse messages that carried them. */
+    unsigned watch_messages;
     /* Events whose seq was not above the previous one's. */
     unsigned seq_errors;
     unsigned holding_peak;

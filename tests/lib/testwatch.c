@@ -8,6 +8,7 @@ int cs_test_next_event(struct cs_test_events *r, const Csched__V1__Event **ev, s
         int rc = cs_scheduler_watch_next(r->stream, &r->batch, st);
         if (rc != 1)
             return rc;
+        r->batches++;
     }
     *ev = r->batch->events[r->next++];
     return 1;

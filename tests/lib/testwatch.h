@@ -12,6 +12,7 @@ struct cs_test_events {
     struct cs_stream *stream; /* borrowed */
     Csched__V1__WatchResponse *batch;
     size_t next;
+    size_t batches; /* WatchResponses read so far */
 };
 
 /* cs_test_next_event returns 1 with *ev, owned by r and valid until the next
