@@ -33,26 +33,25 @@ static const struct option options[] = {
 
 void cs_config_usage(const char *prog)
 {
-    fprintf(
-        stderr,
-        "usage: %s [options]\n"
-        "  --listen HOST:PORT      gRPC address (default " CS_DEFAULT_LISTEN
-        "; port 0 picks one)       [CSCHED_LISTEN]\n"
-        "  --database-url URL      PostgreSQL to use; without it cschedd runs its own\n"
-        "                          under STATE_DIR/pg                 [CSCHED_DATABASE_URL]\n"
-        "  --state-dir DIR         attempts' files and the embedded database\n"
-        "                          (default " CS_DEFAULT_STATE_DIR
-        ")              [CSCHED_STATE_DIR]\n"
-        "  --max-running N         runs at once, all jobs together (default %d)\n"
-        "                                                             [CSCHED_MAX_RUNNING]\n"
-        "  --ready-file PATH       written with the bound HOST:PORT once serving\n"
-        "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
-        "                                                             [CSCHED_MINDER]\n"
-        "  --log-level LEVEL       error, warn, info or debug (default info)\n"
-        "                                                             [CSCHED_LOG_LEVEL]\n"
-        "  --priority high|normal  high: cschedd's own threads run at nice -20, ahead of\n"
-        "                          the jobs (needs CAP_SYS_NICE; default high) [CSCHED_PRIORITY]\n",
-        prog, CS_DEFAULT_MAX_RUNNING);
+    fprintf(stderr,
+            "usage: %s [options]\n"
+            "  --listen HOST:PORT      gRPC address (default " CS_DEFAULT_LISTEN
+            "; port 0 picks one)       [CSCHED_LISTEN]\n"
+            "  --database-url URL      PostgreSQL to use; without it cschedd runs its own\n"
+            "                          under STATE_DIR/pg                 [CSCHED_DATABASE_URL]\n"
+            "  --state-dir DIR         attempts' files and the embedded database\n"
+            "                          (default " CS_DEFAULT_STATE_DIR
+            ")              [CSCHED_STATE_DIR]\n"
+            "  --max-running N         runs at once, all jobs together (default %d)\n"
+            "                                                             [CSCHED_MAX_RUNNING]\n"
+            "  --ready-file PATH       written with the bound HOST:PORT once serving\n"
+            "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
+            "                                                             [CSCHED_MINDER]\n"
+            "  --log-level LEVEL       error, warn, info or debug (default info)\n"
+            "                                                             [CSCHED_LOG_LEVEL]\n"
+            "  --priority high|normal  high: cschedd runs at nice -20, ahead of its jobs\n"
+            "                          (needs CAP_SYS_NICE; default high) [CSCHED_PRIORITY]\n",
+            prog, CS_DEFAULT_MAX_RUNNING);
 }
 
 static const char *env_or(const char *name, const char *fallback)

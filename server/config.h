@@ -21,7 +21,7 @@ struct cs_config {
     const char *ready_file;  /* NULL: none */
     const char *minder_path; /* NULL: found beside cschedd */
     enum cs_log_level log_level;
-    bool high_priority; /* the loop, launch and gRPC threads at nice -20; see priority.h */
+    bool high_priority; /* cschedd at nice -20, its jobs at 0; see priority.h */
     bool help;
 };
 

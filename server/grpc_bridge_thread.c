@@ -9,7 +9,6 @@
 #include <stdlib.h>
 
 #include "log.h"
-#include "priority.h"
 #include "util.h"
 
 struct completion {
@@ -22,7 +21,6 @@ static void bridge_main(void *arg)
 {
     struct cs_bridge *bridge = arg;
     pthread_setname_np(pthread_self(), "csched-grpc");
-    (void)cs_priority_raise_this_thread("gRPC bridge");
     for (;;) {
         grpc_event ev =
             grpc_completion_queue_next(bridge->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);

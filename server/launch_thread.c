@@ -139,7 +139,8 @@ static void launch_main(void *arg)
     sigset_t all;
     /* The name shows in top -H and /proc, so an operator can tell the threads apart. */
     pthread_setname_np(pthread_self(), "csched-launch");
-    (void)cs_priority_raise_this_thread("launch");
+    /* The minders, and so the jobs, start at nice 0 whatever ours is. */
+    (void)cs_priority_children_start_normal();
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
 

@@ -252,10 +252,9 @@ int main(int argc, char **argv)
     if (make_dir(srv.config.state_dir) != 0 || make_dir(attempts) != 0 || find_minder(&srv) != 0)
         return 1;
 
-    /* First, so that every thread made from here on starts at the normal
-     * policy (SCHED_RESET_ON_FORK) and raises itself only if it is ours. */
-    cs_priority_enable(srv.config.high_priority);
-    cs_priority_raise_this_thread("loop");
+    /* Before any other thread exists, so that every one inherits it. */
+    if (srv.config.high_priority)
+        (void)cs_priority_raise();
     grpc_init();
     srv.loop = uv_default_loop();
     cs_loop_thread_mark();

@@ -1,10 +1,9 @@
-/* priority: the nice value of cschedd's own threads; see priority.h. */
+/* priority: cschedd's nice value and its jobs'; see priority.h. */
 #define CS_LOG_COMPONENT "priority"
 #include "priority.h"
 
 #include <errno.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -15,30 +14,27 @@
 #define SCHED_RESET_ON_FORK 0x40000000
 #endif
 
-static atomic_bool enabled;
-static atomic_bool denial_logged;
-
-void cs_priority_enable(bool high)
+int cs_priority_raise(void)
 {
-    atomic_store(&enabled, high);
-}
-
-int cs_priority_raise_this_thread(const char *thread_name)
-{
-    if (!atomic_load(&enabled))
-        return 0;
-    struct sched_param param = {.sched_priority = 0};
-    /* On Linux, pid 0 and a tid name one thread, not the whole process. The
-     * reset flag comes first: nothing made afterwards may inherit the nice. */
-    if (sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &param) == 0 &&
-        setpriority(PRIO_PROCESS, (id_t)gettid(), CS_PRIORITY_HIGH_NICE) == 0) {
-        cs_log_debug("the %s thread runs at nice %d", thread_name, CS_PRIORITY_HIGH_NICE);
+    /* On Linux a nice value belongs to one thread: the tid names it. */
+    if (setpriority(PRIO_PROCESS, (id_t)gettid(), CS_PRIORITY_HIGH_NICE) == 0) {
+        cs_log_debug("running at nice %d", CS_PRIORITY_HIGH_NICE);
         return 0;
     }
     int rc = -errno;
-    if (!atomic_exchange(&denial_logged, true))
-        cs_log_warn("cannot run the %s thread ahead of the jobs (%s); it keeps nice 0. Grant "
-                    "CAP_SYS_NICE, or pass --priority normal to silence this",
-                    thread_name, strerror(-rc));
+    cs_log_warn("cannot run ahead of the jobs at nice %d (%s); staying at nice %d. Grant "
+                "CAP_SYS_NICE, or pass --priority normal to silence this",
+                CS_PRIORITY_HIGH_NICE, strerror(-rc), getpriority(PRIO_PROCESS, 0));
+    return rc;
+}
+
+int cs_priority_children_start_normal(void)
+{
+    struct sched_param param = {.sched_priority = 0};
+    /* pid 0: the calling thread only. */
+    if (sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &param) == 0)
+        return 0;
+    int rc = -errno;
+    cs_log_warn("cannot make the minders start at nice 0: %s", strerror(-rc));
     return rc;
 }
