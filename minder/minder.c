@@ -30,7 +30,8 @@
 
 #define PROG "csched-minder"
 #define USAGE                                                                                      \
-    PROG " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] -- ARGV..."
+    PROG " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] "          \
+         "[-n NICE] -- ARGV..."
 
 #define EXIT_USAGE 100
 #define EXIT_SYSTEM 111
@@ -63,6 +64,8 @@ static struct {
     const char *workdir;
     char **argv;
     uint64_t timeout_ms, grace_ms, cap_bytes;
+    bool set_nice;
+    int nice; /* -n: for the minder and so its command */
 
     enum state state;
     pid_t pid; /* the command, leader of its own group */
@@ -155,12 +158,23 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
+static int parse_nice(const char *s, int *out)
+{
+    uint64_t magnitude;
+    bool negative = s[0] == '-';
+
+    if (parse_u64(s + negative, negative ? 20 : 19, &magnitude) < 0)
+        return -1;
+    *out = negative ? -(int)magnitude : (int)magnitude;
+    return 0;
+}
+
 static void parse_args(int argc, char **argv)
 {
     int opt;
 
     opterr = 0;
-    while ((opt = getopt(argc, argv, "+d:t:g:c:C:")) != -1) {
+    while ((opt = getopt(argc, argv, "+d:t:g:c:C:n:")) != -1) {
         switch (opt) {
         case 'd':
             m.dir = optarg;
@@ -179,6 +193,11 @@ static void parse_args(int argc, char **argv)
             break;
         case 'C':
             m.workdir = optarg;
+            break;
+        case 'n':
+            if (parse_nice(optarg, &m.nice) < 0)
+                die_usage("-n wants a nice value from -20 to 19");
+            m.set_nice = true;
             break;
         default:
             die_usage("unknown option or missing value");
@@ -594,6 +613,10 @@ int main(int argc, char **argv)
     if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
         die_unable("block", "signals");
     parse_args(argc, argv);
+    /* cschedd runs at a higher priority than its jobs, and so does the
+     * minder until here: from now on, the jobs' own. */
+    if (m.set_nice && setpriority(PRIO_PROCESS, 0, m.nice) < 0)
+        die_unable("set", "the nice value");
     sanitize_std_fds();
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
         die_unable("become", "a subreaper");

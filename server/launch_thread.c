@@ -18,7 +18,6 @@
 
 #include "log.h"
 #include "note.h"
-#include "priority.h"
 #include "util.h"
 
 struct cs_launcher {
@@ -139,8 +138,6 @@ static void launch_main(void *arg)
     sigset_t all;
     /* The name shows in top -H and /proc, so an operator can tell the threads apart. */
     pthread_setname_np(pthread_self(), "csched-launch");
-    /* The minders, and so the jobs, start at nice 0 whatever ours is. */
-    (void)cs_priority_children_start_normal();
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
 

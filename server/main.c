@@ -40,6 +40,7 @@ struct server {
     char ready_text[300];
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
+    int jobs_nice;
     bool stopping;
     int exit_code;
 };
@@ -216,6 +217,7 @@ static int sched_init(struct server *srv)
     s->loop = srv->loop;
     s->state_dir = srv->config.state_dir;
     s->minder_path = srv->minder_path;
+    s->jobs_nice = srv->jobs_nice;
     s->max_running = srv->config.max_running;
     s->next_run_id = 1;
     s->next_seq = 1;
@@ -253,8 +255,9 @@ int main(int argc, char **argv)
         return 1;
 
     /* Before any other thread exists, so that every one inherits it. */
+    srv.jobs_nice = cs_priority_current();
     if (srv.config.high_priority)
-        (void)cs_priority_raise();
+        (void)cs_priority_raise(&srv.jobs_nice);
     grpc_init();
     srv.loop = uv_default_loop();
     cs_loop_thread_mark();

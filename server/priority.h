@@ -8,9 +8,12 @@
  * cschedd inherits it (libuv's pool and gRPC's threads included, so the loop
  * never waits on a lock or a condition variable behind a thread of lower
  * priority), and so do the processes those threads start (the embedded
- * PostgreSQL, whose commits every state change waits for). The launch thread
- * alone sets SCHED_RESET_ON_FORK, so every minder, and so every job, starts
- * at nice 0.
+ * PostgreSQL, whose commits every state change waits for). So does each
+ * minder, for the moment from its spawn to its first instructions: the launch
+ * thread waits for that child to exec (posix_spawn is vfork-like), and a
+ * child at nice 0 kept it waiting behind the jobs. The minder's first act is
+ * to take the jobs' nice value (-n), which its command inherits: the nice
+ * cschedd itself was started with.
  *
  * Not a real-time policy: the loop calls into gRPC, which shares locks with
  * its own threads, and a real-time thread spinning on a lock whose holder
@@ -24,12 +27,11 @@
 
 /* Sets the calling thread, and so every thread it makes afterwards, to
  * CS_PRIORITY_HIGH_NICE. Without CAP_SYS_NICE it logs a warning and leaves
- * the nice value alone. 0 or a negative errno. */
-int cs_priority_raise(void);
+ * the nice value alone. *jobs_nice gets the nice value the thread had: the
+ * one jobs run at. 0 or a negative errno. */
+int cs_priority_raise(int *jobs_nice);
 
-/* Makes every thread and process the calling thread creates from now on
- * start at nice 0 if this thread's nice is negative (SCHED_RESET_ON_FORK).
- * Needs no privilege. 0 or a negative errno, logged. */
-int cs_priority_children_start_normal(void);
+/* The calling thread's nice value. */
+int cs_priority_current(void);
 
 #endif

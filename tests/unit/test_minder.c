@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -483,6 +484,20 @@ static void test_minder_session_and_group(void **state)
     assert_true(pgrp != getpgrp());
 }
 
+/* -n sets the minder's nice value first, and so its command's (field 19 of
+ * /proc/PID/stat); without -n the command keeps the caller's. */
+static void test_minder_nice(void **state)
+{
+    char buf[64];
+
+    assert_int_equal(RUN("-n", "7", "--", "cut", "-d", " ", "-f19", "/proc/self/stat"), 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_string_equal(buf, "7\n");
+    assert_int_equal(RUN("--", "cut", "-d", " ", "-f19", "/proc/self/stat"), 0);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_int_equal(atoi(buf), getpriority(PRIO_PROCESS, 0));
+}
+
 static void test_minder_usage(void **state)
 {
     const char *const none[] = {NULL};
@@ -493,6 +508,9 @@ static void test_minder_usage(void **state)
     const char *const negative_grace[] = {"-d", dir, "-g", "-1", "--", "true", NULL};
     const char *const bad_cap[] = {"-d", dir, "-c", "1k", "--", "true", NULL};
     const char *const unknown[] = {"-d", dir, "-x", "--", "true", NULL};
+    const char *const nice_too_high[] = {"-d", dir, "-n", "20", "--", "true", NULL};
+    const char *const nice_too_low[] = {"-d", dir, "-n", "-21", "--", "true", NULL};
+    const char *const nice_not_a_number[] = {"-d", dir, "-n", "low", "--", "true", NULL};
     const char *const missing_value[] = {"-d", NULL};
 
     assert_int_equal(run_minder(none), 100);
@@ -503,6 +521,9 @@ static void test_minder_usage(void **state)
     assert_int_equal(run_minder(negative_grace), 100);
     assert_int_equal(run_minder(bad_cap), 100);
     assert_int_equal(run_minder(unknown), 100);
+    assert_int_equal(run_minder(nice_too_high), 100);
+    assert_int_equal(run_minder(nice_too_low), 100);
+    assert_int_equal(run_minder(nice_not_a_number), 100);
     assert_int_equal(run_minder(missing_value), 100);
     assert_int_equal(cs_note_read(dir, &(struct cs_note){0}), -ENOENT);
 }
@@ -535,6 +556,7 @@ int main(void)
         TEST(test_minder_environment_and_stdin),
         TEST(test_minder_resets_ignored_signals),
         TEST(test_minder_drops_ambient_capabilities),
+        TEST(test_minder_nice),
         TEST(test_minder_reaps_leftovers),
         TEST(test_minder_session_and_group),
         TEST(test_minder_usage),
