@@ -142,8 +142,28 @@ static void test_failure(void)
     CS_TEST_EQ(errno, ENOENT);
 }
 
+/* A discarded dir goes at once, or when deferring ends. */
+static void test_discards(void)
+{
+    char now_dir[] = "/tmp/cs-testlib-now-XXXXXX", later_dir[] = "/tmp/cs-testlib-later-XXXXXX";
+
+    if (cs_test_keep_dirs())
+        return;
+    CS_TEST_TRUE(mkdtemp(now_dir) != NULL);
+    CS_TEST_TRUE(mkdtemp(later_dir) != NULL);
+    cs_test_discard_dir("now", now_dir);
+    CS_TEST_EQ(access(now_dir, F_OK), -1);
+    cs_test_defer_discards(true);
+    cs_test_discard_dir("later", later_dir);
+    CS_TEST_EQ(access(later_dir, F_OK), 0);
+    cs_test_defer_discards(false);
+    CS_TEST_EQ(access(later_dir, F_OK), -1);
+}
+
 int main(void)
 {
+    test_discards();
+    fprintf(stderr, "test_testlib: discards ok\n");
     test_minders();
     fprintf(stderr, "test_testlib: minders ok\n");
     test_failure();

@@ -291,10 +291,7 @@ int cs_testd_stop(struct cs_testd *d)
         return 0;
     cs_test__unregister_testd(d);
     rc = terminate(d);
-    if (cs_test_keep_dirs())
-        fprintf(stderr, "testlib: kept cschedd dir %s\n", d->root);
-    else
-        cs_test_rmtree(d->root);
+    cs_test_discard_dir("cschedd", d->root);
     testd_free(d);
     return rc;
 }
@@ -337,8 +334,5 @@ void cs_test__testd_abandon(struct cs_testd *d)
         cs_test__wait(d->pid, STOP_TIMEOUT_MS, &wstatus);
         d->pid = 0;
     }
-    if (cs_test_keep_dirs())
-        fprintf(stderr, "testlib: kept cschedd dir %s\n", d->root);
-    else
-        cs_test_rmtree(d->root);
+    cs_test_discard_dir("cschedd", d->root);
 }

@@ -217,6 +217,19 @@ int cs_test_rmtree(const char *path);
  * dirs of clusters and daemons are then left in place to be looked at. */
 bool cs_test_keep_dirs(void);
 
+/* cs_test_discard_dir disposes of a temp dir the harness is done with:
+ * kept (and named on stderr) under CSCHED_TEST_KEEP, removed later if
+ * cs_test_defer_discards is on, else removed now. what names it ("cschedd",
+ * "PostgreSQL", ...). */
+void cs_test_discard_dir(const char *what, const char *path);
+
+/* cs_test_defer_discards(true) holds discarded dirs until
+ * cs_test_defer_discards(false), which removes them all. For benchmarks:
+ * on ext4 without a journal, every file deleted in the last seconds is
+ * skipped one by one by the next file creations, so removing one run's
+ * thousands of files slows the run after it. */
+void cs_test_defer_discards(bool defer);
+
 /* The spec's loop-lag probe bounds for every test. */
 #define CS_TEST_LAG_P99_MAX_US 50000
 #define CS_TEST_LAG_MAX_MAX_US 250000

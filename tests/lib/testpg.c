@@ -220,18 +220,14 @@ void cs_testpg_stop(struct cs_testpg *pg)
     cs_test__unregister_pg(pg);
     /* SIGINT is PostgreSQL's fast shutdown: clients are disconnected. */
     kill_postgres(pg, SIGINT);
-    if (!cs_test_keep_dirs())
-        cs_test_rmtree(pg->dir);
+    cs_test_discard_dir("PostgreSQL", pg->dir);
     free(pg);
 }
 
 void cs_test__testpg_abandon(struct cs_testpg *pg)
 {
     kill_postgres(pg, SIGQUIT);
-    if (!cs_test_keep_dirs())
-        cs_test_rmtree(pg->dir);
-    else
-        fprintf(stderr, "testlib: kept PostgreSQL dir %s\n", pg->dir);
+    cs_test_discard_dir("PostgreSQL", pg->dir);
 }
 
 pid_t cs_testpg_pid(const struct cs_testpg *pg)

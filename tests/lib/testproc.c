@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,52 @@ bool cs_test_keep_dirs(void)
 {
     const char *v = getenv("CSCHED_TEST_KEEP");
     return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
+/* Dirs discarded while deferring, removed when deferring ends. */
+static struct {
+    pthread_mutex_t lock;
+    bool defer;
+    char **paths;
+    size_t n;
+} discards = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void cs_test_discard_dir(const char *what, const char *path)
+{
+    if (cs_test_keep_dirs()) {
+        fprintf(stderr, "testlib: kept %s dir %s\n", what, path);
+        return;
+    }
+    pthread_mutex_lock(&discards.lock);
+    bool later = discards.defer;
+    if (later) {
+        discards.paths = realloc(discards.paths, (discards.n + 1) * sizeof(*discards.paths));
+        CS_TEST_TRUE(discards.paths != NULL);
+        discards.paths[discards.n] = strdup(path);
+        CS_TEST_TRUE(discards.paths[discards.n] != NULL);
+        discards.n++;
+    }
+    pthread_mutex_unlock(&discards.lock);
+    if (!later)
+        cs_test_rmtree(path);
+}
+
+void cs_test_defer_discards(bool defer)
+{
+    pthread_mutex_lock(&discards.lock);
+    discards.defer = defer;
+    char **paths = defer ? NULL : discards.paths;
+    size_t n = defer ? 0 : discards.n;
+    if (!defer) {
+        discards.paths = NULL;
+        discards.n = 0;
+    }
+    pthread_mutex_unlock(&discards.lock);
+    for (size_t i = 0; i < n; i++) {
+        cs_test_rmtree(paths[i]);
+        free(paths[i]);
+    }
+    free(paths);
 }
 
 int64_t cs_test_now_ms(void)
