@@ -30,8 +30,7 @@
 
 #define PROG "csched-minder"
 #define USAGE                                                                                      \
-    PROG " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] "          \
-         "[-n NICE] -- ARGV..."
+    PROG " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] -- ARGV..."
 
 #define EXIT_USAGE 100
 #define EXIT_SYSTEM 111
@@ -64,8 +63,6 @@ static struct {
     const char *workdir;
     char **argv;
     uint64_t timeout_ms, grace_ms, cap_bytes;
-    bool set_nice;
-    int nice; /* -n: for the minder and so its command */
 
     enum state state;
     pid_t pid; /* the command, leader of its own group */
@@ -158,23 +155,12 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
-static int parse_nice(const char *s, int *out)
-{
-    uint64_t magnitude;
-    bool negative = s[0] == '-';
-
-    if (parse_u64(s + negative, negative ? 20 : 19, &magnitude) < 0)
-        return -1;
-    *out = negative ? -(int)magnitude : (int)magnitude;
-    return 0;
-}
-
 static void parse_args(int argc, char **argv)
 {
     int opt;
 
     opterr = 0;
-    while ((opt = getopt(argc, argv, "+d:t:g:c:C:n:")) != -1) {
+    while ((opt = getopt(argc, argv, "+d:t:g:c:C:")) != -1) {
         switch (opt) {
         case 'd':
             m.dir = optarg;
@@ -193,11 +179,6 @@ static void parse_args(int argc, char **argv)
             break;
         case 'C':
             m.workdir = optarg;
-            break;
-        case 'n':
-            if (parse_nice(optarg, &m.nice) < 0)
-                die_usage("-n wants a nice value from -20 to 19");
-            m.set_nice = true;
             break;
         default:
             die_usage("unknown option or missing value");
@@ -309,11 +290,6 @@ static bool start(void)
     check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, out_pipe[1], STDOUT_FILENO));
     check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, err_pipe[1], STDERR_FILENO));
 
-    /* cschedd may hold CAP_SYS_NICE as an ambient capability (to run its own
-     * threads ahead of the jobs); ambient capabilities survive exec, and the
-     * job must not get it. EINVAL: a kernel without ambient capabilities. */
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-        die_unable("clear", "ambient capabilities");
     m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
     rc = posix_spawnp(&m.pid, m.argv[0], &file_actions, &attr, m.argv, environ);
     (void)posix_spawn_file_actions_destroy(&file_actions); /* frees memory only */
@@ -613,10 +589,6 @@ int main(int argc, char **argv)
     if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
         die_unable("block", "signals");
     parse_args(argc, argv);
-    /* cschedd runs at a higher priority than its jobs, and so does the
-     * minder until here: from now on, the jobs' own. */
-    if (m.set_nice && setpriority(PRIO_PROCESS, 0, m.nice) < 0)
-        die_unable("set", "the nice value");
     sanitize_std_fds();
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
         die_unable("become", "a subreaper");

@@ -14,8 +14,7 @@ enum {
     OPT_MAX_RUNNING,
     OPT_READY_FILE,
     OPT_MINDER,
-    OPT_LOG_LEVEL,
-    OPT_PRIORITY
+    OPT_LOG_LEVEL
 };
 
 static const struct option options[] = {
@@ -26,7 +25,6 @@ static const struct option options[] = {
     {"ready-file", required_argument, NULL, OPT_READY_FILE},
     {"minder", required_argument, NULL, OPT_MINDER},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-    {"priority", required_argument, NULL, OPT_PRIORITY},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -48,9 +46,7 @@ void cs_config_usage(const char *prog)
             "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
             "                                                             [CSCHED_MINDER]\n"
             "  --log-level LEVEL       error, warn, info or debug (default info)\n"
-            "                                                             [CSCHED_LOG_LEVEL]\n"
-            "  --priority high|normal  high: cschedd runs at nice -20, ahead of its jobs\n"
-            "                          (needs CAP_SYS_NICE; default high) [CSCHED_PRIORITY]\n",
+            "                                                             [CSCHED_LOG_LEVEL]\n",
             prog, CS_DEFAULT_MAX_RUNNING);
 }
 
@@ -84,14 +80,6 @@ static int parse_level(const char *text, const char *source, enum cs_log_level *
     return 0;
 }
 
-static int parse_priority(const char *text, const char *source, bool *high, struct cs_err *err)
-{
-    if (strcmp(text, "high") != 0 && strcmp(text, "normal") != 0)
-        return cs_err_set(err, -EINVAL, "%s \"%s\" must be high or normal", source, text);
-    *high = strcmp(text, "high") == 0;
-    return 0;
-}
-
 /* A setting's text and where it came from, for the error message. */
 struct raw {
     const char *text;
@@ -120,7 +108,6 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     struct raw state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR);
     struct raw max_running = from_env("CSCHED_MAX_RUNNING", NULL);
     struct raw level = from_env("CSCHED_LOG_LEVEL", NULL);
-    struct raw priority = from_env("CSCHED_PRIORITY", NULL);
 
     /* Flags win over the environment, so values are checked only after both. */
     optind = 1;
@@ -149,9 +136,6 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         case OPT_LOG_LEVEL:
             level = (struct raw){optarg, "--log-level"};
             break;
-        case OPT_PRIORITY:
-            priority = (struct raw){optarg, "--priority"};
-            break;
         case 'h':
             c->help = true;
             return 0;
@@ -174,10 +158,6 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         return -EINVAL;
     c->log_level = CS_LOG_INFO;
     if (level.text != NULL && parse_level(level.text, level.source, &c->log_level, err) != 0)
-        return -EINVAL;
-    c->high_priority = true;
-    if (priority.text != NULL &&
-        parse_priority(priority.text, priority.source, &c->high_priority, err) != 0)
         return -EINVAL;
     return 0;
 }

@@ -21,13 +21,12 @@ struct cs_config {
     const char *ready_file;  /* NULL: none */
     const char *minder_path; /* NULL: found beside cschedd */
     enum cs_log_level log_level;
-    bool high_priority; /* cschedd at nice -20, its jobs at 0; see priority.h */
     bool help;
 };
 
 /* Fills config from argv and the environment (CSCHED_LISTEN,
  * CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
- * CSCHED_MINDER, CSCHED_PRIORITY). Strings point into argv or environ. 0 or -EINVAL with err
+ * CSCHED_MINDER). Strings point into argv or environ. 0 or -EINVAL with err
  * naming the flag. */
 int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
 void cs_config_usage(const char *prog);

@@ -162,7 +162,7 @@ static char *format_u64(uint64_t v)
 static char **minder_argv(struct cs_sched *s, const Csched__V1__Job *spec, const char *dir)
 {
     size_t n_cmd = spec->n_command > 0 ? spec->n_command : 3;
-    char **argv = cs_xcalloc(14 + n_cmd + 1, sizeof(*argv));
+    char **argv = cs_xcalloc(12 + n_cmd + 1, sizeof(*argv));
     size_t k = 0;
     argv[k++] = cs_xstrdup(s->minder_path);
     argv[k++] = cs_xstrdup("-d");
@@ -173,10 +173,6 @@ static char **minder_argv(struct cs_sched *s, const Csched__V1__Job *spec, const
     }
     argv[k++] = cs_xstrdup("-g");
     argv[k++] = format_u64(KILL_GRACE_MS);
-    char nice[16];
-    (void)snprintf(nice, sizeof(nice), "%d", s->jobs_nice);
-    argv[k++] = cs_xstrdup("-n");
-    argv[k++] = cs_xstrdup(nice);
     if (spec->working_dir[0] != '\0') {
         argv[k++] = cs_xstrdup("-C");
         argv[k++] = cs_xstrdup(spec->working_dir);

@@ -21,7 +21,6 @@
 #include "job.h"
 #include "launch_thread.h"
 #include "log.h"
-#include "priority.h"
 #include "pump.h"
 #include "rpc.h"
 #include "sched_state.h"
@@ -40,7 +39,6 @@ struct server {
     char ready_text[300];
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
-    int jobs_nice;
     bool stopping;
     int exit_code;
 };
@@ -217,7 +215,6 @@ static int sched_init(struct server *srv)
     s->loop = srv->loop;
     s->state_dir = srv->config.state_dir;
     s->minder_path = srv->minder_path;
-    s->jobs_nice = srv->jobs_nice;
     s->max_running = srv->config.max_running;
     s->next_run_id = 1;
     s->next_seq = 1;
@@ -254,10 +251,6 @@ int main(int argc, char **argv)
     if (make_dir(srv.config.state_dir) != 0 || make_dir(attempts) != 0 || find_minder(&srv) != 0)
         return 1;
 
-    /* Before any other thread exists, so that every one inherits it. */
-    srv.jobs_nice = cs_priority_current();
-    if (srv.config.high_priority)
-        (void)cs_priority_raise(&srv.jobs_nice);
     grpc_init();
     srv.loop = uv_default_loop();
     cs_loop_thread_mark();

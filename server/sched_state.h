@@ -45,7 +45,6 @@ struct cs_sched {
     struct cs_launcher *launcher;
     const char *state_dir;
     const char *minder_path;
-    int jobs_nice; /* every minder's -n: the nice cschedd was started with */
     uint32_t max_running;
 
     struct cs_job **jobs; /* sorted by name */

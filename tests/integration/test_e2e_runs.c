@@ -2,7 +2,6 @@
  * libcsched against a real cschedd, real minders and the real clock: exit
  * codes, signals, env, working dir, idempotency keys, timeouts, cancels,
  * retries and the per-job limit. One server serves every test of this file. */
-#include <dirent.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -12,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -719,58 +717,6 @@ static void test_e2e_runs_list_filters_and_paging(void **state)
         assert_true(ids[j] != bad[0] && ids[j] != bad[1]);
 }
 
-/* Asserts that every thread of pid runs at nice want (field 19 of
- * /proc/PID/task/TID/stat), and that there are threads to check. */
-static void assert_threads_nice(pid_t pid, long want)
-{
-    char path[PATH_MAX], text[1024];
-    struct dirent *ent;
-    int threads = 0;
-
-    (void)snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    DIR *dir = opendir(path);
-    assert_non_null(dir);
-    while ((ent = readdir(dir)) != NULL) {
-        if (ent->d_name[0] == '.')
-            continue;
-        (void)snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, ent->d_name);
-        FILE *f = fopen(path, "r");
-        if (f == NULL)
-            continue; /* the thread has just ended */
-        size_t n = fread(text, 1, sizeof(text) - 1, f);
-        fclose(f);
-        text[n] = '\0';
-        /* "tid (comm) state ppid ...": fields from 3 on follow the last ')'. */
-        char *field = strrchr(text, ')');
-        assert_non_null(field);
-        for (int i = 2; i < 19 && field != NULL; i++)
-            field = strchr(field + 1, ' ');
-        assert_non_null(field);
-        long nice = strtol(field + 1, NULL, 10);
-        if (nice != want)
-            fail_msg("cschedd thread %s runs at nice %ld, want %ld: %s", ent->d_name, nice, want,
-                     text);
-        threads++;
-    }
-    closedir(dir);
-    assert_true(threads > 3);
-}
-
-/* cschedd runs ahead of the jobs, every thread of it at nice -20, but
- * nothing of that reaches a job: its command runs at nice 0 under the
- * normal policy (fields 19 and 41 of /proc/PID/stat). */
-static void test_e2e_runs_jobs_keep_normal_priority(void **state)
-{
-    struct cs_e2e *e = *state;
-    Csched__V1__Run *run = run_shell(e, "nice", "cut -d' ' -f19,41 /proc/$$/stat");
-
-    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
-    assert_stdout(e, run->id, "0 0\n");
-    csched__v1__run__free_unpacked(run, NULL);
-    if (geteuid() == 0)
-        assert_threads_nice(cs_testd_pid(e->d), -20);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -791,7 +737,6 @@ int main(void)
         cmocka_unit_test(test_e2e_runs_timeout_retried_after_backoff),
         cmocka_unit_test(test_e2e_runs_job_max_running),
         cmocka_unit_test(test_e2e_runs_list_filters_and_paging),
-        cmocka_unit_test(test_e2e_runs_jobs_keep_normal_priority),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

@@ -15,9 +15,9 @@
 
 #include "config.h"
 
-static const char *const env_names[] = {
-    "CSCHED_LISTEN",    "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR", "CSCHED_MAX_RUNNING",
-    "CSCHED_LOG_LEVEL", "CSCHED_MINDER",       "CSCHED_PRIORITY"};
+static const char *const env_names[] = {"CSCHED_LISTEN",    "CSCHED_DATABASE_URL",
+                                        "CSCHED_STATE_DIR", "CSCHED_MAX_RUNNING",
+                                        "CSCHED_LOG_LEVEL", "CSCHED_MINDER"};
 
 static int clear_env(void **state)
 {
@@ -77,7 +77,6 @@ static void test_config_defaults(void **state)
     assert_str_or_null(c.ready_file, NULL);
     assert_str_or_null(c.minder_path, NULL);
     assert_int_equal(c.log_level, CS_LOG_INFO);
-    assert_true(c.high_priority);
     assert_false(c.help);
 }
 
@@ -248,29 +247,6 @@ static void test_config_bad_max_running(void **state)
     }
 }
 
-static void test_config_priority(void **state)
-{
-    static const char *const bad[] = {"", "low", "HIGH", "on", "-20", "high "};
-    struct cs_config c;
-    struct cs_err err;
-
-    assert_int_equal(parse(&c, &err, "--priority", "normal", NULL), 0);
-    assert_false(c.high_priority);
-    assert_int_equal(parse(&c, &err, "--priority=high", NULL), 0);
-    assert_true(c.high_priority);
-    setenv("CSCHED_PRIORITY", "normal", 1);
-    assert_int_equal(parse(&c, &err, NULL), 0);
-    assert_false(c.high_priority);
-    assert_int_equal(parse(&c, &err, "--priority", "high", NULL), 0);
-    assert_true(c.high_priority);
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        int rc = parse(&c, &err, "--priority", bad[i], NULL);
-        assert_rejected(rc, err, "--priority");
-    }
-    setenv("CSCHED_PRIORITY", "realtime", 1);
-    assert_rejected(parse(&c, &err, NULL), err, "CSCHED_PRIORITY");
-}
-
 static void test_config_bad_log_level(void **state)
 {
     static const char *const bad[] = {"", "verbose", "INFO", "Debug", "warning", "info ", "0"};
@@ -358,7 +334,6 @@ int main(void)
         cmocka_unit_test_setup(test_config_env_empty_is_unset, clear_env),
         cmocka_unit_test_setup(test_config_flag_over_env, clear_env),
         cmocka_unit_test_setup(test_config_bad_max_running, clear_env),
-        cmocka_unit_test_setup(test_config_priority, clear_env),
         cmocka_unit_test_setup(test_config_bad_log_level, clear_env),
         cmocka_unit_test_setup(test_config_bad_state_dir, clear_env),
         cmocka_unit_test_setup(test_config_unknown_and_extra, clear_env),

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/capability.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,10 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -417,37 +413,6 @@ static void test_minder_resets_ignored_signals(void **state)
     assert_int_equal(ignored & 0x7fffffff, 0);
 }
 
-/* Gives this process CAP_SYS_NICE as an ambient capability, as systemd's
- * AmbientCapabilities= gives it to cschedd. Root only. */
-static void raise_ambient_sys_nice(void)
-{
-    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
-    struct __user_cap_data_struct data[2];
-
-    assert_int_equal(syscall(SYS_capget, &head, data), 0);
-    data[CAP_TO_INDEX(CAP_SYS_NICE)].inheritable |= CAP_TO_MASK(CAP_SYS_NICE);
-    assert_int_equal(syscall(SYS_capset, &head, data), 0);
-    assert_int_equal(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SYS_NICE, 0, 0), 0);
-}
-
-/* The minder itself inherits an ambient capability through exec; the
- * command must not. */
-static void test_minder_drops_ambient_capabilities(void **state)
-{
-    unsigned long long ambient = 1;
-    char buf[4096];
-
-    if (geteuid() != 0)
-        skip();
-    raise_ambient_sys_nice();
-    int rc = RUN("--", "grep", "^CapAmb", "/proc/self/status");
-    assert_int_equal(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), 0);
-    assert_int_equal(rc, 0);
-    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_int_equal(sscanf(buf, "CapAmb: %llx", &ambient), 1);
-    assert_int_equal(ambient, 0);
-}
-
 static void test_minder_reaps_leftovers(void **state)
 {
     struct cs_note note;
@@ -484,20 +449,6 @@ static void test_minder_session_and_group(void **state)
     assert_true(pgrp != getpgrp());
 }
 
-/* -n sets the minder's nice value first, and so its command's (field 19 of
- * /proc/PID/stat); without -n the command keeps the caller's. */
-static void test_minder_nice(void **state)
-{
-    char buf[64];
-
-    assert_int_equal(RUN("-n", "7", "--", "cut", "-d", " ", "-f19", "/proc/self/stat"), 0);
-    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_string_equal(buf, "7\n");
-    assert_int_equal(RUN("--", "cut", "-d", " ", "-f19", "/proc/self/stat"), 0);
-    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_int_equal(atoi(buf), getpriority(PRIO_PROCESS, 0));
-}
-
 static void test_minder_usage(void **state)
 {
     const char *const none[] = {NULL};
@@ -508,9 +459,6 @@ static void test_minder_usage(void **state)
     const char *const negative_grace[] = {"-d", dir, "-g", "-1", "--", "true", NULL};
     const char *const bad_cap[] = {"-d", dir, "-c", "1k", "--", "true", NULL};
     const char *const unknown[] = {"-d", dir, "-x", "--", "true", NULL};
-    const char *const nice_too_high[] = {"-d", dir, "-n", "20", "--", "true", NULL};
-    const char *const nice_too_low[] = {"-d", dir, "-n", "-21", "--", "true", NULL};
-    const char *const nice_not_a_number[] = {"-d", dir, "-n", "low", "--", "true", NULL};
     const char *const missing_value[] = {"-d", NULL};
 
     assert_int_equal(run_minder(none), 100);
@@ -521,9 +469,6 @@ static void test_minder_usage(void **state)
     assert_int_equal(run_minder(negative_grace), 100);
     assert_int_equal(run_minder(bad_cap), 100);
     assert_int_equal(run_minder(unknown), 100);
-    assert_int_equal(run_minder(nice_too_high), 100);
-    assert_int_equal(run_minder(nice_too_low), 100);
-    assert_int_equal(run_minder(nice_not_a_number), 100);
     assert_int_equal(run_minder(missing_value), 100);
     assert_int_equal(cs_note_read(dir, &(struct cs_note){0}), -ENOENT);
 }
@@ -555,8 +500,6 @@ int main(void)
         TEST(test_minder_workdir),
         TEST(test_minder_environment_and_stdin),
         TEST(test_minder_resets_ignored_signals),
-        TEST(test_minder_drops_ambient_capabilities),
-        TEST(test_minder_nice),
         TEST(test_minder_reaps_leftovers),
         TEST(test_minder_session_and_group),
         TEST(test_minder_usage),
