@@ -1,4 +1,4 @@
-/* attempt: pidfd watch and the hand-off to the pool for the note. */
+/* attempt: the minder's end (exit_watch) and the hand-off to the pool for the note. */
 #define CS_LOG_COMPONENT "attempt"
 #include "attempt.h"
 
@@ -19,10 +19,9 @@ static void after_note(uv_work_t *work, int status)
     cs_dispatch_attempt_ended(att);
 }
 
-static void on_exit_readable(uv_poll_t *poll, int status, int events)
+void cs_attempt_on_exit(void *ctx)
 {
-    struct cs_attempt *att = poll->data;
-    CS_ASSERT(uv_poll_stop(poll) == 0);
+    struct cs_attempt *att = ctx;
     if (att->is_child) {
         /* Reap our own minder; the pidfd said it is gone, so this never waits. */
         int wstatus;
@@ -36,12 +35,7 @@ static void on_exit_readable(uv_poll_t *poll, int status, int events)
 
 int cs_attempt_watch(struct cs_attempt *att)
 {
-    int rc = uv_poll_init(att->sched->loop, &att->poll, att->pidfd);
-    if (rc != 0)
-        return rc;
-    att->poll.data = att;
-    att->polling = true;
-    return uv_poll_start(&att->poll, UV_READABLE, on_exit_readable);
+    return cs_exit_watch_add(&att->sched->exits, att->pidfd, att);
 }
 
 static void after_adopt(uv_work_t *work, int status)
@@ -64,20 +58,9 @@ void cs_attempt_adopt(struct cs_attempt *att)
     CS_ASSERT(rc == 0);
 }
 
-static void on_closed(uv_handle_t *handle)
-{
-    struct cs_attempt *att = handle->data;
-    (void)close(att->pidfd);
-    free(att->dir);
-    free(att);
-}
-
 void cs_attempt_free(struct cs_attempt *att)
 {
-    if (att->polling) {
-        uv_close((uv_handle_t *)&att->poll, on_closed);
-        return;
-    }
+    /* Closing the pidfd also takes it out of the exit watch. */
     if (att->pidfd >= 0)
         (void)close(att->pidfd);
     free(att->dir);

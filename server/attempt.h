@@ -1,6 +1,6 @@
 /* attempt: one live minder as the loop sees it. Its end is seen through a
- * pidfd (pidfd_open + uv_poll), which works alike for minders this process
- * started and for minders adopted after a restart. The status note is read on
+ * pidfd in the scheduler's exit watch, which works alike for minders this
+ * process started and for minders adopted after a restart. The status note is read on
  * libuv's pool. Loop thread only, except the work functions. */
 #ifndef CS_ATTEMPT_H
 #define CS_ATTEMPT_H
@@ -21,8 +21,6 @@ struct cs_attempt {
     int pidfd;          /* -1 when not watching */
     bool is_child;      /* started by this process: reap it */
     bool launch_failed; /* the minder could not be started (note.message says why) */
-    bool polling;
-    uv_poll_t poll;
     uv_work_t work;
     /* Results of the pool work. */
     int note_rc; /* 0, -ENOENT (no note: the minder died), or -errno */
@@ -40,6 +38,9 @@ void cs_dispatch_attempt_adopted(struct cs_attempt *att);
 
 /* Starts watching att->pidfd. 0 or a negative errno. */
 int cs_attempt_watch(struct cs_attempt *att);
+/* The exit watch's callback (ctx is the attempt): reaps the minder if it is
+ * ours and reads its note on the pool. */
+void cs_attempt_on_exit(void *ctx);
 /* After a restart: on the pool, read the note or find the live minder named
  * in the attempt's pid file; then one of the two dispatch calls above. */
 void cs_attempt_adopt(struct cs_attempt *att);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "attempt.h"
 #include "config.h"
 #include "dispatch.h"
 #include "env.h"
@@ -177,6 +178,7 @@ static void on_launcher_stopped(void *arg)
     struct server *srv = arg;
     struct cs_sched *s = &srv->sched;
     cs_dispatch_free_all(s);
+    cs_exit_watch_close(&s->exits, NULL, NULL);
     cs_pump_close(s);
     cs_probe_stop(&s->probe);
     cs_store_close(s->store, on_store_closed, srv);
@@ -224,6 +226,8 @@ static int sched_init(struct server *srv)
     s->base_env = cs_env_copy_without(environ, "CSCHED_");
     cs_idmap_init(&s->runs);
     int rc = cs_pump_init(s);
+    if (rc == 0)
+        rc = cs_exit_watch_init(srv->loop, &s->exits, cs_attempt_on_exit);
     if (rc == 0)
         rc = cs_probe_start(srv->loop, &s->probe);
     return rc;

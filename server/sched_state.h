@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "csched/v1/scheduler.pb-c.h"
+#include "exit_watch.h"
 #include "idmap.h"
 #include "probe.h"
 
@@ -43,6 +44,7 @@ struct cs_sched {
     uv_loop_t *loop;
     struct cs_store *store;
     struct cs_launcher *launcher;
+    struct cs_exit_watch exits; /* the pidfds of the live minders */
     const char *state_dir;
     const char *minder_path;
     uint32_t max_running;

@@ -1,0 +1,64 @@
+/* exit_watch: an epoll set of pidfds behind one uv_poll; see exit_watch.h. */
+#include "exit_watch.h"
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Events taken per epoll_wait; more are taken by looping. */
+#define EVENTS_PER_WAIT 64
+
+static void on_readable(uv_poll_t *poll, int status, int events)
+{
+    struct cs_exit_watch *w = poll->data;
+    struct epoll_event ev[EVENTS_PER_WAIT];
+    int n;
+    (void)events;
+    CS_ASSERT(status == 0); /* an epoll set never reports an error */
+    do {
+        n = epoll_wait(w->epfd, ev, EVENTS_PER_WAIT, 0);
+        for (int i = 0; i < n; i++)
+            w->on_exit(ev[i].data.ptr);
+    } while (n == EVENTS_PER_WAIT);
+}
+
+int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb on_exit)
+{
+    w->on_exit = on_exit;
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (w->epfd < 0)
+        return -errno;
+    int rc = uv_poll_init(loop, &w->poll, w->epfd);
+    if (rc == 0) {
+        w->poll.data = w;
+        rc = uv_poll_start(&w->poll, UV_READABLE, on_readable);
+        if (rc == 0)
+            return 0;
+        uv_close((uv_handle_t *)&w->poll, NULL);
+    }
+    (void)close(w->epfd);
+    return rc;
+}
+
+int cs_exit_watch_add(struct cs_exit_watch *w, int pidfd, void *ctx)
+{
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.ptr = ctx};
+    return epoll_ctl(w->epfd, EPOLL_CTL_ADD, pidfd, &ev) == 0 ? 0 : -errno;
+}
+
+static void on_closed(uv_handle_t *handle)
+{
+    struct cs_exit_watch *w = handle->data;
+    (void)close(w->epfd);
+    if (w->closed_cb != NULL)
+        w->closed_cb(w->closed_arg);
+}
+
+void cs_exit_watch_close(struct cs_exit_watch *w, void (*closed_cb)(void *arg), void *arg)
+{
+    w->closed_cb = closed_cb;
+    w->closed_arg = arg;
+    uv_close((uv_handle_t *)&w->poll, on_closed);
+}

@@ -1,0 +1,35 @@
+/* exit_watch: the ends of the minders, seen through their pidfds.
+ *
+ * One epoll set of our own holds the pidfd of every live minder, and one
+ * uv_poll watches that set. A minder costs a single epoll_ctl (added with
+ * EPOLLONESHOT; closing its pidfd takes it out of the set), where a uv_poll
+ * per pidfd cost seven syscalls (a probe add and delete, FIONBIO, an
+ * invalidating delete, add, delete, delete), and every minder that ended
+ * since the loop last looked comes out of one epoll_wait. Loop thread only. */
+#ifndef CS_EXIT_WATCH_H
+#define CS_EXIT_WATCH_H
+
+#include <uv.h>
+
+/* Called once per added pidfd whose process has ended, with what was given
+ * to cs_exit_watch_add. It may add or close pidfds, but must not close
+ * another pidfd still in the set. */
+typedef void (*cs_exit_cb)(void *ctx);
+
+struct cs_exit_watch {
+    int epfd;
+    uv_poll_t poll;
+    cs_exit_cb on_exit;
+    void (*closed_cb)(void *arg);
+    void *closed_arg;
+};
+
+/* 0 or a negative errno. */
+int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb on_exit);
+/* Watches pidfd until its process ends (one call of on_exit with ctx) or
+ * the caller closes it (no call). 0 or a negative errno. */
+int cs_exit_watch_add(struct cs_exit_watch *w, int pidfd, void *ctx);
+/* Stops; closed_cb (may be NULL) runs once the handle is closed. */
+void cs_exit_watch_close(struct cs_exit_watch *w, void (*closed_cb)(void *arg), void *arg);
+
+#endif
