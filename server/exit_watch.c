@@ -52,13 +52,9 @@ static void on_closed(uv_handle_t *handle)
 {
     struct cs_exit_watch *w = handle->data;
     (void)close(w->epfd);
-    if (w->closed_cb != NULL)
-        w->closed_cb(w->closed_arg);
 }
 
-void cs_exit_watch_close(struct cs_exit_watch *w, void (*closed_cb)(void *arg), void *arg)
+void cs_exit_watch_close(struct cs_exit_watch *w)
 {
-    w->closed_cb = closed_cb;
-    w->closed_arg = arg;
     uv_close((uv_handle_t *)&w->poll, on_closed);
 }

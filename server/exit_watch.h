@@ -20,8 +20,6 @@ struct cs_exit_watch {
     int epfd;
     uv_poll_t poll;
     cs_exit_cb on_exit;
-    void (*closed_cb)(void *arg);
-    void *closed_arg;
 };
 
 /* 0 or a negative errno. */
@@ -29,7 +27,7 @@ int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb on_e
 /* Watches pidfd until its process ends (one call of on_exit with ctx) or
  * the caller closes it (no call). 0 or a negative errno. */
 int cs_exit_watch_add(struct cs_exit_watch *w, int pidfd, void *ctx);
-/* Stops; closed_cb (may be NULL) runs once the handle is closed. */
-void cs_exit_watch_close(struct cs_exit_watch *w, void (*closed_cb)(void *arg), void *arg);
+/* Stops watching; the set goes once the loop has closed its handle. */
+void cs_exit_watch_close(struct cs_exit_watch *w);
 
 #endif

@@ -178,7 +178,7 @@ static void on_launcher_stopped(void *arg)
     struct server *srv = arg;
     struct cs_sched *s = &srv->sched;
     cs_dispatch_free_all(s);
-    cs_exit_watch_close(&s->exits, NULL, NULL);
+    cs_exit_watch_close(&s->exits);
     cs_pump_close(s);
     cs_probe_stop(&s->probe);
     cs_store_close(s->store, on_store_closed, srv);

@@ -98,7 +98,7 @@ static void test_exit_watch_reports_each_end_once(void **state)
     assert_int_equal(closed.reported, 0);
     assert_int_equal(total_reported, N_CHILDREN);
 
-    cs_exit_watch_close(&w, NULL, NULL);
+    cs_exit_watch_close(&w);
     uv_run(&loop, UV_RUN_DEFAULT);
     assert_int_equal(uv_loop_close(&loop), 0);
 }
