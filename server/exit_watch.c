@@ -7,21 +7,19 @@
 
 #include "util.h"
 
-/* Events taken per epoll_wait; more are taken by looping. */
-#define EVENTS_PER_WAIT 64
+/* Ends taken per loop turn. The set stays readable while more wait, so
+ * they come in the next turns, with timers and other I/O between. */
+#define EXITS_PER_TURN 64
 
 static void on_readable(uv_poll_t *poll, int status, int events)
 {
     struct cs_exit_watch *w = poll->data;
-    struct epoll_event ev[EVENTS_PER_WAIT];
-    int n;
+    struct epoll_event ev[EXITS_PER_TURN];
     (void)events;
     CS_ASSERT(status == 0); /* an epoll set never reports an error */
-    do {
-        n = epoll_wait(w->epfd, ev, EVENTS_PER_WAIT, 0);
-        for (int i = 0; i < n; i++)
-            w->on_exit(ev[i].data.ptr);
-    } while (n == EVENTS_PER_WAIT);
+    int n = epoll_wait(w->epfd, ev, EXITS_PER_TURN, 0);
+    for (int i = 0; i < n; i++)
+        w->on_exit(ev[i].data.ptr);
 }
 
 int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb on_exit)

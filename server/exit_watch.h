@@ -4,8 +4,9 @@
  * uv_poll watches that set. A minder costs a single epoll_ctl (added with
  * EPOLLONESHOT; closing its pidfd takes it out of the set), where a uv_poll
  * per pidfd cost seven syscalls (a probe add and delete, FIONBIO, an
- * invalidating delete, add, delete, delete), and every minder that ended
- * since the loop last looked comes out of one epoll_wait. Loop thread only. */
+ * invalidating delete, add, delete, delete), and the minders that ended
+ * since the loop last looked come out of one epoll_wait, at most 64 a
+ * turn. Loop thread only. */
 #ifndef CS_EXIT_WATCH_H
 #define CS_EXIT_WATCH_H
 

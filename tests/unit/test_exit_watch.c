@@ -1,7 +1,7 @@
 /* exit_watch against real processes on a real libuv loop: every ended
- * process is reported once with its own context, several ends in one turn
- * included; a pidfd closed before its process ends is never reported; the
- * watch closes cleanly. */
+ * process is reported once with its own context, more ends at once than one
+ * turn takes included; a pidfd closed before its process ends is never
+ * reported; the watch closes cleanly. */
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,7 +17,7 @@
 
 #include "exit_watch.h"
 
-#define N_CHILDREN 20
+#define N_CHILDREN 160
 
 extern char **environ;
 
