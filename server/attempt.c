@@ -3,8 +3,10 @@
 #include "attempt.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,9 +21,54 @@ static void after_note(uv_work_t *work, int status)
     cs_dispatch_attempt_ended(att);
 }
 
+/* A timer of its own, so that an attempt is still freed at once: on free
+ * the timer is detached and closes on its own. */
+struct cs_backstop {
+    uv_timer_t timer;
+    struct cs_attempt *att; /* NULL once the attempt is gone */
+};
+
+static void on_backstop_closed(uv_handle_t *handle)
+{
+    free(handle->data);
+}
+
+static void on_backstop(uv_timer_t *timer)
+{
+    struct cs_backstop *b = timer->data;
+    struct cs_attempt *att = b->att;
+    cs_log_warn("minder %d of run %lld attempt %u outlived its timeout and kill grace; killing it",
+                (int)att->pid, (long long)att->run->msg->id, att->number);
+    att->backstop_fired = true;
+    if (syscall(SYS_pidfd_send_signal, att->pidfd, SIGKILL, NULL, 0) != 0 && errno != ESRCH)
+        cs_log_warn("pidfd_send_signal(minder %d, SIGKILL) failed: %s", (int)att->pid,
+                    strerror(errno));
+}
+
+static void backstop_start(struct cs_attempt *att, int64_t deadline_unix_ms)
+{
+    struct cs_backstop *b = cs_xcalloc(1, sizeof(*b));
+    int64_t in_ms = deadline_unix_ms - cs_now_unix_ms();
+    CS_ASSERT(uv_timer_init(att->sched->loop, &b->timer) == 0);
+    b->timer.data = b;
+    b->att = att;
+    att->backstop = b;
+    CS_ASSERT(uv_timer_start(&b->timer, on_backstop, in_ms > 0 ? (uint64_t)in_ms : 0, 0) == 0);
+}
+
+static void backstop_end(struct cs_attempt *att)
+{
+    if (att->backstop == NULL)
+        return;
+    att->backstop->att = NULL;
+    uv_close((uv_handle_t *)&att->backstop->timer, on_backstop_closed);
+    att->backstop = NULL;
+}
+
 void cs_attempt_on_exit(void *ctx)
 {
     struct cs_attempt *att = ctx;
+    backstop_end(att);
     if (att->is_child) {
         /* Reap our own minder; the pidfd said it is gone, so this never waits. */
         int wstatus;
@@ -33,9 +80,12 @@ void cs_attempt_on_exit(void *ctx)
     CS_ASSERT(rc == 0);
 }
 
-int cs_attempt_watch(struct cs_attempt *att)
+int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
 {
-    return cs_exit_watch_add(&att->sched->exits, att->pidfd, att);
+    int rc = cs_exit_watch_add(&att->sched->exits, att->pidfd, att);
+    if (rc == 0 && deadline_unix_ms != 0)
+        backstop_start(att, deadline_unix_ms);
+    return rc;
 }
 
 static void after_adopt(uv_work_t *work, int status)
@@ -60,6 +110,7 @@ void cs_attempt_adopt(struct cs_attempt *att)
 
 void cs_attempt_free(struct cs_attempt *att)
 {
+    backstop_end(att);
     /* Closing the pidfd also takes it out of the exit watch. */
     if (att->pidfd >= 0)
         (void)close(att->pidfd);

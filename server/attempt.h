@@ -16,11 +16,13 @@ struct cs_attempt {
     struct cs_sched *sched;
     struct cs_run *run;
     uint32_t number;
-    char *dir;          /* owned */
-    pid_t pid;          /* the minder, once started; 0 before */
-    int pidfd;          /* -1 when not watching */
-    bool is_child;      /* started by this process: reap it */
-    bool launch_failed; /* the minder could not be started (note.message says why) */
+    char *dir;                    /* owned */
+    pid_t pid;                    /* the minder, once started; 0 before */
+    int pidfd;                    /* -1 when not watching */
+    bool is_child;                /* started by this process: reap it */
+    bool launch_failed;           /* the minder could not be started (note.message says why) */
+    bool backstop_fired;          /* the minder outlived its deadline and was killed */
+    struct cs_backstop *backstop; /* NULL when the job has no timeout */
     uv_work_t work;
     /* Results of the pool work. */
     int note_rc; /* 0, -ENOENT (no note: the minder died), or -errno */
@@ -36,8 +38,12 @@ void cs_dispatch_attempt_ended(struct cs_attempt *att);
 /* Called when adoption found the minder still running (pid and pidfd set). */
 void cs_dispatch_attempt_adopted(struct cs_attempt *att);
 
-/* Starts watching att->pidfd. 0 or a negative errno. */
-int cs_attempt_watch(struct cs_attempt *att);
+/* Starts watching att->pidfd. If deadline_unix_ms is not 0 and the minder
+ * is still alive then, the server kills it (SIGKILL through the pidfd): the
+ * backstop for a minder that cannot enforce its own timeout (stopped, or
+ * stuck). Its end then goes the usual way, with no note: LOST, and the
+ * command's group is stopped. 0 or a negative errno. */
+int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms);
 /* The exit watch's callback (ctx is the attempt): reaps the minder if it is
  * ours and reads its note on the pool. */
 void cs_attempt_on_exit(void *ctx);

@@ -20,6 +20,10 @@
 
 /* How long a minder gives a command between TERM and KILL. */
 #define KILL_GRACE_MS 10000
+/* A minder ends by its job's timeout, plus the kill grace, plus at most 1 s
+ * of draining output, plus writing its note. Past that and this margin,
+ * something is wrong with the minder itself, and the server kills it. */
+#define BACKSTOP_MARGIN_MS 5000
 
 struct cs_backoff {
     uv_timer_t timer;
@@ -277,11 +281,14 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
         set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
         write_run(s, run, NULL, NULL);
     }
-    int rc = cs_attempt_watch(att);
+    int64_t deadline = 0;
+    if (run->job->spec->timeout_seconds > 0)
+        deadline = a->started_unix_ms + (int64_t)run->job->spec->timeout_seconds * 1000 +
+                   KILL_GRACE_MS + 1000 + BACKSTOP_MARGIN_MS;
+    int rc = cs_attempt_watch(att, deadline);
     if (rc != 0) {
         /* Without a watch the end would never be seen: treat it as lost. */
-        cs_log_error("uv_poll_start(pidfd of minder %d) failed: %s", (int)att->pid,
-                     uv_strerror(rc));
+        cs_log_error("watching the pidfd of minder %d failed: %s", (int)att->pid, strerror(-rc));
         att->note_rc = -EIO;
         cs_dispatch_attempt_ended(att);
         return;
@@ -335,6 +342,9 @@ static Csched__V1__RunState apply_note(struct cs_attempt *att)
     if (att->note_rc != 0) {
         if (note->message[0] != '\0')
             set_str(&a->message, note->message);
+        else if (att->backstop_fired)
+            set_str(&a->message, "the minder did not end within the job's timeout and the kill "
+                                 "grace; cschedd killed it and its command");
         else if (att->note_rc == -ENOENT)
             set_str(&a->message, "the minder ended without writing a status note");
         else {

@@ -324,6 +324,53 @@ static void test_e2e_runs_killed_minder_is_lost_then_retried(void **state)
     cs_e2e_rmtree(dir);
 }
 
+/* A minder that cannot enforce its job's timeout (here: stopped) is killed
+ * by the server once the timeout, the kill grace (10 s), the drain (1 s) and
+ * a margin (5 s) have passed: the attempt is LOST, saying so, and the
+ * command's group is stopped. */
+static void test_e2e_runs_stopped_minder_is_killed_after_its_deadline(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    char dir[PATH_MAX], shell[2 * PATH_MAX], path[PATH_MAX + 8], name[64];
+    Csched__V1__Run *run;
+    int64_t id, t0;
+    pid_t pgid, minder;
+
+    cs_e2e_tmpdir(dir);
+    snprintf(shell, sizeof(shell), GROUP_SHELL, dir);
+    snprintf(path, sizeof(path), "%s/pgid", dir);
+    cs_e2e_name(name, sizeof(name), "minderstop");
+    job.name = name;
+    job.shell = shell;
+    job.timeout_seconds = 1;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+
+    id = cs_e2e_trigger(e, name);
+    pgid = cs_e2e_read_pgid(path, 5000);
+    run = cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
+    minder = run->attempts[0]->minder_pid;
+    assert_true(minder > 0);
+    assert_int_equal(kill(minder, SIGSTOP), 0);
+    t0 = cs_test_now_ms();
+    csched__v1__run__free_unpacked(run, NULL);
+
+    run = cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_LOST, 30000);
+    int64_t took_ms = cs_test_now_ms() - t0;
+    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
+    if (strstr(run->attempts[0]->message, "cschedd killed it") == NULL)
+        fail_msg("LOST attempt message \"%s\" does not say the server killed the minder",
+                 run->attempts[0]->message);
+    /* Not before the minder had all its time: 1 s + 10 s + 1 s + 5 s from
+     * its start, of which at most the run's start-up had passed at t0. */
+    if (took_ms < 15000)
+        fail_msg("the minder was killed %lld ms after it was stopped, before its deadline",
+                 (long long)took_ms);
+    cs_e2e_assert_group_gone(pgid, 2000);
+    csched__v1__run__free_unpacked(run, NULL);
+    cs_e2e_rmtree(dir);
+}
+
 static Csched__V1__Run *cancel_run(struct cs_e2e *e, int64_t id, int want)
 {
     Csched__V1__CancelRunRequest req = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
@@ -729,6 +776,7 @@ int main(void)
         cmocka_unit_test(test_e2e_runs_idempotency_key),
         cmocka_unit_test(test_e2e_runs_timeout),
         cmocka_unit_test(test_e2e_runs_killed_minder_is_lost_then_retried),
+        cmocka_unit_test(test_e2e_runs_stopped_minder_is_killed_after_its_deadline),
         cmocka_unit_test(test_e2e_runs_cancel_running),
         cmocka_unit_test(test_e2e_runs_cancel_not_retried),
         cmocka_unit_test(test_e2e_runs_cancel_queued),
