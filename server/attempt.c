@@ -21,11 +21,11 @@ static void after_note(uv_work_t *work, int status)
     cs_dispatch_attempt_ended(att);
 }
 
-/* A timer of its own, so that an attempt is still freed at once: on free
- * the timer is detached and closes on its own. */
+/* A timer of its own, so that an attempt is still freed at once: the
+ * timer, stopped by uv_close, is freed when it has closed. */
 struct cs_backstop {
     uv_timer_t timer;
-    struct cs_attempt *att; /* NULL once the attempt is gone */
+    struct cs_attempt *att;
 };
 
 static void on_backstop_closed(uv_handle_t *handle)
@@ -60,7 +60,6 @@ static void backstop_end(struct cs_attempt *att)
 {
     if (att->backstop == NULL)
         return;
-    att->backstop->att = NULL;
     uv_close((uv_handle_t *)&att->backstop->timer, on_backstop_closed);
     att->backstop = NULL;
 }
