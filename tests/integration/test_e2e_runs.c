@@ -249,36 +249,53 @@ static void test_e2e_runs_idempotency_key(void **state)
  * holds two processes to stop. */
 #define GROUP_SHELL "cut -d' ' -f5 /proc/$$/stat > %s/pgid; sleep 30 & wait"
 
+/* A run of GROUP_SHELL (after shell_head) in a fresh temp dir, triggered and
+ * waited for until its command's group exists. */
+struct group_run {
+    char dir[PATH_MAX];
+    int64_t id;
+    pid_t pgid;
+};
+
+/* job carries the limits (timeout, attempts); its name and shell are set
+ * here and cleared again. */
+static void start_group_run(struct cs_e2e *e, const char *prefix, const char *shell_head,
+                            Csched__V1__Job *job, struct group_run *g)
+{
+    char shell[2 * PATH_MAX], path[PATH_MAX + 8], name[64];
+
+    cs_e2e_tmpdir(g->dir);
+    snprintf(shell, sizeof(shell), "%s" GROUP_SHELL, shell_head, g->dir);
+    snprintf(path, sizeof(path), "%s/pgid", g->dir);
+    cs_e2e_name(name, sizeof(name), prefix);
+    job->name = name;
+    job->shell = shell;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    job->name = job->shell = NULL;
+    g->id = cs_e2e_trigger(e, name);
+    g->pgid = cs_e2e_read_pgid(path, 5000);
+}
+
 static void test_e2e_runs_timeout(void **state)
 {
     struct cs_e2e *e = *state;
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
-    char dir[PATH_MAX], shell[PATH_MAX + 64], path[PATH_MAX + 8], name[64];
-    int64_t t0, took_ms, id;
+    struct group_run g;
+    int64_t t0, took_ms;
     Csched__V1__Run *run;
-    pid_t pgid;
 
-    cs_e2e_tmpdir(dir);
-    snprintf(shell, sizeof(shell), GROUP_SHELL, dir);
-    snprintf(path, sizeof(path), "%s/pgid", dir);
-    cs_e2e_name(name, sizeof(name), "timeout");
-    job.name = name;
-    job.shell = shell;
     job.timeout_seconds = 1;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
-
     t0 = cs_test_now_ms();
-    id = cs_e2e_trigger(e, name);
-    pgid = cs_e2e_read_pgid(path, 5000);
-    run = cs_e2e_wait_end(e, id);
+    start_group_run(e, "timeout", "", &job, &g);
+    run = cs_e2e_wait_end(e, g.id);
     took_ms = cs_test_now_ms() - t0;
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT);
     assert_int_equal(run->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT);
     if (took_ms < 900 || took_ms > 4000)
         fail_msg("timeout_seconds 1 ended the run after %lld ms", (long long)took_ms);
-    cs_e2e_assert_group_gone(pgid, 1000);
+    cs_e2e_assert_group_gone(g.pgid, 1000);
     csched__v1__run__free_unpacked(run, NULL);
-    cs_e2e_rmtree(dir);
+    cs_e2e_rmtree(g.dir);
 }
 
 /* A minder killed outright leaves no status note: its attempt is LOST with a
@@ -288,29 +305,18 @@ static void test_e2e_runs_killed_minder_is_lost_then_retried(void **state)
 {
     struct cs_e2e *e = *state;
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
-    char dir[PATH_MAX], shell[2 * PATH_MAX], path[PATH_MAX + 8], name[64];
+    struct group_run g;
     Csched__V1__Run *run;
-    int64_t id;
-    pid_t pgid;
 
-    cs_e2e_tmpdir(dir);
-    snprintf(shell, sizeof(shell), "[ \"$CSCHED_ATTEMPT\" = 2 ] && exit 0; " GROUP_SHELL, dir);
-    snprintf(path, sizeof(path), "%s/pgid", dir);
-    cs_e2e_name(name, sizeof(name), "minderkill");
-    job.name = name;
-    job.shell = shell;
     job.max_attempts = 2;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
-
-    id = cs_e2e_trigger(e, name);
-    pgid = cs_e2e_read_pgid(path, 5000);
-    run = cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
+    start_group_run(e, "minderkill", "[ \"$CSCHED_ATTEMPT\" = 2 ] && exit 0; ", &job, &g);
+    run = cs_e2e_wait_state(e, g.id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
     assert_int_equal(run->n_attempts, 1);
     assert_true(run->attempts[0]->minder_pid > 0);
     assert_int_equal(kill(run->attempts[0]->minder_pid, SIGKILL), 0);
     csched__v1__run__free_unpacked(run, NULL);
 
-    run = cs_e2e_wait_end(e, id);
+    run = cs_e2e_wait_end(e, g.id);
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     assert_int_equal(run->n_attempts, 2);
     assert_int_equal(run->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
@@ -319,9 +325,9 @@ static void test_e2e_runs_killed_minder_is_lost_then_retried(void **state)
                  run->attempts[0]->message);
     assert_int_equal(run->attempts[1]->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     /* The server stopped the command the killed minder left behind. */
-    cs_e2e_assert_group_gone(pgid, 2000);
+    cs_e2e_assert_group_gone(g.pgid, 2000);
     csched__v1__run__free_unpacked(run, NULL);
-    cs_e2e_rmtree(dir);
+    cs_e2e_rmtree(g.dir);
 }
 
 /* A minder that cannot enforce its job's timeout (here: stopped) is killed
@@ -332,30 +338,21 @@ static void test_e2e_runs_stopped_minder_is_killed_after_its_deadline(void **sta
 {
     struct cs_e2e *e = *state;
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
-    char dir[PATH_MAX], shell[2 * PATH_MAX], path[PATH_MAX + 8], name[64];
+    struct group_run g;
     Csched__V1__Run *run;
-    int64_t id, t0;
-    pid_t pgid, minder;
+    int64_t t0;
+    pid_t minder;
 
-    cs_e2e_tmpdir(dir);
-    snprintf(shell, sizeof(shell), GROUP_SHELL, dir);
-    snprintf(path, sizeof(path), "%s/pgid", dir);
-    cs_e2e_name(name, sizeof(name), "minderstop");
-    job.name = name;
-    job.shell = shell;
     job.timeout_seconds = 1;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
-
-    id = cs_e2e_trigger(e, name);
-    pgid = cs_e2e_read_pgid(path, 5000);
-    run = cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
+    start_group_run(e, "minderstop", "", &job, &g);
+    run = cs_e2e_wait_state(e, g.id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
     minder = run->attempts[0]->minder_pid;
     assert_true(minder > 0);
     assert_int_equal(kill(minder, SIGSTOP), 0);
     t0 = cs_test_now_ms();
     csched__v1__run__free_unpacked(run, NULL);
 
-    run = cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_LOST, 30000);
+    run = cs_e2e_wait_state(e, g.id, CSCHED__V1__RUN_STATE__RUN_STATE_LOST, 30000);
     int64_t took_ms = cs_test_now_ms() - t0;
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
     if (strstr(run->attempts[0]->message, "cschedd killed it") == NULL)
@@ -366,9 +363,9 @@ static void test_e2e_runs_stopped_minder_is_killed_after_its_deadline(void **sta
     if (took_ms < 15000)
         fail_msg("the minder was killed %lld ms after it was stopped, before its deadline",
                  (long long)took_ms);
-    cs_e2e_assert_group_gone(pgid, 2000);
+    cs_e2e_assert_group_gone(g.pgid, 2000);
     csched__v1__run__free_unpacked(run, NULL);
-    cs_e2e_rmtree(dir);
+    cs_e2e_rmtree(g.dir);
 }
 
 static Csched__V1__Run *cancel_run(struct cs_e2e *e, int64_t id, int want)
@@ -393,18 +390,13 @@ static Csched__V1__Run *cancel_run(struct cs_e2e *e, int64_t id, int want)
 static void test_e2e_runs_cancel_running(void **state)
 {
     struct cs_e2e *e = *state;
-    char dir[PATH_MAX], shell[PATH_MAX + 64], path[PATH_MAX + 8], name[64];
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    struct group_run g;
     Csched__V1__Run *run;
     int64_t id, t0, took_ms;
-    pid_t pgid;
 
-    cs_e2e_tmpdir(dir);
-    snprintf(shell, sizeof(shell), GROUP_SHELL, dir);
-    snprintf(path, sizeof(path), "%s/pgid", dir);
-    cs_e2e_name(name, sizeof(name), "cancel");
-    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
-    id = cs_e2e_trigger(e, name);
-    pgid = cs_e2e_read_pgid(path, 5000);
+    start_group_run(e, "cancel", "", &job, &g);
+    id = g.id;
     run = cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
     csched__v1__run__free_unpacked(run, NULL);
@@ -421,12 +413,12 @@ static void test_e2e_runs_cancel_running(void **state)
     assert_int_equal(run->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
     if (took_ms > 3000)
         fail_msg("cancel took %lld ms", (long long)took_ms);
-    cs_e2e_assert_group_gone(pgid, 1000);
+    cs_e2e_assert_group_gone(g.pgid, 1000);
     csched__v1__run__free_unpacked(run, NULL);
 
     /* A finished run cannot be cancelled. */
     cancel_run(e, id, GRPC_STATUS_FAILED_PRECONDITION);
-    cs_e2e_rmtree(dir);
+    cs_e2e_rmtree(g.dir);
 }
 
 /* A cancelled attempt is never retried, whatever max_attempts allows. */
