@@ -20,9 +20,12 @@
 
 /* How long a minder gives a command between TERM and KILL. */
 #define KILL_GRACE_MS 10000
-/* A minder ends by its job's timeout, plus the kill grace, plus at most 1 s
- * of draining output, plus writing its note. Past that and this margin,
- * something is wrong with the minder itself, and the server kills it. */
+/* How long a minder still drains output once its command has ended (its
+ * DRAIN_MS). */
+#define MINDER_DRAIN_MS 1000
+/* A minder ends by its job's timeout, plus the kill grace, plus the drain,
+ * plus writing its note. Past that and this margin, something is wrong with
+ * the minder itself, and the server kills it. */
 #define BACKSTOP_MARGIN_MS 5000
 
 struct cs_backoff {
@@ -284,7 +287,7 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
     int64_t deadline = 0;
     if (run->job->spec->timeout_seconds > 0)
         deadline = a->started_unix_ms + (int64_t)run->job->spec->timeout_seconds * 1000 +
-                   KILL_GRACE_MS + 1000 + BACKSTOP_MARGIN_MS;
+                   KILL_GRACE_MS + MINDER_DRAIN_MS + BACKSTOP_MARGIN_MS;
     int rc = cs_attempt_watch(att, deadline);
     if (rc != 0) {
         /* Without a watch the end would never be seen: treat it as lost. */
