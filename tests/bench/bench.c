@@ -146,7 +146,12 @@ static void run_floor(const struct workload *w, struct measure *m)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
-    CS_TEST_OK(posix_spawn(&pid, floor_path, &fa, NULL, (char **)argv, environ));
+    /* A session of its own, as cschedd has (see tests/lib/testd.c). */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+    CS_TEST_OK(posix_spawn(&pid, floor_path, &fa, &attr, (char **)argv, environ));
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     struct sampler s = {.pid = pid};
     pthread_t th;

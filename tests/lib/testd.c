@@ -143,6 +143,7 @@ static int spawn_daemon(struct cs_testd *d, const char *listen)
         .argv = argv,
         .log_path = d->log_path,
         .pdeath_signal = SIGTERM,
+        .new_session = true,
     };
     return cs_test__spawn(&s, &d->pid);
 }

@@ -21,6 +21,9 @@ struct cs_test__spawn {
     const char *log_path;
     /* Signal the child gets when the thread that started it exits; 0 = none. */
     int pdeath_signal;
+    /* When true the child leads a session of its own, as a service manager
+     * starts a daemon (see docs/operations.md, "Its own session"). */
+    bool new_session;
 };
 
 /* cs_test__spawn starts s->argv and stores its pid. Uses fork + exec because

@@ -29,6 +29,8 @@ static _Noreturn void child_exec(const struct cs_test__spawn *s, pid_t parent, i
 {
     int err;
 
+    if (s->new_session && setsid() < 0)
+        goto fail;
     if (s->log_path != NULL) {
         int fd = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
