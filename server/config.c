@@ -1,6 +1,7 @@
 /* config: flag and environment parsing for cschedd. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -14,7 +15,8 @@ enum {
     OPT_MAX_RUNNING,
     OPT_READY_FILE,
     OPT_MINDER,
-    OPT_LOG_LEVEL
+    OPT_LOG_LEVEL,
+    OPT_NICE
 };
 
 static const struct option options[] = {
@@ -25,6 +27,7 @@ static const struct option options[] = {
     {"ready-file", required_argument, NULL, OPT_READY_FILE},
     {"minder", required_argument, NULL, OPT_MINDER},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"nice", required_argument, NULL, OPT_NICE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -46,8 +49,11 @@ void cs_config_usage(const char *prog)
             "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
             "                                                             [CSCHED_MINDER]\n"
             "  --log-level LEVEL       error, warn, info or debug (default info)\n"
-            "                                                             [CSCHED_LOG_LEVEL]\n",
-            prog, CS_DEFAULT_MAX_RUNNING);
+            "                                                             [CSCHED_LOG_LEVEL]\n"
+            "  --nice N                nice value of cschedd's session, ahead of its jobs'\n"
+            "                          sessions at 0: -20 to 19, 0 leaves it (default %d)\n"
+            "                                                             [CSCHED_NICE]\n",
+            prog, CS_DEFAULT_MAX_RUNNING, CS_DEFAULT_NICE);
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -80,6 +86,19 @@ static int parse_level(const char *text, const char *source, enum cs_log_level *
     return 0;
 }
 
+static int parse_nice(const char *text, const char *source, int *out, struct cs_err *err)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || end == text || isspace((unsigned char)text[0]) ||
+        v < CS_NICE_MIN || v > CS_NICE_MAX)
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be a whole number from %d to %d", source,
+                          text, CS_NICE_MIN, CS_NICE_MAX);
+    *out = (int)v;
+    return 0;
+}
+
 /* A setting's text and where it came from, for the error message. */
 struct raw {
     const char *text;
@@ -108,6 +127,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     struct raw state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR);
     struct raw max_running = from_env("CSCHED_MAX_RUNNING", NULL);
     struct raw level = from_env("CSCHED_LOG_LEVEL", NULL);
+    struct raw nice = from_env("CSCHED_NICE", NULL);
 
     /* Flags win over the environment, so values are checked only after both. */
     optind = 1;
@@ -136,6 +156,9 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         case OPT_LOG_LEVEL:
             level = (struct raw){optarg, "--log-level"};
             break;
+        case OPT_NICE:
+            nice = (struct raw){optarg, "--nice"};
+            break;
         case 'h':
             c->help = true;
             return 0;
@@ -158,6 +181,9 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         return -EINVAL;
     c->log_level = CS_LOG_INFO;
     if (level.text != NULL && parse_level(level.text, level.source, &c->log_level, err) != 0)
+        return -EINVAL;
+    c->nice = CS_DEFAULT_NICE;
+    if (nice.text != NULL && parse_nice(nice.text, nice.source, &c->nice, err) != 0)
         return -EINVAL;
     return 0;
 }

@@ -12,6 +12,9 @@
 #define CS_DEFAULT_STATE_DIR "/var/lib/csched"
 #define CS_DEFAULT_MAX_RUNNING 64
 #define CS_MAX_RUNNING_LIMIT 100000
+#define CS_DEFAULT_NICE (-10)
+#define CS_NICE_MIN (-20)
+#define CS_NICE_MAX 19
 
 struct cs_config {
     const char *listen;
@@ -21,12 +24,13 @@ struct cs_config {
     const char *ready_file;  /* NULL: none */
     const char *minder_path; /* NULL: found beside cschedd */
     enum cs_log_level log_level;
+    int nice; /* of cschedd's session; 0: left as it is */
     bool help;
 };
 
 /* Fills config from argv and the environment (CSCHED_LISTEN,
  * CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
- * CSCHED_MINDER). Strings point into argv or environ. 0 or -EINVAL with err
+ * CSCHED_MINDER, CSCHED_NICE). Strings point into argv or environ. 0 or -EINVAL with err
  * naming the flag. */
 int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
 void cs_config_usage(const char *prog);

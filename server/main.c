@@ -22,6 +22,7 @@
 #include "job.h"
 #include "launch_thread.h"
 #include "log.h"
+#include "priority.h"
 #include "pump.h"
 #include "rpc.h"
 #include "sched_state.h"
@@ -233,6 +234,19 @@ static int sched_init(struct server *srv)
     return rc;
 }
 
+/* Puts cschedd ahead of its jobs where it can; it runs either way. */
+static void set_priority(int nice)
+{
+    struct cs_err err = {0};
+    int rc = cs_priority_set_session_nice(nice, &err);
+    if (rc == 0 && nice != 0)
+        cs_log_info("session nice %d: ahead of the jobs' sessions at 0", nice);
+    else if (rc == -ENOTTY)
+        cs_log_info("%s", err.msg);
+    else
+        cs_log_warn("%s", err.msg);
+}
+
 int main(int argc, char **argv)
 {
     struct server srv;
@@ -248,6 +262,7 @@ int main(int argc, char **argv)
     }
     cs_log_set_level(srv.config.log_level);
     signal(SIGPIPE, SIG_IGN);
+    set_priority(srv.config.nice);
 
     char attempts[PATH_MAX];
     (void)snprintf(attempts, sizeof(attempts), "%s/attempts", srv.config.state_dir);

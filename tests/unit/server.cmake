@@ -8,6 +8,7 @@ cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_idma
 cs_unit_test(env SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_env.c LIBS cs_env)
 cs_unit_test(job SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job.c LIBS cs_env)
 cs_unit_test(config SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_config.c LIBS cs_config)
+cs_unit_test(priority SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_priority.c LIBS cs_priority)
 cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rpc)
 cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_rpc)
 cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_mailbox)

@@ -15,9 +15,9 @@
 
 #include "config.h"
 
-static const char *const env_names[] = {"CSCHED_LISTEN",    "CSCHED_DATABASE_URL",
-                                        "CSCHED_STATE_DIR", "CSCHED_MAX_RUNNING",
-                                        "CSCHED_LOG_LEVEL", "CSCHED_MINDER"};
+static const char *const env_names[] = {
+    "CSCHED_LISTEN",    "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR", "CSCHED_MAX_RUNNING",
+    "CSCHED_LOG_LEVEL", "CSCHED_MINDER",       "CSCHED_NICE"};
 
 static int clear_env(void **state)
 {
@@ -77,6 +77,7 @@ static void test_config_defaults(void **state)
     assert_str_or_null(c.ready_file, NULL);
     assert_str_or_null(c.minder_path, NULL);
     assert_int_equal(c.log_level, CS_LOG_INFO);
+    assert_int_equal(c.nice, CS_DEFAULT_NICE);
     assert_false(c.help);
 }
 
@@ -88,7 +89,7 @@ static void test_config_flags(void **state)
     assert_int_equal(parse(&c, &err, "--listen", "0.0.0.0:7000", "--database-url",
                            "postgresql:///csched", "--state-dir", "/srv/csched", "--max-running",
                            "12", "--ready-file", "/run/csched.ready", "--minder",
-                           "/opt/csched-minder", "--log-level", "debug", NULL),
+                           "/opt/csched-minder", "--log-level", "debug", "--nice", "-3", NULL),
                      0);
     assert_str_or_null(c.listen, "0.0.0.0:7000");
     assert_str_or_null(c.database_url, "postgresql:///csched");
@@ -97,6 +98,7 @@ static void test_config_flags(void **state)
     assert_str_or_null(c.ready_file, "/run/csched.ready");
     assert_str_or_null(c.minder_path, "/opt/csched-minder");
     assert_int_equal(c.log_level, CS_LOG_DEBUG);
+    assert_int_equal(c.nice, -3);
     assert_false(c.help);
 
     /* --flag=value works as well, and the last of a repeated flag wins. */
@@ -128,6 +130,12 @@ static void test_config_limits(void **state)
         assert_int_equal(parse(&c, &err, "--log-level", levels[i], NULL), 0);
         assert_int_equal(c.log_level, (enum cs_log_level)i);
     }
+    static const int nices[] = {CS_NICE_MIN, -1, 0, 5, CS_NICE_MAX};
+    for (size_t i = 0; i < sizeof(nices) / sizeof(nices[0]); i++) {
+        (void)snprintf(text, sizeof(text), "%d", nices[i]);
+        assert_int_equal(parse(&c, &err, "--nice", text, NULL), 0);
+        assert_int_equal(c.nice, nices[i]);
+    }
 }
 
 static void test_config_help(void **state)
@@ -155,6 +163,7 @@ static void test_config_env(void **state)
     setenv("CSCHED_MAX_RUNNING", "7", 1);
     setenv("CSCHED_LOG_LEVEL", "warn", 1);
     setenv("CSCHED_MINDER", "/usr/libexec/csched-minder", 1);
+    setenv("CSCHED_NICE", "-15", 1);
     assert_int_equal(parse(&c, &err, NULL), 0);
     assert_str_or_null(c.listen, "127.0.0.1:6000");
     assert_str_or_null(c.database_url, "host=/tmp dbname=cs");
@@ -162,6 +171,7 @@ static void test_config_env(void **state)
     assert_int_equal(c.max_running, 7);
     assert_int_equal(c.log_level, CS_LOG_WARN);
     assert_str_or_null(c.minder_path, "/usr/libexec/csched-minder");
+    assert_int_equal(c.nice, -15);
     assert_str_or_null(c.ready_file, NULL);
 }
 
@@ -180,6 +190,7 @@ static void test_config_env_empty_is_unset(void **state)
     assert_int_equal(c.max_running, CS_DEFAULT_MAX_RUNNING);
     assert_int_equal(c.log_level, CS_LOG_INFO);
     assert_str_or_null(c.minder_path, NULL);
+    assert_int_equal(c.nice, CS_DEFAULT_NICE);
 }
 
 static void test_config_flag_over_env(void **state)
@@ -262,6 +273,22 @@ static void test_config_bad_log_level(void **state)
     assert_rejected(rc, err, "CSCHED_LOG_LEVEL");
 }
 
+static void test_config_bad_nice(void **state)
+{
+    static const char *const bad[] = {
+        "-21", "20", "", "ten", "-5x", " -5", "1.5", "-", "99999999999999999999"};
+    struct cs_config c;
+    struct cs_err err;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = parse(&c, &err, "--nice", bad[i], NULL);
+        assert_rejected(rc, err, "--nice");
+    }
+    setenv("CSCHED_NICE", "-40", 1);
+    int rc = parse(&c, &err, NULL);
+    assert_rejected(rc, err, "CSCHED_NICE");
+}
+
 static void test_config_bad_state_dir(void **state)
 {
     struct cs_config c;
@@ -313,7 +340,7 @@ static void test_config_missing_value_names_flag(void **state)
 {
     static const char *const flags[] = {"--listen",      "--database-url", "--state-dir",
                                         "--max-running", "--ready-file",   "--minder",
-                                        "--log-level"};
+                                        "--log-level",   "--nice"};
     struct cs_config c;
     struct cs_err err;
 
@@ -335,6 +362,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_flag_over_env, clear_env),
         cmocka_unit_test_setup(test_config_bad_max_running, clear_env),
         cmocka_unit_test_setup(test_config_bad_log_level, clear_env),
+        cmocka_unit_test_setup(test_config_bad_nice, clear_env),
         cmocka_unit_test_setup(test_config_bad_state_dir, clear_env),
         cmocka_unit_test_setup(test_config_unknown_and_extra, clear_env),
         cmocka_unit_test_setup(test_config_missing_value_names_flag, clear_env),
