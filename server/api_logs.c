@@ -20,7 +20,8 @@ struct log_read {
     uint32_t attempt;
     Csched__V1__LogStream streams[2];
     size_t n_streams, current;
-    uv_file fd; /* -1 when closed */
+    bool dir_seen; /* the attempt's directory is there, or need not be */
+    uv_file fd;    /* -1 when closed */
     int64_t offset;
     bool busy; /* a uv_fs request is in flight */
     uv_fs_t req;
@@ -116,6 +117,36 @@ static void on_open(uv_fs_t *req)
     next_step(r);
 }
 
+static void attempt_dir(const struct log_read *r, char *path, size_t size)
+{
+    (void)snprintf(path, size, "%s/attempts/%lld-%u", r->sched->state_dir, (long long)r->run_id,
+                   r->attempt);
+}
+
+/* A missing directory is output that is gone, not output that is empty. */
+static void on_dir_stat(uv_fs_t *req)
+{
+    struct log_read *r = req->data;
+    ssize_t result = req->result;
+    uv_fs_req_cleanup(req);
+    r->busy = false;
+    if (r->call == NULL) {
+        log_read_end(r, 0, "");
+        return;
+    }
+    if (result == UV_ENOENT) {
+        char message[200];
+        (void)snprintf(message, sizeof(message),
+                       "the output of attempt %u of run %lld is gone: its directory was removed "
+                       "(cschedd removes those of attempts that ended over --retention-days ago)",
+                       r->attempt, (long long)r->run_id);
+        log_read_end(r, -ENOENT, message);
+        return;
+    }
+    r->dir_seen = true;
+    next_step(r);
+}
+
 static void next_step(struct log_read *r)
 {
     if (r->current >= r->n_streams) {
@@ -124,13 +155,19 @@ static void next_step(struct log_read *r)
     }
     r->busy = true;
     r->req.data = r;
-    if (r->fd < 0) {
+    if (!r->dir_seen) {
         char path[4096];
+        attempt_dir(r, path, sizeof(path));
+        CS_ASSERT(uv_fs_stat(r->sched->loop, &r->req, path, on_dir_stat) == 0);
+        return;
+    }
+    if (r->fd < 0) {
+        char dir[4000], path[4096];
         const char *file = r->streams[r->current] == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR
                                ? CS_ATTEMPT_STDERR_FILE
                                : CS_ATTEMPT_STDOUT_FILE;
-        (void)snprintf(path, sizeof(path), "%s/attempts/%lld-%u/%s", r->sched->state_dir,
-                       (long long)r->run_id, r->attempt, file);
+        attempt_dir(r, dir, sizeof(dir));
+        (void)snprintf(path, sizeof(path), "%s/%s", dir, file);
         CS_ASSERT(uv_fs_open(r->sched->loop, &r->req, path, O_RDONLY | O_CLOEXEC, 0, on_open) == 0);
         return;
     }
@@ -170,6 +207,8 @@ static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32
         return;
     }
     r->attempt = wanted != 0 ? wanted : (uint32_t)run->n_attempts;
+    /* Until it has ended, an attempt may not have made its directory yet. */
+    r->dir_seen = run->attempts[r->attempt - 1]->ended_unix_ms == 0;
     cs_call_set_stream_ops(r->call, &log_ops, r);
     next_step(r);
 }

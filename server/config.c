@@ -16,7 +16,8 @@ enum {
     OPT_READY_FILE,
     OPT_MINDER,
     OPT_LOG_LEVEL,
-    OPT_NICE
+    OPT_NICE,
+    OPT_RETENTION_DAYS
 };
 
 static const struct option options[] = {
@@ -28,6 +29,7 @@ static const struct option options[] = {
     {"minder", required_argument, NULL, OPT_MINDER},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"nice", required_argument, NULL, OPT_NICE},
+    {"retention-days", required_argument, NULL, OPT_RETENTION_DAYS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -52,8 +54,11 @@ void cs_config_usage(const char *prog)
             "                                                             [CSCHED_LOG_LEVEL]\n"
             "  --nice N                nice value of cschedd's session, ahead of its jobs'\n"
             "                          sessions at 0: -20 to 19, 0 leaves it (default %d)\n"
-            "                                                             [CSCHED_NICE]\n",
-            prog, CS_DEFAULT_MAX_RUNNING, CS_DEFAULT_NICE);
+            "                                                             [CSCHED_NICE]\n"
+            "  --retention-days N      remove the directories (output) of attempts that\n"
+            "                          ended over N days ago; 0 keeps them (default %d)\n"
+            "                                                     [CSCHED_RETENTION_DAYS]\n",
+            prog, CS_DEFAULT_MAX_RUNNING, CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -62,18 +67,19 @@ static const char *env_or(const char *name, const char *fallback)
     return v != NULL && v[0] != '\0' ? v : fallback;
 }
 
-static int parse_max_running(const char *text, const char *source, uint32_t *out,
-                             struct cs_err *err)
+/* A whole decimal number from min to max: digits, with a '-' in front for a
+ * negative one; no blanks, no '+'. */
+static int parse_whole(const char *text, const char *source, long min, long max, long *out,
+                       struct cs_err *err)
 {
+    const char *digits = text[0] == '-' ? text + 1 : text;
     char *end;
     errno = 0;
-    unsigned long v = strtoul(text, &end, 10);
-    /* strtoul would take leading blanks and signs: only digits are a number. */
-    if (errno != 0 || *end != '\0' || text[0] < '0' || text[0] > '9' || v == 0 ||
-        v > CS_MAX_RUNNING_LIMIT)
-        return cs_err_set(err, -EINVAL, "%s \"%s\" must be a whole number from 1 to %d", source,
-                          text, CS_MAX_RUNNING_LIMIT);
-    *out = (uint32_t)v;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || !isdigit((unsigned char)digits[0]) || v < min || v > max)
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be a whole number from %ld to %ld", source,
+                          text, min, max);
+    *out = v;
     return 0;
 }
 
@@ -83,19 +89,6 @@ static int parse_level(const char *text, const char *source, enum cs_log_level *
     if (cs_log_level_parse(text, out) != 0)
         return cs_err_set(err, -EINVAL, "%s \"%s\" must be error, warn, info or debug", source,
                           text);
-    return 0;
-}
-
-static int parse_nice(const char *text, const char *source, int *out, struct cs_err *err)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno != 0 || *end != '\0' || end == text || isspace((unsigned char)text[0]) ||
-        v < CS_NICE_MIN || v > CS_NICE_MAX)
-        return cs_err_set(err, -EINVAL, "%s \"%s\" must be a whole number from %d to %d", source,
-                          text, CS_NICE_MIN, CS_NICE_MAX);
-    *out = (int)v;
     return 0;
 }
 
@@ -128,6 +121,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     struct raw max_running = from_env("CSCHED_MAX_RUNNING", NULL);
     struct raw level = from_env("CSCHED_LOG_LEVEL", NULL);
     struct raw nice = from_env("CSCHED_NICE", NULL);
+    struct raw retention = from_env("CSCHED_RETENTION_DAYS", NULL);
 
     /* Flags win over the environment, so values are checked only after both. */
     optind = 1;
@@ -159,6 +153,9 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         case OPT_NICE:
             nice = (struct raw){optarg, "--nice"};
             break;
+        case OPT_RETENTION_DAYS:
+            retention = (struct raw){optarg, "--retention-days"};
+            break;
         case 'h':
             c->help = true;
             return 0;
@@ -175,15 +172,23 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     if (c->state_dir[0] != '/')
         return cs_err_set(err, -EINVAL, "%s \"%s\" must be an absolute path", state_dir.source,
                           c->state_dir);
-    c->max_running = CS_DEFAULT_MAX_RUNNING;
+    long v = CS_DEFAULT_MAX_RUNNING;
     if (max_running.text != NULL &&
-        parse_max_running(max_running.text, max_running.source, &c->max_running, err) != 0)
+        parse_whole(max_running.text, max_running.source, 1, CS_MAX_RUNNING_LIMIT, &v, err) != 0)
         return -EINVAL;
+    c->max_running = (uint32_t)v;
     c->log_level = CS_LOG_INFO;
     if (level.text != NULL && parse_level(level.text, level.source, &c->log_level, err) != 0)
         return -EINVAL;
-    c->nice = CS_DEFAULT_NICE;
-    if (nice.text != NULL && parse_nice(nice.text, nice.source, &c->nice, err) != 0)
+    v = CS_DEFAULT_NICE;
+    if (nice.text != NULL &&
+        parse_whole(nice.text, nice.source, CS_NICE_MIN, CS_NICE_MAX, &v, err) != 0)
         return -EINVAL;
+    c->nice = (int)v;
+    v = CS_DEFAULT_RETENTION_DAYS;
+    if (retention.text != NULL &&
+        parse_whole(retention.text, retention.source, 0, CS_RETENTION_DAYS_MAX, &v, err) != 0)
+        return -EINVAL;
+    c->retention_days = (uint32_t)v;
     return 0;
 }

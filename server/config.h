@@ -15,6 +15,8 @@
 #define CS_DEFAULT_NICE (-10)
 #define CS_NICE_MIN (-20)
 #define CS_NICE_MAX 19
+#define CS_DEFAULT_RETENTION_DAYS 30
+#define CS_RETENTION_DAYS_MAX 36500
 
 struct cs_config {
     const char *listen;
@@ -24,14 +26,15 @@ struct cs_config {
     const char *ready_file;  /* NULL: none */
     const char *minder_path; /* NULL: found beside cschedd */
     enum cs_log_level log_level;
-    int nice; /* of cschedd's session; 0: left as it is */
+    int nice;                /* of cschedd's session; 0: left as it is */
+    uint32_t retention_days; /* of ended attempts' directories; 0: forever */
     bool help;
 };
 
 /* Fills config from argv and the environment (CSCHED_LISTEN,
  * CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
- * CSCHED_MINDER, CSCHED_NICE). Strings point into argv or environ. 0 or -EINVAL with err
- * naming the flag. */
+ * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS). Strings point into argv or environ. 0 or
+ * -EINVAL with err naming the flag. */
 int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
 void cs_config_usage(const char *prog);
 

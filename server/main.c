@@ -24,6 +24,7 @@
 #include "log.h"
 #include "priority.h"
 #include "pump.h"
+#include "retention.h"
 #include "rpc.h"
 #include "sched_state.h"
 #include "store.h"
@@ -38,6 +39,7 @@ struct server {
     struct cs_rpc_server *rpc;
     uv_signal_t sigterm, sigint;
     uv_work_t ready_work;
+    struct cs_retention retention;
     char ready_text[300];
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
@@ -142,6 +144,7 @@ static void on_store_open(void *arg, int status, struct cs_store_snapshot *snap)
     }
     load_snapshot(srv, snap);
     cs_store_snapshot_free(snap);
+    cs_retention_start(&srv->retention, s, srv->config.retention_days);
 
     if (cs_rpc_server_serve(srv->rpc) != 0) {
         cs_log_error("cannot serve on %s", srv->config.listen);
@@ -182,6 +185,7 @@ static void on_launcher_stopped(void *arg)
     cs_exit_watch_close(&s->exits);
     cs_pump_close(s);
     cs_probe_stop(&s->probe);
+    cs_retention_stop(&srv->retention);
     cs_store_close(s->store, on_store_closed, srv);
 }
 

@@ -27,7 +27,7 @@
 
 #define POLL_INTERVAL_MS 20
 
-static void sleep_ms(int64_t ms)
+void cs_e2e_sleep_ms(int64_t ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
 
@@ -257,7 +257,7 @@ Csched__V1__Run *cs_e2e_wait_state(struct cs_e2e *e, int64_t run_id, Csched__V1_
                      (long long)timeout_ms, cs_e2e_state_name(state));
         }
         csched__v1__run__free_unpacked(run, NULL);
-        sleep_ms(POLL_INTERVAL_MS);
+        cs_e2e_sleep_ms(POLL_INTERVAL_MS);
     }
 }
 
@@ -266,6 +266,21 @@ Csched__V1__Run *cs_e2e_wait_end(struct cs_e2e *e, int64_t run_id)
     /* UNSPECIFIED is never reached, so only a terminal state ends the wait. */
     return cs_e2e_wait_state(e, run_id, CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED,
                              CS_E2E_RUN_TIMEOUT_MS);
+}
+
+int cs_e2e_read_logs_status(struct cs_e2e *e, const Csched__V1__ReadLogsRequest *req,
+                            struct cs_status *st)
+{
+    Csched__V1__LogChunk *chunk;
+    struct cs_stream *s = NULL;
+    int rc = cs_scheduler_read_logs(e->client, req, &s, cs_e2e_opts(), st);
+    if (rc != 0)
+        return rc;
+    /* A stream reports its status at its end. */
+    while ((rc = cs_scheduler_read_logs_next(s, &chunk, st)) == 1)
+        csched__v1__log_chunk__free_unpacked(chunk, NULL);
+    cs_stream_free(s);
+    return rc != 0 ? rc : st->code;
 }
 
 char *cs_e2e_read_logs(struct cs_e2e *e, int64_t run_id, uint32_t attempt,
@@ -351,7 +366,7 @@ pid_t cs_e2e_read_pgid(const char *path, int64_t timeout_ms)
         }
         if (cs_test_now_ms() > deadline)
             fail_msg("no process group id in %s after %lld ms", path, (long long)timeout_ms);
-        sleep_ms(5);
+        cs_e2e_sleep_ms(5);
     }
 }
 
@@ -364,7 +379,7 @@ void cs_e2e_assert_group_gone(pid_t pgid, int64_t timeout_ms)
         if (cs_test_now_ms() > deadline)
             fail_msg("process group %d still has processes %lld ms after the run ended", (int)pgid,
                      (long long)timeout_ms);
-        sleep_ms(POLL_INTERVAL_MS);
+        cs_e2e_sleep_ms(POLL_INTERVAL_MS);
     }
     assert_int_equal(errno, ESRCH);
 }

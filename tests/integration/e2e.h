@@ -87,6 +87,15 @@ const char *cs_e2e_state_name(Csched__V1__RunState state);
 char *cs_e2e_read_logs(struct cs_e2e *e, int64_t run_id, uint32_t attempt,
                        Csched__V1__LogStream stream, size_t *len);
 
+/* cs_e2e_sleep_ms sleeps for ms milliseconds, through signals. */
+void cs_e2e_sleep_ms(int64_t ms);
+
+/* cs_e2e_read_logs_status reads a ReadLogs stream to its end, dropping the
+ * chunks, and returns what cs_e2e_assert_status takes: 0 for OK, else the
+ * status code, with its message in *st. */
+int cs_e2e_read_logs_status(struct cs_e2e *e, const Csched__V1__ReadLogsRequest *req,
+                            struct cs_status *st);
+
 /* cs_e2e_assert_status asserts that a call returned the gRPC status want,
  * that the status carries a message, and that the message mentions word
  * (case-insensitive; NULL skips that check). */

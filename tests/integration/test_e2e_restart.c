@@ -4,6 +4,9 @@
  * and the event history are all still there, a run whose minder outlived the
  * server is adopted and ends with its real outcome, and new runs continue the
  * history. One server serves every test of this file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -181,11 +187,71 @@ static void test_e2e_restart_after_crash(void **state)
     restart_keeps_everything(*state, true);
 }
 
+/* Sets the times of path (not following a link) to when. */
+static void backdate(const char *path, time_t when)
+{
+    struct timespec times[2] = {{.tv_sec = when}, {.tv_sec = when}};
+    if (utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW) != 0)
+        fail_msg("utimensat(%s): %s", path, strerror(errno));
+}
+
+/* The first retention sweep after a start removes the directory of an
+ * attempt that ended over --retention-days ago (30 by default), and only
+ * that: the run's record stays, and ReadLogs says its output is gone. */
+static void test_e2e_restart_removes_expired_attempt_dirs(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__ReadLogsRequest logs = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    struct cs_status st = {0};
+    char name[64], old_dir[PATH_MAX], young_dir[PATH_MAX], note[PATH_MAX + 16];
+    size_t len;
+
+    cs_e2e_name(name, sizeof(name), "retention");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "echo output"), NULL);
+    Csched__V1__Run *old = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
+    Csched__V1__Run *young = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
+    assert_int_equal(old->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_int_equal(young->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    (void)snprintf(old_dir, sizeof(old_dir), "%s/attempts/%lld-1", cs_testd_state_dir(e->d),
+                   (long long)old->id);
+    (void)snprintf(young_dir, sizeof(young_dir), "%s/attempts/%lld-1", cs_testd_state_dir(e->d),
+                   (long long)young->id);
+    (void)snprintf(note, sizeof(note), "%s/status", old_dir);
+    time_t forty_days_ago = time(NULL) - 40 * 24 * 60 * 60;
+    backdate(note, forty_days_ago);
+    backdate(old_dir, forty_days_ago);
+
+    int rc = cs_testd_restart(e->d);
+    if (rc != 0)
+        fail_msg("cs_testd_restart returned %d", rc);
+    int64_t deadline = cs_test_now_ms() + 30 * 1000;
+    while (access(old_dir, F_OK) == 0 && cs_test_now_ms() < deadline)
+        cs_e2e_sleep_ms(100);
+    if (access(old_dir, F_OK) == 0)
+        fail_msg("%s is still there 30 s after the restart", old_dir);
+    assert_int_equal(access(young_dir, F_OK), 0);
+
+    logs.run_id = old->id;
+    cs_e2e_assert_status(cs_e2e_read_logs_status(e, &logs, &st), &st, GRPC_STATUS_NOT_FOUND,
+                         "retention-days");
+    Csched__V1__Run *again = cs_e2e_get_run(e, old->id);
+    assert_int_equal(again->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_int_equal(again->n_attempts, 1);
+    char *out = cs_e2e_read_logs(e, young->id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
+    assert_string_equal(out, "output\n");
+
+    free(out);
+    csched__v1__run__free_unpacked(again, NULL);
+    csched__v1__run__free_unpacked(young, NULL);
+    csched__v1__run__free_unpacked(old, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_restart_clean),
         cmocka_unit_test(test_e2e_restart_after_crash),
+        cmocka_unit_test(test_e2e_restart_removes_expired_attempt_dirs),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

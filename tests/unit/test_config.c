@@ -17,7 +17,7 @@
 
 static const char *const env_names[] = {
     "CSCHED_LISTEN",    "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR", "CSCHED_MAX_RUNNING",
-    "CSCHED_LOG_LEVEL", "CSCHED_MINDER",       "CSCHED_NICE"};
+    "CSCHED_LOG_LEVEL", "CSCHED_MINDER",       "CSCHED_NICE",      "CSCHED_RETENTION_DAYS"};
 
 static int clear_env(void **state)
 {
@@ -78,6 +78,7 @@ static void test_config_defaults(void **state)
     assert_str_or_null(c.minder_path, NULL);
     assert_int_equal(c.log_level, CS_LOG_INFO);
     assert_int_equal(c.nice, CS_DEFAULT_NICE);
+    assert_int_equal(c.retention_days, CS_DEFAULT_RETENTION_DAYS);
     assert_false(c.help);
 }
 
@@ -89,7 +90,8 @@ static void test_config_flags(void **state)
     assert_int_equal(parse(&c, &err, "--listen", "0.0.0.0:7000", "--database-url",
                            "postgresql:///csched", "--state-dir", "/srv/csched", "--max-running",
                            "12", "--ready-file", "/run/csched.ready", "--minder",
-                           "/opt/csched-minder", "--log-level", "debug", "--nice", "-3", NULL),
+                           "/opt/csched-minder", "--log-level", "debug", "--nice", "-3",
+                           "--retention-days", "7", NULL),
                      0);
     assert_str_or_null(c.listen, "0.0.0.0:7000");
     assert_str_or_null(c.database_url, "postgresql:///csched");
@@ -99,6 +101,7 @@ static void test_config_flags(void **state)
     assert_str_or_null(c.minder_path, "/opt/csched-minder");
     assert_int_equal(c.log_level, CS_LOG_DEBUG);
     assert_int_equal(c.nice, -3);
+    assert_int_equal(c.retention_days, 7);
     assert_false(c.help);
 
     /* --flag=value works as well, and the last of a repeated flag wins. */
@@ -136,6 +139,12 @@ static void test_config_limits(void **state)
         assert_int_equal(parse(&c, &err, "--nice", text, NULL), 0);
         assert_int_equal(c.nice, nices[i]);
     }
+    static const uint32_t days[] = {0, 1, CS_RETENTION_DAYS_MAX};
+    for (size_t i = 0; i < sizeof(days) / sizeof(days[0]); i++) {
+        (void)snprintf(text, sizeof(text), "%u", days[i]);
+        assert_int_equal(parse(&c, &err, "--retention-days", text, NULL), 0);
+        assert_int_equal(c.retention_days, days[i]);
+    }
 }
 
 static void test_config_help(void **state)
@@ -164,6 +173,7 @@ static void test_config_env(void **state)
     setenv("CSCHED_LOG_LEVEL", "warn", 1);
     setenv("CSCHED_MINDER", "/usr/libexec/csched-minder", 1);
     setenv("CSCHED_NICE", "-15", 1);
+    setenv("CSCHED_RETENTION_DAYS", "0", 1);
     assert_int_equal(parse(&c, &err, NULL), 0);
     assert_str_or_null(c.listen, "127.0.0.1:6000");
     assert_str_or_null(c.database_url, "host=/tmp dbname=cs");
@@ -172,6 +182,7 @@ static void test_config_env(void **state)
     assert_int_equal(c.log_level, CS_LOG_WARN);
     assert_str_or_null(c.minder_path, "/usr/libexec/csched-minder");
     assert_int_equal(c.nice, -15);
+    assert_int_equal(c.retention_days, 0);
     assert_str_or_null(c.ready_file, NULL);
 }
 
@@ -191,6 +202,7 @@ static void test_config_env_empty_is_unset(void **state)
     assert_int_equal(c.log_level, CS_LOG_INFO);
     assert_str_or_null(c.minder_path, NULL);
     assert_int_equal(c.nice, CS_DEFAULT_NICE);
+    assert_int_equal(c.retention_days, CS_DEFAULT_RETENTION_DAYS);
 }
 
 static void test_config_flag_over_env(void **state)
@@ -289,6 +301,21 @@ static void test_config_bad_nice(void **state)
     assert_rejected(rc, err, "CSCHED_NICE");
 }
 
+static void test_config_bad_retention_days(void **state)
+{
+    static const char *const bad[] = {"-1", "36501", "", "month", "7d", "+7", " 7", "1.5"};
+    struct cs_config c;
+    struct cs_err err;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = parse(&c, &err, "--retention-days", bad[i], NULL);
+        assert_rejected(rc, err, "--retention-days");
+    }
+    setenv("CSCHED_RETENTION_DAYS", "forever", 1);
+    int rc = parse(&c, &err, NULL);
+    assert_rejected(rc, err, "CSCHED_RETENTION_DAYS");
+}
+
 static void test_config_bad_state_dir(void **state)
 {
     struct cs_config c;
@@ -340,7 +367,7 @@ static void test_config_missing_value_names_flag(void **state)
 {
     static const char *const flags[] = {"--listen",      "--database-url", "--state-dir",
                                         "--max-running", "--ready-file",   "--minder",
-                                        "--log-level",   "--nice"};
+                                        "--log-level",   "--nice",         "--retention-days"};
     struct cs_config c;
     struct cs_err err;
 
@@ -363,6 +390,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_bad_max_running, clear_env),
         cmocka_unit_test_setup(test_config_bad_log_level, clear_env),
         cmocka_unit_test_setup(test_config_bad_nice, clear_env),
+        cmocka_unit_test_setup(test_config_bad_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_bad_state_dir, clear_env),
         cmocka_unit_test_setup(test_config_unknown_and_extra, clear_env),
         cmocka_unit_test_setup(test_config_missing_value_names_flag, clear_env),

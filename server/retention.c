@@ -1,0 +1,105 @@
+/* retention: the loop's side of removing old attempt directories. */
+#define CS_LOG_COMPONENT "retention"
+#include "retention.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "retention_work.h"
+#include "util.h"
+
+/* Directories removed per sweep, so that one sweep never holds a pool thread
+ * (which also reads the notes of ending attempts) for long. */
+#define SWEEP_MAX_REMOVED 256
+/* The pause before the next sweep when one stopped at SWEEP_MAX_REMOVED. */
+#define SWEEP_AGAIN_MS 1000
+
+struct cs_sweep {
+    uv_work_t work;
+    struct cs_retention *owner; /* NULL once the retention has stopped */
+    char attempts_dir[4096];
+    int64_t *active_runs; /* sorted */
+    size_t n_active;
+    time_t cutoff;
+    struct cs_sweep_result result;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sweep_work(uv_work_t *work)
+{
+    struct cs_sweep *w = work->data;
+    w->result = cs_retention_sweep(w->attempts_dir, w->active_runs, w->n_active, w->cutoff,
+                                   SWEEP_MAX_REMOVED);
+}
+
+static void on_timer(uv_timer_t *timer);
+
+static void after_sweep(uv_work_t *work, int status)
+{
+    struct cs_sweep *w = work->data;
+    struct cs_retention *r = w->owner;
+    const struct cs_sweep_result *res = &w->result;
+    if (r != NULL) {
+        r->sweep = NULL;
+        if (status == 0 && res->removed > 0)
+            cs_log_info("removed %zu attempt directories that ended over %u days ago", res->removed,
+                        r->days);
+        if (status == 0 && res->first_error != 0)
+            cs_log_warn("%zu attempt directories in %s could not be removed: %s", res->failed,
+                        w->attempts_dir, strerror(-res->first_error));
+        uint64_t next = status == 0 && res->more ? SWEEP_AGAIN_MS : CS_RETENTION_EVERY_MS;
+        CS_ASSERT(uv_timer_start(&r->timer, on_timer, next, 0) == 0);
+    }
+    free(w->active_runs);
+    free(w);
+}
+
+/* Starts a sweep with the runs active now: a run that becomes active later
+ * makes a new directory, far younger than the cutoff. */
+static void on_timer(uv_timer_t *timer)
+{
+    struct cs_retention *r = timer->data;
+    const struct cs_idmap *runs = &r->sched->runs;
+    struct cs_sweep *w = cs_xcalloc(1, sizeof(*w));
+    w->owner = r;
+    (void)snprintf(w->attempts_dir, sizeof(w->attempts_dir), "%s/attempts", r->sched->state_dir);
+    w->active_runs = cs_xcalloc(runs->count + 1, sizeof(*w->active_runs));
+    for (size_t i = 0; i < runs->cap; i++)
+        if (runs->slots[i].id != 0)
+            w->active_runs[w->n_active++] = runs->slots[i].id;
+    qsort(w->active_runs, w->n_active, sizeof(*w->active_runs), cmp_id);
+    w->cutoff = (time_t)(cs_now_unix_ms() / 1000) - (time_t)r->days * 24 * 60 * 60;
+    w->work.data = w;
+    r->sweep = w;
+    CS_ASSERT(uv_queue_work(r->sched->loop, &w->work, sweep_work, after_sweep) == 0);
+}
+
+void cs_retention_start(struct cs_retention *r, struct cs_sched *s, uint32_t days)
+{
+    memset(r, 0, sizeof(*r));
+    r->sched = s;
+    r->days = days;
+    if (days == 0)
+        return;
+    CS_ASSERT(uv_timer_init(s->loop, &r->timer) == 0);
+    r->timer.data = r;
+    CS_ASSERT(uv_timer_start(&r->timer, on_timer, CS_RETENTION_FIRST_MS, 0) == 0);
+}
+
+void cs_retention_stop(struct cs_retention *r)
+{
+    if (r->sched == NULL || r->days == 0)
+        return;
+    if (r->sweep != NULL)
+        r->sweep->owner = NULL;
+    r->sweep = NULL;
+    uv_close((uv_handle_t *)&r->timer, NULL);
+    r->days = 0;
+}

@@ -1,0 +1,95 @@
+/* retention work: scanning STATE_DIR/attempts and removing what has expired. */
+#include "retention_work.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "note.h"
+
+/* Parses "<run_id>-<attempt>", both positive decimal numbers; 0 if it is not
+ * an attempt directory's name. */
+static int64_t run_of(const char *name)
+{
+    char *end;
+    if (name[0] < '1' || name[0] > '9')
+        return 0;
+    errno = 0;
+    long long run = strtoll(name, &end, 10);
+    if (errno != 0 || *end != '-' || end[1] < '1' || end[1] > '9')
+        return 0;
+    (void)strtoul(end + 1, &end, 10);
+    return errno == 0 && *end == '\0' ? (int64_t)run : 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether the attempt in dir (a descriptor of attempts_dir, entry name)
+ * ended before cutoff. */
+static bool expired(int dir_fd, const char *name, time_t cutoff)
+{
+    char note[300];
+    struct stat st;
+    (void)snprintf(note, sizeof(note), "%s/%s", name, CS_NOTE_FILE);
+    if (fstatat(dir_fd, note, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+        fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return false;
+    return st.st_mtime < cutoff;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    int rc = type == FTW_DP ? rmdir(path) : unlink(path);
+    return rc == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+struct cs_sweep_result cs_retention_sweep(const char *attempts_dir, const int64_t *active_runs,
+                                          size_t n_active, time_t cutoff, size_t max_removed)
+{
+    struct cs_sweep_result res = {0};
+    DIR *dir = opendir(attempts_dir);
+    if (dir == NULL) {
+        res.first_error = -errno;
+        return res;
+    }
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        int64_t run = run_of(e->d_name);
+        if (run == 0 || bsearch(&run, active_runs, n_active, sizeof(run), cmp_id) != NULL)
+            continue;
+        if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+            continue;
+        if (!expired(dirfd(dir), e->d_name, cutoff))
+            continue;
+        if (res.removed + res.failed >= max_removed) {
+            res.more = true;
+            break;
+        }
+        char path[4096];
+        (void)snprintf(path, sizeof(path), "%s/%s", attempts_dir, e->d_name);
+        /* Depth first, never following a link out of the directory. */
+        int rc = nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        if (rc == 0) {
+            res.removed++;
+        } else {
+            res.failed++;
+            /* nftw's own failures are -1 with errno; the callback's, -errno. */
+            if (res.first_error == 0)
+                res.first_error = rc == -1 ? -errno : rc;
+        }
+    }
+    (void)closedir(dir);
+    return res;
+}
