@@ -26,12 +26,6 @@ struct cs_sweep {
     struct cs_sweep_result result;
 };
 
-static int cmp_id(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static void sweep_work(uv_work_t *work)
 {
     struct cs_sweep *w = work->data;
@@ -74,7 +68,7 @@ static void on_timer(uv_timer_t *timer)
     for (size_t i = 0; i < runs->cap; i++)
         if (runs->slots[i].id != 0)
             w->active_runs[w->n_active++] = runs->slots[i].id;
-    qsort(w->active_runs, w->n_active, sizeof(*w->active_runs), cmp_id);
+    cs_retention_sort_ids(w->active_runs, w->n_active);
     w->cutoff = (time_t)(cs_now_unix_ms() / 1000) - (time_t)r->days * 24 * 60 * 60;
     w->work.data = w;
     r->sweep = w;

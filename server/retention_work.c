@@ -34,6 +34,11 @@ static int cmp_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void cs_retention_sort_ids(int64_t *ids, size_t n)
+{
+    qsort(ids, n, sizeof(*ids), cmp_id);
+}
+
 /* Whether the attempt in dir (a descriptor of attempts_dir, entry name)
  * ended before cutoff. */
 static bool expired(int dir_fd, const char *name, time_t cutoff)

@@ -15,6 +15,9 @@ struct cs_sweep_result {
     bool more;       /* stopped at max_removed with more to look at */
 };
 
+/* Sorts ids ascending, the order cs_retention_sweep wants active_runs in. */
+void cs_retention_sort_ids(int64_t *ids, size_t n);
+
 /* Removes from attempts_dir each directory "<run_id>-<attempt>" whose run is
  * not in active_runs (sorted ascending) and that ended before cutoff: its
  * status note was last changed before cutoff, or, for an attempt that left

@@ -137,7 +137,8 @@ static void test_retention_removes_only_expired_attempts(void **state)
     path_of(path, sizeof(path), t->attempts, "5-1");
     touch_at(path, old);
 
-    const int64_t active[] = {2, 6, 100};
+    int64_t active[] = {100, 6, 2};
+    cs_retention_sort_ids(active, 3);
     struct cs_sweep_result res = cs_retention_sweep(t->attempts, active, 3, cutoff, 100);
     assert_int_equal(res.removed, 2);
     assert_int_equal(res.failed, 0);
