@@ -72,7 +72,9 @@ struct cs_sweep_result cs_retention_sweep(const char *attempts_dir, const int64_
     struct dirent *e;
     while ((e = readdir(dir)) != NULL) {
         int64_t run = run_of(e->d_name);
-        if (run == 0 || bsearch(&run, active_runs, n_active, sizeof(run), cmp_id) != NULL)
+        /* bsearch must not be given a NULL array, even an empty one. */
+        if (run == 0 ||
+            (n_active > 0 && bsearch(&run, active_runs, n_active, sizeof(run), cmp_id) != NULL))
             continue;
         if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
             continue;
