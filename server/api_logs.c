@@ -60,16 +60,27 @@ static void log_read_end(struct log_read *r, int code, const char *message)
     free(r);
 }
 
+/* Finishes r's request and gives its result; when the client has gone
+ * meanwhile, ends r instead (closing a file just opened) and returns false. */
+static bool take_result(struct log_read *r, uv_fs_t *req, ssize_t *result)
+{
+    *result = req->result;
+    if (req->fs_type == UV_FS_OPEN && *result >= 0)
+        r->fd = (uv_file)*result;
+    uv_fs_req_cleanup(req);
+    r->busy = false;
+    if (r->call != NULL)
+        return true;
+    log_read_end(r, 0, "");
+    return false;
+}
+
 static void on_read(uv_fs_t *req)
 {
     struct log_read *r = req->data;
-    ssize_t n = req->result;
-    uv_fs_req_cleanup(req);
-    r->busy = false;
-    if (r->call == NULL) {
-        log_read_end(r, 0, "");
+    ssize_t n;
+    if (!take_result(r, req, &n))
         return;
-    }
     if (n < 0) {
         log_read_end(r, -EIO, "reading the log file failed");
         return;
@@ -94,15 +105,9 @@ static void on_read(uv_fs_t *req)
 static void on_open(uv_fs_t *req)
 {
     struct log_read *r = req->data;
-    ssize_t fd = req->result;
-    uv_fs_req_cleanup(req);
-    r->busy = false;
-    if (r->call == NULL) {
-        if (fd >= 0)
-            r->fd = (uv_file)fd;
-        log_read_end(r, 0, "");
+    ssize_t fd;
+    if (!take_result(r, req, &fd))
         return;
-    }
     if (fd == UV_ENOENT) {
         /* The attempt never produced this file (it did not start). */
         r->current++;
@@ -113,7 +118,6 @@ static void on_open(uv_fs_t *req)
         log_read_end(r, -EIO, "opening the log file failed");
         return;
     }
-    r->fd = (uv_file)fd;
     next_step(r);
 }
 
@@ -127,13 +131,9 @@ static void attempt_dir(const struct log_read *r, char *path, size_t size)
 static void on_dir_stat(uv_fs_t *req)
 {
     struct log_read *r = req->data;
-    ssize_t result = req->result;
-    uv_fs_req_cleanup(req);
-    r->busy = false;
-    if (r->call == NULL) {
-        log_read_end(r, 0, "");
+    ssize_t result;
+    if (!take_result(r, req, &result))
         return;
-    }
     if (result == UV_ENOENT) {
         char message[200];
         (void)snprintf(message, sizeof(message),
