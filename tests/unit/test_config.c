@@ -270,50 +270,41 @@ static void test_config_bad_max_running(void **state)
     }
 }
 
-static void test_config_bad_log_level(void **state)
+/* Every one of n bad values is refused from the flag, and env_bad from the
+ * variable, each with a message naming where it came from. */
+static void assert_refused(const char *flag, const char *variable, const char *const *bad, size_t n,
+                           const char *env_bad)
 {
-    static const char *const bad[] = {"", "verbose", "INFO", "Debug", "warning", "info ", "0"};
     struct cs_config c;
     struct cs_err err;
 
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        int rc = parse(&c, &err, "--log-level", bad[i], NULL);
-        assert_rejected(rc, err, "--log-level");
+    for (size_t i = 0; i < n; i++) {
+        int rc = parse(&c, &err, flag, bad[i], NULL);
+        assert_rejected(rc, err, flag);
     }
-    setenv("CSCHED_LOG_LEVEL", "trace", 1);
+    setenv(variable, env_bad, 1);
     int rc = parse(&c, &err, NULL);
-    assert_rejected(rc, err, "CSCHED_LOG_LEVEL");
+    assert_rejected(rc, err, variable);
+}
+
+static void test_config_bad_log_level(void **state)
+{
+    static const char *const bad[] = {"", "verbose", "INFO", "Debug", "warning", "info ", "0"};
+    assert_refused("--log-level", "CSCHED_LOG_LEVEL", bad, sizeof(bad) / sizeof(bad[0]), "trace");
 }
 
 static void test_config_bad_nice(void **state)
 {
     static const char *const bad[] = {
         "-21", "20", "", "ten", "-5x", " -5", "1.5", "-", "99999999999999999999"};
-    struct cs_config c;
-    struct cs_err err;
-
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        int rc = parse(&c, &err, "--nice", bad[i], NULL);
-        assert_rejected(rc, err, "--nice");
-    }
-    setenv("CSCHED_NICE", "-40", 1);
-    int rc = parse(&c, &err, NULL);
-    assert_rejected(rc, err, "CSCHED_NICE");
+    assert_refused("--nice", "CSCHED_NICE", bad, sizeof(bad) / sizeof(bad[0]), "-40");
 }
 
 static void test_config_bad_retention_days(void **state)
 {
     static const char *const bad[] = {"-1", "36501", "", "month", "7d", "+7", " 7", "1.5"};
-    struct cs_config c;
-    struct cs_err err;
-
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        int rc = parse(&c, &err, "--retention-days", bad[i], NULL);
-        assert_rejected(rc, err, "--retention-days");
-    }
-    setenv("CSCHED_RETENTION_DAYS", "forever", 1);
-    int rc = parse(&c, &err, NULL);
-    assert_rejected(rc, err, "CSCHED_RETENTION_DAYS");
+    assert_refused("--retention-days", "CSCHED_RETENTION_DAYS", bad, sizeof(bad) / sizeof(bad[0]),
+                   "forever");
 }
 
 static void test_config_bad_state_dir(void **state)
