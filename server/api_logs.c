@@ -1,6 +1,13 @@
 /* api_logs: ReadLogs streams an attempt's stdout and stderr files in 64 KiB
  * chunks. Files are read with uv_fs_* (libuv's pool), one chunk ahead of the
- * client at most: the next read starts when the stream has drained. */
+ * client at most: the next read starts when the stream has drained.
+ *
+ * Without follow, or for an attempt that has ended, each file is read to its
+ * end in turn (stdout, then stderr). Following a live attempt, the files are
+ * read in rounds, each to its current end; after a round that found nothing
+ * new, the next starts FOLLOW_POLL_MS later. The stream ends after a round
+ * that found nothing and began once the attempt had ended: the minder, which
+ * writes the files, has exited by then, so no last bytes are missed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,18 +19,27 @@
 #include "util.h"
 
 #define CHUNK_BYTES (64 * 1024)
+#define FOLLOW_POLL_MS 200
+
+struct log_file {
+    Csched__V1__LogStream stream;
+    uv_file fd; /* -1 while not open */
+    int64_t offset;
+};
 
 struct log_read {
     struct cs_call *call; /* NULL once the client has gone */
     struct cs_sched *sched;
     int64_t run_id;
     uint32_t attempt;
-    Csched__V1__LogStream streams[2];
-    size_t n_streams, current;
-    bool dir_seen; /* the attempt's directory is there, or need not be */
-    uv_file fd;    /* -1 when closed */
-    int64_t offset;
-    bool busy; /* a uv_fs request is in flight */
+    struct log_file files[2];
+    size_t n_files, current;
+    bool dir_seen;           /* the attempt's directory is there, or need not be */
+    bool following;          /* reading in rounds, for a live attempt */
+    bool round_found;        /* this round has sent something */
+    bool ended_before_round; /* the attempt had ended when this round began */
+    uv_timer_t *pause;       /* between rounds; NULL unless following */
+    bool busy;               /* a uv_fs request is in flight, or the pause */
     uv_fs_t req;
     char buf[CHUNK_BYTES];
 };
@@ -36,13 +52,18 @@ static void on_log_file_closed(uv_fs_t *req)
     free(req);
 }
 
-/* Closes the open log file on libuv's pool (a close may flush, and nothing
- * waits for it); r forgets the fd at once. */
-static void close_log_file(struct log_read *r)
+/* Closes f on libuv's pool (a close may flush, and nothing waits for it); f
+ * forgets the fd at once. */
+static void close_log_file(struct log_read *r, struct log_file *f)
 {
     uv_fs_t *req = cs_xmalloc(sizeof(*req));
-    CS_ASSERT(uv_fs_close(r->sched->loop, req, r->fd, on_log_file_closed) == 0);
-    r->fd = -1;
+    CS_ASSERT(uv_fs_close(r->sched->loop, req, f->fd, on_log_file_closed) == 0);
+    f->fd = -1;
+}
+
+static void free_handle(uv_handle_t *handle)
+{
+    free(handle);
 }
 
 static void log_read_end(struct log_read *r, int code, const char *message)
@@ -54,10 +75,35 @@ static void log_read_end(struct log_read *r, int code, const char *message)
             cs_call_fail(r->call, code, "%s", message);
     }
     r->call = NULL;
-    if (r->fd >= 0) {
-        close_log_file(r);
-    }
+    for (size_t i = 0; i < r->n_files; i++)
+        if (r->files[i].fd >= 0)
+            close_log_file(r, &r->files[i]);
+    if (r->pause != NULL)
+        uv_close((uv_handle_t *)r->pause, free_handle);
     free(r);
+}
+
+/* Whether the attempt being read has ended: its run is no longer active, or
+ * the attempt has its end time. */
+static bool attempt_ended(const struct log_read *r)
+{
+    const struct cs_run *run = cs_idmap_get(&r->sched->runs, r->run_id);
+    return run == NULL || run->msg->attempts[r->attempt - 1]->ended_unix_ms != 0;
+}
+
+static void start_round(struct log_read *r)
+{
+    r->current = 0;
+    r->round_found = false;
+    r->ended_before_round = attempt_ended(r);
+}
+
+static void on_pause_over(uv_timer_t *timer)
+{
+    struct log_read *r = timer->data;
+    r->busy = false;
+    start_round(r);
+    next_step(r);
 }
 
 /* Finishes r's request and gives its result; when the client has gone
@@ -66,7 +112,7 @@ static bool take_result(struct log_read *r, uv_fs_t *req, ssize_t *result)
 {
     *result = req->result;
     if (req->fs_type == UV_FS_OPEN && *result >= 0)
-        r->fd = (uv_file)*result;
+        r->files[r->current].fd = (uv_file)*result;
     uv_fs_req_cleanup(req);
     r->busy = false;
     if (r->call != NULL)
@@ -85,19 +131,22 @@ static void on_read(uv_fs_t *req)
         log_read_end(r, -EIO, "reading the log file failed");
         return;
     }
+    struct log_file *f = &r->files[r->current];
     if (n == 0) {
-        close_log_file(r);
+        /* Its end for now: a followed file stays open for the next round. */
+        if (!r->following)
+            close_log_file(r, f);
         r->current++;
-        r->offset = 0;
         next_step(r);
         return;
     }
     Csched__V1__LogChunk chunk = CSCHED__V1__LOG_CHUNK__INIT;
-    chunk.stream = r->streams[r->current];
-    chunk.offset = r->offset;
+    chunk.stream = f->stream;
+    chunk.offset = f->offset;
     chunk.data.data = (uint8_t *)r->buf;
     chunk.data.len = (size_t)n;
-    r->offset += n;
+    f->offset += n;
+    r->round_found = true;
     cs_call_push(r->call, &chunk.base);
     /* on_drained asks for the next chunk. */
 }
@@ -109,7 +158,8 @@ static void on_open(uv_fs_t *req)
     if (!take_result(r, req, &fd))
         return;
     if (fd == UV_ENOENT) {
-        /* The attempt never produced this file (it did not start). */
+        /* Not made (yet): the attempt did not start, or, followed, its
+         * minder has not opened it; the next round looks again. */
         r->current++;
         next_step(r);
         return;
@@ -147,10 +197,26 @@ static void on_dir_stat(uv_fs_t *req)
     next_step(r);
 }
 
+/* After the last file of a round: the end, another round, or a pause. */
+static void round_over(struct log_read *r)
+{
+    if (!r->following || (!r->round_found && r->ended_before_round)) {
+        log_read_end(r, 0, "");
+        return;
+    }
+    if (r->round_found) {
+        start_round(r);
+        next_step(r);
+        return;
+    }
+    r->busy = true;
+    CS_ASSERT(uv_timer_start(r->pause, on_pause_over, FOLLOW_POLL_MS, 0) == 0);
+}
+
 static void next_step(struct log_read *r)
 {
-    if (r->current >= r->n_streams) {
-        log_read_end(r, 0, "");
+    if (r->current >= r->n_files) {
+        round_over(r);
         return;
     }
     r->busy = true;
@@ -161,9 +227,10 @@ static void next_step(struct log_read *r)
         CS_ASSERT(uv_fs_stat(r->sched->loop, &r->req, path, on_dir_stat) == 0);
         return;
     }
-    if (r->fd < 0) {
+    struct log_file *f = &r->files[r->current];
+    if (f->fd < 0) {
         char dir[4000], path[4096];
-        const char *file = r->streams[r->current] == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR
+        const char *file = f->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR
                                ? CS_ATTEMPT_STDERR_FILE
                                : CS_ATTEMPT_STDOUT_FILE;
         attempt_dir(r, dir, sizeof(dir));
@@ -172,7 +239,7 @@ static void next_step(struct log_read *r)
         return;
     }
     uv_buf_t buf = uv_buf_init(r->buf, sizeof(r->buf));
-    CS_ASSERT(uv_fs_read(r->sched->loop, &r->req, r->fd, &buf, 1, r->offset, on_read) == 0);
+    CS_ASSERT(uv_fs_read(r->sched->loop, &r->req, f->fd, &buf, 1, f->offset, on_read) == 0);
 }
 
 static void on_drained(struct cs_call *call, void *ctx)
@@ -187,13 +254,15 @@ static void on_cancel(struct cs_call *call, void *ctx)
     struct log_read *r = ctx;
     cs_call_finish(call, GRPC_STATUS_CANCELLED, "the client went away");
     r->call = NULL;
-    if (!r->busy)
+    /* Between rounds nothing is in flight: the pause is cut short. */
+    if (!r->busy || (r->pause != NULL && uv_is_active((uv_handle_t *)r->pause)))
         log_read_end(r, 0, "");
 }
 
 static const struct cs_stream_ops log_ops = {.on_drained = on_drained, .on_cancel = on_cancel};
 
-static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32_t wanted)
+static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32_t wanted,
+                          bool follow)
 {
     if (run->n_attempts == 0) {
         log_read_end(r, -ENOENT, "the run has no attempt yet, so no logs");
@@ -207,9 +276,17 @@ static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32
         return;
     }
     r->attempt = wanted != 0 ? wanted : (uint32_t)run->n_attempts;
+    bool ended = run->attempts[r->attempt - 1]->ended_unix_ms != 0;
     /* Until it has ended, an attempt may not have made its directory yet. */
-    r->dir_seen = run->attempts[r->attempt - 1]->ended_unix_ms == 0;
+    r->dir_seen = !ended;
+    r->following = follow && !ended;
+    if (r->following) {
+        r->pause = cs_xmalloc(sizeof(*r->pause));
+        CS_ASSERT(uv_timer_init(r->sched->loop, r->pause) == 0);
+        r->pause->data = r;
+    }
     cs_call_set_stream_ops(r->call, &log_ops, r);
+    start_round(r);
     next_step(r);
 }
 
@@ -223,7 +300,8 @@ static void on_stored_run(void *arg, int status, Csched__V1__Run *run)
                      status == -ENOENT ? message : "the database is unreachable");
         return;
     }
-    start_reading(r, run, r->attempt);
+    /* A run only in the store has ended: there is nothing to follow. */
+    start_reading(r, run, r->attempt, false);
     protobuf_c_message_free_unpacked(&run->base, NULL);
 }
 
@@ -245,16 +323,17 @@ void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, voi
     r->sched = s;
     r->run_id = req->run_id;
     r->attempt = req->attempt;
-    r->fd = -1;
     if (req->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_UNSPECIFIED) {
-        r->streams[r->n_streams++] = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT;
-        r->streams[r->n_streams++] = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR;
+        r->files[r->n_files++].stream = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT;
+        r->files[r->n_files++].stream = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR;
     } else {
-        r->streams[r->n_streams++] = req->stream;
+        r->files[r->n_files++].stream = req->stream;
     }
+    for (size_t i = 0; i < r->n_files; i++)
+        r->files[i].fd = -1;
     struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
     if (run != NULL)
-        start_reading(r, run->msg, req->attempt);
+        start_reading(r, run->msg, req->attempt, req->follow);
     else
         cs_store_run_get(s->store, req->run_id, on_stored_run, r);
 }

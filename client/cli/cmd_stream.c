@@ -1,6 +1,6 @@
 /* csched logs ID | watch: the two server-streaming methods. logs stops when
- * the stream ends; watch runs until interrupted or its --timeout passes, and
- * resumes after the last event it showed if the server goes away. */
+ * the stream ends (with -f, once the attempt has ended); watch runs until interrupted or its
+ * --timeout passes, and resumes after the last event it showed if the server goes away. */
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +25,10 @@ static int parse_logs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Rea
             req->stream = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT;
             continue;
         }
+        if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0) {
+            req->follow = true;
+            continue;
+        }
         if (cs_cli_flag("--attempt", argc, argv, &i, &v)) {
             if (cs_cli_parse_u32(v, &req->attempt) != 0 || req->attempt == 0)
                 return cs_cli_usage(cli, "--attempt takes a number >= 1, not '%s'", v ? v : "");
@@ -38,7 +42,7 @@ static int parse_logs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Rea
         if (argv[i][0] == '-' || id != NULL)
             return cs_cli_usage(cli,
                                 "logs: unexpected '%s'; usage: csched logs ID "
-                                "[--attempt N] [--stdout|--stderr]",
+                                "[--attempt N] [--stdout|--stderr] [-f]",
                                 argv[i]);
         id = argv[i];
     }

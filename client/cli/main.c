@@ -21,7 +21,7 @@ static const char usage_text[] =
     "  trigger JOB [--env K=V]... [--idempotency-key K] [--wait]\n"
     "  runs [--job J] [--state S] [--limit N]\n"
     "  run ID | cancel ID\n"
-    "  logs ID [--attempt N] [--stdout|--stderr]\n"
+    "  logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
     "  watch [--job J] [--after-seq N]\n"
     "  stats | health\n"
     "\n"

@@ -1,7 +1,7 @@
 /* End-to-end tests of ReadLogs through libcsched against a real cschedd and
  * real minders: stdout and stderr apart and together, output far larger
- * than one chunk reassembled byte for byte, binary output, and the choice of
- * attempt. One server serves every test of this file. */
+ * than one chunk reassembled byte for byte, binary output, the choice of
+ * attempt, and following a running attempt. One server serves every test of this file. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,46 +70,160 @@ static void test_e2e_logs_stdout_and_stderr(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* What a ReadLogs stream delivered, by LogStream. */
+struct collected {
+    char *text[3];
+    size_t used[3];
+    bool stdout_after_stderr;
+    int rc;
+    struct cs_status st;
+};
+
+/* Reads s to its end into c, checking that each stream's offsets follow on;
+ * on_chunk, if set, is called with arg after every chunk. */
+static void collect(struct cs_stream *s, struct collected *c, void (*on_chunk)(void *), void *arg)
+{
+    Csched__V1__LogChunk *chunk;
+    bool stderr_seen = false;
+
+    memset(c, 0, sizeof(*c));
+    c->text[STDOUT_LOG] = calloc(1, 1);
+    c->text[STDERR_LOG] = calloc(1, 1);
+    while ((c->rc = cs_scheduler_read_logs_next(s, &chunk, &c->st)) == 1) {
+        int k = (int)chunk->stream;
+
+        if (k != STDOUT_LOG && k != STDERR_LOG)
+            fail_msg("chunk of stream %d", k);
+        c->stdout_after_stderr = c->stdout_after_stderr || (k == STDOUT_LOG && stderr_seen);
+        stderr_seen = stderr_seen || k == STDERR_LOG;
+        assert_int_equal(chunk->offset, c->used[k]);
+        c->text[k] = realloc(c->text[k], c->used[k] + chunk->data.len + 1);
+        assert_non_null(c->text[k]);
+        memcpy(c->text[k] + c->used[k], chunk->data.data, chunk->data.len);
+        c->used[k] += chunk->data.len;
+        c->text[k][c->used[k]] = '\0';
+        csched__v1__log_chunk__free_unpacked(chunk, NULL);
+        if (on_chunk != NULL)
+            on_chunk(arg);
+    }
+    cs_stream_free(s);
+}
+
+static void collected_free(struct collected *c)
+{
+    free(c->text[STDOUT_LOG]);
+    free(c->text[STDERR_LOG]);
+}
+
 /* With no stream chosen, all of stdout comes first, then all of stderr. */
 static void test_e2e_logs_both_streams_in_order(void **state)
 {
     struct cs_e2e *e = *state;
     Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
     struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
-    char *text[3] = {NULL, calloc(1, 1), calloc(1, 1)};
-    size_t used[3] = {0, 0, 0};
     Csched__V1__Run *run = run_shell(e, "both", "echo to-err >&2; echo to-out");
-    Csched__V1__LogChunk *chunk;
     struct cs_stream *s = NULL;
     struct cs_status st = {0};
-    bool stderr_seen = false;
-    int rc;
+    struct collected c;
 
     req.run_id = run->id;
     assert_int_equal(cs_scheduler_read_logs(e->client, &req, &s, &opts, &st), 0);
-    while ((rc = cs_scheduler_read_logs_next(s, &chunk, &st)) == 1) {
-        int k = (int)chunk->stream;
+    collect(s, &c, NULL, NULL);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(c.st.code, 0);
+    assert_false(c.stdout_after_stderr);
+    assert_string_equal(c.text[STDOUT_LOG], "to-out\n");
+    assert_string_equal(c.text[STDERR_LOG], "to-err\n");
+    collected_free(&c);
+    csched__v1__run__free_unpacked(run, NULL);
+}
 
-        if (k != STDOUT_LOG && k != STDERR_LOG)
-            fail_msg("chunk of stream %d", k);
-        if (k == STDOUT_LOG && stderr_seen)
-            fail_msg("stdout chunk after a stderr chunk");
-        stderr_seen = stderr_seen || k == STDERR_LOG;
-        assert_int_equal(chunk->offset, used[k]);
-        text[k] = realloc(text[k], used[k] + chunk->data.len + 1);
-        assert_non_null(text[k]);
-        memcpy(text[k] + used[k], chunk->data.data, chunk->data.len);
-        used[k] += chunk->data.len;
-        text[k][used[k]] = '\0';
-        csched__v1__log_chunk__free_unpacked(chunk, NULL);
-    }
-    cs_stream_free(s);
-    assert_int_equal(rc, 0);
-    assert_int_equal(st.code, 0);
-    assert_string_equal(text[STDOUT_LOG], "to-out\n");
-    assert_string_equal(text[STDERR_LOG], "to-err\n");
-    free(text[1]);
-    free(text[2]);
+/* Starts a run of shell and waits until it is RUNNING; returns its id. */
+static int64_t start_shell(struct cs_e2e *e, const char *prefix, const char *shell)
+{
+    char name[64];
+
+    cs_e2e_name(name, sizeof(name), prefix);
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
+    int64_t id = cs_e2e_trigger(e, name);
+    Csched__V1__Run *run = cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    csched__v1__run__free_unpacked(run, NULL);
+    return id;
+}
+
+struct first_chunk {
+    struct cs_e2e *e;
+    int64_t run_id;
+    int state; /* of the run when the first chunk came; 0 before */
+};
+
+static void note_first_chunk(void *arg)
+{
+    struct first_chunk *f = arg;
+    if (f->state != 0)
+        return;
+    Csched__V1__Run *run = cs_e2e_get_run(f->e, f->run_id);
+    f->state = run->state;
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
+/* Followed, a running attempt's output arrives while it runs, and the stream
+ * ends once the attempt has ended, with every byte of both streams. */
+static void test_e2e_logs_follow(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
+    struct cs_stream *s = NULL;
+    struct cs_status st = {0};
+    struct collected c;
+
+    req.run_id = start_shell(e, "follow", "echo first; sleep 2; echo second >&2; echo third");
+    req.follow = true;
+    struct first_chunk first = {.e = e, .run_id = req.run_id};
+    assert_int_equal(cs_scheduler_read_logs(e->client, &req, &s, &opts, &st), 0);
+    collect(s, &c, note_first_chunk, &first);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(c.st.code, 0);
+    if (first.state != CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING)
+        fail_msg("the first chunk came when the run was %s, not RUNNING",
+                 cs_e2e_state_name(first.state));
+    assert_string_equal(c.text[STDOUT_LOG], "first\nthird\n");
+    assert_string_equal(c.text[STDERR_LOG], "second\n");
+    Csched__V1__Run *run = cs_e2e_wait_end(e, req.run_id);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    collected_free(&c);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
+/* A follower that goes away while the attempt runs (here its deadline
+ * passes between two rounds) leaves the server as it was. */
+static void test_e2e_logs_follow_client_leaves(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    Csched__V1__CancelRunRequest cancel = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    struct cs_call_opts opts = {.timeout_ms = 700};
+    struct cs_stream *s = NULL;
+    struct cs_status st = {0};
+    Csched__V1__Run *run = NULL;
+    struct collected c;
+
+    req.run_id = start_shell(e, "follow-leave", "echo waiting; sleep 30");
+    req.stream = STDOUT_LOG;
+    req.follow = true;
+    assert_int_equal(cs_scheduler_read_logs(e->client, &req, &s, &opts, &st), 0);
+    collect(s, &c, NULL, NULL);
+    assert_int_equal(c.st.code, GRPC_STATUS_DEADLINE_EXCEEDED);
+    assert_string_equal(c.text[STDOUT_LOG], "waiting\n");
+    collected_free(&c);
+
+    cancel.run_id = req.run_id;
+    assert_int_equal(cs_scheduler_cancel_run(e->client, &cancel, &run, cs_e2e_opts(), &st), 0);
+    csched__v1__run__free_unpacked(run, NULL);
+    run = cs_e2e_wait_end(e, req.run_id);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
     csched__v1__run__free_unpacked(run, NULL);
 }
 
@@ -177,6 +291,8 @@ int main(void)
         cmocka_unit_test(test_e2e_logs_large_output),
         cmocka_unit_test(test_e2e_logs_binary),
         cmocka_unit_test(test_e2e_logs_per_attempt),
+        cmocka_unit_test(test_e2e_logs_follow),
+        cmocka_unit_test(test_e2e_logs_follow_client_leaves),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
