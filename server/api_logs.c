@@ -106,6 +106,18 @@ static void on_pause_over(uv_timer_t *timer)
     next_step(r);
 }
 
+/* Waits FOLLOW_POLL_MS, then calls cb; on_cancel cuts the wait short. */
+static void pause_then(struct log_read *r, uv_timer_cb cb)
+{
+    if (r->pause == NULL) {
+        r->pause = cs_xmalloc(sizeof(*r->pause));
+        CS_ASSERT(uv_timer_init(r->sched->loop, r->pause) == 0);
+        r->pause->data = r;
+    }
+    r->busy = true;
+    CS_ASSERT(uv_timer_start(r->pause, cb, FOLLOW_POLL_MS, 0) == 0);
+}
+
 /* Finishes r's request and gives its result; when the client has gone
  * meanwhile, ends r instead (closing a file just opened) and returns false. */
 static bool take_result(struct log_read *r, uv_fs_t *req, ssize_t *result)
@@ -209,8 +221,7 @@ static void round_over(struct log_read *r)
         next_step(r);
         return;
     }
-    r->busy = true;
-    CS_ASSERT(uv_timer_start(r->pause, on_pause_over, FOLLOW_POLL_MS, 0) == 0);
+    pause_then(r, on_pause_over);
 }
 
 static void next_step(struct log_read *r)
@@ -262,8 +273,42 @@ static void on_cancel(struct cs_call *call, void *ctx)
 static const struct cs_stream_ops log_ops = {.on_drained = on_drained, .on_cancel = on_cancel};
 
 static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32_t wanted,
+                          bool follow);
+
+/* Following a run that has not started the attempt wanted yet: looks again
+ * until it has, or the run has ended without it. */
+static void on_attempt_check(uv_timer_t *timer)
+{
+    struct log_read *r = timer->data;
+    r->busy = false;
+    const struct cs_run *run = cs_idmap_get(&r->sched->runs, r->run_id);
+    if (run != NULL) {
+        start_reading(r, run->msg, r->attempt, true);
+        return;
+    }
+    char message[120];
+    if (r->attempt == 0)
+        (void)snprintf(message, sizeof(message),
+                       "run %lld ended before any attempt started, so it has no logs",
+                       (long long)r->run_id);
+    else
+        (void)snprintf(message, sizeof(message), "run %lld ended without an attempt %u",
+                       (long long)r->run_id, r->attempt);
+    log_read_end(r, -ENOENT, message);
+}
+
+/* r->attempt is the attempt wanted (0: the latest) until reading starts. A
+ * follower of a run still active waits for that attempt to start. */
+static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32_t wanted,
                           bool follow)
 {
+    if ((run->n_attempts == 0 || wanted > run->n_attempts) && follow &&
+        cs_idmap_get(&r->sched->runs, r->run_id) != NULL) {
+        r->attempt = wanted;
+        cs_call_set_stream_ops(r->call, &log_ops, r);
+        pause_then(r, on_attempt_check);
+        return;
+    }
     if (run->n_attempts == 0) {
         log_read_end(r, -ENOENT, "the run has no attempt yet, so no logs");
         return;
@@ -280,11 +325,6 @@ static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32
     /* Until it has ended, an attempt may not have made its directory yet. */
     r->dir_seen = !ended;
     r->following = follow && !ended;
-    if (r->following) {
-        r->pause = cs_xmalloc(sizeof(*r->pause));
-        CS_ASSERT(uv_timer_init(r->sched->loop, r->pause) == 0);
-        r->pause->data = r;
-    }
     cs_call_set_stream_ops(r->call, &log_ops, r);
     start_round(r);
     next_step(r);

@@ -143,6 +143,13 @@ expect logs_both out '^to-stdout$'
 expect logs_both err '^to-stderr$'
 check logs_three 0 logs "$three_id" --stderr
 expect logs_three out '^to-stderr$'
+# Followed from the moment it is triggered, a run's output arrives in full.
+check follow_create 0 job create ticker --shell 'echo one; sleep 1; echo two'
+check follow_trigger 0 -o json trigger ticker
+ticker_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out")
+check follow 0 logs "$ticker_id" -f
+expect follow out '^one$'
+expect follow out '^two$'
 check watch 84 -o json watch --after-seq 0 --timeout 1
 expect watch out '^\{"seq":1,'
 check stats 0 -o json stats

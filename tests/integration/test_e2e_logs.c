@@ -197,6 +197,45 @@ static void test_e2e_logs_follow(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* Followed while still queued, a run's logs wait for its attempt to start,
+ * then follow it to its end. */
+static void test_e2e_logs_follow_queued_run(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
+    struct cs_stream *s = NULL;
+    struct cs_status st = {0};
+    struct collected c;
+    char name[64];
+
+    /* One run at a time: the second waits in the queue behind the first. */
+    cs_e2e_name(name, sizeof(name), "follow-queued");
+    job.name = name;
+    job.shell = "sleep 1; echo ran";
+    job.max_running = 1;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    int64_t first = cs_e2e_trigger(e, name);
+    req.run_id = cs_e2e_trigger(e, name);
+    Csched__V1__Run *queued = cs_e2e_get_run(e, req.run_id);
+    assert_int_equal(queued->state, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    assert_int_equal(queued->n_attempts, 0);
+    csched__v1__run__free_unpacked(queued, NULL);
+
+    req.follow = true;
+    assert_int_equal(cs_scheduler_read_logs(e->client, &req, &s, &opts, &st), 0);
+    collect(s, &c, NULL, NULL);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(c.st.code, 0);
+    assert_string_equal(c.text[STDOUT_LOG], "ran\n");
+    Csched__V1__Run *run = cs_e2e_wait_end(e, req.run_id);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    csched__v1__run__free_unpacked(run, NULL);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, first), NULL);
+    collected_free(&c);
+}
+
 /* A follower that goes away while the attempt runs (here its deadline
  * passes between two rounds) leaves the server as it was. */
 static void test_e2e_logs_follow_client_leaves(void **state)
@@ -292,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_e2e_logs_binary),
         cmocka_unit_test(test_e2e_logs_per_attempt),
         cmocka_unit_test(test_e2e_logs_follow),
+        cmocka_unit_test(test_e2e_logs_follow_queued_run),
         cmocka_unit_test(test_e2e_logs_follow_client_leaves),
     };
 
