@@ -32,6 +32,13 @@ static void capture_open(struct capture *c)
     assert_non_null(c->f);
 }
 
+/* Points cli's error output at a fresh capture. */
+static void capture_err(struct cs_cli *cli, struct capture *err)
+{
+    capture_open(err);
+    cli->err = err->f;
+}
+
 static const char *captured(struct capture *c)
 {
     fflush(c->f);
@@ -264,8 +271,7 @@ static void test_cli_take_global_flag(void **state)
     int i;
 
     init_cli(&cli);
-    capture_open(&err);
-    cli.err = err.f;
+    capture_err(&cli, &err);
     i = 0;
     assert_int_equal(cs_cli_take_global_flag(&cli, 2, ARGV("-o", "json"), &i), 1);
     assert_int_equal(i, 1);
@@ -288,8 +294,7 @@ static void test_cli_take_global_or_fail(void **state)
     int i;
 
     init_cli(&cli);
-    capture_open(&err);
-    cli.err = err.f;
+    capture_err(&cli, &err);
     i = 0;
     assert_int_equal(cs_cli_take_global_or_fail(&cli, 2, ARGV("-o", "json"), &i, "runs", "U"), 0);
     assert_int_equal(i, 1);
@@ -310,8 +315,7 @@ static void test_cli_positionals(void **state)
     struct cs_cli cli;
 
     init_cli(&cli);
-    capture_open(&err);
-    cli.err = err.f;
+    capture_err(&cli, &err);
     assert_int_equal(cs_cli_positionals(&cli, 3, ARGV("7", "-o", "json"), pos, 1, "u"), 0);
     assert_string_equal(pos[0], "7");
     assert_int_equal(cli.format, CS_FORMAT_JSON);
@@ -519,27 +523,23 @@ static void test_cli_error_lines(void **state)
     struct cs_cli cli;
 
     init_cli(&cli);
-    capture_open(&err);
-    cli.err = err.f;
+    capture_err(&cli, &err);
     assert_int_equal(cs_cli_fail(&cli, "get job x", 5, &st), 85);
     assert_string_equal(captured(&err), "csched: get job x: NOT_FOUND: job \"x\" not found\n");
     capture_close(&err);
 
-    capture_open(&err);
-    cli.err = err.f;
+    capture_err(&cli, &err);
     st.message[0] = '\0';
     assert_int_equal(cs_cli_fail(&cli, "stats", 14, &st), 94);
     assert_string_equal(captured(&err), "csched: stats: UNAVAILABLE: (no message)\n");
     capture_close(&err);
 
-    capture_open(&err);
-    cli.err = err.f;
+    capture_err(&cli, &err);
     assert_int_equal(cs_cli_fail(&cli, "connect", -ENOMEM, NULL), CS_EXIT_SOFTWARE);
     assert_string_equal(captured(&err), "csched: connect: Cannot allocate memory\n");
     capture_close(&err);
 
-    capture_open(&err);
-    cli.err = err.f;
+    capture_err(&cli, &err);
     assert_int_equal(cs_cli_usage(&cli, "bad %s", "thing"), CS_EXIT_USAGE);
     assert_string_equal(captured(&err), "csched: bad thing (see csched --help)\n");
     capture_close(&err);
