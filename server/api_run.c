@@ -17,18 +17,6 @@ static Csched__V1__Run *run_copy(const struct cs_run *run)
     return (Csched__V1__Run *)cs_message_copy(&run->msg->base);
 }
 
-/* An active run of job made with key, or NULL. */
-static struct cs_run *active_run_with_key(struct cs_sched *s, const char *job_name, const char *key)
-{
-    for (size_t i = 0; i < s->runs.cap; i++) {
-        struct cs_run *run = s->runs.slots[i].value;
-        if (run != NULL && strcmp(run->msg->idempotency_key, key) == 0 &&
-            strcmp(run->msg->job_name, job_name) == 0)
-            return run;
-    }
-    return NULL;
-}
-
 struct trigger {
     struct cs_call *call;
     struct cs_sched *sched;
@@ -44,7 +32,7 @@ static void trigger_now(struct cs_call *call, struct cs_sched *s,
         return;
     }
     if (req->idempotency_key[0] != '\0') {
-        struct cs_run *same = active_run_with_key(s, req->job_name, req->idempotency_key);
+        struct cs_run *same = cs_run_keys_find(&s->run_keys, req->job_name, req->idempotency_key);
         if (same != NULL) {
             Csched__V1__Run *copy = run_copy(same);
             cs_call_reply(call, &copy->base);
@@ -93,7 +81,7 @@ void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, v
         return;
     }
     if (req->idempotency_key[0] == '\0' ||
-        active_run_with_key(s, req->job_name, req->idempotency_key) != NULL) {
+        cs_run_keys_find(&s->run_keys, req->job_name, req->idempotency_key) != NULL) {
         trigger_now(call, s, req);
         return;
     }

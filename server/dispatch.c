@@ -98,6 +98,7 @@ static struct cs_run *run_new(struct cs_sched *s, struct cs_job *job, Csched__V1
     run->job = job;
     job->active++;
     cs_idmap_put(&s->runs, msg->id, run);
+    cs_run_keys_add(&s->run_keys, run);
     return run;
 }
 
@@ -108,6 +109,7 @@ static void run_retire(struct cs_sched *s, struct cs_run *run)
     run->job->active--;
     s->runs_finished++;
     CS_ASSERT(cs_idmap_remove(&s->runs, run->msg->id) == run);
+    cs_run_keys_remove(&s->run_keys, run);
     protobuf_c_message_free_unpacked(&run->msg->base, NULL);
     free(run);
 }
@@ -554,4 +556,5 @@ void cs_dispatch_free_all(struct cs_sched *s)
         free(run);
     }
     cs_idmap_close(&s->runs);
+    cs_run_keys_close(&s->run_keys);
 }

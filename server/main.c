@@ -230,6 +230,7 @@ static int sched_init(struct server *srv)
      * database URL may carry a password. */
     s->base_env = cs_env_copy_without(environ, "CSCHED_");
     cs_idmap_init(&s->runs);
+    cs_run_keys_init(&s->run_keys);
     int rc = cs_pump_init(s);
     if (rc == 0)
         rc = cs_exit_watch_init(srv->loop, &s->exits, cs_attempt_on_exit);

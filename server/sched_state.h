@@ -14,6 +14,7 @@
 #include "exit_watch.h"
 #include "idmap.h"
 #include "probe.h"
+#include "run_keys.h"
 
 struct cs_store;
 struct cs_launcher;
@@ -38,6 +39,7 @@ struct cs_run {
     bool queued;                /* on its job's queue */
     struct cs_attempt *attempt; /* the live attempt, or NULL */
     struct cs_backoff *backoff; /* the retry timer while waiting to retry, or NULL */
+    struct cs_run *key_next;    /* in its run_keys bucket */
 };
 
 struct cs_sched {
@@ -51,7 +53,8 @@ struct cs_sched {
 
     struct cs_job **jobs; /* sorted by name */
     size_t n_jobs, cap_jobs;
-    struct cs_idmap runs; /* active runs by id */
+    struct cs_idmap runs;        /* active runs by id */
+    struct cs_run_keys run_keys; /* the active runs with an idempotency key */
 
     struct cs_job **ready; /* pump: min-heap of jobs that may start a run */
     size_t n_ready, cap_ready;
