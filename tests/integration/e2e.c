@@ -153,6 +153,16 @@ Csched__V1__Job *cs_e2e_create_shell_job(struct cs_e2e *e, const char *name, con
     return cs_e2e_create_job(e, &job);
 }
 
+Csched__V1__Job *cs_e2e_create_serial_job(struct cs_e2e *e, const char *name, const char *shell)
+{
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+
+    job.name = (char *)name;
+    job.shell = (char *)shell;
+    job.max_running = 1;
+    return cs_e2e_create_job(e, &job);
+}
+
 int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name)
 {
     Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;

@@ -51,6 +51,10 @@ void cs_e2e_name(char *buf, size_t size, const char *prefix);
  * asserts OK. Returns the stored job (caller frees). */
 Csched__V1__Job *cs_e2e_create_shell_job(struct cs_e2e *e, const char *name, const char *shell);
 
+/* cs_e2e_create_serial_job creates a shell job whose runs go one at a time
+ * (max_running 1), so a second run waits in the queue; asserts OK. */
+Csched__V1__Job *cs_e2e_create_serial_job(struct cs_e2e *e, const char *name, const char *shell);
+
 /* cs_e2e_create_job creates job and asserts OK. Returns the stored job. */
 Csched__V1__Job *cs_e2e_create_job(struct cs_e2e *e, Csched__V1__Job *job);
 

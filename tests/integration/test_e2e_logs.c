@@ -202,7 +202,6 @@ static void test_e2e_logs_follow(void **state)
 static void test_e2e_logs_follow_queued_run(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
     Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
     struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
     struct cs_stream *s = NULL;
@@ -212,10 +211,7 @@ static void test_e2e_logs_follow_queued_run(void **state)
 
     /* One run at a time: the second waits in the queue behind the first. */
     cs_e2e_name(name, sizeof(name), "follow-queued");
-    job.name = name;
-    job.shell = "sleep 1; echo ran";
-    job.max_running = 1;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    csched__v1__job__free_unpacked(cs_e2e_create_serial_job(e, name, "sleep 1; echo ran"), NULL);
     int64_t first = cs_e2e_trigger(e, name);
     req.run_id = cs_e2e_trigger(e, name);
     Csched__V1__Run *queued = cs_e2e_get_run(e, req.run_id);

@@ -458,16 +458,12 @@ static void test_e2e_runs_cancel_not_retried(void **state)
 static void test_e2e_runs_cancel_queued(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
     Csched__V1__Run *run;
     int64_t blocker, queued;
     char name[64];
 
     cs_e2e_name(name, sizeof(name), "cancelq");
-    job.name = name;
-    job.shell = "sleep 30";
-    job.max_running = 1;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    csched__v1__job__free_unpacked(cs_e2e_create_serial_job(e, name, "sleep 30"), NULL);
     blocker = cs_e2e_trigger(e, name);
     run = cs_e2e_wait_state(e, blocker, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
@@ -587,7 +583,6 @@ static void test_e2e_runs_job_max_running(void **state)
     enum { N = 3 };
     struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
     Csched__V1__WatchRequest wreq = CSCHED__V1__WATCH_REQUEST__INIT;
-    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
     int running = 0, peak = 0, ended = 0, succeeded = 0, rc;
     int64_t bad_seq = 0, peak_seq = 0;
     struct cs_status st = {0};
@@ -598,10 +593,7 @@ static void test_e2e_runs_job_max_running(void **state)
     char name[64];
 
     cs_e2e_name(name, sizeof(name), "jobmax");
-    job.name = name;
-    job.shell = "sleep 0.3";
-    job.max_running = 1;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    csched__v1__job__free_unpacked(cs_e2e_create_serial_job(e, name, "sleep 0.3"), NULL);
 
     /* The job is new, so a replay from 0 holds nothing before its runs. */
     wreq.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
