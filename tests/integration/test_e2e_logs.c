@@ -79,14 +79,19 @@ struct collected {
     struct cs_status st;
 };
 
-/* Reads s to its end into c, checking that each stream's offsets follow on;
- * on_chunk, if set, is called with arg after every chunk. */
-static void collect(struct cs_stream *s, struct collected *c, void (*on_chunk)(void *), void *arg)
+/* Opens ReadLogs for req with a deadline of timeout_ms (asserting the call
+ * starts) and reads it to its end into c, checking that each stream's
+ * offsets follow on; on_chunk, if set, is called with arg after every chunk. */
+static void collect(struct cs_e2e *e, const Csched__V1__ReadLogsRequest *req, int64_t timeout_ms,
+                    struct collected *c, void (*on_chunk)(void *), void *arg)
 {
+    struct cs_call_opts opts = {.timeout_ms = timeout_ms};
     Csched__V1__LogChunk *chunk;
+    struct cs_stream *s = NULL;
     bool stderr_seen = false;
 
     memset(c, 0, sizeof(*c));
+    assert_int_equal(cs_scheduler_read_logs(e->client, req, &s, &opts, &c->st), 0);
     c->text[STDOUT_LOG] = calloc(1, 1);
     c->text[STDERR_LOG] = calloc(1, 1);
     while ((c->rc = cs_scheduler_read_logs_next(s, &chunk, &c->st)) == 1) {
@@ -120,15 +125,11 @@ static void test_e2e_logs_both_streams_in_order(void **state)
 {
     struct cs_e2e *e = *state;
     Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
-    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
     Csched__V1__Run *run = run_shell(e, "both", "echo to-err >&2; echo to-out");
-    struct cs_stream *s = NULL;
-    struct cs_status st = {0};
     struct collected c;
 
     req.run_id = run->id;
-    assert_int_equal(cs_scheduler_read_logs(e->client, &req, &s, &opts, &st), 0);
-    collect(s, &c, NULL, NULL);
+    collect(e, &req, CS_E2E_RUN_TIMEOUT_MS, &c, NULL, NULL);
     assert_int_equal(c.rc, 0);
     assert_int_equal(c.st.code, 0);
     assert_false(c.stdout_after_stderr);
@@ -174,16 +175,12 @@ static void test_e2e_logs_follow(void **state)
 {
     struct cs_e2e *e = *state;
     Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
-    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
-    struct cs_stream *s = NULL;
-    struct cs_status st = {0};
     struct collected c;
 
     req.run_id = start_shell(e, "follow", "echo first; sleep 2; echo second >&2; echo third");
     req.follow = true;
     struct first_chunk first = {.e = e, .run_id = req.run_id};
-    assert_int_equal(cs_scheduler_read_logs(e->client, &req, &s, &opts, &st), 0);
-    collect(s, &c, note_first_chunk, &first);
+    collect(e, &req, CS_E2E_RUN_TIMEOUT_MS, &c, note_first_chunk, &first);
     assert_int_equal(c.rc, 0);
     assert_int_equal(c.st.code, 0);
     if (first.state != CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING)
@@ -203,9 +200,6 @@ static void test_e2e_logs_follow_queued_run(void **state)
 {
     struct cs_e2e *e = *state;
     Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
-    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
-    struct cs_stream *s = NULL;
-    struct cs_status st = {0};
     struct collected c;
     char name[64];
 
@@ -220,8 +214,7 @@ static void test_e2e_logs_follow_queued_run(void **state)
     csched__v1__run__free_unpacked(queued, NULL);
 
     req.follow = true;
-    assert_int_equal(cs_scheduler_read_logs(e->client, &req, &s, &opts, &st), 0);
-    collect(s, &c, NULL, NULL);
+    collect(e, &req, CS_E2E_RUN_TIMEOUT_MS, &c, NULL, NULL);
     assert_int_equal(c.rc, 0);
     assert_int_equal(c.st.code, 0);
     assert_string_equal(c.text[STDOUT_LOG], "ran\n");
@@ -239,8 +232,6 @@ static void test_e2e_logs_follow_client_leaves(void **state)
     struct cs_e2e *e = *state;
     Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
     Csched__V1__CancelRunRequest cancel = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
-    struct cs_call_opts opts = {.timeout_ms = 700};
-    struct cs_stream *s = NULL;
     struct cs_status st = {0};
     Csched__V1__Run *run = NULL;
     struct collected c;
@@ -248,8 +239,7 @@ static void test_e2e_logs_follow_client_leaves(void **state)
     req.run_id = start_shell(e, "follow-leave", "echo waiting; sleep 30");
     req.stream = STDOUT_LOG;
     req.follow = true;
-    assert_int_equal(cs_scheduler_read_logs(e->client, &req, &s, &opts, &st), 0);
-    collect(s, &c, NULL, NULL);
+    collect(e, &req, 700, &c, NULL, NULL);
     assert_int_equal(c.st.code, GRPC_STATUS_DEADLINE_EXCEEDED);
     assert_string_equal(c.text[STDOUT_LOG], "waiting\n");
     collected_free(&c);
