@@ -244,9 +244,10 @@ static void set_priority(int nice)
 {
     struct cs_err err = {0};
     int rc = cs_priority_set_session_nice(nice, &err);
-    if (rc == 0 && nice != 0)
-        cs_log_info("session nice %d: ahead of the jobs' sessions at 0", nice);
-    else if (rc == -ENOTTY)
+    if (rc == 0) {
+        if (nice != 0)
+            cs_log_info("session nice %d: ahead of the jobs' sessions at 0", nice);
+    } else if (rc == -ENOTTY)
         cs_log_info("%s", err.msg);
     else
         cs_log_warn("%s", err.msg);
