@@ -80,7 +80,9 @@ struct cs_sweep_result cs_retention_sweep(const char *attempts_dir, const int64_
             continue;
         if (!expired(dirfd(dir), e->d_name, cutoff))
             continue;
-        if (res.removed + res.failed >= max_removed) {
+        /* Only removals count: a directory that cannot go must not keep
+         * the sweep from those after it. */
+        if (res.removed >= max_removed) {
             res.more = true;
             break;
         }

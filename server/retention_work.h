@@ -22,7 +22,8 @@ void cs_retention_sort_ids(int64_t *ids, size_t n);
  * not in active_runs (sorted ascending) and that ended before cutoff: its
  * status note was last changed before cutoff, or, for an attempt that left
  * no note, the directory itself was. Anything else in attempts_dir is left
- * alone. Stops after max_removed removals. */
+ * alone. Stops after max_removed removals; a directory that cannot be
+ * removed is counted in failed and the sweep goes on. */
 struct cs_sweep_result cs_retention_sweep(const char *attempts_dir, const int64_t *active_runs,
                                           size_t n_active, time_t cutoff, size_t max_removed);
 

@@ -4,6 +4,7 @@
  * that a sweep stops at its bound and carries on in the next. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,6 +191,60 @@ static void test_retention_sweep_is_bounded(void **state)
     }
 }
 
+/* Sets or clears the immutable flag of path; false where unsupported. */
+static bool set_immutable(const char *path, bool on)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    int flags = 0;
+    bool ok = ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+    ok = ok && ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+    (void)close(fd);
+    return ok;
+}
+
+/* A directory that cannot be removed is reported and does not hold up the
+ * others, even when the bound is smaller than the failures. */
+static void test_retention_failure_does_not_block(void **state)
+{
+    struct tree *t = *state;
+    time_t old = t->now - 40 * DAY, cutoff = t->now - 30 * DAY;
+    char stuck[256];
+
+    make_attempt(t, "1-1", old, old);
+    make_attempt(t, "2-1", old, old);
+    make_attempt(t, "3-1", old, old);
+    path_of(stuck, sizeof(stuck), t->attempts, "1-1/" CS_ATTEMPT_STDOUT_FILE);
+    if (!set_immutable(stuck, true))
+        skip(); /* needs root and a file system with the flag */
+    path_of(stuck, sizeof(stuck), t->attempts, "1-1");
+    touch_at(stuck, old);
+
+    /* Sweeps of one removal each, as cschedd repeats them while more is
+     * set; whatever order readdir gives, the stuck one never stops them. */
+    size_t removed = 0, failed = 0, sweeps = 0;
+    int error = 0;
+    struct cs_sweep_result res;
+    do {
+        res = cs_retention_sweep(t->attempts, NULL, 0, cutoff, 1);
+        removed += res.removed;
+        failed += res.failed;
+        error = res.first_error != 0 ? res.first_error : error;
+    } while (res.more && ++sweeps < 4);
+    path_of(stuck, sizeof(stuck), t->attempts, "1-1/" CS_ATTEMPT_STDOUT_FILE);
+    assert_true(set_immutable(stuck, false));
+
+    assert_false(res.more);
+    assert_int_equal(removed, 2);
+    assert_true(failed >= 1);
+    assert_int_equal(error, -EPERM);
+    assert_true(exists(t, "1-1"));
+    assert_false(exists(t, "2-1"));
+    assert_false(exists(t, "3-1"));
+}
+
 static void test_retention_missing_directory(void **state)
 {
     struct tree *t = *state;
@@ -205,6 +261,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retention_removes_only_expired_attempts, setup_tree,
                                         teardown_tree),
         cmocka_unit_test_setup_teardown(test_retention_sweep_is_bounded, setup_tree, teardown_tree),
+        cmocka_unit_test_setup_teardown(test_retention_failure_does_not_block, setup_tree,
+                                        teardown_tree),
         cmocka_unit_test_setup_teardown(test_retention_missing_directory, setup_tree,
                                         teardown_tree),
     };
