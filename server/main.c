@@ -253,6 +253,20 @@ static void set_priority(int nice)
         cs_log_warn("%s", err.msg);
 }
 
+/* The store's log lines join cschedd's, under the component it names. */
+static void store_log_cb(void *arg, enum cs_store_log_level level, const char *component,
+                         const char *msg)
+{
+    static const enum cs_log_level levels[] = {
+        [CS_STORE_LOG_ERROR] = CS_LOG_ERROR,
+        [CS_STORE_LOG_WARN] = CS_LOG_WARN,
+        [CS_STORE_LOG_INFO] = CS_LOG_INFO,
+        [CS_STORE_LOG_DEBUG] = CS_LOG_DEBUG,
+    };
+
+    cs_log_write(levels[level], component, "%s", msg);
+}
+
 int main(int argc, char **argv)
 {
     struct server srv;
@@ -293,6 +307,7 @@ int main(int argc, char **argv)
         .database_url = srv.config.database_url,
         .embedded_dir = srv.config.database_url == NULL ? srv.embedded_dir : NULL,
         .max_pending_writes = 100000,
+        .log_cb = store_log_cb,
     };
     /* Made and bound before the loop runs: creating a gRPC server takes tens
      * of milliseconds, which the probe would count against the loop. It

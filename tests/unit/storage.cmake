@@ -4,7 +4,7 @@
 cs_unit_test(store SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_store.c LIBS cs_store)
 
 add_executable(test_store_pg ${CMAKE_CURRENT_SOURCE_DIR}/test_store_pg.c)
-target_link_libraries(test_store_pg PRIVATE cs_store PkgConfig::CMOCKA cs_warnings)
+target_link_libraries(test_store_pg PRIVATE cs_store cs_base PkgConfig::CMOCKA cs_warnings)
 add_test(NAME integration_store_pg COMMAND test_store_pg)
 set_tests_properties(integration_store_pg PROPERTIES LABELS integration TIMEOUT 300)
 

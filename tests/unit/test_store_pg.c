@@ -101,7 +101,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     char cmd[256];
-    int rc = cs_pg_embedded_stop(cluster_dir);
+    int rc = cs_pg_embedded_stop(cluster_dir, NULL);
 
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cluster_dir);
     if (system(cmd) != 0)
@@ -641,7 +641,7 @@ static void test_store_writes_survive_database_restart(void **state)
      * while) answering. Thousands of writes queued while it is away go out
      * in bounded batches once it is back. */
     uv_run(&f->loop, UV_RUN_NOWAIT);
-    assert_int_equal(cs_pg_embedded_stop(cluster_dir), 0);
+    assert_int_equal(cs_pg_embedded_stop(cluster_dir, NULL), 0);
     for (int64_t id = 51; id <= 5050; id++) {
         Csched__V1__Run run = make_run(id, "r", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
 
@@ -1136,7 +1136,7 @@ static void test_store_connects_by_host_name(void **state)
     run_until(f, &r.done, 10000);
     assert_int_equal(r.status, -ENOENT);
     store_close(f);
-    assert_int_equal(cs_pg_embedded_stop(dir), 0);
+    assert_int_equal(cs_pg_embedded_stop(dir, NULL), 0);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
 }
