@@ -36,26 +36,26 @@ static void open_done(struct cs_store *store, int status, struct cs_store_snapsh
         cs_store_snapshot_free(snapshot);
 }
 
-static void snapshot_loaded(struct cs_store *store, int status, struct cs_store_snapshot *snapshot)
+static void snapshot_cb(struct cs_store *store, int status, struct cs_store_snapshot *snapshot)
 {
     open_done(store, status, snapshot);
 }
 
 /* The connection is READY: at open, the snapshot is read first. */
-static void conn_ready(struct cs_store *store)
+static void conn_ready_cb(struct cs_store *store)
 {
     if (!store->opened && !store->snapshot_queued) {
         store->snapshot_queued = true;
-        cs_store_snapshot_load(store, snapshot_loaded);
+        cs_store_snapshot_load(store, snapshot_cb);
     }
 }
 
-static void conn_failed(struct cs_store *store, int status)
+static void conn_failed_cb(struct cs_store *store, int status)
 {
     open_done(store, status, NULL);
 }
 
-static void handle_closed(uv_handle_t *handle)
+static void handle_closed_cb(uv_handle_t *handle)
 {
     struct cs_store *store = handle->data;
     void (*closed_cb)(void *arg) = store->closed_cb;
@@ -73,12 +73,12 @@ static void handle_closed(uv_handle_t *handle)
 
 static void close_handles(struct cs_store *store)
 {
-    uv_close((uv_handle_t *)&store->flush_handle, handle_closed);
-    uv_close((uv_handle_t *)&store->retry_timer, handle_closed);
-    uv_close((uv_handle_t *)&store->close_timer, handle_closed);
+    uv_close((uv_handle_t *)&store->flush_handle, handle_closed_cb);
+    uv_close((uv_handle_t *)&store->retry_timer, handle_closed_cb);
+    uv_close((uv_handle_t *)&store->close_timer, handle_closed_cb);
 }
 
-static void embedded_stopped(uv_work_t *req, int status)
+static void embedded_stopped_cb(uv_work_t *req, int status)
 {
     close_handles(req->data);
 }
@@ -107,13 +107,13 @@ static void maybe_finish_close(struct cs_store *store)
     cs_store_fail_queue(store, &store->pending, -ENOTCONN);
     open_done(store, -ECANCELED, NULL);
     if (store->pg_started && uv_queue_work(store->loop, &store->work, cs_store_embedded_stop_work,
-                                           embedded_stopped) == 0)
+                                           embedded_stopped_cb) == 0)
         return;
     close_handles(store);
 }
 
 /* The end of a loop turn: what the turn queued goes out as batches. */
-static void on_flush(uv_prepare_t *handle)
+static void turn_end_cb(uv_prepare_t *handle)
 {
     struct cs_store *store = handle->data;
     struct cs_store_err err;
@@ -130,7 +130,7 @@ static void on_flush(uv_prepare_t *handle)
 
 struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config)
 {
-    static const struct cs_store_conn_cbs conn_cbs = {conn_ready, conn_failed};
+    static const struct cs_store_conn_cbs conn_cbs = {conn_ready_cb, conn_failed_cb};
     struct cs_store *store = cs_store_xcalloc(1, sizeof(*store));
 
     store->loop = loop;
@@ -148,12 +148,12 @@ struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *con
     (void)uv_timer_init(loop, &store->close_timer);
     store->flush_handle.data = store->retry_timer.data = store->close_timer.data = store;
     store->handles_open = 3;
-    store->flush_cb = on_flush;
+    store->flush_cb = turn_end_cb;
     cs_store_conn_init(store, &conn_cbs);
     return store;
 }
 
-static void embedded_started(uv_work_t *req, int status)
+static void embedded_started_cb(uv_work_t *req, int status)
 {
     struct cs_store *store = req->data;
 
@@ -192,14 +192,15 @@ int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg)
     }
     store->state = CS_STORE_CONN_STARTING;
     store->work.data = store;
-    rc = uv_queue_work(store->loop, &store->work, cs_store_embedded_start_work, embedded_started);
+    rc =
+        uv_queue_work(store->loop, &store->work, cs_store_embedded_start_work, embedded_started_cb);
     if (rc != 0)
         return rc;
     store->work_busy = true;
     return 0;
 }
 
-static void on_close_deadline(uv_timer_t *timer)
+static void close_deadline_cb(uv_timer_t *timer)
 {
     struct cs_store *store = timer->data;
 
@@ -216,7 +217,7 @@ void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *
     store->closed_cb = closed_cb;
     store->closed_arg = arg;
     /* Fails only for a closing handle, and the timer closes after this. */
-    rc = uv_timer_start(&store->close_timer, on_close_deadline, CLOSE_TIMEOUT_MS, 0);
+    rc = uv_timer_start(&store->close_timer, close_deadline_cb, CLOSE_TIMEOUT_MS, 0);
     CS_STORE_ASSERT(rc == 0);
     cs_store_kick(store);
 }

@@ -75,14 +75,14 @@ static struct cs_store_op *queue_pop(struct cs_store_queue *q)
 }
 
 struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_store_stmt stmt, bool is_write,
-                                    cs_store_op_done_cb done, void (*cb)(void), void *arg)
+                                    cs_store_op_done_cb done_cb, void (*cb)(void), void *arg)
 {
     struct cs_store_op *op = cs_store_xcalloc(1, sizeof(*op));
 
     op->stmt = stmt;
     op->is_write = is_write;
     op->replay = is_write;
-    op->done = done;
+    op->done_cb = done_cb;
     op->cb = cb;
     op->arg = arg;
     op->store = store;
@@ -111,8 +111,8 @@ static void op_finish(struct cs_store *store, struct cs_store_op *op, int status
 {
     if (op->is_write)
         store->n_writes--;
-    if (op->done != NULL)
-        op->done(op, status, status == 0 ? op->result : NULL);
+    if (op->done_cb != NULL)
+        op->done_cb(op, status, status == 0 ? op->result : NULL);
     PQclear(op->result);
     cs_store_params_clear(&op->params);
     free(op);

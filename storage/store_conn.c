@@ -1,7 +1,7 @@
 /* The store's connection: one libpq connection driven by a uv_poll on its
  * socket, never blocking the loop.
  *
- * Life of a connection: host name resolved (store_resolve.c) when the URL
+ * Life of a connection: host name resolved_cb (store_resolve.c) when the URL
  * has one -> PQconnectStartParams and PQconnectPoll -> migrations (first
  * connection only, store_migrate.c) -> pipeline mode, every statement
  * prepared as the first batch -> READY, when the batch layer sends what is
@@ -19,12 +19,12 @@
 #define BACKOFF_MAX_MS 5000
 #define CONNECT_TIMEOUT_MS 10000
 
-static void on_poll(uv_poll_t *handle, int status, int events);
+static void socket_cb(uv_poll_t *handle, int status, int events);
 
 void cs_store_conn_init(struct cs_store *store, const struct cs_store_conn_cbs *cbs)
 {
     store->conn_cbs = *cbs;
-    store->poll_cb = on_poll;
+    store->poll_cb = socket_cb;
     store->backoff_ms = BACKOFF_MIN_MS;
 }
 
@@ -50,7 +50,7 @@ void cs_store_conn_teardown(struct cs_store *store)
 }
 
 /* The done callback of the batch of prepares. */
-static void setup_done(struct cs_store *store, int status)
+static void setup_done_cb(struct cs_store *store, int status)
 {
     if (status != 0) {
         /* A statement that does not prepare is a bug or a schema this
@@ -83,7 +83,7 @@ static void start_prepare(struct cs_store *store)
         return;
     }
     b = cs_store_xcalloc(1, sizeof(*b));
-    b->done_cb = setup_done;
+    b->done_cb = setup_done_cb;
     cs_store_batch_start_setup(store, b);
     store->state = CS_STORE_CONN_PREPARING;
     for (int i = 0; i < CS_STORE_STMT_COUNT; i++) {
@@ -173,7 +173,7 @@ static int read_input(struct cs_store *store, struct cs_store_err *err)
     return rc;
 }
 
-static void on_poll(uv_poll_t *handle, int status, int events)
+static void socket_cb(uv_poll_t *handle, int status, int events)
 {
     struct cs_store *store = handle->data;
     struct cs_store_err err;
@@ -197,7 +197,7 @@ static void on_poll(uv_poll_t *handle, int status, int events)
         cs_store_kick(store);
 }
 
-static void on_connect_timeout(uv_timer_t *timer)
+static void connect_timeout_cb(uv_timer_t *timer)
 {
     cs_store_conn_lost(timer->data, "timed out connecting");
 }
@@ -221,7 +221,7 @@ static void connect_begin(struct cs_store *store)
     const char *values[] = {"cschedd", "10", "5", "3", "30000", store->conninfo, NULL, NULL, NULL};
     struct cs_store_err err;
 
-    /* libpq tries each resolved address in turn, under the name given. */
+    /* libpq tries each resolved_cb address in turn, under the name given. */
     if (store->hostaddrs[0] != '\0') {
         keys[6] = "host";
         values[6] = store->hosts;
@@ -235,14 +235,14 @@ static void connect_begin(struct cs_store *store)
         return;
     }
     store->state = CS_STORE_CONN_CONNECTING;
-    retry_timer_start(store, on_connect_timeout, CONNECT_TIMEOUT_MS);
+    retry_timer_start(store, connect_timeout_cb, CONNECT_TIMEOUT_MS);
     /* Until the first PQconnectPoll, libpq waits for the socket to be
      * writable. */
     if (cs_store_watch(store, UV_WRITABLE, true, &err) != 0)
         cs_store_conn_lost(store, err.msg);
 }
 
-static void resolved(struct cs_store *store, int status, const struct cs_store_err *err)
+static void resolved_cb(struct cs_store *store, int status, const struct cs_store_err *err)
 {
     if (store->closing) {
         store->state = CS_STORE_CONN_IDLE;
@@ -273,12 +273,12 @@ void cs_store_conn_start(struct cs_store *store)
         return;
     }
     store->state = CS_STORE_CONN_STARTING;
-    rc = cs_store_resolve(store, resolved);
+    rc = cs_store_resolve(store, resolved_cb);
     if (rc != 0)
         cs_store_conn_lost(store, uv_strerror(rc));
 }
 
-static void on_retry(uv_timer_t *timer)
+static void retry_cb(uv_timer_t *timer)
 {
     cs_store_conn_start(timer->data);
 }
@@ -299,7 +299,7 @@ void cs_store_conn_lost(struct cs_store *store, const char *why)
         store->conn_cbs.failed_cb(store, -ENOTCONN);
         return;
     }
-    retry_timer_start(store, on_retry, store->backoff_ms);
+    retry_timer_start(store, retry_cb, store->backoff_ms);
     store->backoff_ms =
         store->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : store->backoff_ms * 2;
 }

@@ -165,8 +165,8 @@ struct cs_store_op {
     int64_t key[2]; /* the row's key, for coalescing: run id; run id and number */
     struct cs_store_params params;
     PGresult *result;
-    cs_store_op_done_cb done;
-    void (*cb)(void); /* the caller's callback, cast back by done */
+    cs_store_op_done_cb done_cb;
+    void (*cb)(void); /* the caller's callback, cast back by done_cb */
     void *arg;
     struct cs_store *store;
 };
@@ -335,7 +335,7 @@ bool cs_store_is_conn_error(const struct cs_store *store, const PGresult *res);
 
 /* store_batch.c: the queue and group commit. */
 struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_store_stmt stmt, bool is_write,
-                                    cs_store_op_done_cb done, void (*cb)(void), void *arg);
+                                    cs_store_op_done_cb done_cb, void (*cb)(void), void *arg);
 /* Queues op behind everything queued before it. A read queued while the
  * store is not connected fails with -ENOTCONN (its callback runs later in
  * this loop turn, never from inside the call). */

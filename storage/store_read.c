@@ -7,13 +7,13 @@
 #include "store_internal.h"
 
 static struct cs_store_op *read_new(struct cs_store *store, enum cs_store_stmt stmt,
-                                    cs_store_op_done_cb done, void (*cb)(void), void *arg)
+                                    cs_store_op_done_cb done_cb, void (*cb)(void), void *arg)
 {
     CS_STORE_ASSERT_LOOP(store);
-    return cs_store_op_new(store, stmt, false, done, cb, arg);
+    return cs_store_op_new(store, stmt, false, done_cb, cb, arg);
 }
 
-static void run_one_done(struct cs_store_op *op, int status, const PGresult *res)
+static void run_one_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     cs_store_run_cb cb = (cs_store_run_cb)op->cb;
     Csched__V1__Run **runs;
@@ -41,7 +41,7 @@ static void run_one_done(struct cs_store_op *op, int status, const PGresult *res
 void cs_store_run_get(struct cs_store *store, int64_t run_id, cs_store_run_cb cb, void *arg)
 {
     struct cs_store_op *op =
-        read_new(store, CS_STORE_STMT_RUN_GET, run_one_done, (void (*)(void))cb, arg);
+        read_new(store, CS_STORE_STMT_RUN_GET, run_one_done_cb, (void (*)(void))cb, arg);
 
     cs_store_params_int(&op->params, run_id);
     cs_store_op_submit(store, op);
@@ -51,14 +51,14 @@ void cs_store_run_find_by_key(struct cs_store *store, const char *job_name,
                               const char *idempotency_key, cs_store_run_cb cb, void *arg)
 {
     struct cs_store_op *op =
-        read_new(store, CS_STORE_STMT_RUN_BY_KEY, run_one_done, (void (*)(void))cb, arg);
+        read_new(store, CS_STORE_STMT_RUN_BY_KEY, run_one_done_cb, (void (*)(void))cb, arg);
 
     cs_store_params_text(&op->params, job_name);
     cs_store_params_text(&op->params, idempotency_key);
     cs_store_op_submit(store, op);
 }
 
-static void run_list_done(struct cs_store_op *op, int status, const PGresult *res)
+static void run_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     cs_store_runs_cb cb = (cs_store_runs_cb)op->cb;
     Csched__V1__Run **runs;
@@ -80,13 +80,13 @@ void cs_store_run_list(struct cs_store *store, const struct cs_store_run_filter 
                        cs_store_runs_cb cb, void *arg)
 {
     struct cs_store_op *op =
-        read_new(store, CS_STORE_STMT_RUN_LIST, run_list_done, (void (*)(void))cb, arg);
+        read_new(store, CS_STORE_STMT_RUN_LIST, run_list_done_cb, (void (*)(void))cb, arg);
 
     op->stmt = cs_store_run_filter_params(filter, &op->params);
     cs_store_op_submit(store, op);
 }
 
-static void event_list_done(struct cs_store_op *op, int status, const PGresult *res)
+static void event_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     cs_store_events_cb cb = (cs_store_events_cb)op->cb;
     Csched__V1__Event **events = NULL;
@@ -109,7 +109,7 @@ void cs_store_event_list(struct cs_store *store, int64_t after_seq, const char *
                          uint32_t limit, cs_store_events_cb cb, void *arg)
 {
     struct cs_store_op *op =
-        read_new(store, CS_STORE_STMT_EVENT_LIST, event_list_done, (void (*)(void))cb, arg);
+        read_new(store, CS_STORE_STMT_EVENT_LIST, event_list_done_cb, (void (*)(void))cb, arg);
 
     cs_store_params_int(&op->params, after_seq);
     cs_store_params_int(&op->params, limit > 0 ? limit : 100);

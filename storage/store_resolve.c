@@ -14,7 +14,7 @@ struct resolve {
     cs_store_resolve_cb resolve_cb;
 };
 
-static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+static void getaddrinfo_cb(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 {
     struct resolve *r = req->data;
     struct cs_store *store = r->store;
@@ -48,7 +48,7 @@ int cs_store_resolve(struct cs_store *store, cs_store_resolve_cb resolve_cb)
     r->store = store;
     r->resolve_cb = resolve_cb;
     r->req.data = r;
-    rc = uv_getaddrinfo(store->loop, &r->req, on_resolved, store->host, NULL, &hints);
+    rc = uv_getaddrinfo(store->loop, &r->req, getaddrinfo_cb, store->host, NULL, &hints);
     if (rc != 0) {
         free(r);
         return rc;

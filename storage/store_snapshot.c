@@ -14,7 +14,7 @@ struct snapshot_load {
     cs_store_snapshot_cb snapshot_cb;
 };
 
-static void jobs_done(struct cs_store_op *op, int status, const PGresult *res)
+static void jobs_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     struct snapshot_load *load = op->arg;
     struct cs_store_snapshot *snap = load->snapshot;
@@ -37,7 +37,7 @@ static void jobs_done(struct cs_store_op *op, int status, const PGresult *res)
     }
 }
 
-static void runs_done(struct cs_store_op *op, int status, const PGresult *res)
+static void runs_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     struct snapshot_load *load = op->arg;
     struct cs_store_snapshot *snap = load->snapshot;
@@ -50,7 +50,7 @@ static void runs_done(struct cs_store_op *op, int status, const PGresult *res)
                                                   &snap->active_attempt_dirs);
 }
 
-static void max_ids_done(struct cs_store_op *op, int status, const PGresult *res)
+static void max_ids_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     struct snapshot_load *load = op->arg;
     struct cs_store_snapshot *snap = load->snapshot;
@@ -76,10 +76,10 @@ static void max_ids_done(struct cs_store_op *op, int status, const PGresult *res
     free(load);
 }
 
-static void submit(struct cs_store *store, enum cs_store_stmt stmt, cs_store_op_done_cb done,
+static void submit(struct cs_store *store, enum cs_store_stmt stmt, cs_store_op_done_cb done_cb,
                    struct snapshot_load *load)
 {
-    struct cs_store_op *op = cs_store_op_new(store, stmt, false, done, NULL, load);
+    struct cs_store_op *op = cs_store_op_new(store, stmt, false, done_cb, NULL, load);
 
     op->replay = true;
     cs_store_op_submit(store, op);
@@ -92,9 +92,9 @@ void cs_store_snapshot_load(struct cs_store *store, cs_store_snapshot_cb snapsho
     load->store = store;
     load->snapshot_cb = snapshot_cb;
     load->snapshot = cs_store_xcalloc(1, sizeof(*load->snapshot));
-    submit(store, CS_STORE_STMT_JOB_ALL, jobs_done, load);
-    submit(store, CS_STORE_STMT_RUN_ACTIVE, runs_done, load);
-    submit(store, CS_STORE_STMT_MAX_IDS, max_ids_done, load);
+    submit(store, CS_STORE_STMT_JOB_ALL, jobs_done_cb, load);
+    submit(store, CS_STORE_STMT_RUN_ACTIVE, runs_done_cb, load);
+    submit(store, CS_STORE_STMT_MAX_IDS, max_ids_done_cb, load);
 }
 
 void cs_store_snapshot_free(struct cs_store_snapshot *snapshot)

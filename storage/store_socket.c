@@ -8,9 +8,18 @@
 
 #include "store_internal.h"
 
-static void poll_closed(uv_handle_t *handle)
+static void poll_closed_cb(uv_handle_t *handle)
 {
     free(handle);
+}
+
+/* The poll handle must stop before libpq closes the socket. */
+void cs_store_unwatch(struct cs_store *store)
+{
+    if (store->poll != NULL) {
+        uv_close((uv_handle_t *)store->poll, poll_closed_cb);
+        store->poll = NULL;
+    }
 }
 
 /* During connect the socket may be closed and another opened under the
@@ -21,10 +30,8 @@ int cs_store_watch(struct cs_store *store, int events, bool renew, struct cs_sto
     int fd = PQsocket(store->conn);
     int rc;
 
-    if (store->poll != NULL && renew) {
-        uv_close((uv_handle_t *)store->poll, poll_closed);
-        store->poll = NULL;
-    }
+    if (renew)
+        cs_store_unwatch(store);
     if (fd < 0)
         return cs_store_err_set(err, -EBADF, "the database connection has no socket");
     if (store->poll == NULL) {
@@ -47,15 +54,6 @@ int cs_store_watch(struct cs_store *store, int events, bool renew, struct cs_sto
         store->poll_events = events;
     }
     return 0;
-}
-
-/* The poll handle must stop before libpq closes the socket. */
-void cs_store_unwatch(struct cs_store *store)
-{
-    if (store->poll != NULL) {
-        uv_close((uv_handle_t *)store->poll, poll_closed);
-        store->poll = NULL;
-    }
 }
 
 int cs_store_flush_out(struct cs_store *store, struct cs_store_err *err)

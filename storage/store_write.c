@@ -3,7 +3,7 @@
 #include "store_internal.h"
 
 /* The done callback of every write: reports status to its cs_store_done_cb. */
-static void write_done(struct cs_store_op *op, int status, const PGresult *res)
+static void write_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     cs_store_done_cb cb = (cs_store_done_cb)op->cb;
 
@@ -15,7 +15,7 @@ static struct cs_store_op *write_new(struct cs_store *store, enum cs_store_stmt 
                                      cs_store_done_cb cb, void *arg)
 {
     CS_STORE_ASSERT_LOOP(store);
-    return cs_store_op_new(store, stmt, true, write_done, (void (*)(void))cb, arg);
+    return cs_store_op_new(store, stmt, true, write_done_cb, (void (*)(void))cb, arg);
 }
 
 void cs_store_job_put(struct cs_store *store, const Csched__V1__Job *job, cs_store_done_cb cb,
