@@ -8,13 +8,14 @@
  *   store.c            the store's life: open, close, the end-of-turn flush
  *   store_conn.c       the connection: connect, migrate, prepare, reconnect
  *   store_resolve.c    host names, store_migrate.c the migration driver
- *   store_socket.c     the socket's watch and flush
  *   store_write.c store_read.c store_snapshot.c   operations of each kind
  *   store_batch.c      the queue and group commit
  *   store_bulk.c       a batch's statements, coalesced
  *   store_stmt.c       the statement table
+ *   store_socket.c     the socket's watch and flush
  *   store_job.c store_run.c store_event.c   each table's SQL and mapping
- *   store_row.c store_url.c store_util.c migrate.c   leaves */
+ *   store_row.c store_url.c store_util.c migrate.c   leaves
+ * and, on libuv's pool, store_embedded_work.c and pg_embedded_work.c. */
 #ifndef CS_STORE_INTERNAL_H
 #define CS_STORE_INTERNAL_H
 
