@@ -493,6 +493,16 @@ static void test_store_oneline_flattens_messages(void **state)
     assert_string_equal(out, "a very");
 }
 
+static void test_store_err_set_keeps_one_line(void **state)
+{
+    struct cs_store_err err;
+
+    assert_int_equal(cs_store_err_set(&err, -ENOTCONN, "lost: %s", "FATAL:  gone\nHINT:  why\n"),
+                     -ENOTCONN);
+    assert_int_equal(err.code, -ENOTCONN);
+    assert_string_equal(err.msg, "lost: FATAL:  gone HINT:  why");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_store_url_host),
         cmocka_unit_test(test_store_addr_lists_one_name_per_address),
         cmocka_unit_test(test_store_oneline_flattens_messages),
+        cmocka_unit_test(test_store_err_set_keeps_one_line),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
