@@ -255,6 +255,9 @@ static void set_priority(int nice)
 
 int main(int argc, char **argv)
 {
+    /* First of all: main's thread runs the loop, and everything below may
+     * reach code that asserts it is on the loop thread. */
+    cs_loop_thread_mark();
     struct server srv;
     memset(&srv, 0, sizeof(srv));
     struct cs_err err = {0};
@@ -278,7 +281,6 @@ int main(int argc, char **argv)
 
     grpc_init();
     srv.loop = uv_default_loop();
-    cs_loop_thread_mark();
     if (sched_init(&srv) != 0) {
         cs_log_error("initialising the loop failed");
         return 1;
