@@ -270,7 +270,7 @@ static void on_cancel(struct cs_call *call, void *ctx)
         log_read_end(r, 0, "");
 }
 
-static const struct cs_stream_ops log_ops = {.on_drained = on_drained, .on_cancel = on_cancel};
+static const struct cs_stream_ops log_ops = {.drained_cb = on_drained, .cancel_cb = on_cancel};
 
 static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32_t wanted,
                           bool follow);
