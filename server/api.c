@@ -32,17 +32,19 @@ const struct cs_method cs_api_methods[] = {
 
 const size_t cs_api_n_methods = CS_ARRAY_LEN(cs_api_methods);
 
-bool cs_api_require_store(struct cs_call *call, struct cs_sched *sched)
+int cs_api_require_store(struct cs_call *call, struct cs_sched *sched)
 {
+    CS_ASSERT_LOOP();
     if (cs_store_is_accepting(sched->store))
-        return true;
+        return 0;
     cs_call_fail(call, -ENOTCONN,
                  "the database is unreachable or behind on writes; retry in a few seconds");
-    return false;
+    return -ENOTCONN;
 }
 
 struct cs_reply_later *cs_api_reply_later(struct cs_call *call, ProtobufCMessage *msg)
 {
+    CS_ASSERT_LOOP();
     struct cs_reply_later *r = cs_xmalloc(sizeof(*r));
     r->call = call;
     r->msg = msg;
@@ -51,6 +53,7 @@ struct cs_reply_later *cs_api_reply_later(struct cs_call *call, ProtobufCMessage
 
 void cs_api_reply_cb(void *arg, int status)
 {
+    CS_ASSERT_LOOP();
     struct cs_reply_later *r = arg;
     if (status == 0)
         cs_call_reply(r->call, r->msg);
@@ -62,6 +65,7 @@ void cs_api_reply_cb(void *arg, int status)
 
 void cs_api_fail_store(struct cs_call *call, int status, const char *what)
 {
+    CS_ASSERT_LOOP();
     if (status == -ENOTCONN)
         cs_call_fail(call, -ENOTCONN, "the database is unreachable (%s); retry in a few seconds",
                      what);

@@ -12,9 +12,9 @@
 extern const struct cs_method cs_api_methods[];
 extern const size_t cs_api_n_methods;
 
-/* Returns true if the store takes writes; otherwise fails call with
- * UNAVAILABLE and returns false. */
-bool cs_api_require_store(struct cs_call *call, struct cs_sched *sched);
+/* 0 if the store takes writes; otherwise fails call with UNAVAILABLE and
+ * returns -ENOTCONN. Every function here is for the loop thread only. */
+int cs_api_require_store(struct cs_call *call, struct cs_sched *sched);
 
 /* A reply held back until a write has committed: pass cs_api_reply_cb with
  * it as the write's callback. msg (owned, freed after sending) may be set
@@ -29,7 +29,8 @@ void cs_api_reply_cb(void *arg, int status);
 /* Fails call for a store read that returned status. */
 void cs_api_fail_store(struct cs_call *call, int status, const char *what);
 
-/* The page size to use for a request: 0 means 100; over 1000 is -EINVAL. */
+/* The page size to use for a request: 0 means 100; over 1000 is -EINVAL.
+ * Any thread. */
 int cs_api_page_size(uint32_t requested, uint32_t *out);
 
 void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
