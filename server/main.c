@@ -261,6 +261,27 @@ static int watch_signals(struct server *srv)
     return rc;
 }
 
+/* gRPC, the loop and the scheduler's state on it, and the signals: 0 or a
+ * negative errno, logged. */
+static int start_loop(struct server *srv)
+{
+    grpc_init();
+    srv->loop = uv_default_loop();
+    if (srv->loop == NULL) {
+        cs_log_error("uv_default_loop() failed");
+        return -ENOMEM;
+    }
+    int rc = sched_init(srv);
+    if (rc != 0) {
+        cs_log_error("initialising the loop failed: %s", uv_strerror(rc));
+        return rc;
+    }
+    rc = watch_signals(srv);
+    if (rc != 0)
+        cs_log_error("watching SIGTERM and SIGINT failed: %s", uv_strerror(rc));
+    return rc;
+}
+
 /* Once the loop has stopped: what outlives it, last of all gRPC. */
 static void release(struct server *srv)
 {
@@ -303,23 +324,12 @@ int main(int argc, char **argv)
         return 0;
     }
     cs_log_set_level(srv.config.log_level);
-    signal(SIGPIPE, SIG_IGN);
+    /* A client that goes away must not kill the server; SIG_ERR is only for
+     * a signal number that does not exist. */
+    (void)signal(SIGPIPE, SIG_IGN);
     set_priority(srv.config.nice);
-
-    if (prepare_files(&srv) != 0)
+    if (prepare_files(&srv) != 0 || start_loop(&srv) != 0)
         return 1;
-
-    grpc_init();
-    srv.loop = uv_default_loop();
-    if (sched_init(&srv) != 0) {
-        cs_log_error("initialising the loop failed");
-        return 1;
-    }
-    int rc = watch_signals(&srv);
-    if (rc != 0) {
-        cs_log_error("watching SIGTERM and SIGINT failed: %s", uv_strerror(rc));
-        return 1;
-    }
 
     struct cs_store_config store_config = {
         .database_url = srv.config.database_url,
