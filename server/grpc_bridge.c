@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "queue.h"
 #include "util.h"
 
 static void mailbox_closed_cb(uv_handle_t *handle)
@@ -21,7 +22,7 @@ static void completions_cb(struct cs_mailbox *box, struct cs_mail *first)
     bool drained = false;
     for (struct cs_mail *m = first, *next; m != NULL; m = next) {
         next = m->next;
-        struct cs_grpc_completion *c = (struct cs_grpc_completion *)m;
+        struct cs_grpc_completion *c = CS_CONTAINER_OF(m, struct cs_grpc_completion, mail);
         if (c->tag != NULL)
             c->tag->done_cb(c->tag, c->ok);
         else

@@ -18,6 +18,7 @@
 
 #include "grpc_bridge.h"
 #include "log.h"
+#include "queue.h"
 #include "rpc_call.h"
 #include "util.h"
 
@@ -54,7 +55,7 @@ struct cs_rpc_server {
     struct cs_tag shutdown_tag;
     cs_rpc_server_done_cb done_cb;
     void *done_arg;
-    struct cs_call *calls; /* open calls */
+    size_t open_calls; /* made and not yet freed */
     size_t open_slots;
 };
 
@@ -64,7 +65,7 @@ static void arm_slot(struct cs_rpc_server *server, struct registered *reg);
 
 static void begin_call(struct slot *slot)
 {
-    struct cs_call *call = cs_call_open(&slot->server->calls, slot->call, slot->reg->method);
+    struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
     if (slot->payload == NULL) {
         cs_call_fail(call, -EINVAL, "the request carried no message");
         return;
@@ -81,7 +82,7 @@ static void answer_unknown(struct slot *slot)
 {
     /* A method record for the call, so the batch machinery serves it too. */
     static const struct cs_method unknown = {.path = "", .server_streaming = false};
-    struct cs_call *call = cs_call_open(&slot->server->calls, slot->call, &unknown);
+    struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, &unknown);
     char *method = grpc_slice_to_c_string(slot->details.method);
     char message[300];
     (void)snprintf(message, sizeof(message), "method %.200s is not served by cschedd", method);
@@ -102,7 +103,7 @@ static void free_slot(struct slot *slot)
 
 static void slot_done_cb(struct cs_tag *tag, bool ok)
 {
-    struct slot *slot = (struct slot *)tag;
+    struct slot *slot = CS_CONTAINER_OF(tag, struct slot, tag);
     struct cs_rpc_server *server = slot->server;
     if (!ok || server->shutting_down) {
         if (ok && slot->call != NULL)
@@ -221,7 +222,7 @@ int cs_rpc_server_serve(struct cs_rpc_server *server)
 static void bridge_drained_cb(struct cs_grpc_bridge *bridge)
 {
     struct cs_rpc_server *server = bridge->data;
-    CS_ASSERT(server->calls == NULL && server->open_slots == 0);
+    CS_ASSERT(server->open_calls == 0 && server->open_slots == 0);
     free(server->regs);
     cs_rpc_server_done_cb done_cb = server->done_cb;
     void *done_arg = server->done_arg;
@@ -231,8 +232,7 @@ static void bridge_drained_cb(struct cs_grpc_bridge *bridge)
 
 static void server_shutdown_cb(struct cs_tag *tag, bool ok)
 {
-    struct cs_rpc_server *server =
-        (struct cs_rpc_server *)((char *)tag - offsetof(struct cs_rpc_server, shutdown_tag));
+    struct cs_rpc_server *server = CS_CONTAINER_OF(tag, struct cs_rpc_server, shutdown_tag);
     grpc_server_destroy(server->server);
     server->server = NULL;
     cs_grpc_bridge_stop(&server->bridge, bridge_drained_cb);

@@ -59,12 +59,7 @@ void cs_call_maybe_free(struct cs_call *call)
 {
     if (call->pending > 0 || !call->finishing)
         return;
-    if (call->prev != NULL)
-        call->prev->next = call->next;
-    else
-        *call->list = call->next;
-    if (call->next != NULL)
-        call->next->prev = call->prev;
+    (*call->open_calls)--;
     if (call->request != NULL)
         protobuf_c_message_free_unpacked(call->request, NULL);
     free(call->final_message);
@@ -74,7 +69,7 @@ void cs_call_maybe_free(struct cs_call *call)
 
 static void close_done_cb(struct cs_tag *tag, bool ok)
 {
-    struct cs_call *call = CS_CALL_OF(tag, close_tag);
+    struct cs_call *call = CS_CONTAINER_OF(tag, struct cs_call, close_tag);
     call->pending--;
     call->cancel_seen = true;
     if (!call->finishing && call->final_message == NULL && call->ops != NULL &&
@@ -85,32 +80,29 @@ static void close_done_cb(struct cs_tag *tag, bool ok)
 
 static void final_done_cb(struct cs_tag *tag, bool ok)
 {
-    struct cs_call *call = CS_CALL_OF(tag, final_tag);
+    struct cs_call *call = CS_CONTAINER_OF(tag, struct cs_call, final_tag);
     call->pending--;
     cs_call_maybe_free(call);
 }
 
 static void meta_done_cb(struct cs_tag *tag, bool ok)
 {
-    struct cs_call *call = CS_CALL_OF(tag, meta_tag);
+    struct cs_call *call = CS_CONTAINER_OF(tag, struct cs_call, meta_tag);
     call->pending--;
     cs_call_maybe_free(call);
 }
 
-struct cs_call *cs_call_open(struct cs_call **list, grpc_call *gcall,
-                             const struct cs_method *method)
+struct cs_call *cs_call_open(size_t *open_calls, grpc_call *gcall, const struct cs_method *method)
 {
     struct cs_call *call = cs_xcalloc(1, sizeof(*call));
-    call->list = list;
+    call->open_calls = open_calls;
+    (*open_calls)++;
     call->call = gcall;
     call->method = method;
     call->close_tag.done_cb = close_done_cb;
     call->final_tag.done_cb = final_done_cb;
     call->meta_tag.done_cb = meta_done_cb;
-    call->next = *list;
-    if (*list != NULL)
-        (*list)->prev = call;
-    *list = call;
+    cs_queue_init(&call->out);
 
     grpc_op op;
     memset(&op, 0, sizeof(op));

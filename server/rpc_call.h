@@ -14,12 +14,13 @@
 #include <stddef.h>
 
 #include "grpc_bridge.h"
+#include "queue.h"
 #include "rpc.h"
 
 struct cs_outgoing; /* a stream message waiting to be sent (rpc_stream.c) */
 
 struct cs_call {
-    struct cs_call **list; /* the server's list of open calls */
+    size_t *open_calls; /* the server's count, which this call is in */
     grpc_call *call;
     const struct cs_method *method;
     ProtobufCMessage *request;
@@ -31,7 +32,7 @@ struct cs_call {
     int pending;             /* batches started and not yet completed */
     bool finishing;          /* the final batch has been started */
     bool cancel_seen;
-    struct cs_outgoing *out_head, *out_tail;
+    struct cs_queue out;       /* of struct cs_outgoing, waiting to be sent */
     size_t backlog;            /* items queued, not yet being sent */
     size_t sending_items;      /* items of the message being sent */
     grpc_byte_buffer *sending; /* NULL unless a message is in flight */
@@ -39,17 +40,12 @@ struct cs_call {
     void *stream_ctx;
     grpc_status_code final_code; /* for a stream: sent once the backlog drains */
     char *final_message;
-    struct cs_call *prev, *next; /* in *list */
 };
 
-/* The call that holds tag as its member (close_tag, send_tag, ...). */
-#define CS_CALL_OF(tag, member) ((struct cs_call *)((char *)(tag)-offsetof(struct cs_call, member)))
-
-/* Makes the record for a call gRPC handed over (call taken), links it into
- * *list and starts watching for its close, as every call needs; a stream
- * also sends its initial metadata now. */
-struct cs_call *cs_call_open(struct cs_call **list, grpc_call *call,
-                             const struct cs_method *method);
+/* Makes the record for a call gRPC handed over (call taken), counts it in
+ * *open_calls until it is freed, and starts watching for its close, as
+ * every call needs; a stream also sends its initial metadata now. */
+struct cs_call *cs_call_open(size_t *open_calls, grpc_call *call, const struct cs_method *method);
 /* Unpacks payload (borrowed) as the method's request into call->request: 0,
  * or -EINVAL with a message for the client in why. */
 int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, size_t cap);

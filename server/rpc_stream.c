@@ -20,7 +20,7 @@
 /* A stream message waiting to be sent: packed bytes, grown in place while
  * items are merged into it (cs_call_push_item). */
 struct cs_outgoing {
-    struct cs_outgoing *next;
+    struct cs_qlink link; /* in the call's out queue */
     uint8_t *data;
     size_t len, cap;
     size_t items;   /* what it counts for in the backlog */
@@ -66,7 +66,8 @@ static void send_next(struct cs_call *call)
 {
     if (call->sending != NULL)
         return;
-    if (call->out_head == NULL) {
+    struct cs_qlink *next = cs_queue_pop(&call->out);
+    if (next == NULL) {
         if (call->final_message != NULL && !call->finishing) {
             cs_call_send_status(call, call->final_code, call->final_message, NULL);
             return;
@@ -76,10 +77,7 @@ static void send_next(struct cs_call *call)
             call->ops->drained_cb(call, call->stream_ctx);
         return;
     }
-    struct cs_outgoing *o = call->out_head;
-    call->out_head = o->next;
-    if (call->out_head == NULL)
-        call->out_tail = NULL;
+    struct cs_outgoing *o = CS_CONTAINER_OF(next, struct cs_outgoing, link);
     call->backlog -= o->items;
     call->sending_items = o->items;
     call->sending = outgoing_take_buffer(o);
@@ -93,19 +91,16 @@ static void send_next(struct cs_call *call)
 
 static void sent_cb(struct cs_tag *tag, bool ok)
 {
-    struct cs_call *call = CS_CALL_OF(tag, send_tag);
+    struct cs_call *call = CS_CONTAINER_OF(tag, struct cs_call, send_tag);
     call->pending--;
     grpc_byte_buffer_destroy(call->sending);
     call->sending = NULL;
     call->sending_items = 0;
     if (!ok) {
         /* The client is gone; the close batch reports it. Drop the backlog. */
-        while (call->out_head != NULL) {
-            struct cs_outgoing *o = call->out_head;
-            call->out_head = o->next;
-            outgoing_free(o);
-        }
-        call->out_tail = NULL;
+        struct cs_qlink *link;
+        while ((link = cs_queue_pop(&call->out)) != NULL)
+            outgoing_free(CS_CONTAINER_OF(link, struct cs_outgoing, link));
         call->backlog = 0;
     }
     send_next(call);
@@ -133,11 +128,7 @@ static bool can_push(const struct cs_call *call)
 
 static void enqueue(struct cs_call *call, struct cs_outgoing *o)
 {
-    if (call->out_tail != NULL)
-        call->out_tail->next = o;
-    else
-        call->out_head = o;
-    call->out_tail = o;
+    cs_queue_push(&call->out, &o->link);
     call->backlog += o->items;
     send_next(call);
 }
@@ -161,7 +152,8 @@ void cs_call_push_item(struct cs_call *call, const ProtobufCMessage *item)
     if (!can_push(call))
         return;
     size_t size = protobuf_c_message_get_packed_size(item);
-    struct cs_outgoing *tail = call->out_tail;
+    struct cs_outgoing *tail =
+        call->out.tail != NULL ? CS_CONTAINER_OF(call->out.tail, struct cs_outgoing, link) : NULL;
     if (tail != NULL && tail->mergeable &&
         tail->len + size + CS_WIRE_LEN_PREFIX_MAX <= MERGE_MAX_BYTES) {
         outgoing_append_item(tail, item, size);
