@@ -117,7 +117,7 @@ static void on_cancel(struct cs_call *call, void *ctx)
     watch_end(w, GRPC_STATUS_CANCELLED, "the client went away");
 }
 
-static const struct cs_stream_ops watch_ops = {.on_drained = on_drained, .on_cancel = on_cancel};
+static const struct cs_stream_ops watch_ops = {.drained_cb = on_drained, .cancel_cb = on_cancel};
 
 static struct cs_watch *watch_new(struct cs_sched *s, struct cs_call *call)
 {

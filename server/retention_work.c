@@ -102,3 +102,10 @@ struct cs_sweep_result cs_retention_sweep(const char *attempts_dir, const int64_
     (void)closedir(dir);
     return res;
 }
+
+void cs_retention_sweep_work(uv_work_t *work)
+{
+    struct cs_sweep *w = work->data;
+    w->result = cs_retention_sweep(w->attempts_dir, w->active_runs, w->n_active, w->cutoff,
+                                   CS_SWEEP_MAX_REMOVED);
+}

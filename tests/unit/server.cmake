@@ -21,14 +21,14 @@ cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LI
 cs_unit_test(pump SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_pump.c ${CS_SERVER_DIR}/pump.c
              LIBS cs_env)
 
-# Every object of every static library defined in server/ (so a module added
-# later is checked too), except *_thread.c and *_work.c files, which the
-# script skips; main.c belongs to cschedd, not to a library.
+# Every object of every static library and program defined in server/ (so a
+# module added later is checked too, and cschedd's main.c), except
+# *_thread.c and *_work.c files, which the script skips.
 get_property(cs_server_targets DIRECTORY ${CS_SERVER_DIR} PROPERTY BUILDSYSTEM_TARGETS)
 set(cs_server_objects "")
 foreach(cs_target ${cs_server_targets})
   get_target_property(cs_type ${cs_target} TYPE)
-  if(cs_type STREQUAL "STATIC_LIBRARY")
+  if(cs_type STREQUAL "STATIC_LIBRARY" OR cs_type STREQUAL "EXECUTABLE")
     list(APPEND cs_server_objects $<TARGET_OBJECTS:${cs_target}>)
   endif()
 endforeach()
