@@ -1,5 +1,5 @@
-/* attempt: the minder's end (exit_watch), the backstop timer, and the
- * hand-off to the pool for the note; see attempt.h. */
+/* attempt: the minder's end (exit_watch), the backstop timer, the
+ * hand-off to the pool for the note, and what the note says; see attempt.h. */
 #define CS_LOG_COMPONENT "attempt"
 #include "attempt.h"
 
@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "log.h"
 #include "util.h"
 
@@ -152,4 +153,66 @@ void cs_attempt_free(struct cs_attempt *att)
         (void)close(att->pidfd);
     free(att->dir);
     free(att);
+}
+
+/* --- what the note says ----------------------------------------------- */
+
+/* The attempt's message when it left no note (or none could be read). */
+static void set_missing_note_message(Csched__V1__Attempt *a, const struct cs_attempt *att)
+{
+    const struct cs_note *note = &att->note;
+    if (note->message[0] != '\0')
+        cs_message_set_str(&a->message, note->message);
+    else if (att->backstop_fired)
+        cs_message_set_str(&a->message,
+                           "the minder did not end within the job's timeout and the kill "
+                           "grace; cschedd killed it and its command");
+    else if (att->note_rc == -ENOENT)
+        cs_message_set_str(&a->message, "the minder ended without writing a status note");
+    else {
+        char msg[200];
+        (void)snprintf(msg, sizeof(msg), "the status note could not be read: %s",
+                       strerror(-att->note_rc));
+        cs_message_set_str(&a->message, msg);
+    }
+}
+
+/* The state an attempt ends in, from its note's outcome. */
+static Csched__V1__RunState note_state(const struct cs_note *note)
+{
+    switch (note->outcome) {
+    case CS_NOTE_EXITED:
+        return note->exit_code == 0 ? CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED
+                                    : CSCHED__V1__RUN_STATE__RUN_STATE_FAILED;
+    case CS_NOTE_TIMED_OUT:
+        return CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT;
+    case CS_NOTE_CANCELLED:
+        return CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
+    case CS_NOTE_SIGNALED:
+    case CS_NOTE_START_FAILED:
+    default:
+        return CSCHED__V1__RUN_STATE__RUN_STATE_FAILED;
+    }
+}
+
+Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched__V1__Attempt *a)
+{
+    const struct cs_note *note = &att->note;
+    a->ended_unix_ms = cs_now_unix_ms();
+    if (att->note_rc != 0) {
+        set_missing_note_message(a, att);
+        return att->launch_failed ? CSCHED__V1__RUN_STATE__RUN_STATE_FAILED
+                                  : CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
+    }
+    if (note->ended_unix_ms > 0)
+        a->ended_unix_ms = note->ended_unix_ms;
+    a->user_cpu_ms = note->user_cpu_ms;
+    a->system_cpu_ms = note->system_cpu_ms;
+    a->max_rss_kb = note->max_rss_kb;
+    cs_message_set_str(&a->message, note->message);
+    if (note->term_signal != 0)
+        cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_TERM_SIGNAL, note->term_signal});
+    else
+        cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_EXIT_CODE, note->exit_code});
+    return note_state(note);
 }

@@ -65,6 +65,10 @@ void cs_attempt_adopt(struct cs_attempt *att);
 /* Tells a running minder to cancel its command (SIGTERM: it stops the
  * group and writes its note); nothing before it has a pid. 0 or -errno. */
 int cs_attempt_cancel(struct cs_attempt *att);
+/* Once the minder has ended: fills a, the attempt's message, from the note
+ * (its end, resource use, outcome and message; a message saying why when
+ * there is no note) and returns the state the attempt ended in. */
+Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched__V1__Attempt *a);
 /* Stops watching and frees att once its handle is closed. */
 void cs_attempt_free(struct cs_attempt *att);
 

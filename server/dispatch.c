@@ -35,13 +35,6 @@ static const struct cs_attempt_ops attempt_ops = {
     .adopted_cb = attempt_adopted_cb,
 };
 
-static void set_str(char **field, const char *value)
-{
-    if (*field != NULL && *field != protobuf_c_empty_string)
-        free(*field);
-    *field = cs_xstrdup(value);
-}
-
 /* Moves run to state, keeping the per-state counts right. */
 static void set_run_state(struct cs_sched *s, struct cs_run *run, Csched__V1__RunState state)
 {
@@ -297,67 +290,6 @@ static void attempt_adopted_cb(struct cs_attempt *att)
 
 /* --- ending -------------------------------------------------------------- */
 
-/* The attempt's message when it left no note (or none could be read). */
-static void set_missing_note_message(Csched__V1__Attempt *a, const struct cs_attempt *att)
-{
-    const struct cs_note *note = &att->note;
-    if (note->message[0] != '\0')
-        set_str(&a->message, note->message);
-    else if (att->backstop_fired)
-        set_str(&a->message, "the minder did not end within the job's timeout and the kill "
-                             "grace; cschedd killed it and its command");
-    else if (att->note_rc == -ENOENT)
-        set_str(&a->message, "the minder ended without writing a status note");
-    else {
-        char msg[200];
-        (void)snprintf(msg, sizeof(msg), "the status note could not be read: %s",
-                       strerror(-att->note_rc));
-        set_str(&a->message, msg);
-    }
-}
-
-/* The state an attempt ends in, from its note's outcome. */
-static Csched__V1__RunState note_state(const struct cs_note *note)
-{
-    switch (note->outcome) {
-    case CS_NOTE_EXITED:
-        return note->exit_code == 0 ? CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED
-                                    : CSCHED__V1__RUN_STATE__RUN_STATE_FAILED;
-    case CS_NOTE_TIMED_OUT:
-        return CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT;
-    case CS_NOTE_CANCELLED:
-        return CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
-    case CS_NOTE_SIGNALED:
-    case CS_NOTE_START_FAILED:
-    default:
-        return CSCHED__V1__RUN_STATE__RUN_STATE_FAILED;
-    }
-}
-
-/* Fills the attempt's message from its note; returns the attempt's state. */
-static Csched__V1__RunState apply_note(struct cs_attempt *att)
-{
-    Csched__V1__Attempt *a = attempt_msg(att);
-    const struct cs_note *note = &att->note;
-    a->ended_unix_ms = cs_now_unix_ms();
-    if (att->note_rc != 0) {
-        set_missing_note_message(a, att);
-        return att->launch_failed ? CSCHED__V1__RUN_STATE__RUN_STATE_FAILED
-                                  : CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
-    }
-    if (note->ended_unix_ms > 0)
-        a->ended_unix_ms = note->ended_unix_ms;
-    a->user_cpu_ms = note->user_cpu_ms;
-    a->system_cpu_ms = note->system_cpu_ms;
-    a->max_rss_kb = note->max_rss_kb;
-    set_str(&a->message, note->message);
-    if (note->term_signal != 0)
-        cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_TERM_SIGNAL, note->term_signal});
-    else
-        cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_EXIT_CODE, note->exit_code});
-    return note_state(note);
-}
-
 /* Back to QUEUED, to start again once its backoff has passed. */
 static void retry_run(struct cs_sched *s, struct cs_run *run)
 {
@@ -376,8 +308,8 @@ static void attempt_ended_cb(struct cs_attempt *att)
 {
     struct cs_sched *s = att->sched;
     struct cs_run *run = att->run;
-    Csched__V1__RunState state = apply_note(att);
     Csched__V1__Attempt *a = attempt_msg(att);
+    Csched__V1__RunState state = cs_attempt_apply_note(att, a);
     a->state = state;
     write_attempt(s, run, att);
     run->attempt = NULL;
@@ -390,7 +322,7 @@ static void attempt_ended_cb(struct cs_attempt *att)
         if (run->msg->cancel_requested)
             state = CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
         cs_outcome_set_run(run->msg, cs_outcome_of_attempt(a));
-        set_str(&run->msg->message, a->message);
+        cs_message_set_str(&run->msg->message, a->message);
         /* It ended when its last attempt did, which may be before the server
          * heard of it (a minder adopted after a restart). */
         (void)finish_run(s, run, state, a->ended_unix_ms, NULL, NULL, false);
@@ -410,9 +342,9 @@ Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_s
             cs_pump_dequeue(s, run);
         cs_retry_cancel(run);
         run->msg->cancel_requested = true;
-        set_str(&run->msg->message, "cancelled before it started");
+        cs_message_set_str(&run->msg->message, "cancelled before it started");
         if (run->msg->n_attempts > 0)
-            set_str(&run->msg->message, "cancelled while waiting to retry");
+            cs_message_set_str(&run->msg->message, "cancelled while waiting to retry");
         return finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, cs_now_unix_ms(), cb,
                           arg, true);
     }

@@ -216,3 +216,10 @@ ProtobufCMessage *cs_message_copy(const ProtobufCMessage *msg)
     CS_ASSERT(copy != NULL);
     return copy;
 }
+
+void cs_message_set_str(char **field, const char *value)
+{
+    if (*field != NULL && *field != protobuf_c_empty_string)
+        free(*field);
+    *field = cs_xstrdup(value);
+}

@@ -52,18 +52,10 @@ static void pid_file_sync(struct cs_launch *launch, int fd)
     (void)close(fd);
 }
 
-/* Starts one minder; *pid_fd gets its unsynced pid file, or stays -1. */
-static void spawn_one(struct cs_launcher *l, struct cs_launch *launch, int *pid_fd)
+/* posix_spawn of the minder: stdin and stdout on /dev/null, its own
+ * session, a clean signal mask. Returns posix_spawn's error number. */
+static int spawn_minder(const char *minder_path, struct cs_launch *launch)
 {
-    launch->pid = -1;
-    launch->pidfd = -1;
-    if (mkdir(launch->dir, 0700) != 0 && errno != EEXIST) {
-        launch->err = -errno;
-        (void)snprintf(launch->message, sizeof(launch->message), "mkdir(%s) failed: %s",
-                       launch->dir, strerror(errno));
-        return;
-    }
-
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     sigset_t blocked, defaults;
@@ -90,9 +82,24 @@ static void spawn_one(struct cs_launcher *l, struct cs_launch *launch, int *pid_
     posix_spawnattr_setsigmask(&attr, &blocked);
     posix_spawnattr_setsigdefault(&attr, &defaults);
 
-    int rc = posix_spawn(&launch->pid, l->minder_path, &actions, &attr, launch->argv, launch->envp);
+    int rc = posix_spawn(&launch->pid, minder_path, &actions, &attr, launch->argv, launch->envp);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+/* Starts one minder; *pid_fd gets its unsynced pid file, or stays -1. */
+static void spawn_one(struct cs_launcher *l, struct cs_launch *launch, int *pid_fd)
+{
+    launch->pid = -1;
+    launch->pidfd = -1;
+    if (mkdir(launch->dir, 0700) != 0 && errno != EEXIST) {
+        launch->err = -errno;
+        (void)snprintf(launch->message, sizeof(launch->message), "mkdir(%s) failed: %s",
+                       launch->dir, strerror(errno));
+        return;
+    }
+    int rc = spawn_minder(l->minder_path, launch);
     if (rc != 0) {
         launch->err = -rc;
         launch->pid = -1;
