@@ -34,6 +34,7 @@
 #include "minder_contract.h"
 #include "note.h"
 #include "retry.h"
+#include "violations.h"
 
 extern char **environ;
 
@@ -67,23 +68,11 @@ static struct {
     size_t n_launches;
     pid_t children[MAX_CHILDREN];
     size_t n_children;
-    int violations;
-    char first_violation[256];
-    int cancel_commits; /* calls of cancel_done_cb */
+    int cancel_commits;  /* calls of cancel_done_cb */
+    int64_t last_run_id; /* the last run row written: */
+    Csched__V1__RunState last_run_state;
+    struct cs_outcome last_run_outcome;
 } fx;
-
-static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Recorded, not asserted: a failed assertion would longjmp out of uv_run. */
-static void violation(const char *fmt, ...)
-{
-    if (fx.violations++ == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        (void)vsnprintf(fx.first_violation, sizeof(fx.first_violation), fmt, ap);
-        va_end(ap);
-    }
-}
 
 /* --- the fake store -------------------------------------------------------- */
 
@@ -110,6 +99,9 @@ void __wrap_cs_launcher_submit(struct cs_launcher *launcher, struct cs_launch *l
 void __wrap_cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run,
                              cs_store_done_cb cb, void *arg)
 {
+    fx.last_run_id = run->id;
+    fx.last_run_state = run->state;
+    fx.last_run_outcome = cs_outcome_of_run(run);
     record_write(cb, arg);
 }
 
@@ -311,11 +303,19 @@ static void minder_ends(pid_t pid)
     assert_int_equal(kill(pid, SIGKILL), 0);
 }
 
+/* The minder of run_id's attempt writes its note and ends. */
+static void minder_exits(int64_t run_id, uint32_t attempt, pid_t pid, int exit_code)
+{
+    write_note(run_id, attempt, CS_NOTE_EXITED, exit_code, 0, "");
+    minder_ends(pid);
+}
+
 /* --- fixture ---------------------------------------------------------------- */
 
 static int setup(void **state)
 {
     memset(&fx, 0, sizeof(fx));
+    violations_reset();
     cs_loop_thread_mark();
     assert_int_equal(uv_loop_init(&fx.loop), 0);
     assert_int_equal(uv_timer_init(&fx.loop, &fx.guard), 0);
@@ -354,8 +354,7 @@ static int teardown(void **state)
     char cmd[160];
     (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", fx.state_dir);
     assert_int_equal(system(cmd), 0);
-    if (fx.violations != 0)
-        fail_msg("%d violations, the first: %s", fx.violations, fx.first_violation);
+    assert_no_violation();
     return 0;
 }
 
@@ -379,6 +378,15 @@ static int64_t trigger(struct cs_job *job)
     Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
     req.job_name = job->spec->name;
     return cs_dispatch_trigger(&fx.s, job, &req, NULL, NULL)->msg->id;
+}
+
+/* A new run of job, started and with its minder running; *pid gets it. */
+static int64_t start_running(struct cs_job *job, pid_t *pid)
+{
+    int64_t id = trigger(job);
+    turn();
+    *pid = launch_ok(id);
+    return id;
 }
 
 static struct cs_run *run_of(int64_t id)
@@ -435,11 +443,12 @@ static Csched__V1__RunState cancel(int64_t run_id)
 /* --- transitions ------------------------------------------------------------ */
 
 /* QUEUED -> STARTING -> RUNNING -> SUCCEEDED, with the counts, the slots,
- * the outcome and the events' publication after their commit. */
+ * and the events' publication after their commit. A success is never
+ * retried, though the job allows more attempts. */
 static void test_dispatch_run_succeeds(void **state)
 {
     struct cs_sched *s = &fx.s;
-    struct cs_job *job = add_job("a", 0, 1, 0);
+    struct cs_job *job = add_job("a", 0, 3, 0);
     int64_t id = trigger(job);
     assert_int_equal(run_of(id)->msg->state, Q);
     assert_int_equal(s->queued, 1);
@@ -459,8 +468,7 @@ static void test_dispatch_run_succeeds(void **state)
     commit();
     assert_int_equal(fx.n_published, fx.n_events);
 
-    write_note(id, 1, CS_NOTE_EXITED, 0, 0, "");
-    minder_ends(pid);
+    minder_exits(id, 1, pid, 0);
     wait_for(id, 0, OK);
     assert_string_equal(history(id), START_TO_RUNNING " a1:SUCCEEDED run:SUCCEEDED");
     assert_null(run_of(id));
@@ -490,9 +498,8 @@ static void test_dispatch_run_ends_each_way(void **state)
         {CS_NOTE_EXITED, 0, 0, false, LO},
     };
     for (size_t i = 0; i < CS_ARRAY_LEN(cases); i++) {
-        int64_t id = trigger(job);
-        turn();
-        pid_t pid = launch_ok(id);
+        pid_t pid;
+        int64_t id = start_running(job, &pid);
         if (cases[i].note)
             write_note(id, 1, cases[i].outcome, cases[i].exit_code, cases[i].term_signal, "why");
         minder_ends(pid);
@@ -502,6 +509,14 @@ static void test_dispatch_run_ends_each_way(void **state)
                        cs_run_state_name(cases[i].want), cs_run_state_name(cases[i].want));
         assert_string_equal(history(id), want);
         assert_int_equal(job->slots, 0);
+        /* The run's outcome is its attempt's: the signal, else the exit code. */
+        assert_int_equal(fx.last_run_id, id);
+        if (!cases[i].note)
+            assert_int_equal(fx.last_run_outcome.kind, CS_OUTCOME_NONE);
+        else if (cases[i].term_signal != 0)
+            assert_int_equal(fx.last_run_outcome.value, cases[i].term_signal);
+        else
+            assert_int_equal(fx.last_run_outcome.value, cases[i].exit_code);
     }
 }
 
@@ -596,9 +611,7 @@ static void test_dispatch_retry_with_backoff(void **state)
     for (uint32_t attempt = 1; attempt <= 3; attempt++) {
         turn();
         assert_int_equal(fx.n_launches, 1);
-        pid_t pid = launch_ok(id);
-        write_note(id, attempt, CS_NOTE_EXITED, 1, 0, "");
-        minder_ends(pid);
+        minder_exits(id, attempt, launch_ok(id), 1);
         wait_for(id, attempt, FA);
         if (attempt == 3)
             break;
@@ -620,19 +633,6 @@ static void test_dispatch_retry_with_backoff(void **state)
                                                       "a3:STARTING a3:RUNNING run:RUNNING "
                                                       "a3:FAILED run:FAILED");
     assert_null(run_of(id));
-}
-
-/* A success or a cancelled attempt is never retried. */
-static void test_dispatch_no_retry_after_success(void **state)
-{
-    struct cs_job *job = add_job("a", 0, 3, 0);
-    int64_t id = trigger(job);
-    turn();
-    pid_t pid = launch_ok(id);
-    write_note(id, 1, CS_NOTE_EXITED, 0, 0, "");
-    minder_ends(pid);
-    wait_for(id, 0, OK);
-    assert_string_equal(history(id), START_TO_RUNNING " a1:SUCCEEDED run:SUCCEEDED");
 }
 
 /* --- cancel in each state ------------------------------------------------------ */
@@ -690,9 +690,8 @@ static void test_dispatch_cancel_starting(void **state)
 static void test_dispatch_cancel_running(void **state)
 {
     struct cs_job *job = add_job("a", 0, 3, 0);
-    int64_t id = trigger(job);
-    turn();
-    (void)launch_ok(id);
+    pid_t pid;
+    int64_t id = start_running(job, &pid);
     write_note(id, 1, CS_NOTE_CANCELLED, 0, SIGTERM, "cancelled");
     assert_int_equal(cancel(id), RU);
     wait_for(id, 0, CA);
@@ -707,15 +706,17 @@ static void test_dispatch_cancel_running(void **state)
 static void test_dispatch_exit_races_cancel(void **state)
 {
     struct cs_job *job = add_job("a", 0, 3, 0);
-    int64_t id = trigger(job);
-    turn();
-    pid_t pid = launch_ok(id);
-    write_note(id, 1, CS_NOTE_EXITED, 0, 0, "");
-    minder_ends(pid);
+    pid_t pid;
+    int64_t id = start_running(job, &pid);
+    minder_exits(id, 1, pid, 0);
     /* The minder is gone, but the loop has not seen it yet when the cancel comes. */
     assert_int_equal(cancel(id), RU);
     wait_for(id, 0, CA);
     assert_string_equal(history(id), START_TO_RUNNING " a1:SUCCEEDED run:CANCELLED");
+    assert_int_equal(fx.last_run_id, id);
+    assert_int_equal(fx.last_run_state, CA);
+    assert_int_equal(fx.last_run_outcome.kind, CS_OUTCOME_EXIT_CODE);
+    assert_int_equal(fx.last_run_outcome.value, 0);
     assert_int_equal(job->slots, 0);
 }
 
@@ -724,11 +725,9 @@ static void test_dispatch_exit_races_cancel(void **state)
 static void test_dispatch_exit_reported_once(void **state)
 {
     struct cs_job *job = add_job("a", 0, 1, 0);
-    int64_t id = trigger(job);
-    turn();
-    pid_t pid = launch_ok(id);
-    write_note(id, 1, CS_NOTE_EXITED, 0, 0, "");
-    minder_ends(pid);
+    pid_t pid;
+    int64_t id = start_running(job, &pid);
+    minder_exits(id, 1, pid, 0);
     wait_for(id, 0, OK);
     size_t n = fx.n_events;
     for (int i = 0; i < 5; i++)
@@ -801,7 +800,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dispatch_limits, setup, teardown),
         cmocka_unit_test(test_dispatch_backoff_doubles_to_its_cap),
         cmocka_unit_test_setup_teardown(test_dispatch_retry_with_backoff, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dispatch_no_retry_after_success, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_cancel_queued, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_cancel_waiting_to_retry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_cancel_starting, setup, teardown),

@@ -18,6 +18,7 @@
 
 #include "job.h"
 #include "pump.h"
+#include "violations.h"
 
 enum { MAX_RUNS = 4096 };
 
@@ -28,22 +29,7 @@ static struct {
     size_t n_runs;
     int64_t started[MAX_RUNS]; /* ids in the order start_cb saw them */
     size_t n_started;
-    int violations;
-    char first_violation[256];
 } fx;
-
-static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Recorded, not asserted: a failed assertion would longjmp out of uv_run. */
-static void violation(const char *fmt, ...)
-{
-    if (fx.violations++ == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        (void)vsnprintf(fx.first_violation, sizeof(fx.first_violation), fmt, ap);
-        va_end(ap);
-    }
-}
 
 static bool may_start(const struct cs_job *job)
 {
@@ -100,6 +86,7 @@ static void start_cb(struct cs_sched *s, struct cs_run *run)
 static struct cs_sched *setup(uint32_t max_running)
 {
     memset(&fx, 0, sizeof(fx));
+    violations_reset();
     cs_loop_thread_mark();
     assert_int_equal(uv_loop_init(&fx.loop), 0);
     fx.s = calloc(1, sizeof(*fx.s));
@@ -204,12 +191,6 @@ static void retry(struct cs_run *run)
     cs_pump_enqueue(fx.s, run);
     run->job->slots--;
     cs_pump_job_changed(fx.s, run->job);
-}
-
-static void assert_no_violation(void)
-{
-    if (fx.violations != 0)
-        fail_msg("%d violations, the first: %s", fx.violations, fx.first_violation);
 }
 
 /* The ids started from position from on must be exactly want. */
@@ -642,7 +623,7 @@ static void test_pump_random_against_limits(void **state)
         (void)snprintf(name, sizeof(name), "r%d", j);
         jobs[j] = add_job(name, (uint32_t)(j % 4)); /* 0 (none), 1, 2, 3 */
     }
-    for (int step = 0; step < STEPS && fx.violations == 0; step++) {
+    for (int step = 0; step < STEPS && violations.count == 0; step++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         unsigned op = (unsigned)(x % 100);
         struct cs_run *pick = fx.n_runs ? fx.runs[(x >> 16) % fx.n_runs] : NULL;
