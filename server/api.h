@@ -32,6 +32,8 @@ void cs_api_health_watch(struct cs_call *call, const ProtobufCMessage *request, 
 /* Keeps a health Watch stream open until the client leaves or the server
  * stops (api_watch owns the list of open streams). */
 void cs_api_health_watch_open(struct cs_sched *sched, struct cs_call *call);
+/* At start: has every committed event handed to the open Watch streams. */
+void cs_api_watch_init(struct cs_sched *sched);
 /* At shutdown: ends every open Watch and health Watch stream. */
 void cs_api_watch_close_all(struct cs_sched *sched);
 

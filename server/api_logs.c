@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "minder_contract.h"
 #include "note.h"
 #include "util.h"
 
@@ -185,8 +186,8 @@ static void open_cb(uv_fs_t *req)
 
 static void attempt_dir(const struct log_read *r, char *path, size_t size)
 {
-    (void)snprintf(path, size, "%s/attempts/%lld-%u", r->sched->state_dir, (long long)r->run_id,
-                   r->attempt);
+    /* A state dir too long for a path fails the open that follows. */
+    (void)cs_minder_dir_format(path, size, r->sched->state_dir, r->run_id, r->attempt);
 }
 
 /* A missing directory is output that is gone, not output that is empty. */

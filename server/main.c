@@ -16,15 +16,13 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "attempt.h"
 #include "config.h"
 #include "dispatch.h"
 #include "env.h"
 #include "job.h"
-#include "launch_thread.h"
+#include "launcher.h"
 #include "log.h"
 #include "priority.h"
-#include "pump.h"
 #include "ready_work.h"
 #include "retention.h"
 #include "rpc.h"
@@ -127,7 +125,7 @@ static void on_store_open(void *arg, int status, struct cs_store_snapshot *snap)
         cs_store_snapshot_free(snap);
         return;
     }
-    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, cs_dispatch_launched, s);
+    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, cs_dispatch_launch_done_cb, s);
     if (s->launcher == NULL) {
         cs_store_snapshot_free(snap);
         begin_shutdown(srv, 1);
@@ -173,9 +171,7 @@ static void launcher_stopped_cb(void *arg)
 {
     struct server *srv = arg;
     struct cs_sched *s = &srv->sched;
-    cs_dispatch_free_all(s);
-    cs_exit_watch_close(&s->exits);
-    cs_pump_close(s);
+    cs_dispatch_close(s);
     cs_probe_stop(&s->probe);
     cs_retention_stop(&srv->retention);
     cs_store_close(s->store, store_closed_cb, srv);
@@ -221,11 +217,8 @@ static int sched_init(struct server *srv)
     /* Commands get the server's environment less its own settings: the
      * database URL may carry a password. */
     s->base_env = cs_env_copy_without(environ, "CSCHED_");
-    cs_idmap_init(&s->runs);
-    cs_run_keys_init(&s->run_keys);
-    int rc = cs_pump_init(s);
-    if (rc == 0)
-        rc = cs_exit_watch_init(srv->loop, &s->exits, cs_attempt_on_exit);
+    cs_api_watch_init(s);
+    int rc = cs_dispatch_init(s);
     if (rc == 0)
         rc = cs_probe_start(srv->loop, &s->probe);
     return rc;
