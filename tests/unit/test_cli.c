@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "test_cli_map.h"
 
 #define ARGV(...) ((char *[]){__VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)))
@@ -55,17 +56,6 @@ static void init_cli(struct cs_cli *cli)
 {
     unsetenv("CSCHED_SERVER");
     cs_cli_init(cli);
-}
-
-static const char *map_get(void **entries, size_t n, const char *key)
-{
-    for (size_t i = 0; i < n; i++) {
-        const Csched__V1__Job__EnvEntry *e = entries[i];
-
-        if (strcmp(e->key, key) == 0)
-            return e->value;
-    }
-    return NULL;
 }
 
 static void test_cli_defaults_and_env_server(void **state)
@@ -196,9 +186,9 @@ static void test_cli_job_args_full(void **state)
     assert_string_equal(job->command[3], "all");
     assert_string_equal(job->shell, "");
     assert_int_equal(job->n_env, 2);
-    assert_string_equal(map_get((void **)job->env, job->n_env, "A"), "2");
-    assert_string_equal(map_get((void **)job->env, job->n_env, "B"), "x=y");
-    assert_string_equal(map_get((void **)job->labels, job->n_labels, "team"), "core");
+    assert_string_equal(cs_test_map_get((void **)job->env, job->n_env, "A"), "2");
+    assert_string_equal(cs_test_map_get((void **)job->env, job->n_env, "B"), "x=y");
+    assert_string_equal(cs_test_map_get((void **)job->labels, job->n_labels, "team"), "core");
     assert_string_equal(job->working_dir, "/tmp");
     assert_int_equal(job->max_running, 3);
     assert_int_equal(job->timeout_seconds, 10);
