@@ -155,16 +155,38 @@ int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i)
     return rc;
 }
 
-int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i, const char *name,
-                               const char *usage)
+int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *what, int argc,
+                           char **argv, int *i, const char **value)
+{
+    if (!cs_cli_flag(name, argc, argv, i, value))
+        return 0;
+    if (*value == NULL) {
+        (void)cs_cli_usage(cli, "%s needs %s", name, what);
+        return -EINVAL;
+    }
+    return 1;
+}
+
+int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i, const char **word,
+                               const char *name, const char *usage)
 {
     int rc = cs_cli_take_global_flag(cli, argc, argv, i);
 
     if (rc < 0)
         return CS_EXIT_USAGE;
-    if (rc == 0)
-        return cs_cli_usage(cli, "%s: unexpected '%s'; usage: %s", name, argv[*i], usage);
-    return 0;
+    if (rc > 0)
+        return 0;
+    if (word != NULL && *word == NULL && argv[*i][0] != '-') {
+        *word = argv[*i];
+        return 0;
+    }
+    return cs_cli_usage(cli, "%s: unexpected '%s'; usage: %s", name, argv[*i], usage);
+}
+
+int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i, const char *name,
+                               const char *usage)
+{
+    return cs_cli_take_global_or_word(cli, argc, argv, i, NULL, name, usage);
 }
 
 int cs_cli_parse_u32(const char *s, uint32_t *out)

@@ -77,11 +77,23 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
  * -EINVAL once the error is printed (the command exits CS_EXIT_USAGE). */
 int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i);
 
+/* cs_cli_flag for a flag that needs a value: prints "NAME needs WHAT" as a
+ * usage error when the value is missing. Returns 1 if taken (*value set), 0
+ * if argv[*i] is not the flag, -EINVAL once the error is printed. */
+int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *what, int argc,
+                           char **argv, int *i, const char **value);
+
 /* The end of a command's flag loop: takes a global flag, or fails with
  * "NAME: unexpected 'ARG'; usage: USAGE". Returns 0 when taken (go on), or
  * the exit code for the command to return. */
 int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i, const char *name,
                                const char *usage);
+
+/* cs_cli_take_global_or_fail for a command that takes one word (a job name,
+ * a run id): the first argument that is neither a flag nor a global flag is
+ * stored in *word (which starts NULL); any other fails. */
+int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i, const char **word,
+                               const char *name, const char *usage);
 
 /* Parses a decimal uint32 (no sign, no spaces). Returns 0 or -EINVAL. */
 int cs_cli_parse_u32(const char *s, uint32_t *out);
@@ -205,6 +217,32 @@ int cs_cli_usage(struct cs_cli *cli, const char *fmt, ...) __attribute__((format
 
 /* The call options that the global flags ask for. */
 struct cs_call_opts cs_cli_call_opts(const struct cs_cli *cli);
+
+/* --- follow.c: a Watch stream through the server's restarts --- */
+
+/* What a cs_cli_follow_cb returns once it has read a Watch stream. */
+enum cs_cli_follow {
+    /* What the command waited for has come. */
+    CS_CLI_FOLLOW_DONE = 0,
+    /* The stream ended (st says how); it may be resumed. */
+    CS_CLI_FOLLOW_ENDED = 1,
+    /* The stream ended, and resuming it could miss or repeat events. */
+    CS_CLI_FOLLOW_STOP = 2,
+};
+
+/* Reads one open Watch stream (owned by the caller). Before it returns
+ * CS_CLI_FOLLOW_ENDED it sets req to resume where the stream stopped.
+ * Returns a cs_cli_follow value or a negative errno. */
+typedef int (*cs_cli_follow_cb)(struct cs_cli *cli, struct cs_stream *stream,
+                                Csched__V1__WatchRequest *req, struct cs_status *st, void *arg);
+
+/* Opens req's Watch and hands it to follow_cb. While the stream ends because
+ * the server is UNAVAILABLE, it says so on stderr and opens req again 1 s
+ * later, waiting for the server to be ready, up to 30 times. Returns 0 (done,
+ * or the last stream ended OK) or the exit code of the error it printed as
+ * "csched: WHAT: ...". */
+int cs_cli_watch_follow(struct cs_cli *cli, const char *what, Csched__V1__WatchRequest *req,
+                        cs_cli_follow_cb follow_cb, void *arg);
 
 /* --- commands: each takes the words after its verb --- */
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv);

@@ -1,6 +1,7 @@
 /* csched apply -f FILE: creates each job of a YAML job file, or replaces it
  * when it exists. Every job is tried; the exit code is the first failure's. */
 #include <errno.h>
+#include <grpc/status.h>
 #include <string.h>
 
 #include "cli.h"
@@ -20,7 +21,7 @@ static int apply_one(struct cs_cli *cli, Csched__V1__Job *job)
 
     creq.job = job;
     rc = cs_scheduler_create_job(cli->client, &creq, &resp, &opts, &st);
-    if (rc == 6 /* ALREADY_EXISTS */) {
+    if (rc == GRPC_STATUS_ALREADY_EXISTS) {
         ureq.job = job;
         verb = "updated";
         rc = cs_scheduler_update_job(cli->client, &ureq, &resp, &opts, &st);

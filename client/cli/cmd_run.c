@@ -14,9 +14,10 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
         const char *v;
         int rc;
 
-        if (cs_cli_flag("--job", argc, argv, &i, &v)) {
-            if (v == NULL)
-                return cs_cli_usage(cli, "--job needs a job name");
+        rc = cs_cli_take_flag_value(cli, "--job", "a job name", argc, argv, &i, &v);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc > 0) {
             req->job_name = (char *)v;
             continue;
         }

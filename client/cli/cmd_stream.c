@@ -2,10 +2,6 @@
  * the stream ends (with -f, once the attempt has ended); watch runs until interrupted or its
  * --timeout passes, and resumes after the last event it showed if the server goes away. */
 #include <string.h>
-#include <unistd.h>
-
-/* Reconnects of watch after the server went away, 1 s apart. */
-#define WATCH_RECONNECTS 30
 
 #include "cli.h"
 
@@ -34,17 +30,10 @@ static int parse_logs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Rea
                 return cs_cli_usage(cli, "--attempt takes a number >= 1, not '%s'", v ? v : "");
             continue;
         }
-        rc = cs_cli_take_global_flag(cli, argc, argv, &i);
-        if (rc < 0)
-            return CS_EXIT_USAGE;
-        if (rc > 0)
-            continue;
-        if (argv[i][0] == '-' || id != NULL)
-            return cs_cli_usage(cli,
-                                "logs: unexpected '%s'; usage: csched logs ID "
-                                "[--attempt N] [--stdout|--stderr] [-f]",
-                                argv[i]);
-        id = argv[i];
+        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &id, "logs",
+                                        "csched logs ID [--attempt N] [--stdout|--stderr] [-f]");
+        if (rc != 0)
+            return rc;
     }
     if (id == NULL)
         return cs_cli_usage(cli, "logs: missing run ID");
@@ -98,9 +87,10 @@ static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__Wa
         const char *v;
         int rc;
 
-        if (cs_cli_flag("--job", argc, argv, &i, &v)) {
-            if (v == NULL)
-                return cs_cli_usage(cli, "--job needs a job name");
+        rc = cs_cli_take_flag_value(cli, "--job", "a job name", argc, argv, &i, &v);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc > 0) {
             req->job_name = (char *)v;
             continue;
         }
@@ -124,11 +114,18 @@ static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__Wa
     return 0;
 }
 
-/* Prints the events of one watch stream. Returns what next returned last
- * (0 = ended, < 0 = local error); *last_seq and *got follow the events. */
-static int watch_print(struct cs_cli *cli, struct cs_stream *stream, int64_t *last_seq, bool *got,
-                       struct cs_status *st)
+/* What cs_cmd_watch keeps across the streams it reads. */
+struct watch_state {
+    int64_t last_seq;
+    /* An event has been shown: a new stream can start right after it. */
+    bool got;
+};
+
+/* Prints the events of one watch stream. */
+static int watch_cb(struct cs_cli *cli, struct cs_stream *stream, Csched__V1__WatchRequest *req,
+                    struct cs_status *st, void *arg)
 {
+    struct watch_state *w = arg;
     Csched__V1__WatchResponse *batch;
     int rc;
 
@@ -139,51 +136,34 @@ static int watch_print(struct cs_cli *cli, struct cs_stream *stream, int64_t *la
                 cs_cli_json_line(cli->out, &ev->base);
             else
                 cs_cli_print_event_row(cli->out, ev);
-            *last_seq = ev->seq;
-            *got = true;
+            w->last_seq = ev->seq;
+            w->got = true;
         }
         fflush(cli->out);
         csched__v1__watch_response__free_unpacked(batch, NULL);
     }
-    return rc;
+    if (rc < 0)
+        return rc;
+    if (!w->got)
+        return CS_CLI_FOLLOW_STOP;
+    /* A server that went away after the watch had begun: resume right after
+     * the last event shown, so nothing is missed or repeated. */
+    req->start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+    req->after_seq = w->last_seq;
+    return CS_CLI_FOLLOW_ENDED;
 }
 
 int cs_cmd_watch(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
-    struct cs_call_opts opts;
-    struct cs_stream *stream;
-    struct cs_status st;
-    int64_t last_seq = 0;
-    bool got = false;
+    struct watch_state w = {0};
     int rc;
 
     rc = parse_watch(cli, argc, argv, &req);
     if (rc != 0)
         return rc;
-    opts = cs_cli_call_opts(cli);
     if (cli->format == CS_FORMAT_TABLE)
         cs_cli_print_event_header(cli->out);
     fflush(cli->out);
-    for (int tries = 0;; tries++) {
-        rc = cs_scheduler_watch(cli->client, &req, &stream, &opts, &st);
-        if (rc != 0)
-            return cs_cli_fail(cli, "watch", rc, &st);
-        rc = watch_print(cli, stream, &last_seq, &got, &st);
-        cs_stream_free(stream);
-        if (rc < 0)
-            return cs_cli_fail(cli, "watch", rc, &st);
-        /* A server that went away after the watch had begun: resume right
-         * after the last event shown, so nothing is missed or repeated. */
-        if (st.code != 14 /* UNAVAILABLE */ || !got || tries == WATCH_RECONNECTS)
-            break;
-        fprintf(cli->err, "csched: watch: %s, reconnecting\n", st.message);
-        sleep(1);
-        req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
-        req.after_seq = last_seq;
-        opts.wait_for_ready = true;
-    }
-    if (st.code != 0)
-        return cs_cli_fail(cli, "watch", st.code, &st);
-    return 0;
+    return cs_cli_watch_follow(cli, "watch", &req, watch_cb, &w);
 }

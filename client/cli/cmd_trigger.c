@@ -5,15 +5,12 @@
  * before the trigger (Stats.last_seq), and the run is read once more after
  * the watch is open in case it ended already.
  */
+#include <grpc/status.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
-
-/* Reconnects of the watch while the server is unreachable, 1 s apart. */
-#define WAIT_RECONNECTS 30
 
 static bool state_is_final(int state)
 {
@@ -29,8 +26,9 @@ static int get_run(struct cs_cli *cli, int64_t id, Csched__V1__Run **out, struct
     return cs_scheduler_get_run(cli->client, &req, out, &opts, st);
 }
 
-/* Reads the watch until the run's own final event. Returns 0 when it came,
- * 1 when the stream ended without it (st says why), < 0 on a local error. */
+/* Reads the watch until the run's own final event. Returns
+ * CS_CLI_FOLLOW_DONE when it came, CS_CLI_FOLLOW_ENDED when the stream ended
+ * without it (st says why), < 0 on a local error. */
 static int follow(struct cs_cli *cli, struct cs_stream *stream, int64_t id, int64_t *last_seq,
                   struct cs_status *st)
 {
@@ -54,49 +52,44 @@ static int follow(struct cs_cli *cli, struct cs_stream *stream, int64_t id, int6
         csched__v1__watch_response__free_unpacked(batch, NULL);
     }
     if (done)
-        return 0;
-    return rc == 0 ? 1 : rc;
+        return CS_CLI_FOLLOW_DONE;
+    return rc == 0 ? CS_CLI_FOLLOW_ENDED : rc;
+}
+
+/* Follows one Watch stream for wait_run: the run is read once the watch is
+ * open, in case it ended before. */
+static int wait_cb(struct cs_cli *cli, struct cs_stream *stream, Csched__V1__WatchRequest *req,
+                   struct cs_status *st, void *arg)
+{
+    const int64_t *id = arg;
+    Csched__V1__Run *run;
+    int rc;
+
+    rc = get_run(cli, *id, &run, st);
+    if (rc == 0) {
+        bool ended = state_is_final(run->state);
+
+        csched__v1__run__free_unpacked(run, NULL);
+        if (ended)
+            return CS_CLI_FOLLOW_DONE;
+    }
+    rc = follow(cli, stream, *id, &req->after_seq, st);
+    /* A stream that ended well but without the run's end still fails. */
+    if (rc == CS_CLI_FOLLOW_ENDED && st->code == GRPC_STATUS_OK)
+        st->code = GRPC_STATUS_UNKNOWN;
+    return rc;
 }
 
 /* Waits for run id to end; after_seq is where the watch starts. Returns 0
  * or an exit code (error printed). */
 static int wait_run(struct cs_cli *cli, const char *job, int64_t id, int64_t after_seq)
 {
-    struct cs_call_opts opts = cs_cli_call_opts(cli);
     Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
-    Csched__V1__Run *run;
-    struct cs_status st;
-    int rc;
 
     req.job_name = (char *)job;
     req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
-    for (int tries = 0;; tries++) {
-        struct cs_stream *stream;
-
-        req.after_seq = after_seq;
-        rc = cs_scheduler_watch(cli->client, &req, &stream, &opts, &st);
-        if (rc != 0)
-            return cs_cli_fail(cli, "watch run", rc, &st);
-        rc = get_run(cli, id, &run, &st);
-        if (rc == 0 && state_is_final(run->state)) {
-            cs_stream_free(stream);
-            csched__v1__run__free_unpacked(run, NULL);
-            return 0;
-        }
-        if (rc == 0)
-            csched__v1__run__free_unpacked(run, NULL);
-        rc = follow(cli, stream, id, &after_seq, &st);
-        cs_stream_free(stream);
-        if (rc == 0)
-            return 0;
-        if (rc < 0)
-            return cs_cli_fail(cli, "watch run", rc, &st);
-        if (st.code != 14 /* UNAVAILABLE */ || tries == WAIT_RECONNECTS)
-            return cs_cli_fail(cli, "watch run", st.code ? st.code : 2, &st);
-        fprintf(cli->err, "csched: watch run: %s, reconnecting\n", st.message);
-        sleep(1);
-        opts.wait_for_ready = true;
-    }
+    req.after_seq = after_seq;
+    return cs_cli_watch_follow(cli, "watch run", &req, wait_cb, &id);
 }
 
 static int finish(struct cs_cli *cli, int64_t id)
@@ -125,6 +118,8 @@ static int finish(struct cs_cli *cli, int64_t id)
 static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJobRequest *req,
                  bool *wait)
 {
+    const char *job = NULL;
+
     for (int i = 0; i < argc; i++) {
         const char *v;
         int rc;
@@ -139,26 +134,22 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
                 return cs_cli_usage(cli, "--env takes KEY=VALUE, not '%s'", v ? v : "");
             continue;
         }
-        if (cs_cli_flag("--idempotency-key", argc, argv, &i, &v)) {
-            if (v == NULL)
-                return cs_cli_usage(cli, "--idempotency-key needs a value");
+        rc = cs_cli_take_flag_value(cli, "--idempotency-key", "a value", argc, argv, &i, &v);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc > 0) {
             req->idempotency_key = (char *)v;
             continue;
         }
-        rc = cs_cli_take_global_flag(cli, argc, argv, &i);
-        if (rc < 0)
-            return CS_EXIT_USAGE;
-        if (rc > 0)
-            continue;
-        if (argv[i][0] == '-' || req->job_name[0] != '\0')
-            return cs_cli_usage(cli,
-                                "trigger: unexpected '%s'; usage: csched trigger JOB "
-                                "[--env K=V]... [--idempotency-key K] [--wait]",
-                                argv[i]);
-        req->job_name = argv[i];
+        rc = cs_cli_take_global_or_word(
+            cli, argc, argv, &i, &job, "trigger",
+            "csched trigger JOB [--env K=V]... [--idempotency-key K] [--wait]");
+        if (rc != 0)
+            return rc;
     }
-    if (req->job_name[0] == '\0')
+    if (job == NULL || job[0] == '\0')
         return cs_cli_usage(cli, "trigger: missing JOB");
+    req->job_name = (char *)job;
     return 0;
 }
 

@@ -49,13 +49,9 @@ static const char *const sleep_command[] = {"sleep", "0.2", NULL};
  * queued once every run has ended. */
 static void assert_idle(struct cs_testd *d)
 {
-    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
-    Csched__V1__Stats *stats = NULL;
-    struct cs_status st = {0};
-    struct cs_client *client = NULL;
+    struct cs_client *client = cs_test_client_new(cs_testd_target(d));
+    Csched__V1__Stats *stats = cs_test_get_stats(client);
 
-    CS_TEST_OK(cs_client_new(cs_testd_target(d), &client));
-    CS_TEST_OK(cs_scheduler_get_stats(client, &req, &stats, NULL, &st));
     CS_TEST_EQ(stats->running, 0);
     CS_TEST_EQ(stats->starting, 0);
     CS_TEST_EQ(stats->queued, 0);

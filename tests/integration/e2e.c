@@ -3,7 +3,6 @@
  * the client before it returns, so a passing run leaves LeakSanitizer silent. */
 #include "e2e.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <grpc/byte_buffer.h>
 #include <grpc/grpc.h>
@@ -26,14 +25,6 @@
 #include "testlib.h"
 
 #define POLL_INTERVAL_MS 20
-
-void cs_e2e_sleep_ms(int64_t ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 /* Prints the probe's figures as the tests begin, so that lateness found at
  * teardown can be told apart from what the server's own start-up caused. */
@@ -224,31 +215,6 @@ Csched__V1__Run *cs_e2e_get_run(struct cs_e2e *e, int64_t run_id)
     return run;
 }
 
-bool cs_e2e_run_state_is_terminal(Csched__V1__RunState state)
-{
-    switch (state) {
-    case CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED:
-    case CSCHED__V1__RUN_STATE__RUN_STATE_FAILED:
-    case CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT:
-    case CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED:
-    case CSCHED__V1__RUN_STATE__RUN_STATE_LOST:
-        return true;
-    default:
-        return false;
-    }
-}
-
-const char *cs_e2e_state_name(Csched__V1__RunState state)
-{
-    const ProtobufCEnumValue *v =
-        protobuf_c_enum_descriptor_get_value(&csched__v1__run_state__descriptor, (int)state);
-
-    /* "RUN_STATE_SUCCEEDED" reads better without its prefix. */
-    if (v == NULL)
-        return "(unknown state)";
-    return strncmp(v->name, "RUN_STATE_", 10) == 0 ? v->name + 10 : v->name;
-}
-
 Csched__V1__Run *cs_e2e_wait_state(struct cs_e2e *e, int64_t run_id, Csched__V1__RunState state,
                                    int64_t timeout_ms)
 {
@@ -257,17 +223,17 @@ Csched__V1__Run *cs_e2e_wait_state(struct cs_e2e *e, int64_t run_id, Csched__V1_
 
     for (;;) {
         run = cs_e2e_get_run(e, run_id);
-        if (run->state == state || cs_e2e_run_state_is_terminal(run->state))
+        if (run->state == state || cs_test_run_state_is_terminal(run->state))
             return run;
         if (cs_test_now_ms() > deadline) {
-            const char *seen = cs_e2e_state_name(run->state);
+            const char *seen = cs_test_run_state_name(run->state);
 
             csched__v1__run__free_unpacked(run, NULL);
             fail_msg("run %lld still %s after %lld ms, waiting for %s", (long long)run_id, seen,
-                     (long long)timeout_ms, cs_e2e_state_name(state));
+                     (long long)timeout_ms, cs_test_run_state_name(state));
         }
         csched__v1__run__free_unpacked(run, NULL);
-        cs_e2e_sleep_ms(POLL_INTERVAL_MS);
+        cs_test_sleep_ms(POLL_INTERVAL_MS);
     }
 }
 
@@ -376,7 +342,7 @@ pid_t cs_e2e_read_pgid(const char *path, int64_t timeout_ms)
         }
         if (cs_test_now_ms() > deadline)
             fail_msg("no process group id in %s after %lld ms", path, (long long)timeout_ms);
-        cs_e2e_sleep_ms(5);
+        cs_test_sleep_ms(5);
     }
 }
 
@@ -389,7 +355,7 @@ void cs_e2e_assert_group_gone(pid_t pgid, int64_t timeout_ms)
         if (cs_test_now_ms() > deadline)
             fail_msg("process group %d still has processes %lld ms after the run ended", (int)pgid,
                      (long long)timeout_ms);
-        cs_e2e_sleep_ms(POLL_INTERVAL_MS);
+        cs_test_sleep_ms(POLL_INTERVAL_MS);
     }
     assert_int_equal(errno, ESRCH);
 }
@@ -402,21 +368,13 @@ void cs_e2e_tmpdir(char *buf)
     assert_int_equal(chmod(buf, 0777), 0);
 }
 
-void cs_e2e_rmtree(const char *dir)
+void cs_e2e_counter_shell(char *buf, size_t size, const char *dir, const char *then)
 {
-    char path[PATH_MAX];
-    struct dirent *ent;
-    DIR *d = opendir(dir);
+    int n = snprintf(buf, size,
+                     "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/count; %s",
+                     dir, dir, then);
 
-    assert_non_null(d);
-    while ((ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name);
-        assert_int_equal(unlink(path), 0);
-    }
-    closedir(d);
-    assert_int_equal(rmdir(dir), 0);
+    assert_true(n > 0 && (size_t)n < size);
 }
 
 static void status_from_details(struct cs_status *status, grpc_status_code code, grpc_slice details)

@@ -3,7 +3,9 @@
  * calls every area's tests repeat (make a job, trigger it, wait for the end,
  * read its logs, check an error status). Everything runs on the test's main
  * thread. Helpers assert with cmocka, so a failure ends only the current test;
- * the group teardown still checks the loop-lag bounds and a clean exit. */
+ * the group teardown still checks the loop-lag bounds and a clean exit. What
+ * the concurrency tests and the benchmark need too (sleeps, temp trees, run
+ * states, Watch events) is testlib's, in tests/lib. */
 #ifndef CS_E2E_H
 #define CS_E2E_H
 
@@ -15,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "testwatch.h"
 
 #define CS_E2E_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -79,20 +83,11 @@ Csched__V1__Run *cs_e2e_wait_state(struct cs_e2e *e, int64_t run_id, Csched__V1_
 /* cs_e2e_wait_end waits up to CS_E2E_RUN_TIMEOUT_MS for a terminal state. */
 Csched__V1__Run *cs_e2e_wait_end(struct cs_e2e *e, int64_t run_id);
 
-/* cs_e2e_run_state_is_terminal says whether a run in state has ended. */
-bool cs_e2e_run_state_is_terminal(Csched__V1__RunState state);
-
-/* cs_e2e_state_name returns "SUCCEEDED", "QUEUED", ... (static). */
-const char *cs_e2e_state_name(Csched__V1__RunState state);
-
 /* cs_e2e_read_logs reads a whole ReadLogs stream of one stream kind
  * (STDOUT or STDERR), asserting that chunk offsets are contiguous from 0.
  * Returns a NUL-terminated malloc'd buffer (caller frees), length in *len. */
 char *cs_e2e_read_logs(struct cs_e2e *e, int64_t run_id, uint32_t attempt,
                        Csched__V1__LogStream stream, size_t *len);
-
-/* cs_e2e_sleep_ms sleeps for ms milliseconds, through signals. */
-void cs_e2e_sleep_ms(int64_t ms);
 
 /* cs_e2e_read_logs_status reads a ReadLogs stream to its end, dropping the
  * chunks, and returns what cs_e2e_assert_status takes: 0 for OK, else the
@@ -115,11 +110,13 @@ pid_t cs_e2e_read_pgid(const char *path, int64_t timeout_ms);
 void cs_e2e_assert_group_gone(pid_t pgid, int64_t timeout_ms);
 
 /* cs_e2e_tmpdir makes a fresh directory under /tmp that any user may enter
- * and writes its path into buf (PATH_MAX bytes). */
+ * and writes its path into buf (PATH_MAX bytes); cs_test_rmtree removes it. */
 void cs_e2e_tmpdir(char *buf);
 
-/* cs_e2e_rmtree removes a directory made by cs_e2e_tmpdir and its files. */
-void cs_e2e_rmtree(const char *dir);
+/* cs_e2e_counter_shell writes into buf (size bytes) a shell command that
+ * counts its runs in dir/count, so that $n is 1 in the first attempt, 2 in
+ * the second, ..., and then runs then (e.g. "[ $n -ge 3 ]"). */
+void cs_e2e_counter_shell(char *buf, size_t size, const char *dir, const char *then);
 
 /* cs_e2e_raw_unary sends payload (len bytes, already serialized) to method
  * ("/pkg.Service/Method") as a raw gRPC unary call, bypassing libcsched, so a

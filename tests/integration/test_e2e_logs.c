@@ -29,7 +29,7 @@ static Csched__V1__Run *run_shell(struct cs_e2e *e, const char *prefix, const ch
     csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
     run = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
     if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
-        fail_msg("run of \"%s\" is %s (message \"%s\")", shell, cs_e2e_state_name(run->state),
+        fail_msg("run of \"%s\" is %s (message \"%s\")", shell, cs_test_run_state_name(run->state),
                  run->message);
     return run;
 }
@@ -185,7 +185,7 @@ static void test_e2e_logs_follow(void **state)
     assert_int_equal(c.st.code, 0);
     if (first.state != CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING)
         fail_msg("the first chunk came when the run was %s, not RUNNING",
-                 cs_e2e_state_name(first.state));
+                 cs_test_run_state_name(first.state));
     assert_string_equal(c.text[STDOUT_LOG], "first\nthird\n");
     assert_string_equal(c.text[STDERR_LOG], "second\n");
     Csched__V1__Run *run = cs_e2e_wait_end(e, req.run_id);
@@ -289,10 +289,7 @@ static void test_e2e_logs_per_attempt(void **state)
     Csched__V1__Run *run;
 
     cs_e2e_tmpdir(dir);
-    snprintf(shell, sizeof(shell),
-             "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/count; "
-             "echo attempt $n; [ $n -ge 2 ]",
-             dir, dir);
+    cs_e2e_counter_shell(shell, sizeof(shell), dir, "echo attempt $n; [ $n -ge 2 ]");
     cs_e2e_name(name, sizeof(name), "perattempt");
     job.name = name;
     job.shell = shell;
@@ -305,7 +302,7 @@ static void test_e2e_logs_per_attempt(void **state)
     assert_log(e, run->id, 2, STDOUT_LOG, "attempt 2\n", 10);
     assert_log(e, run->id, 0, STDOUT_LOG, "attempt 2\n", 10);
     csched__v1__run__free_unpacked(run, NULL);
-    cs_e2e_rmtree(dir);
+    assert_int_equal(cs_test_rmtree(dir), 0);
 }
 
 int main(void)

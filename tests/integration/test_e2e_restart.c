@@ -83,9 +83,9 @@ static void assert_history_kept(struct cs_e2e *e, const struct history *before)
             fail_msg("event %zu changed across the restart: seq %lld run %lld attempt %u %s, "
                      "was seq %lld run %lld attempt %u %s",
                      i, (long long)now->seq[i], (long long)now->run_id[i], now->attempt[i],
-                     cs_e2e_state_name(now->state[i]), (long long)before->seq[i],
+                     cs_test_run_state_name(now->state[i]), (long long)before->seq[i],
                      (long long)before->run_id[i], before->attempt[i],
-                     cs_e2e_state_name(before->state[i]));
+                     cs_test_run_state_name(before->state[i]));
     free(now);
 }
 
@@ -100,7 +100,7 @@ static void assert_adopted(struct cs_e2e *e, const Csched__V1__Run *was, const c
 
     if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
         fail_msg("run %lld running across a %s ended %s (\"%s\"), want SUCCEEDED (adopted)",
-                 (long long)id, how, cs_e2e_state_name(run->state), run->message);
+                 (long long)id, how, cs_test_run_state_name(run->state), run->message);
     assert_int_equal(run->outcome_case, CSCHED__V1__RUN__OUTCOME_EXIT_CODE);
     assert_int_equal(run->exit_code, 0);
     assert_int_equal(run->n_attempts, 1);
@@ -226,7 +226,7 @@ static void test_e2e_restart_removes_expired_attempt_dirs(void **state)
         fail_msg("cs_testd_restart returned %d", rc);
     int64_t deadline = cs_test_now_ms() + 30 * 1000;
     while (access(old_dir, F_OK) == 0 && cs_test_now_ms() < deadline)
-        cs_e2e_sleep_ms(100);
+        cs_test_sleep_ms(100);
     if (access(old_dir, F_OK) == 0)
         fail_msg("%s is still there 30 s after the restart", old_dir);
     assert_int_equal(access(young_dir, F_OK), 0);

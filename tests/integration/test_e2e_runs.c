@@ -43,7 +43,7 @@ static void assert_run_state(const Csched__V1__Run *run, Csched__V1__RunState wa
 {
     if (run->state != want)
         fail_msg("run %lld is %s, want %s (message \"%s\")", (long long)run->id,
-                 cs_e2e_state_name(run->state), cs_e2e_state_name(want), run->message);
+                 cs_test_run_state_name(run->state), cs_test_run_state_name(want), run->message);
 }
 
 static void test_e2e_runs_exit_zero_succeeds(void **state)
@@ -189,7 +189,7 @@ static void test_e2e_runs_working_dir(void **state)
     assert_string_equal(out, want);
     free(out);
     csched__v1__run__free_unpacked(run, NULL);
-    cs_e2e_rmtree(dir);
+    assert_int_equal(cs_test_rmtree(dir), 0);
 
     run = run_shell(e, "wddefault", "pwd -P");
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
@@ -295,7 +295,7 @@ static void test_e2e_runs_timeout(void **state)
         fail_msg("timeout_seconds 1 ended the run after %lld ms", (long long)took_ms);
     cs_e2e_assert_group_gone(g.pgid, 1000);
     csched__v1__run__free_unpacked(run, NULL);
-    cs_e2e_rmtree(g.dir);
+    assert_int_equal(cs_test_rmtree(g.dir), 0);
 }
 
 /* A minder killed outright leaves no status note: its attempt is LOST with a
@@ -327,7 +327,7 @@ static void test_e2e_runs_killed_minder_is_lost_then_retried(void **state)
     /* The server stopped the command the killed minder left behind. */
     cs_e2e_assert_group_gone(g.pgid, 2000);
     csched__v1__run__free_unpacked(run, NULL);
-    cs_e2e_rmtree(g.dir);
+    assert_int_equal(cs_test_rmtree(g.dir), 0);
 }
 
 /* A minder that cannot enforce its job's timeout (here: stopped) is killed
@@ -365,7 +365,7 @@ static void test_e2e_runs_stopped_minder_is_killed_after_its_deadline(void **sta
                  (long long)took_ms);
     cs_e2e_assert_group_gone(g.pgid, 2000);
     csched__v1__run__free_unpacked(run, NULL);
-    cs_e2e_rmtree(g.dir);
+    assert_int_equal(cs_test_rmtree(g.dir), 0);
 }
 
 static Csched__V1__Run *cancel_run(struct cs_e2e *e, int64_t id, int want)
@@ -404,7 +404,8 @@ static void test_e2e_runs_cancel_running(void **state)
     t0 = cs_test_now_ms();
     run = cancel_run(e, id, 0);
     if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED && !run->cancel_requested)
-        fail_msg("CancelRun answered %s without cancel_requested", cs_e2e_state_name(run->state));
+        fail_msg("CancelRun answered %s without cancel_requested",
+                 cs_test_run_state_name(run->state));
     csched__v1__run__free_unpacked(run, NULL);
     run = cs_e2e_wait_end(e, id);
     took_ms = cs_test_now_ms() - t0;
@@ -418,7 +419,7 @@ static void test_e2e_runs_cancel_running(void **state)
 
     /* A finished run cannot be cancelled. */
     cancel_run(e, id, GRPC_STATUS_FAILED_PRECONDITION);
-    cs_e2e_rmtree(g.dir);
+    assert_int_equal(cs_test_rmtree(g.dir), 0);
 }
 
 /* A cancelled attempt is never retried, whatever max_attempts allows. */
@@ -488,11 +489,6 @@ static void test_e2e_runs_cancel_queued(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
-/* A command that fails twice, then succeeds, counting its attempts in a
- * file. */
-#define COUNTER_SHELL                                                                              \
-    "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/count; [ $n -ge 3 ]"
-
 static void test_e2e_runs_retries_until_success(void **state)
 {
     struct cs_e2e *e = *state;
@@ -501,7 +497,8 @@ static void test_e2e_runs_retries_until_success(void **state)
     Csched__V1__Run *run;
 
     cs_e2e_tmpdir(dir);
-    snprintf(shell, sizeof(shell), COUNTER_SHELL, dir, dir);
+    /* Fails twice, then succeeds. */
+    cs_e2e_counter_shell(shell, sizeof(shell), dir, "[ $n -ge 3 ]");
     cs_e2e_name(name, sizeof(name), "retry");
     job.name = name;
     job.shell = shell;
@@ -521,7 +518,7 @@ static void test_e2e_runs_retries_until_success(void **state)
     }
     assert_int_equal(run->exit_code, 0);
     csched__v1__run__free_unpacked(run, NULL);
-    cs_e2e_rmtree(dir);
+    assert_int_equal(cs_test_rmtree(dir), 0);
 }
 static void test_e2e_runs_retries_exhausted(void **state)
 {
@@ -613,7 +610,7 @@ static void test_e2e_runs_job_max_running(void **state)
         if (ev->attempt == 0) {
             if (ev->state == CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING)
                 running++;
-            if (cs_e2e_run_state_is_terminal(ev->state)) {
+            if (cs_test_run_state_is_terminal(ev->state)) {
                 succeeded += ev->state == CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
                 running--;
                 ended++;
@@ -655,7 +652,7 @@ static Csched__V1__ListRunsResponse *list_runs(struct cs_e2e *e, const char *job
     req.page_size = page_size;
     req.page_token = (char *)token;
     if (cs_scheduler_list_runs(e->client, &req, &resp, cs_e2e_opts(), &st) != 0)
-        fail_msg("ListRuns(job \"%s\", state %s): %s \"%s\"", job, cs_e2e_state_name(state),
+        fail_msg("ListRuns(job \"%s\", state %s): %s \"%s\"", job, cs_test_run_state_name(state),
                  cs_status_code_name(st.code), st.message);
     return resp;
 }

@@ -89,7 +89,7 @@ static size_t watch_read(struct cs_stream *s, const struct watch_until *until, s
         snprintf(out[n].job_name, sizeof(out[n].job_name), "%s", ev->job_name);
         done = (until->seq != 0 && ev->seq >= until->seq) ||
                (until->run != 0 && ev->run_id == until->run && ev->attempt == 0 &&
-                cs_e2e_run_state_is_terminal(ev->state));
+                cs_test_run_state_is_terminal(ev->state));
         n++;
     }
     cs_test_events_done(&events);
@@ -115,8 +115,8 @@ static void assert_same_event(const struct ev_rec *a, const struct ev_rec *b, si
         fail_msg("event %zu differs: seq %lld run %lld attempt %u %s vs seq %lld run %lld "
                  "attempt %u %s",
                  i, (long long)a->seq, (long long)a->run_id, a->attempt,
-                 cs_e2e_state_name(a->state), (long long)b->seq, (long long)b->run_id, b->attempt,
-                 cs_e2e_state_name(b->state));
+                 cs_test_run_state_name(a->state), (long long)b->seq, (long long)b->run_id,
+                 b->attempt, cs_test_run_state_name(b->state));
 }
 
 static void test_e2e_watch_full_sequence(void **state)
@@ -147,18 +147,19 @@ static void test_e2e_watch_full_sequence(void **state)
         if (ev->attempt == 0) {
             assert_true(n_run < CS_E2E_ARRAY_LEN(want_run));
             if (ev->state != want_run[n_run])
-                fail_msg("run event %zu is %s, want %s", n_run, cs_e2e_state_name(ev->state),
-                         cs_e2e_state_name(want_run[n_run]));
+                fail_msg("run event %zu is %s, want %s", n_run, cs_test_run_state_name(ev->state),
+                         cs_test_run_state_name(want_run[n_run]));
             n_run++;
         } else {
             assert_int_equal(ev->attempt, 1);
             assert_true(n_attempt < CS_E2E_ARRAY_LEN(want_attempt));
             if (ev->state != want_attempt[n_attempt])
                 fail_msg("attempt event %zu is %s, want %s", n_attempt,
-                         cs_e2e_state_name(ev->state), cs_e2e_state_name(want_attempt[n_attempt]));
+                         cs_test_run_state_name(ev->state),
+                         cs_test_run_state_name(want_attempt[n_attempt]));
             n_attempt++;
         }
-        if (cs_e2e_run_state_is_terminal(ev->state)) {
+        if (cs_test_run_state_is_terminal(ev->state)) {
             assert_int_equal(ev->outcome_case, CSCHED__V1__EVENT__OUTCOME_EXIT_CODE);
             assert_int_equal(ev->outcome, 0);
         }
@@ -187,10 +188,7 @@ static void test_e2e_watch_attempts_of_a_retry(void **state)
 
     assert_non_null(evs);
     cs_e2e_tmpdir(dir);
-    snprintf(shell, sizeof(shell),
-             "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/count; "
-             "[ $n -ge 2 ] || exit 4",
-             dir, dir);
+    cs_e2e_counter_shell(shell, sizeof(shell), dir, "[ $n -ge 2 ] || exit 4");
     cs_e2e_name(name, sizeof(name), "retrywatch");
     job.name = name;
     job.shell = shell;
@@ -225,7 +223,7 @@ static void test_e2e_watch_attempts_of_a_retry(void **state)
     assert_int_equal(evs[n - 1].attempt, 0);
     assert_int_equal(evs[n - 1].state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     free(evs);
-    cs_e2e_rmtree(dir);
+    assert_int_equal(cs_test_rmtree(dir), 0);
 }
 
 /* Without after_seq a Watch sees only what happens after it opened. */

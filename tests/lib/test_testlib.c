@@ -31,12 +31,11 @@ enum { N_MINDERS = 5, WAIT_MS = 10000 };
 /* wait_count polls until server_pid has want live minders. */
 static void wait_count(pid_t parent, int want)
 {
-    struct timespec pause = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
     int64_t deadline = cs_test_now_ms() + WAIT_MS;
     int n;
 
     while ((n = cs_test_count_minders(parent)) != want && cs_test_now_ms() < deadline)
-        nanosleep(&pause, NULL);
+        cs_test_sleep_ms(5);
     CS_TEST_EQ(n, want);
 }
 
@@ -96,8 +95,7 @@ static void test_daemon(void)
     CS_TEST_STREQ(cs_testd_target(d), target);
     /* Two seconds of ticks, so that p99 is about the probe, not one tick of
      * the start-up on a busy machine. */
-    struct timespec settle = {.tv_sec = 2, .tv_nsec = 0};
-    nanosleep(&settle, NULL);
+    cs_test_sleep_ms(2000);
     cs_testd_assert_lag_ok(d);
 
     CS_TEST_EQ(cs_testd_stop(d), 0);

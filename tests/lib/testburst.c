@@ -21,8 +21,8 @@
 enum {
     RUN_SLOTS = 8192, /* open-addressing table of runs; power of two */
     MAX_ATTEMPTS = 8,
-    SAMPLE_PERIOD_US = 2000,
-    STATS_PERIOD_US = 20000,
+    SAMPLE_PERIOD_MS = 2,
+    STATS_PERIOD_MS = 20,
     MAX_TRIGGER_THREADS = 64,
 };
 
@@ -53,21 +53,6 @@ static int64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_us(long us)
-{
-    struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-}
-
-static bool is_terminal(Csched__V1__RunState s)
-{
-    return s == CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED ||
-           s == CSCHED__V1__RUN_STATE__RUN_STATE_FAILED ||
-           s == CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT ||
-           s == CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED ||
-           s == CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
 }
 
 static bool holds_slot(Csched__V1__RunState s)
@@ -110,20 +95,10 @@ static void note_first(struct burst *b, char *dst, size_t cap, const char *fmt, 
 
 static struct cs_client *connect_or_fail(const char *target)
 {
-    Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
-    Csched__V1__Stats *stats = NULL;
-    struct cs_call_opts opts = {.timeout_ms = 10000, .wait_for_ready = true};
-    struct cs_status st = {0};
-    struct cs_client *client = NULL;
-    int rc = cs_client_new(target, &client);
+    struct cs_client *client = cs_test_client_new(target);
 
-    if (rc != 0)
-        cs_test_fail(__FILE__, __LINE__, "cs_client_new(%s) = %d", target, rc);
     /* One call now, so the channel is connected before the burst starts. */
-    rc = cs_scheduler_get_stats(client, &req, &stats, &opts, &st);
-    if (rc != 0)
-        cs_test_fail(__FILE__, __LINE__, "GetStats: %s: %s", cs_status_code_name(rc), st.message);
-    csched__v1__stats__free_unpacked(stats, NULL);
+    csched__v1__stats__free_unpacked(cs_test_get_stats(client), NULL);
     return client;
 }
 
@@ -208,7 +183,7 @@ static void *sampler_main(void *arg)
             r->proc_max_gap_us = (t - last) / 1000;
         last = t;
         r->proc_samples++;
-        sleep_us(SAMPLE_PERIOD_US);
+        cs_test_sleep_ms(SAMPLE_PERIOD_MS);
     }
     cs_test_minder_counter_free(counter);
     struct timespec cpu;
@@ -237,7 +212,7 @@ static void *stats_main(void *arg)
             r->stats_polls++;
             csched__v1__stats__free_unpacked(s, NULL);
         }
-        sleep_us(STATS_PERIOD_US);
+        cs_test_sleep_ms(STATS_PERIOD_MS);
     }
     cs_client_free(client);
     return NULL;
@@ -281,7 +256,7 @@ static void on_attempt_event(struct burst *b, struct run_entry *run, const Csche
         run->running |= bit;
         b->running++;
     }
-    if (is_terminal(ev->state)) {
+    if (cs_test_run_state_is_terminal(ev->state)) {
         if (run->holding & bit) {
             run->holding &= (uint8_t)~bit;
             b->holding--;
@@ -305,7 +280,7 @@ static void on_run_event(struct burst *b, struct run_entry *run, const Csched__V
         else
             b->active_runs--;
     }
-    if (!is_terminal(ev->state) || run->terminal)
+    if (!cs_test_run_state_is_terminal(ev->state) || run->terminal)
         return;
     run->terminal = true;
     r->runs_terminal++;
@@ -377,17 +352,13 @@ static int64_t follow(struct burst *b, struct cs_stream *stream, int64_t after_s
  * the burst's events are all seen and nothing older is. */
 static struct cs_stream *open_watch(struct burst *b, struct cs_client *client, int64_t *after_seq)
 {
-    Csched__V1__GetStatsRequest sreq = CSCHED__V1__GET_STATS_REQUEST__INIT;
     Csched__V1__WatchRequest wreq = CSCHED__V1__WATCH_REQUEST__INIT;
-    Csched__V1__Stats *stats = NULL;
+    Csched__V1__Stats *stats = cs_test_get_stats(client);
     struct cs_call_opts opts = {.timeout_ms = b->opts->timeout_ms, .wait_for_ready = true};
     struct cs_status st = {0};
     struct cs_stream *stream = NULL;
     int rc;
 
-    rc = cs_scheduler_get_stats(client, &sreq, &stats, NULL, &st);
-    if (rc != 0)
-        cs_test_fail(__FILE__, __LINE__, "GetStats: %s: %s", cs_status_code_name(rc), st.message);
     *after_seq = stats->last_seq;
     b->res->server_max_running = stats->max_running;
     csched__v1__stats__free_unpacked(stats, NULL);

@@ -90,7 +90,6 @@ static bool is_serving(const char *target)
 static int wait_started(struct cs_testd *d)
 {
     int64_t deadline = cs_test_now_ms() + START_TIMEOUT_MS;
-    struct timespec pause = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
     bool ready = false;
     int wstatus;
 
@@ -105,7 +104,7 @@ static int wait_started(struct cs_testd *d)
             ready = read_ready(d);
         if (ready && is_serving(d->target))
             return 0;
-        nanosleep(&pause, NULL);
+        cs_test_sleep_ms(10);
     }
     fprintf(stderr, "testlib: cschedd not serving after %d ms\n", START_TIMEOUT_MS);
     return -ETIMEDOUT;

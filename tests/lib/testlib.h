@@ -10,6 +10,8 @@
 #ifndef CS_TESTLIB_H
 #define CS_TESTLIB_H
 
+#include <csched/client.h>
+#include <csched/scheduler.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -209,8 +211,9 @@ int cs_test_burst_run(const struct cs_test_burst_options *opts, struct cs_test_b
 /* cs_test_burst_print writes every figure of res to stderr. */
 void cs_test_burst_print(const char *name, const struct cs_test_burst_result *res);
 
-/* cs_test_rmtree removes path and everything below it. Returns 0 or a
- * negative errno. */
+/* cs_test_rmtree removes path and everything below it, going on past what
+ * it cannot remove (each is named on stderr). Returns 0 or the negative
+ * errno of the first failure. */
 int cs_test_rmtree(const char *path);
 
 /* cs_test_keep_dirs is true when CSCHED_TEST_KEEP is set (and not "0"): temp
@@ -233,6 +236,15 @@ void cs_test_defer_discards(bool defer);
 /* The spec's loop-lag probe bounds for every test. */
 #define CS_TEST_LAG_P99_MAX_US 50000
 #define CS_TEST_LAG_MAX_MAX_US 250000
+
+/* cs_test_client_new connects a libcsched client to target (cs_testd_target)
+ * or fails the test. Free it with cs_client_free. */
+struct cs_client *cs_test_client_new(const char *target);
+
+/* cs_test_get_stats calls GetStats, waiting up to 10 s for the server to be
+ * ready, or fails the test. Free the result with
+ * csched__v1__stats__free_unpacked. */
+Csched__V1__Stats *cs_test_get_stats(struct cs_client *client);
 
 /* cs_testd_assert_lag_ok calls GetStats and asserts p99 < 50 ms and
  * max < 250 ms for both lag_since_start and lag_last_minute, printing all
@@ -284,5 +296,8 @@ _Noreturn void cs_test_fail(const char *file, int line, const char *fmt, ...)
 
 /* cs_test_now_ms returns the monotonic clock in milliseconds. */
 int64_t cs_test_now_ms(void);
+
+/* cs_test_sleep_ms sleeps for ms milliseconds, through signals. */
+void cs_test_sleep_ms(int64_t ms);
 
 #endif

@@ -122,7 +122,6 @@ static int start_postgres(struct cs_testpg *pg, const struct cs_test__spawn *use
 static int wait_ready(struct cs_testpg *pg)
 {
     int64_t deadline = cs_test_now_ms() + READY_TIMEOUT_MS;
-    struct timespec pause = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
     int wstatus;
 
     while (cs_test_now_ms() < deadline) {
@@ -133,7 +132,7 @@ static int wait_ready(struct cs_testpg *pg)
             pg->pid = 0;
             return -ECHILD;
         }
-        nanosleep(&pause, NULL);
+        cs_test_sleep_ms(20);
     }
     return -ETIMEDOUT;
 }

@@ -155,18 +155,26 @@ int cs_test__run(const struct cs_test__spawn *s, int timeout_ms)
     return cs_test__exit_code(wstatus);
 }
 
+/* The first failure of the removal under way: nftw's callback takes no
+ * argument of the caller's. */
+static _Thread_local int rm_error;
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    if (remove(path) != 0 && errno != ENOENT)
+    if (remove(path) != 0 && errno != ENOENT) {
         fprintf(stderr, "testlib: cannot remove %s: %s\n", path, strerror(errno));
+        if (rm_error == 0)
+            rm_error = -errno;
+    }
     return 0;
 }
 
 int cs_test_rmtree(const char *path)
 {
+    rm_error = 0;
     if (nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
         return -errno;
-    return 0;
+    return rm_error;
 }
 
 void cs_test__print_tail(const char *what, const char *path, long max_bytes)
@@ -243,6 +251,14 @@ int64_t cs_test_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void cs_test_sleep_ms(int64_t ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 /* read_stat_cpu reads utime, stime, cutime and cstime (clock ticks) and the

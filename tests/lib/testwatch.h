@@ -1,12 +1,21 @@
-/* Events one at a time from a Watch stream, whose messages are batches
- * (WatchResponse). The tests follow runs event by event; this keeps the
- * batch and hands its events out in order. */
+/* Following runs through the API: run states by name and whether they have
+ * ended, and events one at a time from a Watch stream, whose messages are
+ * batches (WatchResponse). The tests follow runs event by event; this keeps
+ * the batch and hands its events out in order. */
 #ifndef CS_TESTWATCH_H
 #define CS_TESTWATCH_H
 
 #include <csched/client.h>
 #include <csched/scheduler.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+/* cs_test_run_state_is_terminal says whether a run or an attempt in state
+ * has ended. */
+bool cs_test_run_state_is_terminal(Csched__V1__RunState state);
+
+/* cs_test_run_state_name returns "SUCCEEDED", "QUEUED", ... (static). */
+const char *cs_test_run_state_name(Csched__V1__RunState state);
 
 struct cs_test_events {
     struct cs_stream *stream; /* borrowed */

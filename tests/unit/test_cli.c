@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "test_cli_map.h"
 
 #define ARGV(...) ((char *[]){__VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)))
@@ -55,17 +56,6 @@ static void init_cli(struct cs_cli *cli)
 {
     unsetenv("CSCHED_SERVER");
     cs_cli_init(cli);
-}
-
-static const char *map_get(void **entries, size_t n, const char *key)
-{
-    for (size_t i = 0; i < n; i++) {
-        const Csched__V1__Job__EnvEntry *e = entries[i];
-
-        if (strcmp(e->key, key) == 0)
-            return e->value;
-    }
-    return NULL;
 }
 
 static void test_cli_defaults_and_env_server(void **state)
@@ -196,9 +186,9 @@ static void test_cli_job_args_full(void **state)
     assert_string_equal(job->command[3], "all");
     assert_string_equal(job->shell, "");
     assert_int_equal(job->n_env, 2);
-    assert_string_equal(map_get((void **)job->env, job->n_env, "A"), "2");
-    assert_string_equal(map_get((void **)job->env, job->n_env, "B"), "x=y");
-    assert_string_equal(map_get((void **)job->labels, job->n_labels, "team"), "core");
+    assert_string_equal(cs_test_map_get((void **)job->env, job->n_env, "A"), "2");
+    assert_string_equal(cs_test_map_get((void **)job->env, job->n_env, "B"), "x=y");
+    assert_string_equal(cs_test_map_get((void **)job->labels, job->n_labels, "team"), "core");
     assert_string_equal(job->working_dir, "/tmp");
     assert_int_equal(job->max_running, 3);
     assert_int_equal(job->timeout_seconds, 10);
@@ -305,6 +295,64 @@ static void test_cli_take_global_or_fail(void **state)
         CS_EXIT_USAGE);
     assert_non_null(
         strstr(captured(&err), "runs: unexpected '--bogus'; usage: csched runs [--job J]"));
+    capture_close(&err);
+}
+
+/* A command's one word is taken once; a second word, or a flag the command
+ * does not know, is a usage error. */
+static void test_cli_take_global_or_word(void **state)
+{
+    const char *word = NULL;
+    struct capture err;
+    struct cs_cli cli;
+    int i;
+
+    init_cli(&cli);
+    capture_err(&cli, &err);
+    i = 0;
+    assert_int_equal(
+        cs_cli_take_global_or_word(&cli, 2, ARGV("nightly", "x"), &i, &word, "trigger", "U"), 0);
+    assert_int_equal(i, 0);
+    assert_string_equal(word, "nightly");
+    i = 1;
+    assert_int_equal(
+        cs_cli_take_global_or_word(&cli, 2, ARGV("nightly", "x"), &i, &word, "trigger", "U"),
+        CS_EXIT_USAGE);
+    assert_string_equal(word, "nightly");
+    assert_non_null(strstr(captured(&err), "trigger: unexpected 'x'; usage: U"));
+    word = NULL;
+    i = 0;
+    assert_int_equal(
+        cs_cli_take_global_or_word(&cli, 1, ARGV("--bogus"), &i, &word, "trigger", "U"),
+        CS_EXIT_USAGE);
+    assert_null(word);
+    assert_non_null(strstr(captured(&err), "trigger: unexpected '--bogus'"));
+    capture_close(&err);
+}
+
+/* A flag whose value is missing is a usage error that says what it needs. */
+static void test_cli_take_flag_value(void **state)
+{
+    struct capture err;
+    const char *v = NULL;
+    struct cs_cli cli;
+    int i;
+
+    init_cli(&cli);
+    capture_err(&cli, &err);
+    i = 0;
+    assert_int_equal(
+        cs_cli_take_flag_value(&cli, "--job", "a job name", 2, ARGV("--job", "j"), &i, &v), 1);
+    assert_int_equal(i, 1);
+    assert_string_equal(v, "j");
+    i = 0;
+    assert_int_equal(
+        cs_cli_take_flag_value(&cli, "--job", "a job name", 1, ARGV("--state"), &i, &v), 0);
+    assert_int_equal(i, 0);
+    assert_string_equal(captured(&err), "");
+    assert_int_equal(cs_cli_take_flag_value(&cli, "--job", "a job name", 1, ARGV("--job"), &i, &v),
+                     -EINVAL);
+    assert_non_null(strstr(captured(&err), "csched: --job needs a job name"));
     capture_close(&err);
 }
 
@@ -557,6 +605,8 @@ int main(void)
         cmocka_unit_test(test_cli_job_args_errors),
         cmocka_unit_test(test_cli_take_global_flag),
         cmocka_unit_test(test_cli_take_global_or_fail),
+        cmocka_unit_test(test_cli_take_global_or_word),
+        cmocka_unit_test(test_cli_take_flag_value),
         cmocka_unit_test(test_cli_positionals),
         cmocka_unit_test(test_cli_json_string_escaping),
         cmocka_unit_test(test_cli_json_job),

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "test_cli_map.h"
 
 static int parse(const char *text, Csched__V1__Job ***jobs, size_t *n, char *err, size_t errlen)
 {
@@ -30,17 +31,6 @@ static void expect_error(const char *text, const char *want)
     assert_int_equal(n, 0);
     if (strstr(err, want) == NULL)
         fail_msg("error '%s' does not contain '%s'", err, want);
-}
-
-static const char *map_get(void **entries, size_t n, const char *key)
-{
-    for (size_t i = 0; i < n; i++) {
-        const Csched__V1__Job__EnvEntry *e = entries[i];
-
-        if (strcmp(e->key, key) == 0)
-            return e->value;
-    }
-    return NULL;
 }
 
 static void test_cli_jobfile_full(void **state)
@@ -71,14 +61,15 @@ static void test_cli_jobfile_full(void **state)
     assert_string_equal(jobs[0]->name, "build");
     assert_int_equal(jobs[0]->n_command, 3);
     assert_string_equal(jobs[0]->command[2], "all targets");
-    assert_string_equal(map_get((void **)jobs[0]->env, jobs[0]->n_env, "CC"), "gcc");
-    assert_string_equal(map_get((void **)jobs[0]->env, jobs[0]->n_env, "EMPTY"), "");
+    assert_string_equal(cs_test_map_get((void **)jobs[0]->env, jobs[0]->n_env, "CC"), "gcc");
+    assert_string_equal(cs_test_map_get((void **)jobs[0]->env, jobs[0]->n_env, "EMPTY"), "");
     assert_string_equal(jobs[0]->working_dir, "/src");
     assert_int_equal(jobs[0]->max_running, 2);
     assert_int_equal(jobs[0]->timeout_seconds, 600);
     assert_int_equal(jobs[0]->max_attempts, 3);
     assert_int_equal(jobs[0]->retry_backoff_ms, 500);
-    assert_string_equal(map_get((void **)jobs[0]->labels, jobs[0]->n_labels, "team"), "core");
+    assert_string_equal(cs_test_map_get((void **)jobs[0]->labels, jobs[0]->n_labels, "team"),
+                        "core");
     assert_string_equal(jobs[1]->name, "report");
     assert_string_equal(jobs[1]->shell, "date\necho done\n");
     assert_int_equal(jobs[1]->n_command, 0);

@@ -118,8 +118,14 @@ static struct outcome in_child(struct setup setup)
 static void test_priority_sets_the_session_it_leads(void **state)
 {
     (void)state;
-    if (!autogroup_on() || geteuid() != 0)
+    if (!autogroup_on()) {
+        print_message("skipped: the kernel's autogroup scheduling is off\n");
         skip();
+    }
+    if (geteuid() != 0) {
+        print_message("skipped: lowering a nice value needs root\n");
+        skip();
+    }
     struct outcome out = in_child((struct setup){.new_session = true, .nice = -7});
     if (out.rc != 0)
         fail_msg("expected 0, got %d \"%s\"", out.rc, out.msg);
@@ -141,8 +147,10 @@ static void test_priority_leaves_a_session_it_does_not_lead(void **state)
 static void test_priority_needs_cap_sys_nice(void **state)
 {
     (void)state;
-    if (!autogroup_on())
+    if (!autogroup_on()) {
+        print_message("skipped: the kernel's autogroup scheduling is off\n");
         skip();
+    }
     struct outcome out =
         in_child((struct setup){.new_session = true, .no_sys_nice = true, .nice = -7});
     assert_int_equal(out.rc, -EPERM);
@@ -157,8 +165,10 @@ static void test_priority_needs_cap_sys_nice(void **state)
 static void test_priority_without_autogroup(void **state)
 {
     (void)state;
-    if (autogroup_on())
+    if (autogroup_on()) {
+        print_message("skipped: the kernel's autogroup scheduling is on\n");
         skip();
+    }
     struct outcome out = in_child((struct setup){.new_session = true, .nice = -7});
     assert_int_equal(out.rc, -ENOSYS);
     assert_non_null(strstr(out.msg, "cpu weight"));
@@ -169,13 +179,17 @@ static void test_priority_without_autogroup(void **state)
 static void test_priority_keeps_cap_sys_nice_from_children(void **state)
 {
     (void)state;
-    if (geteuid() != 0)
+    if (geteuid() != 0) {
+        print_message("skipped: granting CAP_SYS_NICE needs root\n");
         skip();
+    }
     struct outcome out = in_child((struct setup){.ambient_nice = true, .nice = 0});
     assert_int_equal(out.rc, 0);
     assert_false(out.ambient_after);
-    if (!autogroup_on())
+    if (!autogroup_on()) {
+        print_message("autogroup scheduling is off: the session's nice value is not checked\n");
         return;
+    }
     out = in_child((struct setup){.new_session = true, .ambient_nice = true, .nice = -4});
     assert_int_equal(out.rc, 0);
     assert_int_equal(out.after, -4);

@@ -217,8 +217,10 @@ static void test_retention_failure_does_not_block(void **state)
     make_attempt(t, "2-1", old, old);
     make_attempt(t, "3-1", old, old);
     path_of(stuck, sizeof(stuck), t->attempts, "1-1/" CS_ATTEMPT_STDOUT_FILE);
-    if (!set_immutable(stuck, true))
-        skip(); /* needs root and a file system with the flag */
+    if (!set_immutable(stuck, true)) {
+        print_message("skipped: an immutable file needs root and a file system with the flag\n");
+        skip();
+    }
     path_of(stuck, sizeof(stuck), t->attempts, "1-1");
     touch_at(stuck, old);
 

@@ -1,0 +1,50 @@
+#!/bin/sh
+# The layer check must be able to fail. On a copy of the tree and of its link
+# graph it must pass as the real tree does; with one forbidden include and
+# one forbidden link added to the copy (and a header not of libc in the
+# minder) it must fail and name each, even with the real allow-list in force.
+#
+# Usage: check_layers_negative.sh CHECK SRCDIR LINKS ALLOW
+set -u
+check=$1
+src=$2
+links=$3
+allow=$4
+work=$(mktemp -d "${TMPDIR:-/tmp}/check_layers_negative.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+
+# Only what the check reads: each folder's CMakeLists.txt and C files.
+(cd "$src" && find . -name CMakeLists.txt -o -name '*.[ch]') | grep -v '^\./\.' | while read -r f; do
+    mkdir -p "$work/tree/$(dirname "$f")" && cp "$src/$f" "$work/tree/$f"
+done
+cp "$links" "$work/links"
+
+if ! out=$(sh "$check" "$work/tree" "$work/links" "$allow" 2>&1); then
+    printf '%s\n' "$out"
+    echo "the unchanged copy fails the check"
+    exit 1
+fi
+
+printf '#include "store.h"\n' >>"$work/tree/client/cli/main.c"
+printf '#include <uv.h>\n' >>"$work/tree/minder/note.c"
+sed 's/^minder cs_note .*/& cs_rpc/' "$links" >"$work/links"
+out=$(sh "$check" "$work/tree" "$work/links" "$allow" 2>&1)
+rc=$?
+printf '%s\n' "$out"
+if [ "$rc" -ne 1 ]; then
+    echo "expected exit status 1, got $rc"
+    exit 1
+fi
+set -- "client/cli/main.c: includes store.h from storage/" \
+    "minder/CMakeLists.txt: cs_note links cs_rpc from server/"
+# Without musl-gcc the check cannot tell libc's headers from the others.
+if command -v musl-gcc >/dev/null 2>&1; then
+    set -- "$@" "minder/note.c: includes uv.h, not libc or minder/"
+fi
+for want in "$@"; do
+    if ! printf '%s\n' "$out" | grep -q -F -x -e "check_layers: $want"; then
+        echo "expected '$want' to be reported"
+        exit 1
+    fi
+done
+echo "all $# forbidden crossings are reported"

@@ -1,0 +1,57 @@
+# The layer check (tests/check_layers.sh): storage, minder and client never
+# include or link server/, client never storage/, and the minder nothing but
+# libc and its own files. Included last by tests/CMakeLists.txt, when every
+# folder has defined its targets.
+#
+# The link graph is written at generate time to layers_links.txt, one line
+# per target of the tree: its folder, its name, then what it links itself
+# (LINK_LIBRARIES, or INTERFACE_LINK_LIBRARIES for an interface library).
+
+# cs_layers_targets(DIR OUT) sets OUT to every target defined in DIR and in
+# the folders below it.
+function(cs_layers_targets dir out)
+  get_property(found DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub ${subdirs})
+    cs_layers_targets(${sub} below)
+    list(APPEND found ${below})
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+cs_layers_targets(${PROJECT_SOURCE_DIR} cs_layers_all)
+set(cs_layers_lines "")
+foreach(cs_target ${cs_layers_all})
+  get_target_property(cs_dir ${cs_target} SOURCE_DIR)
+  get_target_property(cs_type ${cs_target} TYPE)
+  if(cs_type STREQUAL "UTILITY")
+    continue() # custom targets link nothing
+  endif()
+  file(RELATIVE_PATH cs_folder ${PROJECT_SOURCE_DIR} ${cs_dir})
+  if(cs_folder STREQUAL "")
+    set(cs_folder ".")
+  endif()
+  if(cs_type STREQUAL "INTERFACE_LIBRARY")
+    set(cs_prop INTERFACE_LINK_LIBRARIES)
+  else()
+    set(cs_prop LINK_LIBRARIES)
+  endif()
+  string(APPEND cs_layers_lines
+         "${cs_folder} ${cs_target} $<JOIN:$<TARGET_PROPERTY:${cs_target},${cs_prop}>, >\n")
+endforeach()
+set(CS_LAYERS_LINKS ${CMAKE_CURRENT_BINARY_DIR}/layers_links.txt)
+file(GENERATE OUTPUT ${CS_LAYERS_LINKS} CONTENT "${cs_layers_lines}")
+
+set(CS_LAYERS_ALLOW ${CMAKE_CURRENT_SOURCE_DIR}/layers.allow)
+add_test(NAME unit_layers
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.sh ${PROJECT_SOURCE_DIR}
+                 ${CS_LAYERS_LINKS} ${CS_LAYERS_ALLOW})
+set_tests_properties(unit_layers PROPERTIES LABELS unit TIMEOUT 60)
+
+# The check must be able to fail: on a copy of the tree with a forbidden
+# include and a forbidden link added, it must report both.
+add_test(NAME unit_layers_negative
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_layers_negative.sh
+                 ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.sh ${PROJECT_SOURCE_DIR}
+                 ${CS_LAYERS_LINKS} ${CS_LAYERS_ALLOW})
+set_tests_properties(unit_layers_negative PROPERTIES LABELS unit TIMEOUT 60)
