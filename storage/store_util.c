@@ -96,7 +96,7 @@ void cs_store_log(const struct cs_store_logger *log, enum cs_store_log_level lev
                   ...)
 {
     static const char *const names[] = {"error", "warn", "info", "debug"};
-    char line[1024];
+    char line[2048];
     va_list ap;
 
     if (log->cb == NULL && level == CS_STORE_LOG_DEBUG)

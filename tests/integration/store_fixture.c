@@ -40,6 +40,12 @@ int store_group_teardown(void **state)
     return 0;
 }
 
+void store_test_filter(void)
+{
+    if (getenv("CS_TEST_FILTER") != NULL)
+        cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
+}
+
 int store_setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));

@@ -35,6 +35,12 @@ struct fixture {
  * CS_STORE_TEST_FSYNC=1 runs it with fsync on. */
 int store_group_setup(void **state);
 int store_group_teardown(void **state);
+/* Applies CS_TEST_FILTER (e.g. CS_TEST_FILTER=test_store_loop_lag_under_write_burst
+ * runs that test alone). */
+void store_test_filter(void);
+/* main's whole body: runs tests (an array) on this program's cluster. */
+#define STORE_RUN_TESTS(tests)                                                                     \
+    (store_test_filter(), cmocka_run_group_tests(tests, store_group_setup, store_group_teardown))
 /* The per-test setup and teardown: a new database and loop; teardown closes
  * the store if the test left it open. */
 int store_setup(void **state);

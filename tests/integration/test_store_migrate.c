@@ -229,7 +229,5 @@ int main(void)
                                         store_teardown),
     };
 
-    if (getenv("CS_TEST_FILTER") != NULL)
-        cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
-    return cmocka_run_group_tests(tests, store_group_setup, store_group_teardown);
+    return STORE_RUN_TESTS(tests);
 }

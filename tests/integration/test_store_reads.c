@@ -151,22 +151,24 @@ static void test_store_find_by_key_and_get(void **state)
     assert_int_equal(r.status, -ENOENT);
 }
 
+/* Texts that need quoting or escaping in some text form. */
+static const char *const texts[] = {
+    "it's \"quoted\"",
+    "a,b,c",
+    "{braces}",
+    "{\"a\",NULL}",
+    "back\\slash\\",
+    "two\nlines\r\n",
+    "tab\there",
+    "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89",
+    "",
+    "NULL",
+    " padded ",
+    "\\x00ff",
+};
+
 static void test_store_event_text_round_trips(void **state)
 {
-    static const char *const texts[] = {
-        "it's \"quoted\"",
-        "a,b,c",
-        "{braces}",
-        "{\"a\",NULL}",
-        "back\\slash\\",
-        "two\nlines\r\n",
-        "tab\there",
-        "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89",
-        "",
-        "NULL",
-        " padded ",
-        "\\x00ff",
-    };
     const size_t n = sizeof(texts) / sizeof(texts[0]);
     struct fixture *f = *state;
     Csched__V1__Event again = make_event(1, 1, "again");
@@ -235,7 +237,5 @@ int main(void)
                                         store_teardown),
     };
 
-    if (getenv("CS_TEST_FILTER") != NULL)
-        cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
-    return cmocka_run_group_tests(tests, store_group_setup, store_group_teardown);
+    return STORE_RUN_TESTS(tests);
 }

@@ -35,6 +35,32 @@ static void database_away(struct fixture *f, bool away)
     PQfinish(admin);
 }
 
+/* Holds a lock the store's next batch waits for, so that the batch is in
+ * flight, sent but not committed, when its connection is killed. */
+static PGconn *lock_runs(struct fixture *f)
+{
+    PGconn *admin = admin_connect(f->conninfo);
+
+    admin_must(admin, "BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE");
+    return admin;
+}
+
+/* Kills the store's connection while its batch waits for the lock. The
+ * store reconnects and sends the batch again, which waits for the lock
+ * again: nothing more is answered (writes_ok stays what it was), and
+ * nothing fails. Then lets the lock go. */
+static void kill_while_locked(struct fixture *f, PGconn *admin, int writes_ok)
+{
+    run_for(f, 100);
+    assert_int_equal(f->writes_ok, writes_ok);
+    admin_kill_store_conns(admin);
+    run_for(f, 300);
+    assert_int_equal(f->writes_ok, writes_ok);
+    assert_int_equal(f->writes_failed, 0);
+    admin_must(admin, "COMMIT");
+    PQfinish(admin);
+}
+
 static void test_store_writes_survive_database_outage(void **state)
 {
     struct fixture *f = *state;
@@ -85,25 +111,13 @@ static void test_store_inflight_batch_replayed_after_connection_killed(void **st
     store_open(f);
     cs_store_run_put(f->store, &first, write_cb, f);
     wait_writes(f, 1);
-    /* Hold a lock the store's next batch waits for, so that the batch is in
-     * flight, sent but not committed, when its connection is killed. */
-    admin = admin_connect(f->conninfo);
-    admin_must(admin, "BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE");
+    admin = lock_runs(f);
     for (int64_t id = 2; id <= 51; id++) {
         Csched__V1__Run run = make_run(id, "r", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
 
         cs_store_run_put(f->store, &run, write_cb, f);
     }
-    run_for(f, 100);
-    assert_int_equal(f->writes_ok, 1);
-    admin_kill_store_conns(admin);
-    /* The store reconnects and sends the batch again, which waits for the
-     * lock again: nothing is answered, and nothing fails. */
-    run_for(f, 300);
-    assert_int_equal(f->writes_ok, 1);
-    assert_int_equal(f->writes_failed, 0);
-    admin_must(admin, "COMMIT");
-    PQfinish(admin);
+    kill_while_locked(f, admin, 1);
     wait_writes(f, 51);
     for (int i = 0; i < 10; i++)
         uv_run(&f->loop, UV_RUN_NOWAIT);
@@ -159,8 +173,7 @@ static void test_store_coalesced_batch_replayed_after_connection_killed(void **s
     wait_writes(f, 11);
     /* As in the test above: the batch is in flight when its connection is
      * killed, and is sent again, coalesced again, after reconnecting. */
-    admin = admin_connect(f->conninfo);
-    admin_must(admin, "BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE");
+    admin = lock_runs(f);
     for (int64_t id = 2; id <= 31; id++) {
         Csched__V1__Run run = make_run(id, "r", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
         Csched__V1__Attempt a = make_attempt(1, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
@@ -183,14 +196,7 @@ static void test_store_coalesced_batch_replayed_after_connection_killed(void **s
         e.message = "again";
         cs_store_event_put(f->store, &e, write_cb, f);
     }
-    run_for(f, 100);
-    assert_int_equal(f->writes_ok, 11);
-    admin_kill_store_conns(admin);
-    run_for(f, 300);
-    assert_int_equal(f->writes_ok, 11);
-    assert_int_equal(f->writes_failed, 0);
-    admin_must(admin, "COMMIT");
-    PQfinish(admin);
+    kill_while_locked(f, admin, 11);
     wait_writes(f, n_writes);
     assert_int_equal(f->writes_ok, n_writes);
     assert_int_equal(f->writes_failed, 0);
@@ -226,7 +232,5 @@ int main(void)
                                         store_setup, store_teardown),
     };
 
-    if (getenv("CS_TEST_FILTER") != NULL)
-        cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
-    return cmocka_run_group_tests(tests, store_group_setup, store_group_teardown);
+    return STORE_RUN_TESTS(tests);
 }

@@ -148,14 +148,10 @@ static void test_store_same_run_put_thrice_one_row(void **state)
         1);
 }
 
-static void test_store_batch_mixes_tables_and_reads(void **state)
+/* Eight writes of four jobs: a put; a put then a delete; a delete then a
+ * put; a put, a delete and a put again. */
+static void put_jobs_in_every_order(struct fixture *f)
 {
-    struct fixture *f = *state;
-    struct read_result mid = {0};
-    struct read_result mid_events = {0};
-    struct read_result jobs_gone = {0};
-
-    store_open(f);
     put_job(f, "a", 1);
     put_job(f, "b", 1);
     cs_store_job_delete(f->store, "b", write_cb, f);
@@ -164,6 +160,12 @@ static void test_store_batch_mixes_tables_and_reads(void **state)
     put_job(f, "d", 1);
     cs_store_job_delete(f->store, "d", write_cb, f);
     put_job(f, "d", 2);
+}
+
+/* Runs 1..40 of job "a" queued then running, each with a starting attempt
+ * in /s/<id> and two events (seq 3 * id - 2 and 3 * id - 1): 200 writes. */
+static void start_forty_runs(struct fixture *f)
+{
     for (int64_t id = 1; id <= 40; id++) {
         Csched__V1__Run run = make_run(id, "a", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
         Csched__V1__Attempt a = make_attempt(1, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
@@ -179,8 +181,11 @@ static void test_store_batch_mixes_tables_and_reads(void **state)
         e.seq = 3 * id - 1;
         cs_store_event_put(f->store, &e, write_cb, f);
     }
-    cs_store_run_get(f->store, 20, run_cb, &mid);
-    cs_store_event_list(f->store, 0, NULL, 1000, events_cb, &mid_events);
+}
+
+/* The same runs failed, with their attempts and a third event: 120 writes. */
+static void fail_forty_runs(struct fixture *f)
+{
     for (int64_t id = 1; id <= 40; id++) {
         Csched__V1__Run run = make_run(id, "a", CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
         Csched__V1__Attempt a = make_attempt(1, CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
@@ -190,6 +195,24 @@ static void test_store_batch_mixes_tables_and_reads(void **state)
         cs_store_run_put(f->store, &run, write_cb, f);
         cs_store_event_put(f->store, &e, write_cb, f);
     }
+}
+
+/* One batch: jobs put and deleted in every order, 40 runs each going
+ * through three states with an attempt and three events, and reads in the
+ * middle that see exactly what was queued before them. */
+static void test_store_batch_mixes_tables_and_reads(void **state)
+{
+    struct fixture *f = *state;
+    struct read_result mid = {0};
+    struct read_result mid_events = {0};
+    struct read_result jobs_gone = {0};
+
+    store_open(f);
+    put_jobs_in_every_order(f);
+    start_forty_runs(f);
+    cs_store_run_get(f->store, 20, run_cb, &mid);
+    cs_store_event_list(f->store, 0, NULL, 1000, events_cb, &mid_events);
+    fail_forty_runs(f);
     put_job(f, "a", 3);
     cs_store_job_delete(f->store, "c", write_cb, f);
     put_job(f, "c", 4);
@@ -424,7 +447,5 @@ int main(void)
                                         store_teardown),
     };
 
-    if (getenv("CS_TEST_FILTER") != NULL)
-        cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
-    return cmocka_run_group_tests(tests, store_group_setup, store_group_teardown);
+    return STORE_RUN_TESTS(tests);
 }
