@@ -1,15 +1,20 @@
 /* Unit tests of the mailbox: items posted from several threads at once all
  * reach the loop thread exactly once and in each thread's posting order; a
- * drain hands over what waits without the loop; close calls back. A real
- * loop and real threads, no sleeps. */
+ * drain hands over what waits without the loop; close calls back; a
+ * loop-side function called off the loop thread aborts. A real loop and
+ * real threads, no sleeps. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
@@ -197,6 +202,47 @@ static void test_mailbox_drain_in_order(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+static void *drain_off_the_loop(void *arg)
+{
+    cs_mailbox_drain(arg);
+    return NULL;
+}
+
+/* The thread rule holds in every build: a drain from a thread other than
+ * the loop's aborts. In a child process, so that only the child ends. */
+static void test_mailbox_drain_off_the_loop_thread_aborts(void **state)
+{
+    uv_loop_t loop;
+    struct cs_mailbox box;
+    struct tally t;
+
+    memset(&t, 0, sizeof(t));
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(cs_mailbox_init(&loop, &box, on_mail, &t), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* The child's report of the broken rule is expected: keep it out of
+         * the test's output. No cmocka assertion here, in the child. */
+        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null >= 0)
+            (void)dup2(null, STDERR_FILENO);
+        pthread_t other;
+        if (pthread_create(&other, NULL, drain_off_the_loop, &box) == 0)
+            (void)pthread_join(other, NULL);
+        _exit(0); /* reached only if the assertion did not fire */
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGABRT);
+    assert_int_equal(t.batches, 0);
+
+    cs_mailbox_close(&box, NULL);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 /* The mailbox's loop-side functions assert that they run on the loop thread:
  * the tests drive the loop on this one. */
 static int mark_loop_thread(void **state)
@@ -210,6 +256,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mailbox_threads_in_order_once),
         cmocka_unit_test(test_mailbox_drain_in_order),
+        cmocka_unit_test(test_mailbox_drain_off_the_loop_thread_aborts),
     };
     return cmocka_run_group_tests(tests, mark_loop_thread, NULL);
 }
