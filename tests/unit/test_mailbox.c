@@ -24,7 +24,7 @@
 enum { THREADS = 4, PER_THREAD = 5000 };
 
 struct item {
-    struct cs_mail mail; /* first, as the mailbox requires */
+    struct cs_mail mail;
     int thread;
     int seq;
     int seen;
@@ -50,17 +50,15 @@ static void note_error(struct tally *t, const char *what, int thread, int want, 
 
 /* Loop thread: checks each item against its thread's next sequence number.
  * Errors are counted, not asserted, so the loop is never left by longjmp. */
-static void on_mail(struct cs_mailbox *box, struct cs_mail *first)
+static void on_mail(struct cs_mailbox *box, struct cs_queue *mails)
 {
     struct tally *t = box->data;
 
     if (!pthread_equal(pthread_self(), t->loop_thread))
         t->wrong_thread = true;
     t->batches++;
-    for (struct cs_mail *m = first; m != NULL;) {
-        struct item *it = (struct item *)m;
-        /* Read next first: the item is ours now and could be reused. */
-        m = m->next;
+    for (struct cs_qlink *m; (m = cs_queue_pop(mails)) != NULL;) {
+        struct item *it = CS_CONTAINER_OF(m, struct item, mail.link);
         if (it->thread < 0 || it->thread >= THREADS) {
             note_error(t, "thread index", it->thread, 0, it->thread);
             continue;
@@ -173,14 +171,14 @@ static void test_mailbox_drain_in_order(void **state)
     for (int i = 0; i < 10; i++) {
         items[i].seq = i;
         /* A stale next pointer must not leak into the list. */
-        items[i].mail.next = &items[0].mail;
+        items[i].mail.link.next = &items[0].mail.link;
         cs_mailbox_post(&box, &items[i].mail);
     }
     cs_mailbox_drain(&box);
     assert_int_equal(t.batches, 1);
     assert_int_equal(t.received, 10);
     assert_int_equal(t.next_seq[0], 10);
-    assert_null(items[9].mail.next);
+    assert_null(items[9].mail.link.next);
 
     /* The async send is still pending: its callback finds an empty list. */
     (void)uv_run(&loop, UV_RUN_NOWAIT);
