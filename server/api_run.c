@@ -48,7 +48,7 @@ static void trigger_now(struct cs_call *call, struct cs_sched *s,
     later->msg = &run_copy(run)->base;
 }
 
-static void on_key_lookup(void *arg, int status, Csched__V1__Run *found)
+static void key_lookup_cb(void *arg, int status, Csched__V1__Run *found)
 {
     struct trigger *t = arg;
     if (status == 0) {
@@ -91,7 +91,7 @@ void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, v
     t->call = call;
     t->sched = s;
     t->req = req;
-    cs_store_run_find_by_key(s->store, req->job_name, req->idempotency_key, on_key_lookup, t);
+    cs_store_run_find_by_key(s->store, req->job_name, req->idempotency_key, key_lookup_cb, t);
 }
 
 struct run_lookup {
@@ -115,7 +115,7 @@ static void fail_lookup(struct run_lookup *l, int status)
         cs_api_fail_store(l->call, status, "reading the run");
 }
 
-static void reply_stored_run(void *arg, int status, Csched__V1__Run *run)
+static void stored_run_reply_cb(void *arg, int status, Csched__V1__Run *run)
 {
     struct run_lookup *l = arg;
     if (status == 0) {
@@ -147,7 +147,7 @@ void cs_api_get_run(struct cs_call *call, const ProtobufCMessage *request, void 
     if (run != NULL)
         cs_call_reply(call, &run->msg->base);
     else
-        cs_store_run_get(s->store, req->run_id, reply_stored_run,
+        cs_store_run_get(s->store, req->run_id, stored_run_reply_cb,
                          run_lookup_new(call, req->run_id));
 }
 
@@ -156,7 +156,7 @@ struct list_runs {
     uint32_t limit;
 };
 
-static void on_runs(void *arg, int status, Csched__V1__Run **runs, size_t n)
+static void runs_listed_cb(void *arg, int status, Csched__V1__Run **runs, size_t n)
 {
     struct list_runs *l = arg;
     if (status != 0) {
@@ -204,10 +204,10 @@ void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, voi
     struct list_runs *l = cs_xmalloc(sizeof(*l));
     l->call = call;
     l->limit = filter.limit;
-    cs_store_run_list(s->store, &filter, on_runs, l);
+    cs_store_run_list(s->store, &filter, runs_listed_cb, l);
 }
 
-static void reply_cancel_of_stored(void *arg, int status, Csched__V1__Run *run)
+static void stored_run_cancel_cb(void *arg, int status, Csched__V1__Run *run)
 {
     struct run_lookup *l = arg;
     if (status == 0) {
@@ -229,7 +229,7 @@ void cs_api_cancel_run(struct cs_call *call, const ProtobufCMessage *request, vo
         return;
     struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
     if (run == NULL) {
-        cs_store_run_get(s->store, req->run_id, reply_cancel_of_stored,
+        cs_store_run_get(s->store, req->run_id, stored_run_cancel_cb,
                          run_lookup_new(call, req->run_id));
         return;
     }

@@ -16,13 +16,12 @@ static void mailbox_closed_cb(uv_handle_t *handle)
     bridge->drained_cb(bridge);
 }
 
-static void completions_cb(struct cs_mailbox *box, struct cs_mail *first)
+static void completions_cb(struct cs_mailbox *box, struct cs_queue *mails)
 {
     struct cs_grpc_bridge *bridge = box->data;
     bool drained = false;
-    for (struct cs_mail *m = first, *next; m != NULL; m = next) {
-        next = m->next;
-        struct cs_grpc_completion *c = CS_CONTAINER_OF(m, struct cs_grpc_completion, mail);
+    for (struct cs_qlink *m; (m = cs_queue_pop(mails)) != NULL;) {
+        struct cs_grpc_completion *c = CS_CONTAINER_OF(m, struct cs_grpc_completion, mail.link);
         if (c->tag != NULL)
             c->tag->done_cb(c->tag, c->ok);
         else

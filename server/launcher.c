@@ -11,13 +11,11 @@
 #include "log.h"
 #include "util.h"
 
-static void mail_cb(struct cs_mailbox *box, struct cs_mail *first)
+static void mail_cb(struct cs_mailbox *box, struct cs_queue *mails)
 {
     struct cs_launcher *l = box->data;
-    for (struct cs_mail *m = first, *next; m != NULL; m = next) {
-        next = m->next;
-        l->done_cb(CS_CONTAINER_OF(m, struct cs_launch, mail), l->ctx);
-    }
+    for (struct cs_qlink *m; (m = cs_queue_pop(mails)) != NULL;)
+        l->done_cb(CS_CONTAINER_OF(m, struct cs_launch, mail.link), l->ctx);
 }
 
 static void closed_cb(uv_handle_t *handle)

@@ -7,32 +7,34 @@
 
 #include "util.h"
 
-/* Takes up to budget items off the list (all of them for SIZE_MAX). */
-static struct cs_mail *take(struct cs_mailbox *box, size_t budget, bool *more)
+/* Moves up to budget items into out (all of them for SIZE_MAX); returns
+ * whether more are waiting. */
+static bool take(struct cs_mailbox *box, size_t budget, struct cs_queue *out)
 {
     pthread_mutex_lock(&box->lock);
-    struct cs_mail *first = box->head, *last = NULL;
-    size_t n = 0;
-    for (struct cs_mail *m = first; m != NULL && n < budget; m = m->next, n++)
-        last = m;
-    if (last != NULL) {
-        box->head = last->next;
-        last->next = NULL;
-        if (box->head == NULL)
-            box->tail = NULL;
-    }
-    *more = box->head != NULL;
+    for (size_t n = 0; n < budget && !cs_queue_is_empty(&box->queue); n++)
+        cs_queue_push(out, cs_queue_pop(&box->queue));
+    bool more = !cs_queue_is_empty(&box->queue);
     pthread_mutex_unlock(&box->lock);
-    return last != NULL ? first : NULL;
+    return more;
+}
+
+/* Hands what take() moved to the callback, if anything. */
+static void deliver(struct cs_mailbox *box, struct cs_queue *mails)
+{
+    if (!cs_queue_is_empty(mails))
+        box->cb(box, mails);
+    /* The callback takes them all: nothing may be left behind unowned. */
+    CS_ASSERT(cs_queue_is_empty(mails));
 }
 
 void cs_mailbox_drain(struct cs_mailbox *box)
 {
     CS_ASSERT_LOOP();
-    bool more;
-    struct cs_mail *first = take(box, SIZE_MAX, &more);
-    if (first != NULL)
-        box->cb(box, first);
+    struct cs_queue mails;
+    cs_queue_init(&mails);
+    (void)take(box, SIZE_MAX, &mails);
+    deliver(box, &mails);
 }
 
 static void async_cb(uv_async_t *async)
@@ -44,9 +46,10 @@ static void async_cb(uv_async_t *async)
     int64_t deadline_ns = cs_now_mono_ns() + CS_MAILBOX_SLICE_NS;
     bool more;
     do {
-        struct cs_mail *first = take(box, CS_MAILBOX_CHUNK, &more);
-        if (first != NULL)
-            box->cb(box, first);
+        struct cs_queue mails;
+        cs_queue_init(&mails);
+        more = take(box, CS_MAILBOX_CHUNK, &mails);
+        deliver(box, &mails);
     } while (more && cs_now_mono_ns() < deadline_ns);
     if (more)
         CS_ASSERT(uv_async_send(async) == 0);
@@ -55,7 +58,7 @@ static void async_cb(uv_async_t *async)
 int cs_mailbox_init(uv_loop_t *loop, struct cs_mailbox *box, cs_mailbox_cb cb, void *data)
 {
     CS_ASSERT_LOOP();
-    box->head = box->tail = NULL;
+    cs_queue_init(&box->queue);
     box->cb = cb;
     box->data = data;
     int rc = uv_async_init(loop, &box->async, async_cb);
@@ -68,13 +71,8 @@ int cs_mailbox_init(uv_loop_t *loop, struct cs_mailbox *box, cs_mailbox_cb cb, v
 
 void cs_mailbox_post(struct cs_mailbox *box, struct cs_mail *mail)
 {
-    mail->next = NULL;
     pthread_mutex_lock(&box->lock);
-    if (box->tail != NULL)
-        box->tail->next = mail;
-    else
-        box->head = mail;
-    box->tail = mail;
+    cs_queue_push(&box->queue, &mail->link);
     pthread_mutex_unlock(&box->lock);
     CS_ASSERT(uv_async_send(&box->async) == 0);
 }

@@ -1,8 +1,8 @@
 /* A mailbox carries items from any thread to the loop thread: a locked
- * singly-linked list plus a uv_async_t. Sends coalesce, so the loop-side
+ * queue (queue.h) plus a uv_async_t. Sends coalesce, so the loop-side
  * callback takes many items at once (as libuv's uv__work_done does), for at
  * most a time slice per turn.
- * Items are intrusive: each starts with a struct cs_mail. */
+ * Items are intrusive: each holds a struct cs_mail. */
 #ifndef CS_MAILBOX_H
 #define CS_MAILBOX_H
 
@@ -17,18 +17,18 @@
 #define CS_MAILBOX_CHUNK 8
 
 struct cs_mail {
-    struct cs_mail *next;
+    struct cs_qlink link;
 };
 
 struct cs_mailbox;
-/* Called on the loop thread with the items in the order they were posted. */
-typedef void (*cs_mailbox_cb)(struct cs_mailbox *box, struct cs_mail *first);
+/* Called on the loop thread with the items in the order they were posted;
+ * the callback takes every one of them off mails (cs_queue_pop) and owns it. */
+typedef void (*cs_mailbox_cb)(struct cs_mailbox *box, struct cs_queue *mails);
 
 struct cs_mailbox {
     uv_async_t async;
     pthread_mutex_t lock;
-    struct cs_mail *head; /* guarded by lock */
-    struct cs_mail *tail; /* guarded by lock */
+    struct cs_queue queue; /* of struct cs_mail; guarded by lock */
     cs_mailbox_cb cb;
     void *data;
 };

@@ -112,7 +112,7 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
     cs_log_info("loaded %zu jobs and %zu unfinished runs", snap->n_jobs, snap->n_active_runs);
 }
 
-static void on_store_open(void *arg, int status, struct cs_store_snapshot *snap)
+static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
 {
     struct server *srv = arg;
     struct cs_sched *s = &srv->sched;
@@ -354,7 +354,7 @@ int main(int argc, char **argv)
         return 1;
     }
     srv.sched.store = cs_store_new(srv.loop, &store_config);
-    if (srv.sched.store == NULL || cs_store_open(srv.sched.store, on_store_open, &srv) != 0) {
+    if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");
         return 1;
     }

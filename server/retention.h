@@ -24,9 +24,11 @@ struct cs_retention {
     struct cs_sweep *sweep; /* on the pool, or NULL */
 };
 
-/* Starts sweeping; days 0 keeps every directory and starts nothing. */
+/* Loop thread: starts sweeping; days 0 keeps every directory and starts
+ * nothing. */
 void cs_retention_start(struct cs_retention *r, struct cs_sched *s, uint32_t days);
-/* Stops; a sweep on the pool finishes on its own. Safe if never started. */
+/* Loop thread: stops; a sweep on the pool finishes on its own. Safe if never
+ * started. */
 void cs_retention_stop(struct cs_retention *r);
 
 #endif

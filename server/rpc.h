@@ -69,9 +69,13 @@ void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);
 /* Ends a call with an error: code is a negative errno mapped by status.c. */
 void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Ends a streaming call with an explicit gRPC status. */
+/* Ends a call with an explicit gRPC status (message copied). A stream's
+ * status goes out once the messages pushed before it have been sent. */
 void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *message);
 
+/* Attaches a stream's callbacks (ops borrowed for the call's life) and
+ * their ctx. A cancel that comes first is not reported; pushes after it are
+ * dropped and cs_call_finish sends at once. */
 void cs_call_set_stream_ops(struct cs_call *call, const struct cs_stream_ops *ops, void *ctx);
 /* Queues msg (packed now) to be sent on a streaming call. */
 void cs_call_push(struct cs_call *call, const ProtobufCMessage *msg);
