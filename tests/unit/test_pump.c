@@ -366,7 +366,7 @@ static void test_pump_global_limit(void **state)
 
 /* A job's own limit holds within one turn. Before f32157d, on_idle took a
  * run off its queue with cs_pump_dequeue, which re-checked the job while
- * job->slots still had the old count, and then called cs_dispatch_start,
+ * job->slots still had the old count, and then called dispatch's start,
  * which raised job->slots without telling the pump: the job stayed in the
  * heap for one start too many, so a job with max_running 1 and three queued
  * runs started two of them in one turn, and one with max_running 2 started
