@@ -2,7 +2,7 @@
  * loop driving of test_dispatch (see dispatch_fixture.h). */
 #include "dispatch_fixture.h"
 
-#include "violations.h"
+#include "loop_test.h"
 
 struct dispatch_fixture fx;
 
@@ -298,16 +298,7 @@ int teardown(void **state)
 struct cs_job *add_job(const char *name, uint32_t max_running, uint32_t max_attempts,
                        uint32_t retry_backoff_ms)
 {
-    Csched__V1__Job spec;
-    char *argv[] = {"true"};
-    csched__v1__job__init(&spec);
-    spec.name = (char *)name;
-    spec.command = argv;
-    spec.n_command = 1;
-    spec.max_running = max_running;
-    spec.max_attempts = max_attempts;
-    spec.retry_backoff_ms = retry_backoff_ms;
-    return cs_job_insert(&fx.s, (Csched__V1__Job *)cs_message_copy(&spec.base));
+    return loop_test_add_job(&fx.s, name, max_running, max_attempts, retry_backoff_ms);
 }
 
 int64_t trigger(struct cs_job *job)
