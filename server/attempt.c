@@ -197,6 +197,7 @@ static Csched__V1__RunState note_state(const struct cs_note *note)
 
 Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched__V1__Attempt *a)
 {
+    CS_ASSERT_LOOP();
     const struct cs_note *note = &att->note;
     a->ended_unix_ms = cs_now_unix_ms();
     if (att->note_rc != 0) {

@@ -1,5 +1,7 @@
 /* attempt work: the blocking parts of watching a minder, run on libuv's
- * pool: reading the status note, and finding a minder after a restart. */
+ * pool: reading the status note, and finding a minder after a restart.
+ * Each call works on its own attempt, which the loop leaves alone until the
+ * work's done callback. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,16 +14,17 @@
 #include "attempt.h"
 
 /* Reads up to cap - 1 bytes of a small file and NUL-terminates them.
- * Returns the length, or -1 if the file cannot be read or is empty. */
+ * Returns the length, or a negative errno (-ENODATA for an empty file). */
 static ssize_t read_small_file(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return -errno;
     ssize_t n = read(fd, buf, cap - 1);
-    (void)close(fd);
+    int rc = n < 0 ? -errno : -ENODATA;
+    (void)close(fd); /* read-only: nothing to lose */
     if (n <= 0)
-        return -1;
+        return rc;
     buf[n] = '\0';
     return n;
 }

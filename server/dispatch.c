@@ -35,36 +35,30 @@ static const struct cs_attempt_ops attempt_ops = {
     .adopted_cb = attempt_adopted_cb,
 };
 
+/* The count of runs in state, for the states that are counted. */
+static uint32_t *count_of(struct cs_sched *s, Csched__V1__RunState state)
+{
+    switch (state) {
+    case CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED:
+        return &s->queued;
+    case CSCHED__V1__RUN_STATE__RUN_STATE_STARTING:
+        return &s->starting;
+    case CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING:
+        return &s->running;
+    default:
+        return NULL;
+    }
+}
+
 /* Moves run to state, keeping the per-state counts right. */
 static void set_run_state(struct cs_sched *s, struct cs_run *run, Csched__V1__RunState state)
 {
-    switch (run->msg->state) {
-    case CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED:
-        s->queued--;
-        break;
-    case CSCHED__V1__RUN_STATE__RUN_STATE_STARTING:
-        s->starting--;
-        break;
-    case CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING:
-        s->running--;
-        break;
-    default:
-        break;
-    }
+    uint32_t *from = count_of(s, run->msg->state), *to = count_of(s, state);
+    if (from != NULL)
+        (*from)--;
+    if (to != NULL)
+        (*to)++;
     run->msg->state = state;
-    switch (state) {
-    case CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED:
-        s->queued++;
-        break;
-    case CSCHED__V1__RUN_STATE__RUN_STATE_STARTING:
-        s->starting++;
-        break;
-    case CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING:
-        s->running++;
-        break;
-    default:
-        break;
-    }
 }
 
 static void write_run(struct cs_sched *s, struct cs_run *run, cs_store_done_cb cb, void *arg)
@@ -73,16 +67,16 @@ static void write_run(struct cs_sched *s, struct cs_run *run, cs_store_done_cb c
     cs_event_emit(s, run, NULL, cb, arg);
 }
 
-static void write_attempt(struct cs_sched *s, struct cs_run *run, struct cs_attempt *att)
-{
-    const Csched__V1__Attempt *msg = run->msg->attempts[att->number - 1];
-    cs_store_attempt_put(s->store, run->msg->id, msg, att->dir, NULL, NULL);
-    cs_event_emit(s, run, msg, NULL, NULL);
-}
-
 static Csched__V1__Attempt *attempt_msg(struct cs_attempt *att)
 {
     return att->run->msg->attempts[att->number - 1];
+}
+
+static void write_attempt(struct cs_sched *s, struct cs_run *run, struct cs_attempt *att)
+{
+    const Csched__V1__Attempt *msg = attempt_msg(att);
+    cs_store_attempt_put(s->store, run->msg->id, msg, att->dir, NULL, NULL);
+    cs_event_emit(s, run, msg, NULL, NULL);
 }
 
 static struct cs_run *run_new(struct cs_sched *s, struct cs_job *job, Csched__V1__Run *msg)
@@ -170,8 +164,9 @@ static struct cs_attempt *attempt_new(struct cs_sched *s, struct cs_run *run)
     msg->n_attempts = number;
 
     char dir[4096];
-    /* The state dir was checked at start: its attempts' paths fit. */
-    CS_ASSERT(cs_minder_dir_format(dir, sizeof(dir), s->state_dir, msg->id, number) == 0);
+    /* A state dir too long for a path leaves this one cut short: the launch
+     * thread's mkdir of it fails, and so does the attempt, saying why. */
+    (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, msg->id, number);
     run->attempt = cs_attempt_new(s, run, number, dir, &attempt_ops);
     return run->attempt;
 }

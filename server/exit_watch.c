@@ -19,13 +19,13 @@ static void readable_cb(uv_poll_t *poll, int status, int events)
     CS_ASSERT(status == 0); /* an epoll set never reports an error */
     int n = epoll_wait(w->epfd, ev, EXITS_PER_TURN, 0);
     for (int i = 0; i < n; i++)
-        w->on_exit(ev[i].data.ptr);
+        w->exit_cb(ev[i].data.ptr);
 }
 
-int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb on_exit)
+int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb exit_cb)
 {
     CS_ASSERT_LOOP();
-    w->on_exit = on_exit;
+    w->exit_cb = exit_cb;
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (w->epfd < 0)
         return -errno;

@@ -20,12 +20,12 @@ typedef void (*cs_exit_cb)(void *ctx);
 struct cs_exit_watch {
     int epfd;
     uv_poll_t poll;
-    cs_exit_cb on_exit;
+    cs_exit_cb exit_cb;
 };
 
 /* 0 or a negative errno. */
-int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb on_exit);
-/* Watches pidfd until its process ends (one call of on_exit with ctx) or
+int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb exit_cb);
+/* Watches pidfd until its process ends (one call of exit_cb with ctx) or
  * the caller closes it (no call). 0 or a negative errno. */
 int cs_exit_watch_add(struct cs_exit_watch *w, int pidfd, void *ctx);
 /* Stops watching; the set goes once the loop has closed its handle. */

@@ -3,8 +3,7 @@
  * pidfd on it, and writes and fsyncs the attempt's pid file, so that none of
  * that work lands on the loop. Results come back to the loop through a
  * mailbox. This is the loop's half (launcher.c); the thread's own code is
- * launcher_thread.c. One thread: the spec found that more launch threads
- * made the loop wait more, not less. */
+ * launcher_thread.c. One thread (docs/architecture.md says why). */
 #ifndef CS_LAUNCHER_H
 #define CS_LAUNCHER_H
 

@@ -30,6 +30,7 @@ uint64_t cs_retry_backoff_ms(const Csched__V1__Job *spec, uint32_t failed_attemp
 
 bool cs_retry_is_due(const struct cs_run *run, Csched__V1__RunState state)
 {
+    CS_ASSERT_LOOP();
     return state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED &&
            state != CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED && !run->msg->cancel_requested &&
            run->msg->n_attempts < cs_retry_max_attempts(run->job->spec);

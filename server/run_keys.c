@@ -62,17 +62,20 @@ static void grow(struct cs_run_keys *keys)
 
 void cs_run_keys_init(struct cs_run_keys *keys)
 {
+    CS_ASSERT_LOOP();
     memset(keys, 0, sizeof(*keys));
 }
 
 void cs_run_keys_close(struct cs_run_keys *keys)
 {
+    CS_ASSERT_LOOP();
     free(keys->buckets);
     memset(keys, 0, sizeof(*keys));
 }
 
 void cs_run_keys_add(struct cs_run_keys *keys, struct cs_run *run)
 {
+    CS_ASSERT_LOOP();
     if (key_of(run)[0] == '\0')
         return;
     if (keys->count >= keys->cap)
@@ -83,6 +86,7 @@ void cs_run_keys_add(struct cs_run_keys *keys, struct cs_run *run)
 
 void cs_run_keys_remove(struct cs_run_keys *keys, struct cs_run *run)
 {
+    CS_ASSERT_LOOP();
     if (key_of(run)[0] == '\0')
         return;
     struct cs_run **link = bucket_of(keys, run->msg->job_name, key_of(run));
@@ -98,6 +102,7 @@ void cs_run_keys_remove(struct cs_run_keys *keys, struct cs_run *run)
 struct cs_run *cs_run_keys_find(const struct cs_run_keys *keys, const char *job_name,
                                 const char *key)
 {
+    CS_ASSERT_LOOP();
     if (keys->count == 0)
         return NULL;
     for (struct cs_run *run = *bucket_of(keys, job_name, key); run != NULL; run = run->key_next)

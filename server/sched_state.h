@@ -94,7 +94,9 @@ static inline uint32_t cs_sched_slots_used(const struct cs_sched *sched)
     return sched->starting + sched->running;
 }
 
+/* SUCCEEDED, FAILED, TIMED_OUT, CANCELLED or LOST. Any thread. */
 bool cs_run_state_is_terminal(Csched__V1__RunState state);
+/* "QUEUED", "RUNNING", ... ("UNKNOWN" past the enum). Static; any thread. */
 const char *cs_run_state_name(Csched__V1__RunState state);
 
 /* How a command ended, as the outcome oneof (exit_code | term_signal) of

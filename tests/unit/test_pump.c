@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "job.h"
+#include "loop_test.h"
 #include "pump.h"
-#include "violations.h"
 
 enum { MAX_RUNS = 4096 };
 
@@ -112,15 +112,7 @@ static void teardown(void)
 
 static struct cs_job *add_job(const char *name, uint32_t max_running)
 {
-    Csched__V1__Job spec;
-    char *argv[] = {"true"};
-
-    csched__v1__job__init(&spec);
-    spec.name = (char *)name;
-    spec.command = argv;
-    spec.n_command = 1;
-    spec.max_running = max_running;
-    return cs_job_insert(fx.s, (Csched__V1__Job *)cs_message_copy(&spec.base));
+    return loop_test_add_job(fx.s, name, max_running, 0, 0);
 }
 
 static struct cs_run *new_run(struct cs_job *job, int64_t id)
@@ -366,7 +358,7 @@ static void test_pump_global_limit(void **state)
 
 /* A job's own limit holds within one turn. Before f32157d, on_idle took a
  * run off its queue with cs_pump_dequeue, which re-checked the job while
- * job->slots still had the old count, and then called cs_dispatch_start,
+ * job->slots still had the old count, and then called dispatch's start,
  * which raised job->slots without telling the pump: the job stayed in the
  * heap for one start too many, so a job with max_running 1 and three queued
  * runs started two of them in one turn, and one with max_running 2 started

@@ -14,6 +14,7 @@
 
 #include "run_keys.h"
 #include "sched_state.h"
+#include "util.h"
 
 #define N_RUNS 3000
 
@@ -123,6 +124,13 @@ static void test_run_keys_remove(void **state)
     assert_null(cs_run_keys_find(&f->index, f->jobs[1], f->keys[1]));
 }
 
+/* The functions under test belong to the loop thread: this one is it. */
+static int mark_loop_thread(void **state)
+{
+    cs_loop_thread_mark();
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,5 +138,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_run_keys_find_each, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_keys_remove, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, mark_loop_thread, NULL);
 }
