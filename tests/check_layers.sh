@@ -8,7 +8,8 @@
 #   SRCDIR  the source tree; its folders are its top-level directories that
 #           hold a CMakeLists.txt (server, storage, minder, client, ...).
 #   LINKS   the link graph, one line per target: FOLDER TARGET LINKED...
-#           (tests/layers.cmake writes it at generate time).
+#           (tests/layers.cmake writes it at generate time; $<LINK_ONLY:x>
+#           counts as x).
 #   ALLOW   violations tolerated for now, one a line exactly as printed
 #           ('#' starts a comment); each is a debt to pay, not a rule.
 #
@@ -122,6 +123,7 @@ while read -r folder target deps; do
     for dep in $deps; do
         case "$dep" in
         ::@*) continue ;; # CMake's marker of a link set from another folder
+        '$<LINK_ONLY:'*'>') dep=${dep#'$<LINK_ONLY:'} && dep=${dep%'>'} ;;
         esac
         owner=$(awk -v t="$dep" '$1 == t { print $2; exit }' "$work/owners")
         if [ -n "$owner" ]; then
