@@ -23,24 +23,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "minder_contract.h"
 #include "note.h"
 
 /* Files are opened with openat(AT_FDCWD, ...) rather than open(): musl's
  * open() follows O_CLOEXEC with an fcntl() for old kernels, a syscall wasted. */
 
-#define PROG "csched-minder"
-#define USAGE                                                                                      \
-    PROG " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] -- ARGV..."
+#define PROG CS_MINDER_NAME
 
 #define EXIT_USAGE 100
 #define EXIT_SYSTEM 111
 #define EXIT_START_FAILED 127
 
-#define DEFAULT_GRACE_MS 10000
 #define DEFAULT_CAP_BYTES (UINT64_C(16) << 20)
-/* How long output is still drained once the command has ended: only a process
- * that left the group can hold a pipe open that long. */
-#define DRAIN_MS 1000
 /* Bounds for -t and -g, so that milliseconds never overflow as nanoseconds. */
 #define MAX_MS (UINT64_C(1) << 40)
 #define NO_DEADLINE INT64_MAX
@@ -74,7 +69,7 @@ static struct {
     struct output out[2];
     struct cs_note note;
 } m = {
-    .grace_ms = DEFAULT_GRACE_MS,
+    .grace_ms = CS_MINDER_KILL_GRACE_MS,
     .cap_bytes = DEFAULT_CAP_BYTES,
     .cont = true,
     .deadline_ns = NO_DEADLINE,
@@ -100,7 +95,7 @@ static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 
 static _Noreturn void die_usage(const char *why)
 {
-    say(PROG ": usage: %s: " USAGE "\n", why);
+    say(PROG ": usage: %s: " CS_MINDER_USAGE "\n", why);
     _exit(EXIT_USAGE);
 }
 
@@ -160,24 +155,24 @@ static void parse_args(int argc, char **argv)
     int opt;
 
     opterr = 0;
-    while ((opt = getopt(argc, argv, "+d:t:g:c:C:")) != -1) {
+    while ((opt = getopt(argc, argv, CS_MINDER_OPTSTRING)) != -1) {
         switch (opt) {
-        case 'd':
+        case CS_MINDER_OPT_DIR:
             m.dir = optarg;
             break;
-        case 't':
+        case CS_MINDER_OPT_TIMEOUT:
             if (parse_u64(optarg, MAX_MS, &m.timeout_ms) < 0)
                 die_usage("-t wants milliseconds");
             break;
-        case 'g':
+        case CS_MINDER_OPT_GRACE:
             if (parse_u64(optarg, MAX_MS, &m.grace_ms) < 0)
                 die_usage("-g wants milliseconds");
             break;
-        case 'c':
+        case CS_MINDER_OPT_CAP:
             if (parse_u64(optarg, UINT64_MAX, &m.cap_bytes) < 0)
                 die_usage("-c wants a byte count");
             break;
-        case 'C':
+        case CS_MINDER_OPT_WORKDIR:
             m.workdir = optarg;
             break;
         default:
@@ -382,7 +377,7 @@ static void ended(void)
     }
     m.note.ended_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
     m.state = DRAINING;
-    m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)DRAIN_MS * 1000000;
+    m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)CS_MINDER_DRAIN_MS * 1000000;
 }
 
 typedef void action_fn(void);

@@ -1,6 +1,5 @@
 /* The status note: what csched-minder leaves behind when an attempt ends (how
- * the command ended, its times and resource use), and the names of the other
- * files in an attempt's directory. Portable C11 plus POSIX file calls, no
+ * the command ended, its times and resource use). Portable C11 plus POSIX file calls, no
  * state: the minder writes the note, the server reads it on libuv's pool. */
 #ifndef CS_NOTE_H
 #define CS_NOTE_H
@@ -9,16 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Files in an attempt's directory. The minder writes CS_NOTE_FILE (through
- * CS_NOTE_FILE ".tmp") and the two logs; the server's launch thread writes
- * CS_ATTEMPT_PID_FILE. */
-#define CS_NOTE_FILE "status"
-#define CS_ATTEMPT_PID_FILE "pid"
-#define CS_ATTEMPT_STDOUT_FILE "stdout"
-#define CS_ATTEMPT_STDERR_FILE "stderr"
-/* The command's process group id, written by the minder once the command
- * runs, so the server can stop the group if the minder itself is killed. */
-#define CS_ATTEMPT_PGID_FILE "pgid"
+#include "minder_contract.h" /* CS_NOTE_FILE and the other files beside it */
 
 /* Upper bound of a formatted note in bytes, message escapes included. */
 #define CS_NOTE_MAX_BYTES 2048

@@ -1,12 +1,7 @@
-/* api: the method table and what every handler shares. */
-#define CS_LOG_COMPONENT "api"
+/* api: the method table, which names each method's handler. */
 #include "api.h"
 
-#include <errno.h>
-#include <stdlib.h>
-
 #include "grpc/health/v1/health.pb-c.h"
-#include "log.h"
 #include "util.h"
 
 #define SCHED(m) "/csched.v1.Scheduler/" m
@@ -31,49 +26,3 @@ const struct cs_method cs_api_methods[] = {
 };
 
 const size_t cs_api_n_methods = CS_ARRAY_LEN(cs_api_methods);
-
-bool cs_api_require_store(struct cs_call *call, struct cs_sched *sched)
-{
-    if (cs_store_is_accepting(sched->store))
-        return true;
-    cs_call_fail(call, -ENOTCONN,
-                 "the database is unreachable or behind on writes; retry in a few seconds");
-    return false;
-}
-
-struct cs_reply_later *cs_api_reply_later(struct cs_call *call, ProtobufCMessage *msg)
-{
-    struct cs_reply_later *r = cs_xmalloc(sizeof(*r));
-    r->call = call;
-    r->msg = msg;
-    return r;
-}
-
-void cs_api_reply_cb(void *arg, int status)
-{
-    struct cs_reply_later *r = arg;
-    if (status == 0)
-        cs_call_reply(r->call, r->msg);
-    else
-        cs_api_fail_store(r->call, status, "committing the change");
-    protobuf_c_message_free_unpacked(r->msg, NULL);
-    free(r);
-}
-
-void cs_api_fail_store(struct cs_call *call, int status, const char *what)
-{
-    if (status == -ENOTCONN)
-        cs_call_fail(call, -ENOTCONN, "the database is unreachable (%s); retry in a few seconds",
-                     what);
-    else
-        cs_call_fail(call, -EIO, "the database failed while %s; the server log has the details",
-                     what);
-}
-
-int cs_api_page_size(uint32_t requested, uint32_t *out)
-{
-    if (requested > 1000)
-        return -EINVAL;
-    *out = requested == 0 ? 100 : requested;
-    return 0;
-}

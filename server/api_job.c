@@ -30,32 +30,34 @@ static void reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
     cs_store_job_put(s->store, spec, cs_api_reply_cb, later);
 }
 
-static bool check_job(struct cs_call *call, const Csched__V1__Job *job)
+/* 0, or a negative errno once call has been failed with why. */
+static int check_job(struct cs_call *call, const Csched__V1__Job *job)
 {
     struct cs_err err;
     if (job == NULL) {
         cs_call_fail(call, -EINVAL, "job is required");
-        return false;
+        return -EINVAL;
     }
     if (cs_job_validate(job, &err) != 0) {
         cs_call_fail(call, err.code, "%s", err.msg);
-        return false;
+        return err.code;
     }
-    return true;
+    return 0;
 }
 
 void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__CreateJobRequest *req = (const Csched__V1__CreateJobRequest *)request;
     struct cs_sched *s = ctx;
-    if (!check_job(call, req->job))
+    if (check_job(call, req->job) != 0)
         return;
     if (cs_job_find(s, req->job->name) != NULL) {
         cs_call_fail(call, -EEXIST, "job %s already exists: use UpdateJob to change it",
                      req->job->name);
         return;
     }
-    if (!cs_api_require_store(call, s))
+    if (cs_api_require_store(call, s) != 0)
         return;
     struct cs_job *job = cs_job_insert(s, spec_copy(req->job, 1, 0));
     reply_job_on_commit(call, s, job->spec);
@@ -63,9 +65,10 @@ void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, vo
 
 void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__UpdateJobRequest *req = (const Csched__V1__UpdateJobRequest *)request;
     struct cs_sched *s = ctx;
-    if (!check_job(call, req->job))
+    if (check_job(call, req->job) != 0)
         return;
     struct cs_job *job = cs_job_find(s, req->job->name);
     if (job == NULL) {
@@ -80,7 +83,7 @@ void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, vo
                      (unsigned long long)req->expected_version);
         return;
     }
-    if (!cs_api_require_store(call, s))
+    if (cs_api_require_store(call, s) != 0)
         return;
     cs_job_replace_spec(job,
                         spec_copy(req->job, job->spec->version + 1, job->spec->created_unix_ms));
@@ -105,6 +108,7 @@ static struct cs_job *find_named(struct cs_call *call, struct cs_sched *s, const
 
 void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__GetJobRequest *req = (const Csched__V1__GetJobRequest *)request;
     struct cs_job *job = find_named(call, ctx, req->name, "name");
     if (job != NULL)
@@ -113,6 +117,7 @@ void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void 
 
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__ListJobsRequest *req = (const Csched__V1__ListJobsRequest *)request;
     struct cs_sched *s = ctx;
     uint32_t limit;
@@ -149,6 +154,7 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
 
 void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__DeleteJobRequest *req = (const Csched__V1__DeleteJobRequest *)request;
     struct cs_sched *s = ctx;
     struct cs_job *job = find_named(call, s, req->name, "name");
@@ -160,7 +166,7 @@ void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, vo
                      req->name, job->active);
         return;
     }
-    if (!cs_api_require_store(call, s))
+    if (cs_api_require_store(call, s) != 0)
         return;
     Csched__V1__DeleteJobResponse *resp = cs_xmalloc(sizeof(*resp));
     csched__v1__delete_job_response__init(resp);

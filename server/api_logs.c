@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "minder_contract.h"
 #include "note.h"
 #include "util.h"
 
@@ -46,7 +47,7 @@ struct log_read {
 
 static void next_step(struct log_read *r);
 
-static void on_log_file_closed(uv_fs_t *req)
+static void log_file_closed_cb(uv_fs_t *req)
 {
     uv_fs_req_cleanup(req);
     free(req);
@@ -57,11 +58,11 @@ static void on_log_file_closed(uv_fs_t *req)
 static void close_log_file(struct log_read *r, struct log_file *f)
 {
     uv_fs_t *req = cs_xmalloc(sizeof(*req));
-    CS_ASSERT(uv_fs_close(r->sched->loop, req, f->fd, on_log_file_closed) == 0);
+    CS_ASSERT(uv_fs_close(r->sched->loop, req, f->fd, log_file_closed_cb) == 0);
     f->fd = -1;
 }
 
-static void free_handle(uv_handle_t *handle)
+static void handle_free_cb(uv_handle_t *handle)
 {
     free(handle);
 }
@@ -79,7 +80,7 @@ static void log_read_end(struct log_read *r, int code, const char *message)
         if (r->files[i].fd >= 0)
             close_log_file(r, &r->files[i]);
     if (r->pause != NULL)
-        uv_close((uv_handle_t *)r->pause, free_handle);
+        uv_close((uv_handle_t *)r->pause, handle_free_cb);
     free(r);
 }
 
@@ -98,7 +99,7 @@ static void start_round(struct log_read *r)
     r->ended_before_round = attempt_ended(r);
 }
 
-static void on_pause_over(uv_timer_t *timer)
+static void pause_over_cb(uv_timer_t *timer)
 {
     struct log_read *r = timer->data;
     r->busy = false;
@@ -106,7 +107,7 @@ static void on_pause_over(uv_timer_t *timer)
     next_step(r);
 }
 
-/* Waits FOLLOW_POLL_MS, then calls cb; on_cancel cuts the wait short. */
+/* Waits FOLLOW_POLL_MS, then calls cb; cancel_cb cuts the wait short. */
 static void pause_then(struct log_read *r, uv_timer_cb cb)
 {
     if (r->pause == NULL) {
@@ -118,9 +119,9 @@ static void pause_then(struct log_read *r, uv_timer_cb cb)
     CS_ASSERT(uv_timer_start(r->pause, cb, FOLLOW_POLL_MS, 0) == 0);
 }
 
-/* Finishes r's request and gives its result; when the client has gone
- * meanwhile, ends r instead (closing a file just opened) and returns false. */
-static bool take_result(struct log_read *r, uv_fs_t *req, ssize_t *result)
+/* Finishes r's request and gives its result: 0, or -ECANCELED when the
+ * client has gone meanwhile and r has been ended (closing a file just opened). */
+static int take_result(struct log_read *r, uv_fs_t *req, ssize_t *result)
 {
     *result = req->result;
     if (req->fs_type == UV_FS_OPEN && *result >= 0)
@@ -128,16 +129,16 @@ static bool take_result(struct log_read *r, uv_fs_t *req, ssize_t *result)
     uv_fs_req_cleanup(req);
     r->busy = false;
     if (r->call != NULL)
-        return true;
+        return 0;
     log_read_end(r, 0, "");
-    return false;
+    return -ECANCELED;
 }
 
-static void on_read(uv_fs_t *req)
+static void read_cb(uv_fs_t *req)
 {
     struct log_read *r = req->data;
     ssize_t n;
-    if (!take_result(r, req, &n))
+    if (take_result(r, req, &n) != 0)
         return;
     if (n < 0) {
         log_read_end(r, -EIO, "reading the log file failed");
@@ -160,14 +161,14 @@ static void on_read(uv_fs_t *req)
     f->offset += n;
     r->round_found = true;
     cs_call_push(r->call, &chunk.base);
-    /* on_drained asks for the next chunk. */
+    /* drained_cb asks for the next chunk. */
 }
 
-static void on_open(uv_fs_t *req)
+static void open_cb(uv_fs_t *req)
 {
     struct log_read *r = req->data;
     ssize_t fd;
-    if (!take_result(r, req, &fd))
+    if (take_result(r, req, &fd) != 0)
         return;
     if (fd == UV_ENOENT) {
         /* Not made (yet): the attempt did not start, or, followed, its
@@ -185,16 +186,16 @@ static void on_open(uv_fs_t *req)
 
 static void attempt_dir(const struct log_read *r, char *path, size_t size)
 {
-    (void)snprintf(path, size, "%s/attempts/%lld-%u", r->sched->state_dir, (long long)r->run_id,
-                   r->attempt);
+    /* A state dir too long for a path fails the open that follows. */
+    (void)cs_minder_dir_format(path, size, r->sched->state_dir, r->run_id, r->attempt);
 }
 
 /* A missing directory is output that is gone, not output that is empty. */
-static void on_dir_stat(uv_fs_t *req)
+static void dir_stat_cb(uv_fs_t *req)
 {
     struct log_read *r = req->data;
     ssize_t result;
-    if (!take_result(r, req, &result))
+    if (take_result(r, req, &result) != 0)
         return;
     if (result == UV_ENOENT) {
         char message[200];
@@ -221,7 +222,7 @@ static void round_over(struct log_read *r)
         next_step(r);
         return;
     }
-    pause_then(r, on_pause_over);
+    pause_then(r, pause_over_cb);
 }
 
 static void next_step(struct log_read *r)
@@ -235,7 +236,7 @@ static void next_step(struct log_read *r)
     if (!r->dir_seen) {
         char path[4096];
         attempt_dir(r, path, sizeof(path));
-        CS_ASSERT(uv_fs_stat(r->sched->loop, &r->req, path, on_dir_stat) == 0);
+        CS_ASSERT(uv_fs_stat(r->sched->loop, &r->req, path, dir_stat_cb) == 0);
         return;
     }
     struct log_file *f = &r->files[r->current];
@@ -246,21 +247,21 @@ static void next_step(struct log_read *r)
                                : CS_ATTEMPT_STDOUT_FILE;
         attempt_dir(r, dir, sizeof(dir));
         (void)snprintf(path, sizeof(path), "%s/%s", dir, file);
-        CS_ASSERT(uv_fs_open(r->sched->loop, &r->req, path, O_RDONLY | O_CLOEXEC, 0, on_open) == 0);
+        CS_ASSERT(uv_fs_open(r->sched->loop, &r->req, path, O_RDONLY | O_CLOEXEC, 0, open_cb) == 0);
         return;
     }
     uv_buf_t buf = uv_buf_init(r->buf, sizeof(r->buf));
-    CS_ASSERT(uv_fs_read(r->sched->loop, &r->req, f->fd, &buf, 1, f->offset, on_read) == 0);
+    CS_ASSERT(uv_fs_read(r->sched->loop, &r->req, f->fd, &buf, 1, f->offset, read_cb) == 0);
 }
 
-static void on_drained(struct cs_call *call, void *ctx)
+static void drained_cb(struct cs_call *call, void *ctx)
 {
     struct log_read *r = ctx;
     if (!r->busy && r->call != NULL)
         next_step(r);
 }
 
-static void on_cancel(struct cs_call *call, void *ctx)
+static void cancel_cb(struct cs_call *call, void *ctx)
 {
     struct log_read *r = ctx;
     cs_call_finish(call, GRPC_STATUS_CANCELLED, "the client went away");
@@ -270,14 +271,14 @@ static void on_cancel(struct cs_call *call, void *ctx)
         log_read_end(r, 0, "");
 }
 
-static const struct cs_stream_ops log_ops = {.on_drained = on_drained, .on_cancel = on_cancel};
+static const struct cs_stream_ops log_ops = {.drained_cb = drained_cb, .cancel_cb = cancel_cb};
 
 static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32_t wanted,
                           bool follow);
 
 /* Following a run that has not started the attempt wanted yet: looks again
  * until it has, or the run has ended without it. */
-static void on_attempt_check(uv_timer_t *timer)
+static void attempt_check_cb(uv_timer_t *timer)
 {
     struct log_read *r = timer->data;
     r->busy = false;
@@ -306,7 +307,7 @@ static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32
         cs_idmap_get(&r->sched->runs, r->run_id) != NULL) {
         r->attempt = wanted;
         cs_call_set_stream_ops(r->call, &log_ops, r);
-        pause_then(r, on_attempt_check);
+        pause_then(r, attempt_check_cb);
         return;
     }
     if (run->n_attempts == 0) {
@@ -330,7 +331,7 @@ static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32
     next_step(r);
 }
 
-static void on_stored_run(void *arg, int status, Csched__V1__Run *run)
+static void stored_run_cb(void *arg, int status, Csched__V1__Run *run)
 {
     struct log_read *r = arg;
     if (status != 0) {
@@ -347,6 +348,7 @@ static void on_stored_run(void *arg, int status, Csched__V1__Run *run)
 
 void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__ReadLogsRequest *req = (const Csched__V1__ReadLogsRequest *)request;
     struct cs_sched *s = ctx;
     if (req->run_id <= 0) {
@@ -375,5 +377,5 @@ void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, voi
     if (run != NULL)
         start_reading(r, run->msg, req->attempt, req->follow);
     else
-        cs_store_run_get(s->store, req->run_id, on_stored_run, r);
+        cs_store_run_get(s->store, req->run_id, stored_run_cb, r);
 }

@@ -40,7 +40,7 @@ static void trigger_now(struct cs_call *call, struct cs_sched *s,
             return;
         }
     }
-    if (!cs_api_require_store(call, s))
+    if (cs_api_require_store(call, s) != 0)
         return;
     /* The reply is the run as committed: QUEUED, whatever happens next. */
     struct cs_reply_later *later = cs_api_reply_later(call, NULL);
@@ -64,6 +64,7 @@ static void on_key_lookup(void *arg, int status, Csched__V1__Run *found)
 
 void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__TriggerJobRequest *req = (const Csched__V1__TriggerJobRequest *)request;
     struct cs_sched *s = ctx;
     struct cs_err err;
@@ -126,19 +127,21 @@ static void reply_stored_run(void *arg, int status, Csched__V1__Run *run)
     free(l);
 }
 
-static bool check_run_id(struct cs_call *call, int64_t id)
+/* 0, or -EINVAL once call has been failed for a run id that cannot be one. */
+static int check_run_id(struct cs_call *call, int64_t id)
 {
     if (id > 0)
-        return true;
+        return 0;
     cs_call_fail(call, -EINVAL, "run_id %lld is not a run id: ids are positive", (long long)id);
-    return false;
+    return -EINVAL;
 }
 
 void cs_api_get_run(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__GetRunRequest *req = (const Csched__V1__GetRunRequest *)request;
     struct cs_sched *s = ctx;
-    if (!check_run_id(call, req->run_id))
+    if (check_run_id(call, req->run_id) != 0)
         return;
     struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
     if (run != NULL)
@@ -175,6 +178,7 @@ static void on_runs(void *arg, int status, Csched__V1__Run **runs, size_t n)
 
 void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__ListRunsRequest *req = (const Csched__V1__ListRunsRequest *)request;
     struct cs_sched *s = ctx;
     struct cs_store_run_filter filter = {.job_name = req->job_name, .state = req->state};
@@ -218,9 +222,10 @@ static void reply_cancel_of_stored(void *arg, int status, Csched__V1__Run *run)
 
 void cs_api_cancel_run(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__CancelRunRequest *req = (const Csched__V1__CancelRunRequest *)request;
     struct cs_sched *s = ctx;
-    if (!check_run_id(call, req->run_id))
+    if (check_run_id(call, req->run_id) != 0)
         return;
     struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
     if (run == NULL) {
@@ -228,7 +233,7 @@ void cs_api_cancel_run(struct cs_call *call, const ProtobufCMessage *request, vo
                          run_lookup_new(call, req->run_id));
         return;
     }
-    if (!cs_api_require_store(call, s))
+    if (cs_api_require_store(call, s) != 0)
         return;
     struct cs_reply_later *later = cs_api_reply_later(call, NULL);
     later->msg = &cs_dispatch_cancel(s, run, cs_api_reply_cb, later)->base;

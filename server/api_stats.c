@@ -16,6 +16,7 @@ static void fill_lag(Csched__V1__LoopLag *out, const struct cs_lag_summary *in)
 
 void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     struct cs_sched *s = ctx;
     Csched__V1__Stats stats = CSCHED__V1__STATS__INIT;
     Csched__V1__LoopLag since = CSCHED__V1__LOOP_LAG__INIT;
@@ -52,6 +53,7 @@ static Grpc__Health__V1__HealthCheckResponse__ServingStatus serving(struct cs_sc
 
 void cs_api_health_check(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Grpc__Health__V1__HealthCheckRequest *req =
         (const Grpc__Health__V1__HealthCheckRequest *)request;
     if (!known_service(req->service)) {
@@ -65,6 +67,7 @@ void cs_api_health_check(struct cs_call *call, const ProtobufCMessage *request, 
 
 void cs_api_health_watch(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Grpc__Health__V1__HealthCheckRequest *req =
         (const Grpc__Health__V1__HealthCheckRequest *)request;
     Grpc__Health__V1__HealthCheckResponse resp = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;

@@ -117,7 +117,7 @@ static void on_cancel(struct cs_call *call, void *ctx)
     watch_end(w, GRPC_STATUS_CANCELLED, "the client went away");
 }
 
-static const struct cs_stream_ops watch_ops = {.on_drained = on_drained, .on_cancel = on_cancel};
+static const struct cs_stream_ops watch_ops = {.drained_cb = on_drained, .cancel_cb = on_cancel};
 
 static struct cs_watch *watch_new(struct cs_sched *s, struct cs_call *call)
 {
@@ -167,8 +167,10 @@ void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *c
     }
 }
 
-void cs_watch_publish(struct cs_sched *s, const Csched__V1__Event *ev)
+/* The events' publish callback: hands a committed event to every open Watch. */
+static void publish_cb(void *ctx, const Csched__V1__Event *ev)
 {
+    struct cs_sched *s = ctx;
     for (struct cs_watch *w = s->watches, *next; w != NULL; w = next) {
         next = w->next;
         if (w->health || !w->live || ev->seq <= w->last_seq)
@@ -185,6 +187,11 @@ void cs_watch_publish(struct cs_sched *s, const Csched__V1__Event *ev)
             cs_call_push_item(w->call, &ev->base);
         w->last_seq = ev->seq;
     }
+}
+
+void cs_api_watch_init(struct cs_sched *s)
+{
+    cs_event_init(s, publish_cb, s);
 }
 
 void cs_api_watch_close_all(struct cs_sched *s)

@@ -1,4 +1,5 @@
-/* attempt: the minder's end (exit_watch) and the hand-off to the pool for the note. */
+/* attempt: the minder's end (exit_watch), the backstop timer, the
+ * hand-off to the pool for the note, and what the note says; see attempt.h. */
 #define CS_LOG_COMPONENT "attempt"
 #include "attempt.h"
 
@@ -10,15 +11,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "log.h"
 #include "util.h"
 
-static void after_note(uv_work_t *work, int status)
+static void note_read_cb(uv_work_t *work, int status)
 {
-    struct cs_attempt *att = work->data;
+    struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
     if (status != 0)
         att->note_rc = status; /* cancelled at shutdown */
-    cs_dispatch_attempt_ended(att);
+    att->ops->ended_cb(att);
 }
 
 /* A timer of its own, so that an attempt is still freed at once: the
@@ -28,14 +30,14 @@ struct cs_backstop {
     struct cs_attempt *att;
 };
 
-static void on_backstop_closed(uv_handle_t *handle)
+static void backstop_closed_cb(uv_handle_t *handle)
 {
-    free(handle->data);
+    free(CS_CONTAINER_OF(handle, struct cs_backstop, timer));
 }
 
-static void on_backstop(uv_timer_t *timer)
+static void backstop_cb(uv_timer_t *timer)
 {
-    struct cs_backstop *b = timer->data;
+    struct cs_backstop *b = CS_CONTAINER_OF(timer, struct cs_backstop, timer);
     struct cs_attempt *att = b->att;
     cs_log_warn("minder %d of run %lld attempt %u outlived its timeout and kill grace; killing it",
                 (int)att->pid, (long long)att->run->msg->id, att->number);
@@ -45,27 +47,48 @@ static void on_backstop(uv_timer_t *timer)
                     strerror(errno));
 }
 
-static void backstop_start(struct cs_attempt *att, int64_t deadline_unix_ms)
-{
-    struct cs_backstop *b = cs_xcalloc(1, sizeof(*b));
-    int64_t in_ms = deadline_unix_ms - cs_now_unix_ms();
-    CS_ASSERT(uv_timer_init(att->sched->loop, &b->timer) == 0);
-    b->timer.data = b;
-    b->att = att;
-    att->backstop = b;
-    CS_ASSERT(uv_timer_start(&b->timer, on_backstop, in_ms > 0 ? (uint64_t)in_ms : 0, 0) == 0);
-}
-
 static void backstop_end(struct cs_attempt *att)
 {
     if (att->backstop == NULL)
         return;
-    uv_close((uv_handle_t *)&att->backstop->timer, on_backstop_closed);
+    uv_close((uv_handle_t *)&att->backstop->timer, backstop_closed_cb);
     att->backstop = NULL;
 }
 
-void cs_attempt_on_exit(void *ctx)
+static int backstop_start(struct cs_attempt *att, int64_t deadline_unix_ms)
 {
+    struct cs_backstop *b = cs_xcalloc(1, sizeof(*b));
+    int64_t in_ms = deadline_unix_ms - cs_now_unix_ms();
+    int rc = uv_timer_init(att->sched->loop, &b->timer);
+    if (rc != 0) {
+        free(b);
+        return rc;
+    }
+    b->att = att;
+    att->backstop = b;
+    rc = uv_timer_start(&b->timer, backstop_cb, in_ms > 0 ? (uint64_t)in_ms : 0, 0);
+    if (rc != 0)
+        backstop_end(att);
+    return rc;
+}
+
+struct cs_attempt *cs_attempt_new(struct cs_sched *sched, struct cs_run *run, uint32_t number,
+                                  const char *dir, const struct cs_attempt_ops *ops)
+{
+    CS_ASSERT_LOOP();
+    struct cs_attempt *att = cs_xcalloc(1, sizeof(*att));
+    att->sched = sched;
+    att->ops = ops;
+    att->run = run;
+    att->number = number;
+    att->pidfd = -1;
+    att->dir = cs_xstrdup(dir);
+    return att;
+}
+
+void cs_attempt_exit_cb(void *ctx)
+{
+    CS_ASSERT_LOOP();
     struct cs_attempt *att = ctx;
     backstop_end(att);
     if (att->is_child) {
@@ -74,45 +97,122 @@ void cs_attempt_on_exit(void *ctx)
         if (waitpid(att->pid, &wstatus, WNOHANG) < 0)
             cs_log_warn("waitpid(%d) failed: %s", (int)att->pid, strerror(errno));
     }
-    att->work.data = att;
-    int rc = uv_queue_work(att->sched->loop, &att->work, cs_attempt_read_note_work, after_note);
+    /* Only an invalid argument fails: there is no way on without the note. */
+    int rc = uv_queue_work(att->sched->loop, &att->work, cs_attempt_read_note_work, note_read_cb);
     CS_ASSERT(rc == 0);
 }
 
 int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
 {
+    CS_ASSERT_LOOP();
     int rc = cs_exit_watch_add(&att->sched->exits, att->pidfd, att);
-    if (rc == 0 && deadline_unix_ms != 0)
-        backstop_start(att, deadline_unix_ms);
+    if (rc == 0 && deadline_unix_ms != 0 && backstop_start(att, deadline_unix_ms) != 0)
+        /* The minder enforces the timeout itself; the backstop is for when it cannot. */
+        cs_log_warn("no backstop timer for minder %d: it is watched without one", (int)att->pid);
     return rc;
 }
 
-static void after_adopt(uv_work_t *work, int status)
+static void adopt_done_cb(uv_work_t *work, int status)
 {
-    struct cs_attempt *att = work->data;
+    struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
     if (status == 0 && att->adopt_pidfd >= 0) {
         att->pid = att->adopt_pid;
         att->pidfd = att->adopt_pidfd;
         att->is_child = false;
-        cs_dispatch_attempt_adopted(att);
+        att->ops->adopted_cb(att);
         return;
     }
-    cs_dispatch_attempt_ended(att);
+    att->ops->ended_cb(att);
 }
 
 void cs_attempt_adopt(struct cs_attempt *att)
 {
-    att->work.data = att;
-    int rc = uv_queue_work(att->sched->loop, &att->work, cs_attempt_adopt_work, after_adopt);
+    CS_ASSERT_LOOP();
+    int rc = uv_queue_work(att->sched->loop, &att->work, cs_attempt_adopt_work, adopt_done_cb);
     CS_ASSERT(rc == 0);
+}
+
+int cs_attempt_cancel(struct cs_attempt *att)
+{
+    CS_ASSERT_LOOP();
+    if (att->pid <= 0)
+        return 0;
+    if (kill(att->pid, SIGTERM) == 0)
+        return 0;
+    int rc = -errno;
+    cs_log_warn("kill(%d, SIGTERM) failed: %s", (int)att->pid, strerror(-rc));
+    return rc;
 }
 
 void cs_attempt_free(struct cs_attempt *att)
 {
+    CS_ASSERT_LOOP();
     backstop_end(att);
     /* Closing the pidfd also takes it out of the exit watch. */
     if (att->pidfd >= 0)
         (void)close(att->pidfd);
     free(att->dir);
     free(att);
+}
+
+/* --- what the note says ----------------------------------------------- */
+
+/* The attempt's message when it left no note (or none could be read). */
+static void set_missing_note_message(Csched__V1__Attempt *a, const struct cs_attempt *att)
+{
+    const struct cs_note *note = &att->note;
+    if (note->message[0] != '\0')
+        cs_message_set_str(&a->message, note->message);
+    else if (att->backstop_fired)
+        cs_message_set_str(&a->message,
+                           "the minder did not end within the job's timeout and the kill "
+                           "grace; cschedd killed it and its command");
+    else if (att->note_rc == -ENOENT)
+        cs_message_set_str(&a->message, "the minder ended without writing a status note");
+    else {
+        char msg[200];
+        (void)snprintf(msg, sizeof(msg), "the status note could not be read: %s",
+                       strerror(-att->note_rc));
+        cs_message_set_str(&a->message, msg);
+    }
+}
+
+/* The state an attempt ends in, from its note's outcome. */
+static Csched__V1__RunState note_state(const struct cs_note *note)
+{
+    switch (note->outcome) {
+    case CS_NOTE_EXITED:
+        return note->exit_code == 0 ? CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED
+                                    : CSCHED__V1__RUN_STATE__RUN_STATE_FAILED;
+    case CS_NOTE_TIMED_OUT:
+        return CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT;
+    case CS_NOTE_CANCELLED:
+        return CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
+    case CS_NOTE_SIGNALED:
+    case CS_NOTE_START_FAILED:
+    default:
+        return CSCHED__V1__RUN_STATE__RUN_STATE_FAILED;
+    }
+}
+
+Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched__V1__Attempt *a)
+{
+    const struct cs_note *note = &att->note;
+    a->ended_unix_ms = cs_now_unix_ms();
+    if (att->note_rc != 0) {
+        set_missing_note_message(a, att);
+        return att->launch_failed ? CSCHED__V1__RUN_STATE__RUN_STATE_FAILED
+                                  : CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
+    }
+    if (note->ended_unix_ms > 0)
+        a->ended_unix_ms = note->ended_unix_ms;
+    a->user_cpu_ms = note->user_cpu_ms;
+    a->system_cpu_ms = note->system_cpu_ms;
+    a->max_rss_kb = note->max_rss_kb;
+    cs_message_set_str(&a->message, note->message);
+    if (note->term_signal != 0)
+        cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_TERM_SIGNAL, note->term_signal});
+    else
+        cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_EXIT_CODE, note->exit_code});
+    return note_state(note);
 }

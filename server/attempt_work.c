@@ -65,7 +65,7 @@ static void stop_orphaned_group(const char *dir, pid_t minder_pid)
 
 void cs_attempt_read_note_work(uv_work_t *work)
 {
-    struct cs_attempt *att = work->data;
+    struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
     att->note_rc = cs_note_read(att->dir, &att->note);
     if (att->note_rc == -ENOENT)
         stop_orphaned_group(att->dir, att->pid);
@@ -80,7 +80,7 @@ static bool is_our_minder(pid_t pid, const char *dir)
     ssize_t n = read_small_file(path, args, sizeof(args));
     if (n < 0)
         return false;
-    if (strstr(args, "csched-minder") == NULL)
+    if (strstr(args, CS_MINDER_NAME) == NULL)
         return false;
     /* argv is NUL-separated: look for the -d value among the arguments. */
     for (ssize_t i = 0; i < n; i += (ssize_t)strlen(args + i) + 1)
@@ -91,7 +91,7 @@ static bool is_our_minder(pid_t pid, const char *dir)
 
 void cs_attempt_adopt_work(uv_work_t *work)
 {
-    struct cs_attempt *att = work->data;
+    struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
     att->adopt_pidfd = -1;
     att->note_rc = cs_note_read(att->dir, &att->note);
     if (att->note_rc != -ENOENT)

@@ -111,19 +111,15 @@ static int missing_value(char **argv, struct cs_err *err)
     return cs_err_set(err, -EINVAL, "%s needs a value; see --help", argv[optind - 1]);
 }
 
-int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *err)
-{
-    memset(c, 0, sizeof(*c));
-    c->listen = env_or("CSCHED_LISTEN", CS_DEFAULT_LISTEN);
-    c->database_url = env_or("CSCHED_DATABASE_URL", NULL);
-    c->minder_path = env_or("CSCHED_MINDER", NULL);
-    struct raw state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR);
-    struct raw max_running = from_env("CSCHED_MAX_RUNNING", NULL);
-    struct raw level = from_env("CSCHED_LOG_LEVEL", NULL);
-    struct raw nice = from_env("CSCHED_NICE", NULL);
-    struct raw retention = from_env("CSCHED_RETENTION_DAYS", NULL);
+/* The settings that are checked once flags and environment are both read. */
+struct raw_settings {
+    struct raw state_dir, max_running, level, nice, retention;
+};
 
-    /* Flags win over the environment, so values are checked only after both. */
+/* Reads the flags over what the environment gave: 0 or -EINVAL. */
+static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_settings *raw,
+                      struct cs_err *err)
+{
     optind = 1;
     opterr = 0;
     int opt;
@@ -136,10 +132,10 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
             c->database_url = optarg[0] != '\0' ? optarg : NULL;
             break;
         case OPT_STATE_DIR:
-            state_dir = (struct raw){optarg, "--state-dir"};
+            raw->state_dir = (struct raw){optarg, "--state-dir"};
             break;
         case OPT_MAX_RUNNING:
-            max_running = (struct raw){optarg, "--max-running"};
+            raw->max_running = (struct raw){optarg, "--max-running"};
             break;
         case OPT_READY_FILE:
             c->ready_file = optarg;
@@ -148,13 +144,13 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
             c->minder_path = optarg;
             break;
         case OPT_LOG_LEVEL:
-            level = (struct raw){optarg, "--log-level"};
+            raw->level = (struct raw){optarg, "--log-level"};
             break;
         case OPT_NICE:
-            nice = (struct raw){optarg, "--nice"};
+            raw->nice = (struct raw){optarg, "--nice"};
             break;
         case OPT_RETENTION_DAYS:
-            retention = (struct raw){optarg, "--retention-days"};
+            raw->retention = (struct raw){optarg, "--retention-days"};
             break;
         case 'h':
             c->help = true;
@@ -167,28 +163,54 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     }
     if (optind < argc)
         return cs_err_set(err, -EINVAL, "unexpected argument \"%s\"; see --help", argv[optind]);
+    return 0;
+}
 
-    c->state_dir = state_dir.text;
+/* Checks and converts the settings read as text: 0 or -EINVAL. */
+static int check_settings(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
+{
+    c->state_dir = raw->state_dir.text;
     if (c->state_dir[0] != '/')
-        return cs_err_set(err, -EINVAL, "%s \"%s\" must be an absolute path", state_dir.source,
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be an absolute path", raw->state_dir.source,
                           c->state_dir);
     long v = CS_DEFAULT_MAX_RUNNING;
-    if (max_running.text != NULL &&
-        parse_whole(max_running.text, max_running.source, 1, CS_MAX_RUNNING_LIMIT, &v, err) != 0)
+    if (raw->max_running.text != NULL && parse_whole(raw->max_running.text, raw->max_running.source,
+                                                     1, CS_MAX_RUNNING_LIMIT, &v, err) != 0)
         return -EINVAL;
     c->max_running = (uint32_t)v;
     c->log_level = CS_LOG_INFO;
-    if (level.text != NULL && parse_level(level.text, level.source, &c->log_level, err) != 0)
+    if (raw->level.text != NULL &&
+        parse_level(raw->level.text, raw->level.source, &c->log_level, err) != 0)
         return -EINVAL;
     v = CS_DEFAULT_NICE;
-    if (nice.text != NULL &&
-        parse_whole(nice.text, nice.source, CS_NICE_MIN, CS_NICE_MAX, &v, err) != 0)
+    if (raw->nice.text != NULL &&
+        parse_whole(raw->nice.text, raw->nice.source, CS_NICE_MIN, CS_NICE_MAX, &v, err) != 0)
         return -EINVAL;
     c->nice = (int)v;
     v = CS_DEFAULT_RETENTION_DAYS;
-    if (retention.text != NULL &&
-        parse_whole(retention.text, retention.source, 0, CS_RETENTION_DAYS_MAX, &v, err) != 0)
+    if (raw->retention.text != NULL && parse_whole(raw->retention.text, raw->retention.source, 0,
+                                                   CS_RETENTION_DAYS_MAX, &v, err) != 0)
         return -EINVAL;
     c->retention_days = (uint32_t)v;
     return 0;
+}
+
+int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *err)
+{
+    memset(c, 0, sizeof(*c));
+    c->listen = env_or("CSCHED_LISTEN", CS_DEFAULT_LISTEN);
+    c->database_url = env_or("CSCHED_DATABASE_URL", NULL);
+    c->minder_path = env_or("CSCHED_MINDER", NULL);
+    struct raw_settings raw = {
+        .state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR),
+        .max_running = from_env("CSCHED_MAX_RUNNING", NULL),
+        .level = from_env("CSCHED_LOG_LEVEL", NULL),
+        .nice = from_env("CSCHED_NICE", NULL),
+        .retention = from_env("CSCHED_RETENTION_DAYS", NULL),
+    };
+    /* Flags win over the environment, so values are checked only after both. */
+    int rc = read_flags(argc, argv, c, &raw, err);
+    if (rc != 0 || c->help)
+        return rc;
+    return check_settings(&raw, c, err);
 }

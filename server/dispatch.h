@@ -7,10 +7,13 @@
 #ifndef CS_DISPATCH_H
 #define CS_DISPATCH_H
 
-#include "launch_thread.h"
+#include "launcher.h"
 #include "sched_state.h"
 #include "store.h"
 
+/* Sets up the table of active runs, the pump and the exit watch, wired to
+ * dispatch's callbacks (sched->loop set). 0 or a negative errno. */
+int cs_dispatch_init(struct cs_sched *sched);
 /* Makes a QUEUED run of job (env overrides and key borrowed). cb runs once
  * the run's creation has committed. */
 struct cs_run *cs_dispatch_trigger(struct cs_sched *sched, struct cs_job *job,
@@ -24,10 +27,11 @@ Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *sched, struct cs_run *run, 
                                     void *arg);
 /* After a start: takes over a run from the store's snapshot (run owned). */
 void cs_dispatch_resume(struct cs_sched *sched, Csched__V1__Run *run, const char *attempt_dir);
-/* The launcher's done callback. */
-void cs_dispatch_launched(struct cs_launch *launch, void *ctx);
-/* At shutdown: frees every active run and attempt (minders keep running and
- * are adopted by the next start). */
-void cs_dispatch_free_all(struct cs_sched *sched);
+/* The launcher's done callback (ctx is the struct cs_sched). */
+void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx);
+/* At shutdown, once the launcher has stopped: frees every active run and
+ * attempt (minders keep running and are adopted by the next start) and
+ * closes what cs_dispatch_init set up. */
+void cs_dispatch_close(struct cs_sched *sched);
 
 #endif

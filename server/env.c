@@ -1,4 +1,5 @@
-/* env: merge environment sources, the last definition of a name winning. */
+/* env: merge environment sources, the last definition of a name winning,
+ * and the environment of an attempt's command. Pure functions: any thread. */
 #include "env.h"
 
 #include <stdio.h>
@@ -54,6 +55,26 @@ char **cs_env_build(char *const *base, const struct cs_env_source *sources, size
     }
     all[out] = NULL;
     return all;
+}
+
+char **cs_env_build_attempt(char *const *base, const Csched__V1__Job *spec,
+                            const Csched__V1__Run *run, uint32_t attempt)
+{
+    char run_id[24], number[12];
+    (void)snprintf(run_id, sizeof(run_id), "%lld", (long long)run->id);
+    (void)snprintf(number, sizeof(number), "%u", attempt);
+    struct cs_kv vars[3] = {
+        {.key = "CSCHED_RUN_ID", .value = run_id},
+        {.key = "CSCHED_JOB_NAME", .value = run->job_name},
+        {.key = "CSCHED_ATTEMPT", .value = number},
+    };
+    struct cs_kv *var_ptrs[3] = {&vars[0], &vars[1], &vars[2]};
+    const struct cs_env_source sources[] = {
+        {(struct cs_kv *const *)spec->env, spec->n_env},
+        {(struct cs_kv *const *)run->env, run->n_env},
+        {var_ptrs, 3},
+    };
+    return cs_env_build(base, sources, CS_ARRAY_LEN(sources));
 }
 
 char **cs_env_copy(char *const *env)

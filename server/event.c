@@ -14,23 +14,33 @@ struct emitted {
     void *arg;
 };
 
-static void on_committed(void *arg, int status)
+static void committed_cb(void *arg, int status)
 {
     struct emitted *e = arg;
+    struct cs_sched *s = e->sched;
     if (e->cb != NULL)
         e->cb(e->arg, status);
     if (status == 0) {
-        e->sched->last_published_seq = e->event.seq;
-        cs_watch_publish(e->sched, &e->event);
+        s->last_published_seq = e->event.seq;
+        if (s->publish_cb != NULL)
+            s->publish_cb(s->publish_ctx, &e->event);
     }
     free(e->job_name);
     free(e->message);
     free(e);
 }
 
+void cs_event_init(struct cs_sched *sched, cs_event_publish_cb publish_cb, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    sched->publish_cb = publish_cb;
+    sched->publish_ctx = ctx;
+}
+
 void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,
                    const Csched__V1__Attempt *attempt, cs_store_done_cb cb, void *arg)
 {
+    CS_ASSERT_LOOP();
     struct emitted *e = cs_xmalloc(sizeof(*e));
     Csched__V1__Event init = CSCHED__V1__EVENT__INIT;
     e->event = init;
@@ -46,24 +56,12 @@ void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,
         e->event.attempt = attempt->number;
         e->event.state = attempt->state;
         e->message = cs_xstrdup(attempt->message);
-        if (attempt->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_EXIT_CODE) {
-            e->event.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
-            e->event.exit_code = attempt->exit_code;
-        } else if (attempt->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL) {
-            e->event.outcome_case = CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL;
-            e->event.term_signal = attempt->term_signal;
-        }
+        cs_outcome_set_event(&e->event, cs_outcome_of_attempt(attempt));
     } else {
         e->event.state = run->msg->state;
         e->message = cs_xstrdup(run->msg->message);
-        if (run->msg->outcome_case == CSCHED__V1__RUN__OUTCOME_EXIT_CODE) {
-            e->event.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
-            e->event.exit_code = run->msg->exit_code;
-        } else if (run->msg->outcome_case == CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL) {
-            e->event.outcome_case = CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL;
-            e->event.term_signal = run->msg->term_signal;
-        }
+        cs_outcome_set_event(&e->event, cs_outcome_of_run(run->msg));
     }
     e->event.message = e->message;
-    cs_store_event_put(sched->store, &e->event, on_committed, e);
+    cs_store_event_put(sched->store, &e->event, committed_cb, e);
 }

@@ -1,19 +1,20 @@
 /* event: every state change of a run or attempt becomes an Event with the
  * next seq. The event is written to the store with the change; once its batch
- * has committed it is published to the open Watch streams, in seq order
- * (batches commit in order). Loop thread only. */
+ * has committed it is handed to the publish callback (the open Watch
+ * streams), in seq order (batches commit in order). Loop thread only. */
 #ifndef CS_EVENT_H
 #define CS_EVENT_H
 
 #include "sched_state.h"
 #include "store.h"
 
+/* Registers who hears of each committed event (api_watch, once at start);
+ * until then committed events go to nobody. */
+void cs_event_init(struct cs_sched *sched, cs_event_publish_cb publish_cb, void *ctx);
+
 /* Records the current state of run (attempt == NULL) or of one of its
  * attempts. cb (may be NULL) runs after the commit, before publication. */
 void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,
                    const Csched__V1__Attempt *attempt, cs_store_done_cb cb, void *arg);
-
-/* Supplied by api_watch: hands a committed event to every open Watch. */
-void cs_watch_publish(struct cs_sched *sched, const Csched__V1__Event *event);
 
 #endif

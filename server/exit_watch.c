@@ -11,7 +11,7 @@
  * they come in the next turns, with timers and other I/O between. */
 #define EXITS_PER_TURN 64
 
-static void on_readable(uv_poll_t *poll, int status, int events)
+static void readable_cb(uv_poll_t *poll, int status, int events)
 {
     struct cs_exit_watch *w = poll->data;
     struct epoll_event ev[EXITS_PER_TURN];
@@ -24,6 +24,7 @@ static void on_readable(uv_poll_t *poll, int status, int events)
 
 int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb on_exit)
 {
+    CS_ASSERT_LOOP();
     w->on_exit = on_exit;
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (w->epfd < 0)
@@ -31,7 +32,7 @@ int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb on_e
     int rc = uv_poll_init(loop, &w->poll, w->epfd);
     if (rc == 0) {
         w->poll.data = w;
-        rc = uv_poll_start(&w->poll, UV_READABLE, on_readable);
+        rc = uv_poll_start(&w->poll, UV_READABLE, readable_cb);
         if (rc == 0)
             return 0;
         uv_close((uv_handle_t *)&w->poll, NULL);
@@ -42,11 +43,12 @@ int cs_exit_watch_init(uv_loop_t *loop, struct cs_exit_watch *w, cs_exit_cb on_e
 
 int cs_exit_watch_add(struct cs_exit_watch *w, int pidfd, void *ctx)
 {
+    CS_ASSERT_LOOP();
     struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.ptr = ctx};
     return epoll_ctl(w->epfd, EPOLL_CTL_ADD, pidfd, &ev) == 0 ? 0 : -errno;
 }
 
-static void on_closed(uv_handle_t *handle)
+static void closed_cb(uv_handle_t *handle)
 {
     struct cs_exit_watch *w = handle->data;
     (void)close(w->epfd);
@@ -54,5 +56,6 @@ static void on_closed(uv_handle_t *handle)
 
 void cs_exit_watch_close(struct cs_exit_watch *w)
 {
-    uv_close((uv_handle_t *)&w->poll, on_closed);
+    CS_ASSERT_LOOP();
+    uv_close((uv_handle_t *)&w->poll, closed_cb);
 }

@@ -87,3 +87,11 @@ void *cs_idmap_remove(struct cs_idmap *map, int64_t id)
     map->count--;
     return value;
 }
+
+void *cs_idmap_next(const struct cs_idmap *map, size_t *pos)
+{
+    for (; *pos < map->cap; (*pos)++)
+        if (map->slots[*pos].id != 0)
+            return map->slots[(*pos)++].value;
+    return NULL;
+}

@@ -138,6 +138,7 @@ static size_t lower_bound(const struct cs_sched *sched, const char *name)
 
 struct cs_job *cs_job_find(const struct cs_sched *sched, const char *name)
 {
+    CS_ASSERT_LOOP();
     size_t i = lower_bound(sched, name);
     if (i < sched->n_jobs && strcmp(sched->jobs[i]->spec->name, name) == 0)
         return sched->jobs[i];
@@ -146,6 +147,7 @@ struct cs_job *cs_job_find(const struct cs_sched *sched, const char *name)
 
 size_t cs_job_index_after(const struct cs_sched *sched, const char *name)
 {
+    CS_ASSERT_LOOP();
     size_t i = lower_bound(sched, name);
     if (i < sched->n_jobs && strcmp(sched->jobs[i]->spec->name, name) == 0)
         i++;
@@ -154,6 +156,7 @@ size_t cs_job_index_after(const struct cs_sched *sched, const char *name)
 
 struct cs_job *cs_job_insert(struct cs_sched *sched, Csched__V1__Job *spec)
 {
+    CS_ASSERT_LOOP();
     size_t i = lower_bound(sched, spec->name);
     CS_ASSERT(i == sched->n_jobs || strcmp(sched->jobs[i]->spec->name, spec->name) != 0);
     if (sched->n_jobs == sched->cap_jobs) {
@@ -171,6 +174,7 @@ struct cs_job *cs_job_insert(struct cs_sched *sched, Csched__V1__Job *spec)
 
 void cs_job_replace_spec(struct cs_job *job, Csched__V1__Job *spec)
 {
+    CS_ASSERT_LOOP();
     protobuf_c_message_free_unpacked(&job->spec->base, NULL);
     job->spec = spec;
 }
@@ -183,6 +187,7 @@ static void job_free(struct cs_job *job)
 
 void cs_job_remove(struct cs_sched *sched, struct cs_job *job)
 {
+    CS_ASSERT_LOOP();
     CS_ASSERT(job->active == 0 && job->heap_index == CS_NOT_IN_HEAP);
     size_t i = lower_bound(sched, job->spec->name);
     CS_ASSERT(i < sched->n_jobs && sched->jobs[i] == job);
@@ -193,6 +198,7 @@ void cs_job_remove(struct cs_sched *sched, struct cs_job *job)
 
 void cs_job_free_all(struct cs_sched *sched)
 {
+    CS_ASSERT_LOOP();
     for (size_t i = 0; i < sched->n_jobs; i++)
         job_free(sched->jobs[i]);
     free(sched->jobs);
@@ -209,4 +215,11 @@ ProtobufCMessage *cs_message_copy(const ProtobufCMessage *msg)
     free(buf);
     CS_ASSERT(copy != NULL);
     return copy;
+}
+
+void cs_message_set_str(char **field, const char *value)
+{
+    if (*field != NULL && *field != protobuf_c_empty_string)
+        free(*field);
+    *field = cs_xstrdup(value);
 }

@@ -47,5 +47,8 @@ void cs_job_free_all(struct cs_sched *sched);
 /* Deep copy of a message through pack + unpack (the copy is owned by the
  * caller and freed with protobuf_c_message_free_unpacked). */
 ProtobufCMessage *cs_message_copy(const ProtobufCMessage *msg);
+/* Sets a string field of an unpacked message to a copy of value, freeing
+ * the old one (protobuf-c's shared empty string excepted). */
+void cs_message_set_str(char **field, const char *value);
 
 #endif

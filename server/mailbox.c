@@ -28,13 +28,14 @@ static struct cs_mail *take(struct cs_mailbox *box, size_t budget, bool *more)
 
 void cs_mailbox_drain(struct cs_mailbox *box)
 {
+    CS_ASSERT_LOOP();
     bool more;
     struct cs_mail *first = take(box, SIZE_MAX, &more);
     if (first != NULL)
         box->cb(box, first);
 }
 
-static void on_async(uv_async_t *async)
+static void async_cb(uv_async_t *async)
 {
     struct cs_mailbox *box = async->data;
     /* A burst (200 requests at once) is handled over several turns: small
@@ -53,10 +54,11 @@ static void on_async(uv_async_t *async)
 
 int cs_mailbox_init(uv_loop_t *loop, struct cs_mailbox *box, cs_mailbox_cb cb, void *data)
 {
+    CS_ASSERT_LOOP();
     box->head = box->tail = NULL;
     box->cb = cb;
     box->data = data;
-    int rc = uv_async_init(loop, &box->async, on_async);
+    int rc = uv_async_init(loop, &box->async, async_cb);
     if (rc != 0)
         return rc;
     box->async.data = box;
@@ -79,6 +81,7 @@ void cs_mailbox_post(struct cs_mailbox *box, struct cs_mail *mail)
 
 void cs_mailbox_close(struct cs_mailbox *box, uv_close_cb close_cb)
 {
+    CS_ASSERT_LOOP();
     pthread_mutex_destroy(&box->lock);
     uv_close((uv_handle_t *)&box->async, close_cb);
 }

@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <uv.h>
 
+#include "queue.h"
+
 /* The loop spends at most this long on one mailbox per turn (it finishes the
  * chunk it started), handing items to the callback CS_MAILBOX_CHUNK at a time. */
 #define CS_MAILBOX_SLICE_NS (1000 * 1000)
@@ -39,7 +41,7 @@ void cs_mailbox_post(struct cs_mailbox *box, struct cs_mail *mail);
  * drain before closing: a closed async handle never calls back). */
 void cs_mailbox_drain(struct cs_mailbox *box);
 /* The mailbox whose handle close_cb receives. */
-#define CS_MAILBOX_OF(handle) ((struct cs_mailbox *)(handle))
+#define CS_MAILBOX_OF(handle) CS_CONTAINER_OF((uv_async_t *)(handle), struct cs_mailbox, async)
 /* Loop thread; close_cb (may be NULL) runs once the async handle is closed. */
 void cs_mailbox_close(struct cs_mailbox *box, uv_close_cb close_cb);
 

@@ -1,7 +1,8 @@
 /* cschedd: wiring. Parses the config, prepares the state dir, opens the
  * store, resumes the runs it left, and serves gRPC until SIGTERM or SIGINT;
  * then stops in the reverse order so that nothing is left behind. Running
- * minders are left running: the next start adopts them. */
+ * minders are left running: the next start adopts them. main's thread is
+ * the loop thread; the ready file is written on the pool (ready_work.c). */
 #define CS_LOG_COMPONENT "cschedd"
 #include <errno.h>
 #include <grpc/grpc.h>
@@ -15,15 +16,14 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "attempt.h"
 #include "config.h"
 #include "dispatch.h"
 #include "env.h"
 #include "job.h"
-#include "launch_thread.h"
+#include "launcher.h"
 #include "log.h"
 #include "priority.h"
-#include "pump.h"
+#include "ready_work.h"
 #include "retention.h"
 #include "rpc.h"
 #include "sched_state.h"
@@ -38,9 +38,8 @@ struct server {
     struct cs_sched sched;
     struct cs_rpc_server *rpc;
     uv_signal_t sigterm, sigint;
-    uv_work_t ready_work;
+    struct cs_ready_write ready;
     struct cs_retention retention;
-    char ready_text[300];
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
     bool stopping;
@@ -54,8 +53,9 @@ static void begin_shutdown(struct server *srv, int exit_code);
 static int make_dir(const char *path)
 {
     if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-        cs_log_error("mkdir(%s) failed: %s", path, strerror(errno));
-        return -errno;
+        int rc = -errno;
+        cs_log_error("mkdir(%s) failed: %s", path, strerror(-rc));
+        return rc;
     }
     return 0;
 }
@@ -68,8 +68,9 @@ static int find_minder(struct server *srv)
         char self[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
         if (n < 0) {
-            cs_log_error("readlink(/proc/self/exe) failed: %s", strerror(errno));
-            return -errno;
+            int rc = -errno;
+            cs_log_error("readlink(/proc/self/exe) failed: %s", strerror(-rc));
+            return rc;
         }
         self[n] = '\0';
         const char *dir = dirname(self);
@@ -86,23 +87,11 @@ static int find_minder(struct server *srv)
     return 0;
 }
 
-static void write_ready_work(uv_work_t *work)
-{
-    struct server *srv = work->data;
-    char tmp[PATH_MAX];
-    (void)snprintf(tmp, sizeof(tmp), "%s.tmp", srv->config.ready_file);
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL || fputs(srv->ready_text, f) < 0 || fclose(f) != 0 ||
-        rename(tmp, srv->config.ready_file) != 0)
-        cs_log_error("writing the ready file %s failed: %s", srv->config.ready_file,
-                     strerror(errno));
-}
-
-static void after_ready_work(uv_work_t *work, int status)
+static void ready_written_cb(uv_work_t *work, int status)
 {
 }
 
-static void on_signal(uv_signal_t *handle, int signum)
+static void signal_cb(uv_signal_t *handle, int signum)
 {
     struct server *srv = handle->data;
     cs_log_info("received %s: shutting down", strsignal(signum));
@@ -136,7 +125,7 @@ static void on_store_open(void *arg, int status, struct cs_store_snapshot *snap)
         cs_store_snapshot_free(snap);
         return;
     }
-    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, cs_dispatch_launched, s);
+    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, cs_dispatch_launch_done_cb, s);
     if (s->launcher == NULL) {
         cs_store_snapshot_free(snap);
         begin_shutdown(srv, 1);
@@ -156,20 +145,21 @@ static void on_store_open(void *arg, int status, struct cs_store_snapshot *snap)
     char *colon = strrchr(host, ':');
     if (colon != NULL)
         *colon = '\0';
-    (void)snprintf(srv->ready_text, sizeof(srv->ready_text), "%s:%d", host,
+    (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "%s:%d", host,
                    cs_rpc_server_port(srv->rpc));
-    cs_log_info("serving on %s max_running=%u state_dir=%s", srv->ready_text, s->max_running,
+    cs_log_info("serving on %s max_running=%u state_dir=%s", srv->ready.text, s->max_running,
                 s->state_dir);
     if (srv->config.ready_file != NULL) {
-        srv->ready_work.data = srv;
-        CS_ASSERT(uv_queue_work(srv->loop, &srv->ready_work, write_ready_work, after_ready_work) ==
-                  0);
+        srv->ready.path = srv->config.ready_file;
+        srv->ready.work.data = &srv->ready;
+        CS_ASSERT(
+            uv_queue_work(srv->loop, &srv->ready.work, cs_ready_write_work, ready_written_cb) == 0);
     }
 }
 
 /* --- stop ---------------------------------------------------------------- */
 
-static void on_store_closed(void *arg)
+static void store_closed_cb(void *arg)
 {
     struct server *srv = arg;
     cs_job_free_all(&srv->sched);
@@ -177,26 +167,24 @@ static void on_store_closed(void *arg)
     uv_close((uv_handle_t *)&srv->sigint, NULL);
 }
 
-static void on_launcher_stopped(void *arg)
+static void launcher_stopped_cb(void *arg)
 {
     struct server *srv = arg;
     struct cs_sched *s = &srv->sched;
-    cs_dispatch_free_all(s);
-    cs_exit_watch_close(&s->exits);
-    cs_pump_close(s);
+    cs_dispatch_close(s);
     cs_probe_stop(&s->probe);
     cs_retention_stop(&srv->retention);
-    cs_store_close(s->store, on_store_closed, srv);
+    cs_store_close(s->store, store_closed_cb, srv);
 }
 
-static void on_rpc_stopped(void *arg)
+static void rpc_stopped_cb(void *arg)
 {
     struct server *srv = arg;
     srv->rpc = NULL;
     if (srv->sched.launcher != NULL)
-        cs_launcher_stop(srv->sched.launcher, on_launcher_stopped, srv);
+        cs_launcher_stop(srv->sched.launcher, launcher_stopped_cb, srv);
     else
-        on_launcher_stopped(srv);
+        launcher_stopped_cb(srv);
 }
 
 static void begin_shutdown(struct server *srv, int exit_code)
@@ -208,9 +196,9 @@ static void begin_shutdown(struct server *srv, int exit_code)
     srv->sched.stopping = true;
     cs_api_watch_close_all(&srv->sched);
     if (srv->rpc != NULL)
-        cs_rpc_server_shutdown(srv->rpc, on_rpc_stopped, srv);
+        cs_rpc_server_shutdown(srv->rpc, rpc_stopped_cb, srv);
     else
-        on_rpc_stopped(srv);
+        rpc_stopped_cb(srv);
 }
 
 /* --- main ---------------------------------------------------------------- */
@@ -229,14 +217,73 @@ static int sched_init(struct server *srv)
     /* Commands get the server's environment less its own settings: the
      * database URL may carry a password. */
     s->base_env = cs_env_copy_without(environ, "CSCHED_");
-    cs_idmap_init(&s->runs);
-    cs_run_keys_init(&s->run_keys);
-    int rc = cs_pump_init(s);
-    if (rc == 0)
-        rc = cs_exit_watch_init(srv->loop, &s->exits, cs_attempt_on_exit);
+    cs_api_watch_init(s);
+    int rc = cs_dispatch_init(s);
     if (rc == 0)
         rc = cs_probe_start(srv->loop, &s->probe);
     return rc;
+}
+
+/* The state dir and its attempts/ folder, and the minder to run: 0 or a
+ * negative errno, logged. */
+static int prepare_files(struct server *srv)
+{
+    char attempts[PATH_MAX];
+    (void)snprintf(attempts, sizeof(attempts), "%s/attempts", srv->config.state_dir);
+    (void)snprintf(srv->embedded_dir, sizeof(srv->embedded_dir), "%s/pg", srv->config.state_dir);
+    int rc = make_dir(srv->config.state_dir);
+    if (rc == 0)
+        rc = make_dir(attempts);
+    if (rc == 0)
+        rc = find_minder(srv);
+    return rc;
+}
+
+/* SIGTERM and SIGINT begin the shutdown. 0 or a negative errno from libuv;
+ * on failure main returns before the loop runs, so nothing is closed. */
+static int watch_signals(struct server *srv)
+{
+    int rc = uv_signal_init(srv->loop, &srv->sigterm);
+    if (rc == 0)
+        rc = uv_signal_init(srv->loop, &srv->sigint);
+    srv->sigterm.data = srv->sigint.data = srv;
+    if (rc == 0)
+        rc = uv_signal_start(&srv->sigterm, signal_cb, SIGTERM);
+    if (rc == 0)
+        rc = uv_signal_start(&srv->sigint, signal_cb, SIGINT);
+    return rc;
+}
+
+/* gRPC, the loop and the scheduler's state on it, and the signals: 0 or a
+ * negative errno, logged. */
+static int start_loop(struct server *srv)
+{
+    grpc_init();
+    srv->loop = uv_default_loop();
+    if (srv->loop == NULL) {
+        cs_log_error("uv_default_loop() failed");
+        return -ENOMEM;
+    }
+    int rc = sched_init(srv);
+    if (rc != 0) {
+        cs_log_error("initialising the loop failed: %s", uv_strerror(rc));
+        return rc;
+    }
+    rc = watch_signals(srv);
+    if (rc != 0)
+        cs_log_error("watching SIGTERM and SIGINT failed: %s", uv_strerror(rc));
+    return rc;
+}
+
+/* Once the loop has stopped: what outlives it, last of all gRPC. */
+static void release(struct server *srv)
+{
+    cs_env_free(srv->sched.base_env);
+    int rc = uv_loop_close(srv->loop);
+    if (rc != 0)
+        cs_log_warn("uv_loop_close: %s (handles still open)", uv_strerror(rc));
+    grpc_shutdown_blocking();
+    cs_log_info("stopped");
 }
 
 /* Puts cschedd ahead of its jobs where it can; it runs either way. */
@@ -253,8 +300,25 @@ static void set_priority(int nice)
         cs_log_warn("%s", err.msg);
 }
 
+/* The store's log lines join cschedd's, under the component it names. */
+static void store_log_cb(void *arg, enum cs_store_log_level level, const char *component,
+                         const char *msg)
+{
+    static const enum cs_log_level levels[] = {
+        [CS_STORE_LOG_ERROR] = CS_LOG_ERROR,
+        [CS_STORE_LOG_WARN] = CS_LOG_WARN,
+        [CS_STORE_LOG_INFO] = CS_LOG_INFO,
+        [CS_STORE_LOG_DEBUG] = CS_LOG_DEBUG,
+    };
+
+    cs_log_write(levels[level], component, "%s", msg);
+}
+
 int main(int argc, char **argv)
 {
+    /* First of all: main's thread runs the loop, and everything below may
+     * reach code that asserts it is on the loop thread. */
+    cs_loop_thread_mark();
     struct server srv;
     memset(&srv, 0, sizeof(srv));
     struct cs_err err = {0};
@@ -267,32 +331,18 @@ int main(int argc, char **argv)
         return 0;
     }
     cs_log_set_level(srv.config.log_level);
-    signal(SIGPIPE, SIG_IGN);
+    /* A client that goes away must not kill the server; SIG_ERR is only for
+     * a signal number that does not exist. */
+    (void)signal(SIGPIPE, SIG_IGN);
     set_priority(srv.config.nice);
-
-    char attempts[PATH_MAX];
-    (void)snprintf(attempts, sizeof(attempts), "%s/attempts", srv.config.state_dir);
-    (void)snprintf(srv.embedded_dir, sizeof(srv.embedded_dir), "%s/pg", srv.config.state_dir);
-    if (make_dir(srv.config.state_dir) != 0 || make_dir(attempts) != 0 || find_minder(&srv) != 0)
+    if (prepare_files(&srv) != 0 || start_loop(&srv) != 0)
         return 1;
-
-    grpc_init();
-    srv.loop = uv_default_loop();
-    cs_loop_thread_mark();
-    if (sched_init(&srv) != 0) {
-        cs_log_error("initialising the loop failed");
-        return 1;
-    }
-    uv_signal_init(srv.loop, &srv.sigterm);
-    uv_signal_init(srv.loop, &srv.sigint);
-    srv.sigterm.data = srv.sigint.data = &srv;
-    uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
-    uv_signal_start(&srv.sigint, on_signal, SIGINT);
 
     struct cs_store_config store_config = {
         .database_url = srv.config.database_url,
         .embedded_dir = srv.config.database_url == NULL ? srv.embedded_dir : NULL,
         .max_pending_writes = 100000,
+        .log_cb = store_log_cb,
     };
     /* Made and bound before the loop runs: creating a gRPC server takes tens
      * of milliseconds, which the probe would count against the loop. It
@@ -309,12 +359,8 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    uv_run(srv.loop, UV_RUN_DEFAULT);
-    cs_env_free(srv.sched.base_env);
-    int rc = uv_loop_close(srv.loop);
-    if (rc != 0)
-        cs_log_warn("uv_loop_close: %s (handles still open)", uv_strerror(rc));
-    grpc_shutdown_blocking();
-    cs_log_info("stopped");
+    /* It returns once no handle is left open; uv_loop_close says if one is. */
+    (void)uv_run(srv.loop, UV_RUN_DEFAULT);
+    release(&srv);
     return srv.exit_code;
 }

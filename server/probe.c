@@ -65,7 +65,7 @@ int64_t cs_lag_hist_quantile(const struct cs_lag_hist *hist, double q)
     return hist->max_us;
 }
 
-static void on_tick(uv_timer_t *timer)
+static void tick_cb(uv_timer_t *timer)
 {
     struct cs_probe *probe = timer->data;
     uint64_t now = uv_hrtime();
@@ -81,11 +81,12 @@ static void on_tick(uv_timer_t *timer)
     cs_lag_hist_record(&probe->window[slot], late_us);
 
     probe->due_ns = now + CS_PROBE_INTERVAL_MS * 1000000ull;
-    CS_ASSERT(uv_timer_start(timer, on_tick, CS_PROBE_INTERVAL_MS, 0) == 0);
+    CS_ASSERT(uv_timer_start(timer, tick_cb, CS_PROBE_INTERVAL_MS, 0) == 0);
 }
 
 int cs_probe_start(uv_loop_t *loop, struct cs_probe *probe)
 {
+    CS_ASSERT_LOOP();
     memset(probe, 0, sizeof(*probe));
     int rc = uv_timer_init(loop, &probe->timer);
     if (rc != 0)
@@ -94,11 +95,12 @@ int cs_probe_start(uv_loop_t *loop, struct cs_probe *probe)
     /* The probe must not keep the loop alive on its own at shutdown. */
     uv_unref((uv_handle_t *)&probe->timer);
     probe->due_ns = uv_hrtime() + CS_PROBE_INTERVAL_MS * 1000000ull;
-    return uv_timer_start(&probe->timer, on_tick, CS_PROBE_INTERVAL_MS, 0);
+    return uv_timer_start(&probe->timer, tick_cb, CS_PROBE_INTERVAL_MS, 0);
 }
 
 void cs_probe_stop(struct cs_probe *probe)
 {
+    CS_ASSERT_LOOP();
     uv_close((uv_handle_t *)&probe->timer, NULL);
 }
 
@@ -113,6 +115,7 @@ static void summarize(const struct cs_lag_hist *hist, struct cs_lag_summary *out
 void cs_probe_summary(const struct cs_probe *probe, struct cs_lag_summary *since_start,
                       struct cs_lag_summary *last_minute)
 {
+    CS_ASSERT_LOOP();
     summarize(&probe->since_start, since_start);
     /* Summing 60 small histograms is ~16k additions: cheap enough per call. */
     struct cs_lag_hist minute;

@@ -10,12 +10,12 @@
 static bool job_may_start(const struct cs_job *job)
 {
     uint32_t limit = job->spec->max_running;
-    return job->queue_head != NULL && (limit == 0 || job->slots < limit);
+    return !cs_queue_is_empty(&job->queue) && (limit == 0 || job->slots < limit);
 }
 
 static int64_t key(const struct cs_job *job)
 {
-    return job->queue_head->msg->id;
+    return cs_pump_first(job)->msg->id;
 }
 
 static void heap_set(struct cs_sched *s, size_t i, struct cs_job *job)
@@ -76,26 +76,26 @@ static void heap_push(struct cs_sched *s, struct cs_job *job)
     sift_up(s, job->heap_index);
 }
 
-static void on_idle(uv_idle_t *idle);
+static void idle_cb(uv_idle_t *idle);
 
 static void arm(struct cs_sched *s)
 {
     if (s->pump_armed || s->stopping || s->n_ready == 0 || cs_sched_slots_used(s) >= s->max_running)
         return;
     s->pump_armed = true;
-    CS_ASSERT(uv_idle_start(&s->pump_idle, on_idle) == 0);
+    CS_ASSERT(uv_idle_start(&s->pump_idle, idle_cb) == 0);
 }
 
-static void on_idle(uv_idle_t *idle)
+static void idle_cb(uv_idle_t *idle)
 {
     struct cs_sched *s = idle->data;
     for (int started = 0; started < CS_PUMP_BATCH; started++) {
         if (s->stopping || s->n_ready == 0 || cs_sched_slots_used(s) >= s->max_running)
             break;
         struct cs_job *job = s->ready[0];
-        struct cs_run *run = job->queue_head;
+        struct cs_run *run = cs_pump_first(job);
         cs_pump_dequeue(s, run);
-        cs_dispatch_start(s, run);
+        s->pump_start_cb(s, run);
         /* The start took one of the job's slots: it may be at its limit now. */
         cs_pump_job_changed(s, job);
     }
@@ -105,17 +105,20 @@ static void on_idle(uv_idle_t *idle)
     arm(s);
 }
 
-int cs_pump_init(struct cs_sched *sched)
+int cs_pump_init(struct cs_sched *sched, cs_pump_start_cb start_cb)
 {
+    CS_ASSERT_LOOP();
     int rc = uv_idle_init(sched->loop, &sched->pump_idle);
     if (rc != 0)
         return rc;
     sched->pump_idle.data = sched;
+    sched->pump_start_cb = start_cb;
     return 0;
 }
 
 void cs_pump_close(struct cs_sched *sched)
 {
+    CS_ASSERT_LOOP();
     uv_close((uv_handle_t *)&sched->pump_idle, NULL);
     free(sched->ready);
     sched->ready = NULL;
@@ -124,6 +127,7 @@ void cs_pump_close(struct cs_sched *sched)
 
 void cs_pump_job_changed(struct cs_sched *s, struct cs_job *job)
 {
+    CS_ASSERT_LOOP();
     bool in_heap = job->heap_index != CS_NOT_IN_HEAP;
     bool may = job_may_start(job);
     if (in_heap && !may)
@@ -140,46 +144,34 @@ void cs_pump_job_changed(struct cs_sched *s, struct cs_job *job)
 
 void cs_pump_enqueue(struct cs_sched *s, struct cs_run *run)
 {
+    CS_ASSERT_LOOP();
     struct cs_job *job = run->job;
     CS_ASSERT(!run->queued);
-    run->queue_next = NULL;
-    if (job->queue_tail == NULL || job->queue_tail->msg->id < run->msg->id) {
-        if (job->queue_tail != NULL)
-            job->queue_tail->queue_next = run;
-        else
-            job->queue_head = run;
-        job->queue_tail = run;
-    } else {
-        /* A retry re-enters in id order, ahead of runs triggered after it. */
-        struct cs_run **at = &job->queue_head;
-        while ((*at)->msg->id < run->msg->id)
-            at = &(*at)->queue_next;
-        run->queue_next = *at;
-        *at = run;
+    /* A retry re-enters in id order, ahead of runs triggered after it; a new
+     * run (the youngest) goes at the tail without a walk. */
+    struct cs_qlink *prev = job->queue.tail;
+    if (prev != NULL && CS_CONTAINER_OF(prev, struct cs_run, queue_link)->msg->id > run->msg->id) {
+        prev = NULL;
+        for (struct cs_qlink *l = job->queue.head;
+             CS_CONTAINER_OF(l, struct cs_run, queue_link)->msg->id < run->msg->id; l = l->next)
+            prev = l;
     }
+    cs_queue_insert_after(&job->queue, prev, &run->queue_link);
     run->queued = true;
     cs_pump_job_changed(s, job);
 }
 
 void cs_pump_dequeue(struct cs_sched *s, struct cs_run *run)
 {
-    struct cs_job *job = run->job;
+    CS_ASSERT_LOOP();
     CS_ASSERT(run->queued);
-    struct cs_run **at = &job->queue_head;
-    struct cs_run *prev = NULL;
-    while (*at != run) {
-        prev = *at;
-        at = &(*at)->queue_next;
-    }
-    *at = run->queue_next;
-    if (job->queue_tail == run)
-        job->queue_tail = prev;
-    run->queue_next = NULL;
+    cs_queue_remove(&run->job->queue, &run->queue_link);
     run->queued = false;
-    cs_pump_job_changed(s, job);
+    cs_pump_job_changed(s, run->job);
 }
 
 void cs_pump_kick(struct cs_sched *s)
 {
+    CS_ASSERT_LOOP();
     arm(s);
 }

@@ -10,9 +10,18 @@
 
 #define CS_PUMP_BATCH 16
 
-/* Starts the idle handle machinery (disarmed). */
-int cs_pump_init(struct cs_sched *sched);
+/* Starts the idle handle machinery (disarmed); start_cb is called for each
+ * run the pump takes off a queue, from the idle handle, at most
+ * CS_PUMP_BATCH times a turn. 0 or a negative errno from uv_idle_init. */
+int cs_pump_init(struct cs_sched *sched, cs_pump_start_cb start_cb);
+/* Closes the idle handle and frees the heap (the queues are the runs'). */
 void cs_pump_close(struct cs_sched *sched);
+
+/* The oldest queued run of job; job's queue must not be empty. */
+static inline struct cs_run *cs_pump_first(const struct cs_job *job)
+{
+    return CS_CONTAINER_OF(job->queue.head, struct cs_run, queue_link);
+}
 
 /* Appends run to its job's queue and lets the pump know. */
 void cs_pump_enqueue(struct cs_sched *sched, struct cs_run *run);
@@ -23,8 +32,5 @@ void cs_pump_dequeue(struct cs_sched *sched, struct cs_run *run);
 void cs_pump_job_changed(struct cs_sched *sched, struct cs_job *job);
 /* A global slot was freed: arm the pump if anything waits. */
 void cs_pump_kick(struct cs_sched *sched);
-
-/* Supplied by dispatch: start one run taken off its queue. */
-void cs_dispatch_start(struct cs_sched *sched, struct cs_run *run);
 
 #endif

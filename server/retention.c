@@ -1,4 +1,6 @@
-/* retention: the loop's side of removing old attempt directories. */
+/* retention: the loop's side of removing old attempt directories: the
+ * timer, and a sweep's record handed to the pool (retention_work.c) with the
+ * runs active when it starts. Loop thread only. */
 #define CS_LOG_COMPONENT "retention"
 #include "retention.h"
 
@@ -10,32 +12,12 @@
 #include "retention_work.h"
 #include "util.h"
 
-/* Directories removed per sweep, so that one sweep never holds a pool thread
- * (which also reads the notes of ending attempts) for long. */
-#define SWEEP_MAX_REMOVED 256
-/* The pause before the next sweep when one stopped at SWEEP_MAX_REMOVED. */
+/* The pause before the next sweep when one stopped at CS_SWEEP_MAX_REMOVED. */
 #define SWEEP_AGAIN_MS 1000
 
-struct cs_sweep {
-    uv_work_t work;
-    struct cs_retention *owner; /* NULL once the retention has stopped */
-    char attempts_dir[4096];
-    int64_t *active_runs; /* sorted */
-    size_t n_active;
-    time_t cutoff;
-    struct cs_sweep_result result;
-};
+static void timer_cb(uv_timer_t *timer);
 
-static void sweep_work(uv_work_t *work)
-{
-    struct cs_sweep *w = work->data;
-    w->result = cs_retention_sweep(w->attempts_dir, w->active_runs, w->n_active, w->cutoff,
-                                   SWEEP_MAX_REMOVED);
-}
-
-static void on_timer(uv_timer_t *timer);
-
-static void after_sweep(uv_work_t *work, int status)
+static void sweep_done_cb(uv_work_t *work, int status)
 {
     struct cs_sweep *w = work->data;
     struct cs_retention *r = w->owner;
@@ -49,7 +31,7 @@ static void after_sweep(uv_work_t *work, int status)
             cs_log_warn("%zu attempt directories in %s could not be removed: %s", res->failed,
                         w->attempts_dir, strerror(-res->first_error));
         uint64_t next = status == 0 && res->more ? SWEEP_AGAIN_MS : CS_RETENTION_EVERY_MS;
-        CS_ASSERT(uv_timer_start(&r->timer, on_timer, next, 0) == 0);
+        CS_ASSERT(uv_timer_start(&r->timer, timer_cb, next, 0) == 0);
     }
     free(w->active_runs);
     free(w);
@@ -57,7 +39,7 @@ static void after_sweep(uv_work_t *work, int status)
 
 /* Starts a sweep with the runs active now: a run that becomes active later
  * makes a new directory, far younger than the cutoff. */
-static void on_timer(uv_timer_t *timer)
+static void timer_cb(uv_timer_t *timer)
 {
     struct cs_retention *r = timer->data;
     const struct cs_idmap *runs = &r->sched->runs;
@@ -72,11 +54,12 @@ static void on_timer(uv_timer_t *timer)
     w->cutoff = (time_t)(cs_now_unix_ms() / 1000) - (time_t)r->days * 24 * 60 * 60;
     w->work.data = w;
     r->sweep = w;
-    CS_ASSERT(uv_queue_work(r->sched->loop, &w->work, sweep_work, after_sweep) == 0);
+    CS_ASSERT(uv_queue_work(r->sched->loop, &w->work, cs_retention_sweep_work, sweep_done_cb) == 0);
 }
 
 void cs_retention_start(struct cs_retention *r, struct cs_sched *s, uint32_t days)
 {
+    CS_ASSERT_LOOP();
     memset(r, 0, sizeof(*r));
     r->sched = s;
     r->days = days;
@@ -84,11 +67,12 @@ void cs_retention_start(struct cs_retention *r, struct cs_sched *s, uint32_t day
         return;
     CS_ASSERT(uv_timer_init(s->loop, &r->timer) == 0);
     r->timer.data = r;
-    CS_ASSERT(uv_timer_start(&r->timer, on_timer, CS_RETENTION_FIRST_MS, 0) == 0);
+    CS_ASSERT(uv_timer_start(&r->timer, timer_cb, CS_RETENTION_FIRST_MS, 0) == 0);
 }
 
 void cs_retention_stop(struct cs_retention *r)
 {
+    CS_ASSERT_LOOP();
     if (r->sched == NULL || r->days == 0)
         return;
     if (r->sweep != NULL)

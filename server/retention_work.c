@@ -11,21 +11,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "note.h"
+#include "minder_contract.h"
 
-/* Parses "<run_id>-<attempt>", both positive decimal numbers; 0 if it is not
- * an attempt directory's name. */
+/* The run of an attempt directory's name; 0 if it is not one. */
 static int64_t run_of(const char *name)
 {
-    char *end;
-    if (name[0] < '1' || name[0] > '9')
-        return 0;
-    errno = 0;
-    long long run = strtoll(name, &end, 10);
-    if (errno != 0 || *end != '-' || end[1] < '1' || end[1] > '9')
-        return 0;
-    (void)strtoul(end + 1, &end, 10);
-    return errno == 0 && *end == '\0' ? (int64_t)run : 0;
+    int64_t run;
+    uint32_t attempt;
+    return cs_minder_dir_parse(name, &run, &attempt) == 0 ? run : 0;
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -101,4 +94,11 @@ struct cs_sweep_result cs_retention_sweep(const char *attempts_dir, const int64_
     }
     (void)closedir(dir);
     return res;
+}
+
+void cs_retention_sweep_work(uv_work_t *work)
+{
+    struct cs_sweep *w = work->data;
+    w->result = cs_retention_sweep(w->attempts_dir, w->active_runs, w->n_active, w->cutoff,
+                                   CS_SWEEP_MAX_REMOVED);
 }

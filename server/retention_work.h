@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <uv.h>
 
 struct cs_sweep_result {
     size_t removed;  /* directories removed */
@@ -14,6 +15,28 @@ struct cs_sweep_result {
     int first_error; /* negative errno, 0 if none */
     bool more;       /* stopped at max_removed with more to look at */
 };
+
+/* Directories removed per sweep, so that one sweep never holds a pool thread
+ * (which also reads the notes of ending attempts) for long. */
+#define CS_SWEEP_MAX_REMOVED 256
+
+struct cs_retention;
+
+/* One sweep: made on the loop (retention.c) with what it needs, filled in
+ * on the pool (result), freed on the loop in the work's after callback. */
+struct cs_sweep {
+    uv_work_t work;             /* work.data: this sweep */
+    struct cs_retention *owner; /* NULL once the retention has stopped */
+    char attempts_dir[4096];
+    int64_t *active_runs; /* sorted */
+    size_t n_active;
+    time_t cutoff;
+    struct cs_sweep_result result;
+};
+
+/* Pool thread: runs cs_retention_sweep for the sweep in work->data, at most
+ * CS_SWEEP_MAX_REMOVED removals. */
+void cs_retention_sweep_work(uv_work_t *work);
 
 /* Sorts ids ascending, the order cs_retention_sweep wants active_runs in. */
 void cs_retention_sort_ids(int64_t *ids, size_t n);

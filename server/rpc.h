@@ -1,6 +1,10 @@
 /* rpc: the server side of gRPC's C core, run on the loop thread. It keeps
  * request slots open for every registered method, unpacks each request,
  * calls the method's handler on the loop, and sends replies and streams.
+ * Three files: rpc.c (the server's life and its request slots), rpc_call.c
+ * (one call: its batches, its reply or final status, its end) and
+ * rpc_stream.c (the messages a streaming call queues). Every function here
+ * is for the loop thread only.
  *
  * A call lives until its reply or final status has gone out and gRPC has
  * reported the call closed; handlers never free calls. A unary handler must
@@ -25,21 +29,23 @@ struct cs_rpc_server;
  * the kernel's ARG_MAX of 2 MiB), and unpacking megabytes would stall it. */
 #define CS_RPC_MAX_REQUEST_BYTES (1024 * 1024)
 
-typedef void (*cs_handler_fn)(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+/* Runs a method on the loop thread; request is borrowed until the call ends. */
+typedef void (*cs_method_handler_cb)(struct cs_call *call, const ProtobufCMessage *request,
+                                     void *ctx);
 
 struct cs_method {
     const char *path; /* "/csched.v1.Scheduler/CreateJob" */
     const ProtobufCMessageDescriptor *input;
     bool server_streaming;
-    cs_handler_fn handler;
+    cs_method_handler_cb handler_cb;
 };
 
-/* Stream callbacks, both optional: on_drained runs when every pushed message
- * has been sent; on_cancel once, when the client goes away or the server
+/* Stream callbacks, both optional: drained_cb runs when every pushed message
+ * has been sent; cancel_cb once, when the client goes away or the server
  * shuts down (the handler must then stop pushing and call cs_call_finish). */
 struct cs_stream_ops {
-    void (*on_drained)(struct cs_call *call, void *ctx);
-    void (*on_cancel)(struct cs_call *call, void *ctx);
+    void (*drained_cb)(struct cs_call *call, void *ctx);
+    void (*cancel_cb)(struct cs_call *call, void *ctx);
 };
 
 /* Creates and starts a server listening on addr ("host:port"; port 0 picks
@@ -53,9 +59,10 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
 int cs_rpc_server_port(const struct cs_rpc_server *server);
 /* Starts taking calls (until then they wait). 0 or a negative errno. */
 int cs_rpc_server_serve(struct cs_rpc_server *server);
+typedef void (*cs_rpc_server_done_cb)(void *arg);
 /* Stops accepting calls and cancels the open ones; done_cb runs once every
  * call has ended and the server's threads are gone; then the server is freed. */
-void cs_rpc_server_shutdown(struct cs_rpc_server *server, void (*done_cb)(void *arg), void *arg);
+void cs_rpc_server_shutdown(struct cs_rpc_server *server, cs_rpc_server_done_cb done_cb, void *arg);
 
 /* Ends a unary call with response (borrowed: packed before returning). */
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);

@@ -14,18 +14,27 @@
 #include "exit_watch.h"
 #include "idmap.h"
 #include "probe.h"
+#include "queue.h"
 #include "run_keys.h"
 
 struct cs_store;
 struct cs_launcher;
 struct cs_watch;
+struct cs_sched;
+struct cs_run;
+
+/* The pump's hand-off: start run, just taken off its job's queue. The
+ * callback takes one slot of the global limit and one of the job's. */
+typedef void (*cs_pump_start_cb)(struct cs_sched *sched, struct cs_run *run);
+/* A committed event, for the open Watch streams (borrowed for the call). */
+typedef void (*cs_event_publish_cb)(void *ctx, const Csched__V1__Event *event);
 
 struct cs_job {
-    Csched__V1__Job *spec;                  /* owned; freed with protobuf_c_message_free_unpacked */
-    uint32_t active;                        /* runs of this job not yet terminal */
-    uint32_t slots;                         /* runs holding a slot (STARTING or RUNNING) */
-    struct cs_run *queue_head, *queue_tail; /* runs ready to start, oldest first */
-    size_t heap_index;                      /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
+    Csched__V1__Job *spec; /* owned; freed with protobuf_c_message_free_unpacked */
+    uint32_t active;       /* runs of this job not yet terminal */
+    uint32_t slots;        /* runs holding a slot (STARTING or RUNNING) */
+    struct cs_queue queue; /* runs ready to start, oldest first */
+    size_t heap_index;     /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
 };
 
 #define CS_NOT_IN_HEAP SIZE_MAX
@@ -33,9 +42,9 @@ struct cs_job {
 struct cs_attempt;
 
 struct cs_run {
-    Csched__V1__Run *msg; /* owned: the run as clients see it, attempts included */
-    struct cs_job *job;   /* borrowed: a job is never deleted while it has active runs */
-    struct cs_run *queue_next;
+    Csched__V1__Run *msg;       /* owned: the run as clients see it, attempts included */
+    struct cs_job *job;         /* borrowed: a job is never deleted while it has active runs */
+    struct cs_qlink queue_link; /* in its job's queue while queued */
     bool queued;                /* on its job's queue */
     struct cs_attempt *attempt; /* the live attempt, or NULL */
     struct cs_backoff *backoff; /* the retry timer while waiting to retry, or NULL */
@@ -59,6 +68,7 @@ struct cs_sched {
     struct cs_job **ready; /* pump: min-heap of jobs that may start a run */
     size_t n_ready, cap_ready;
     uv_idle_t pump_idle;
+    cs_pump_start_cb pump_start_cb;
     bool pump_armed;
     bool stopping; /* no more starts: the server is shutting down */
 
@@ -68,7 +78,9 @@ struct cs_sched {
     uint32_t running;
     int64_t next_run_id;
     int64_t next_seq;
-    int64_t last_published_seq; /* the highest seq committed and handed to watchers */
+    int64_t last_published_seq;     /* the highest seq committed and handed to watchers */
+    cs_event_publish_cb publish_cb; /* NULL until the watchers register */
+    void *publish_ctx;
     uint64_t runs_started, runs_finished;
 
     struct cs_watch *watches; /* open Watch streams */
@@ -84,5 +96,21 @@ static inline uint32_t cs_sched_slots_used(const struct cs_sched *sched)
 
 bool cs_run_state_is_terminal(Csched__V1__RunState state);
 const char *cs_run_state_name(Csched__V1__RunState state);
+
+/* How a command ended, as the outcome oneof (exit_code | term_signal) of
+ * Attempt, Run and Event says it. The three messages number the oneof's
+ * fields differently, so each has its own case values: these helpers are
+ * the one place that maps between them. */
+enum cs_outcome_kind { CS_OUTCOME_NONE, CS_OUTCOME_EXIT_CODE, CS_OUTCOME_TERM_SIGNAL };
+struct cs_outcome {
+    enum cs_outcome_kind kind;
+    int32_t value; /* the exit code or the signal number */
+};
+
+struct cs_outcome cs_outcome_of_attempt(const Csched__V1__Attempt *attempt);
+struct cs_outcome cs_outcome_of_run(const Csched__V1__Run *run);
+void cs_outcome_set_attempt(Csched__V1__Attempt *attempt, struct cs_outcome outcome);
+void cs_outcome_set_run(Csched__V1__Run *run, struct cs_outcome outcome);
+void cs_outcome_set_event(Csched__V1__Event *event, struct cs_outcome outcome);
 
 #endif

@@ -43,8 +43,11 @@ int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Loop-thread ownership checks: cs_loop_thread_mark() is called once by the
- * loop thread; CS_ASSERT_LOOP() then aborts if loop-owned state is touched
- * from any other thread. */
+ * loop thread (cschedd's main, first thing; a unit test, in its setup);
+ * CS_ASSERT_LOOP() at the top of every loop-only entry point then aborts
+ * with file:line when it is called from any other thread. Compiled into
+ * every build, like CS_ASSERT: it costs one thread-local read, and the
+ * builds the tests run are the builds that ship. */
 void cs_loop_thread_mark(void);
 void cs_assert_loop_fail(const char *file, int line);
 bool cs_on_loop_thread(void);

@@ -6,23 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wire.h"
+
 #define MAX_DEPTH 32
-
-enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
-
-static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if ((b & 0x80) == 0) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
 
 /* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
 static bool valid_utf8(const uint8_t *s, size_t len)
@@ -65,28 +51,28 @@ static int walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p, const 
         return 0; /* the unpacker refuses absurd nesting itself */
     while (p < end) {
         uint64_t key, n;
-        if (!read_varint(&p, end, &key))
+        if (cs_wire_read_varint(&p, end, &key) != 0)
             return 0;
         unsigned wire = (unsigned)(key & 7);
         const ProtobufCFieldDescriptor *field =
             protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3));
         switch (wire) {
-        case WIRE_VARINT:
-            if (!read_varint(&p, end, &n))
+        case CS_WIRE_VARINT:
+            if (cs_wire_read_varint(&p, end, &n) != 0)
                 return 0;
             continue;
-        case WIRE_I64:
+        case CS_WIRE_I64:
             p += 8;
             continue;
-        case WIRE_I32:
+        case CS_WIRE_I32:
             p += 4;
             continue;
-        case WIRE_LEN:
+        case CS_WIRE_LEN:
             break;
         default:
             return 0;
         }
-        if (!read_varint(&p, end, &n) || n > (uint64_t)(end - p))
+        if (cs_wire_read_varint(&p, end, &n) != 0 || n > (uint64_t)(end - p))
             return 0;
         const uint8_t *value = p;
         p += n;

@@ -27,7 +27,7 @@ endif()
 file(WRITE ${OUT}.tmp
   "/* Generated from storage/migrations by embed_sql.cmake; do not edit. */\n"
   "#include \"migrate.h\"\n\n${body}"
-  "const struct cs_migration cs_migrations[] = {\n${table}};\n\n"
-  "const size_t cs_migrations_count = ${count};\n")
+  "const struct cs_store_migration cs_store_migrations[] = {\n${table}};\n\n"
+  "const size_t cs_store_migrations_count = ${count};\n")
 file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
 file(REMOVE ${OUT}.tmp)

@@ -1,7 +1,6 @@
 /* Schema migrations: which embedded migrations a database still needs, and
- * the one transaction that applies them. Runs on the loop thread; the SQL is
- * sent by store_conn.c. */
-#define CS_LOG_COMPONENT "store"
+ * the one transaction that applies them. Pure functions, run on the loop
+ * thread; store_migrate.c sends the SQL. */
 #include "migrate.h"
 
 #include <errno.h>
@@ -9,14 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "util.h"
+#include "store_util.h"
 
-const char cs_migrate_list_sql[] =
+const char cs_store_migrate_list_sql[] =
     "CREATE TABLE IF NOT EXISTS schema_migrations ("
     " version integer PRIMARY KEY, name text NOT NULL, applied_unix_ms bigint NOT NULL);"
     "SELECT version FROM schema_migrations ORDER BY version";
 
-int cs_migrations_check(const struct cs_migration *migrations, size_t n)
+int cs_store_migrations_check(const struct cs_store_migration *migrations, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (migrations[i].version != (int)i + 1 || migrations[i].sql == NULL)
@@ -25,8 +24,8 @@ int cs_migrations_check(const struct cs_migration *migrations, size_t n)
     return 0;
 }
 
-int cs_migrate_plan(const struct cs_migration *migrations, size_t n, const int *applied,
-                    size_t n_applied, size_t *first)
+int cs_store_migrate_plan(const struct cs_store_migration *migrations, size_t n, const int *applied,
+                          size_t n_applied, size_t *first)
 {
     for (size_t i = 0; i < n_applied; i++) {
         if (applied[i] > (int)n)
@@ -38,8 +37,8 @@ int cs_migrate_plan(const struct cs_migration *migrations, size_t n, const int *
     return 0;
 }
 
-char *cs_migrate_sql(const struct cs_migration *migrations, size_t n, size_t first,
-                     int64_t now_unix_ms)
+char *cs_store_migrate_sql(const struct cs_store_migration *migrations, size_t n, size_t first,
+                           int64_t now_unix_ms)
 {
     static const char begin[] = "BEGIN;\n";
     static const char commit[] = "COMMIT;\n";
@@ -49,7 +48,7 @@ char *cs_migrate_sql(const struct cs_migration *migrations, size_t n, size_t fir
 
     for (size_t i = first; i < n; i++)
         cap += strlen(migrations[i].sql) + strlen(migrations[i].name) + 160;
-    sql = cs_xmalloc(cap);
+    sql = cs_store_xmalloc(cap);
     len = (size_t)snprintf(sql, cap, "%s", begin);
     for (size_t i = first; i < n; i++) {
         /* The name comes from a file name checked by embed_sql.cmake to hold

@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "store.h"
+
 struct cs_pg_embedded_options {
     /* fsync, synchronous_commit and full_page_writes off, as PostgreSQL's
      * own test clusters run: fast, and a crash may lose the database. */
@@ -29,17 +31,22 @@ struct cs_pg_embedded_options {
     /* Also listen on 127.0.0.1 at this TCP port (tests of TCP connections);
      * 0 means unix socket only. */
     int tcp_port;
+    /* Where its log lines go, from the calling thread; NULL: stderr. */
+    cs_store_log_cb log_cb;
+    void *log_arg;
 };
 
 /* Creates DIR if needed, runs initdb on first use (DIR/data), starts the
  * server unless it already runs, and writes a libpq connection string for it
  * to conninfo_out. opts may be NULL. Returns 0 or a negative errno; the
- * reason is logged, and the server's own log is DIR/postgresql.log. */
+ * reason goes to opts->log_cb, and the server's own log is
+ * DIR/postgresql.log. */
 int cs_pg_embedded_start(const char *dir, const struct cs_pg_embedded_options *opts,
                          char *conninfo_out, size_t cap);
 
-/* Stops the server under DIR (pg_ctl stop -m fast) if it runs. Returns 0 or
- * a negative errno. */
-int cs_pg_embedded_stop(const char *dir);
+/* Stops the server under DIR (pg_ctl stop -m fast) if it runs. opts (may be
+ * NULL) gives the binaries and the log callback; the rest is the cluster's
+ * own. Returns 0 or a negative errno. */
+int cs_pg_embedded_stop(const char *dir, const struct cs_pg_embedded_options *opts);
 
 #endif

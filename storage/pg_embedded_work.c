@@ -6,7 +6,6 @@
  * As root, PostgreSQL (which refuses to run as root) runs as an unprivileged
  * user through runuser; posix_spawn, never fork, because the caller is a
  * multi-threaded server. */
-#define CS_LOG_COMPONENT "store"
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -23,8 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "pg_embedded.h"
+#include "store_util.h"
 
 extern char **environ;
 
@@ -32,6 +31,7 @@ extern char **environ;
 
 /* Who runs the PostgreSQL programs, and how. */
 struct pg_ctx {
+    struct cs_store_logger logger;
     const char *dir;
     char bindir[PATH_MAX];
     bool as_user; /* we are root: run them as user through runuser */
@@ -82,7 +82,8 @@ static int ctx_user(struct pg_ctx *c, const char *user)
     int n = (int)(sizeof(c->groups) / sizeof(c->groups[0]));
 
     if (getpwnam_r(user, &pw, buf, sizeof(buf), &found) != 0 || found == NULL) {
-        cs_log_error("embedded PostgreSQL: running as root, but there is no user %s to run "
+        cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
+                     "embedded PostgreSQL: running as root, but there is no user %s to run "
                      "PostgreSQL as (install the postgresql package, or run as another user)",
                      user);
         return -ENOENT;
@@ -105,8 +106,11 @@ static int ctx_init(struct pg_ctx *c, const char *dir, const struct cs_pg_embedd
                     const char *user)
 {
     memset(c, 0, sizeof(*c));
+    if (opts != NULL)
+        c->logger = (struct cs_store_logger){opts->log_cb, opts->log_arg};
     if (dir[0] != '/' || strpbrk(dir, "'\"\\") != NULL) {
-        cs_log_error("embedded PostgreSQL: directory %s must be an absolute path without quotes "
+        cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
+                     "embedded PostgreSQL: directory %s must be an absolute path without quotes "
                      "or backslashes",
                      dir);
         return -EINVAL;
@@ -158,7 +162,8 @@ static int run_prog(const struct pg_ctx *c, const char *out_path, const char *pr
     rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
-        cs_log_error("embedded PostgreSQL: cannot run %s: %s", argv[0], strerror(rc));
+        cs_store_log(&c->logger, CS_STORE_LOG_ERROR, "embedded PostgreSQL: cannot run %s: %s",
+                     argv[0], strerror(rc));
         return -rc;
     }
     while (waitpid(pid, &status, 0) < 0) {
@@ -201,14 +206,16 @@ static int check_traversal(const struct pg_ctx *c, const char *dir)
         if (stat(shown, &st) != 0)
             continue;
         if (!user_can_enter(c, &st) && parent && st.st_uid == geteuid()) {
-            cs_log_info("embedded PostgreSQL: letting user %s enter %s (chmod o+x)", c->user,
-                        shown);
+            cs_store_log(&c->logger, CS_STORE_LOG_INFO,
+                         "embedded PostgreSQL: letting user %s enter %s (chmod o+x)", c->user,
+                         shown);
             if (chmod(shown, (st.st_mode & 07777) | S_IXOTH) == 0)
                 st.st_mode |= S_IXOTH;
         }
         parent = false;
         if (!user_can_enter(c, &st)) {
-            cs_log_error("embedded PostgreSQL runs as user %s, which cannot enter %s (mode %o): "
+            cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
+                         "embedded PostgreSQL runs as user %s, which cannot enter %s (mode %o): "
                          "run `chmod o+x %s`, or choose a state directory elsewhere (e.g. under "
                          "/var/lib)",
                          c->user, shown, (unsigned)(st.st_mode & 07777), shown);
@@ -237,7 +244,8 @@ static int make_dir(const char *dir, const struct pg_ctx *c)
         goto err;
     return 0;
 err:
-    cs_log_error("embedded PostgreSQL: cannot make directory %s: %s", path, strerror(errno));
+    cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
+                 "embedded PostgreSQL: cannot make directory %s: %s", path, strerror(errno));
     return -errno;
 }
 
@@ -283,10 +291,11 @@ static int initdb(const struct pg_ctx *c, const struct cs_pg_embedded_options *o
     if (opts != NULL && opts->fsync_off)
         args[9] = "--no-sync";
     snprintf(out, sizeof(out), "%s/initdb.log", c->dir);
-    cs_log_info("embedded PostgreSQL: initdb %s", c->data);
+    cs_store_log(&c->logger, CS_STORE_LOG_INFO, "embedded PostgreSQL: initdb %s", c->data);
     rc = run_prog(c, out, "initdb", args);
     if (rc != 0) {
-        cs_log_error("embedded PostgreSQL: initdb failed (status %d); see %s", rc, out);
+        cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
+                     "embedded PostgreSQL: initdb failed (status %d); see %s", rc, out);
         return rc < 0 ? rc : -EIO;
     }
     return 0;
@@ -315,7 +324,8 @@ static int pg_start(const struct pg_ctx *c, const struct cs_pg_embedded_options 
     snprintf(out, sizeof(out), "%s/pg_ctl.log", c->dir);
     rc = run_prog(c, out, "pg_ctl", args);
     if (rc != 0) {
-        cs_log_error("embedded PostgreSQL: pg_ctl start failed (status %d); see %s and %s", rc, out,
+        cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
+                     "embedded PostgreSQL: pg_ctl start failed (status %d); see %s and %s", rc, out,
                      c->log);
         return rc < 0 ? rc : -EIO;
     }
@@ -341,17 +351,19 @@ int cs_pg_embedded_start(const char *dir, const struct cs_pg_embedded_options *o
     if ((rc = initdb(&c, opts)) != 0)
         return rc;
     if (is_running(&c))
-        cs_log_info("embedded PostgreSQL already runs in %s", c.data);
+        cs_store_log(&c.logger, CS_STORE_LOG_INFO, "embedded PostgreSQL already runs in %s",
+                     c.data);
     else if ((rc = pg_start(&c, opts, sock_dir)) != 0)
         return rc;
     if ((size_t)snprintf(conninfo_out, cap, "host='%s' port=%d user=postgres dbname=postgres",
                          sock_dir, port(opts)) >= cap)
         return -ENAMETOOLONG;
-    cs_log_info("embedded PostgreSQL runs in %s (socket in %s)", c.data, sock_dir);
+    cs_store_log(&c.logger, CS_STORE_LOG_INFO, "embedded PostgreSQL runs in %s (socket in %s)",
+                 c.data, sock_dir);
     return 0;
 }
 
-int cs_pg_embedded_stop(const char *dir)
+int cs_pg_embedded_stop(const char *dir, const struct cs_pg_embedded_options *opts)
 {
     struct pg_ctx c;
     struct stat st;
@@ -369,7 +381,7 @@ int cs_pg_embedded_stop(const char *dir)
     if (geteuid() == 0 &&
         (getpwuid_r(st.st_uid, &pw, buf, sizeof(buf), &owner) != 0 || owner == NULL))
         return -ENOENT;
-    rc = ctx_init(&c, dir, NULL, owner != NULL ? owner->pw_name : NULL);
+    rc = ctx_init(&c, dir, opts, owner != NULL ? owner->pw_name : NULL);
     if (rc != 0)
         return rc;
     if (!is_running(&c))
@@ -377,9 +389,10 @@ int cs_pg_embedded_stop(const char *dir)
     snprintf(out, sizeof(out), "%s/pg_ctl.log", c.dir);
     rc = run_prog(&c, out, "pg_ctl", args);
     if (rc != 0) {
-        cs_log_error("embedded PostgreSQL: pg_ctl stop failed (status %d); see %s", rc, out);
+        cs_store_log(&c.logger, CS_STORE_LOG_ERROR,
+                     "embedded PostgreSQL: pg_ctl stop failed (status %d); see %s", rc, out);
         return rc < 0 ? rc : -EIO;
     }
-    cs_log_info("embedded PostgreSQL in %s stopped", c.data);
+    cs_store_log(&c.logger, CS_STORE_LOG_INFO, "embedded PostgreSQL in %s stopped", c.data);
     return 0;
 }

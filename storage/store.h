@@ -24,6 +24,20 @@
 
 struct cs_store;
 
+/* What the store says unprompted (a lost connection, a migration applied,
+ * the embedded server started), the way libpq has its notice processor.
+ * component names the store ("store") for the caller's log. It is called on
+ * the loop thread, and on libuv's pool while the embedded PostgreSQL starts
+ * or stops, so it must be safe from any thread. */
+enum cs_store_log_level {
+    CS_STORE_LOG_ERROR,
+    CS_STORE_LOG_WARN,
+    CS_STORE_LOG_INFO,
+    CS_STORE_LOG_DEBUG,
+};
+typedef void (*cs_store_log_cb)(void *arg, enum cs_store_log_level level, const char *component,
+                                const char *msg);
+
 struct cs_store_config {
     /* libpq connection string or URI; NULL or "" with embedded_dir set means
      * the embedded server. */
@@ -34,11 +48,15 @@ struct cs_store_config {
     /* How many writes may wait while the database is unreachable before new
      * state-changing work is refused (cs_store_is_accepting() turns false). */
     size_t max_pending_writes;
+    /* Where the store's log lines go; NULL writes them to stderr, without
+     * the debug ones. */
+    cs_store_log_cb log_cb;
+    void *log_arg;
 };
 
 /* Status codes passed to callbacks: 0, or a negative errno: -ENOTCONN (the
  * database is unreachable), -EIO (the database reported an error; the
- * message is logged), -ENOENT (read found nothing). */
+ * message goes to the log callback), -ENOENT (read found nothing). */
 typedef void (*cs_store_done_cb)(void *arg, int status);
 
 /* What the server needs to resume after a start: every job, every run not
@@ -61,7 +79,8 @@ typedef void (*cs_store_open_cb)(void *arg, int status, struct cs_store_snapshot
  * (initdb, pg_ctl on libuv's pool), then connect, apply migrations, load the
  * snapshot, then open_cb (snapshot owned by the callee; free it with
  * cs_store_snapshot_free). On failure open_cb gets a negative errno and a NULL
- * snapshot and the reason is logged. */
+ * snapshot and the reason goes to the log callback. The loop thread is the one
+ * that calls cs_store_new: every function here taking a store asserts it. */
 struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config);
 int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg);
 void cs_store_snapshot_free(struct cs_store_snapshot *snapshot);

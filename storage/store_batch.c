@@ -25,18 +25,18 @@
  * an error of the batch: its writes (and the snapshot reads) go back to the
  * front of the queue and are sent again after reconnecting (every write is
  * an idempotent upsert, and they are coalesced afresh); other reads fail
- * with -ENOTCONN. */
-#define CS_LOG_COMPONENT "store"
+ * with -ENOTCONN.
+ *
+ * This layer only talks to libpq: when the connection fails it returns
+ * -ENOTCONN and the reason, and the connection layer above reconnects. The
+ * flush handle's callback is the store's own (store.c), given as
+ * store->flush_cb. Loop thread. */
 #include <errno.h>
 #include <libpq-fe.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "store.h"
 #include "store_internal.h"
-#include "util.h"
 
 /* Operations per batch, and their parameter bytes: bound the time one flush
  * spends sending, a batch's transaction, and the rows and bytes of one
@@ -51,9 +51,7 @@
  * backlog. */
 #define INFLIGHT_MAX_BATCHES 1
 
-static void on_flush(uv_prepare_t *handle);
-
-void cs_store_queue_push(struct cs_store_queue *q, struct cs_store_op *op)
+static void queue_push(struct cs_store_queue *q, struct cs_store_op *op)
 {
     op->next = NULL;
     if (q->tail != NULL)
@@ -76,15 +74,15 @@ static struct cs_store_op *queue_pop(struct cs_store_queue *q)
     return op;
 }
 
-struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_stmt stmt, bool is_write,
-                                    cs_store_op_done_fn done, void (*cb)(void), void *arg)
+struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_store_stmt stmt, bool is_write,
+                                    cs_store_op_done_cb done_cb, void (*cb)(void), void *arg)
 {
-    struct cs_store_op *op = cs_xcalloc(1, sizeof(*op));
+    struct cs_store_op *op = cs_store_xcalloc(1, sizeof(*op));
 
     op->stmt = stmt;
     op->is_write = is_write;
     op->replay = is_write;
-    op->done = done;
+    op->done_cb = done_cb;
     op->cb = cb;
     op->arg = arg;
     op->store = store;
@@ -93,7 +91,7 @@ struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_stmt stmt, b
 
 static size_t op_bytes(const struct cs_store_op *op)
 {
-    const struct cs_params *p = &op->params;
+    const struct cs_store_params *p = &op->params;
     size_t bytes = 0;
 
     for (int i = 0; i < p->n; i++) {
@@ -101,15 +99,6 @@ static size_t op_bytes(const struct cs_store_op *op)
             bytes += p->formats[i] == 1 ? (size_t)p->lengths[i] : strlen(p->values[i]);
     }
     return bytes;
-}
-
-void cs_store_batch_sent(struct cs_store_batch *b, enum cs_stmt stmt, struct cs_store_op *op)
-{
-    if (b->n_sent == b->cap_sent) {
-        b->cap_sent = b->cap_sent > 0 ? b->cap_sent * 2 : 8;
-        b->sent = cs_xrealloc(b->sent, b->cap_sent * sizeof(*b->sent));
-    }
-    b->sent[b->n_sent++] = (struct cs_store_sent){stmt, op};
 }
 
 void cs_store_batch_free(struct cs_store_batch *b)
@@ -122,25 +111,18 @@ static void op_finish(struct cs_store *store, struct cs_store_op *op, int status
 {
     if (op->is_write)
         store->n_writes--;
-    if (op->done != NULL)
-        op->done(op, status, status == 0 ? op->result : NULL);
+    if (op->done_cb != NULL)
+        op->done_cb(op, status, status == 0 ? op->result : NULL);
     PQclear(op->result);
-    cs_params_clear(&op->params);
+    cs_store_params_clear(&op->params);
     free(op);
-}
-
-void cs_store_write_done(struct cs_store_op *op, int status, const PGresult *res)
-{
-    cs_store_done_cb cb = (cs_store_done_cb)op->cb;
-
-    if (cb != NULL)
-        cb(op->arg, status);
 }
 
 void cs_store_kick(struct cs_store *store)
 {
+    /* uv_prepare_start fails only for a NULL callback. */
     if (!store->finishing)
-        uv_prepare_start(&store->flush_handle, on_flush);
+        (void)uv_prepare_start(&store->flush_handle, store->flush_cb);
 }
 
 void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op)
@@ -151,25 +133,18 @@ void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op)
         op_finish(store, op, -ENOTCONN);
         return;
     }
-    if (op->replay || store->state == CONN_READY)
-        cs_store_queue_push(&store->pending, op);
+    if (op->replay || store->state == CS_STORE_CONN_READY)
+        queue_push(&store->pending, op);
     else
-        cs_store_queue_push(&store->failed, op);
+        queue_push(&store->failed, op);
     cs_store_kick(store);
 }
 
-bool cs_store_is_accepting(const struct cs_store *store)
+int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err)
 {
-    return store->state == CONN_READY && !store->closing &&
-           store->n_writes < store->max_pending_writes;
-}
-
-/* Sends queued operations as batches, then flushes the socket. */
-static void send_pending(struct cs_store *store)
-{
-    while (store->pending.head != NULL && store->state == CONN_READY &&
+    while (store->pending.head != NULL && store->state == CS_STORE_CONN_READY &&
            store->n_inflight < INFLIGHT_MAX_BATCHES) {
-        struct cs_store_batch *b = cs_xcalloc(1, sizeof(*b));
+        struct cs_store_batch *b = cs_store_xcalloc(1, sizeof(*b));
         size_t n = 0;
         size_t bytes = 0;
 
@@ -177,7 +152,7 @@ static void send_pending(struct cs_store *store)
             struct cs_store_op *op = queue_pop(&store->pending);
 
             bytes += op_bytes(op);
-            cs_store_queue_push(&b->ops, op);
+            queue_push(&b->ops, op);
             n++;
         }
         if (store->inflight_tail != NULL)
@@ -186,25 +161,10 @@ static void send_pending(struct cs_store *store)
             store->inflight_head = b;
         store->inflight_tail = b;
         store->n_inflight++;
-        if (!cs_store_batch_send(store, b) || !PQpipelineSync(store->conn)) {
-            cs_store_conn_lost(store, PQerrorMessage(store->conn));
-            return;
-        }
+        if (cs_store_batch_send(store->conn, b) != 0 || !PQpipelineSync(store->conn))
+            return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
     }
-}
-
-/* PQflush until done; while it has more to write, watch for writable too. */
-void cs_store_flush_out(struct cs_store *store)
-{
-    int rc = PQflush(store->conn);
-
-    if (rc < 0) {
-        cs_store_conn_lost(store, PQerrorMessage(store->conn));
-        return;
-    }
-    rc = cs_store_watch(store, UV_READABLE | (rc == 1 ? UV_WRITABLE : 0), false);
-    if (rc != 0)
-        cs_store_conn_lost(store, uv_strerror(rc));
+    return 0;
 }
 
 void cs_store_fail_queue(struct cs_store *store, struct cs_store_queue *q, int status)
@@ -213,30 +173,6 @@ void cs_store_fail_queue(struct cs_store *store, struct cs_store_queue *q, int s
 
     while ((op = queue_pop(q)) != NULL)
         op_finish(store, op, status);
-}
-
-static void on_flush(uv_prepare_t *handle)
-{
-    struct cs_store *store = handle->data;
-
-    uv_prepare_stop(handle);
-    cs_store_fail_queue(store, &store->failed, -ENOTCONN);
-    if (store->state == CONN_READY && store->pending.head != NULL) {
-        send_pending(store);
-        if (store->conn != NULL)
-            cs_store_flush_out(store);
-    }
-    cs_store_maybe_finish_close(store);
-}
-
-/* Errors that mean the connection, not the batch, is at fault. */
-bool cs_store_is_conn_error(const struct cs_store *store, const PGresult *res)
-{
-    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-
-    if (PQstatus(store->conn) == CONNECTION_BAD || state == NULL)
-        return true;
-    return strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0;
 }
 
 static void batch_done(struct cs_store *store)
@@ -250,8 +186,8 @@ static void batch_done(struct cs_store *store)
     store->n_inflight--;
     while ((op = queue_pop(&b->ops)) != NULL)
         op_finish(store, op, b->failed ? -EIO : 0);
-    if (b->setup)
-        cs_store_setup_done(store, b->failed);
+    if (b->done_cb != NULL)
+        b->done_cb(store, b->failed ? -EIO : 0);
     cs_store_batch_free(b);
     /* Room for the batches that waited. */
     if (store->pending.head != NULL)
@@ -259,8 +195,9 @@ static void batch_done(struct cs_store *store)
 }
 
 /* Records one statement's result (not NULL, not the sync) in batch b.
- * Returns false when the connection was lost. */
-static bool take_result(struct cs_store *store, struct cs_store_batch *b, PGresult *res)
+ * Returns 0, or -ENOTCONN when the connection was lost. */
+static int take_result(struct cs_store *store, struct cs_store_batch *b, PGresult *res,
+                       struct cs_store_err *err)
 {
     ExecStatusType st = PQresultStatus(res);
     const struct cs_store_sent *sent = b->next_result < b->n_sent ? &b->sent[b->next_result] : NULL;
@@ -268,19 +205,16 @@ static bool take_result(struct cs_store *store, struct cs_store_batch *b, PGresu
 
     if (st == PGRES_FATAL_ERROR) {
         if (cs_store_is_conn_error(store, res)) {
-            char why[256];
-
-            snprintf(why, sizeof(why), "%s", PQresultErrorMessage(res));
+            cs_store_err_set(err, -ENOTCONN, "%s", PQresultErrorMessage(res));
             PQclear(res);
-            cs_store_conn_lost(store, why);
-            return false;
+            return -ENOTCONN;
         }
         if (!b->failed) {
             char msg[512];
 
             cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
-            cs_log_error("statement %s failed: %s", sent != NULL ? cs_stmts[sent->stmt].name : "?",
-                         msg);
+            cs_store_log(&store->log, CS_STORE_LOG_ERROR, "statement %s failed: %s",
+                         sent != NULL ? cs_store_stmts[sent->stmt].name : "?", msg);
         }
         b->failed = true;
         PQclear(res);
@@ -289,10 +223,10 @@ static bool take_result(struct cs_store *store, struct cs_store_batch *b, PGresu
     } else {
         PQclear(res);
     }
-    return true;
+    return 0;
 }
 
-void cs_store_read_results(struct cs_store *store)
+int cs_store_read_results(struct cs_store *store, struct cs_store_err *err)
 {
     while (store->conn != NULL && store->inflight_head != NULL && !PQisBusy(store->conn)) {
         struct cs_store_batch *b = store->inflight_head;
@@ -309,11 +243,12 @@ void cs_store_read_results(struct cs_store *store)
             batch_done(store);
             continue;
         }
-        if (!take_result(store, b, res))
-            return;
+        if (take_result(store, b, res, err) != 0)
+            return -ENOTCONN;
     }
     if (store->conn != NULL && PQstatus(store->conn) == CONNECTION_BAD)
-        cs_store_conn_lost(store, PQerrorMessage(store->conn));
+        return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
+    return 0;
 }
 
 /* Moves what was in flight back to the queue: writes (and the snapshot)
@@ -329,7 +264,7 @@ void cs_store_requeue_inflight(struct cs_store *store)
         while ((op = queue_pop(&b->ops)) != NULL) {
             PQclear(op->result);
             op->result = NULL;
-            cs_store_queue_push(op->replay ? &again : &store->failed, op);
+            queue_push(op->replay ? &again : &store->failed, op);
         }
         cs_store_batch_free(b);
     }
@@ -337,6 +272,13 @@ void cs_store_requeue_inflight(struct cs_store *store)
     store->n_inflight = 0;
     /* Reads queued but not sent fail too: the caller should not wait. */
     while ((op = queue_pop(&store->pending)) != NULL)
-        cs_store_queue_push(op->replay ? &again : &store->failed, op);
+        queue_push(op->replay ? &again : &store->failed, op);
     store->pending = again;
+}
+
+void cs_store_batch_start_setup(struct cs_store *store, struct cs_store_batch *b)
+{
+    CS_STORE_ASSERT(store->inflight_head == NULL);
+    store->inflight_head = store->inflight_tail = b;
+    store->n_inflight = 1;
 }

@@ -1,7 +1,8 @@
 /* Coalescing: the operations of one batch go out as few statements as the
  * tables allow, because PostgreSQL's CPU per statement, not per row, is what
  * a busy server pays for. Runs on the loop thread, when store_batch.c sends a
- * batch.
+ * batch; it also records each statement sent, whose result the batch then
+ * waits for.
  *
  * A batch is cut at each read into segments of writes, so a read sees every
  * write queued before it and none queued after. Within a segment the last
@@ -15,11 +16,11 @@
  *
  * Invariant: what a segment's statements leave in the database is what its
  * operations, sent one at a time in order, would have left. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store_internal.h"
-#include "util.h"
 
 /* A write, and its place in the batch: of two writes of one row, the later
  * wins. */
@@ -43,8 +44,8 @@ struct segment {
 
 /* The arrays of one statement being built, one per column. */
 struct bulk {
-    struct cs_array cols[CS_PARAMS_MAX];
-    const enum cs_col_type *types;
+    struct cs_store_array cols[CS_STORE_PARAMS_MAX];
+    const enum cs_store_col_type *types;
     int n_cols;
     size_t n_rows;
 };
@@ -89,61 +90,70 @@ static int by_name(const void *x, const void *y)
     return c != 0 ? c : (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-static bool send_params(struct cs_store *store, struct cs_store_batch *b, enum cs_stmt stmt,
-                        const struct cs_params *p, struct cs_store_op *reader)
+void cs_store_batch_sent(struct cs_store_batch *b, enum cs_store_stmt stmt, struct cs_store_op *op)
 {
-    if (!PQsendQueryPrepared(store->conn, cs_stmts[stmt].name, p->n, (const char *const *)p->values,
-                             p->lengths, p->formats, 1))
-        return false;
-    cs_store_batch_sent(b, stmt, reader);
-    return true;
+    if (b->n_sent == b->cap_sent) {
+        b->cap_sent = b->cap_sent > 0 ? b->cap_sent * 2 : 8;
+        b->sent = cs_store_xrealloc(b->sent, b->cap_sent * sizeof(*b->sent));
+    }
+    b->sent[b->n_sent++] = (struct cs_store_sent){stmt, op};
 }
 
-static void bulk_init(struct bulk *bk, const enum cs_col_type *types, int n_cols)
+static int send_params(PGconn *conn, struct cs_store_batch *b, enum cs_store_stmt stmt,
+                       const struct cs_store_params *p, struct cs_store_op *reader)
 {
-    CS_ASSERT(n_cols <= CS_PARAMS_MAX);
+    if (!PQsendQueryPrepared(conn, cs_store_stmts[stmt].name, p->n, (const char *const *)p->values,
+                             p->lengths, p->formats, 1))
+        return -ENOTCONN;
+    cs_store_batch_sent(b, stmt, reader);
+    return 0;
+}
+
+static void bulk_init(struct bulk *bk, const enum cs_store_col_type *types, int n_cols)
+{
+    CS_STORE_ASSERT(n_cols <= CS_STORE_PARAMS_MAX);
     bk->types = types;
     bk->n_cols = n_cols;
     bk->n_rows = 0;
 }
 
 /* Appends one row. Rows are made as a single statement's parameters (text,
- * bytea in binary; see cs_run_params): integers are printed in decimal and
+ * bytea in binary; see cs_store_run_params): integers are printed in decimal and
  * read back exactly, text and bytea are copied as they are. */
-static void bulk_add(struct bulk *bk, const struct cs_params *p)
+static void bulk_add(struct bulk *bk, const struct cs_store_params *p)
 {
     static const uint32_t oids[] = {
-        [CS_COL_INT] = CS_OID_INT8,
-        [CS_COL_BOOL] = CS_OID_BOOL,
-        [CS_COL_TEXT] = CS_OID_TEXT,
-        [CS_COL_BYTEA] = CS_OID_BYTEA,
+        [CS_STORE_COL_INT] = CS_STORE_OID_INT8,
+        [CS_STORE_COL_BOOL] = CS_STORE_OID_BOOL,
+        [CS_STORE_COL_TEXT] = CS_STORE_OID_TEXT,
+        [CS_STORE_COL_BYTEA] = CS_STORE_OID_BYTEA,
     };
 
-    CS_ASSERT(p->n == bk->n_cols);
+    CS_STORE_ASSERT(p->n == bk->n_cols);
     if (bk->n_rows == 0) {
         for (int i = 0; i < bk->n_cols; i++)
-            cs_array_init(&bk->cols[i], oids[bk->types[i]]);
+            cs_store_array_init(&bk->cols[i], oids[bk->types[i]]);
     }
     for (int i = 0; i < bk->n_cols; i++) {
         const char *v = p->values[i];
-        struct cs_array *a = &bk->cols[i];
+        struct cs_store_array *a = &bk->cols[i];
 
         if (v == NULL) {
-            cs_array_null(a);
+            cs_store_array_null(a);
             continue;
         }
         switch (bk->types[i]) {
-        case CS_COL_INT:
-            cs_array_int(a, strtoll(v, NULL, 10));
+        case CS_STORE_COL_INT:
+            cs_store_array_int(a, strtoll(v, NULL, 10));
             break;
-        case CS_COL_BOOL:
-            cs_array_bool(a, v[0] == 't');
+        case CS_STORE_COL_BOOL:
+            cs_store_array_bool(a, v[0] == 't');
             break;
-        case CS_COL_TEXT:
-            cs_array_bytes(a, v, strlen(v));
+        case CS_STORE_COL_TEXT:
+            cs_store_array_bytes(a, v, strlen(v));
             break;
-        case CS_COL_BYTEA:
-            cs_array_bytes(a, v, (size_t)p->lengths[i]);
+        case CS_STORE_COL_BYTEA:
+            cs_store_array_bytes(a, v, (size_t)p->lengths[i]);
             break;
         }
     }
@@ -151,141 +161,150 @@ static void bulk_add(struct bulk *bk, const struct cs_params *p)
 }
 
 /* Sends the statement, if it has rows, and frees its arrays. */
-static bool bulk_send(struct cs_store *store, struct cs_store_batch *b, enum cs_stmt stmt,
-                      struct bulk *bk)
+static int bulk_send(PGconn *conn, struct cs_store_batch *b, enum cs_store_stmt stmt,
+                     struct bulk *bk)
 {
-    struct cs_params p = {0};
-    bool ok;
+    struct cs_store_params p = {0};
+    int rc;
 
     if (bk->n_rows == 0)
-        return true;
+        return 0;
     for (int i = 0; i < bk->n_cols; i++)
-        cs_array_param(&bk->cols[i], &p);
-    ok = send_params(store, b, stmt, &p, NULL);
-    cs_params_clear(&p);
-    return ok;
+        cs_store_array_param(&bk->cols[i], &p);
+    rc = send_params(conn, b, stmt, &p, NULL);
+    cs_store_params_clear(&p);
+    return rc;
 }
 
 /* The last write of each name: a put or a delete. */
-static bool send_jobs(struct cs_store *store, struct cs_store_batch *b, struct segment *seg)
+static int send_jobs(PGconn *conn, struct cs_store_batch *b, struct segment *seg)
 {
     struct entry *e = seg->jobs;
+    int rc;
 
     qsort(e, seg->n_jobs, sizeof(*e), by_name);
     for (size_t i = 0; i < seg->n_jobs; i++) {
         if (i + 1 < seg->n_jobs && name_cmp(&e[i], &e[i + 1]) == 0)
             continue;
-        if (!send_params(store, b, e[i].op->stmt, &e[i].op->params, NULL))
-            return false;
+        rc = send_params(conn, b, e[i].op->stmt, &e[i].op->params, NULL);
+        if (rc != 0)
+            return rc;
     }
-    return true;
+    return 0;
 }
 
-static bool send_runs(struct cs_store *store, struct cs_store_batch *b, struct segment *seg)
+static int send_runs(PGconn *conn, struct cs_store_batch *b, struct segment *seg)
 {
     struct entry *e = seg->runs;
     struct bulk bk;
 
     qsort(e, seg->n_runs, sizeof(*e), by_key);
-    bulk_init(&bk, cs_run_cols, CS_RUN_COLS);
+    bulk_init(&bk, cs_store_run_cols, CS_STORE_RUN_COLS);
     for (size_t i = 0; i < seg->n_runs; i++) {
         if (i + 1 < seg->n_runs && key_cmp(&e[i], &e[i + 1]) == 0)
             continue;
         bulk_add(&bk, &e[i].op->params);
     }
-    return bulk_send(store, b, CS_STMT_RUN_PUT, &bk);
+    return bulk_send(conn, b, CS_STORE_STMT_RUN_PUT, &bk);
 }
 
 /* As runs, but a put without a directory keeps the directory of an earlier
- * put of the same attempt, as cs_sql_attempt_put keeps the one recorded. */
-static bool send_attempts(struct cs_store *store, struct cs_store_batch *b, struct segment *seg)
+ * put of the same attempt, as cs_store_sql_attempt_put keeps the one recorded. */
+static int send_attempts(PGconn *conn, struct cs_store_batch *b, struct segment *seg)
 {
     struct entry *e = seg->attempts;
     size_t first = 0;
     struct bulk bk;
 
     qsort(e, seg->n_attempts, sizeof(*e), by_key);
-    bulk_init(&bk, cs_attempt_cols, CS_ATTEMPT_COLS);
+    bulk_init(&bk, cs_store_attempt_cols, CS_STORE_ATTEMPT_COLS);
     for (size_t i = 0; i < seg->n_attempts; i++) {
-        struct cs_params row;
+        struct cs_store_params row;
 
         if (i + 1 < seg->n_attempts && key_cmp(&e[i], &e[i + 1]) == 0)
             continue;
         /* e[first..i] are the puts of one attempt in the order queued. */
         row = e[i].op->params;
         for (size_t j = i + 1; j-- > first;) {
-            const char *dir = e[j].op->params.values[CS_ATTEMPT_COL_DIR];
+            const char *dir = e[j].op->params.values[CS_STORE_ATTEMPT_COL_DIR];
 
             if (dir != NULL && dir[0] != '\0') {
-                row.values[CS_ATTEMPT_COL_DIR] = (char *)dir;
+                row.values[CS_STORE_ATTEMPT_COL_DIR] = (char *)dir;
                 break;
             }
         }
         bulk_add(&bk, &row);
         first = i + 1;
     }
-    return bulk_send(store, b, CS_STMT_ATTEMPT_PUT, &bk);
+    return bulk_send(conn, b, CS_STORE_STMT_ATTEMPT_PUT, &bk);
 }
 
-static bool send_events(struct cs_store *store, struct cs_store_batch *b, struct segment *seg)
+static int send_events(PGconn *conn, struct cs_store_batch *b, struct segment *seg)
 {
     struct bulk bk;
 
-    bulk_init(&bk, cs_event_cols, CS_EVENT_COLS);
+    bulk_init(&bk, cs_store_event_cols, CS_STORE_EVENT_COLS);
     for (size_t i = 0; i < seg->n_events; i++)
         bulk_add(&bk, &seg->events[i]->params);
-    return bulk_send(store, b, CS_STMT_EVENT_PUT, &bk);
+    return bulk_send(conn, b, CS_STORE_STMT_EVENT_PUT, &bk);
 }
 
 /* Sends the segment's writes and empties it. */
-static bool segment_send(struct cs_store *store, struct cs_store_batch *b, struct segment *seg)
+static int segment_send(PGconn *conn, struct cs_store_batch *b, struct segment *seg)
 {
-    bool ok = send_jobs(store, b, seg) && send_runs(store, b, seg) &&
-              send_attempts(store, b, seg) && send_events(store, b, seg);
+    int rc = send_jobs(conn, b, seg);
 
+    if (rc == 0)
+        rc = send_runs(conn, b, seg);
+    if (rc == 0)
+        rc = send_attempts(conn, b, seg);
+    if (rc == 0)
+        rc = send_events(conn, b, seg);
     seg->n_runs = seg->n_attempts = seg->n_jobs = seg->n_events = 0;
-    return ok;
+    return rc;
 }
 
-bool cs_store_batch_send(struct cs_store *store, struct cs_store_batch *b)
+int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
 {
     struct segment seg = {0};
     size_t n = 0;
     size_t idx = 0;
-    bool ok = true;
+    int rc = 0;
 
     for (struct cs_store_op *op = b->ops.head; op != NULL; op = op->next)
         n++;
-    seg.runs = cs_xmalloc(n * sizeof(*seg.runs));
-    seg.attempts = cs_xmalloc(n * sizeof(*seg.attempts));
-    seg.jobs = cs_xmalloc(n * sizeof(*seg.jobs));
-    seg.events = cs_xmalloc(n * sizeof(*seg.events));
-    for (struct cs_store_op *op = b->ops.head; ok && op != NULL; op = op->next, idx++) {
+    seg.runs = cs_store_xmalloc(n * sizeof(*seg.runs));
+    seg.attempts = cs_store_xmalloc(n * sizeof(*seg.attempts));
+    seg.jobs = cs_store_xmalloc(n * sizeof(*seg.jobs));
+    seg.events = cs_store_xmalloc(n * sizeof(*seg.events));
+    for (struct cs_store_op *op = b->ops.head; rc == 0 && op != NULL; op = op->next, idx++) {
         switch (op->stmt) {
-        case CS_STMT_RUN_PUT:
+        case CS_STORE_STMT_RUN_PUT:
             seg.runs[seg.n_runs++] = (struct entry){op, idx};
             break;
-        case CS_STMT_ATTEMPT_PUT:
+        case CS_STORE_STMT_ATTEMPT_PUT:
             seg.attempts[seg.n_attempts++] = (struct entry){op, idx};
             break;
-        case CS_STMT_JOB_PUT:
-        case CS_STMT_JOB_DELETE:
+        case CS_STORE_STMT_JOB_PUT:
+        case CS_STORE_STMT_JOB_DELETE:
             seg.jobs[seg.n_jobs++] = (struct entry){op, idx};
             break;
-        case CS_STMT_EVENT_PUT:
+        case CS_STORE_STMT_EVENT_PUT:
             seg.events[seg.n_events++] = op;
             break;
         default:
             /* A read: the writes queued before it go first. */
-            ok = segment_send(store, b, &seg) && send_params(store, b, op->stmt, &op->params, op);
+            rc = segment_send(conn, b, &seg);
+            if (rc == 0)
+                rc = send_params(conn, b, op->stmt, &op->params, op);
             break;
         }
     }
-    if (ok)
-        ok = segment_send(store, b, &seg);
+    if (rc == 0)
+        rc = segment_send(conn, b, &seg);
     free(seg.runs);
     free(seg.attempts);
     free(seg.jobs);
     free(seg.events);
-    return ok;
+    return rc;
 }

@@ -1,50 +1,89 @@
 /* What the store's files share and the server never sees: statement
  * parameters, binary result readers, the queued operation, the prepared
- * statements, and the row <-> message mapping of each table. Everything here
- * runs on the loop thread. */
+ * statements, the store itself, and the functions of each layer. Everything
+ * here runs on the loop thread.
+ *
+ * The layers, each calling only those below it (upward news goes through
+ * callbacks given at init):
+ *   store.c            the store's life: open, close, the end-of-turn flush
+ *   store_conn.c       the connection: connect, migrate, prepare, reconnect
+ *   store_resolve.c    host names, store_migrate.c the migration driver
+ *   store_write.c store_read.c store_snapshot.c   operations of each kind
+ *   store_batch.c      the queue and group commit
+ *   store_bulk.c       a batch's statements, coalesced
+ *   store_stmt.c       the statement table
+ *   store_socket.c     the socket's watch and flush
+ *   store_job.c store_run.c store_event.c   each table's SQL and mapping
+ *   store_row.c store_url.c store_util.c migrate.c   leaves
+ * and, on libuv's pool, store_embedded_work.c and pg_embedded_work.c. */
 #ifndef CS_STORE_INTERNAL_H
 #define CS_STORE_INTERNAL_H
 
 #include <libpq-fe.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "store.h"
+#include "store_util.h"
 
-#define CS_PARAMS_MAX 14
+/* Aborts unless called on the thread that made the store (its loop's). */
+#define CS_STORE_ASSERT_LOOP(store)                                                                \
+    do {                                                                                           \
+        if (!pthread_equal(pthread_self(), (store)->loop_thread))                                  \
+            cs_store_assert_fail("on the store's loop thread", __FILE__, __LINE__);                \
+    } while (0)
+
+#define CS_STORE_PARAMS_MAX 14
 
 /* Parameters of one statement: text format, except bytea values, which go in
- * binary. Every value is owned (freed by cs_params_clear). */
-struct cs_params {
+ * binary. Every value is owned (freed by cs_store_params_clear). */
+struct cs_store_params {
     int n;
-    char *values[CS_PARAMS_MAX];
-    int lengths[CS_PARAMS_MAX];
-    int formats[CS_PARAMS_MAX];
+    char *values[CS_STORE_PARAMS_MAX];
+    int lengths[CS_STORE_PARAMS_MAX];
+    int formats[CS_STORE_PARAMS_MAX];
 };
 
 /* Appends a copy of s; NULL appends SQL NULL. */
-void cs_params_text(struct cs_params *p, const char *s);
-void cs_params_int(struct cs_params *p, int64_t v);
-void cs_params_bool(struct cs_params *p, bool v);
-void cs_params_null(struct cs_params *p);
+void cs_store_params_text(struct cs_store_params *p, const char *s);
+void cs_store_params_int(struct cs_store_params *p, int64_t v);
+void cs_store_params_bool(struct cs_store_params *p, bool v);
+void cs_store_params_null(struct cs_store_params *p);
 /* Appends a bytea value; takes ownership of buf (malloc'd, may be NULL when
  * len is 0). */
-void cs_params_bytes(struct cs_params *p, void *buf, size_t len);
-void cs_params_clear(struct cs_params *p);
+void cs_store_params_bytes(struct cs_store_params *p, void *buf, size_t len);
+void cs_store_params_clear(struct cs_store_params *p);
+
+/* The outcome oneof of a Run, an Attempt or an Event (exit_code |
+ * term_signal) is two nullable columns, exit_code then term_signal. cases
+ * names the message's two oneof cases; its not-set case is 0. */
+struct cs_store_outcome_cases {
+    int exit_code;
+    int term_signal;
+};
+/* Appends the two columns of an outcome. */
+void cs_store_params_outcome(struct cs_store_params *p, const struct cs_store_outcome_cases *cases,
+                             int outcome_case, int32_t exit_code, int32_t term_signal);
+/* Reads the two columns at col and col + 1; returns the outcome case and
+ * sets the field it names. */
+int cs_store_row_outcome(const PGresult *res, int row, int col,
+                         const struct cs_store_outcome_cases *cases, int32_t *exit_code,
+                         int32_t *term_signal);
 
 /* A one-dimensional array parameter in binary format (PostgreSQL's
  * array_recv layout), built one element at a time: the many rows of one
  * statement travel as one array per column. Elements are int8, bool, text or
  * bytea, named by the element type's OID. */
-#define CS_OID_BOOL 16
-#define CS_OID_BYTEA 17
-#define CS_OID_INT8 20
-#define CS_OID_TEXT 25
+#define CS_STORE_OID_BOOL 16
+#define CS_STORE_OID_BYTEA 17
+#define CS_STORE_OID_INT8 20
+#define CS_STORE_OID_TEXT 25
 
-struct cs_array {
+struct cs_store_array {
     uint8_t *buf; /* header, then each element's length and bytes */
     size_t len;
     size_t cap;
@@ -53,117 +92,96 @@ struct cs_array {
     uint32_t elem_oid;
 };
 
-void cs_array_init(struct cs_array *a, uint32_t elem_oid);
-void cs_array_null(struct cs_array *a);
-void cs_array_int(struct cs_array *a, int64_t v);
-void cs_array_bool(struct cs_array *a, bool v);
+void cs_store_array_init(struct cs_store_array *a, uint32_t elem_oid);
+void cs_store_array_null(struct cs_store_array *a);
+void cs_store_array_int(struct cs_store_array *a, int64_t v);
+void cs_store_array_bool(struct cs_store_array *a, bool v);
 /* Text or bytea: len bytes of p, taken as they are (no escaping). */
-void cs_array_bytes(struct cs_array *a, const void *p, size_t len);
+void cs_store_array_bytes(struct cs_store_array *a, const void *p, size_t len);
 /* Completes the header and appends the array to p as a binary parameter;
  * p takes the buffer, and a is left empty. */
-void cs_array_param(struct cs_array *a, struct cs_params *p);
+void cs_store_array_param(struct cs_store_array *a, struct cs_store_params *p);
 
 /* Readers of binary-format results. A NULL field reads as 0, false or "". */
-bool cs_row_is_null(const PGresult *res, int row, int col);
+bool cs_store_row_is_null(const PGresult *res, int row, int col);
 /* An int2, int4 or int8 field (told apart by its length). */
-int64_t cs_row_int(const PGresult *res, int row, int col);
-bool cs_row_bool(const PGresult *res, int row, int col);
+int64_t cs_store_row_int(const PGresult *res, int row, int col);
+bool cs_store_row_bool(const PGresult *res, int row, int col);
 /* A text field as a malloc'd string, for a protobuf-c message to own. */
-char *cs_row_strdup(const PGresult *res, int row, int col);
-const uint8_t *cs_row_bytes(const PGresult *res, int row, int col, size_t *len);
-
-/* The prepared statements, prepared once per connection. */
-enum cs_stmt {
-    CS_STMT_JOB_PUT,
-    CS_STMT_JOB_DELETE,
-    CS_STMT_JOB_ALL,
-    CS_STMT_RUN_PUT,
-    CS_STMT_ATTEMPT_PUT,
-    CS_STMT_RUN_GET,
-    CS_STMT_RUN_BY_KEY,
-    CS_STMT_RUN_LIST,
-    CS_STMT_RUN_LIST_JOB,
-    CS_STMT_RUN_ACTIVE,
-    CS_STMT_MAX_IDS,
-    CS_STMT_EVENT_PUT,
-    CS_STMT_EVENT_LIST,
-    CS_STMT_EVENT_LIST_JOB,
-    CS_STMT_COUNT,
-};
-
-struct cs_stmt_def {
-    const char *name;
-    const char *sql;
-};
-
-/* Indexed by enum cs_stmt. */
-extern const struct cs_stmt_def cs_stmts[CS_STMT_COUNT];
-
-struct cs_store_op;
+char *cs_store_row_strdup(const PGresult *res, int row, int col);
+const uint8_t *cs_store_row_bytes(const PGresult *res, int row, int col, size_t *len);
 
 /* The column types of a table written many rows per statement. Integers of
  * every width travel as int8; the INSERT's assignment cast to the column
  * narrows them, and refuses what does not fit, as a single row would. */
-enum cs_col_type {
-    CS_COL_INT,
-    CS_COL_BOOL,
-    CS_COL_TEXT,
-    CS_COL_BYTEA,
+enum cs_store_col_type {
+    CS_STORE_COL_INT,
+    CS_STORE_COL_BOOL,
+    CS_STORE_COL_TEXT,
+    CS_STORE_COL_BYTEA,
 };
+
+/* The prepared statements, prepared once per connection (store_stmt.c). */
+enum cs_store_stmt {
+    CS_STORE_STMT_JOB_PUT,
+    CS_STORE_STMT_JOB_DELETE,
+    CS_STORE_STMT_JOB_ALL,
+    CS_STORE_STMT_RUN_PUT,
+    CS_STORE_STMT_ATTEMPT_PUT,
+    CS_STORE_STMT_RUN_GET,
+    CS_STORE_STMT_RUN_BY_KEY,
+    CS_STORE_STMT_RUN_LIST,
+    CS_STORE_STMT_RUN_LIST_JOB,
+    CS_STORE_STMT_RUN_ACTIVE,
+    CS_STORE_STMT_MAX_IDS,
+    CS_STORE_STMT_EVENT_PUT,
+    CS_STORE_STMT_EVENT_LIST,
+    CS_STORE_STMT_EVENT_LIST_JOB,
+    CS_STORE_STMT_COUNT,
+};
+
+struct cs_store_stmt_def {
+    const char *name;
+    const char *sql;
+};
+
+/* Indexed by enum cs_store_stmt. */
+extern const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT];
+
+struct cs_store_op;
 
 /* Called once per operation when its batch has ended: status is 0 (res is a
  * read's result, NULL for a write), -EIO or -ENOTCONN (res NULL). It
  * reports to the caller's callback; the op is freed after it returns. */
-typedef void (*cs_store_op_done_fn)(struct cs_store_op *op, int status, const PGresult *res);
+typedef void (*cs_store_op_done_cb)(struct cs_store_op *op, int status, const PGresult *res);
 
 /* One operation waiting to be sent, or sent and waiting for its batch. A
  * read is one statement; writes of runs, attempts and events are rows that
  * store_bulk.c gathers into one statement per table and batch. */
 struct cs_store_op {
     struct cs_store_op *next;
-    enum cs_stmt stmt;
+    enum cs_store_stmt stmt;
     bool is_write;  /* counts in the backlog; sent again after a reconnect */
     bool replay;    /* sent again after a reconnect (writes, the snapshot) */
     int64_t key[2]; /* the row's key, for coalescing: run id; run id and number */
-    struct cs_params params;
+    struct cs_store_params params;
     PGresult *result;
-    cs_store_op_done_fn done;
-    void (*cb)(void); /* the caller's callback, cast back by done */
+    cs_store_op_done_cb done_cb;
+    void (*cb)(void); /* the caller's callback, cast back by done_cb */
     void *arg;
     struct cs_store *store;
 };
 
-struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_stmt stmt, bool is_write,
-                                    cs_store_op_done_fn done, void (*cb)(void), void *arg);
-
-/* Queues op behind everything queued before it. A read queued while the
- * store is not connected fails with -ENOTCONN (its callback runs later in
- * this loop turn, never from inside the call). */
-void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op);
-
-/* The done function of a plain write: reports status to its
- * cs_store_done_cb. */
-void cs_store_write_done(struct cs_store_op *op, int status, const PGresult *res);
-
-/* Queues the snapshot's reads (sent again after a reconnect, like writes);
- * they call cs_store_snapshot_loaded when done. Called once connected at
- * open, before anything else is queued. */
-void cs_store_snapshot_load(struct cs_store *store);
-void cs_store_snapshot_loaded(struct cs_store *store, int status,
-                              struct cs_store_snapshot *snapshot);
-
 /* Addresses of a database host name tried in turn. */
 #define CS_STORE_MAX_ADDRS 8
 
-/* The store itself, shared by store_conn.c (the connection and the store's
- * life) and store_batch.c (the queue and group commit). */
 enum cs_store_conn_state {
-    CONN_IDLE,       /* no connection; a reconnect may be due */
-    CONN_STARTING,   /* the embedded server starts, or a host name resolves */
-    CONN_CONNECTING, /* PQconnectPoll */
-    CONN_MIGRATING,  /* migrations, simple queries outside pipeline mode */
-    CONN_PREPARING,  /* pipeline mode: the statements being prepared */
-    CONN_READY,
+    CS_STORE_CONN_IDLE,       /* no connection; a reconnect may be due */
+    CS_STORE_CONN_STARTING,   /* the embedded server starts, or a host name resolves */
+    CS_STORE_CONN_CONNECTING, /* PQconnectPoll */
+    CS_STORE_CONN_MIGRATING,  /* migrations, simple queries outside pipeline mode */
+    CS_STORE_CONN_PREPARING,  /* pipeline mode: the statements being prepared */
+    CS_STORE_CONN_READY,
 };
 
 struct cs_store_queue {
@@ -174,9 +192,13 @@ struct cs_store_queue {
 /* One statement sent in a batch, and the read that takes its result (NULL
  * for a write or a prepare). */
 struct cs_store_sent {
-    enum cs_stmt stmt;
+    enum cs_store_stmt stmt;
     struct cs_store_op *op;
 };
+
+/* Called when a batch made with a done_cb has ended: status 0, or -EIO when
+ * one of its statements failed. */
+typedef void (*cs_store_batch_done_cb)(struct cs_store *store, int status);
 
 struct cs_store_batch {
     struct cs_store_batch *next;
@@ -186,60 +208,84 @@ struct cs_store_batch {
     size_t cap_sent;
     size_t next_result; /* index in sent of the statement whose result comes next */
     bool failed;
-    bool setup; /* the prepares of a new connection */
+    cs_store_batch_done_cb done_cb; /* the prepares of a new connection, else NULL */
 };
 
 enum cs_store_migrate_step {
-    MIGRATE_LOCK,
-    MIGRATE_LIST,
-    MIGRATE_APPLY,
-    MIGRATE_UNLOCK,
-    MIGRATE_DONE,
+    CS_STORE_MIGRATE_LOCK,
+    CS_STORE_MIGRATE_LIST,
+    CS_STORE_MIGRATE_APPLY,
+    CS_STORE_MIGRATE_UNLOCK,
+    CS_STORE_MIGRATE_DONE,
 };
 
+/* What the connection layer tells the store's life (store.c), given by
+ * cs_store_conn_init. */
+struct cs_store_conn_cbs {
+    /* Connected, migrated and prepared: READY. */
+    void (*ready_cb)(struct cs_store *store);
+    /* The open cannot succeed (status a negative errno; already logged). */
+    void (*failed_cb)(struct cs_store *store, int status);
+};
+
+/* The store itself. store.c owns its life; each field's comment names the
+ * layer that writes it when that is not store.c. */
 struct cs_store {
     uv_loop_t *loop;
+    pthread_t loop_thread;
+    struct cs_store_logger log;
     char *database_url;
     char *embedded_dir;
     size_t max_pending_writes;
     char *conninfo; /* what we connect with: database_url or the embedded one */
-    char host[256]; /* to resolve, or "" */
+
+    /* store_conn.c and store_resolve.c */
+    char host[256];                                        /* to resolve, or "" */
     char hostaddrs[CS_STORE_MAX_ADDRS * INET6_ADDRSTRLEN]; /* its addresses */
     char hosts[CS_STORE_MAX_ADDRS * 257];                  /* its name, once per address */
-
+    bool resolving;                                        /* uv_getaddrinfo in flight */
     enum cs_store_conn_state state;
     PGconn *conn;
+    struct cs_store_conn_cbs conn_cbs;
+    uv_timer_t retry_timer; /* reconnect backoff, or connect timeout */
+    unsigned backoff_ms;
+    int64_t open_deadline_ns;
+
+    /* store_socket.c */
     uv_poll_t *poll;
     int poll_events;
-    uv_prepare_t flush_handle;
-    uv_timer_t retry_timer; /* reconnect backoff, or connect timeout */
-    uv_timer_t close_timer;
-    uv_work_t work;
-    bool work_busy;
-    int work_status;
-    char work_conninfo[512];
-    uv_getaddrinfo_t *resolve; /* in flight, or NULL */
+    uv_poll_cb poll_cb; /* the connection layer's */
 
+    /* store_migrate.c */
+    enum cs_store_migrate_step migrate_step;
+    bool migrate_failed;
+    size_t migrate_first;
+    bool migrated;
+
+    /* store_batch.c; kick starts flush_handle with flush_cb (store.c's) */
+    uv_prepare_t flush_handle;
+    uv_prepare_cb flush_cb;
     struct cs_store_queue pending;
     struct cs_store_queue failed; /* reads to fail with -ENOTCONN at end of turn */
     struct cs_store_batch *inflight_head;
     struct cs_store_batch *inflight_tail;
     int n_inflight;
     size_t n_writes; /* writes not yet committed */
-    unsigned backoff_ms;
-    int64_t open_deadline_ns;
 
-    enum cs_store_migrate_step migrate_step;
-    bool migrate_failed;
-    size_t migrate_first;
-    bool migrated;
+    /* the embedded server, started and stopped on libuv's pool */
+    uv_work_t work;
+    bool work_busy;
+    int work_status;
+    char work_conninfo[512];
     bool pg_started;
+
     bool snapshot_queued; /* its reads are sent again after a reconnect */
     bool opened;          /* open_cb has run */
     bool live;            /* and the open succeeded */
     cs_store_open_cb open_cb;
     void *open_arg;
 
+    uv_timer_t close_timer;
     bool closing;
     bool close_deadline_passed;
     bool finishing;
@@ -248,51 +294,97 @@ struct cs_store {
     void *closed_arg;
 };
 
-/* store_batch.c */
-void cs_store_queue_push(struct cs_store_queue *q, struct cs_store_op *op);
+/* store_conn.c: the connection. */
+/* Sets the socket's poll callback and the callbacks to the store's life. */
+void cs_store_conn_init(struct cs_store *store, const struct cs_store_conn_cbs *cbs);
+/* Connects to store->conninfo (resolving its host name first when it has
+ * one), then migrates and prepares; retries with backoff when that fails. */
+void cs_store_conn_start(struct cs_store *store);
+/* Closes the connection and its watch; the state becomes IDLE. */
+void cs_store_conn_teardown(struct cs_store *store);
+/* Tears the connection down, requeues what was in flight, and schedules a
+ * reconnect (or fails the open once its deadline has passed). */
+void cs_store_conn_lost(struct cs_store *store, const char *why);
+
+/* store_resolve.c: status 0 (store->hostaddrs and hosts are set) or a
+ * negative errno with err saying why. */
+typedef void (*cs_store_resolve_cb)(struct cs_store *store, int status,
+                                    const struct cs_store_err *err);
+/* Resolves store->host with uv_getaddrinfo (on libuv's pool); resolve_cb
+ * runs once, unless this returns a negative errno. */
+int cs_store_resolve(struct cs_store *store, cs_store_resolve_cb resolve_cb);
+
+/* store_migrate.c: the migrations, on a connection outside pipeline mode.
+ * Both return 0 or a negative errno: -ENOTCONN when the connection failed
+ * (err says why), -EIO when the migrations failed (logged). */
+int cs_store_migrate_start(struct cs_store *store, struct cs_store_err *err);
+/* Takes the results that have arrived and sends the next step; sets
+ * store->migrated once the last step is done. */
+int cs_store_migrate_read(struct cs_store *store, struct cs_store_err *err);
+
+/* store_socket.c: the connection's socket. */
+/* Watches it for events (renew: with a new handle, as during connect the
+ * socket may be replaced under the same number). 0 or a negative errno. */
+int cs_store_watch(struct cs_store *store, int events, bool renew, struct cs_store_err *err);
+/* Stops the watch, before libpq closes the socket. */
+void cs_store_unwatch(struct cs_store *store);
+/* PQflush, then watch the socket for reading, and for writing while libpq
+ * has more to send. 0 or -ENOTCONN (err says why). */
+int cs_store_flush_out(struct cs_store *store, struct cs_store_err *err);
+/* True when an error result means the connection, not the batch, failed. */
+bool cs_store_is_conn_error(const struct cs_store *store, const PGresult *res);
+
+/* store_batch.c: the queue and group commit. */
+struct cs_store_op *cs_store_op_new(struct cs_store *store, enum cs_store_stmt stmt, bool is_write,
+                                    cs_store_op_done_cb done_cb, void (*cb)(void), void *arg);
+/* Queues op behind everything queued before it. A read queued while the
+ * store is not connected fails with -ENOTCONN (its callback runs later in
+ * this loop turn, never from inside the call). */
+void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op);
 /* Makes sure the queue is looked at by the end of this loop turn. */
 void cs_store_kick(struct cs_store *store);
-/* PQflush, then watch the socket for reading, and for writing while libpq
- * has more to send. */
-void cs_store_flush_out(struct cs_store *store);
-/* Reads every result that has arrived; ends the batches whose sync came. */
-void cs_store_read_results(struct cs_store *store);
+/* Sends queued operations as batches, while READY and there is room in
+ * flight. 0 or -ENOTCONN (err says why). */
+int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err);
+/* Reads every result that has arrived; ends the batches whose sync came.
+ * 0 or -ENOTCONN (err says why). */
+int cs_store_read_results(struct cs_store *store, struct cs_store_err *err);
 /* After a lost connection: writes (and the snapshot) of unanswered batches
  * go back to the front of the queue, other reads to `failed`. */
 void cs_store_requeue_inflight(struct cs_store *store);
 void cs_store_fail_queue(struct cs_store *store, struct cs_store_queue *q, int status);
-/* True when an error result means the connection, not the batch, failed. */
-bool cs_store_is_conn_error(const struct cs_store *store, const PGresult *res);
-
-/* Records that stmt was sent as the next statement of b. */
-void cs_store_batch_sent(struct cs_store_batch *b, enum cs_stmt stmt, struct cs_store_op *op);
+/* Makes b the only batch in flight: the prepares of a new connection. */
+void cs_store_batch_start_setup(struct cs_store *store, struct cs_store_batch *b);
 void cs_store_batch_free(struct cs_store_batch *b);
 
-/* store_bulk.c */
+/* store_bulk.c: a batch's statements. */
+/* Records that stmt was sent as the next statement of b. */
+void cs_store_batch_sent(struct cs_store_batch *b, enum cs_store_stmt stmt, struct cs_store_op *op);
 /* Sends the operations of b (already in b->ops) as statements, writes
- * coalesced (see store_bulk.c), and records each in b->sent; not the sync.
- * Returns false when libpq refused to queue a statement (the connection is
- * lost; the caller tears it down). */
-bool cs_store_batch_send(struct cs_store *store, struct cs_store_batch *b);
+ * coalesced, and records each in b->sent; not the sync. Returns 0, or
+ * -ENOTCONN when libpq refused to queue a statement. */
+int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b);
 
-/* store_conn.c */
-int cs_store_watch(struct cs_store *store, int events, bool renew);
-/* Tears the connection down, requeues, and schedules a reconnect. */
-void cs_store_conn_lost(struct cs_store *store, const char *why);
-/* The batch of prepares of a new connection has ended. */
-void cs_store_setup_done(struct cs_store *store, bool failed);
-void cs_store_maybe_finish_close(struct cs_store *store);
+/* store_snapshot.c */
+typedef void (*cs_store_snapshot_cb)(struct cs_store *store, int status,
+                                     struct cs_store_snapshot *snapshot);
+/* Queues the snapshot's reads (sent again after a reconnect, like writes);
+ * snapshot_cb gets the snapshot (owned by the callee) or a negative errno
+ * and NULL. Called once connected at open, before anything else is queued. */
+void cs_store_snapshot_load(struct cs_store *store, cs_store_snapshot_cb snapshot_cb);
 
-/* Copies a libpq message (several lines, ending in a newline) as one line,
- * for the log. */
-void cs_store_oneline(const char *msg, char *out, size_t cap);
+/* store_embedded_work.c: libuv pool work of the embedded server; req->data
+ * is the store. The result goes to store->work_status. */
+void cs_store_embedded_start_work(uv_work_t *req);
+void cs_store_embedded_stop_work(uv_work_t *req);
 
+/* store_url.c */
 /* Decides whether conninfo (a libpq keyword string or URI) names a host
- * that must be resolved before connecting. Returns 1 and copies the name to
- * host; 0 when none is needed (a unix socket, a numeric address, hostaddr
- * given); -EINVAL when conninfo does not parse; -ENOTSUP for a list of
- * several host names. */
-int cs_store_url_host(const char *conninfo, char *host, size_t cap);
+ * that must be resolved before connecting: sets host to it, or to "" when
+ * none is needed (a unix socket, a numeric address, hostaddr given).
+ * Returns 0, -EINVAL when conninfo does not parse, -ENOTSUP for a list of
+ * several host names, -ENAMETOOLONG; err says why. */
+int cs_store_url_host(const char *conninfo, char *host, size_t cap, struct cs_store_err *err);
 
 /* Writes the addresses of res (at most CS_STORE_MAX_ADDRS) to hostaddrs as
  * a comma-separated list for libpq's hostaddr, and host once per address to
@@ -302,47 +394,52 @@ size_t cs_store_addr_lists(const struct addrinfo *res, const char *host, char *h
 
 /* Row <-> message mapping, one table each. The *_from_row functions return
  * messages that protobuf_c_message_free_unpacked(m, NULL) frees. */
-extern const char cs_sql_job_put[];
-extern const char cs_sql_job_delete[];
-extern const char cs_sql_job_all[];
-void cs_job_params(const Csched__V1__Job *job, struct cs_params *p);
+extern const char cs_store_sql_job_put[];
+extern const char cs_store_sql_job_delete[];
+extern const char cs_store_sql_job_all[];
+void cs_store_job_params(const Csched__V1__Job *job, struct cs_store_params *p);
 /* NULL when the stored spec does not unpack (logged). */
-Csched__V1__Job *cs_job_from_row(const PGresult *res, int row);
+Csched__V1__Job *cs_store_job_from_row(const struct cs_store_logger *log, const PGresult *res,
+                                       int row);
 
-/* cs_sql_run_put and cs_sql_attempt_put take one array per column, of the
- * types below, in the column order of cs_run_params and cs_attempt_params. */
-extern const char cs_sql_run_put[];
-extern const char cs_sql_attempt_put[];
-#define CS_RUN_COLS 12
-#define CS_ATTEMPT_COLS 13
-#define CS_ATTEMPT_COL_DIR 12 /* attempt_dir: '' keeps the one recorded */
-extern const enum cs_col_type cs_run_cols[CS_RUN_COLS];
-extern const enum cs_col_type cs_attempt_cols[CS_ATTEMPT_COLS];
-extern const char cs_sql_run_get[];
-extern const char cs_sql_run_by_key[];
-extern const char cs_sql_run_list[];
-extern const char cs_sql_run_list_job[];
-extern const char cs_sql_run_active[];
-extern const char cs_sql_max_ids[];
-void cs_run_params(const Csched__V1__Run *run, struct cs_params *p);
-void cs_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt, const char *attempt_dir,
-                       struct cs_params *p);
-/* Parameters of cs_sql_run_list, or of cs_sql_run_list_job when the filter
- * names a job; returns which of the two statements to use. */
-enum cs_stmt cs_run_filter_params(const struct cs_store_run_filter *filter, struct cs_params *p);
+/* cs_store_sql_run_put and cs_store_sql_attempt_put take one array per
+ * column, of the types below, in the column order of cs_store_run_params and
+ * cs_store_attempt_params. */
+extern const char cs_store_sql_run_put[];
+extern const char cs_store_sql_attempt_put[];
+#define CS_STORE_RUN_COLS 12
+#define CS_STORE_ATTEMPT_COLS 13
+#define CS_STORE_ATTEMPT_COL_DIR 12 /* attempt_dir: '' keeps the one recorded */
+extern const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS];
+extern const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS];
+extern const char cs_store_sql_run_get[];
+extern const char cs_store_sql_run_by_key[];
+extern const char cs_store_sql_run_list[];
+extern const char cs_store_sql_run_list_job[];
+extern const char cs_store_sql_run_active[];
+extern const char cs_store_sql_max_ids[];
+void cs_store_run_params(const Csched__V1__Run *run, struct cs_store_params *p);
+void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
+                             const char *attempt_dir, struct cs_store_params *p);
+/* Parameters of cs_store_sql_run_list, or of cs_store_sql_run_list_job when
+ * the filter names a job; returns which of the two statements to use. */
+enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *filter,
+                                              struct cs_store_params *p);
 /* Groups the rows of a runs-joined-with-attempts result (ordered by run, then
  * attempt number) into runs with their attempts. Sets *runs (NULL when there
  * are none) and, when dirs is not NULL, *dirs: each run's last attempt
- * directory or NULL. Returns the number of runs. */
-size_t cs_runs_from_rows(const PGresult *res, Csched__V1__Run ***runs, char ***dirs);
+ * directory or NULL. A stored env that does not unpack is logged to log.
+ * Returns the number of runs. */
+size_t cs_store_runs_from_rows(const struct cs_store_logger *log, const PGresult *res,
+                               Csched__V1__Run ***runs, char ***dirs);
 
-/* Takes one array per column, as cs_sql_run_put does. */
-extern const char cs_sql_event_put[];
-#define CS_EVENT_COLS 9
-extern const enum cs_col_type cs_event_cols[CS_EVENT_COLS];
-extern const char cs_sql_event_list[];
-extern const char cs_sql_event_list_job[];
-void cs_event_params(const Csched__V1__Event *event, struct cs_params *p);
-Csched__V1__Event *cs_event_from_row(const PGresult *res, int row);
+/* Takes one array per column, as cs_store_sql_run_put does. */
+extern const char cs_store_sql_event_put[];
+#define CS_STORE_EVENT_COLS 9
+extern const enum cs_store_col_type cs_store_event_cols[CS_STORE_EVENT_COLS];
+extern const char cs_store_sql_event_list[];
+extern const char cs_store_sql_event_list_job[];
+void cs_store_event_params(const Csched__V1__Event *event, struct cs_store_params *p);
+Csched__V1__Event *cs_store_event_from_row(const PGresult *res, int row);
 
 #endif

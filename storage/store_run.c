@@ -1,17 +1,25 @@
-/* The runs and attempts tables. A run is read together with its attempts in
- * one statement (runs LEFT JOIN attempts), grouped back into messages here. */
-#define CS_LOG_COMPONENT "store"
-#include <errno.h>
+/* The runs and attempts tables: their SQL and the mapping of runs and
+ * attempts to and from rows. A run is read together with its attempts in
+ * one statement (runs LEFT JOIN attempts), grouped back into messages here.
+ * Loop thread. */
 #include <stdlib.h>
 
-#include "log.h"
 #include "store_internal.h"
-#include "util.h"
+
+static const struct cs_store_outcome_cases run_outcome = {
+    CSCHED__V1__RUN__OUTCOME_EXIT_CODE,
+    CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL,
+};
+
+static const struct cs_store_outcome_cases attempt_outcome = {
+    CSCHED__V1__ATTEMPT__OUTCOME_EXIT_CODE,
+    CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL,
+};
 
 /* Many rows per statement, one array per column: see store_bulk.c. The rows
  * of one statement have distinct ids, since ON CONFLICT DO UPDATE may not
  * touch a row twice. */
-const char cs_sql_run_put[] =
+const char cs_store_sql_run_put[] =
     "INSERT INTO runs (id, job_name, state, env, idempotency_key, created_unix_ms,"
     " started_unix_ms, ended_unix_ms, exit_code, term_signal, message, cancel_requested)"
     " SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bytea[], $5::text[],"
@@ -24,14 +32,15 @@ const char cs_sql_run_put[] =
     " term_signal = EXCLUDED.term_signal, message = EXCLUDED.message,"
     " cancel_requested = EXCLUDED.cancel_requested";
 
-const enum cs_col_type cs_run_cols[CS_RUN_COLS] = {
-    CS_COL_INT, CS_COL_TEXT, CS_COL_INT, CS_COL_BYTEA, CS_COL_TEXT, CS_COL_INT,
-    CS_COL_INT, CS_COL_INT,  CS_COL_INT, CS_COL_INT,   CS_COL_TEXT, CS_COL_BOOL,
+const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS] = {
+    CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_BYTEA,
+    CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,
+    CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_BOOL,
 };
 
 /* An update without a directory keeps the one recorded before. Rows have
  * distinct (run_id, number), as for runs. */
-const char cs_sql_attempt_put[] =
+const char cs_store_sql_attempt_put[] =
     "INSERT INTO attempts (run_id, number, state, exit_code, term_signal, started_unix_ms,"
     " ended_unix_ms, minder_pid, user_cpu_ms, system_cpu_ms, max_rss_kb, message, attempt_dir)"
     " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
@@ -45,9 +54,10 @@ const char cs_sql_attempt_put[] =
     " message = EXCLUDED.message, attempt_dir = CASE WHEN EXCLUDED.attempt_dir = ''"
     " THEN attempts.attempt_dir ELSE EXCLUDED.attempt_dir END";
 
-const enum cs_col_type cs_attempt_cols[CS_ATTEMPT_COLS] = {
-    CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_INT,  CS_COL_INT,  CS_COL_INT,
-    CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_INT, CS_COL_TEXT, CS_COL_TEXT,
+const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT,
 };
 
 /* Column order read by run_from_row and attempt_from_row. */
@@ -60,128 +70,118 @@ const enum cs_col_type cs_attempt_cols[CS_ATTEMPT_COLS] = {
 
 enum { COL_ATTEMPT = 12 };
 
-const char cs_sql_run_get[] =
+const char cs_store_sql_run_get[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
     " WHERE r.id = $1 ORDER BY a.number";
 
 /* The literal idempotency_key <> '' lets the planner use the partial unique
  * index. */
-const char cs_sql_run_by_key[] =
+const char cs_store_sql_run_by_key[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
     " WHERE r.job_name = $1 AND r.idempotency_key = $2 AND r.idempotency_key <> ''"
     " ORDER BY r.id, a.number";
 
 /* Two statements rather than one with "$1 = '' OR job_name = $1", so that a
  * cached generic plan can still use the (job_name, id) index. */
-const char cs_sql_run_list[] =
+const char cs_store_sql_run_list[] =
     "WITH r AS (SELECT * FROM runs WHERE ($1::smallint = 0 OR state = $1::smallint)"
     " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::bigint)"
     " SELECT" RUN_COLUMNS " FROM r LEFT JOIN attempts a ON a.run_id = r.id"
     " ORDER BY r.id DESC, a.number";
 
-const char cs_sql_run_list_job[] =
+const char cs_store_sql_run_list_job[] =
     "WITH r AS (SELECT * FROM runs WHERE job_name = $4::text"
     " AND ($1::smallint = 0 OR state = $1::smallint)"
     " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::bigint)"
     " SELECT" RUN_COLUMNS " FROM r LEFT JOIN attempts a ON a.run_id = r.id"
     " ORDER BY r.id DESC, a.number";
 
-const char cs_sql_run_active[] =
+const char cs_store_sql_run_active[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
     " WHERE r.state IN (1, 2, 3) ORDER BY r.id, a.number";
 
-const char cs_sql_max_ids[] = "SELECT (SELECT coalesce(max(id), 0) FROM runs),"
-                              " (SELECT coalesce(max(seq), 0) FROM events)";
+const char cs_store_sql_max_ids[] = "SELECT (SELECT coalesce(max(id), 0) FROM runs),"
+                                    " (SELECT coalesce(max(seq), 0) FROM events)";
 
 /* The run's env map travels as a csched.v1.Run holding only the map. */
-static void env_params(const Csched__V1__Run *run, struct cs_params *p)
+static void env_params(const Csched__V1__Run *run, struct cs_store_params *p)
 {
     Csched__V1__Run env_only = CSCHED__V1__RUN__INIT;
     size_t len;
     uint8_t *buf;
 
     if (run->n_env == 0) {
-        cs_params_null(p);
+        cs_store_params_null(p);
         return;
     }
     env_only.n_env = run->n_env;
     env_only.env = run->env;
     len = csched__v1__run__get_packed_size(&env_only);
-    buf = cs_xmalloc(len);
+    buf = cs_store_xmalloc(len);
     csched__v1__run__pack(&env_only, buf);
-    cs_params_bytes(p, buf, len);
+    cs_store_params_bytes(p, buf, len);
 }
 
-void cs_run_params(const Csched__V1__Run *run, struct cs_params *p)
+void cs_store_run_params(const Csched__V1__Run *run, struct cs_store_params *p)
 {
-    cs_params_int(p, run->id);
-    cs_params_text(p, run->job_name);
-    cs_params_int(p, run->state);
+    cs_store_params_int(p, run->id);
+    cs_store_params_text(p, run->job_name);
+    cs_store_params_int(p, run->state);
     env_params(run, p);
-    cs_params_text(p, run->idempotency_key);
-    cs_params_int(p, run->created_unix_ms);
-    cs_params_int(p, run->started_unix_ms);
-    cs_params_int(p, run->ended_unix_ms);
-    if (run->outcome_case == CSCHED__V1__RUN__OUTCOME_EXIT_CODE)
-        cs_params_int(p, run->exit_code);
-    else
-        cs_params_null(p);
-    if (run->outcome_case == CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL)
-        cs_params_int(p, run->term_signal);
-    else
-        cs_params_null(p);
-    cs_params_text(p, run->message);
-    cs_params_bool(p, run->cancel_requested);
+    cs_store_params_text(p, run->idempotency_key);
+    cs_store_params_int(p, run->created_unix_ms);
+    cs_store_params_int(p, run->started_unix_ms);
+    cs_store_params_int(p, run->ended_unix_ms);
+    cs_store_params_outcome(p, &run_outcome, run->outcome_case, run->exit_code, run->term_signal);
+    cs_store_params_text(p, run->message);
+    cs_store_params_bool(p, run->cancel_requested);
 }
 
-void cs_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt, const char *attempt_dir,
-                       struct cs_params *p)
+void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
+                             const char *attempt_dir, struct cs_store_params *p)
 {
-    cs_params_int(p, run_id);
-    cs_params_int(p, attempt->number);
-    cs_params_int(p, attempt->state);
-    if (attempt->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_EXIT_CODE)
-        cs_params_int(p, attempt->exit_code);
-    else
-        cs_params_null(p);
-    if (attempt->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL)
-        cs_params_int(p, attempt->term_signal);
-    else
-        cs_params_null(p);
-    cs_params_int(p, attempt->started_unix_ms);
-    cs_params_int(p, attempt->ended_unix_ms);
-    cs_params_int(p, attempt->minder_pid);
-    cs_params_int(p, attempt->user_cpu_ms);
-    cs_params_int(p, attempt->system_cpu_ms);
-    cs_params_int(p, attempt->max_rss_kb);
-    cs_params_text(p, attempt->message);
-    cs_params_text(p, attempt_dir != NULL ? attempt_dir : "");
+    cs_store_params_int(p, run_id);
+    cs_store_params_int(p, attempt->number);
+    cs_store_params_int(p, attempt->state);
+    cs_store_params_outcome(p, &attempt_outcome, attempt->outcome_case, attempt->exit_code,
+                            attempt->term_signal);
+    cs_store_params_int(p, attempt->started_unix_ms);
+    cs_store_params_int(p, attempt->ended_unix_ms);
+    cs_store_params_int(p, attempt->minder_pid);
+    cs_store_params_int(p, attempt->user_cpu_ms);
+    cs_store_params_int(p, attempt->system_cpu_ms);
+    cs_store_params_int(p, attempt->max_rss_kb);
+    cs_store_params_text(p, attempt->message);
+    cs_store_params_text(p, attempt_dir != NULL ? attempt_dir : "");
 }
 
-enum cs_stmt cs_run_filter_params(const struct cs_store_run_filter *filter, struct cs_params *p)
+enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *filter,
+                                              struct cs_store_params *p)
 {
     bool by_job = filter->job_name != NULL && filter->job_name[0] != '\0';
 
-    cs_params_int(p, filter->state);
-    cs_params_int(p, filter->before_id);
-    cs_params_int(p, filter->limit > 0 ? filter->limit : 100);
+    cs_store_params_int(p, filter->state);
+    cs_store_params_int(p, filter->before_id);
+    cs_store_params_int(p, filter->limit > 0 ? filter->limit : 100);
     if (!by_job)
-        return CS_STMT_RUN_LIST;
-    cs_params_text(p, filter->job_name);
-    return CS_STMT_RUN_LIST_JOB;
+        return CS_STORE_STMT_RUN_LIST;
+    cs_store_params_text(p, filter->job_name);
+    return CS_STORE_STMT_RUN_LIST_JOB;
 }
 
-static void env_from_row(Csched__V1__Run *run, const PGresult *res, int row)
+static void env_from_row(const struct cs_store_logger *log, Csched__V1__Run *run,
+                         const PGresult *res, int row)
 {
     size_t len;
-    const uint8_t *buf = cs_row_bytes(res, row, 3, &len);
+    const uint8_t *buf = cs_store_row_bytes(res, row, 3, &len);
     Csched__V1__Run *env_only;
 
     if (buf == NULL)
         return;
     env_only = csched__v1__run__unpack(NULL, len, buf);
     if (env_only == NULL) {
-        cs_log_error("run %lld: stored env does not unpack (%zu bytes)", (long long)run->id, len);
+        cs_store_log(log, CS_STORE_LOG_ERROR, "run %lld: stored env does not unpack (%zu bytes)",
+                     (long long)run->id, len);
         return;
     }
     run->n_env = env_only->n_env;
@@ -191,57 +191,49 @@ static void env_from_row(Csched__V1__Run *run, const PGresult *res, int row)
     csched__v1__run__free_unpacked(env_only, NULL);
 }
 
-static Csched__V1__Run *run_from_row(const PGresult *res, int row)
+static Csched__V1__Run *run_from_row(const struct cs_store_logger *log, const PGresult *res,
+                                     int row)
 {
-    Csched__V1__Run *run = cs_xmalloc(sizeof(*run));
+    Csched__V1__Run *run = cs_store_xmalloc(sizeof(*run));
 
     csched__v1__run__init(run);
-    run->id = cs_row_int(res, row, 0);
-    run->job_name = cs_row_strdup(res, row, 1);
-    run->state = (Csched__V1__RunState)cs_row_int(res, row, 2);
-    env_from_row(run, res, row);
-    run->idempotency_key = cs_row_strdup(res, row, 4);
-    run->created_unix_ms = cs_row_int(res, row, 5);
-    run->started_unix_ms = cs_row_int(res, row, 6);
-    run->ended_unix_ms = cs_row_int(res, row, 7);
-    if (!cs_row_is_null(res, row, 8)) {
-        run->outcome_case = CSCHED__V1__RUN__OUTCOME_EXIT_CODE;
-        run->exit_code = (int32_t)cs_row_int(res, row, 8);
-    } else if (!cs_row_is_null(res, row, 9)) {
-        run->outcome_case = CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL;
-        run->term_signal = (int32_t)cs_row_int(res, row, 9);
-    }
-    run->message = cs_row_strdup(res, row, 10);
-    run->cancel_requested = cs_row_bool(res, row, 11);
+    run->id = cs_store_row_int(res, row, 0);
+    run->job_name = cs_store_row_strdup(res, row, 1);
+    run->state = (Csched__V1__RunState)cs_store_row_int(res, row, 2);
+    env_from_row(log, run, res, row);
+    run->idempotency_key = cs_store_row_strdup(res, row, 4);
+    run->created_unix_ms = cs_store_row_int(res, row, 5);
+    run->started_unix_ms = cs_store_row_int(res, row, 6);
+    run->ended_unix_ms = cs_store_row_int(res, row, 7);
+    run->outcome_case = (Csched__V1__Run__OutcomeCase)cs_store_row_outcome(
+        res, row, 8, &run_outcome, &run->exit_code, &run->term_signal);
+    run->message = cs_store_row_strdup(res, row, 10);
+    run->cancel_requested = cs_store_row_bool(res, row, 11);
     return run;
 }
 
 static Csched__V1__Attempt *attempt_from_row(const PGresult *res, int row)
 {
-    Csched__V1__Attempt *a = cs_xmalloc(sizeof(*a));
+    Csched__V1__Attempt *a = cs_store_xmalloc(sizeof(*a));
     int c = COL_ATTEMPT;
 
     csched__v1__attempt__init(a);
-    a->number = (uint32_t)cs_row_int(res, row, c);
-    a->state = (Csched__V1__RunState)cs_row_int(res, row, c + 1);
-    if (!cs_row_is_null(res, row, c + 2)) {
-        a->outcome_case = CSCHED__V1__ATTEMPT__OUTCOME_EXIT_CODE;
-        a->exit_code = (int32_t)cs_row_int(res, row, c + 2);
-    } else if (!cs_row_is_null(res, row, c + 3)) {
-        a->outcome_case = CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL;
-        a->term_signal = (int32_t)cs_row_int(res, row, c + 3);
-    }
-    a->started_unix_ms = cs_row_int(res, row, c + 4);
-    a->ended_unix_ms = cs_row_int(res, row, c + 5);
-    a->minder_pid = (int32_t)cs_row_int(res, row, c + 6);
-    a->user_cpu_ms = cs_row_int(res, row, c + 7);
-    a->system_cpu_ms = cs_row_int(res, row, c + 8);
-    a->max_rss_kb = cs_row_int(res, row, c + 9);
-    a->message = cs_row_strdup(res, row, c + 10);
+    a->number = (uint32_t)cs_store_row_int(res, row, c);
+    a->state = (Csched__V1__RunState)cs_store_row_int(res, row, c + 1);
+    a->outcome_case = (Csched__V1__Attempt__OutcomeCase)cs_store_row_outcome(
+        res, row, c + 2, &attempt_outcome, &a->exit_code, &a->term_signal);
+    a->started_unix_ms = cs_store_row_int(res, row, c + 4);
+    a->ended_unix_ms = cs_store_row_int(res, row, c + 5);
+    a->minder_pid = (int32_t)cs_store_row_int(res, row, c + 6);
+    a->user_cpu_ms = cs_store_row_int(res, row, c + 7);
+    a->system_cpu_ms = cs_store_row_int(res, row, c + 8);
+    a->max_rss_kb = cs_store_row_int(res, row, c + 9);
+    a->message = cs_store_row_strdup(res, row, c + 10);
     return a;
 }
 
-size_t cs_runs_from_rows(const PGresult *res, Csched__V1__Run ***runs, char ***dirs)
+size_t cs_store_runs_from_rows(const struct cs_store_logger *log, const PGresult *res,
+                               Csched__V1__Run ***runs, char ***dirs)
 {
     int rows = PQntuples(res);
     Csched__V1__Run **out = NULL;
@@ -251,19 +243,20 @@ size_t cs_runs_from_rows(const PGresult *res, Csched__V1__Run ***runs, char ***d
     for (int row = 0; row < rows; row++) {
         Csched__V1__Run *run;
 
-        if (n == 0 || out[n - 1]->id != cs_row_int(res, row, 0)) {
-            out = cs_xrealloc(out, (n + 1) * sizeof(*out));
-            out[n] = run_from_row(res, row);
+        if (n == 0 || out[n - 1]->id != cs_store_row_int(res, row, 0)) {
+            out = cs_store_xrealloc(out, (n + 1) * sizeof(*out));
+            out[n] = run_from_row(log, res, row);
             if (dirs != NULL) {
-                out_dirs = cs_xrealloc(out_dirs, (n + 1) * sizeof(*out_dirs));
+                out_dirs = cs_store_xrealloc(out_dirs, (n + 1) * sizeof(*out_dirs));
                 out_dirs[n] = NULL;
             }
             n++;
         }
-        if (cs_row_is_null(res, row, COL_ATTEMPT))
+        if (cs_store_row_is_null(res, row, COL_ATTEMPT))
             continue;
         run = out[n - 1];
-        run->attempts = cs_xrealloc(run->attempts, (run->n_attempts + 1) * sizeof(*run->attempts));
+        run->attempts =
+            cs_store_xrealloc(run->attempts, (run->n_attempts + 1) * sizeof(*run->attempts));
         run->attempts[run->n_attempts++] = attempt_from_row(res, row);
         if (dirs != NULL) {
             /* Rows come in attempt order, so the last one seen is the last
@@ -271,110 +264,13 @@ size_t cs_runs_from_rows(const PGresult *res, Csched__V1__Run ***runs, char ***d
             free(out_dirs[n - 1]);
             out_dirs[n - 1] = NULL;
             if (PQgetlength(res, row, COL_ATTEMPT + 11) > 0)
-                out_dirs[n - 1] = cs_row_strdup(res, row, COL_ATTEMPT + 11);
+                out_dirs[n - 1] = cs_store_row_strdup(res, row, COL_ATTEMPT + 11);
         }
     }
     *runs = out;
     if (dirs != NULL)
         *dirs = out_dirs;
     return n;
-}
-
-static void run_one_done(struct cs_store_op *op, int status, const PGresult *res)
-{
-    cs_store_run_cb cb = (cs_store_run_cb)op->cb;
-    Csched__V1__Run **runs;
-    size_t n;
-
-    if (status != 0) {
-        if (cb != NULL)
-            cb(op->arg, status, NULL);
-        return;
-    }
-    n = cs_runs_from_rows(res, &runs, NULL);
-    if (n == 0) {
-        if (cb != NULL)
-            cb(op->arg, -ENOENT, NULL);
-        return;
-    }
-    /* At most one run matches either statement; keep the newest if not. */
-    if (cb != NULL)
-        cb(op->arg, 0, runs[n - 1]);
-    else
-        protobuf_c_message_free_unpacked(&runs[n - 1]->base, NULL);
-    cs_store_runs_free(runs, n - 1);
-}
-
-void cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_store_done_cb cb,
-                      void *arg)
-{
-    struct cs_store_op *op =
-        cs_store_op_new(store, CS_STMT_RUN_PUT, true, cs_store_write_done, (void (*)(void))cb, arg);
-
-    op->key[0] = run->id;
-    cs_run_params(run, &op->params);
-    cs_store_op_submit(store, op);
-}
-
-void cs_store_attempt_put(struct cs_store *store, int64_t run_id,
-                          const Csched__V1__Attempt *attempt, const char *attempt_dir,
-                          cs_store_done_cb cb, void *arg)
-{
-    struct cs_store_op *op = cs_store_op_new(store, CS_STMT_ATTEMPT_PUT, true, cs_store_write_done,
-                                             (void (*)(void))cb, arg);
-
-    op->key[0] = run_id;
-    op->key[1] = attempt->number;
-    cs_attempt_params(run_id, attempt, attempt_dir, &op->params);
-    cs_store_op_submit(store, op);
-}
-
-void cs_store_run_get(struct cs_store *store, int64_t run_id, cs_store_run_cb cb, void *arg)
-{
-    struct cs_store_op *op =
-        cs_store_op_new(store, CS_STMT_RUN_GET, false, run_one_done, (void (*)(void))cb, arg);
-
-    cs_params_int(&op->params, run_id);
-    cs_store_op_submit(store, op);
-}
-
-void cs_store_run_find_by_key(struct cs_store *store, const char *job_name,
-                              const char *idempotency_key, cs_store_run_cb cb, void *arg)
-{
-    struct cs_store_op *op =
-        cs_store_op_new(store, CS_STMT_RUN_BY_KEY, false, run_one_done, (void (*)(void))cb, arg);
-
-    cs_params_text(&op->params, job_name);
-    cs_params_text(&op->params, idempotency_key);
-    cs_store_op_submit(store, op);
-}
-
-static void run_list_done(struct cs_store_op *op, int status, const PGresult *res)
-{
-    cs_store_runs_cb cb = (cs_store_runs_cb)op->cb;
-    Csched__V1__Run **runs;
-    size_t n;
-
-    if (status != 0) {
-        if (cb != NULL)
-            cb(op->arg, status, NULL, 0);
-        return;
-    }
-    n = cs_runs_from_rows(res, &runs, NULL);
-    if (cb != NULL)
-        cb(op->arg, 0, runs, n);
-    else
-        cs_store_runs_free(runs, n);
-}
-
-void cs_store_run_list(struct cs_store *store, const struct cs_store_run_filter *filter,
-                       cs_store_runs_cb cb, void *arg)
-{
-    struct cs_store_op *op =
-        cs_store_op_new(store, CS_STMT_RUN_LIST, false, run_list_done, (void (*)(void))cb, arg);
-
-    op->stmt = cs_run_filter_params(filter, &op->params);
-    cs_store_op_submit(store, op);
 }
 
 void cs_store_runs_free(Csched__V1__Run **runs, size_t n)

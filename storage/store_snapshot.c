@@ -1,21 +1,20 @@
 /* The snapshot handed to the server at open: every job, every run not yet
  * ended with its attempts, and the highest run id and event seq. Its three
- * reads go in one batch, so they see one state of the database. */
-#define CS_LOG_COMPONENT "store"
+ * reads go in one batch, so they see one state of the database. Loop
+ * thread; the result goes to the callback given to cs_store_snapshot_load. */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "log.h"
 #include "store_internal.h"
-#include "util.h"
 
 struct snapshot_load {
     struct cs_store *store;
     struct cs_store_snapshot *snapshot;
     int status;
+    cs_store_snapshot_cb snapshot_cb;
 };
 
-static void jobs_done(struct cs_store_op *op, int status, const PGresult *res)
+static void jobs_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     struct snapshot_load *load = op->arg;
     struct cs_store_snapshot *snap = load->snapshot;
@@ -26,9 +25,9 @@ static void jobs_done(struct cs_store_op *op, int status, const PGresult *res)
         return;
     }
     rows = PQntuples(res);
-    snap->jobs = rows > 0 ? cs_xcalloc((size_t)rows, sizeof(*snap->jobs)) : NULL;
+    snap->jobs = rows > 0 ? cs_store_xcalloc((size_t)rows, sizeof(*snap->jobs)) : NULL;
     for (int row = 0; row < rows; row++) {
-        Csched__V1__Job *job = cs_job_from_row(res, row);
+        Csched__V1__Job *job = cs_store_job_from_row(&load->store->log, res, row);
 
         if (job == NULL) {
             load->status = -EIO;
@@ -38,7 +37,7 @@ static void jobs_done(struct cs_store_op *op, int status, const PGresult *res)
     }
 }
 
-static void runs_done(struct cs_store_op *op, int status, const PGresult *res)
+static void runs_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     struct snapshot_load *load = op->arg;
     struct cs_store_snapshot *snap = load->snapshot;
@@ -47,52 +46,55 @@ static void runs_done(struct cs_store_op *op, int status, const PGresult *res)
         load->status = status;
         return;
     }
-    snap->n_active_runs = cs_runs_from_rows(res, &snap->active_runs, &snap->active_attempt_dirs);
+    snap->n_active_runs = cs_store_runs_from_rows(&load->store->log, res, &snap->active_runs,
+                                                  &snap->active_attempt_dirs);
 }
 
-static void max_ids_done(struct cs_store_op *op, int status, const PGresult *res)
+static void max_ids_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     struct snapshot_load *load = op->arg;
     struct cs_store_snapshot *snap = load->snapshot;
 
     if (status == 0) {
-        snap->max_run_id = cs_row_int(res, 0, 0);
-        snap->max_event_seq = cs_row_int(res, 0, 1);
+        snap->max_run_id = cs_store_row_int(res, 0, 0);
+        snap->max_event_seq = cs_store_row_int(res, 0, 1);
     } else {
         load->status = status;
     }
     if (load->status != 0) {
-        cs_log_error("loading the snapshot failed");
+        cs_store_log(&load->store->log, CS_STORE_LOG_ERROR, "loading the snapshot failed");
         cs_store_snapshot_free(snap);
         snap = NULL;
     } else {
-        cs_log_info("snapshot loaded: %zu jobs, %zu active runs, max run id %lld, max event "
-                    "seq %lld",
-                    snap->n_jobs, snap->n_active_runs, (long long)snap->max_run_id,
-                    (long long)snap->max_event_seq);
+        cs_store_log(&load->store->log, CS_STORE_LOG_INFO,
+                     "snapshot loaded: %zu jobs, %zu active runs, max run id %lld, max event "
+                     "seq %lld",
+                     snap->n_jobs, snap->n_active_runs, (long long)snap->max_run_id,
+                     (long long)snap->max_event_seq);
     }
-    cs_store_snapshot_loaded(load->store, load->status, snap);
+    load->snapshot_cb(load->store, load->status, snap);
     free(load);
 }
 
-static void submit(struct cs_store *store, enum cs_stmt stmt, cs_store_op_done_fn done,
+static void submit(struct cs_store *store, enum cs_store_stmt stmt, cs_store_op_done_cb done_cb,
                    struct snapshot_load *load)
 {
-    struct cs_store_op *op = cs_store_op_new(store, stmt, false, done, NULL, load);
+    struct cs_store_op *op = cs_store_op_new(store, stmt, false, done_cb, NULL, load);
 
     op->replay = true;
     cs_store_op_submit(store, op);
 }
 
-void cs_store_snapshot_load(struct cs_store *store)
+void cs_store_snapshot_load(struct cs_store *store, cs_store_snapshot_cb snapshot_cb)
 {
-    struct snapshot_load *load = cs_xcalloc(1, sizeof(*load));
+    struct snapshot_load *load = cs_store_xcalloc(1, sizeof(*load));
 
     load->store = store;
-    load->snapshot = cs_xcalloc(1, sizeof(*load->snapshot));
-    submit(store, CS_STMT_JOB_ALL, jobs_done, load);
-    submit(store, CS_STMT_RUN_ACTIVE, runs_done, load);
-    submit(store, CS_STMT_MAX_IDS, max_ids_done, load);
+    load->snapshot_cb = snapshot_cb;
+    load->snapshot = cs_store_xcalloc(1, sizeof(*load->snapshot));
+    submit(store, CS_STORE_STMT_JOB_ALL, jobs_done_cb, load);
+    submit(store, CS_STORE_STMT_RUN_ACTIVE, runs_done_cb, load);
+    submit(store, CS_STORE_STMT_MAX_IDS, max_ids_done_cb, load);
 }
 
 void cs_store_snapshot_free(struct cs_store_snapshot *snapshot)

@@ -1,14 +1,13 @@
 /* Reading a database URL for what must happen before libpq may connect
  * without blocking: a host name has to be resolved first (on libuv's pool),
- * because PQconnectStartParams resolves names synchronously. */
-#define CS_LOG_COMPONENT "store"
+ * because PQconnectStartParams resolves names synchronously. Pure functions;
+ * loop thread. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
 #include "store_internal.h"
 
 static bool is_numeric_or_socket(const char *host)
@@ -41,7 +40,7 @@ static bool all_numeric_or_socket(const char *hosts)
     return true;
 }
 
-int cs_store_url_host(const char *conninfo, char *host, size_t cap)
+int cs_store_url_host(const char *conninfo, char *host, size_t cap, struct cs_store_err *err)
 {
     char *errmsg = NULL;
     PQconninfoOption *opts = PQconninfoParse(conninfo, &errmsg);
@@ -49,11 +48,10 @@ int cs_store_url_host(const char *conninfo, char *host, size_t cap)
     const char *hostaddr_val = NULL;
     int rc = 0;
 
+    host[0] = '\0';
     if (opts == NULL) {
-        char msg[256];
-
-        cs_store_oneline(errmsg != NULL ? errmsg : "out of memory", msg, sizeof(msg));
-        cs_log_error("database URL does not parse: %s", msg);
+        cs_store_err_set(err, -EINVAL, "database URL does not parse: %s",
+                         errmsg != NULL ? errmsg : "out of memory");
         PQfreemem(errmsg);
         return -EINVAL;
     }
@@ -67,18 +65,18 @@ int cs_store_url_host(const char *conninfo, char *host, size_t cap)
         all_numeric_or_socket(host_val))
         goto out;
     if (strchr(host_val, ',') != NULL) {
-        cs_log_error("database URL: a list of host names (%s) is not supported; give one host "
-                     "name, or numeric addresses",
-                     host_val);
-        rc = -ENOTSUP;
+        rc = cs_store_err_set(err, -ENOTSUP,
+                              "database URL: a list of host names (%s) is not supported; give "
+                              "one host name, or numeric addresses",
+                              host_val);
         goto out;
     }
     if (strlen(host_val) >= cap) {
-        rc = -ENAMETOOLONG;
+        rc = cs_store_err_set(err, -ENAMETOOLONG, "database URL: host name %s is too long",
+                              host_val);
         goto out;
     }
     snprintf(host, cap, "%s", host_val);
-    rc = 1;
 out:
     PQconninfoFree(opts);
     return rc;

@@ -16,19 +16,23 @@ cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LI
 cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_mailbox)
 cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LIBS cs_exit_watch)
 
-# cs_core bundles dispatch, the API and the store: the pump is compiled here on
-# its own, and the test supplies cs_dispatch_start itself.
-cs_unit_test(pump SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_pump.c ${CS_SERVER_DIR}/pump.c
-             LIBS cs_env)
+# The pump, given a fake start callback at init.
+cs_unit_test(pump SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_pump.c LIBS cs_dispatch)
+# The run state machine, with the store's writes and the launcher's submit
+# faked at dispatch's seams.
+cs_unit_test(dispatch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch.c LIBS cs_dispatch)
+target_link_options(test_dispatch PRIVATE -Wl,--wrap=cs_store_run_put
+                    -Wl,--wrap=cs_store_attempt_put -Wl,--wrap=cs_store_event_put
+                    -Wl,--wrap=cs_launcher_submit)
 
-# Every object of every static library defined in server/ (so a module added
-# later is checked too), except *_thread.c and *_work.c files, which the
-# script skips; main.c belongs to cschedd, not to a library.
+# Every object of every static library and program defined in server/ (so a
+# module added later is checked too, and cschedd's main.c), except
+# *_thread.c and *_work.c files, which the script skips.
 get_property(cs_server_targets DIRECTORY ${CS_SERVER_DIR} PROPERTY BUILDSYSTEM_TARGETS)
 set(cs_server_objects "")
 foreach(cs_target ${cs_server_targets})
   get_target_property(cs_type ${cs_target} TYPE)
-  if(cs_type STREQUAL "STATIC_LIBRARY")
+  if(cs_type STREQUAL "STATIC_LIBRARY" OR cs_type STREQUAL "EXECUTABLE")
     list(APPEND cs_server_objects $<TARGET_OBJECTS:${cs_target}>)
   endif()
 endforeach()

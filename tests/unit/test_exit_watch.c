@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "exit_watch.h"
+#include "util.h"
 
 #define N_CHILDREN 160
 
@@ -103,10 +104,17 @@ static void test_exit_watch_reports_each_end_once(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* The functions under test belong to the loop thread: this one is it. */
+static int mark_loop_thread(void **state)
+{
+    cs_loop_thread_mark();
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exit_watch_reports_each_end_once),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, mark_loop_thread, NULL);
 }

@@ -1,9 +1,9 @@
 /* Unit tests of the pump on a real uv loop, with a struct cs_sched set up by
  * hand: jobs from cs_job_insert, runs made here around a Csched__V1__Run, and
- * cs_dispatch_start supplied by this file in place of dispatch.c. The fake
- * does what the real one does to the counts (the job's slots and the global
- * starting count go up; nothing else is told), and checks at every start
- * that the run was the oldest that could start and that no limit is
+ * a fake start callback given to cs_pump_init in place of dispatch's. The
+ * fake does what the real one does to the counts (the job's slots and the
+ * global starting count go up; nothing else is told), and checks at every
+ * start that the run was the oldest that could start and that no limit is
  * exceeded. One uv_run(UV_RUN_NOWAIT) is one loop turn. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 
 #include "job.h"
 #include "pump.h"
+#include "violations.h"
 
 enum { MAX_RUNS = 4096 };
 
@@ -26,37 +27,36 @@ static struct {
     struct cs_sched *s;
     struct cs_run *runs[MAX_RUNS]; /* every run made, to free them */
     size_t n_runs;
-    int64_t started[MAX_RUNS]; /* ids in the order cs_dispatch_start saw them */
+    int64_t started[MAX_RUNS]; /* ids in the order start_cb saw them */
     size_t n_started;
-    int violations;
-    char first_violation[256];
 } fx;
-
-static void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Recorded, not asserted: a failed assertion would longjmp out of uv_run. */
-static void violation(const char *fmt, ...)
-{
-    if (fx.violations++ == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        (void)vsnprintf(fx.first_violation, sizeof(fx.first_violation), fmt, ap);
-        va_end(ap);
-    }
-}
 
 static bool may_start(const struct cs_job *job)
 {
     uint32_t limit = job->spec->max_running;
-    return job->queue_head != NULL && (limit == 0 || job->slots < limit);
+    return !cs_queue_is_empty(&job->queue) && (limit == 0 || job->slots < limit);
 }
 
-void cs_dispatch_start(struct cs_sched *s, struct cs_run *run)
+/* The oldest queued run of job, or NULL. */
+static const struct cs_run *head_of(const struct cs_job *job)
+{
+    return cs_queue_is_empty(&job->queue) ? NULL : cs_pump_first(job);
+}
+
+/* The run after r on its job's queue, or NULL. */
+static const struct cs_run *next_of(const struct cs_run *r)
+{
+    return r->queue_link.next != NULL
+               ? CS_CONTAINER_OF(r->queue_link.next, struct cs_run, queue_link)
+               : NULL;
+}
+
+static void start_cb(struct cs_sched *s, struct cs_run *run)
 {
     struct cs_job *job = run->job;
     uint32_t limit = job->spec->max_running;
 
-    if (run->queued || run->queue_next != NULL)
+    if (run->queued || run->queue_link.next != NULL)
         violation("run %lld started while still on its job's queue", (long long)run->msg->id);
     if (run->msg->state != CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED)
         violation("run %lld started in state %d, expected QUEUED", (long long)run->msg->id,
@@ -71,9 +71,9 @@ void cs_dispatch_start(struct cs_sched *s, struct cs_run *run)
                   (long long)run->msg->id, job->spec->name, job->slots, limit);
     for (size_t i = 0; i < s->n_jobs; i++) {
         const struct cs_job *other = s->jobs[i];
-        if (may_start(other) && other->queue_head->msg->id < run->msg->id)
+        if (may_start(other) && head_of(other)->msg->id < run->msg->id)
             violation("run %lld started before run %lld of job %s, which is older and may start",
-                      (long long)run->msg->id, (long long)other->queue_head->msg->id,
+                      (long long)run->msg->id, (long long)head_of(other)->msg->id,
                       other->spec->name);
     }
     if (fx.n_started < MAX_RUNS)
@@ -86,12 +86,14 @@ void cs_dispatch_start(struct cs_sched *s, struct cs_run *run)
 static struct cs_sched *setup(uint32_t max_running)
 {
     memset(&fx, 0, sizeof(fx));
+    violations_reset();
+    cs_loop_thread_mark();
     assert_int_equal(uv_loop_init(&fx.loop), 0);
     fx.s = calloc(1, sizeof(*fx.s));
     assert_non_null(fx.s);
     fx.s->loop = &fx.loop;
     fx.s->max_running = max_running;
-    assert_int_equal(cs_pump_init(fx.s), 0);
+    assert_int_equal(cs_pump_init(fx.s, start_cb), 0);
     return fx.s;
 }
 
@@ -191,12 +193,6 @@ static void retry(struct cs_run *run)
     cs_pump_job_changed(fx.s, run->job);
 }
 
-static void assert_no_violation(void)
-{
-    if (fx.violations != 0)
-        fail_msg("%d violations, the first: %s", fx.violations, fx.first_violation);
-}
-
 /* The ids started from position from on must be exactly want. */
 static void assert_started(size_t from, const int64_t *want, size_t n)
 {
@@ -225,7 +221,7 @@ static void assert_queue(const struct cs_job *job, const int64_t *want, size_t n
     size_t i = 0;
     const struct cs_run *last = NULL;
 
-    for (const struct cs_run *r = job->queue_head; r != NULL; r = r->queue_next, i++) {
+    for (const struct cs_run *r = head_of(job); r != NULL; r = next_of(r), i++) {
         if (i >= n || r->msg->id != want[i])
             fail_msg("queue of %s at %zu: expected %lld, got %lld", job->spec->name, i,
                      i < n ? (long long)want[i] : -1LL, (long long)r->msg->id);
@@ -235,7 +231,7 @@ static void assert_queue(const struct cs_job *job, const int64_t *want, size_t n
         last = r;
     }
     assert_int_equal(i, n);
-    assert_ptr_equal(job->queue_tail, last);
+    assert_ptr_equal(job->queue.tail, last != NULL ? &last->queue_link : NULL);
 }
 
 #define IDS(...)                                                                                   \
@@ -544,7 +540,7 @@ static void test_pump_dequeue(void **state)
     /* The middle one. */
     cs_pump_dequeue(s, r2);
     assert_false(r2->queued);
-    assert_null(r2->queue_next);
+    assert_null(r2->queue_link.next);
     assert_queue(a, IDS(1, 3));
 
     /* The tail: what comes next must be linked after the new tail. */
@@ -563,7 +559,7 @@ static void test_pump_dequeue(void **state)
     struct cs_run *r5 = enqueue(b, 5);
     cs_pump_dequeue(s, run_by_id(4));
     assert_queue(a, NULL, 0);
-    assert_null(a->queue_head);
+    assert_null(head_of(a));
     assert_int_equal(a->heap_index, CS_NOT_IN_HEAP);
     enqueue(a, 6);
 
@@ -593,10 +589,10 @@ static void check_heap(const struct cs_sched *s, int step)
         if (job->heap_index != i)
             fail_msg("step %d: job %s at heap place %zu says %zu", step, job->spec->name, i,
                      job->heap_index);
-        if (i > 0 && s->ready[(i - 1) / 2]->queue_head->msg->id > job->queue_head->msg->id)
+        if (i > 0 && head_of(s->ready[(i - 1) / 2])->msg->id > head_of(job)->msg->id)
             fail_msg("step %d: heap order broken at %zu: parent key %lld, child key %lld", step, i,
-                     (long long)s->ready[(i - 1) / 2]->queue_head->msg->id,
-                     (long long)job->queue_head->msg->id);
+                     (long long)head_of(s->ready[(i - 1) / 2])->msg->id,
+                     (long long)head_of(job)->msg->id);
     }
     for (size_t i = 0; i < s->n_jobs; i++) {
         const struct cs_job *job = s->jobs[i];
@@ -605,7 +601,7 @@ static void check_heap(const struct cs_sched *s, int step)
         if (listed != may_start(job))
             fail_msg("step %d: job %s (%u of %u slots, %s queue) %s in the heap", step,
                      job->spec->name, job->slots, job->spec->max_running,
-                     job->queue_head ? "non-empty" : "empty", listed ? "is" : "is not");
+                     head_of(job) ? "non-empty" : "empty", listed ? "is" : "is not");
     }
     assert_int_equal(in_heap, s->n_ready);
 }
@@ -627,7 +623,7 @@ static void test_pump_random_against_limits(void **state)
         (void)snprintf(name, sizeof(name), "r%d", j);
         jobs[j] = add_job(name, (uint32_t)(j % 4)); /* 0 (none), 1, 2, 3 */
     }
-    for (int step = 0; step < STEPS && fx.violations == 0; step++) {
+    for (int step = 0; step < STEPS && violations.count == 0; step++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         unsigned op = (unsigned)(x % 100);
         struct cs_run *pick = fx.n_runs ? fx.runs[(x >> 16) % fx.n_runs] : NULL;

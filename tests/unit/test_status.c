@@ -37,12 +37,6 @@ static void test_status_table(void **state)
     }
 }
 
-/* -EWOULDBLOCK is -EAGAIN on Linux, so it is a limit, not an internal error. */
-static void test_status_ewouldblock_is_eagain(void **state)
-{
-    assert_int_equal(cs_status_from_errno(-EWOULDBLOCK), GRPC_STATUS_RESOURCE_EXHAUSTED);
-}
-
 static void test_status_unknown_is_internal(void **state)
 {
     static const int others[] = {-EIO, -ENOMEM, -ENOSPC, -ETIMEDOUT, -ECONNREFUSED, -4095};
@@ -64,7 +58,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_table),
-        cmocka_unit_test(test_status_ewouldblock_is_eagain),
         cmocka_unit_test(test_status_unknown_is_internal),
         cmocka_unit_test(test_status_positive_is_internal),
     };

@@ -20,6 +20,9 @@
 #include "migrate.h"
 #include "store_internal.h"
 
+/* The mapping's log: stderr, as a store without a log callback has it. */
+static const struct cs_store_logger quiet = {NULL, NULL};
+
 /* Column types of a synthetic binary result. */
 enum col_type { COL_INT8, COL_INT4, COL_INT2, COL_BOOL, COL_TEXT, COL_BYTEA };
 
@@ -76,12 +79,12 @@ static void test_store_row_reads_each_int_width(void **state)
     set_int(res, 0, 2, 300, 2);
     assert_true(PQsetvalue(res, 0, 3, &t, 1));
     set_null(res, 0, 4);
-    assert_int_equal(cs_row_int(res, 0, 0), -5000000000LL);
-    assert_int_equal(cs_row_int(res, 0, 1), -7);
-    assert_int_equal(cs_row_int(res, 0, 2), 300);
-    assert_true(cs_row_bool(res, 0, 3));
-    assert_true(cs_row_is_null(res, 0, 4));
-    assert_int_equal(cs_row_int(res, 0, 4), 0);
+    assert_int_equal(cs_store_row_int(res, 0, 0), -5000000000LL);
+    assert_int_equal(cs_store_row_int(res, 0, 1), -7);
+    assert_int_equal(cs_store_row_int(res, 0, 2), 300);
+    assert_true(cs_store_row_bool(res, 0, 3));
+    assert_true(cs_store_row_is_null(res, 0, 4));
+    assert_int_equal(cs_store_row_int(res, 0, 4), 0);
     PQclear(res);
 }
 
@@ -98,15 +101,15 @@ static uint32_t be32_at(const uint8_t *p)
  * for NULL) and its bytes. */
 static void test_store_array_binary_layout(void **state)
 {
-    struct cs_array a;
-    struct cs_params p = {0};
+    struct cs_store_array a;
+    struct cs_store_params p = {0};
     const uint8_t *buf;
     uint64_t v64;
 
-    cs_array_init(&a, CS_OID_INT8);
-    cs_array_int(&a, -2);
-    cs_array_null(&a);
-    cs_array_param(&a, &p);
+    cs_store_array_init(&a, CS_STORE_OID_INT8);
+    cs_store_array_int(&a, -2);
+    cs_store_array_null(&a);
+    cs_store_array_param(&a, &p);
     assert_null(a.buf);
     assert_int_equal(p.n, 1);
     assert_int_equal(p.formats[0], 1);
@@ -123,12 +126,12 @@ static void test_store_array_binary_layout(void **state)
     assert_int_equal(be32_at(buf + 32), UINT32_MAX);
 
     /* Text goes as its bytes, quotes and all; an empty one is not NULL. */
-    cs_array_init(&a, CS_OID_TEXT);
-    cs_array_bytes(&a, "a\"{,}", 5);
-    cs_array_bytes(&a, "", 0);
+    cs_store_array_init(&a, CS_STORE_OID_TEXT);
+    cs_store_array_bytes(&a, "a\"{,}", 5);
+    cs_store_array_bytes(&a, "", 0);
     for (int i = 0; i < 300; i++)
-        cs_array_bytes(&a, "x", 1);
-    cs_array_param(&a, &p);
+        cs_store_array_bytes(&a, "x", 1);
+    cs_store_array_param(&a, &p);
     assert_int_equal(p.n, 2);
     buf = (const uint8_t *)p.values[1];
     assert_int_equal(p.lengths[1], 20 + 4 + 5 + 4 + 300 * 5);
@@ -139,7 +142,7 @@ static void test_store_array_binary_layout(void **state)
     assert_memory_equal(buf + 24, "a\"{,}", 5);
     assert_int_equal(be32_at(buf + 29), 0);
     assert_int_equal(be32_at(buf + 33), 1);
-    cs_params_clear(&p);
+    cs_store_params_clear(&p);
 }
 
 static void test_store_job_params_round_trip(void **state)
@@ -147,7 +150,7 @@ static void test_store_job_params_round_trip(void **state)
     const enum col_type types[] = {COL_TEXT, COL_BYTEA, COL_INT8, COL_INT8, COL_INT8};
     char *argv[] = {"sleep", "1"};
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
-    struct cs_params p = {0};
+    struct cs_store_params p = {0};
     PGresult *res = make_result(types, 5);
     Csched__V1__Job *back;
 
@@ -158,7 +161,7 @@ static void test_store_job_params_round_trip(void **state)
     job.version = 4;
     job.created_unix_ms = 11;
     job.updated_unix_ms = 12;
-    cs_job_params(&job, &p);
+    cs_store_job_params(&job, &p);
     assert_int_equal(p.n, 5);
     assert_string_equal(p.values[0], "nightly");
     assert_int_equal(p.formats[1], 1);
@@ -168,7 +171,7 @@ static void test_store_job_params_round_trip(void **state)
     set_int(res, 0, 2, 5, 8);
     set_int(res, 0, 3, 11, 8);
     set_int(res, 0, 4, 13, 8);
-    back = cs_job_from_row(res, 0);
+    back = cs_store_job_from_row(&quiet, res, 0);
     assert_non_null(back);
     assert_string_equal(back->name, "nightly");
     assert_int_equal(back->n_command, 2);
@@ -178,7 +181,7 @@ static void test_store_job_params_round_trip(void **state)
     assert_int_equal(back->version, 5);
     assert_int_equal(back->updated_unix_ms, 13);
     protobuf_c_message_free_unpacked(&back->base, NULL);
-    cs_params_clear(&p);
+    cs_store_params_clear(&p);
     PQclear(res);
 }
 
@@ -192,7 +195,7 @@ static void test_store_job_from_row_refuses_garbage(void **state)
     set_int(res, 0, 2, 1, 8);
     set_int(res, 0, 3, 1, 8);
     set_int(res, 0, 4, 1, 8);
-    assert_null(cs_job_from_row(res, 0));
+    assert_null(cs_store_job_from_row(&quiet, res, 0));
     PQclear(res);
 }
 
@@ -202,7 +205,7 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     Csched__V1__Run__EnvEntry e = CSCHED__V1__RUN__ENV_ENTRY__INIT;
     Csched__V1__Run__EnvEntry *env[] = {&e};
     Csched__V1__Run *env_only;
-    struct cs_params p = {0};
+    struct cs_store_params p = {0};
 
     run.id = 9;
     run.job_name = "j";
@@ -214,7 +217,7 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     e.value = "b";
     run.env = env;
     run.n_env = 1;
-    cs_run_params(&run, &p);
+    cs_store_run_params(&run, &p);
     assert_int_equal(p.n, 12);
     assert_string_equal(p.values[0], "9");
     assert_string_equal(p.values[2], "5");
@@ -227,32 +230,32 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     assert_null(p.values[8]);
     assert_string_equal(p.values[9], "15");
     assert_string_equal(p.values[11], "t");
-    cs_params_clear(&p);
+    cs_store_params_clear(&p);
 
     run.n_env = 0;
     run.outcome_case = CSCHED__V1__RUN__OUTCOME__NOT_SET;
-    cs_run_params(&run, &p);
+    cs_store_run_params(&run, &p);
     assert_null(p.values[3]);
     assert_null(p.values[8]);
     assert_null(p.values[9]);
-    cs_params_clear(&p);
+    cs_store_params_clear(&p);
 }
 
 static void test_store_run_filter_picks_statement(void **state)
 {
     struct cs_store_run_filter all = {.limit = 0};
     struct cs_store_run_filter by_job = {.job_name = "x", .before_id = 40, .limit = 5};
-    struct cs_params p = {0};
+    struct cs_store_params p = {0};
 
-    assert_int_equal(cs_run_filter_params(&all, &p), CS_STMT_RUN_LIST);
+    assert_int_equal(cs_store_run_filter_params(&all, &p), CS_STORE_STMT_RUN_LIST);
     assert_int_equal(p.n, 3);
     assert_string_equal(p.values[2], "100");
-    cs_params_clear(&p);
-    assert_int_equal(cs_run_filter_params(&by_job, &p), CS_STMT_RUN_LIST_JOB);
+    cs_store_params_clear(&p);
+    assert_int_equal(cs_store_run_filter_params(&by_job, &p), CS_STORE_STMT_RUN_LIST_JOB);
     assert_int_equal(p.n, 4);
     assert_string_equal(p.values[1], "40");
     assert_string_equal(p.values[3], "x");
-    cs_params_clear(&p);
+    cs_store_params_clear(&p);
 }
 
 /* One row of the runs-join-attempts shape (24 columns). */
@@ -301,7 +304,7 @@ static void test_store_runs_from_rows_groups_attempts(void **state)
     set_run_row(res, 0, 5, 1, "/a/1");
     set_run_row(res, 1, 5, 2, "/a/2");
     set_run_row(res, 2, 4, 0, NULL);
-    n = cs_runs_from_rows(res, &runs, &dirs);
+    n = cs_store_runs_from_rows(&quiet, res, &runs, &dirs);
     assert_int_equal(n, 2);
     assert_int_equal(runs[0]->id, 5);
     assert_int_equal(runs[0]->n_attempts, 2);
@@ -330,7 +333,7 @@ static void test_store_event_params_round_trip(void **state)
     const enum col_type types[] = {COL_INT8, COL_INT8, COL_INT8, COL_TEXT, COL_INT4,
                                    COL_INT2, COL_INT4, COL_INT4, COL_TEXT};
     Csched__V1__Event e = CSCHED__V1__EVENT__INIT;
-    struct cs_params p = {0};
+    struct cs_store_params p = {0};
     PGresult *res = make_result(types, 9);
     Csched__V1__Event *back;
 
@@ -341,11 +344,11 @@ static void test_store_event_params_round_trip(void **state)
     e.state = CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
     e.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
     e.exit_code = 0;
-    cs_event_params(&e, &p);
+    cs_store_event_params(&e, &p);
     assert_int_equal(p.n, 9);
     assert_string_equal(p.values[6], "0");
     assert_null(p.values[7]);
-    cs_params_clear(&p);
+    cs_store_params_clear(&p);
 
     set_int(res, 0, 0, 42, 8);
     set_int(res, 0, 1, 1000, 8);
@@ -356,7 +359,7 @@ static void test_store_event_params_round_trip(void **state)
     set_int(res, 0, 6, 0, 4);
     set_null(res, 0, 7);
     set_text(res, 0, 8, "");
-    back = cs_event_from_row(res, 0);
+    back = cs_store_event_from_row(res, 0);
     assert_int_equal(back->seq, 42);
     assert_int_equal(back->attempt, 2);
     assert_int_equal(back->outcome_case, CSCHED__V1__EVENT__OUTCOME_EXIT_CODE);
@@ -368,25 +371,25 @@ static void test_store_event_params_round_trip(void **state)
 
 static void test_store_migrations_embedded_in_order(void **state)
 {
-    assert_true(cs_migrations_count >= 1);
-    assert_int_equal(cs_migrations_check(cs_migrations, cs_migrations_count), 0);
-    assert_int_equal(cs_migrations[0].version, 1);
-    assert_string_equal(cs_migrations[0].name, "init");
-    assert_non_null(strstr(cs_migrations[0].sql, "CREATE TABLE jobs"));
+    assert_true(cs_store_migrations_count >= 1);
+    assert_int_equal(cs_store_migrations_check(cs_store_migrations, cs_store_migrations_count), 0);
+    assert_int_equal(cs_store_migrations[0].version, 1);
+    assert_string_equal(cs_store_migrations[0].name, "init");
+    assert_non_null(strstr(cs_store_migrations[0].sql, "CREATE TABLE jobs"));
 }
 
 static void test_store_migrations_check_refuses_gaps(void **state)
 {
-    const struct cs_migration gap[] = {{1, "a", "SELECT 1"}, {3, "c", "SELECT 1"}};
-    const struct cs_migration dup[] = {{1, "a", "SELECT 1"}, {1, "b", "SELECT 1"}};
+    const struct cs_store_migration gap[] = {{1, "a", "SELECT 1"}, {3, "c", "SELECT 1"}};
+    const struct cs_store_migration dup[] = {{1, "a", "SELECT 1"}, {1, "b", "SELECT 1"}};
 
-    assert_int_equal(cs_migrations_check(gap, 2), -EINVAL);
-    assert_int_equal(cs_migrations_check(dup, 2), -EINVAL);
+    assert_int_equal(cs_store_migrations_check(gap, 2), -EINVAL);
+    assert_int_equal(cs_store_migrations_check(dup, 2), -EINVAL);
 }
 
 static void test_store_migrate_plan(void **state)
 {
-    const struct cs_migration m[] = {{1, "a", "A"}, {2, "b", "B"}, {3, "c", "C"}};
+    const struct cs_store_migration m[] = {{1, "a", "A"}, {2, "b", "B"}, {3, "c", "C"}};
     const int none[] = {0};
     const int two[] = {1, 2};
     const int all[] = {1, 2, 3};
@@ -394,20 +397,21 @@ static void test_store_migrate_plan(void **state)
     const int holed[] = {1, 3};
     size_t first = 99;
 
-    assert_int_equal(cs_migrate_plan(m, 3, none, 0, &first), 0);
+    assert_int_equal(cs_store_migrate_plan(m, 3, none, 0, &first), 0);
     assert_int_equal(first, 0);
-    assert_int_equal(cs_migrate_plan(m, 3, two, 2, &first), 0);
+    assert_int_equal(cs_store_migrate_plan(m, 3, two, 2, &first), 0);
     assert_int_equal(first, 2);
-    assert_int_equal(cs_migrate_plan(m, 3, all, 3, &first), 0);
+    assert_int_equal(cs_store_migrate_plan(m, 3, all, 3, &first), 0);
     assert_int_equal(first, 3);
-    assert_int_equal(cs_migrate_plan(m, 3, newer, 4, &first), -EPROTO);
-    assert_int_equal(cs_migrate_plan(m, 3, holed, 2, &first), -EINVAL);
+    assert_int_equal(cs_store_migrate_plan(m, 3, newer, 4, &first), -EPROTO);
+    assert_int_equal(cs_store_migrate_plan(m, 3, holed, 2, &first), -EINVAL);
 }
 
 static void test_store_migrate_sql_is_one_transaction(void **state)
 {
-    const struct cs_migration m[] = {{1, "a", "CREATE TABLE a ()"}, {2, "b", "CREATE TABLE b ()"}};
-    char *sql = cs_migrate_sql(m, 2, 1, 1234);
+    const struct cs_store_migration m[] = {{1, "a", "CREATE TABLE a ()"},
+                                           {2, "b", "CREATE TABLE b ()"}};
+    char *sql = cs_store_migrate_sql(m, 2, 1, 1234);
 
     assert_int_equal(strncmp(sql, "BEGIN;", 6), 0);
     assert_null(strstr(sql, "TABLE a"));
@@ -419,23 +423,35 @@ static void test_store_migrate_sql_is_one_transaction(void **state)
 
 static void test_store_url_host(void **state)
 {
+    struct cs_store_err err;
     char host[64];
 
-    assert_int_equal(cs_store_url_host("postgresql://db.example:5433/x", host, sizeof(host)), 1);
+    assert_int_equal(cs_store_url_host("postgresql://db.example:5433/x", host, sizeof(host), &err),
+                     0);
     assert_string_equal(host, "db.example");
-    assert_int_equal(cs_store_url_host("host=pg user=u", host, sizeof(host)), 1);
+    assert_int_equal(cs_store_url_host("host=pg user=u", host, sizeof(host), &err), 0);
     assert_string_equal(host, "pg");
-    assert_int_equal(cs_store_url_host("host=/run/pg dbname=x", host, sizeof(host)), 0);
-    assert_int_equal(cs_store_url_host("postgresql://127.0.0.1/x", host, sizeof(host)), 0);
-    assert_int_equal(cs_store_url_host("host=::1", host, sizeof(host)), 0);
-    assert_int_equal(cs_store_url_host("host=pg hostaddr=10.1.2.3", host, sizeof(host)), 0);
-    assert_int_equal(cs_store_url_host("dbname=x", host, sizeof(host)), 0);
-    assert_int_equal(cs_store_url_host("host=a,b", host, sizeof(host)), -ENOTSUP);
-    assert_int_equal(cs_store_url_host("host=10.0.0.1,/run/pg", host, sizeof(host)), 0);
-    assert_int_equal(cs_store_url_host("nonsense=1", host, sizeof(host)), -EINVAL);
+    assert_int_equal(cs_store_url_host("host=/run/pg dbname=x", host, sizeof(host), &err), 0);
+    assert_string_equal(host, "");
+    assert_int_equal(cs_store_url_host("postgresql://127.0.0.1/x", host, sizeof(host), &err), 0);
+    assert_string_equal(host, "");
+    assert_int_equal(cs_store_url_host("host=::1", host, sizeof(host), &err), 0);
+    assert_string_equal(host, "");
+    assert_int_equal(cs_store_url_host("host=pg hostaddr=10.1.2.3", host, sizeof(host), &err), 0);
+    assert_string_equal(host, "");
+    assert_int_equal(cs_store_url_host("dbname=x", host, sizeof(host), &err), 0);
+    assert_string_equal(host, "");
+    assert_int_equal(cs_store_url_host("host=a,b", host, sizeof(host), &err), -ENOTSUP);
+    assert_int_equal(err.code, -ENOTSUP);
+    assert_non_null(strstr(err.msg, "a list of host names (a,b)"));
+    assert_int_equal(cs_store_url_host("host=10.0.0.1,/run/pg", host, sizeof(host), &err), 0);
+    assert_string_equal(host, "");
+    assert_int_equal(cs_store_url_host("nonsense=1", host, sizeof(host), &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "database URL does not parse"));
+    assert_null(strchr(err.msg, '\n'));
     assert_int_equal(cs_store_url_host("host=a-very-long-host-name-that-does-not-fit-in-the-buffer"
                                        "-given-to-it.example",
-                                       host, sizeof(host)),
+                                       host, sizeof(host), &err),
                      -ENAMETOOLONG);
 }
 
@@ -477,6 +493,16 @@ static void test_store_oneline_flattens_messages(void **state)
     assert_string_equal(out, "a very");
 }
 
+static void test_store_err_set_keeps_one_line(void **state)
+{
+    struct cs_store_err err;
+
+    assert_int_equal(cs_store_err_set(&err, -ENOTCONN, "lost: %s", "FATAL:  gone\nHINT:  why\n"),
+                     -ENOTCONN);
+    assert_int_equal(err.code, -ENOTCONN);
+    assert_string_equal(err.msg, "lost: FATAL:  gone HINT:  why");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_store_url_host),
         cmocka_unit_test(test_store_addr_lists_one_name_per_address),
         cmocka_unit_test(test_store_oneline_flattens_messages),
+        cmocka_unit_test(test_store_err_set_keeps_one_line),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

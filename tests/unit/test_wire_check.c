@@ -1,7 +1,8 @@
 /* Unit tests for server/wire_check.c: strings with NUL bytes or invalid
  * UTF-8 are found at any depth (nested messages, map entries) and named;
  * everything else, including unknown fields and truncated input, passes
- * through to the unpacker. */
+ * through to the unpacker. And for server/wire.c: the field prefix a stream
+ * writes is protobuf-c's own, and reads back. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "csched/v1/scheduler.pb-c.h"
+#include "wire.h"
 #include "wire_check.h"
 
 struct packed {
@@ -141,6 +143,53 @@ static void test_wire_check_unknown_fields_are_skipped(void **state)
                      0);
 }
 
+/* Items merged by hand into one WatchResponse are the bytes protobuf-c packs
+ * for the same events. */
+static void test_wire_len_prefix_matches_protobuf_c(void **state)
+{
+    Csched__V1__Event a = CSCHED__V1__EVENT__INIT, b = CSCHED__V1__EVENT__INIT;
+    a.seq = 1;
+    b.seq = 300;
+    b.job_name = "a job name long enough to matter";
+    Csched__V1__Event *events[] = {&a, &b};
+    Csched__V1__WatchResponse resp = CSCHED__V1__WATCH_RESPONSE__INIT;
+    resp.events = events;
+    resp.n_events = 2;
+    struct packed want = pack(&resp.base);
+
+    uint8_t got[256];
+    size_t len = 0;
+    for (size_t i = 0; i < 2; i++) {
+        size_t size = protobuf_c_message_get_packed_size(&events[i]->base);
+        len += cs_wire_put_len_prefix(got + len, 1, size);
+        len += protobuf_c_message_pack(&events[i]->base, got + len);
+    }
+    assert_int_equal(len, want.len);
+    assert_memory_equal(got, want.data, len);
+    free(want.data);
+}
+
+/* Lengths around each 7-bit step, up to the largest, read back whole. */
+static void test_wire_len_prefix_reads_back(void **state)
+{
+    static const size_t lens[] = {0, 1, 127, 128, 16383, 16384, 1u << 31, SIZE_MAX};
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        uint8_t buf[CS_WIRE_LEN_PREFIX_MAX];
+        size_t n = cs_wire_put_len_prefix(buf, 1, lens[i]);
+        assert_true(n >= 2 && n <= CS_WIRE_LEN_PREFIX_MAX);
+        const uint8_t *p = buf;
+        uint64_t key = 0, len = 0;
+        assert_int_equal(cs_wire_read_varint(&p, buf + n, &key), 0);
+        assert_int_equal(key, (1 << 3) | CS_WIRE_LEN);
+        assert_int_equal(cs_wire_read_varint(&p, buf + n, &len), 0);
+        assert_int_equal(len, lens[i]);
+        assert_ptr_equal(p, buf + n);
+        /* Cut short, the varint is refused. */
+        p = buf + 1;
+        assert_int_equal(cs_wire_read_varint(&p, buf + n - 1, &len), -EINVAL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +200,8 @@ int main(void)
         cmocka_unit_test(test_wire_check_surrogate_is_refused),
         cmocka_unit_test(test_wire_check_truncated_input_is_left_to_the_unpacker),
         cmocka_unit_test(test_wire_check_unknown_fields_are_skipped),
+        cmocka_unit_test(test_wire_len_prefix_matches_protobuf_c),
+        cmocka_unit_test(test_wire_len_prefix_reads_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,12 @@
-/* Launch thread: a queue guarded by a mutex and a condition variable feeds
- * one thread that spawns minders. All its signals are blocked so that
+/* launcher_thread: the launch thread. A queue guarded by a mutex and a
+ * condition variable feeds it the launches; it spawns their minders and
+ * posts each one back to the loop. All its signals are blocked so that
  * SIGTERM and SIGINT reach the loop thread; the minder gets a clean mask. */
 #define CS_LOG_COMPONENT "launch"
-#include "launch_thread.h"
+#include "launcher_thread.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -19,21 +19,6 @@
 #include "log.h"
 #include "note.h"
 #include "util.h"
-
-struct cs_launcher {
-    uv_loop_t *loop;
-    const char *minder_path;
-    cs_launch_done_cb done_cb;
-    void *ctx;
-    struct cs_mailbox done_box;
-    uv_thread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    struct cs_launch *head, *tail; /* guarded by lock */
-    bool stop;                     /* guarded by lock */
-    void (*stopped_cb)(void *arg);
-    void *stopped_arg;
-};
 
 /* Launches taken off the queue at once: their pid files are written one by
  * one and then fsynced together, so a burst pays for about one journal commit
@@ -67,18 +52,10 @@ static void pid_file_sync(struct cs_launch *launch, int fd)
     (void)close(fd);
 }
 
-/* Starts one minder; *pid_fd gets its unsynced pid file, or stays -1. */
-static void spawn_one(struct cs_launcher *l, struct cs_launch *launch, int *pid_fd)
+/* posix_spawn of the minder: stdin and stdout on /dev/null, its own
+ * session, a clean signal mask. Returns posix_spawn's error number. */
+static int spawn_minder(const char *minder_path, struct cs_launch *launch)
 {
-    launch->pid = -1;
-    launch->pidfd = -1;
-    if (mkdir(launch->dir, 0700) != 0 && errno != EEXIST) {
-        launch->err = -errno;
-        (void)snprintf(launch->message, sizeof(launch->message), "mkdir(%s) failed: %s",
-                       launch->dir, strerror(errno));
-        return;
-    }
-
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     sigset_t blocked, defaults;
@@ -105,9 +82,24 @@ static void spawn_one(struct cs_launcher *l, struct cs_launch *launch, int *pid_
     posix_spawnattr_setsigmask(&attr, &blocked);
     posix_spawnattr_setsigdefault(&attr, &defaults);
 
-    int rc = posix_spawn(&launch->pid, l->minder_path, &actions, &attr, launch->argv, launch->envp);
+    int rc = posix_spawn(&launch->pid, minder_path, &actions, &attr, launch->argv, launch->envp);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+/* Starts one minder; *pid_fd gets its unsynced pid file, or stays -1. */
+static void spawn_one(struct cs_launcher *l, struct cs_launch *launch, int *pid_fd)
+{
+    launch->pid = -1;
+    launch->pidfd = -1;
+    if (mkdir(launch->dir, 0700) != 0 && errno != EEXIST) {
+        launch->err = -errno;
+        (void)snprintf(launch->message, sizeof(launch->message), "mkdir(%s) failed: %s",
+                       launch->dir, strerror(errno));
+        return;
+    }
+    int rc = spawn_minder(l->minder_path, launch);
     if (rc != 0) {
         launch->err = -rc;
         launch->pid = -1;
@@ -132,7 +124,7 @@ static void spawn_one(struct cs_launcher *l, struct cs_launch *launch, int *pid_
         *pid_fd = rc;
 }
 
-static void launch_main(void *arg)
+void cs_launcher_thread_main(void *arg)
 {
     struct cs_launcher *l = arg;
     sigset_t all;
@@ -143,19 +135,15 @@ static void launch_main(void *arg)
 
     pthread_mutex_lock(&l->lock);
     for (;;) {
-        while (l->head == NULL && !l->stop)
+        while (cs_queue_is_empty(&l->queue) && !l->stop)
             pthread_cond_wait(&l->wake, &l->lock);
-        if (l->head == NULL)
+        if (cs_queue_is_empty(&l->queue))
             break;
         struct cs_launch *group[LAUNCH_GROUP_MAX];
         int pid_fds[LAUNCH_GROUP_MAX];
         size_t n = 0;
-        while (n < LAUNCH_GROUP_MAX && l->head != NULL) {
-            group[n++] = l->head;
-            l->head = l->head->next;
-        }
-        if (l->head == NULL)
-            l->tail = NULL;
+        while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(&l->queue))
+            group[n++] = CS_CONTAINER_OF(cs_queue_pop(&l->queue), struct cs_launch, link);
         pthread_mutex_unlock(&l->lock);
         for (size_t i = 0; i < n; i++) {
             pid_fds[i] = -1;
@@ -170,99 +158,4 @@ static void launch_main(void *arg)
         pthread_mutex_lock(&l->lock);
     }
     pthread_mutex_unlock(&l->lock);
-}
-
-static void on_done(struct cs_mailbox *box, struct cs_mail *first)
-{
-    struct cs_launcher *l = box->data;
-    for (struct cs_mail *m = first, *next; m != NULL; m = next) {
-        next = m->next;
-        l->done_cb((struct cs_launch *)m, l->ctx);
-    }
-}
-
-static void on_closed(uv_handle_t *handle)
-{
-    struct cs_launcher *l = CS_MAILBOX_OF(handle)->data;
-    void (*stopped_cb)(void *) = l->stopped_cb;
-    void *arg = l->stopped_arg;
-    pthread_mutex_destroy(&l->lock);
-    pthread_cond_destroy(&l->wake);
-    free(l);
-    if (stopped_cb != NULL)
-        stopped_cb(arg);
-}
-
-struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path,
-                                      cs_launch_done_cb done_cb, void *ctx)
-{
-    struct cs_launcher *l = cs_xcalloc(1, sizeof(*l));
-    l->loop = loop;
-    l->minder_path = minder_path;
-    l->done_cb = done_cb;
-    l->ctx = ctx;
-    CS_ASSERT(pthread_mutex_init(&l->lock, NULL) == 0);
-    CS_ASSERT(pthread_cond_init(&l->wake, NULL) == 0);
-    if (cs_mailbox_init(loop, &l->done_box, on_done, l) != 0)
-        goto err_free;
-    int rc = uv_thread_create(&l->thread, launch_main, l);
-    if (rc != 0) {
-        cs_log_error("uv_thread_create(launch) failed: %s", uv_strerror(rc));
-        goto err_close;
-    }
-    return l;
-
-err_close:
-    /* The launcher is freed once the handle is closed. */
-    cs_mailbox_close(&l->done_box, on_closed);
-    return NULL;
-err_free:
-    pthread_mutex_destroy(&l->lock);
-    pthread_cond_destroy(&l->wake);
-    free(l);
-    return NULL;
-}
-
-void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
-{
-    launch->next = NULL;
-    launch->err = 0;
-    launch->message[0] = '\0';
-    pthread_mutex_lock(&l->lock);
-    if (l->tail != NULL)
-        l->tail->next = launch;
-    else
-        l->head = launch;
-    l->tail = launch;
-    pthread_cond_signal(&l->wake);
-    pthread_mutex_unlock(&l->lock);
-}
-
-void cs_launcher_stop(struct cs_launcher *l, void (*stopped_cb)(void *arg), void *arg)
-{
-    pthread_mutex_lock(&l->lock);
-    l->stop = true;
-    pthread_cond_signal(&l->wake);
-    pthread_mutex_unlock(&l->lock);
-    /* The thread finishes what is queued (a few spawns at most) and ends. */
-    CS_ASSERT(uv_thread_join(&l->thread) == 0);
-    /* Deliver the last results before closing the mailbox. */
-    cs_mailbox_drain(&l->done_box);
-    l->stopped_cb = stopped_cb;
-    l->stopped_arg = arg;
-    cs_mailbox_close(&l->done_box, on_closed);
-}
-
-void cs_launch_free(struct cs_launch *launch)
-{
-    if (launch->argv != NULL)
-        for (char **p = launch->argv; *p != NULL; p++)
-            free(*p);
-    if (launch->envp != NULL)
-        for (char **p = launch->envp; *p != NULL; p++)
-            free(*p);
-    free(launch->argv);
-    free(launch->envp);
-    free(launch->dir);
-    free(launch);
 }

@@ -1,0 +1,101 @@
+/* minder_contract: the minder's argv and the attempt-directory path, built
+ * and parsed in one place (see minder_contract.h). */
+#include "minder_contract.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The most strings the fixed part of the argv takes: the path, -d DIR,
+ * -t MS, -g MS, -C WORKDIR, "--", and /bin/sh -c SHELL. */
+#define ARGV_FIXED 13
+
+struct builder {
+    char **argv;
+    size_t n;
+    bool failed;
+};
+
+static void add(struct builder *b, const char *s)
+{
+    char *copy = b->failed ? NULL : strdup(s);
+    if (copy == NULL)
+        b->failed = true;
+    else
+        b->argv[b->n++] = copy;
+}
+
+static void add_flag(struct builder *b, char letter)
+{
+    char flag[3] = {'-', letter, '\0'};
+    add(b, flag);
+}
+
+static void add_u64(struct builder *b, uint64_t value)
+{
+    char text[24];
+    (void)snprintf(text, sizeof(text), "%llu", (unsigned long long)value);
+    add(b, text);
+}
+
+char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
+{
+    struct builder b = {.argv = calloc(ARGV_FIXED + cmd->n_command + 1, sizeof(char *))};
+    if (b.argv == NULL)
+        return NULL;
+    add(&b, cmd->minder_path);
+    add_flag(&b, CS_MINDER_OPT_DIR);
+    add(&b, cmd->dir);
+    if (cmd->timeout_ms > 0) {
+        add_flag(&b, CS_MINDER_OPT_TIMEOUT);
+        add_u64(&b, cmd->timeout_ms);
+    }
+    add_flag(&b, CS_MINDER_OPT_GRACE);
+    add_u64(&b, cmd->grace_ms);
+    if (cmd->workdir != NULL && cmd->workdir[0] != '\0') {
+        add_flag(&b, CS_MINDER_OPT_WORKDIR);
+        add(&b, cmd->workdir);
+    }
+    add(&b, "--");
+    if (cmd->n_command > 0) {
+        for (size_t i = 0; i < cmd->n_command; i++)
+            add(&b, cmd->command[i]);
+    } else {
+        add(&b, "/bin/sh");
+        add(&b, "-c");
+        add(&b, cmd->shell);
+    }
+    if (!b.failed)
+        return b.argv;
+    for (size_t i = 0; i < b.n; i++)
+        free(b.argv[i]);
+    free(b.argv);
+    return NULL;
+}
+
+int cs_minder_dir_format(char *buf, size_t cap, const char *state_dir, int64_t run_id,
+                         uint32_t attempt)
+{
+    int n =
+        snprintf(buf, cap, "%s/" CS_ATTEMPTS_DIR "/%lld-%u", state_dir, (long long)run_id, attempt);
+    return n >= 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
+}
+
+int cs_minder_dir_parse(const char *name, int64_t *run_id, uint32_t *attempt)
+{
+    char *end;
+    if (name[0] < '1' || name[0] > '9')
+        return -EINVAL;
+    errno = 0;
+    long long run = strtoll(name, &end, 10);
+    if (errno != 0 || *end != '-' || end[1] < '1' || end[1] > '9')
+        return -EINVAL;
+    unsigned long number = strtoul(end + 1, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return -EINVAL;
+    *run_id = (int64_t)run;
+    *attempt = (uint32_t)number;
+    return 0;
+}

@@ -1,0 +1,72 @@
+/* minder_contract: what cschedd and csched-minder agree on, in one place:
+ * the minder's command line (its flags, and the argv the server builds from
+ * them), its timing defaults, the files of an attempt's directory, and where
+ * that directory is (STATE_DIR/attempts/<run_id>-<attempt>) with the parser
+ * of its name. libc only, no state: the minder builds it in, the server
+ * links it; any thread. */
+#ifndef CS_MINDER_CONTRACT_H
+#define CS_MINDER_CONTRACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The program's name, as it shows in argv[0] and /proc/PID/cmdline. */
+#define CS_MINDER_NAME "csched-minder"
+
+/* The flags. The option string must name the same letters. */
+#define CS_MINDER_OPT_DIR 'd'     /* -d ATTEMPT_DIR, required */
+#define CS_MINDER_OPT_TIMEOUT 't' /* -t TIMEOUT_MS, 0 or absent for none */
+#define CS_MINDER_OPT_GRACE 'g'   /* -g GRACE_MS between TERM and KILL */
+#define CS_MINDER_OPT_CAP 'c'     /* -c LOG_CAP_BYTES per output stream */
+#define CS_MINDER_OPT_WORKDIR 'C' /* -C WORKDIR, the attempt's dir if absent */
+#define CS_MINDER_OPTSTRING "+d:t:g:c:C:"
+#define CS_MINDER_USAGE                                                                            \
+    CS_MINDER_NAME                                                                                 \
+    " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] -- ARGV..."
+
+/* How long the minder gives a command between TERM and KILL (-g's default,
+ * and what the server passes). */
+#define CS_MINDER_KILL_GRACE_MS 10000
+/* How long the minder still drains output once its command has ended: only
+ * a process that left the group can hold a pipe open that long. */
+#define CS_MINDER_DRAIN_MS 1000
+
+/* Files in an attempt's directory. The minder writes CS_NOTE_FILE (through
+ * CS_NOTE_FILE ".tmp"), the two logs and CS_ATTEMPT_PGID_FILE (the command's
+ * process group, once it runs, so the server can stop the group if the
+ * minder itself is killed); the server's launch thread writes
+ * CS_ATTEMPT_PID_FILE. */
+#define CS_NOTE_FILE "status"
+#define CS_ATTEMPT_PID_FILE "pid"
+#define CS_ATTEMPT_STDOUT_FILE "stdout"
+#define CS_ATTEMPT_STDERR_FILE "stderr"
+#define CS_ATTEMPT_PGID_FILE "pgid"
+
+/* The folder of the state dir that holds every attempt's directory. */
+#define CS_ATTEMPTS_DIR "attempts"
+
+/* What one attempt's minder is told. Strings are borrowed. */
+struct cs_minder_cmd {
+    const char *minder_path;
+    const char *dir;
+    uint64_t timeout_ms; /* 0: no timeout */
+    uint64_t grace_ms;
+    const char *workdir;  /* NULL or "": the attempt's dir */
+    char *const *command; /* argv of the command, n_command of them, or */
+    size_t n_command;     /* 0, and then: */
+    const char *shell;    /* a string run by /bin/sh -c */
+};
+
+/* Builds the minder's argv for cmd: NULL-terminated, the array and each
+ * string malloc'd and owned by the caller. NULL when out of memory. */
+char **cs_minder_argv_new(const struct cs_minder_cmd *cmd);
+
+/* Writes STATE_DIR/attempts/<run_id>-<attempt> into buf. 0, or
+ * -ENAMETOOLONG when it does not fit in cap bytes. */
+int cs_minder_dir_format(char *buf, size_t cap, const char *state_dir, int64_t run_id,
+                         uint32_t attempt);
+/* Parses the name of an attempt's directory ("<run_id>-<attempt>", both
+ * positive decimal numbers). 0, or -EINVAL if name is not one. */
+int cs_minder_dir_parse(const char *name, int64_t *run_id, uint32_t *attempt);
+
+#endif

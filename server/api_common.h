@@ -1,0 +1,34 @@
+/* api_common: what the API's handlers share: the store's availability, a
+ * reply held back until a commit, the failure of a store call, page sizes.
+ * Loop thread only, but for cs_api_page_size. */
+#ifndef CS_API_COMMON_H
+#define CS_API_COMMON_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stdint.h>
+
+#include "rpc.h"
+#include "sched_state.h"
+
+/* 0 if the store takes writes; otherwise fails call with UNAVAILABLE and
+ * returns -ENOTCONN. */
+int cs_api_require_store(struct cs_call *call, struct cs_sched *sched);
+
+/* A reply held back until a write has committed: pass cs_api_reply_cb with
+ * it as the write's callback. msg (owned, freed after sending) may be set
+ * after the write was queued, but before the loop turn ends. */
+struct cs_reply_later {
+    struct cs_call *call;
+    ProtobufCMessage *msg;
+};
+struct cs_reply_later *cs_api_reply_later(struct cs_call *call, ProtobufCMessage *msg);
+void cs_api_reply_cb(void *arg, int status);
+
+/* Fails call for a store read that returned status. */
+void cs_api_fail_store(struct cs_call *call, int status, const char *what);
+
+/* The page size to use for a request: 0 means 100; over 1000 is -EINVAL.
+ * Any thread. */
+int cs_api_page_size(uint32_t requested, uint32_t *out);
+
+#endif

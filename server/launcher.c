@@ -1,0 +1,106 @@
+/* launcher: the loop's half of the launcher (see launcher.h): it queues
+ * launches for the thread, hands the finished ones to done_cb from the
+ * mailbox, and stops the thread at shutdown. Loop thread, except
+ * cs_launch_free. */
+#define CS_LOG_COMPONENT "launch"
+#include "launcher.h"
+
+#include <stdlib.h>
+
+#include "launcher_thread.h"
+#include "log.h"
+#include "util.h"
+
+static void mail_cb(struct cs_mailbox *box, struct cs_mail *first)
+{
+    struct cs_launcher *l = box->data;
+    for (struct cs_mail *m = first, *next; m != NULL; m = next) {
+        next = m->next;
+        l->done_cb(CS_CONTAINER_OF(m, struct cs_launch, mail), l->ctx);
+    }
+}
+
+static void closed_cb(uv_handle_t *handle)
+{
+    struct cs_launcher *l = CS_MAILBOX_OF(handle)->data;
+    cs_launcher_stopped_cb stopped_cb = l->stopped_cb;
+    void *arg = l->stopped_arg;
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->wake);
+    free(l);
+    if (stopped_cb != NULL)
+        stopped_cb(arg);
+}
+
+struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path,
+                                      cs_launch_done_cb done_cb, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    struct cs_launcher *l = cs_xcalloc(1, sizeof(*l));
+    l->loop = loop;
+    l->minder_path = minder_path;
+    l->done_cb = done_cb;
+    l->ctx = ctx;
+    cs_queue_init(&l->queue);
+    CS_ASSERT(pthread_mutex_init(&l->lock, NULL) == 0);
+    CS_ASSERT(pthread_cond_init(&l->wake, NULL) == 0);
+    if (cs_mailbox_init(loop, &l->done_box, mail_cb, l) != 0)
+        goto err_free;
+    int rc = uv_thread_create(&l->thread, cs_launcher_thread_main, l);
+    if (rc != 0) {
+        cs_log_error("uv_thread_create(launch) failed: %s", uv_strerror(rc));
+        goto err_close;
+    }
+    return l;
+
+err_close:
+    /* The launcher is freed once the handle is closed. */
+    cs_mailbox_close(&l->done_box, closed_cb);
+    return NULL;
+err_free:
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->wake);
+    free(l);
+    return NULL;
+}
+
+void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
+{
+    CS_ASSERT_LOOP();
+    launch->err = 0;
+    launch->message[0] = '\0';
+    pthread_mutex_lock(&l->lock);
+    cs_queue_push(&l->queue, &launch->link);
+    pthread_cond_signal(&l->wake);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void cs_launcher_stop(struct cs_launcher *l, cs_launcher_stopped_cb stopped_cb, void *arg)
+{
+    CS_ASSERT_LOOP();
+    pthread_mutex_lock(&l->lock);
+    l->stop = true;
+    pthread_cond_signal(&l->wake);
+    pthread_mutex_unlock(&l->lock);
+    /* The thread finishes what is queued (a few spawns at most) and ends. */
+    CS_ASSERT(uv_thread_join(&l->thread) == 0);
+    /* Deliver the last results before closing the mailbox. */
+    cs_mailbox_drain(&l->done_box);
+    l->stopped_cb = stopped_cb;
+    l->stopped_arg = arg;
+    cs_mailbox_close(&l->done_box, closed_cb);
+}
+
+void cs_launch_free(struct cs_launch *launch)
+{
+    if (launch->argv != NULL)
+        for (char **p = launch->argv; *p != NULL; p++)
+            free(*p);
+    if (launch->envp != NULL)
+        for (char **p = launch->envp; *p != NULL; p++)
+            free(*p);
+    free(launch->argv);
+    free(launch->envp);
+    free(launch->dir);
+    free(launch);
+}

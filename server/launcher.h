@@ -1,0 +1,51 @@
+/* launcher: hands each attempt's start to the launch thread, which starts
+ * the minder with posix_spawn (never a fork of this big process), opens a
+ * pidfd on it, and writes and fsyncs the attempt's pid file, so that none of
+ * that work lands on the loop. Results come back to the loop through a
+ * mailbox. This is the loop's half (launcher.c); the thread's own code is
+ * launcher_thread.c. One thread: the spec found that more launch threads
+ * made the loop wait more, not less. */
+#ifndef CS_LAUNCHER_H
+#define CS_LAUNCHER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "mailbox.h"
+#include "queue.h"
+
+struct cs_launch {
+    struct cs_mail mail;  /* the trip back to the loop */
+    struct cs_qlink link; /* the queue to the thread */
+    char *dir;            /* the attempt's directory, made by the thread */
+    char **argv;          /* the minder's argv, NULL-terminated */
+    char **envp;          /* the command's environment, NULL-terminated */
+    void *owner;          /* for the loop: the attempt */
+    /* Results, written by the thread. */
+    int err; /* 0 or a negative errno */
+    char message[256];
+    pid_t pid;
+    int pidfd;
+    int64_t started_unix_ms;
+};
+
+struct cs_launcher;
+typedef void (*cs_launch_done_cb)(struct cs_launch *launch, void *ctx);
+
+/* Loop thread. minder_path is borrowed for the launcher's life; done_cb
+ * gets each launch back on the loop thread, with its results. NULL if the
+ * thread or its mailbox could not be made (logged). */
+struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path,
+                                      cs_launch_done_cb done_cb, void *ctx);
+/* Loop thread: hands launch to the thread (ownership moves with it and comes
+ * back in done_cb). */
+void cs_launcher_submit(struct cs_launcher *launcher, struct cs_launch *launch);
+typedef void (*cs_launcher_stopped_cb)(void *arg);
+/* Loop thread: finishes the queued launches, joins the thread, then calls
+ * stopped_cb and frees the launcher. */
+void cs_launcher_stop(struct cs_launcher *launcher, cs_launcher_stopped_cb stopped_cb, void *arg);
+/* Frees argv, envp and dir (any thread). */
+void cs_launch_free(struct cs_launch *launch);
+
+#endif

@@ -1,0 +1,175 @@
+/* rpc_call: one call from the request gRPC hands over to its freeing: the
+ * request unpacked, the close watched, the reply or final status sent.
+ * Loop thread; each batch's completion arrives through the bridge. A
+ * stream's final status waits for the messages queued before it
+ * (rpc_stream.c sends it when they have gone). */
+#define CS_LOG_COMPONENT "rpc"
+#include "rpc_call.h"
+
+#include <errno.h>
+#include <grpc/byte_buffer_reader.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+#include "util.h"
+#include "wire_check.h"
+
+static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
+{
+    size_t len = protobuf_c_message_get_packed_size(msg);
+    grpc_slice slice = grpc_slice_malloc(len);
+    protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(slice));
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
+    grpc_slice_unref(slice);
+    return bb;
+}
+
+int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, size_t cap)
+{
+    const ProtobufCMessageDescriptor *desc = call->method->input;
+    grpc_byte_buffer_reader reader;
+    if (!grpc_byte_buffer_reader_init(&reader, payload)) {
+        (void)snprintf(why, cap, "the request could not be decompressed");
+        return -EINVAL;
+    }
+    grpc_slice slice = grpc_byte_buffer_reader_readall(&reader);
+    grpc_byte_buffer_reader_destroy(&reader);
+    const uint8_t *data = GRPC_SLICE_START_PTR(slice);
+    size_t len = GRPC_SLICE_LENGTH(slice);
+    char field[200];
+    if (cs_wire_check_strings(desc, data, len, field, sizeof(field)) != 0)
+        (void)snprintf(why, cap, "field %s holds a NUL byte or is not valid UTF-8", field);
+    else if ((call->request = protobuf_c_message_unpack(desc, NULL, len, data)) == NULL)
+        (void)snprintf(why, cap, "the request is not a valid %s message", desc->name);
+    grpc_slice_unref(slice);
+    return call->request != NULL ? 0 : -EINVAL;
+}
+
+void cs_call_start_batch(struct cs_call *call, const grpc_op *ops, size_t n, struct cs_tag *tag)
+{
+    grpc_call_error err = grpc_call_start_batch(call->call, ops, n, tag, NULL);
+    CS_ASSERT(err == GRPC_CALL_OK);
+    call->pending++;
+}
+
+void cs_call_maybe_free(struct cs_call *call)
+{
+    if (call->pending > 0 || !call->finishing)
+        return;
+    (*call->open_calls)--;
+    if (call->request != NULL)
+        protobuf_c_message_free_unpacked(call->request, NULL);
+    free(call->final_message);
+    grpc_call_unref(call->call);
+    free(call);
+}
+
+static void close_done_cb(struct cs_tag *tag, bool ok)
+{
+    struct cs_call *call = CS_CONTAINER_OF(tag, struct cs_call, close_tag);
+    call->pending--;
+    call->cancel_seen = true;
+    if (!call->finishing && call->final_message == NULL && call->ops != NULL &&
+        call->ops->cancel_cb != NULL)
+        call->ops->cancel_cb(call, call->stream_ctx);
+    cs_call_maybe_free(call);
+}
+
+static void final_done_cb(struct cs_tag *tag, bool ok)
+{
+    struct cs_call *call = CS_CONTAINER_OF(tag, struct cs_call, final_tag);
+    call->pending--;
+    cs_call_maybe_free(call);
+}
+
+static void meta_done_cb(struct cs_tag *tag, bool ok)
+{
+    struct cs_call *call = CS_CONTAINER_OF(tag, struct cs_call, meta_tag);
+    call->pending--;
+    cs_call_maybe_free(call);
+}
+
+struct cs_call *cs_call_open(size_t *open_calls, grpc_call *gcall, const struct cs_method *method)
+{
+    struct cs_call *call = cs_xcalloc(1, sizeof(*call));
+    call->open_calls = open_calls;
+    (*open_calls)++;
+    call->call = gcall;
+    call->method = method;
+    call->close_tag.done_cb = close_done_cb;
+    call->final_tag.done_cb = final_done_cb;
+    call->meta_tag.done_cb = meta_done_cb;
+    cs_queue_init(&call->out);
+
+    grpc_op op;
+    memset(&op, 0, sizeof(op));
+    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    op.data.recv_close_on_server.cancelled = &call->cancelled;
+    cs_call_start_batch(call, &op, 1, &call->close_tag);
+    if (method->server_streaming) {
+        memset(&op, 0, sizeof(op));
+        op.op = GRPC_OP_SEND_INITIAL_METADATA;
+        cs_call_start_batch(call, &op, 1, &call->meta_tag);
+    }
+    return call;
+}
+
+void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char *message,
+                         grpc_byte_buffer *reply)
+{
+    grpc_slice details = grpc_slice_from_copied_string(message != NULL ? message : "");
+    grpc_op ops[3];
+    size_t n = 0;
+    memset(ops, 0, sizeof(ops));
+    if (!call->method->server_streaming) {
+        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+        if (reply != NULL) {
+            ops[n].op = GRPC_OP_SEND_MESSAGE;
+            ops[n++].data.send_message.send_message = reply;
+        }
+    }
+    ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+    ops[n].data.send_status_from_server.status = code;
+    ops[n].data.send_status_from_server.status_details = &details;
+    n++;
+    call->finishing = true;
+    cs_call_start_batch(call, ops, n, &call->final_tag);
+    grpc_slice_unref(details);
+    if (reply != NULL)
+        grpc_byte_buffer_destroy(reply);
+}
+
+void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response)
+{
+    CS_ASSERT_LOOP();
+    CS_ASSERT(!call->method->server_streaming && !call->finishing);
+    cs_call_send_status(call, GRPC_STATUS_OK, "", pack(response));
+}
+
+void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *message)
+{
+    CS_ASSERT_LOOP();
+    CS_ASSERT(call->final_message == NULL && !call->finishing);
+    /* A stream keeps a message in flight while any is queued: the status
+     * waits for them, and rpc_stream.c sends it once they have gone. */
+    if (call->sending == NULL || call->cancel_seen) {
+        cs_call_send_status(call, code, message, NULL);
+        return;
+    }
+    call->final_code = code;
+    call->final_message = cs_xstrdup(message);
+}
+
+void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)
+{
+    CS_ASSERT_LOOP();
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(message, sizeof(message), fmt, ap);
+    va_end(ap);
+    cs_call_finish(call, cs_status_from_errno(code), message);
+}

@@ -1,0 +1,61 @@
+/* rpc_call: one call's record, shared by the files of rpc (see rpc.h) and
+ * by no one else. Loop thread only.
+ *
+ * A call is made when a request slot completes (rpc.c) and freed when its
+ * final batch and its close have both completed (pending == 0 once
+ * finishing); nothing else frees it. rpc_stream.c queues a streaming call's
+ * messages on top of these functions; they never call into it. */
+#ifndef CS_RPC_CALL_H
+#define CS_RPC_CALL_H
+
+#include <grpc/grpc.h>
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "grpc_bridge.h"
+#include "queue.h"
+#include "rpc.h"
+
+struct cs_outgoing; /* a stream message waiting to be sent (rpc_stream.c) */
+
+struct cs_call {
+    size_t *open_calls; /* the server's count, which this call is in */
+    grpc_call *call;
+    const struct cs_method *method;
+    ProtobufCMessage *request;
+    struct cs_tag close_tag; /* RECV_CLOSE_ON_SERVER */
+    struct cs_tag send_tag;  /* the one SEND_MESSAGE in flight */
+    struct cs_tag meta_tag;  /* SEND_INITIAL_METADATA of a stream */
+    struct cs_tag final_tag; /* SEND_STATUS (with the reply, if unary) */
+    int cancelled;           /* written by gRPC on close */
+    int pending;             /* batches started and not yet completed */
+    bool finishing;          /* the final batch has been started */
+    bool cancel_seen;
+    struct cs_queue out;       /* of struct cs_outgoing, waiting to be sent */
+    size_t backlog;            /* items queued, not yet being sent */
+    size_t sending_items;      /* items of the message being sent */
+    grpc_byte_buffer *sending; /* NULL unless a message is in flight */
+    const struct cs_stream_ops *ops;
+    void *stream_ctx;
+    grpc_status_code final_code; /* for a stream: sent once the backlog drains */
+    char *final_message;
+};
+
+/* Makes the record for a call gRPC handed over (call taken), counts it in
+ * *open_calls until it is freed, and starts watching for its close, as
+ * every call needs; a stream also sends its initial metadata now. */
+struct cs_call *cs_call_open(size_t *open_calls, grpc_call *call, const struct cs_method *method);
+/* Unpacks payload (borrowed) as the method's request into call->request: 0,
+ * or -EINVAL with a message for the client in why. */
+int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, size_t cap);
+/* Starts a batch of n ops on call, completed through tag. */
+void cs_call_start_batch(struct cs_call *call, const grpc_op *ops, size_t n, struct cs_tag *tag);
+/* Starts the final batch: status (and for a unary call its initial metadata
+ * and reply, which is taken). */
+void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char *message,
+                         grpc_byte_buffer *reply);
+/* Frees call once it is finishing and no batch is pending. */
+void cs_call_maybe_free(struct cs_call *call);
+
+#endif

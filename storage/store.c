@@ -1,0 +1,230 @@
+/* The store's life: made, opened (the embedded server started on libuv's
+ * pool, then connected, migrated, prepared, the snapshot loaded), the
+ * end-of-turn flush of the queue, and closed (pending writes committed or
+ * the close deadline passed, the embedded server stopped, handles closed).
+ * Loop thread: the one that made the store, which every entry point
+ * asserts. The store is freed in the last handle's close callback. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "store_internal.h"
+
+#define DEFAULT_MAX_PENDING_WRITES 100000
+/* How long open keeps trying to reach the database before it fails. */
+#define OPEN_TIMEOUT_MS 30000
+/* How long close waits for unfinished writes. */
+#define CLOSE_TIMEOUT_MS 10000
+
+/* Hands open_cb its answer, once. */
+static void open_done(struct cs_store *store, int status, struct cs_store_snapshot *snapshot)
+{
+    cs_store_open_cb cb = store->open_cb;
+
+    if (store->opened) {
+        cs_store_snapshot_free(snapshot);
+        return;
+    }
+    store->opened = true;
+    store->open_cb = NULL;
+    if (status != 0)
+        cs_store_conn_teardown(store); /* nothing further is tried; the caller closes */
+    else
+        store->live = true;
+    if (cb != NULL)
+        cb(store->open_arg, status, snapshot);
+    else if (snapshot != NULL)
+        cs_store_snapshot_free(snapshot);
+}
+
+static void snapshot_cb(struct cs_store *store, int status, struct cs_store_snapshot *snapshot)
+{
+    open_done(store, status, snapshot);
+}
+
+/* The connection is READY: at open, the snapshot is read first. */
+static void conn_ready_cb(struct cs_store *store)
+{
+    if (!store->opened && !store->snapshot_queued) {
+        store->snapshot_queued = true;
+        cs_store_snapshot_load(store, snapshot_cb);
+    }
+}
+
+static void conn_failed_cb(struct cs_store *store, int status)
+{
+    open_done(store, status, NULL);
+}
+
+static void handle_closed_cb(uv_handle_t *handle)
+{
+    struct cs_store *store = handle->data;
+    void (*closed_cb)(void *arg) = store->closed_cb;
+    void *closed_arg = store->closed_arg;
+
+    if (--store->handles_open > 0)
+        return;
+    free(store->database_url);
+    free(store->embedded_dir);
+    free(store->conninfo);
+    free(store);
+    if (closed_cb != NULL)
+        closed_cb(closed_arg);
+}
+
+static void close_handles(struct cs_store *store)
+{
+    uv_close((uv_handle_t *)&store->flush_handle, handle_closed_cb);
+    uv_close((uv_handle_t *)&store->retry_timer, handle_closed_cb);
+    uv_close((uv_handle_t *)&store->close_timer, handle_closed_cb);
+}
+
+static void embedded_stopped_cb(uv_work_t *req, int status)
+{
+    close_handles(req->data);
+}
+
+/* Ends a close once nothing is left to wait for. */
+static void maybe_finish_close(struct cs_store *store)
+{
+    bool unfinished = store->pending.head != NULL || store->inflight_head != NULL;
+
+    if (!store->closing || store->finishing || store->work_busy || store->resolving)
+        return;
+    /* Unfinished work waits for its commit, through reconnects, until the
+     * deadline. */
+    if (unfinished && store->live && !store->close_deadline_passed)
+        return;
+    store->finishing = true;
+    cs_store_conn_teardown(store);
+    /* Neither stop can fail. */
+    (void)uv_prepare_stop(&store->flush_handle);
+    (void)uv_timer_stop(&store->close_timer);
+    cs_store_requeue_inflight(store);
+    if (store->n_writes > 0)
+        cs_store_log(&store->log, CS_STORE_LOG_WARN, "closing with %zu writes not committed",
+                     store->n_writes);
+    cs_store_fail_queue(store, &store->failed, -ENOTCONN);
+    cs_store_fail_queue(store, &store->pending, -ENOTCONN);
+    open_done(store, -ECANCELED, NULL);
+    if (store->pg_started && uv_queue_work(store->loop, &store->work, cs_store_embedded_stop_work,
+                                           embedded_stopped_cb) == 0)
+        return;
+    close_handles(store);
+}
+
+/* The end of a loop turn: what the turn queued goes out as batches. */
+static void turn_end_cb(uv_prepare_t *handle)
+{
+    struct cs_store *store = handle->data;
+    struct cs_store_err err;
+
+    /* uv_prepare_stop cannot fail. */
+    (void)uv_prepare_stop(handle);
+    cs_store_fail_queue(store, &store->failed, -ENOTCONN);
+    if (store->state == CS_STORE_CONN_READY && store->pending.head != NULL) {
+        if (cs_store_send_pending(store, &err) != 0 || cs_store_flush_out(store, &err) != 0)
+            cs_store_conn_lost(store, err.msg);
+    }
+    maybe_finish_close(store);
+}
+
+struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config)
+{
+    static const struct cs_store_conn_cbs conn_cbs = {conn_ready_cb, conn_failed_cb};
+    struct cs_store *store = cs_store_xcalloc(1, sizeof(*store));
+
+    store->loop = loop;
+    store->loop_thread = pthread_self();
+    store->log = (struct cs_store_logger){config->log_cb, config->log_arg};
+    if (config->database_url != NULL && config->database_url[0] != '\0')
+        store->database_url = cs_store_xstrdup(config->database_url);
+    if (config->embedded_dir != NULL && config->embedded_dir[0] != '\0')
+        store->embedded_dir = cs_store_xstrdup(config->embedded_dir);
+    store->max_pending_writes =
+        config->max_pending_writes > 0 ? config->max_pending_writes : DEFAULT_MAX_PENDING_WRITES;
+    /* On Unix these only fill in the handle: they cannot fail. */
+    (void)uv_prepare_init(loop, &store->flush_handle);
+    (void)uv_timer_init(loop, &store->retry_timer);
+    (void)uv_timer_init(loop, &store->close_timer);
+    store->flush_handle.data = store->retry_timer.data = store->close_timer.data = store;
+    store->handles_open = 3;
+    store->flush_cb = turn_end_cb;
+    cs_store_conn_init(store, &conn_cbs);
+    return store;
+}
+
+static void embedded_started_cb(uv_work_t *req, int status)
+{
+    struct cs_store *store = req->data;
+
+    store->work_busy = false;
+    store->state = CS_STORE_CONN_IDLE;
+    if (status == 0)
+        status = store->work_status;
+    if (status == 0)
+        store->pg_started = true;
+    if (store->closing) {
+        maybe_finish_close(store);
+        return;
+    }
+    if (status != 0) {
+        open_done(store, status, NULL);
+        return;
+    }
+    store->conninfo = cs_store_xstrdup(store->work_conninfo);
+    cs_store_conn_start(store);
+}
+
+int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg)
+{
+    int rc;
+
+    CS_STORE_ASSERT_LOOP(store);
+    if (store->database_url == NULL && store->embedded_dir == NULL)
+        return -EINVAL;
+    store->open_cb = open_cb;
+    store->open_arg = arg;
+    store->open_deadline_ns = cs_store_now_mono_ns() + (int64_t)OPEN_TIMEOUT_MS * 1000000;
+    if (store->database_url != NULL) {
+        store->conninfo = cs_store_xstrdup(store->database_url);
+        cs_store_conn_start(store);
+        return 0;
+    }
+    store->state = CS_STORE_CONN_STARTING;
+    store->work.data = store;
+    rc =
+        uv_queue_work(store->loop, &store->work, cs_store_embedded_start_work, embedded_started_cb);
+    if (rc != 0)
+        return rc;
+    store->work_busy = true;
+    return 0;
+}
+
+static void close_deadline_cb(uv_timer_t *timer)
+{
+    struct cs_store *store = timer->data;
+
+    store->close_deadline_passed = true;
+    maybe_finish_close(store);
+}
+
+void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *arg)
+{
+    int rc;
+
+    CS_STORE_ASSERT_LOOP(store);
+    store->closing = true;
+    store->closed_cb = closed_cb;
+    store->closed_arg = arg;
+    /* Fails only for a closing handle, and the timer closes after this. */
+    rc = uv_timer_start(&store->close_timer, close_deadline_cb, CLOSE_TIMEOUT_MS, 0);
+    CS_STORE_ASSERT(rc == 0);
+    cs_store_kick(store);
+}
+
+bool cs_store_is_accepting(const struct cs_store *store)
+{
+    CS_STORE_ASSERT_LOOP(store);
+    return store->state == CS_STORE_CONN_READY && !store->closing &&
+           store->n_writes < store->max_pending_writes;
+}

@@ -1,0 +1,121 @@
+/* The store's reads: each is one statement in the queue, behind the writes
+ * queued before it, and its result becomes messages for the caller. Loop
+ * thread. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "store_internal.h"
+
+static struct cs_store_op *read_new(struct cs_store *store, enum cs_store_stmt stmt,
+                                    cs_store_op_done_cb done_cb, void (*cb)(void), void *arg)
+{
+    CS_STORE_ASSERT_LOOP(store);
+    return cs_store_op_new(store, stmt, false, done_cb, cb, arg);
+}
+
+static void run_one_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_run_cb cb = (cs_store_run_cb)op->cb;
+    Csched__V1__Run **runs;
+    size_t n;
+
+    if (status != 0) {
+        if (cb != NULL)
+            cb(op->arg, status, NULL);
+        return;
+    }
+    n = cs_store_runs_from_rows(&op->store->log, res, &runs, NULL);
+    if (n == 0) {
+        if (cb != NULL)
+            cb(op->arg, -ENOENT, NULL);
+        return;
+    }
+    /* At most one run matches either statement; keep the newest if not. */
+    if (cb != NULL)
+        cb(op->arg, 0, runs[n - 1]);
+    else
+        protobuf_c_message_free_unpacked(&runs[n - 1]->base, NULL);
+    cs_store_runs_free(runs, n - 1);
+}
+
+void cs_store_run_get(struct cs_store *store, int64_t run_id, cs_store_run_cb cb, void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_RUN_GET, run_one_done_cb, (void (*)(void))cb, arg);
+
+    cs_store_params_int(&op->params, run_id);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_run_find_by_key(struct cs_store *store, const char *job_name,
+                              const char *idempotency_key, cs_store_run_cb cb, void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_RUN_BY_KEY, run_one_done_cb, (void (*)(void))cb, arg);
+
+    cs_store_params_text(&op->params, job_name);
+    cs_store_params_text(&op->params, idempotency_key);
+    cs_store_op_submit(store, op);
+}
+
+static void run_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_runs_cb cb = (cs_store_runs_cb)op->cb;
+    Csched__V1__Run **runs;
+    size_t n;
+
+    if (status != 0) {
+        if (cb != NULL)
+            cb(op->arg, status, NULL, 0);
+        return;
+    }
+    n = cs_store_runs_from_rows(&op->store->log, res, &runs, NULL);
+    if (cb != NULL)
+        cb(op->arg, 0, runs, n);
+    else
+        cs_store_runs_free(runs, n);
+}
+
+void cs_store_run_list(struct cs_store *store, const struct cs_store_run_filter *filter,
+                       cs_store_runs_cb cb, void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_RUN_LIST, run_list_done_cb, (void (*)(void))cb, arg);
+
+    op->stmt = cs_store_run_filter_params(filter, &op->params);
+    cs_store_op_submit(store, op);
+}
+
+static void event_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_events_cb cb = (cs_store_events_cb)op->cb;
+    Csched__V1__Event **events = NULL;
+    size_t n = 0;
+
+    if (status == 0) {
+        n = (size_t)PQntuples(res);
+        if (n > 0)
+            events = cs_store_xmalloc(n * sizeof(*events));
+        for (size_t i = 0; i < n; i++)
+            events[i] = cs_store_event_from_row(res, (int)i);
+    }
+    if (cb != NULL)
+        cb(op->arg, status, events, n);
+    else
+        cs_store_events_free(events, n);
+}
+
+void cs_store_event_list(struct cs_store *store, int64_t after_seq, const char *job_name,
+                         uint32_t limit, cs_store_events_cb cb, void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_EVENT_LIST, event_list_done_cb, (void (*)(void))cb, arg);
+
+    cs_store_params_int(&op->params, after_seq);
+    cs_store_params_int(&op->params, limit > 0 ? limit : 100);
+    if (job_name != NULL && job_name[0] != '\0') {
+        op->stmt = CS_STORE_STMT_EVENT_LIST_JOB;
+        cs_store_params_text(&op->params, job_name);
+    }
+    cs_store_op_submit(store, op);
+}

@@ -1,0 +1,21 @@
+/* The statement table: every prepared statement's name and SQL, prepared
+ * once per connection. The SQL lives beside each table's row mapping
+ * (store_job.c, store_run.c, store_event.c); this file only names it. */
+#include "store_internal.h"
+
+const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
+    [CS_STORE_STMT_JOB_PUT] = {"job_put", cs_store_sql_job_put},
+    [CS_STORE_STMT_JOB_DELETE] = {"job_delete", cs_store_sql_job_delete},
+    [CS_STORE_STMT_JOB_ALL] = {"job_all", cs_store_sql_job_all},
+    [CS_STORE_STMT_RUN_PUT] = {"run_put", cs_store_sql_run_put},
+    [CS_STORE_STMT_ATTEMPT_PUT] = {"attempt_put", cs_store_sql_attempt_put},
+    [CS_STORE_STMT_RUN_GET] = {"run_get", cs_store_sql_run_get},
+    [CS_STORE_STMT_RUN_BY_KEY] = {"run_by_key", cs_store_sql_run_by_key},
+    [CS_STORE_STMT_RUN_LIST] = {"run_list", cs_store_sql_run_list},
+    [CS_STORE_STMT_RUN_LIST_JOB] = {"run_list_job", cs_store_sql_run_list_job},
+    [CS_STORE_STMT_RUN_ACTIVE] = {"run_active", cs_store_sql_run_active},
+    [CS_STORE_STMT_MAX_IDS] = {"max_ids", cs_store_sql_max_ids},
+    [CS_STORE_STMT_EVENT_PUT] = {"event_put", cs_store_sql_event_put},
+    [CS_STORE_STMT_EVENT_LIST] = {"event_list", cs_store_sql_event_list},
+    [CS_STORE_STMT_EVENT_LIST_JOB] = {"event_list_job", cs_store_sql_event_list_job},
+};

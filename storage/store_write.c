@@ -1,0 +1,67 @@
+/* The store's writes: each becomes an operation in the current turn's batch
+ * (store_batch.c), answered once that batch has committed. Loop thread. */
+#include "store_internal.h"
+
+/* The done callback of every write: reports status to its cs_store_done_cb. */
+static void write_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_done_cb cb = (cs_store_done_cb)op->cb;
+
+    if (cb != NULL)
+        cb(op->arg, status);
+}
+
+static struct cs_store_op *write_new(struct cs_store *store, enum cs_store_stmt stmt,
+                                     cs_store_done_cb cb, void *arg)
+{
+    CS_STORE_ASSERT_LOOP(store);
+    return cs_store_op_new(store, stmt, true, write_done_cb, (void (*)(void))cb, arg);
+}
+
+void cs_store_job_put(struct cs_store *store, const Csched__V1__Job *job, cs_store_done_cb cb,
+                      void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_JOB_PUT, cb, arg);
+
+    cs_store_job_params(job, &op->params);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_job_delete(struct cs_store *store, const char *name, cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_JOB_DELETE, cb, arg);
+
+    cs_store_params_text(&op->params, name);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_store_done_cb cb,
+                      void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_RUN_PUT, cb, arg);
+
+    op->key[0] = run->id;
+    cs_store_run_params(run, &op->params);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_attempt_put(struct cs_store *store, int64_t run_id,
+                          const Csched__V1__Attempt *attempt, const char *attempt_dir,
+                          cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_ATTEMPT_PUT, cb, arg);
+
+    op->key[0] = run_id;
+    op->key[1] = attempt->number;
+    cs_store_attempt_params(run_id, attempt, attempt_dir, &op->params);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event, cs_store_done_cb cb,
+                        void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_EVENT_PUT, cb, arg);
+
+    cs_store_event_params(event, &op->params);
+    cs_store_op_submit(store, op);
+}

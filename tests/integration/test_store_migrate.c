@@ -1,0 +1,235 @@
+/* The store's life against a real PostgreSQL: migrations applied once, even
+ * by two servers at once; the snapshot after a reopen; a close that commits
+ * what is pending; the embedded server; a host name resolved before
+ * connecting. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
+
+#include "pg_embedded.h"
+#include "store_fixture.h"
+#include "testlib.h"
+
+static void test_store_open_migrates_once(void **state)
+{
+    struct fixture *f = *state;
+
+    store_open(f);
+    assert_int_equal(f->snapshot->n_jobs, 0);
+    assert_int_equal(f->snapshot->n_active_runs, 0);
+    assert_int_equal(f->snapshot->max_run_id, 0);
+    assert_int_equal(f->snapshot->max_event_seq, 0);
+    assert_true(cs_store_is_accepting(f->store));
+    store_close(f);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM schema_migrations"), 1);
+    store_open(f);
+    store_close(f);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM schema_migrations"), 1);
+    assert_int_equal(admin_value(f->conninfo, "SELECT max(version) FROM schema_migrations"), 1);
+}
+
+static void test_store_two_servers_migrate_once(void **state)
+{
+    struct fixture *f = *state;
+    struct fixture other = {0};
+    struct cs_store_config config = {.database_url = f->conninfo};
+
+    /* Two stores open the same empty database at once: the advisory lock
+     * lets one migrate, and the other then finds nothing to do. */
+    other.open_done = false;
+    f->store = cs_store_new(&f->loop, &config);
+    other.store = cs_store_new(&f->loop, &config);
+    assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
+    assert_int_equal(cs_store_open(other.store, open_cb, &other), 0);
+    run_until(f, &f->open_done, 20000);
+    run_until(f, &other.open_done, 20000);
+    assert_int_equal(f->open_status, 0);
+    assert_int_equal(other.open_status, 0);
+    cs_store_close(other.store, closed_cb, &other);
+    run_until(f, &other.closed, 20000);
+    cs_store_snapshot_free(other.snapshot);
+    store_close(f);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM schema_migrations"), 1);
+}
+
+static void test_store_snapshot_after_reopen(void **state)
+{
+    struct fixture *f = *state;
+    char *argv[] = {"echo", "hi"};
+    Csched__V1__Job job = make_job("alpha", argv, 2);
+    Csched__V1__Job job2 = make_job("beta", argv, 1);
+    Csched__V1__Run queued = make_run(1, "alpha", CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    Csched__V1__Run done = make_run(2, "alpha", CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    Csched__V1__Run__EnvEntry env = CSCHED__V1__RUN__ENV_ENTRY__INIT;
+    Csched__V1__Run__EnvEntry *envp[] = {&env};
+    Csched__V1__Attempt a1 = CSCHED__V1__ATTEMPT__INIT;
+    Csched__V1__Attempt a2 = CSCHED__V1__ATTEMPT__INIT;
+    Csched__V1__Event e1 = make_event(7, 1, "alpha");
+    Csched__V1__Run *r;
+
+    env.key = "K";
+    env.value = "V";
+    queued.env = envp;
+    queued.n_env = 1;
+    queued.idempotency_key = "key-1";
+    a1.number = 1;
+    a1.state = CSCHED__V1__RUN_STATE__RUN_STATE_FAILED;
+    a1.outcome_case = CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL;
+    a1.term_signal = 9;
+    a2.number = 2;
+    a2.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
+    a2.minder_pid = 4242;
+    store_open(f);
+    cs_store_job_put(f->store, &job, write_cb, f);
+    cs_store_job_put(f->store, &job2, write_cb, f);
+    cs_store_run_put(f->store, &queued, write_cb, f);
+    cs_store_run_put(f->store, &done, write_cb, f);
+    cs_store_attempt_put(f->store, 1, &a1, "/state/1/1", write_cb, f);
+    cs_store_attempt_put(f->store, 1, &a2, "/state/1/2", write_cb, f);
+    cs_store_event_put(f->store, &e1, write_cb, f);
+    cs_store_job_delete(f->store, "beta", write_cb, f);
+    wait_writes(f, 8);
+    assert_int_equal(f->writes_ok, 8);
+    store_close(f);
+
+    store_open(f);
+    assert_int_equal(f->snapshot->n_jobs, 1);
+    assert_string_equal(f->snapshot->jobs[0]->name, "alpha");
+    assert_int_equal(f->snapshot->jobs[0]->n_command, 2);
+    assert_string_equal(f->snapshot->jobs[0]->command[1], "hi");
+    assert_int_equal(f->snapshot->jobs[0]->max_running, 3);
+    assert_int_equal(f->snapshot->jobs[0]->updated_unix_ms, 2000);
+    assert_int_equal(f->snapshot->n_active_runs, 1);
+    r = f->snapshot->active_runs[0];
+    assert_int_equal(r->id, 1);
+    assert_int_equal(r->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    assert_string_equal(r->idempotency_key, "key-1");
+    assert_int_equal(r->n_env, 1);
+    assert_string_equal(r->env[0]->key, "K");
+    assert_string_equal(r->env[0]->value, "V");
+    assert_int_equal(r->n_attempts, 2);
+    assert_int_equal(r->attempts[0]->outcome_case, CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL);
+    assert_int_equal(r->attempts[0]->term_signal, 9);
+    assert_int_equal(r->attempts[1]->minder_pid, 4242);
+    assert_int_equal(r->attempts[1]->outcome_case, CSCHED__V1__ATTEMPT__OUTCOME__NOT_SET);
+    assert_string_equal(f->snapshot->active_attempt_dirs[0], "/state/1/2");
+    assert_int_equal(f->snapshot->max_run_id, 2);
+    assert_int_equal(f->snapshot->max_event_seq, 7);
+}
+
+static void test_store_close_commits_pending_writes(void **state)
+{
+    struct fixture *f = *state;
+
+    store_open(f);
+    for (int64_t id = 1; id <= 30; id++) {
+        Csched__V1__Event e = make_event(id, id, "c");
+
+        cs_store_event_put(f->store, &e, write_cb, f);
+    }
+    store_close(f);
+    assert_int_equal(f->writes_ok, 30);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events"), 30);
+}
+
+static void test_store_embedded_server_started_and_stopped(void **state)
+{
+    struct fixture *f = *state;
+    char dir[] = "/tmp/cs-store-emb-XXXXXX";
+    char pid_file[128];
+    char *argv[] = {"true"};
+    Csched__V1__Job job = make_job("emb", argv, 1);
+    struct cs_store_config config = {.max_pending_writes = 100};
+
+    assert_non_null(mkdtemp(dir));
+    config.embedded_dir = dir;
+    snprintf(pid_file, sizeof(pid_file), "%s/data/postmaster.pid", dir);
+    for (int round = 0; round < 2; round++) {
+        f->open_done = false;
+        f->store = cs_store_new(&f->loop, &config);
+        assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
+        run_until(f, &f->open_done, 60000);
+        assert_int_equal(f->open_status, 0);
+        assert_int_equal(access(pid_file, F_OK), 0);
+        assert_int_equal(f->snapshot->n_jobs, (size_t)round);
+        cs_store_job_put(f->store, &job, write_cb, f);
+        store_close(f);
+        assert_int_equal(f->writes_ok, round + 1);
+        assert_int_not_equal(access(pid_file, F_OK), 0);
+    }
+    assert_int_equal(cs_test_rmtree(dir), 0);
+}
+
+/* A TCP port nobody listens on right now. */
+static int free_port(void)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    socklen_t len = sizeof(sin);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(fd >= 0);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+    close(fd);
+    return ntohs(sin.sin_port);
+}
+
+static void test_store_connects_by_host_name(void **state)
+{
+    struct fixture *f = *state;
+    char dir[] = "/tmp/cs-store-tcp-XXXXXX";
+    struct cs_pg_embedded_options opts = {.fsync_off = true, .tcp_port = free_port()};
+    struct read_result r = {0};
+    char conninfo[512];
+
+    assert_non_null(mkdtemp(dir));
+    /* The shared test cluster listens on no TCP port: this one does, and
+     * is the embedded server's (it outlives a test killed at its TIMEOUT,
+     * which is why the other tests do not use it). */
+    assert_int_equal(cs_pg_embedded_start(dir, &opts, conninfo, sizeof(conninfo)), 0);
+    /* "localhost" is resolved on the pool (uv_getaddrinfo); libpq then tries
+     * each address, and only 127.0.0.1 answers. */
+    snprintf(f->conninfo, sizeof(f->conninfo), "postgresql://postgres@localhost:%d/postgres",
+             opts.tcp_port);
+    store_open(f);
+    cs_store_run_get(f->store, 1, run_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.status, -ENOENT);
+    store_close(f);
+    assert_int_equal(cs_pg_embedded_stop(dir, NULL), 0);
+    assert_int_equal(cs_test_rmtree(dir), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_store_open_migrates_once, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_two_servers_migrate_once, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_snapshot_after_reopen, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_close_commits_pending_writes, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_embedded_server_started_and_stopped, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_connects_by_host_name, store_setup,
+                                        store_teardown),
+    };
+
+    if (getenv("CS_TEST_FILTER") != NULL)
+        cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
+    return cmocka_run_group_tests(tests, store_group_setup, store_group_teardown);
+}

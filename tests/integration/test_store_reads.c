@@ -1,0 +1,241 @@
+/* The store's reads against a real PostgreSQL: run lists filtered and
+ * paged, events after a sequence number, a run by id and by idempotency
+ * key, and texts that need quoting in any text form. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
+
+#include "store_fixture.h"
+
+static void list_runs(struct fixture *f, const struct cs_store_run_filter *filter,
+                      struct read_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    cs_store_run_list(f->store, filter, runs_cb, r);
+    run_until(f, &r->done, 10000);
+    assert_int_equal(r->status, 0);
+}
+
+static void test_store_run_list_filters_and_pages(void **state)
+{
+    struct fixture *f = *state;
+    struct cs_store_run_filter all = {.limit = 100};
+    struct cs_store_run_filter page = {.limit = 4, .before_id = 0};
+    struct cs_store_run_filter odd = {.job_name = "odd", .limit = 100};
+    struct cs_store_run_filter queued = {.state = CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED,
+                                         .limit = 2};
+    struct read_result r;
+
+    store_open(f);
+    put_ten_runs(f);
+    list_runs(f, &all, &r);
+    assert_int_equal(r.n, 10);
+    assert_int_equal(r.runs[0]->id, 10);
+    assert_int_equal(r.runs[9]->id, 1);
+    assert_int_equal(r.runs[0]->n_attempts, 1);
+    cs_store_runs_free(r.runs, r.n);
+
+    list_runs(f, &page, &r);
+    assert_int_equal(r.n, 4);
+    assert_int_equal(r.runs[3]->id, 7);
+    page.before_id = r.runs[3]->id;
+    cs_store_runs_free(r.runs, r.n);
+    list_runs(f, &page, &r);
+    assert_int_equal(r.n, 4);
+    assert_int_equal(r.runs[0]->id, 6);
+    assert_int_equal(r.runs[3]->id, 3);
+    cs_store_runs_free(r.runs, r.n);
+
+    list_runs(f, &odd, &r);
+    assert_int_equal(r.n, 5);
+    for (size_t i = 0; i < r.n; i++) {
+        assert_string_equal(r.runs[i]->job_name, "odd");
+        assert_int_equal(r.runs[i]->outcome_case, CSCHED__V1__RUN__OUTCOME_EXIT_CODE);
+    }
+    cs_store_runs_free(r.runs, r.n);
+
+    list_runs(f, &queued, &r);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.runs[0]->id, 10);
+    assert_int_equal(r.runs[1]->id, 8);
+    assert_int_equal(r.runs[1]->state, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    cs_store_runs_free(r.runs, r.n);
+    assert_int_equal(f->writes_ok, 20);
+}
+
+static void test_store_event_list_after_seq(void **state)
+{
+    struct fixture *f = *state;
+    struct read_result r = {0};
+
+    store_open(f);
+    for (int64_t seq = 1; seq <= 20; seq++) {
+        Csched__V1__Event e = make_event(seq, seq, seq % 2 ? "odd" : "even");
+
+        if (seq == 5) {
+            e.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
+            e.exit_code = 3;
+            e.message = "done";
+        }
+        cs_store_event_put(f->store, &e, write_cb, f);
+    }
+    cs_store_event_list(f->store, 4, NULL, 3, events_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(f->writes_ok, 20);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.n, 3);
+    assert_int_equal(r.events[0]->seq, 5);
+    assert_int_equal(r.events[0]->outcome_case, CSCHED__V1__EVENT__OUTCOME_EXIT_CODE);
+    assert_int_equal(r.events[0]->exit_code, 3);
+    assert_string_equal(r.events[0]->message, "done");
+    assert_int_equal(r.events[2]->seq, 7);
+    cs_store_events_free(r.events, r.n);
+
+    memset(&r, 0, sizeof(r));
+    cs_store_event_list(f->store, 10, "even", 100, events_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.n, 5);
+    assert_int_equal(r.events[0]->seq, 12);
+    assert_string_equal(r.events[4]->job_name, "even");
+    cs_store_events_free(r.events, r.n);
+
+    memset(&r, 0, sizeof(r));
+    cs_store_event_list(f->store, 20, NULL, 100, events_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.n, 0);
+    cs_store_events_free(r.events, r.n);
+}
+
+static void test_store_find_by_key_and_get(void **state)
+{
+    struct fixture *f = *state;
+    Csched__V1__Run run = make_run(3, "alpha", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    struct read_result r = {0};
+
+    run.idempotency_key = "abc";
+    store_open(f);
+    cs_store_run_put(f->store, &run, write_cb, f);
+    /* Reads queued after a write see it. */
+    cs_store_run_find_by_key(f->store, "alpha", "abc", run_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.run->id, 3);
+    protobuf_c_message_free_unpacked(&r.run->base, NULL);
+
+    memset(&r, 0, sizeof(r));
+    cs_store_run_find_by_key(f->store, "alpha", "other", run_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.status, -ENOENT);
+    assert_null(r.run);
+
+    memset(&r, 0, sizeof(r));
+    cs_store_run_get(f->store, 3, run_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.run->job_name, "alpha");
+    assert_int_equal(r.run->n_attempts, 0);
+    protobuf_c_message_free_unpacked(&r.run->base, NULL);
+
+    memset(&r, 0, sizeof(r));
+    cs_store_run_get(f->store, 99, run_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.status, -ENOENT);
+}
+
+static void test_store_event_text_round_trips(void **state)
+{
+    static const char *const texts[] = {
+        "it's \"quoted\"",
+        "a,b,c",
+        "{braces}",
+        "{\"a\",NULL}",
+        "back\\slash\\",
+        "two\nlines\r\n",
+        "tab\there",
+        "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89",
+        "",
+        "NULL",
+        " padded ",
+        "\\x00ff",
+    };
+    const size_t n = sizeof(texts) / sizeof(texts[0]);
+    struct fixture *f = *state;
+    Csched__V1__Event again = make_event(1, 1, "again");
+    struct read_result r = {0};
+
+    store_open(f);
+    for (size_t i = 0; i < n; i++) {
+        Csched__V1__Event e = make_event((int64_t)i + 1, 40, texts[(i + 1) % n]);
+
+        e.message = (char *)texts[i];
+        e.attempt = (uint32_t)i;
+        if (i % 3 == 1) {
+            e.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
+            e.exit_code = -(int32_t)i;
+        } else if (i % 3 == 2) {
+            e.outcome_case = CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL;
+            e.term_signal = (int32_t)i;
+        }
+        cs_store_event_put(f->store, &e, write_cb, f);
+    }
+    /* The same seq again in the same batch: the first stays. */
+    again.message = "second";
+    cs_store_event_put(f->store, &again, write_cb, f);
+    cs_store_event_list(f->store, 0, NULL, 100, events_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(f->writes_ok, (int)n + 1);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.n, n);
+    for (size_t i = 0; i < n; i++) {
+        const Csched__V1__Event *e = r.events[i];
+
+        assert_int_equal(e->seq, (int64_t)i + 1);
+        assert_string_equal(e->message, texts[i]);
+        assert_string_equal(e->job_name, texts[(i + 1) % n]);
+        assert_int_equal(e->attempt, i);
+        assert_int_equal(e->run_id, 40);
+        assert_int_equal(e->outcome_case, i % 3 == 0   ? CSCHED__V1__EVENT__OUTCOME__NOT_SET
+                                          : i % 3 == 1 ? CSCHED__V1__EVENT__OUTCOME_EXIT_CODE
+                                                       : CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL);
+        if (i % 3 == 1)
+            assert_int_equal(e->exit_code, -(int32_t)i);
+        if (i % 3 == 2)
+            assert_int_equal(e->term_signal, i);
+    }
+    cs_store_events_free(r.events, r.n);
+
+    /* And through a job filter whose name needs quoting in any text form. */
+    memset(&r, 0, sizeof(r));
+    cs_store_event_list(f->store, 0, texts[4], 100, events_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.events[0]->message, texts[3]);
+    cs_store_events_free(r.events, r.n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_store_run_list_filters_and_pages, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_event_list_after_seq, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_find_by_key_and_get, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_event_text_round_trips, store_setup,
+                                        store_teardown),
+    };
+
+    if (getenv("CS_TEST_FILTER") != NULL)
+        cmocka_set_test_filter(getenv("CS_TEST_FILTER"));
+    return cmocka_run_group_tests(tests, store_group_setup, store_group_teardown);
+}
