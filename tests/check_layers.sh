@@ -150,6 +150,10 @@ if [ "$n_bad" -ne 0 ]; then
     echo "check_layers: $n_bad of $n_all crossings are not allowed" >&2
     exit 1
 fi
-echo "check_layers: $(wc -l <"$work/files") files and $(wc -l <"$links") targets checked," \
-    "$n_all crossings, all in the allow-list"
+if [ "$n_all" -eq 0 ]; then
+    summary="no crossings"
+else
+    summary="$n_all crossings, all in the allow-list"
+fi
+echo "check_layers: $(wc -l <"$work/files") files and $(wc -l <"$links") targets checked: $summary"
 exit 0
