@@ -4,8 +4,9 @@
 # folder has defined its targets.
 #
 # The link graph is written at generate time to layers_links.txt, one line
-# per target of the tree: its folder, its name, then what it links itself
-# (LINK_LIBRARIES, or INTERFACE_LINK_LIBRARIES for an interface library).
+# per target of the tree: its folder, its name, then what it links
+# (LINK_LIBRARIES) and what it passes on (INTERFACE_LINK_LIBRARIES, where
+# CMake writes a private dependency of a static library as $<LINK_ONLY:x>).
 
 # cs_layers_targets(DIR OUT) sets OUT to every target defined in DIR and in
 # the folders below it.
@@ -31,13 +32,12 @@ foreach(cs_target ${cs_layers_all})
   if(cs_folder STREQUAL "")
     set(cs_folder ".")
   endif()
-  if(cs_type STREQUAL "INTERFACE_LIBRARY")
-    set(cs_prop INTERFACE_LINK_LIBRARIES)
-  else()
-    set(cs_prop LINK_LIBRARIES)
+  # What it links itself, and what it hands on to those linking it.
+  set(cs_links "$<JOIN:$<TARGET_PROPERTY:${cs_target},INTERFACE_LINK_LIBRARIES>, >")
+  if(NOT cs_type STREQUAL "INTERFACE_LIBRARY")
+    string(PREPEND cs_links "$<JOIN:$<TARGET_PROPERTY:${cs_target},LINK_LIBRARIES>, > ")
   endif()
-  string(APPEND cs_layers_lines
-         "${cs_folder} ${cs_target} $<JOIN:$<TARGET_PROPERTY:${cs_target},${cs_prop}>, >\n")
+  string(APPEND cs_layers_lines "${cs_folder} ${cs_target} ${cs_links}\n")
 endforeach()
 set(CS_LAYERS_LINKS ${CMAKE_CURRENT_BINARY_DIR}/layers_links.txt)
 file(GENERATE OUTPUT ${CS_LAYERS_LINKS} CONTENT "${cs_layers_lines}")

@@ -119,15 +119,32 @@ void cs_e2e_name(char *buf, size_t size, const char *prefix)
     snprintf(buf, size, "%s-%u", prefix, ++counter);
 }
 
-Csched__V1__Job *cs_e2e_create_job(struct cs_e2e *e, Csched__V1__Job *job)
+/* CreateJob of job: what the call returned, the reply in *out. */
+static int create_job(struct cs_e2e *e, Csched__V1__Job *job, Csched__V1__Job **out,
+                      struct cs_status *st)
 {
     Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
-    Csched__V1__Job *out = NULL;
-    struct cs_status st = {0};
-    int rc;
 
     req.job = job;
-    rc = cs_scheduler_create_job(e->client, &req, &out, cs_e2e_opts(), &st);
+    return cs_scheduler_create_job(e->client, &req, out, cs_e2e_opts(), st);
+}
+
+int cs_e2e_try_create_job(struct cs_e2e *e, Csched__V1__Job *job, struct cs_status *st)
+{
+    Csched__V1__Job *out = NULL;
+    int rc = create_job(e, job, &out, st);
+
+    if (rc == 0)
+        csched__v1__job__free_unpacked(out, NULL);
+    return rc;
+}
+
+Csched__V1__Job *cs_e2e_create_job(struct cs_e2e *e, Csched__V1__Job *job)
+{
+    Csched__V1__Job *out = NULL;
+    struct cs_status st = {0};
+    int rc = create_job(e, job, &out, &st);
+
     if (rc != 0)
         fail_msg("CreateJob(%s): %s (%d) \"%s\"", job->name, cs_status_code_name(rc), rc,
                  st.message);

@@ -62,6 +62,11 @@ Csched__V1__Job *cs_e2e_create_serial_job(struct cs_e2e *e, const char *name, co
 /* cs_e2e_create_job creates job and asserts OK. Returns the stored job. */
 Csched__V1__Job *cs_e2e_create_job(struct cs_e2e *e, Csched__V1__Job *job);
 
+/* cs_e2e_try_create_job calls CreateJob for job, for a test of what the
+ * server refuses: returns 0 (the reply is freed) or the status code, with
+ * the status in *st. */
+int cs_e2e_try_create_job(struct cs_e2e *e, Csched__V1__Job *job, struct cs_status *st);
+
 /* cs_e2e_trigger triggers job_name (no overrides) and returns the run id. */
 int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name);
 

@@ -20,15 +20,9 @@
 /* Calls CreateJob and asserts it fails with want, naming word. */
 static void create_fails(struct cs_e2e *e, Csched__V1__Job *job, int want, const char *word)
 {
-    Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
-    Csched__V1__Job *out = NULL;
     struct cs_status st = {0};
-    int rc;
+    int rc = cs_e2e_try_create_job(e, job, &st);
 
-    req.job = job;
-    rc = cs_scheduler_create_job(e->client, &req, &out, cs_e2e_opts(), &st);
-    if (rc == 0)
-        csched__v1__job__free_unpacked(out, NULL);
     cs_e2e_assert_status(rc, &st, want, word);
 }
 
@@ -253,8 +247,6 @@ static void test_e2e_errors_huge_request(void **state)
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
     size_t size = (size_t)5 << 20;
     char *shell = malloc(size + 1);
-    Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
-    Csched__V1__Job *out = NULL;
     struct cs_status st = {0};
     int rc;
 
@@ -263,11 +255,8 @@ static void test_e2e_errors_huge_request(void **state)
     shell[size] = '\0';
     job.name = "huge";
     job.shell = shell;
-    req.job = &job;
-    rc = cs_scheduler_create_job(e->client, &req, &out, cs_e2e_opts(), &st);
+    rc = cs_e2e_try_create_job(e, &job, &st);
     free(shell);
-    if (rc == 0)
-        csched__v1__job__free_unpacked(out, NULL);
     if (rc != GRPC_STATUS_RESOURCE_EXHAUSTED && rc != GRPC_STATUS_INVALID_ARGUMENT)
         fail_msg("5 MiB CreateJob: %s \"%s\", want RESOURCE_EXHAUSTED or INVALID_ARGUMENT",
                  cs_status_code_name(rc), st.message);
@@ -289,11 +278,9 @@ static int64_t lag_max_us(struct cs_e2e *e)
 static void test_e2e_errors_large_request_loop_free(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
     size_t size = (size_t)7 << 19;
     char *shell = malloc(size + 1);
-    Csched__V1__Job *out = NULL;
     struct cs_status st = {0};
     int64_t before, after;
     int rc;
@@ -303,13 +290,10 @@ static void test_e2e_errors_large_request_loop_free(void **state)
     shell[size] = '\0';
     job.name = "large";
     job.shell = shell;
-    req.job = &job;
     before = lag_max_us(e);
-    rc = cs_scheduler_create_job(e->client, &req, &out, cs_e2e_opts(), &st);
+    rc = cs_e2e_try_create_job(e, &job, &st);
     free(shell);
-    if (rc == 0)
-        csched__v1__job__free_unpacked(out, NULL);
-    else if (rc != GRPC_STATUS_INVALID_ARGUMENT && rc != GRPC_STATUS_RESOURCE_EXHAUSTED)
+    if (rc != 0 && rc != GRPC_STATUS_INVALID_ARGUMENT && rc != GRPC_STATUS_RESOURCE_EXHAUSTED)
         fail_msg("3.5 MiB CreateJob: %s \"%s\", want OK, INVALID_ARGUMENT or RESOURCE_EXHAUSTED",
                  cs_status_code_name(rc), st.message);
     after = lag_max_us(e);

@@ -158,26 +158,30 @@ static void forget_unseen(struct cs_test_minder_counter *c)
     c->n_kids = kept;
 }
 
+/* What scan_cb counts: the live minders of server. */
+struct scan {
+    pid_t server;
+    int count;
+};
+
+static void scan_cb(pid_t pid, void *arg)
+{
+    struct scan *s = arg;
+    int fd = open_stat(pid);
+
+    if (fd < 0)
+        return;
+    s->count += read_live_minder(fd, s->server);
+    close(fd);
+}
+
 /* count_by_scan walks every process in /proc (no children files). */
 static int count_by_scan(pid_t server)
 {
-    int count = 0;
-    struct dirent *de;
-    DIR *proc = opendir("/proc");
+    struct scan s = {.server = server};
+    int rc = cs_test__each_process(scan_cb, &s);
 
-    if (proc == NULL)
-        return -errno;
-    while ((de = readdir(proc)) != NULL) {
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-            continue;
-        int fd = open_stat((pid_t)atoi(de->d_name));
-        if (fd < 0)
-            continue;
-        count += read_live_minder(fd, server);
-        close(fd);
-    }
-    closedir(proc);
-    return count;
+    return rc != 0 ? rc : s.count;
 }
 
 int cs_test_minder_counter_new(pid_t server_pid, struct cs_test_minder_counter **out)

@@ -44,6 +44,12 @@ int cs_test__exit_code(int wstatus);
  * returns the exit code as cs_test__exit_code, or a negative errno. */
 int cs_test__run(const struct cs_test__spawn *s, int timeout_ms);
 
+/* cs_test__each_process calls process_cb with the pid of every process in
+ * /proc (those that end meanwhile may be missed or named). Returns 0 or a
+ * negative errno if /proc cannot be read. */
+typedef void (*cs_test__process_cb)(pid_t pid, void *arg);
+int cs_test__each_process(cs_test__process_cb process_cb, void *arg);
+
 /* cs_test__print_tail prints the last max_bytes of a log file to stderr
  * under a header naming it. */
 void cs_test__print_tail(const char *what, const char *path, long max_bytes);

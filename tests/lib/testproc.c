@@ -263,15 +263,15 @@ void cs_test_sleep_ms(int64_t ms)
 
 /* read_stat_cpu reads utime, stime, cutime and cstime (clock ticks) and the
  * parent pid from /proc/<pid>/stat. */
-static int read_stat_cpu(const char *pid, long long ticks[4], int *ppid)
+static int read_stat_cpu(pid_t pid, long long ticks[4], int *ppid)
 {
-    char path[288];
+    char path[64];
     char buf[1024];
     char state;
     ssize_t n;
     int fd;
 
-    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
@@ -291,13 +291,11 @@ static int read_stat_cpu(const char *pid, long long ticks[4], int *ppid)
 
 int cs_test_proc_cpu_ms(pid_t pid, bool with_reaped, double *out)
 {
-    char name[16];
     long long ticks[4];
     int ppid;
     int rc;
 
-    snprintf(name, sizeof(name), "%d", (int)pid);
-    rc = read_stat_cpu(name, ticks, &ppid);
+    rc = read_stat_cpu(pid, ticks, &ppid);
     if (rc != 0)
         return rc;
     long long sum = ticks[0] + ticks[1] + (with_reaped ? ticks[2] + ticks[3] : 0);
@@ -305,25 +303,44 @@ int cs_test_proc_cpu_ms(pid_t pid, bool with_reaped, double *out)
     return 0;
 }
 
-int cs_test_tree_cpu_ms(pid_t pid, double *out)
+int cs_test__each_process(cs_test__process_cb process_cb, void *arg)
 {
-    long long ticks[4];
-    long long sum = 0;
     struct dirent *de;
-    int ppid;
     DIR *proc = opendir("/proc");
 
     if (proc == NULL)
         return -errno;
     while ((de = readdir(proc)) != NULL) {
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-            continue;
-        if (read_stat_cpu(de->d_name, ticks, &ppid) != 0)
-            continue;
-        if (ppid == pid || atoi(de->d_name) == pid)
-            sum += ticks[0] + ticks[1];
+        if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
+            process_cb((pid_t)atoi(de->d_name), arg);
     }
     closedir(proc);
-    *out = (double)sum * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+    return 0;
+}
+
+/* What tree_cpu_cb adds up: the CPU ticks of root and of its children. */
+struct tree_cpu {
+    pid_t root;
+    long long ticks;
+};
+
+static void tree_cpu_cb(pid_t pid, void *arg)
+{
+    struct tree_cpu *t = arg;
+    long long ticks[4];
+    int ppid;
+
+    if (read_stat_cpu(pid, ticks, &ppid) == 0 && (ppid == t->root || pid == t->root))
+        t->ticks += ticks[0] + ticks[1];
+}
+
+int cs_test_tree_cpu_ms(pid_t pid, double *out)
+{
+    struct tree_cpu t = {.root = pid};
+    int rc = cs_test__each_process(tree_cpu_cb, &t);
+
+    if (rc != 0)
+        return rc;
+    *out = (double)t.ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK);
     return 0;
 }
