@@ -4,16 +4,16 @@
 # nothing b.c calls, directly or through others, calls back into a.c. A
 # lower module that must report upwards takes a callback at init instead.
 #
-# Usage: check_calls.sh DIR...
-#   Every *.o below each DIR is one module's object, named by its source
-#   file (pump.c.o is pump.c). A call is an undefined symbol of one object
-#   that another object of the set defines.
+# Usage: check_calls.sh OBJECT_OR_DIR...
+#   Each object file given, and every *.o below each DIR given, is one
+#   module's object, named by its source file (pump.c.o is pump.c). A call
+#   is an undefined symbol of one object that another object defines.
 # Prints each pair that calls each other as "a.c <-> b.c: a.c calls f, b.c
 # calls g", and each longer circle as tsort(1) reports it.
 # Exit status: 0 no circle, 1 a circle, 2 bad usage.
 set -u
 if [ $# -lt 1 ]; then
-    echo "usage: check_calls.sh DIR..." >&2
+    echo "usage: check_calls.sh OBJECT_OR_DIR..." >&2
     exit 2
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/check_calls.XXXXXX") || exit 2
