@@ -134,6 +134,7 @@ static struct cs_watch *watch_new(struct cs_sched *s, struct cs_call *call)
 
 void cs_api_health_watch_open(struct cs_sched *sched, struct cs_call *call)
 {
+    CS_ASSERT_LOOP();
     struct cs_watch *w = watch_new(sched, call);
     w->health = true;
     w->live = true;
@@ -141,6 +142,7 @@ void cs_api_health_watch_open(struct cs_sched *sched, struct cs_call *call)
 
 void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
+    CS_ASSERT_LOOP();
     const Csched__V1__WatchRequest *req = (const Csched__V1__WatchRequest *)request;
     struct cs_sched *s = ctx;
     if (req->job_name[0] != '\0') {
@@ -191,11 +193,13 @@ static void publish_cb(void *ctx, const Csched__V1__Event *ev)
 
 void cs_api_watch_init(struct cs_sched *s)
 {
+    CS_ASSERT_LOOP();
     cs_event_init(s, publish_cb, s);
 }
 
 void cs_api_watch_close_all(struct cs_sched *s)
 {
+    CS_ASSERT_LOOP();
     while (s->watches != NULL)
         watch_end(s->watches, GRPC_STATUS_UNAVAILABLE,
                   "the server is shutting down; reconnect with after_seq to resume");

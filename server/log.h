@@ -1,6 +1,7 @@
-/* Logging for cschedd and its storage layer: one line per call on stderr,
- * "ts level component: message key=value". Safe from any thread; each line is
- * written with a single write(2) so lines from threads never interleave. */
+/* Logging for cschedd: one line per call on stderr, "ts level component:
+ * message key=value" (the store's lines come through main.c's log callback).
+ * Safe from any thread; each line is written with a single write(2) so lines
+ * from threads never interleave. */
 #ifndef CS_LOG_H
 #define CS_LOG_H
 
