@@ -209,7 +209,7 @@ static void record_pgid(void)
     char path[4096], text[24];
     int len = snprintf(text, sizeof(text), "%d\n", (int)m.pid);
     (void)snprintf(path, sizeof(path), "%s/%s", m.dir, CS_ATTEMPT_PGID_FILE);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return;
     /* A short write only costs the clean-up after a killed minder. */

@@ -404,8 +404,9 @@ err_close_maps:
 void cs_dispatch_close(struct cs_sched *s)
 {
     CS_ASSERT_LOOP();
-    size_t pos = 0;
-    for (struct cs_run *run; (run = cs_idmap_next(&s->runs, &pos)) != NULL;) {
+    void *value;
+    for (size_t pos = 0; cs_idmap_next(&s->runs, &pos, &value) != 0;) {
+        struct cs_run *run = value;
         if (run->attempt != NULL)
             cs_attempt_free(run->attempt);
         cs_retry_cancel(run);

@@ -88,10 +88,15 @@ void *cs_idmap_remove(struct cs_idmap *map, int64_t id)
     return value;
 }
 
-void *cs_idmap_next(const struct cs_idmap *map, size_t *pos)
+int64_t cs_idmap_next(const struct cs_idmap *map, size_t *pos, void **value)
 {
-    for (; *pos < map->cap; (*pos)++)
-        if (map->slots[*pos].id != 0)
-            return map->slots[(*pos)++].value;
-    return NULL;
+    for (; *pos < map->cap; (*pos)++) {
+        const struct cs_idmap_slot *slot = &map->slots[(*pos)];
+        if (slot->id != 0) {
+            (*pos)++;
+            *value = slot->value;
+            return slot->id;
+        }
+    }
+    return 0;
 }

@@ -26,8 +26,8 @@ void *cs_idmap_get(const struct cs_idmap *map, int64_t id);
 /* Returns the removed value, or NULL if id was absent. */
 void *cs_idmap_remove(struct cs_idmap *map, int64_t id);
 /* Walks the members in no particular order: start with *pos = 0; returns
- * the next value and moves *pos past it, or NULL at the end. The map must
- * not change during the walk. */
-void *cs_idmap_next(const struct cs_idmap *map, size_t *pos);
+ * the next member's id with its value in *value, and moves *pos past it; 0
+ * at the end. The map must not change during the walk. */
+int64_t cs_idmap_next(const struct cs_idmap *map, size_t *pos, void **value);
 
 #endif

@@ -119,6 +119,34 @@ static void test_idmap_null_value(void **state)
     cs_idmap_close(&map);
 }
 
+/* The walk gives every member once, with its value (a NULL one too), after
+ * growth and removals, and then 0. */
+static void test_idmap_next_walks_every_member(void **state)
+{
+    enum { N = 300 };
+    struct cs_idmap map;
+    bool seen[N + 1] = {false};
+    size_t pos = 0, n = 0;
+    void *value = value_of(1);
+
+    cs_idmap_init(&map);
+    assert_int_equal(cs_idmap_next(&map, &pos, &value), 0);
+    for (int64_t id = 1; id <= N; id++)
+        cs_idmap_put(&map, id, id == 7 ? NULL : value_of(id));
+    for (int64_t id = 2; id <= N; id += 3)
+        assert_ptr_equal(cs_idmap_remove(&map, id), value_of(id));
+    pos = 0;
+    for (int64_t id; (id = cs_idmap_next(&map, &pos, &value)) != 0; n++) {
+        assert_true(id >= 1 && id <= N && id % 3 != 2);
+        assert_false(seen[id]);
+        seen[id] = true;
+        assert_ptr_equal(value, id == 7 ? NULL : value_of(id));
+    }
+    assert_int_equal(n, map.count);
+    assert_int_equal(cs_idmap_next(&map, &pos, &value), 0);
+    cs_idmap_close(&map);
+}
+
 /* Server bug (idmap.c, cs_idmap_remove): id 0 marks an empty slot, so a
  * search for 0 "finds" the first empty slot and count goes down although
  * nothing was removed. Enough such calls wrap count and stop growth. The
@@ -314,6 +342,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idmap_put_get_remove),
         cmocka_unit_test(test_idmap_null_value),
+        cmocka_unit_test(test_idmap_next_walks_every_member),
         cmocka_unit_test(test_idmap_remove_zero_is_absent),
         cmocka_unit_test(test_idmap_growth),
         cmocka_unit_test(test_idmap_sparse_ids),
