@@ -4,14 +4,12 @@
 # minder or client using server/; client using storage/; the minder using
 # anything but libc and its own files.
 #
-# Usage: check_layers.sh SRCDIR LINKS [ALLOW]
+# Usage: check_layers.sh SRCDIR LINKS
 #   SRCDIR  the source tree; its folders are its top-level directories that
 #           hold a CMakeLists.txt (server, storage, minder, client, ...).
 #   LINKS   the link graph, one line per target: FOLDER TARGET LINKED...
 #           (tests/layers.cmake writes it at generate time; $<LINK_ONLY:x>
 #           counts as x).
-#   ALLOW   violations tolerated for now, one a line exactly as printed
-#           ('#' starts a comment); each is a debt to pay, not a rule.
 #
 # An include is resolved as the compiler would find it: beside the including
 # file, else in the including file's own folder, else in any other folder of
@@ -19,16 +17,15 @@
 # ones (the protobuf-c messages): the minder may include only those of libc,
 # which are the headers musl-gcc sees (when musl-gcc is not installed, the
 # minder's <...> headers are not checked, and the check says so).
-# Exit status: 0 clean, 1 a violation not in ALLOW, 2 bad usage.
+# Exit status: 0 clean, 1 a violation, 2 bad usage.
 set -u
-if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-    echo "usage: check_layers.sh SRCDIR LINKS [ALLOW]" >&2
+if [ $# -ne 2 ]; then
+    echo "usage: check_layers.sh SRCDIR LINKS" >&2
     exit 2
 fi
 src=$1
 links=$2
-allow=${3:-/dev/null}
-for f in "$src" "$links" "$allow"; do
+for f in "$src" "$links"; do
     if [ ! -r "$f" ]; then
         echo "check_layers: cannot read $f" >&2
         exit 2
@@ -137,23 +134,12 @@ while read -r folder target deps; do
     done
 done <"$links" >>"$work/found"
 
-grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$allow" | sort -u >"$work/allow"
-sort -u "$work/found" >"$work/all"
-comm -23 "$work/all" "$work/allow" >"$work/bad"
-n_all=$(wc -l <"$work/all")
+sort -u "$work/found" >"$work/bad"
 n_bad=$(wc -l <"$work/bad")
-comm -12 "$work/all" "$work/allow" | sed 's/^/check_layers: allowed for now: /'
-comm -13 "$work/all" "$work/allow" |
-    sed 's/^/check_layers: no longer found (remove it from the allow-list): /'
 if [ "$n_bad" -ne 0 ]; then
     sed 's/^/check_layers: /' "$work/bad" >&2
-    echo "check_layers: $n_bad of $n_all crossings are not allowed" >&2
+    echo "check_layers: $n_bad crossings of a forbidden boundary" >&2
     exit 1
 fi
-if [ "$n_all" -eq 0 ]; then
-    summary="no crossings"
-else
-    summary="$n_all crossings, all in the allow-list"
-fi
-echo "check_layers: $(wc -l <"$work/files") files and $(wc -l <"$links") targets checked: $summary"
+echo "check_layers: $(wc -l <"$work/files") files and $(wc -l <"$links") targets checked: no crossings"
 exit 0

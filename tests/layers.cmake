@@ -42,10 +42,9 @@ endforeach()
 set(CS_LAYERS_LINKS ${CMAKE_CURRENT_BINARY_DIR}/layers_links.txt)
 file(GENERATE OUTPUT ${CS_LAYERS_LINKS} CONTENT "${cs_layers_lines}")
 
-set(CS_LAYERS_ALLOW ${CMAKE_CURRENT_SOURCE_DIR}/layers.allow)
 add_test(NAME unit_layers
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.sh ${PROJECT_SOURCE_DIR}
-                 ${CS_LAYERS_LINKS} ${CS_LAYERS_ALLOW})
+                 ${CS_LAYERS_LINKS})
 set_tests_properties(unit_layers PROPERTIES LABELS unit TIMEOUT 60)
 
 # The check must be able to fail: on a copy of the tree with a forbidden
@@ -53,5 +52,5 @@ set_tests_properties(unit_layers PROPERTIES LABELS unit TIMEOUT 60)
 add_test(NAME unit_layers_negative
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_layers_negative.sh
                  ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.sh ${PROJECT_SOURCE_DIR}
-                 ${CS_LAYERS_LINKS} ${CS_LAYERS_ALLOW})
+                 ${CS_LAYERS_LINKS})
 set_tests_properties(unit_layers_negative PROPERTIES LABELS unit TIMEOUT 60)
