@@ -55,7 +55,14 @@ void __wrap_cs_store_event_put(struct cs_store *store, const Csched__V1__Event *
 {
     if (fx.n_events < MAX_EVENTS)
         fx.events[fx.n_events++] = (struct event_rec){
-            event->run_id, event->attempt, (Csched__V1__RunState)event->state, uv_now(&fx.loop)};
+            event->run_id,
+            event->attempt,
+            (Csched__V1__RunState)event->state,
+            uv_now(&fx.loop),
+            event->outcome_case,
+            event->outcome_case == CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL ? event->term_signal
+                                                                          : event->exit_code,
+        };
     record_write(cb, arg);
 }
 

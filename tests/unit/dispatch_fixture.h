@@ -44,6 +44,8 @@ struct event_rec {
     uint32_t attempt; /* 0: the run's own event */
     Csched__V1__RunState state;
     uint64_t at_loop_ms; /* uv_now when it was written */
+    int outcome_case;    /* the event's outcome oneof, and its value */
+    int32_t outcome;
 };
 
 struct write_rec {

@@ -75,14 +75,28 @@ static void test_dispatch_run_ends_each_way(void **state)
                        cs_run_state_name(cases[i].want), cs_run_state_name(cases[i].want));
         assert_string_equal(history(id), want);
         assert_int_equal(job->slots, 0);
-        /* The run's outcome is its attempt's: the signal, else the exit code. */
+        /* The run's outcome is its attempt's, the signal else the exit
+         * code, in its row and in both events. */
         assert_int_equal(fx.last_run_id, id);
-        if (!cases[i].note)
+        const struct event_rec *a_end = find_event(id, 1, cases[i].want);
+        const struct event_rec *r_end = find_event(id, 0, cases[i].want);
+        if (!cases[i].note) {
             assert_int_equal(fx.last_run_outcome.kind, CS_OUTCOME_NONE);
-        else if (cases[i].term_signal != 0)
-            assert_int_equal(fx.last_run_outcome.value, cases[i].term_signal);
-        else
-            assert_int_equal(fx.last_run_outcome.value, cases[i].exit_code);
+            assert_int_equal(a_end->outcome_case, CSCHED__V1__EVENT__OUTCOME__NOT_SET);
+            assert_int_equal(r_end->outcome_case, CSCHED__V1__EVENT__OUTCOME__NOT_SET);
+            continue;
+        }
+        bool by_signal = cases[i].term_signal != 0;
+        int32_t value = by_signal ? cases[i].term_signal : cases[i].exit_code;
+        int event_case = by_signal ? CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL
+                                   : CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
+        assert_int_equal(fx.last_run_outcome.kind,
+                         by_signal ? CS_OUTCOME_TERM_SIGNAL : CS_OUTCOME_EXIT_CODE);
+        assert_int_equal(fx.last_run_outcome.value, value);
+        assert_int_equal(a_end->outcome_case, event_case);
+        assert_int_equal(a_end->outcome, value);
+        assert_int_equal(r_end->outcome_case, event_case);
+        assert_int_equal(r_end->outcome, value);
     }
 }
 
