@@ -35,6 +35,13 @@ static const struct cs_attempt_ops attempt_ops = {
     .adopted_cb = attempt_adopted_cb,
 };
 
+const struct cs_sched_ops cs_dispatch_cschedd_ops = {
+    .run_put_cb = cs_store_run_put,
+    .attempt_put_cb = cs_store_attempt_put,
+    .event_put_cb = cs_store_event_put,
+    .launch_cb = cs_launcher_submit,
+};
+
 /* The count of runs in state, for the states that are counted. */
 static uint32_t *count_of(struct cs_sched *s, Csched__V1__RunState state)
 {
@@ -63,7 +70,7 @@ static void set_run_state(struct cs_sched *s, struct cs_run *run, Csched__V1__Ru
 
 static void write_run(struct cs_sched *s, struct cs_run *run, cs_store_done_cb cb, void *arg)
 {
-    cs_store_run_put(s->store, run->msg, NULL, NULL);
+    s->ops->run_put_cb(s->store, run->msg, NULL, NULL);
     cs_event_emit(s, run, NULL, cb, arg);
 }
 
@@ -75,7 +82,7 @@ static Csched__V1__Attempt *attempt_msg(struct cs_attempt *att)
 static void write_attempt(struct cs_sched *s, struct cs_run *run, struct cs_attempt *att)
 {
     const Csched__V1__Attempt *msg = attempt_msg(att);
-    cs_store_attempt_put(s->store, run->msg->id, msg, att->dir, NULL, NULL);
+    s->ops->attempt_put_cb(s->store, run->msg->id, msg, att->dir, NULL, NULL);
     cs_event_emit(s, run, msg, NULL, NULL);
 }
 
@@ -215,7 +222,7 @@ static void start_cb(struct cs_sched *s, struct cs_run *run)
     s->runs_started++;
     write_run(s, run, NULL, NULL);
     write_attempt(s, run, att);
-    cs_launcher_submit(s->launcher, launch_new(s, att));
+    s->ops->launch_cb(s->launcher, launch_new(s, att));
 }
 
 /* The minder is running (started by us or found after a restart). */
@@ -347,7 +354,7 @@ Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_s
     /* A minder still being launched is told as soon as it runs; a failure
      * to tell a running one is logged, and it ends as it would have. */
     (void)cs_attempt_cancel(run->attempt);
-    cs_store_run_put(s->store, run->msg, cb, arg);
+    s->ops->run_put_cb(s->store, run->msg, cb, arg);
     return (Csched__V1__Run *)cs_message_copy(&run->msg->base);
 }
 
@@ -380,9 +387,10 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
     cs_attempt_adopt(att);
 }
 
-int cs_dispatch_init(struct cs_sched *s)
+int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
 {
     CS_ASSERT_LOOP();
+    s->ops = ops;
     cs_idmap_init(&s->runs);
     cs_run_keys_init(&s->run_keys);
     int rc = cs_pump_init(s, start_cb);

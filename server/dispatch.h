@@ -11,9 +11,13 @@
 #include "sched_state.h"
 #include "store.h"
 
+/* The store's writes and the launcher's submit, for cs_dispatch_init. */
+extern const struct cs_sched_ops cs_dispatch_cschedd_ops;
+
 /* Sets up the table of active runs, the pump and the exit watch, wired to
- * dispatch's callbacks (sched->loop set). 0 or a negative errno. */
-int cs_dispatch_init(struct cs_sched *sched);
+ * dispatch's callbacks (sched->loop set); ops (borrowed for good) is how
+ * rows, events and launches leave. 0 or a negative errno. */
+int cs_dispatch_init(struct cs_sched *sched, const struct cs_sched_ops *ops);
 /* Makes a QUEUED run of job (env overrides and key borrowed). cb runs once
  * the run's creation has committed. */
 struct cs_run *cs_dispatch_trigger(struct cs_sched *sched, struct cs_job *job,

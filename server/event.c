@@ -63,5 +63,5 @@ void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,
         cs_outcome_set_event(&e->event, cs_outcome_of_run(run->msg));
     }
     e->event.message = e->message;
-    cs_store_event_put(sched->store, &e->event, committed_cb, e);
+    sched->ops->event_put_cb(sched->store, &e->event, committed_cb, e);
 }

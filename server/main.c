@@ -218,7 +218,7 @@ static int sched_init(struct server *srv)
      * database URL may carry a password. */
     s->base_env = cs_env_copy_without(environ, "CSCHED_");
     cs_api_watch_init(s);
-    int rc = cs_dispatch_init(s);
+    int rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)
         rc = cs_probe_start(srv->loop, &s->probe);
     return rc;

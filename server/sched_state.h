@@ -29,6 +29,26 @@ typedef void (*cs_pump_start_cb)(struct cs_sched *sched, struct cs_run *run);
 /* A committed event, for the open Watch streams (borrowed for the call). */
 typedef void (*cs_event_publish_cb)(void *ctx, const Csched__V1__Event *event);
 
+struct cs_launch;
+
+/* What the run state machine does outside the loop's memory, given to
+ * cs_dispatch_init: in cschedd the store's writes and the launcher
+ * (cs_dispatch_cschedd_ops), in test_dispatch fakes. The signatures are the
+ * store's and the launcher's own (done_cb is a cs_store_done_cb: store.h is
+ * not needed here). Called on the loop thread. */
+struct cs_sched_ops {
+    void (*run_put_cb)(struct cs_store *store, const Csched__V1__Run *run,
+                       void (*done_cb)(void *arg, int status), void *arg);
+    void (*attempt_put_cb)(struct cs_store *store, int64_t run_id,
+                           const Csched__V1__Attempt *attempt, const char *attempt_dir,
+                           void (*done_cb)(void *arg, int status), void *arg);
+    void (*event_put_cb)(struct cs_store *store, const Csched__V1__Event *event,
+                         void (*done_cb)(void *arg, int status), void *arg);
+    /* Hands launch to the launch thread; it comes back to
+     * cs_dispatch_launch_done_cb. */
+    void (*launch_cb)(struct cs_launcher *launcher, struct cs_launch *launch);
+};
+
 struct cs_job {
     Csched__V1__Job *spec; /* owned; freed with protobuf_c_message_free_unpacked */
     uint32_t active;       /* runs of this job not yet terminal */
@@ -53,6 +73,7 @@ struct cs_run {
 
 struct cs_sched {
     uv_loop_t *loop;
+    const struct cs_sched_ops *ops; /* borrowed, from cs_dispatch_init */
     struct cs_store *store;
     struct cs_launcher *launcher;
     struct cs_exit_watch exits; /* the pidfds of the live minders */

@@ -19,17 +19,8 @@ static void record_write(cs_store_done_cb cb, void *arg)
     fx.writes[fx.n_writes++] = (struct write_rec){cb, arg};
 }
 
-void __wrap_cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run,
-                             cs_store_done_cb cb, void *arg);
-void __wrap_cs_store_attempt_put(struct cs_store *store, int64_t run_id,
-                                 const Csched__V1__Attempt *attempt, const char *attempt_dir,
-                                 cs_store_done_cb cb, void *arg);
-void __wrap_cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event,
-                               cs_store_done_cb cb, void *arg);
-void __wrap_cs_launcher_submit(struct cs_launcher *launcher, struct cs_launch *launch);
-
-void __wrap_cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run,
-                             cs_store_done_cb cb, void *arg)
+static void fake_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_store_done_cb cb,
+                         void *arg)
 {
     fx.last_run_id = run->id;
     fx.last_run_state = run->state;
@@ -37,9 +28,9 @@ void __wrap_cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run,
     record_write(cb, arg);
 }
 
-void __wrap_cs_store_attempt_put(struct cs_store *store, int64_t run_id,
-                                 const Csched__V1__Attempt *attempt, const char *attempt_dir,
-                                 cs_store_done_cb cb, void *arg)
+static void fake_attempt_put(struct cs_store *store, int64_t run_id,
+                             const Csched__V1__Attempt *attempt, const char *attempt_dir,
+                             cs_store_done_cb cb, void *arg)
 {
     char want[4096];
     assert_int_equal(
@@ -50,8 +41,8 @@ void __wrap_cs_store_attempt_put(struct cs_store *store, int64_t run_id,
     record_write(cb, arg);
 }
 
-void __wrap_cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event,
-                               cs_store_done_cb cb, void *arg)
+static void fake_event_put(struct cs_store *store, const Csched__V1__Event *event,
+                           cs_store_done_cb cb, void *arg)
 {
     if (fx.n_events < MAX_EVENTS)
         fx.events[fx.n_events++] = (struct event_rec){
@@ -85,7 +76,7 @@ static void publish_cb(void *ctx, const Csched__V1__Event *event)
 
 /* --- the fake launcher ---------------------------------------------------- */
 
-void __wrap_cs_launcher_submit(struct cs_launcher *launcher, struct cs_launch *launch)
+static void fake_launch(struct cs_launcher *launcher, struct cs_launch *launch)
 {
     struct cs_sched *s = &fx.s;
     struct cs_attempt *att = launch->owner;
@@ -157,6 +148,13 @@ void launch_fails(int64_t run_id)
                    strerror(ENOENT));
     cs_dispatch_launch_done_cb(l, &fx.s);
 }
+
+static const struct cs_sched_ops fake_ops = {
+    .run_put_cb = fake_run_put,
+    .attempt_put_cb = fake_attempt_put,
+    .event_put_cb = fake_event_put,
+    .launch_cb = fake_launch,
+};
 
 /* --- the loop --------------------------------------------------------------- */
 
@@ -276,7 +274,7 @@ int setup(void **state)
     s->next_run_id = 1;
     s->next_seq = 1;
     s->base_env = fx.empty_env;
-    assert_int_equal(cs_dispatch_init(s), 0);
+    assert_int_equal(cs_dispatch_init(s, &fake_ops), 0);
     cs_event_init(s, publish_cb, NULL);
     return 0;
 }

@@ -1,11 +1,12 @@
 /* dispatch_fixture: the fakes and helpers of test_dispatch. The store's
- * three writes and the launcher's submit are wrapped at link time
- * (-Wl,--wrap): writes are recorded and commit when a test says so, with
- * every event recorded as it is written; launches wait until the test plays
- * the launch thread and answers through the launcher's done callback.
- * Minders are real processes (sleep) with real pidfds in the real exit
- * watch; the test writes the status note a minder would have left, then
- * ends the process. A guard timer fails a wait that would never end. */
+ * three writes and the launcher's submit are fakes given to cs_dispatch_init
+ * in the ops, as cschedd gives the real ones: writes are recorded and
+ * commit when a test says so, with every event recorded as it is written;
+ * launches wait until the test plays the launch thread and answers through
+ * the launcher's done callback. Minders are real processes (sleep) with
+ * real pidfds in the real exit watch; the test writes the status note a
+ * minder would have left, then ends the process. A guard timer fails a wait
+ * that would never end. */
 #ifndef CS_TEST_DISPATCH_FIXTURE_H
 #define CS_TEST_DISPATCH_FIXTURE_H
 

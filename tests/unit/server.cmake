@@ -19,12 +19,9 @@ cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LI
 # The pump, given a fake start callback at init.
 cs_unit_test(pump SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_pump.c LIBS cs_dispatch)
 # The run state machine, with the store's writes and the launcher's submit
-# faked at dispatch's seams.
+# faked through the ops dispatch takes at init.
 cs_unit_test(dispatch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch.c
              ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
-target_link_options(test_dispatch PRIVATE -Wl,--wrap=cs_store_run_put
-                    -Wl,--wrap=cs_store_attempt_put -Wl,--wrap=cs_store_event_put
-                    -Wl,--wrap=cs_launcher_submit)
 
 # Every object of every static library and program defined in server/ (so a
 # module added later is checked too, and cschedd's main.c), except

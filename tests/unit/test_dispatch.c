@@ -1,9 +1,9 @@
 /* Unit tests of the run state machine (dispatch with the pump, retries,
  * attempts and events under it) on a real libuv loop, with the store and
- * the launcher faked at dispatch's seams (dispatch_fixture.h). Each test
- * checks the exact transitions of its runs from the events written; the
- * limits are checked at every launch. The loop is driven turn by turn, no
- * sleeps. */
+ * the launcher faked through the ops dispatch takes at init
+ * (dispatch_fixture.h). Each test checks the exact transitions of its runs
+ * from the events written; the limits are checked at every launch. The
+ * loop is driven turn by turn, no sleeps. */
 #include "dispatch_fixture.h"
 
 /* --- transitions ------------------------------------------------------------ */
