@@ -4,7 +4,7 @@
  * cs_call_unpack (rpc_call.c) takes them, the string walk of wire_check,
  * then protobuf-c's unpack, and on to the checks the method's handler makes
  * before it looks at any state (job.h, api_common.h) and what a handler
- * derives from a request it accepts: the copy of a job it stores, the
+ * derives from a request it accepts: a copy (pack and unpack), the
  * environment of a run. No files, no state. */
 #include <stdbool.h>
 #include <stddef.h>
@@ -145,6 +145,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ProtobufCMessage *req = protobuf_c_message_unpack(input, NULL, size - 1, data + 1);
     if (req == NULL)
         return 0;
+    /* Whatever the server takes it must be able to copy, as it stores jobs
+     * and runs packed: cs_message_copy asserts that it unpacks again. */
+    protobuf_c_message_free_unpacked(cs_message_copy(req), NULL);
     for (size_t i = 0; i < CS_ARRAY_LEN(checks); i++)
         if (checks[i].input == input)
             checks[i].check(req);
