@@ -8,6 +8,8 @@
 # needs no network. Run as root (or with sudo on PATH).
 set -euo pipefail
 
+# clang and libclang-rt-14-dev (libFuzzer's and the sanitizers' runtimes for
+# clang 14) build the fuzz targets of tests/fuzz.
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
     libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
@@ -15,6 +17,7 @@ BUILD_PACKAGES=(
     postgresql
     python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml
     clang-format procps util-linux
+    clang libclang-rt-14-dev
 )
 
 # Shared libraries of cschedd and csched, the PostgreSQL server binaries for

@@ -40,7 +40,11 @@ int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, s
     const uint8_t *data = GRPC_SLICE_START_PTR(slice);
     size_t len = GRPC_SLICE_LENGTH(slice);
     char field[200];
-    if (cs_wire_check_strings(desc, data, len, field, sizeof(field)) != 0)
+    int rc = cs_wire_check_strings(desc, data, len, field, sizeof(field));
+    if (rc == -EBADMSG)
+        (void)snprintf(why, cap, "the request is not a valid %s message: %s%shas field number 0",
+                       desc->name, field, field[0] != '\0' ? " " : "");
+    else if (rc != 0)
         (void)snprintf(why, cap, "field %s holds a NUL byte or is not valid UTF-8", field);
     else if ((call->request = protobuf_c_message_unpack(desc, NULL, len, data)) == NULL)
         (void)snprintf(why, cap, "the request is not a valid %s message", desc->name);

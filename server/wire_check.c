@@ -53,6 +53,12 @@ static int walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p, const 
         uint64_t key, n;
         if (cs_wire_read_varint(&p, end, &key) != 0)
             return 0;
+        /* protobuf-c takes field number 0 in a key of two bytes or more
+         * (0x80 0x00), keeps it as an unknown field, then refuses the
+         * message it packs from it: a job stored so could not be copied or
+         * read back, and cschedd stopped on the copy's assertion. */
+        if (key >> 3 == 0)
+            return -EBADMSG;
         unsigned wire = (unsigned)(key & 7);
         const ProtobufCFieldDescriptor *field =
             protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3));
@@ -83,9 +89,10 @@ static int walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p, const 
         if (field->type == PROTOBUF_C_TYPE_STRING &&
             (memchr(value, '\0', n) != NULL || !valid_utf8(value, n)))
             return -EINVAL;
+        int rc;
         if (field->type == PROTOBUF_C_TYPE_MESSAGE &&
-            walk(field->descriptor, value, value + n, path, cap, depth + 1) != 0)
-            return -EINVAL;
+            (rc = walk(field->descriptor, value, value + n, path, cap, depth + 1)) != 0)
+            return rc;
         path[used] = '\0';
     }
     return 0;

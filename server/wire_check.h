@@ -1,8 +1,9 @@
 /* wire_check: checks the string fields of an encoded protobuf message before
  * it is unpacked. protobuf-c hands strings to C as NUL-terminated, so a
  * string with a NUL byte inside would be cut short without a word; proto3
- * also requires strings to be valid UTF-8. Walks the wire format with the
- * message's descriptor, nested messages and map entries included. */
+ * also requires strings to be valid UTF-8. Keys of field number 0 are refused
+ * too (see wire_check.c). Walks the wire format with the message's
+ * descriptor, nested messages and map entries included. */
 #ifndef CS_WIRE_CHECK_H
 #define CS_WIRE_CHECK_H
 
@@ -11,7 +12,9 @@
 #include <stdint.h>
 
 /* 0, or -EINVAL with the dotted path of the offending field in field_out
- * (at most cap bytes). Malformed encodings are left for the unpacker. */
+ * (at most cap bytes), or -EBADMSG for a key of field number 0, which
+ * protobuf-c would take (field_out: the message holding it, "" for the top).
+ * Other malformed encodings are left for the unpacker. */
 int cs_wire_check_strings(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
                           char *field_out, size_t cap);
 

@@ -8,13 +8,16 @@
 #      plain build's binary)
 #   5. an ASan+UBSan build (leak detection on) and all of ctest again
 #   6. csched-minder built with the sanitizers too, and its own tests
+#   7. the libFuzzer targets (tests/fuzz/) in a clang build: their committed
+#      corpora replayed (ctest -L fuzz), then each fuzzed for a fixed time
 #
 # Every stage runs even when an earlier one failed; the exit status is 0 only
 # when all of them passed. Benchmarks (tests/bench/) are not run.
 #
 # Environment: CSCHED_BUILD_ROOT (default <repo>/build; builds go to plain/,
-# asan/ and asan-minder/ under it), CSCHED_JOBS (parallel compile jobs, default nproc),
-# CSCHED_SKIP_DEPS=1 to skip stage 1.
+# asan/, asan-minder/ and fuzz/ under it), CSCHED_JOBS (parallel compile jobs, default nproc),
+# CSCHED_SKIP_DEPS=1 to skip stage 1, CSCHED_FUZZ_SECONDS (per fuzz target,
+# default 20).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -132,9 +135,27 @@ build_and_test asan-minder "$build_root/asan-minder" "csched_minder test_minder 
     '^unit_(minder|note)$' -DCSCHED_SANITIZE=address,undefined -DCSCHED_MINDER_MUSL=OFF ||
     failed=1
 
+stage "libFuzzer targets: corpus replay and ${CSCHED_FUZZ_SECONDS:-20}s of fuzzing each ($build_root/fuzz)"
+# Only the fuzz targets are built: clang instruments what they link. What a
+# fuzzer finds is kept under fuzz-out/, never in the repo.
+if build_and_test fuzz "$build_root/fuzz" fuzz_targets '^fuzz_' -DCMAKE_C_COMPILER=clang \
+    -DCSCHED_FUZZ=ON -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON; then
+    rm -rf "$build_root/fuzz-out"
+    mkdir -p "$build_root/fuzz-out"
+    if CSCHED_FUZZ_OUT=$build_root/fuzz-out "$repo/tests/fuzz/run.sh" "$build_root/fuzz" \
+        "${CSCHED_FUZZ_SECONDS:-20}"; then
+        record fuzz-run "ok (${CSCHED_FUZZ_SECONDS:-20}s a target)"
+    else
+        record fuzz-run "FAILED (inputs and logs in $build_root/fuzz-out)"
+        failed=1
+    fi
+else
+    failed=1
+fi
+
 stage "summary"
 printf '%s\n' "${summary[@]}"
-for name in plain asan asan-minder; do
+for name in plain asan asan-minder fuzz; do
     log=$build_root/$name/ctest.log
     [ -f "$log" ] || continue
     echo "-- $name:"

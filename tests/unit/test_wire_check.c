@@ -1,7 +1,8 @@
 /* Unit tests for server/wire_check.c: strings with NUL bytes or invalid
  * UTF-8 are found at any depth (nested messages, map entries) and named;
- * everything else, including unknown fields and truncated input, passes
- * through to the unpacker. And for server/wire.c: the field prefix a stream
+ * a key of field number 0, which protobuf-c takes but cannot write back, is
+ * refused; everything else, including unknown fields and truncated input,
+ * passes through to the unpacker. And for server/wire.c: the field prefix a stream
  * writes is protobuf-c's own, and reads back. */
 #include <errno.h>
 #include <setjmp.h>
@@ -143,6 +144,42 @@ static void test_wire_check_unknown_fields_are_skipped(void **state)
                      0);
 }
 
+/* A job whose encoding ends in a key of field number 0 written in two bytes
+ * (0x80 0x00), with a varint value. */
+static const uint8_t job_with_field_zero[] = {0x0a, 0x0a, 0x0a, 0x05, 'b',  'u',
+                                              'i',  'l',  'd',  0x80, 0x00, 0x07};
+
+/* Why it is refused: protobuf-c takes it, but not the message it packs from
+ * what it took, so the server's copy of the job (pack, then unpack) fails. */
+static void test_wire_check_field_number_zero_is_what_protobuf_c_cannot_repack(void **state)
+{
+    ProtobufCMessage *req =
+        protobuf_c_message_unpack(&csched__v1__create_job_request__descriptor, NULL,
+                                  sizeof(job_with_field_zero), job_with_field_zero);
+    assert_non_null(req);
+    struct packed p = pack(req);
+    ProtobufCMessage *copy =
+        protobuf_c_message_unpack(&csched__v1__create_job_request__descriptor, NULL, p.len, p.data);
+    assert_null(copy);
+    free(p.data);
+    protobuf_c_message_free_unpacked(req, NULL);
+}
+
+static void test_wire_check_field_number_zero_is_refused(void **state)
+{
+    char field[128];
+    assert_int_equal(cs_wire_check_strings(&csched__v1__create_job_request__descriptor,
+                                           job_with_field_zero, sizeof(job_with_field_zero), field,
+                                           sizeof(field)),
+                     -EBADMSG);
+    assert_string_equal(field, "job");
+    /* At the top, in the request itself. */
+    assert_int_equal(cs_wire_check_strings(&csched__v1__create_job_request__descriptor,
+                                           job_with_field_zero + 9, 3, field, sizeof(field)),
+                     -EBADMSG);
+    assert_string_equal(field, "");
+}
+
 /* Items merged by hand into one WatchResponse are the bytes protobuf-c packs
  * for the same events. */
 static void test_wire_len_prefix_matches_protobuf_c(void **state)
@@ -200,6 +237,8 @@ int main(void)
         cmocka_unit_test(test_wire_check_surrogate_is_refused),
         cmocka_unit_test(test_wire_check_truncated_input_is_left_to_the_unpacker),
         cmocka_unit_test(test_wire_check_unknown_fields_are_skipped),
+        cmocka_unit_test(test_wire_check_field_number_zero_is_what_protobuf_c_cannot_repack),
+        cmocka_unit_test(test_wire_check_field_number_zero_is_refused),
         cmocka_unit_test(test_wire_len_prefix_matches_protobuf_c),
         cmocka_unit_test(test_wire_len_prefix_reads_back),
     };
