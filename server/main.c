@@ -1,5 +1,5 @@
 /* cschedd: wiring. Parses the config, locks and prepares the state dir,
- * opens the store, resumes the runs it left, and
+ * opens the store (which locks the database), resumes the runs it left, and
  * serves gRPC until SIGTERM or SIGINT; then stops in the reverse order so
  * that nothing is left behind. Running minders are left running: the next
  * start adopts them. main's thread is the loop thread; the ready file is
@@ -324,6 +324,15 @@ static void store_log_cb(void *arg, enum cs_store_log_level level, const char *c
     cs_log_write(levels[level], component, "%s", msg);
 }
 
+/* Another server has taken the database while this one was reconnecting:
+ * this one can record nothing more, so it stops, and its minders are left
+ * running for the server that owns their state dir to adopt. */
+static void store_fenced_cb(void *arg)
+{
+    cs_log_error("another server holds the database now: stopping");
+    begin_shutdown(arg, 1);
+}
+
 int main(int argc, char **argv)
 {
     /* First of all: main's thread runs the loop, and everything below may
@@ -353,6 +362,8 @@ int main(int argc, char **argv)
         .embedded_dir = srv.config.database_url == NULL ? srv.embedded_dir : NULL,
         .max_pending_writes = 100000,
         .log_cb = store_log_cb,
+        .fenced_cb = store_fenced_cb,
+        .fenced_arg = &srv,
     };
     /* Made and bound before the loop runs: creating a gRPC server takes tens
      * of milliseconds, which the probe would count against the loop. It
