@@ -39,16 +39,24 @@ static void assert_still_serving(struct cs_e2e *e)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* A second cschedd started with opts while the first serves must exit
+ * with status 1; its log goes into log and to stderr. */
+static void start_second_refused(struct cs_e2e *e, const struct cs_testd_options *opts,
+                                 char log[REFUSED_LOG_BYTES])
+{
+    assert_still_serving(e);
+    assert_int_equal(cs_testd_start_refused(opts, log, REFUSED_LOG_BYTES), 1);
+    fprintf(stderr, "refused cschedd's log:\n%s", log);
+}
+
 static void test_e2e_lock_same_database_refused(void **state)
 {
     struct cs_e2e *e = *state;
     struct cs_testd_options opts = {.database_url = cs_testpg_url(e->pg)};
     char log[REFUSED_LOG_BYTES], first[64];
 
-    assert_still_serving(e);
     /* Another state dir, the same database. */
-    assert_int_equal(cs_testd_start_refused(&opts, log, sizeof(log)), 1);
-    fprintf(stderr, "refused cschedd's log:\n%s", log);
+    start_second_refused(e, &opts, log);
     assert_non_null(strstr(log, "the database is in use by another cschedd"));
     snprintf(first, sizeof(first), "application_name \"cschedd pid %d.", (int)cs_testd_pid(e->d));
     assert_non_null(strstr(log, first));
@@ -96,9 +104,7 @@ static void test_e2e_lock_same_state_dir_refused(void **state)
     struct cs_testd_options opts = {.state_dir = cs_testd_state_dir(e->d)};
     char log[REFUSED_LOG_BYTES], want[512];
 
-    assert_still_serving(e);
-    assert_int_equal(cs_testd_start_refused(&opts, log, sizeof(log)), 1);
-    fprintf(stderr, "refused cschedd's log:\n%s", log);
+    start_second_refused(e, &opts, log);
     snprintf(want, sizeof(want), "state dir %s is in use by another cschedd (pid %d)",
              cs_testd_state_dir(e->d), (int)cs_testd_pid(e->d));
     assert_non_null(strstr(log, want));
