@@ -173,8 +173,10 @@ static void fence(struct cs_store *store)
 static void lock_answered(struct cs_store *store)
 {
     int64_t now_ns = cs_store_now_mono_ns();
+    enum cs_store_lock_outcome outcome = store->lock_outcome;
 
-    switch (store->lock_outcome) {
+    store->lock_outcome = CS_STORE_LOCK_PENDING;
+    switch (outcome) {
     case CS_STORE_LOCK_HELD:
         locked(store);
         return;

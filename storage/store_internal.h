@@ -280,6 +280,7 @@ struct cs_store {
     /* store_lock.c; lock_busy_since_ns (store_conn.c) is when this open first
      * found it held, or 0 */
     enum cs_store_lock_outcome lock_outcome;
+    bool lock_sent; /* a try is in flight */
     bool lock_got;
     char lock_holder[512];
     int64_t lock_busy_since_ns;
@@ -346,7 +347,8 @@ int cs_store_resolve(struct cs_store *store, cs_store_resolve_cb resolve_cb);
  * Both return 0 or a negative errno: -ENOTCONN when the connection failed
  * (err says why), -EIO when the database refused the query (logged). Start
  * sends the try; read takes the results that have arrived and sets
- * store->lock_outcome once the try has been answered. */
+ * store->lock_outcome once the try has been answered, which the caller then
+ * consumes (setting it back to PENDING). */
 int cs_store_lock_start(struct cs_store *store, struct cs_store_err *err);
 int cs_store_lock_read(struct cs_store *store, struct cs_store_err *err);
 

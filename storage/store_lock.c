@@ -36,6 +36,7 @@ int cs_store_lock_start(struct cs_store *store, struct cs_store_err *err)
     (void)snprintf(sql, sizeof(sql), lock_sql, (long long)key, (unsigned)(key >> 32),
                    (unsigned)(key & 0xffffffffu));
     store->lock_outcome = CS_STORE_LOCK_PENDING;
+    store->lock_sent = true;
     store->lock_got = false;
     store->lock_holder[0] = '\0';
     if (!PQsendQuery(store->conn, sql))
@@ -55,9 +56,16 @@ static void take_holder(struct cs_store *store, const PGresult *res)
 {
     const char *pid;
 
-    if (store->lock_got || PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 3), "t") == 0)
+    if (store->lock_got || PQntuples(res) != 1)
         return;
     pid = PQgetvalue(res, 0, 0);
+    if (strcmp(PQgetvalue(res, 0, 3), "t") == 0) {
+        cs_store_log(&store->log, CS_STORE_LOG_INFO,
+                     "ended backend %s, a lost session of this server's still holding the "
+                     "server lock",
+                     pid);
+        return;
+    }
     (void)snprintf(store->lock_holder, sizeof(store->lock_holder),
                    "the database is in use by another cschedd (application_name \"%s\", "
                    "client %s, backend pid %s); stop it or use another database; if it is "
@@ -67,12 +75,13 @@ static void take_holder(struct cs_store *store, const PGresult *res)
 
 int cs_store_lock_read(struct cs_store *store, struct cs_store_err *err)
 {
-    while (!PQisBusy(store->conn)) {
+    while (store->lock_sent && !PQisBusy(store->conn)) {
         PGresult *res = PQgetResult(store->conn);
         ExecStatusType st;
         char msg[512];
 
         if (res == NULL) {
+            store->lock_sent = false;
             store->lock_outcome = store->lock_got                 ? CS_STORE_LOCK_HELD
                                   : store->lock_holder[0] != '\0' ? CS_STORE_LOCK_BUSY
                                                                   : CS_STORE_LOCK_RETRY;
