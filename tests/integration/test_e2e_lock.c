@@ -4,7 +4,9 @@
  * touches the first one's files, and the first goes on serving and writing;
  * after the first stops, or is killed with SIGKILL, a new one starts on the
  * same state dir and database (a flock and a session's advisory lock both
- * end with their holder). */
+ * end with their holder); and a server whose database another took while
+ * it was reconnecting stops, with status 1. */
+#include <libpq-fe.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +20,9 @@
 
 #include "e2e.h"
 #include "testlib.h"
+
+/* The server lock's key, "cschedd" in ASCII (docs/operations.md). */
+#define SERVER_LOCK_KEY 0x63736368656464LL
 
 /* Enough of a refused daemon's log for its few lines. */
 #define REFUSED_LOG_BYTES 8192
@@ -119,6 +124,78 @@ static void test_e2e_lock_same_state_dir_refused(void **state)
     assert_still_serving(e);
 }
 
+static void admin_ok(PGconn *admin, const char *sql)
+{
+    PGresult *res = PQexec(admin, sql);
+
+    if (PQresultStatus(res) != PGRES_TUPLES_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
+        fail_msg("%s: %s", sql, PQerrorMessage(admin));
+    PQclear(res);
+}
+
+/* Waits until pid, a child of this process, has exited (a zombie, not yet
+ * reaped). */
+static void wait_exited(pid_t pid, int64_t timeout_ms)
+{
+    int64_t deadline = cs_test_now_ms() + timeout_ms;
+    char path[64], buf[512];
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    while (cs_test_now_ms() < deadline) {
+        FILE *f = fopen(path, "r");
+        size_t n = f != NULL ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        char *paren;
+
+        if (f != NULL)
+            fclose(f);
+        buf[n] = '\0';
+        paren = strrchr(buf, ')');
+        if (paren != NULL && paren[1] == ' ' && paren[2] == 'Z')
+            return;
+        cs_test_sleep_ms(20);
+    }
+    fail_msg("cschedd %d still running after %lld ms", (int)pid, (long long)timeout_ms);
+}
+
+/* The server's connection is ended, and another session takes the server
+ * lock before the server is back: the server stops with status 1. */
+static void test_e2e_lock_taken_meanwhile_stops_server(void **state)
+{
+    struct cs_e2e *e = *state;
+    PGconn *admin = PQconnectdb(cs_testpg_url(e->pg));
+    pid_t pid = cs_testd_pid(e->d);
+    char sql[256];
+
+    assert_int_equal(PQstatus(admin), CONNECTION_OK);
+    assert_still_serving(e);
+    admin_ok(admin, "SET application_name = 'other cschedd'");
+    snprintf(sql, sizeof(sql),
+             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+             " WHERE application_name LIKE 'cschedd pid %d.%%'",
+             (int)pid);
+    admin_ok(admin, sql);
+    /* Waits for the ended session's lock, which the server, 100 ms from
+     * reconnecting, cannot take back first. */
+    snprintf(sql, sizeof(sql), "SELECT pg_advisory_lock(%lld)", SERVER_LOCK_KEY);
+    admin_ok(admin, sql);
+    wait_exited(pid, 20000);
+    assert_int_equal(cs_testd_stop(e->d), 1);
+    e->d = NULL;
+    PQfinish(admin);
+}
+
+/* The teardown of a group whose test stopped the server itself. */
+static int stopped_teardown(void **state)
+{
+    struct cs_e2e *e = *state;
+
+    cs_client_free(e->client);
+    (void)cs_testd_stop(e->d); /* NULL unless the test failed first */
+    cs_testpg_stop(e->pg);
+    free(e);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest database[] = {
@@ -128,7 +205,11 @@ int main(void)
     const struct CMUnitTest state_dir[] = {
         cmocka_unit_test(test_e2e_lock_same_state_dir_refused),
     };
+    const struct CMUnitTest fenced[] = {
+        cmocka_unit_test(test_e2e_lock_taken_meanwhile_stops_server),
+    };
     int failed = cmocka_run_group_tests(database, cs_e2e_setup, cs_e2e_teardown);
 
-    return failed + cmocka_run_group_tests(state_dir, embedded_setup, cs_e2e_teardown);
+    failed += cmocka_run_group_tests(state_dir, embedded_setup, cs_e2e_teardown);
+    return failed + cmocka_run_group_tests(fenced, cs_e2e_setup, stopped_teardown);
 }
