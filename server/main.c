@@ -1,8 +1,9 @@
-/* cschedd: wiring. Parses the config, prepares the state dir, opens the
- * store, resumes the runs it left, and serves gRPC until SIGTERM or SIGINT;
- * then stops in the reverse order so that nothing is left behind. Running
- * minders are left running: the next start adopts them. main's thread is
- * the loop thread; the ready file is written on the pool (ready_work.c). */
+/* cschedd: wiring. Parses the config, locks and prepares the state dir,
+ * opens the store (which locks the database), resumes the runs it left, and
+ * serves gRPC until SIGTERM or SIGINT; then stops in the reverse order so
+ * that nothing is left behind. Running minders are left running: the next
+ * start adopts them. main's thread is the loop thread; the ready file is
+ * written on the pool (ready_work.c). */
 #define CS_LOG_COMPONENT "cschedd"
 #include <errno.h>
 #include <grpc/grpc.h>
@@ -27,6 +28,7 @@
 #include "retention.h"
 #include "rpc.h"
 #include "sched_state.h"
+#include "state_lock.h"
 #include "store.h"
 #include "util.h"
 
@@ -40,6 +42,7 @@ struct server {
     uv_signal_t sigterm, sigint;
     struct cs_ready_write ready;
     struct cs_retention retention;
+    struct cs_state_lock state_lock; /* held until release() */
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
     bool stopping;
@@ -224,14 +227,19 @@ static int sched_init(struct server *srv)
     return rc;
 }
 
-/* The state dir and its attempts/ folder, and the minder to run: 0 or a
- * negative errno, logged. */
+/* The state dir, locked before anything in it is touched (so a second
+ * server never reaches the first one's attempts or embedded PostgreSQL),
+ * its attempts/ folder, and the minder to run: 0 or a negative errno,
+ * logged. */
 static int prepare_files(struct server *srv)
 {
     char attempts[PATH_MAX];
+    struct cs_err err = {0};
     (void)snprintf(attempts, sizeof(attempts), "%s/attempts", srv->config.state_dir);
     (void)snprintf(srv->embedded_dir, sizeof(srv->embedded_dir), "%s/pg", srv->config.state_dir);
     int rc = make_dir(srv->config.state_dir);
+    if (rc == 0 && (rc = cs_state_lock_take(&srv->state_lock, srv->config.state_dir, &err)) != 0)
+        cs_log_error("%s", err.msg);
     if (rc == 0)
         rc = make_dir(attempts);
     if (rc == 0)
@@ -275,10 +283,12 @@ static int start_loop(struct server *srv)
     return rc;
 }
 
-/* Once the loop has stopped: what outlives it, last of all gRPC. */
+/* Once the loop has stopped: what outlives it, last of all gRPC. The state
+ * dir is unlocked once the embedded PostgreSQL has stopped. */
 static void release(struct server *srv)
 {
     cs_env_free(srv->sched.base_env);
+    cs_state_lock_release(&srv->state_lock);
     int rc = uv_loop_close(srv->loop);
     if (rc != 0)
         cs_log_warn("uv_loop_close: %s (handles still open)", uv_strerror(rc));
@@ -314,6 +324,15 @@ static void store_log_cb(void *arg, enum cs_store_log_level level, const char *c
     cs_log_write(levels[level], component, "%s", msg);
 }
 
+/* Another server has taken the database while this one was reconnecting:
+ * this one can record nothing more, so it stops, and its minders are left
+ * running for the server that owns their state dir to adopt. */
+static void store_fenced_cb(void *arg)
+{
+    cs_log_error("another server holds the database now: stopping");
+    begin_shutdown(arg, 1);
+}
+
 int main(int argc, char **argv)
 {
     /* First of all: main's thread runs the loop, and everything below may
@@ -343,6 +362,8 @@ int main(int argc, char **argv)
         .embedded_dir = srv.config.database_url == NULL ? srv.embedded_dir : NULL,
         .max_pending_writes = 100000,
         .log_cb = store_log_cb,
+        .fenced_cb = store_fenced_cb,
+        .fenced_arg = &srv,
     };
     /* Made and bound before the loop runs: creating a gRPC server takes tens
      * of milliseconds, which the probe would count against the loop. It

@@ -18,8 +18,9 @@ struct cs_store_migration {
 extern const struct cs_store_migration cs_store_migrations[];
 extern const size_t cs_store_migrations_count;
 
-/* pg_advisory_lock key held while migrating, so two servers sharing one
- * database never migrate at once ("csched" in ASCII). */
+/* pg_advisory_lock key held while migrating, so two servers never migrate
+ * one database at once, even one too old to take the server lock
+ * (store_internal.h) first ("csched" in ASCII). */
 #define CS_STORE_MIGRATE_LOCK_KEY 0x637363686564LL
 
 /* Creates schema_migrations if needed, then lists the applied versions in

@@ -5,7 +5,9 @@
  * Loop thread: the one that made the store, which every entry point
  * asserts. The store is freed in the last handle's close callback. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "store_internal.h"
 
@@ -53,6 +55,32 @@ static void conn_ready_cb(struct cs_store *store)
 static void conn_failed_cb(struct cs_store *store, int status)
 {
     open_done(store, status, NULL);
+}
+
+/* Another server has the database: nothing more goes out, so a close need
+ * not wait for writes that can never commit. */
+static void conn_fenced_cb(struct cs_store *store)
+{
+    store->live = false;
+    if (store->fenced_cb != NULL)
+        store->fenced_cb(store->fenced_arg);
+}
+
+/* "cschedd pid N.K on HOST", the Kth store of process N, which a refusal
+ * shows another server: unique to this store, so that only its own lost
+ * sessions are ever ended (store_lock.c); within PostgreSQL's 63 bytes, so
+ * that the name it keeps is the name compared. */
+static void name_sessions(struct cs_store *store)
+{
+    static unsigned stores_made;
+    unsigned k = __atomic_add_fetch(&stores_made, 1, __ATOMIC_RELAXED);
+    char host[256];
+
+    if (gethostname(host, sizeof(host)) != 0)
+        (void)snprintf(host, sizeof(host), "unknown host");
+    host[sizeof(host) - 1] = '\0';
+    (void)snprintf(store->application_name, sizeof(store->application_name),
+                   "cschedd pid %d.%u on %.25s", (int)getpid(), k, host);
 }
 
 static void handle_closed_cb(uv_handle_t *handle)
@@ -130,12 +158,16 @@ static void turn_end_cb(uv_prepare_t *handle)
 
 struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config)
 {
-    static const struct cs_store_conn_cbs conn_cbs = {conn_ready_cb, conn_failed_cb};
+    static const struct cs_store_conn_cbs conn_cbs = {conn_ready_cb, conn_failed_cb,
+                                                      conn_fenced_cb};
     struct cs_store *store = cs_store_xcalloc(1, sizeof(*store));
 
     store->loop = loop;
     store->loop_thread = pthread_self();
     store->log = (struct cs_store_logger){config->log_cb, config->log_arg};
+    store->fenced_cb = config->fenced_cb;
+    store->fenced_arg = config->fenced_arg;
+    name_sessions(store);
     if (config->database_url != NULL && config->database_url[0] != '\0')
         store->database_url = cs_store_xstrdup(config->database_url);
     if (config->embedded_dir != NULL && config->embedded_dir[0] != '\0')

@@ -38,6 +38,14 @@ enum cs_store_log_level {
 typedef void (*cs_store_log_cb)(void *arg, enum cs_store_log_level level, const char *component,
                                 const char *msg);
 
+/* The store has stopped for good after its open: on reconnecting, it found
+ * the database's server lock taken by another server (the reason went to
+ * the log callback). It sends nothing more: cs_store_is_accepting() stays
+ * false, reads fail with -ENOTCONN, and writes wait for cs_store_close,
+ * which fails them with -ENOTCONN at once. Called once, on the loop
+ * thread. */
+typedef void (*cs_store_fenced_cb)(void *arg);
+
 struct cs_store_config {
     /* libpq connection string or URI; NULL or "" with embedded_dir set means
      * the embedded server. */
@@ -52,6 +60,9 @@ struct cs_store_config {
      * the debug ones. */
     cs_store_log_cb log_cb;
     void *log_arg;
+    /* NULL: the caller learns it from cs_store_is_accepting() alone. */
+    cs_store_fenced_cb fenced_cb;
+    void *fenced_arg;
 };
 
 /* Status codes passed to callbacks: 0, or a negative errno: -ENOTCONN (the
@@ -76,10 +87,19 @@ struct cs_store_snapshot {
 typedef void (*cs_store_open_cb)(void *arg, int status, struct cs_store_snapshot *snapshot);
 
 /* Creates the store and starts it: the embedded PostgreSQL if configured
- * (initdb, pg_ctl on libuv's pool), then connect, apply migrations, load the
- * snapshot, then open_cb (snapshot owned by the callee; free it with
- * cs_store_snapshot_free). On failure open_cb gets a negative errno and a NULL
- * snapshot and the reason goes to the log callback. The loop thread is the one
+ * (initdb, pg_ctl on libuv's pool), then connect, take the server lock, apply
+ * migrations, load the snapshot, then open_cb (snapshot owned by the callee;
+ * free it with cs_store_snapshot_free). On failure open_cb gets a negative
+ * errno and a NULL snapshot and the reason goes to the log callback: -EBUSY
+ * when another server holds the database's lock (for 3 s, which lets the
+ * session of a server that just died end), naming it.
+ *
+ * The server lock: one server per database. Every connection takes a
+ * session-level advisory lock before anything else and holds it while it
+ * lives; its sessions are named "cschedd pid N.K on HOST" (application_name,
+ * overriding the URL's) so that a refusal can name the holder. After a
+ * reconnect nothing is sent again before the lock is ours again; if another
+ * server has it, the store is fenced (cs_store_fenced_cb). The loop thread is the one
  * that calls cs_store_new: every function here taking a store asserts it. */
 struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config);
 int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg);

@@ -2,12 +2,15 @@
  * socket, never blocking the loop.
  *
  * Life of a connection: host name resolved_cb (store_resolve.c) when the URL
- * has one -> PQconnectStartParams and PQconnectPoll -> migrations (first
- * connection only, store_migrate.c) -> pipeline mode, every statement
- * prepared as the first batch -> READY, when the batch layer sends what is
- * queued. When the connection breaks it is rebuilt after a backoff (100 ms
- * doubling to 5 s). Loop thread. What the store's life must know (ready, or
- * the open cannot succeed) goes up through the callbacks given at init. */
+ * has one -> PQconnectStartParams and PQconnectPoll -> the server lock
+ * (store_lock.c) -> migrations (first connection only, store_migrate.c) ->
+ * pipeline mode, every statement prepared as the first batch -> READY, when
+ * the batch layer sends what is queued. When the connection breaks it is
+ * rebuilt after a backoff (100 ms doubling to 5 s). A lock held by another
+ * server fails the open (after a grace for a server that just died) or,
+ * after the open, fences the store: nothing is sent again. Loop thread. What
+ * the store's life must know (ready, the open cannot succeed, fenced) goes
+ * up through the callbacks given at init. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,11 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define CONNECT_TIMEOUT_MS 10000
+/* A held server lock is tried again this often; at open, for this long
+ * before the open fails: the session of a server that was just killed ends
+ * once PostgreSQL sees its connection close. */
+#define LOCK_RETRY_MS 100
+#define LOCK_GRACE_MS 3000
 
 static void socket_cb(uv_poll_t *handle, int status, int events);
 
@@ -119,6 +127,18 @@ static void connected(struct cs_store *store)
         return;
     }
     PQsetNoticeProcessor(store->conn, notice_cb, store);
+    store->state = CS_STORE_CONN_LOCKING;
+    if (cs_store_lock_start(store, &err) != 0)
+        cs_store_conn_lost(store, err.msg);
+}
+
+/* The server lock is ours: on to the migrations, or to the prepares once
+ * they are done. */
+static void locked(struct cs_store *store)
+{
+    struct cs_store_err err;
+
+    store->lock_busy_since_ns = 0;
     if (store->migrated) {
         start_prepare(store);
         return;
@@ -126,6 +146,61 @@ static void connected(struct cs_store *store)
     store->state = CS_STORE_CONN_MIGRATING;
     if (cs_store_migrate_start(store, &err) != 0)
         cs_store_conn_lost(store, err.msg);
+}
+
+static void lock_retry_cb(uv_timer_t *timer)
+{
+    struct cs_store *store = timer->data;
+    struct cs_store_err err;
+
+    if (cs_store_lock_start(store, &err) != 0)
+        cs_store_conn_lost(store, err.msg);
+}
+
+/* Another server took the lock while this one was away: writing now would
+ * interleave with it, so nothing is sent again, ever. */
+static void fence(struct cs_store *store)
+{
+    cs_store_log(&store->log, CS_STORE_LOG_ERROR, "%s; this server stops writing (%zu writes lost)",
+                 store->lock_holder, store->n_writes);
+    cs_store_conn_teardown(store);
+    store->state = CS_STORE_CONN_FENCED;
+    store->conn_cbs.fenced_cb(store);
+}
+
+/* The try has been answered: locked, fenced, the open refused, or another
+ * try in a moment. */
+static void lock_answered(struct cs_store *store)
+{
+    int64_t now_ns = cs_store_now_mono_ns();
+    enum cs_store_lock_outcome outcome = store->lock_outcome;
+
+    store->lock_outcome = CS_STORE_LOCK_PENDING;
+    switch (outcome) {
+    case CS_STORE_LOCK_HELD:
+        locked(store);
+        return;
+    case CS_STORE_LOCK_BUSY:
+        if (store->opened) {
+            fence(store);
+            return;
+        }
+        if (store->lock_busy_since_ns == 0) {
+            store->lock_busy_since_ns = now_ns;
+            cs_store_log(&store->log, CS_STORE_LOG_INFO,
+                         "the server lock is held by another session; trying for %d ms",
+                         LOCK_GRACE_MS);
+        } else if (now_ns - store->lock_busy_since_ns > (int64_t)LOCK_GRACE_MS * 1000000) {
+            cs_store_log(&store->log, CS_STORE_LOG_ERROR, "%s", store->lock_holder);
+            store->conn_cbs.failed_cb(store, -EBUSY);
+            return;
+        }
+        break;
+    case CS_STORE_LOCK_PENDING:
+    case CS_STORE_LOCK_RETRY:
+        break;
+    }
+    retry_timer_start(store, lock_retry_cb, LOCK_RETRY_MS);
 }
 
 static void connect_poll(struct cs_store *store)
@@ -153,17 +228,28 @@ static void connect_poll(struct cs_store *store)
         cs_store_conn_lost(store, err.msg);
 }
 
-/* Takes what arrived on a connected socket: migration results, or batch
- * results. 0 or -ENOTCONN (err says why). */
-static int read_input(struct cs_store *store, struct cs_store_err *err)
+/* The server lock's results. A query the database refuses fails the open;
+ * after the open, the connection is rebuilt and the lock tried again. */
+static int read_lock(struct cs_store *store, struct cs_store_err *err)
 {
-    int rc;
+    int rc = cs_store_lock_read(store, err);
 
-    if (!PQconsumeInput(store->conn))
-        return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
-    if (store->state != CS_STORE_CONN_MIGRATING)
-        return cs_store_read_results(store, err);
-    rc = cs_store_migrate_read(store, err);
+    if (rc == -EIO) {
+        if (store->opened)
+            cs_store_conn_lost(store, "taking the server lock failed");
+        else
+            store->conn_cbs.failed_cb(store, -EIO);
+        return 0;
+    }
+    if (rc == 0 && store->lock_outcome != CS_STORE_LOCK_PENDING)
+        lock_answered(store);
+    return rc;
+}
+
+static int read_migrate(struct cs_store *store, struct cs_store_err *err)
+{
+    int rc = cs_store_migrate_read(store, err);
+
     if (rc == -EIO) {
         store->conn_cbs.failed_cb(store, -EIO);
         return 0;
@@ -171,6 +257,19 @@ static int read_input(struct cs_store *store, struct cs_store_err *err)
     if (rc == 0 && store->migrated)
         start_prepare(store);
     return rc;
+}
+
+/* Takes what arrived on a connected socket: the lock's or the migrations'
+ * results, or batch results. 0 or -ENOTCONN (err says why). */
+static int read_input(struct cs_store *store, struct cs_store_err *err)
+{
+    if (!PQconsumeInput(store->conn))
+        return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
+    if (store->state == CS_STORE_CONN_LOCKING)
+        return read_lock(store, err);
+    if (store->state == CS_STORE_CONN_MIGRATING)
+        return read_migrate(store, err);
+    return cs_store_read_results(store, err);
 }
 
 static void socket_cb(uv_poll_t *handle, int status, int events)
@@ -208,17 +307,19 @@ static void connect_begin(struct cs_store *store)
      * it override the URL. Keepalives and tcp_user_timeout let a TCP
      * connection to a vanished server fail (and its batches be sent again
      * after reconnecting) instead of waiting forever; unix sockets ignore
-     * them. */
-    const char *keys[] = {"fallback_application_name",
-                          "keepalives_idle",
+     * them. application_name is this process's own, so that the server lock
+     * can name its holder and tell a session of ours from another server's. */
+    const char *keys[] = {"keepalives_idle",
                           "keepalives_interval",
                           "keepalives_count",
                           "tcp_user_timeout",
                           "dbname",
+                          "application_name",
                           NULL,
                           NULL,
                           NULL};
-    const char *values[] = {"cschedd", "10", "5", "3", "30000", store->conninfo, NULL, NULL, NULL};
+    const char *values[] = {"10", "5",  "3", "30000", store->conninfo, store->application_name,
+                            NULL, NULL, NULL};
     struct cs_store_err err;
 
     /* libpq tries each resolved_cb address in turn, under the name given. */

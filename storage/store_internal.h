@@ -7,7 +7,8 @@
  * callbacks given at init):
  *   store.c            the store's life: open, close, the end-of-turn flush
  *   store_conn.c       the connection: connect, migrate, prepare, reconnect
- *   store_resolve.c    host names, store_migrate.c the migration driver
+ *   store_resolve.c    host names, store_lock.c the server lock,
+ *                      store_migrate.c the migration driver
  *   store_write.c store_read.c store_snapshot.c   operations of each kind
  *   store_batch.c      the queue and group commit
  *   store_bulk.c       a batch's statements, coalesced
@@ -179,9 +180,11 @@ enum cs_store_conn_state {
     CS_STORE_CONN_IDLE,       /* no connection; a reconnect may be due */
     CS_STORE_CONN_STARTING,   /* the embedded server starts, or a host name resolves */
     CS_STORE_CONN_CONNECTING, /* PQconnectPoll */
+    CS_STORE_CONN_LOCKING,    /* the server lock, a simple query outside pipeline mode */
     CS_STORE_CONN_MIGRATING,  /* migrations, simple queries outside pipeline mode */
     CS_STORE_CONN_PREPARING,  /* pipeline mode: the statements being prepared */
     CS_STORE_CONN_READY,
+    CS_STORE_CONN_FENCED, /* another server took the lock: never connected again */
 };
 
 struct cs_store_queue {
@@ -211,6 +214,18 @@ struct cs_store_batch {
     cs_store_batch_done_cb done_cb; /* the prepares of a new connection, else NULL */
 };
 
+/* The session-level advisory lock a server holds on its database for its
+ * life ("cschedd" in ASCII; the migrations' key is "csched", migrate.h). */
+#define CS_STORE_SERVER_LOCK_KEY 0x63736368656464LL
+
+/* What the last try of the server lock found. */
+enum cs_store_lock_outcome {
+    CS_STORE_LOCK_PENDING, /* not answered yet */
+    CS_STORE_LOCK_HELD,    /* ours */
+    CS_STORE_LOCK_BUSY,    /* another session holds it: store->lock_holder names it */
+    CS_STORE_LOCK_RETRY,   /* held by a session now gone, or by one of ours, now ended */
+};
+
 enum cs_store_migrate_step {
     CS_STORE_MIGRATE_LOCK,
     CS_STORE_MIGRATE_LIST,
@@ -226,6 +241,9 @@ struct cs_store_conn_cbs {
     void (*ready_cb)(struct cs_store *store);
     /* The open cannot succeed (status a negative errno; already logged). */
     void (*failed_cb)(struct cs_store *store, int status);
+    /* After the open, another server took the lock: the connection is gone
+     * for good (FENCED; already logged). */
+    void (*fenced_cb)(struct cs_store *store);
 };
 
 /* The store itself. store.c owns its life; each field's comment names the
@@ -237,7 +255,10 @@ struct cs_store {
     char *database_url;
     char *embedded_dir;
     size_t max_pending_writes;
-    char *conninfo; /* what we connect with: database_url or the embedded one */
+    char *conninfo;               /* what we connect with: database_url or the embedded one */
+    char application_name[64];    /* "cschedd pid N.K on HOST": names this store's sessions */
+    cs_store_fenced_cb fenced_cb; /* the caller's, from the config */
+    void *fenced_arg;
 
     /* store_conn.c and store_resolve.c */
     char host[256];                                        /* to resolve, or "" */
@@ -255,6 +276,14 @@ struct cs_store {
     uv_poll_t *poll;
     int poll_events;
     uv_poll_cb poll_cb; /* the connection layer's */
+
+    /* store_lock.c; lock_busy_since_ns (store_conn.c) is when this open first
+     * found it held, or 0 */
+    enum cs_store_lock_outcome lock_outcome;
+    bool lock_sent; /* a try is in flight */
+    bool lock_got;
+    char lock_holder[512];
+    int64_t lock_busy_since_ns;
 
     /* store_migrate.c */
     enum cs_store_migrate_step migrate_step;
@@ -281,7 +310,7 @@ struct cs_store {
 
     bool snapshot_queued; /* its reads are sent again after a reconnect */
     bool opened;          /* open_cb has run */
-    bool live;            /* and the open succeeded */
+    bool live;            /* and the open succeeded, and the store is not fenced */
     cs_store_open_cb open_cb;
     void *open_arg;
 
@@ -313,6 +342,15 @@ typedef void (*cs_store_resolve_cb)(struct cs_store *store, int status,
 /* Resolves store->host with uv_getaddrinfo (on libuv's pool); resolve_cb
  * runs once, unless this returns a negative errno. */
 int cs_store_resolve(struct cs_store *store, cs_store_resolve_cb resolve_cb);
+
+/* store_lock.c: the server lock, on a new connection outside pipeline mode.
+ * Both return 0 or a negative errno: -ENOTCONN when the connection failed
+ * (err says why), -EIO when the database refused the query (logged). Start
+ * sends the try; read takes the results that have arrived and sets
+ * store->lock_outcome once the try has been answered, which the caller then
+ * consumes (setting it back to PENDING). */
+int cs_store_lock_start(struct cs_store *store, struct cs_store_err *err);
+int cs_store_lock_read(struct cs_store *store, struct cs_store_err *err);
 
 /* store_migrate.c: the migrations, on a connection outside pipeline mode.
  * Both return 0 or a negative errno: -ENOTCONN when the connection failed

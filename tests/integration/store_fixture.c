@@ -166,6 +166,24 @@ void open_cb(void *arg, int status, struct cs_store_snapshot *snapshot)
     f->open_done = true;
 }
 
+void log_cb(void *arg, enum cs_store_log_level level, const char *component, const char *msg)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    struct fixture *f = arg;
+    size_t len = strlen(f->errors);
+
+    fprintf(stderr, "%s %s: %s\n", names[level], component, msg);
+    if (level == CS_STORE_LOG_ERROR)
+        snprintf(f->errors + len, sizeof(f->errors) - len, "%s\n", msg);
+}
+
+void fenced_cb(void *arg)
+{
+    struct fixture *f = arg;
+
+    f->fenced = true;
+}
+
 void closed_cb(void *arg)
 {
     struct fixture *f = arg;
@@ -276,8 +294,9 @@ long long admin_value(const char *conninfo, const char *sql)
 
 void admin_kill_store_conns(PGconn *admin)
 {
-    admin_must(admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                      " WHERE application_name = 'cschedd' AND datname = current_database()");
+    admin_must(admin,
+               "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+               " WHERE application_name LIKE 'cschedd pid %' AND datname = current_database()");
 }
 
 Csched__V1__Job make_job(const char *name, char **argv, size_t argc)

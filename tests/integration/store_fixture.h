@@ -29,6 +29,8 @@ struct fixture {
     int writes_ok;
     int writes_failed;
     int last_write_status;
+    char errors[2048]; /* the store's error lines, through log_cb */
+    bool fenced;       /* fenced_cb has run */
 };
 
 /* The cmocka group setup and teardown: the cluster of this program.
@@ -61,6 +63,11 @@ void wait_writes(struct fixture *f, int n);
 bool wait_accepting(struct fixture *f, bool want, int timeout_ms);
 
 void open_cb(void *arg, int status, struct cs_store_snapshot *snapshot);
+/* The store's log callback for a fixture (arg): every line to stderr, and
+ * the error lines also appended to f->errors. */
+void log_cb(void *arg, enum cs_store_log_level level, const char *component, const char *msg);
+/* Sets f->fenced. */
+void fenced_cb(void *arg);
 void closed_cb(void *arg);
 /* Counts into writes_ok or writes_failed and keeps the status. */
 void write_cb(void *arg, int status);
@@ -90,7 +97,7 @@ void admin_exec(const char *conninfo, const char *sql);
 void admin_must(PGconn *admin, const char *sql);
 /* The first column of the first row of sql, as a number. */
 long long admin_value(const char *conninfo, const char *sql);
-/* Ends every connection of the store (application_name cschedd) to the
+/* Ends every connection of the store (application_name "cschedd pid ...") to the
  * test database. */
 void admin_kill_store_conns(PGconn *admin);
 

@@ -1,7 +1,7 @@
-/* The store's life against a real PostgreSQL: migrations applied once, even
- * by two servers at once; the snapshot after a reopen; a close that commits
- * what is pending; the embedded server; a host name resolved before
- * connecting. */
+/* The store's life against a real PostgreSQL: migrations applied once; a
+ * second server on the same database refused, naming the first; the snapshot after a reopen; a
+ * close that commits what is pending; the embedded server; a host name resolved before connecting.
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -40,28 +40,48 @@ static void test_store_open_migrates_once(void **state)
     assert_int_equal(admin_value(f->conninfo, "SELECT max(version) FROM schema_migrations"), 1);
 }
 
-static void test_store_two_servers_migrate_once(void **state)
+static void test_store_second_server_refused(void **state)
 {
     struct fixture *f = *state;
     struct fixture other = {0};
-    struct cs_store_config config = {.database_url = f->conninfo};
+    struct fixture *winner, *loser;
+    char name[64];
 
-    /* Two stores open the same empty database at once: the advisory lock
-     * lets one migrate, and the other then finds nothing to do. */
-    other.open_done = false;
+    /* Two stores open the same empty database at once: the one that takes
+     * the server lock migrates and opens; the other is refused, naming it,
+     * and migrates nothing. */
+    struct cs_store_config config = {.database_url = f->conninfo, .log_cb = log_cb, .log_arg = f};
+    struct cs_store_config other_config = {
+        .database_url = f->conninfo, .log_cb = log_cb, .log_arg = &other};
     f->store = cs_store_new(&f->loop, &config);
-    other.store = cs_store_new(&f->loop, &config);
+    other.store = cs_store_new(&f->loop, &other_config);
     assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
     assert_int_equal(cs_store_open(other.store, open_cb, &other), 0);
     run_until(f, &f->open_done, 20000);
     run_until(f, &other.open_done, 20000);
-    assert_int_equal(f->open_status, 0);
-    assert_int_equal(other.open_status, 0);
-    cs_store_close(other.store, closed_cb, &other);
-    run_until(f, &other.closed, 20000);
-    cs_store_snapshot_free(other.snapshot);
-    store_close(f);
+    winner = f->open_status == 0 ? f : &other;
+    loser = winner == f ? &other : f;
+    assert_int_equal(winner->open_status, 0);
+    assert_int_equal(loser->open_status, -EBUSY);
+    assert_null(loser->snapshot);
+    assert_string_equal(winner->errors, "");
+    assert_non_null(strstr(loser->errors, "the database is in use by another cschedd"));
+    /* The winner's sessions are "cschedd pid N.K on HOST", K its number
+     * among this process's stores. */
+    snprintf(name, sizeof(name), "application_name \"cschedd pid %d.", (int)getpid());
+    assert_non_null(strstr(loser->errors, name));
+    assert_non_null(strstr(loser->errors, "pg_terminate_backend("));
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM schema_migrations"), 1);
+    cs_store_close(loser->store, closed_cb, loser);
+    run_until(f, &loser->closed, 20000);
+    cs_store_close(winner->store, closed_cb, winner);
+    run_until(f, &winner->closed, 20000);
+    cs_store_snapshot_free(winner->snapshot);
+    winner->snapshot = NULL;
+    f->store = NULL;
+    /* Once the winner has closed, its lock is gone with its session. */
+    store_open(f);
+    store_close(f);
 }
 
 static void test_store_snapshot_after_reopen(void **state)
@@ -217,7 +237,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_open_migrates_once, store_setup, store_teardown),
-        cmocka_unit_test_setup_teardown(test_store_two_servers_migrate_once, store_setup,
+        cmocka_unit_test_setup_teardown(test_store_second_server_refused, store_setup,
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_snapshot_after_reopen, store_setup,
                                         store_teardown),

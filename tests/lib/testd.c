@@ -1,7 +1,8 @@
 /* A real cschedd for tests: started from the build's bin/ on a free loopback
- * port with its own temp state dir, waited for through --ready-file and the
- * health service, stopped with SIGTERM (or killed like a crash), restarted on
- * the same state dir, database and port. */
+ * port with its own temp state dir (or another daemon's), waited for through
+ * --ready-file and the health service, stopped with SIGTERM (or killed like a
+ * crash), restarted on the same state dir, database and port; or started to
+ * be refused, and its log kept. */
 #include <csched/client.h>
 #include <csched/health.h>
 #include <ctype.h>
@@ -29,7 +30,7 @@ enum {
 
 struct cs_testd {
     char root[64];
-    char state_dir[96];
+    char state_dir[256];
     char ready_path[96];
     char log_path[96];
     char target[64];
@@ -205,12 +206,16 @@ static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
     }
     /* The state dir may hold an embedded cluster run as another user. */
     chmod(d->root, 0755);
-    snprintf(d->state_dir, sizeof(d->state_dir), "%s/state", d->root);
     snprintf(d->ready_path, sizeof(d->ready_path), "%s/ready", d->root);
     snprintf(d->log_path, sizeof(d->log_path), "%s/cschedd.log", d->root);
-    if (mkdir(d->state_dir, 0755) != 0) {
-        rc = -errno;
-        goto err_rmdir;
+    if (opts->state_dir != NULL) {
+        snprintf(d->state_dir, sizeof(d->state_dir), "%s", opts->state_dir);
+    } else {
+        snprintf(d->state_dir, sizeof(d->state_dir), "%s/state", d->root);
+        if (mkdir(d->state_dir, 0755) != 0) {
+            rc = -errno;
+            goto err_rmdir;
+        }
     }
     *out = d;
     return 0;
@@ -291,6 +296,65 @@ int cs_testd_stop(struct cs_testd *d)
         return 0;
     cs_test__unregister_testd(d);
     rc = terminate(d);
+    cs_test_discard_dir("cschedd", d->root);
+    testd_free(d);
+    return rc;
+}
+
+/* read_log copies the end of the daemon's log into buf (cap bytes). */
+static void read_log(const struct cs_testd *d, char *buf, size_t cap)
+{
+    FILE *f = fopen(d->log_path, "r");
+    size_t n = 0;
+
+    if (f != NULL) {
+        if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)cap - 1)
+            fseek(f, -((long)cap - 1), SEEK_END);
+        else
+            rewind(f);
+        n = fread(buf, 1, cap - 1, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+}
+
+/* wait_refused waits for the daemon to exit during start-up and returns its
+ * exit status, or 0 once it serves, or -ETIMEDOUT. */
+static int wait_refused(struct cs_testd *d)
+{
+    int64_t deadline = cs_test_now_ms() + START_TIMEOUT_MS;
+    int wstatus;
+
+    while (cs_test_now_ms() < deadline) {
+        if (cs_test__wait(d->pid, 0, &wstatus) == 0) {
+            d->pid = 0;
+            return cs_test__exit_code(wstatus);
+        }
+        if (read_ready(d) && is_serving(d->target))
+            return 0;
+        cs_test_sleep_ms(10);
+    }
+    return -ETIMEDOUT;
+}
+
+int cs_testd_start_refused(const struct cs_testd_options *opts, char *log, size_t cap)
+{
+    struct cs_testd *d = NULL;
+    int rc = testd_new(opts, &d);
+
+    if (rc != 0)
+        return rc;
+    unlink(d->ready_path);
+    cs_test__register_testd(d);
+    rc = spawn_daemon(d, "127.0.0.1:0");
+    if (rc == 0)
+        rc = wait_refused(d);
+    if (rc == 0)
+        fprintf(stderr, "testlib: cschedd started where it should have been refused\n");
+    if (d->pid > 0)
+        (void)terminate(d);
+    read_log(d, log, cap);
+    cs_test__unregister_testd(d);
     cs_test_discard_dir("cschedd", d->root);
     testd_free(d);
     return rc;

@@ -55,6 +55,9 @@ struct cs_testd_options {
     unsigned max_running;
     /* More arguments for cschedd; NULL-terminated, or NULL. */
     const char *const *extra_args;
+    /* --state-dir: another daemon's (cs_testd_state_dir), which this one
+     * only uses and never removes; NULL for a fresh temp dir of its own. */
+    const char *state_dir;
 };
 
 struct cs_testd;
@@ -66,6 +69,13 @@ struct cs_testd;
  * (-ECHILD if cschedd exited during start-up, -ETIMEDOUT) after printing the
  * daemon's log. */
 int cs_testd_start(const struct cs_testd_options *opts, struct cs_testd **out);
+
+/* cs_testd_start_refused starts cschedd as cs_testd_start does, for a test
+ * of a start that must be refused: waits (up to 120 s) for it to exit and
+ * copies the end of its log (its stderr) into log, cap bytes with the NUL.
+ * Returns its exit status (non-zero), 0 if it started serving instead (it
+ * is then stopped), or a negative errno. Nothing of it is left behind. */
+int cs_testd_start_refused(const struct cs_testd_options *opts, char *log, size_t cap);
 
 /* cs_testd_target returns "127.0.0.1:PORT". The port stays the same across
  * cs_testd_restart. */
