@@ -32,14 +32,12 @@ static void build_env(void *const *entries, size_t n)
     cs_env_free(cs_env_build(no_env, &source, 1));
 }
 
-/* CreateJob and UpdateJob: a valid job is stored as a copy. */
+/* CreateJob and UpdateJob: the environment of a valid job's runs. */
 static void check_job(const Csched__V1__Job *job)
 {
     struct cs_err err;
-    if (job == NULL || cs_job_validate(job, &err) != 0)
-        return;
-    protobuf_c_message_free_unpacked(cs_message_copy(&job->base), NULL);
-    build_env((void *const *)job->env, job->n_env);
+    if (job != NULL && cs_job_validate(job, &err) == 0)
+        build_env((void *const *)job->env, job->n_env);
 }
 
 static void check_create_job(const ProtobufCMessage *msg)
