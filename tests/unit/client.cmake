@@ -1,6 +1,9 @@
 # libcsched and csched CLI unit tests: no server, no network.
-cs_unit_test(cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli.c
-             LIBS cs_cli)
+# The CLI's reading of its arguments, and what it writes and exits with.
+foreach(cs_concern args output)
+  cs_unit_test(cli_${cs_concern} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli_${cs_concern}.c
+               ${CMAKE_CURRENT_LIST_DIR}/cli_fixture.c LIBS cs_cli)
+endforeach()
 cs_unit_test(cli_jobfile SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli_jobfile.c
              LIBS cs_cli)
 # The core's internal helpers (cs__*) are hidden in libcsched.so, so this

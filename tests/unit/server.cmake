@@ -17,8 +17,12 @@ cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LI
 cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_mailbox)
 cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LIBS cs_exit_watch)
 
-# The pump, given a fake start callback at init.
-cs_unit_test(pump SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_pump.c LIBS cs_dispatch)
+# The pump, given a fake start callback at init (pump_fixture.h): the order
+# it starts runs in, the limits it keeps, runs taken off their queues.
+foreach(cs_concern order limits dequeue)
+  cs_unit_test(pump_${cs_concern} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_pump_${cs_concern}.c
+               LIBS cs_dispatch)
+endforeach()
 # The run state machine, with the store's writes and the launcher's submit
 # faked through the ops dispatch takes at init.
 cs_unit_test(dispatch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch.c

@@ -1,5 +1,7 @@
-/* Unit tests of the csched CLI's own logic: flag parsing, JSON output and
- * its escaping, table formatting helpers, and exit-code mapping. No server. */
+/* Unit tests of how the csched CLI reads its arguments: the defaults and
+ * CSCHED_SERVER, the global flags, numbers, ids, durations and states, a
+ * job's flags and command, and the helpers each command's flag loop ends in,
+ * with the usage errors they write. No server. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,52 +13,13 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "cli_fixture.h"
 #include "test_cli_map.h"
 
 #define ARGV(...) ((char *[]){__VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)))
 #define PARSE_JOB(cli, job, err, ...)                                                              \
     cs_cli_parse_job_args(cli, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), job, err, sizeof(err))
-
-/* A stream that collects what is written, read back with captured(). */
-struct capture {
-    char *buf;
-    size_t len;
-    FILE *f;
-};
-
-static void capture_open(struct capture *c)
-{
-    c->buf = NULL;
-    c->len = 0;
-    c->f = open_memstream(&c->buf, &c->len);
-    assert_non_null(c->f);
-}
-
-/* Points cli's error output at a fresh capture. */
-static void capture_err(struct cs_cli *cli, struct capture *err)
-{
-    capture_open(err);
-    cli->err = err->f;
-}
-
-static const char *captured(struct capture *c)
-{
-    fflush(c->f);
-    return c->buf;
-}
-
-static void capture_close(struct capture *c)
-{
-    fclose(c->f);
-    free(c->buf);
-}
-
-static void init_cli(struct cs_cli *cli)
-{
-    unsetenv("CSCHED_SERVER");
-    cs_cli_init(cli);
-}
 
 static void test_cli_defaults_and_env_server(void **state)
 {
@@ -376,223 +339,6 @@ static void test_cli_positionals(void **state)
     assert_non_null(strstr(captured(&err), "unknown flag '--all'"));
     capture_close(&err);
 }
-
-/* Writes s as a JSON string and compares with want. */
-static void expect_json_string(const char *s, size_t len, const char *want)
-{
-    struct capture c;
-
-    capture_open(&c);
-    cs_cli_json_string(c.f, s, len);
-    assert_string_equal(captured(&c), want);
-    capture_close(&c);
-}
-
-static void test_cli_json_string_escaping(void **state)
-{
-    expect_json_string("plain", 5, "\"plain\"");
-    expect_json_string("", 0, "\"\"");
-    expect_json_string("a\"b\\c", 5, "\"a\\\"b\\\\c\"");
-    expect_json_string("\n\r\t\b\f", 5, "\"\\n\\r\\t\\b\\f\"");
-    expect_json_string("\x01\x1f\x7f", 3, "\"\\u0001\\u001f\\u007f\"");
-    expect_json_string("a\0b", 3, "\"a\\u0000b\"");
-    expect_json_string("/", 1, "\"/\"");
-    /* Valid UTF-8 (2, 3 and 4 bytes) is kept as it is. */
-    expect_json_string("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9,
-                       "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
-    /* Invalid: a lone byte, an overlong form, a surrogate, a cut sequence,
-     * a code point past U+10FFFF. */
-    expect_json_string("\xff", 1, "\"\\ufffd\"");
-    expect_json_string("\xc0\x80", 2, "\"\\ufffd\\ufffd\"");
-    expect_json_string("\xe0\x80\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"");
-    expect_json_string("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"");
-    expect_json_string("x\xe2\x82", 3, "\"x\\ufffd\\ufffd\"");
-    expect_json_string("\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
-}
-
-static void test_cli_json_job(void **state)
-{
-    Csched__V1__Job *job = cs_cli_job_new();
-    struct capture c;
-
-    cs_cli_set_string(&job->name, "a\"b");
-    cs_cli_job_add_command(job, "echo");
-    cs_cli_job_add_command(job, "hi\n");
-    cs_cli_map_put(&csched__v1__job__env_entry__descriptor, (void ***)&job->env, &job->n_env, "K",
-                   "v\\");
-    job->max_running = 4;
-    job->version = UINT64_MAX;
-    job->created_unix_ms = -5;
-    capture_open(&c);
-    cs_cli_json_line(c.f, &job->base);
-    assert_string_equal(
-        captured(&c),
-        "{\"name\":\"a\\\"b\",\"command\":[\"echo\",\"hi\\n\"],\"shell\":\"\",\"env\":{\"K\":"
-        "\"v\\\\\"},\"working_dir\":\"\",\"max_running\":4,\"timeout_seconds\":0,\"max_attempts\":"
-        "0,\"retry_backoff_ms\":0,\"labels\":{},\"version\":18446744073709551615,"
-        "\"created_unix_ms\":-5,\"updated_unix_ms\":0}\n");
-    capture_close(&c);
-    csched__v1__job__free_unpacked(job, NULL);
-}
-
-static void test_cli_json_oneof_enum_nested(void **state)
-{
-    Csched__V1__Event ev = CSCHED__V1__EVENT__INIT;
-    Csched__V1__Stats stats = CSCHED__V1__STATS__INIT;
-    Csched__V1__LogChunk chunk = CSCHED__V1__LOG_CHUNK__INIT;
-    struct capture c;
-
-    ev.seq = 9;
-    ev.state = CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
-    capture_open(&c);
-    cs_cli_json_message(c.f, &ev.base);
-    /* An unset oneof member is left out. */
-    assert_null(strstr(captured(&c), "exit_code"));
-    assert_non_null(strstr(captured(&c), "\"state\":\"RUN_STATE_SUCCEEDED\""));
-    capture_close(&c);
-
-    /* A set oneof member shows even when it is 0. */
-    ev.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
-    ev.exit_code = 0;
-    ev.state = 99;
-    capture_open(&c);
-    cs_cli_json_message(c.f, &ev.base);
-    assert_non_null(strstr(captured(&c), "\"state\":99,\"exit_code\":0,"));
-    assert_null(strstr(captured(&c), "term_signal"));
-    capture_close(&c);
-
-    capture_open(&c);
-    cs_cli_json_message(c.f, &stats.base);
-    assert_non_null(strstr(captured(&c), "\"lag_since_start\":null"));
-    capture_close(&c);
-
-    chunk.stream = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR;
-    chunk.data.data = (uint8_t *)"ok\n\xff";
-    chunk.data.len = 4;
-    capture_open(&c);
-    cs_cli_json_message(c.f, &chunk.base);
-    assert_string_equal(
-        captured(&c), "{\"stream\":\"LOG_STREAM_STDERR\",\"offset\":0,\"data\":\"ok\\n\\ufffd\"}");
-    capture_close(&c);
-}
-
-static void test_cli_format_helpers(void **state)
-{
-    char buf[64];
-
-    assert_string_equal(cs_cli_state_name(CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT), "timed_out");
-    assert_string_equal(cs_cli_state_name(0), "-");
-    assert_string_equal(cs_cli_state_name(42), "?");
-    cs_cli_format_duration(1234, buf, sizeof(buf));
-    assert_string_equal(buf, "1.234s");
-    cs_cli_format_duration(123000, buf, sizeof(buf));
-    assert_string_equal(buf, "2m03s");
-    cs_cli_format_duration(3720000, buf, sizeof(buf));
-    assert_string_equal(buf, "1h02m");
-    cs_cli_format_duration(-1, buf, sizeof(buf));
-    assert_string_equal(buf, "-");
-    cs_cli_format_outcome(true, 3, false, 0, buf, sizeof(buf));
-    assert_string_equal(buf, "exit 3");
-    cs_cli_format_outcome(false, 0, true, 9, buf, sizeof(buf));
-    assert_string_equal(buf, "signal 9 (KILL)");
-    cs_cli_format_outcome(false, 0, false, 0, buf, sizeof(buf));
-    assert_string_equal(buf, "-");
-    cs_cli_format_time(0, buf, sizeof(buf));
-    assert_string_equal(buf, "-");
-    cs_cli_format_time(1700000000000, buf, sizeof(buf));
-    assert_int_equal(strlen(buf), 19);
-}
-
-static void test_cli_format_run_outcome(void **state)
-{
-    Csched__V1__Run run = CSCHED__V1__RUN__INIT;
-    char buf[64];
-
-    cs_cli_format_run_outcome(&run, buf, sizeof(buf));
-    assert_string_equal(buf, "-");
-    run.outcome_case = CSCHED__V1__RUN__OUTCOME_EXIT_CODE;
-    run.exit_code = 3;
-    cs_cli_format_run_outcome(&run, buf, sizeof(buf));
-    assert_string_equal(buf, "exit 3");
-    run.outcome_case = CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL;
-    run.term_signal = 9;
-    cs_cli_format_run_outcome(&run, buf, sizeof(buf));
-    assert_string_equal(buf, "signal 9 (KILL)");
-}
-
-static int run_exit(int state, int outcome, int32_t value)
-{
-    Csched__V1__Run run = CSCHED__V1__RUN__INIT;
-
-    run.state = state;
-    run.outcome_case = outcome;
-    if (outcome == CSCHED__V1__RUN__OUTCOME_EXIT_CODE)
-        run.exit_code = value;
-    else
-        run.term_signal = value;
-    return cs_cli_exit_for_run(&run);
-}
-
-static void test_cli_exit_codes(void **state)
-{
-    const int none = CSCHED__V1__RUN__OUTCOME__NOT_SET;
-    const int code = CSCHED__V1__RUN__OUTCOME_EXIT_CODE;
-    const int sig = CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL;
-
-    assert_int_equal(cs_cli_exit_for_rc(0), 0);
-    assert_int_equal(cs_cli_exit_for_rc(1), 81);
-    assert_int_equal(cs_cli_exit_for_rc(5), 85);
-    assert_int_equal(cs_cli_exit_for_rc(14), 94);
-    assert_int_equal(cs_cli_exit_for_rc(16), 96);
-    assert_int_equal(cs_cli_exit_for_rc(-ENOMEM), CS_EXIT_SOFTWARE);
-    assert_int_equal(cs_cli_exit_for_rc(-EINVAL), CS_EXIT_SOFTWARE);
-
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED, code, 0), 0);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_FAILED, code, 3), 3);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_FAILED, code, 255), 255);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_FAILED, code, 0), 1);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_FAILED, code, 256), 1);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_FAILED, sig, 9), 137);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_FAILED, sig, 15), 143);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_FAILED, none, 0),
-                     CS_EXIT_RUN_NOT_STARTED);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT, sig, 15),
-                     CS_EXIT_RUN_TIMED_OUT);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, sig, 15),
-                     CS_EXIT_RUN_CANCELLED);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_LOST, none, 0), CS_EXIT_RUN_LOST);
-    assert_int_equal(run_exit(CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, none, 0), CS_EXIT_SOFTWARE);
-}
-
-static void test_cli_error_lines(void **state)
-{
-    struct cs_status st = {.code = 5, .message = "job \"x\" not found"};
-    struct capture err;
-    struct cs_cli cli;
-
-    init_cli(&cli);
-    capture_err(&cli, &err);
-    assert_int_equal(cs_cli_fail(&cli, "get job x", 5, &st), 85);
-    assert_string_equal(captured(&err), "csched: get job x: NOT_FOUND: job \"x\" not found\n");
-    capture_close(&err);
-
-    capture_err(&cli, &err);
-    st.message[0] = '\0';
-    assert_int_equal(cs_cli_fail(&cli, "stats", 14, &st), 94);
-    assert_string_equal(captured(&err), "csched: stats: UNAVAILABLE: (no message)\n");
-    capture_close(&err);
-
-    capture_err(&cli, &err);
-    assert_int_equal(cs_cli_fail(&cli, "connect", -ENOMEM, NULL), CS_EXIT_SOFTWARE);
-    assert_string_equal(captured(&err), "csched: connect: Cannot allocate memory\n");
-    capture_close(&err);
-
-    capture_err(&cli, &err);
-    assert_int_equal(cs_cli_usage(&cli, "bad %s", "thing"), CS_EXIT_USAGE);
-    assert_string_equal(captured(&err), "csched: bad thing (see csched --help)\n");
-    capture_close(&err);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -608,13 +354,6 @@ int main(void)
         cmocka_unit_test(test_cli_take_global_or_word),
         cmocka_unit_test(test_cli_take_flag_value),
         cmocka_unit_test(test_cli_positionals),
-        cmocka_unit_test(test_cli_json_string_escaping),
-        cmocka_unit_test(test_cli_json_job),
-        cmocka_unit_test(test_cli_json_oneof_enum_nested),
-        cmocka_unit_test(test_cli_format_helpers),
-        cmocka_unit_test(test_cli_format_run_outcome),
-        cmocka_unit_test(test_cli_exit_codes),
-        cmocka_unit_test(test_cli_error_lines),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
