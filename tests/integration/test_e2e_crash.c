@@ -112,44 +112,43 @@ static Csched__V1__Run *wait_end_after_crash(struct cs_e2e *e, int64_t run_id)
     return run;
 }
 
-/* Killed before the attempt's directory was made (the STARTING rows
- * committed): nothing ran, so the attempt ends as never started and the
- * run is queued again (it does not count against max_attempts 1). */
-static void test_e2e_crash_before_mkdir(void **state)
+/* Restarts the server with its crash point at step, triggers a new job of
+ * max_attempts 1 running shell, and restarts it after it killed itself.
+ * The run must end SUCCEEDED with its command run once, in its last
+ * attempt of n_attempts: any attempt before it never started. */
+static void crash_at(struct cs_e2e *e, const char *step, const char *shell, size_t n_attempts)
 {
-    struct cs_e2e *e = *state;
-    restart_with_crash_at(e, "before-mkdir");
-    int64_t id = make_job_and_trigger(e, "before-mkdir", 1, "exit 0");
+    restart_with_crash_at(e, step);
+    int64_t id = make_job_and_trigger(e, step, 1, shell);
     restart_after_crash(e);
     Csched__V1__Run *run = wait_end_after_crash(e, id);
-    if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
-        fail_msg("run %lld ended %s (\"%s\"), ran %d times, want SUCCEEDED", (long long)id,
-                 cs_test_run_state_name(run->state), run->message, executions(id));
-    assert_int_equal(run->n_attempts, 2);
-    assert_int_equal(run->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
-    assert_non_null(strstr(run->attempts[0]->message, "never started"));
-    assert_int_equal(executions(id), 1);
+    if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED || executions(id) != 1)
+        fail_msg("%s: run %lld ended %s (\"%s\"), its command ran %d times, want SUCCEEDED once",
+                 step, (long long)id, cs_test_run_state_name(run->state), run->message,
+                 executions(id));
+    assert_int_equal(run->n_attempts, n_attempts);
+    for (size_t i = 0; i + 1 < n_attempts; i++) {
+        assert_int_equal(run->attempts[i]->state, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
+        if (strstr(run->attempts[i]->message, "never started") == NULL)
+            fail_msg("%s: attempt %zu: \"%s\", want it to say it never started", step, i + 1,
+                     run->attempts[i]->message);
+    }
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* Killed before the attempt's directory was made (the STARTING rows
+ * committed): nothing ran, so the attempt ends as never started, which does
+ * not count against max_attempts 1, and the next attempt runs. */
+static void test_e2e_crash_before_mkdir(void **state)
+{
+    crash_at(*state, "before-mkdir", "exit 0", 2);
+}
+
 /* Killed with the directory made and synced but no minder started: the
- * restart claims the attempt, which never runs and, with max_attempts 1,
- * does not count: the next attempt runs, once. */
+ * restart claims the attempt, which never runs; as above. */
 static void test_e2e_crash_before_spawn(void **state)
 {
-    struct cs_e2e *e = *state;
-    restart_with_crash_at(e, "before-spawn");
-    int64_t id = make_job_and_trigger(e, "before-spawn", 1, "exit 0");
-    restart_after_crash(e);
-    Csched__V1__Run *run = wait_end_after_crash(e, id);
-    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
-    assert_int_equal(run->n_attempts, 2);
-    assert_int_equal(run->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
-    if (strstr(run->attempts[0]->message, "never started") == NULL)
-        fail_msg("attempt 1: \"%s\" (ran %d times), want it to say it never started",
-                 run->attempts[0]->message, executions(id));
-    assert_int_equal(executions(id), 1);
-    csched__v1__run__free_unpacked(run, NULL);
+    crash_at(*state, "before-spawn", "exit 0", 2);
 }
 
 /* Killed right after the minder started, before the loop heard of it: the
@@ -157,17 +156,7 @@ static void test_e2e_crash_before_spawn(void **state)
  * finds and adopts it. */
 static void test_e2e_crash_after_spawn(void **state)
 {
-    struct cs_e2e *e = *state;
-    restart_with_crash_at(e, "after-spawn");
-    int64_t id = make_job_and_trigger(e, "after-spawn", 1, "sleep 2; exit 0");
-    restart_after_crash(e);
-    Csched__V1__Run *run = wait_end_after_crash(e, id);
-    if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
-        fail_msg("run %lld ended %s (\"%s\"), ran %d times, want SUCCEEDED (adopted)",
-                 (long long)id, cs_test_run_state_name(run->state), run->message, executions(id));
-    assert_int_equal(run->n_attempts, 1);
-    assert_int_equal(executions(id), 1);
-    csched__v1__run__free_unpacked(run, NULL);
+    crash_at(*state, "after-spawn", "sleep 2; exit 0", 1);
 }
 
 /* Sends sig to the postmaster and to every process it started. */
