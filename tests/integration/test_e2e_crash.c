@@ -159,6 +159,42 @@ static void test_e2e_crash_after_spawn(void **state)
     crash_at(*state, "after-spawn", "sleep 2; exit 0", 1);
 }
 
+/* kill -9 of cschedd and then of the running attempt's minder: the restart
+ * finds the minder's pid file naming a dead process and no note, so the
+ * attempt is LOST, saying its command had started, and the command's group,
+ * still running, is stopped. */
+static void test_e2e_crash_with_the_minder(void **state)
+{
+    struct cs_e2e *e = *state;
+    char then[4200], path[4200];
+    (void)snprintf(then, sizeof(then), "cut -d' ' -f5 /proc/$$/stat > %s/pgid; sleep 30", counts);
+    int64_t id = make_job_and_trigger(e, "with-minder", 1, then);
+    csched__v1__run__free_unpacked(
+        cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CS_E2E_RUN_TIMEOUT_MS),
+        NULL);
+    (void)snprintf(path, sizeof(path), "%s/pgid", counts);
+    pid_t pgid = cs_e2e_read_pgid(path, 5000);
+    (void)snprintf(path, sizeof(path), "%s/attempts/%lld-1/pid", cs_testd_state_dir(e->d),
+                   (long long)id);
+    pid_t minder = cs_e2e_read_pgid(path, 5000);
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    assert_int_equal(kill(minder, SIGKILL), 0);
+    for (int64_t until = cs_test_now_ms() + 5000; kill(minder, 0) == 0;) {
+        assert_true(cs_test_now_ms() < until);
+        cs_test_sleep_ms(20);
+    }
+    assert_int_equal(cs_testd_restart(e->d), 0);
+    Csched__V1__Run *run = wait_end_after_crash(e, id);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
+    assert_int_equal(run->n_attempts, 1);
+    if (strstr(run->attempts[0]->message, "its command had started") == NULL)
+        fail_msg("attempt 1: \"%s\", want it to say its command had started",
+                 run->attempts[0]->message);
+    cs_e2e_assert_group_gone(pgid, 2000);
+    assert_int_equal(executions(id), 1);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
 /* Sends sig to the postmaster and to every process it started. */
 static void signal_postgres(struct cs_e2e *e, int sig)
 {
@@ -264,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_e2e_crash_before_mkdir),
         cmocka_unit_test(test_e2e_crash_before_spawn),
         cmocka_unit_test(test_e2e_crash_after_spawn),
+        cmocka_unit_test(test_e2e_crash_with_the_minder),
         cmocka_unit_test(test_e2e_crash_retries_while_db_frozen),
         cmocka_unit_test(test_e2e_crash_during_burst),
     };
