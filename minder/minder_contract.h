@@ -1,9 +1,10 @@
 /* minder_contract: what cschedd and csched-minder agree on, in one place:
  * the minder's command line (its flags, and the argv the server builds from
- * them), its timing defaults, the files of an attempt's directory, and where
+ * them), its timing defaults, the files of an attempt's directory, where
  * that directory is (STATE_DIR/attempts/<run_id>-<attempt>) with the parser
- * of its name. libc only, no state: the minder builds it in, the server
- * links it; any thread. */
+ * of its name, and the start record (the pid file) that the minder
+ * publishes and a restarted server may claim. libc only, no state: the
+ * minder builds it in, the server links it; any thread. */
 #ifndef CS_MINDER_CONTRACT_H
 #define CS_MINDER_CONTRACT_H
 

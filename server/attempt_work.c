@@ -1,7 +1,8 @@
 /* attempt work: the blocking parts of watching a minder, run on libuv's
- * pool: reading the status note, and finding a minder after a restart.
- * Each call works on its own attempt, which the loop leaves alone until the
- * work's done callback. */
+ * pool: reading the status note, and after a restart walking a run's
+ * attempt directories and telling its last attempt apart (never started,
+ * running, ended, gone). Each call works on its own attempt, which the loop
+ * leaves alone until the work's done callback. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
