@@ -1,4 +1,5 @@
-/* csched-minder: supervises one attempt. It runs the command in its own process
+/* csched-minder: supervises one attempt. It publishes its pid, the attempt's
+ * start record, and only then runs the command in its own process
  * group with output to capped log files, enforces the timeout (TERM to the
  * group, KILL after the grace period), turns SIGTERM/SIGINT into a cancel,
  * reaps everything (it is a child subreaper) and writes the status note.
@@ -530,6 +531,25 @@ static void run_loop(int sfd)
     }
 }
 
+/* The attempt's start record, before anything of the command exists: a
+ * restart of the server that finds it adopts this minder; one that finds
+ * it missing claims the file, and then this minder starts nothing. A file
+ * that cannot be written stops the start too: a command must not run where
+ * nobody could find it. */
+static void publish_pid(void)
+{
+    int rc = cs_attempt_pid_publish(m.dir, (int32_t)getpid());
+
+    if (rc == -EEXIST) {
+        say(PROG ": %s was given up by cschedd before it started: not starting it\n", m.dir);
+        _exit(CS_MINDER_EXIT_GIVEN_UP);
+    }
+    if (rc < 0) {
+        errno = -rc;
+        die_unable("record the start in", m.dir);
+    }
+}
+
 static void open_logs(void)
 {
     int dfd = openat(AT_FDCWD, m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -590,6 +610,7 @@ int main(int argc, char **argv)
     sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (sfd < 0)
         die_unable("create", "a signalfd");
+    publish_pid();
     open_logs();
 
     if (start()) {

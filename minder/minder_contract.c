@@ -1,12 +1,15 @@
-/* minder_contract: the minder's argv and the attempt-directory path, built
- * and parsed in one place (see minder_contract.h). */
+/* minder_contract: the minder's argv, the attempt-directory path and the
+ * start record, built, parsed and taken in one place (see
+ * minder_contract.h). */
 #include "minder_contract.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The most strings the fixed part of the argv takes: the path, -d DIR,
  * -t MS, -g MS, -C WORKDIR, "--", and /bin/sh -c SHELL. */
@@ -97,5 +100,49 @@ int cs_minder_dir_parse(const char *name, int64_t *run_id, uint32_t *attempt)
         return -EINVAL;
     *run_id = (int64_t)run;
     *attempt = (uint32_t)number;
+    return 0;
+}
+
+/* Writes DIR/NAME into buf (4096 bytes); -ENAMETOOLONG if it does not fit. */
+static int path_in(char *buf, const char *dir, const char *name)
+{
+    int n = snprintf(buf, 4096, "%s/%s", dir, name);
+    return n >= 0 && n < 4096 ? 0 : -ENAMETOOLONG;
+}
+
+int cs_attempt_pid_publish(const char *dir, int32_t pid)
+{
+    char tmp[4096], path[4096], text[24];
+    int rc = path_in(tmp, dir, CS_ATTEMPT_PID_TMP_FILE);
+    if (rc == 0)
+        rc = path_in(path, dir, CS_ATTEMPT_PID_FILE);
+    if (rc != 0)
+        return rc;
+    int len = snprintf(text, sizeof(text), "%d\n", (int)pid);
+    /* openat: musl's open() adds an fcntl for O_CLOEXEC (see note.c). */
+    int fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    errno = 0;
+    rc = write(fd, text, (size_t)len) == len ? 0 : (errno != 0 ? -errno : -ENOSPC);
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    /* link, not rename: it fails rather than replace a claim. */
+    if (rc == 0 && link(tmp, path) != 0)
+        rc = -errno;
+    (void)unlink(tmp); /* a leftover only costs a few bytes */
+    return rc;
+}
+
+int cs_attempt_pid_claim(const char *dir)
+{
+    char path[4096];
+    int rc = path_in(path, dir, CS_ATTEMPT_PID_FILE);
+    if (rc != 0)
+        return rc;
+    int fd = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    (void)close(fd); /* empty: nothing written to lose */
     return 0;
 }

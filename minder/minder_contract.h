@@ -1,9 +1,10 @@
 /* minder_contract: what cschedd and csched-minder agree on, in one place:
  * the minder's command line (its flags, and the argv the server builds from
- * them), its timing defaults, the files of an attempt's directory, and where
+ * them), its timing defaults, the files of an attempt's directory, where
  * that directory is (STATE_DIR/attempts/<run_id>-<attempt>) with the parser
- * of its name. libc only, no state: the minder builds it in, the server
- * links it; any thread. */
+ * of its name, and the start record (the pid file) that the minder
+ * publishes and a restarted server may claim. libc only, no state: the
+ * minder builds it in, the server links it; any thread. */
 #ifndef CS_MINDER_CONTRACT_H
 #define CS_MINDER_CONTRACT_H
 
@@ -31,16 +32,22 @@
  * a process that left the group can hold a pipe open that long. */
 #define CS_MINDER_DRAIN_MS 1000
 
-/* Files in an attempt's directory. The minder writes CS_NOTE_FILE (through
- * CS_NOTE_FILE ".tmp"), the two logs and CS_ATTEMPT_PGID_FILE (the command's
+/* Files in an attempt's directory, which the server's launch thread makes
+ * (and syncs) before it starts the minder. The minder writes, in this order:
+ * CS_ATTEMPT_PID_FILE (its own pid, the attempt's start record: see
+ * cs_attempt_pid_publish), the two logs, CS_ATTEMPT_PGID_FILE (the command's
  * process group, once it runs, so the server can stop the group if the
- * minder itself is killed); the server's launch thread writes
- * CS_ATTEMPT_PID_FILE. */
+ * minder itself is killed) and CS_NOTE_FILE (through CS_NOTE_FILE ".tmp"). */
 #define CS_NOTE_FILE "status"
 #define CS_ATTEMPT_PID_FILE "pid"
+#define CS_ATTEMPT_PID_TMP_FILE "pid.tmp"
 #define CS_ATTEMPT_STDOUT_FILE "stdout"
 #define CS_ATTEMPT_STDERR_FILE "stderr"
 #define CS_ATTEMPT_PGID_FILE "pgid"
+
+/* The minder's exit code when it found its attempt given up (see
+ * cs_attempt_pid_claim): it started nothing and wrote no note. */
+#define CS_MINDER_EXIT_GIVEN_UP 112
 
 /* The folder of the state dir that holds every attempt's directory. */
 #define CS_ATTEMPTS_DIR "attempts"
@@ -68,5 +75,19 @@ int cs_minder_dir_format(char *buf, size_t cap, const char *state_dir, int64_t r
 /* Parses the name of an attempt's directory ("<run_id>-<attempt>", both
  * positive decimal numbers). 0, or -EINVAL if name is not one. */
 int cs_minder_dir_parse(const char *name, int64_t *run_id, uint32_t *attempt);
+
+/* The start record. The minder publishes its pid in DIR/pid before it
+ * starts the command, and the file appears whole or not at all (written
+ * beside it, then linked). A server that finds neither the pid file nor a
+ * note after a restart claims the file instead (empty): from then on the
+ * attempt never started and never will, as a minder that comes late finds
+ * the file taken and exits with CS_MINDER_EXIT_GIVEN_UP. Exactly one of the
+ * two wins. No fsync: the file speaks for a live minder only, and a machine
+ * that crashes takes its minders with it.
+ * cs_attempt_pid_publish: 0, -EEXIST when the attempt was claimed, or
+ * -errno. cs_attempt_pid_claim: 0 when the claim won, -EEXIST when the
+ * minder published first (read the pid again), or -errno. */
+int cs_attempt_pid_publish(const char *dir, int32_t pid);
+int cs_attempt_pid_claim(const char *dir);
 
 #endif

@@ -115,6 +115,12 @@ int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
 static void adopt_done_cb(uv_work_t *work, int status)
 {
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
+    if (status != 0)
+        att->note_rc = status; /* cancelled at shutdown */
+    else if (att->no_dir) {
+        att->ops->not_started_cb(att);
+        return;
+    }
     if (status == 0 && att->adopt_pidfd >= 0) {
         att->pid = att->adopt_pid;
         att->pidfd = att->adopt_pidfd;
@@ -151,6 +157,7 @@ void cs_attempt_free(struct cs_attempt *att)
     /* Closing the pidfd also takes it out of the exit watch. */
     if (att->pidfd >= 0)
         (void)close(att->pidfd);
+    free(att->earlier);
     free(att->dir);
     free(att);
 }
@@ -158,21 +165,21 @@ void cs_attempt_free(struct cs_attempt *att)
 /* --- what the note says ----------------------------------------------- */
 
 /* The attempt's message when it left no note (or none could be read). */
-static void set_missing_note_message(Csched__V1__Attempt *a, const struct cs_attempt *att)
+static void set_missing_note_message(Csched__V1__Attempt *a, const struct cs_note *note,
+                                     int note_rc, bool backstop_fired)
 {
-    const struct cs_note *note = &att->note;
     if (note->message[0] != '\0')
         cs_message_set_str(&a->message, note->message);
-    else if (att->backstop_fired)
+    else if (backstop_fired)
         cs_message_set_str(&a->message,
                            "the minder did not end within the job's timeout and the kill "
                            "grace; cschedd killed it and its command");
-    else if (att->note_rc == -ENOENT)
+    else if (note_rc == -ENOENT)
         cs_message_set_str(&a->message, "the minder ended without writing a status note");
     else {
         char msg[200];
         (void)snprintf(msg, sizeof(msg), "the status note could not be read: %s",
-                       strerror(-att->note_rc));
+                       strerror(-note_rc));
         cs_message_set_str(&a->message, msg);
     }
 }
@@ -195,18 +202,13 @@ static Csched__V1__RunState note_state(const struct cs_note *note)
     }
 }
 
-Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched__V1__Attempt *a)
+/* Fills a from a read note (note_rc 0) and returns its state. */
+static Csched__V1__RunState apply_read_note(const struct cs_note *note, Csched__V1__Attempt *a)
 {
-    CS_ASSERT_LOOP();
-    const struct cs_note *note = &att->note;
-    a->ended_unix_ms = cs_now_unix_ms();
-    if (att->note_rc != 0) {
-        set_missing_note_message(a, att);
-        return att->launch_failed ? CSCHED__V1__RUN_STATE__RUN_STATE_FAILED
-                                  : CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
-    }
     if (note->ended_unix_ms > 0)
         a->ended_unix_ms = note->ended_unix_ms;
+    if (a->started_unix_ms == 0)
+        a->started_unix_ms = note->started_unix_ms;
     a->user_cpu_ms = note->user_cpu_ms;
     a->system_cpu_ms = note->system_cpu_ms;
     a->max_rss_kb = note->max_rss_kb;
@@ -216,4 +218,29 @@ Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched_
     else
         cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_EXIT_CODE, note->exit_code});
     return note_state(note);
+}
+
+Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched__V1__Attempt *a)
+{
+    CS_ASSERT_LOOP();
+    a->ended_unix_ms = cs_now_unix_ms();
+    if (att->note_rc != 0) {
+        set_missing_note_message(a, &att->note, att->note_rc, att->backstop_fired);
+        return att->launch_failed ? CSCHED__V1__RUN_STATE__RUN_STATE_FAILED
+                                  : CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
+    }
+    return apply_read_note(&att->note, a);
+}
+
+Csched__V1__RunState cs_attempt_apply_earlier(const struct cs_attempt *att, uint32_t i,
+                                              Csched__V1__Attempt *a)
+{
+    CS_ASSERT_LOOP();
+    const struct cs_attempt_end *end = &att->earlier[i];
+    a->ended_unix_ms = cs_now_unix_ms();
+    if (end->note_rc != 0) {
+        set_missing_note_message(a, &end->note, end->note_rc, false);
+        return CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
+    }
+    return apply_read_note(&end->note, a);
 }

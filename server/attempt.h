@@ -23,6 +23,15 @@ struct cs_attempt_ops {
     void (*ended_cb)(struct cs_attempt *att);
     /* Adoption found the minder still running (pid and pidfd set). */
     void (*adopted_cb)(struct cs_attempt *att);
+    /* Adoption found no directory for the attempt: nothing of it was ever
+     * made, so nothing ran; the owner frees the attempt. */
+    void (*not_started_cb)(struct cs_attempt *att);
+};
+
+/* The end of an attempt that adoption found before the last one. */
+struct cs_attempt_end {
+    int note_rc; /* as cs_attempt's */
+    struct cs_note note;
 };
 
 struct cs_attempt {
@@ -41,9 +50,13 @@ struct cs_attempt {
     /* Results of the pool work. */
     int note_rc; /* 0, -ENOENT (no note: the minder died), or -errno */
     struct cs_note note;
+    bool no_dir;     /* adoption: the attempt has no directory */
     int adopt_pidfd; /* adoption: a pidfd on the still-running minder, or -1 */
     pid_t adopt_pid;
-    pid_t stored_pid; /* adoption: the minder's pid as the store has it, or 0 */
+    /* Adoption: the attempts found on disk before this one (numbers
+     * number - n_earlier .. number - 1), all ended; owned. */
+    struct cs_attempt_end *earlier;
+    uint32_t n_earlier;
 };
 
 /* Makes attempt number of run, whose minder works in dir (copied); no
@@ -59,8 +72,17 @@ int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms);
 /* The exit watch's callback (ctx is the attempt): reaps the minder if it is
  * ours and reads its note on the pool, then ops->ended_cb. */
 void cs_attempt_exit_cb(void *ctx);
-/* After a restart: on the pool, read the note or find the live minder named
- * in the attempt's pid file; then ops->adopted_cb or ops->ended_cb. */
+/* After a restart, for the first attempt of its run the store does not
+ * know to have ended (att->number, which may not be recorded yet). On the
+ * pool it walks the run's attempt directories from there to the last one
+ * (the launch thread makes each, synced, before its minder starts, so every
+ * attempt that may have run has one), setting number and dir to the last
+ * and reading the notes of the ones before it into earlier. The last is
+ * then told apart: no directory -> ops->not_started_cb; a note, or a minder
+ * gone without one (LOST, the message says whether its command had
+ * started), or a pid file it could claim before any minder published one
+ * (LOST, it never started and never will) -> ops->ended_cb; a live minder
+ * -> ops->adopted_cb. */
 void cs_attempt_adopt(struct cs_attempt *att);
 /* Tells a running minder to cancel its command (SIGTERM: it stops the
  * group and writes its note); nothing before it has a pid. 0 or -errno. */
@@ -69,6 +91,9 @@ int cs_attempt_cancel(struct cs_attempt *att);
  * (its end, resource use, outcome and message; a message saying why when
  * there is no note) and returns the state the attempt ended in. */
 Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched__V1__Attempt *a);
+/* The same for earlier[i], an attempt adoption found ended. */
+Csched__V1__RunState cs_attempt_apply_earlier(const struct cs_attempt *att, uint32_t i,
+                                              Csched__V1__Attempt *a);
 /* Stops watching and frees att once its handle is closed. */
 void cs_attempt_free(struct cs_attempt *att);
 

@@ -1,17 +1,21 @@
 /* attempt work: the blocking parts of watching a minder, run on libuv's
- * pool: reading the status note, and finding a minder after a restart.
- * Each call works on its own attempt, which the loop leaves alone until the
- * work's done callback. */
+ * pool: reading the status note, and after a restart walking a run's
+ * attempt directories and telling its last attempt apart (never started,
+ * running, ended, gone). Each call works on its own attempt, which the loop
+ * leaves alone until the work's done callback. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "attempt.h"
+#include "minder_contract.h"
+#include "util.h"
 
 /* Reads up to cap - 1 bytes of a small file and NUL-terminates them.
  * Returns the length, or a negative errno (-ENODATA for an empty file). */
@@ -29,15 +33,19 @@ static ssize_t read_small_file(const char *path, char *buf, size_t cap)
     return n;
 }
 
-/* Reads a small decimal number from DIR/NAME; -1 if there is none. */
-static pid_t read_pid(const char *dir, const char *name)
+/* Reads a small decimal number from DIR/NAME: the number, 0 for an empty
+ * file or one without a positive number, or a negative errno. */
+static pid_t read_number(const char *dir, const char *name)
 {
     char path[4096], text[32];
     (void)snprintf(path, sizeof(path), "%s/%s", dir, name);
-    if (read_small_file(path, text, sizeof(text)) < 0)
-        return -1;
+    ssize_t n = read_small_file(path, text, sizeof(text));
+    if (n == -ENODATA)
+        return 0;
+    if (n < 0)
+        return (pid_t)n;
     long pid = strtol(text, NULL, 10);
-    return pid > 0 ? (pid_t)pid : -1;
+    return pid > 0 ? (pid_t)pid : 0;
 }
 
 /* The session of process pid (field 6 of /proc/PID/stat), or -1. */
@@ -61,7 +69,7 @@ static pid_t session_of(pid_t pid)
  * session, which a recycled pid would not be. */
 static void stop_orphaned_group(const char *dir, pid_t minder_pid)
 {
-    pid_t pgid = read_pid(dir, CS_ATTEMPT_PGID_FILE);
+    pid_t pgid = read_number(dir, CS_ATTEMPT_PGID_FILE);
     if (pgid > 0 && minder_pid > 0 && session_of(pgid) == minder_pid)
         (void)kill(-pgid, SIGKILL);
 }
@@ -92,31 +100,84 @@ static bool is_our_minder(pid_t pid, const char *dir)
     return false;
 }
 
-void cs_attempt_adopt_work(uv_work_t *work)
+/* The message of a minder gone without a note, saying how far it got. */
+static void set_gone_message(struct cs_attempt *att, pid_t pid)
 {
-    struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
-    att->adopt_pidfd = -1;
+    bool started = read_number(att->dir, CS_ATTEMPT_PGID_FILE) > 0;
+    (void)snprintf(att->note.message, sizeof(att->note.message),
+                   "the minder (pid %d) ended without writing a status note while cschedd was "
+                   "away; %s",
+                   (int)pid,
+                   started ? "its command had started" : "its command may not have started");
+}
+
+/* The last attempt, its directory there: ended (a note, or a minder gone
+ * without one), running (adopt_pidfd), or never to start (claimed). */
+static void classify_last(struct cs_attempt *att)
+{
     att->note_rc = cs_note_read(att->dir, &att->note);
     if (att->note_rc != -ENOENT)
         return;
-    /* The pid file is fsynced before the loop hears of the minder; the row
-     * may still have the pid when the file does not (a full disk). */
-    pid_t pid = read_pid(att->dir, CS_ATTEMPT_PID_FILE);
-    if (pid <= 0)
-        pid = att->stored_pid;
-    if (pid <= 0)
+    pid_t pid = read_number(att->dir, CS_ATTEMPT_PID_FILE);
+    if (pid == -ENOENT) {
+        int rc = cs_attempt_pid_claim(att->dir);
+        if (rc == -EEXIST) /* the minder published its pid just now */
+            pid = read_number(att->dir, CS_ATTEMPT_PID_FILE);
+        else if (rc != 0) {
+            (void)snprintf(att->note.message, sizeof(att->note.message),
+                           "neither a note nor a pid file, and claiming the pid file failed: "
+                           "%s; whether its command started is unknown",
+                           strerror(-rc));
+            return;
+        }
+    }
+    if (pid <= 0) {
+        /* Claimed, now or by an earlier restart: no minder starts it. */
+        (void)snprintf(att->note.message, sizeof(att->note.message), "%s",
+                       CS_ATTEMPT_NEVER_STARTED_MESSAGE);
         return;
+    }
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pidfd < 0) {
-        stop_orphaned_group(att->dir, pid);
+    if (pidfd >= 0 && is_our_minder(pid, att->dir)) {
+        /* It may have finished between the note read and pidfd_open: the
+         * pidfd then polls readable at once and the note is read again. */
+        att->adopt_pid = pid;
+        att->adopt_pidfd = pidfd;
         return;
     }
-    if (!is_our_minder(pid, att->dir)) {
+    if (pidfd >= 0)
         (void)close(pidfd);
+    stop_orphaned_group(att->dir, pid);
+    set_gone_message(att, pid);
+}
+
+static bool dir_exists(const char *dir)
+{
+    struct stat st;
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void cs_attempt_adopt_work(uv_work_t *work)
+{
+    struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
+    const char *state_dir = att->sched->state_dir;
+    int64_t run_id = att->run->msg->id;
+    char next[4096];
+    att->adopt_pidfd = -1;
+    att->no_dir = !dir_exists(att->dir);
+    if (att->no_dir)
         return;
+    /* Attempts start one after the other: every directory but the last one
+     * belongs to an attempt that has ended. */
+    while (cs_minder_dir_format(next, sizeof(next), state_dir, run_id, att->number + 1) == 0 &&
+           dir_exists(next)) {
+        att->earlier = cs_xrealloc(att->earlier, (att->n_earlier + 1) * sizeof(*att->earlier));
+        struct cs_attempt_end *end = &att->earlier[att->n_earlier++];
+        memset(end, 0, sizeof(*end));
+        end->note_rc = cs_note_read(att->dir, &end->note);
+        free(att->dir);
+        att->dir = cs_xstrdup(next);
+        att->number++;
     }
-    /* It may have finished between the note read and pidfd_open: the pidfd
-     * then polls readable at once and the note is read again. */
-    att->adopt_pid = pid;
-    att->adopt_pidfd = pidfd;
+    classify_last(att);
 }

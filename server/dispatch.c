@@ -29,10 +29,12 @@
 
 static void attempt_ended_cb(struct cs_attempt *att);
 static void attempt_adopted_cb(struct cs_attempt *att);
+static void attempt_not_started_cb(struct cs_attempt *att);
 
 static const struct cs_attempt_ops attempt_ops = {
     .ended_cb = attempt_ended_cb,
     .adopted_cb = attempt_adopted_cb,
+    .not_started_cb = attempt_not_started_cb,
 };
 
 const struct cs_sched_ops cs_dispatch_cschedd_ops = {
@@ -41,32 +43,6 @@ const struct cs_sched_ops cs_dispatch_cschedd_ops = {
     .event_put_cb = cs_store_event_put,
     .launch_cb = cs_launcher_submit,
 };
-
-/* The count of runs in state, for the states that are counted. */
-static uint32_t *count_of(struct cs_sched *s, Csched__V1__RunState state)
-{
-    switch (state) {
-    case CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED:
-        return &s->queued;
-    case CSCHED__V1__RUN_STATE__RUN_STATE_STARTING:
-        return &s->starting;
-    case CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING:
-        return &s->running;
-    default:
-        return NULL;
-    }
-}
-
-/* Moves run to state, keeping the per-state counts right. */
-static void set_run_state(struct cs_sched *s, struct cs_run *run, Csched__V1__RunState state)
-{
-    uint32_t *from = count_of(s, run->msg->state), *to = count_of(s, state);
-    if (from != NULL)
-        (*from)--;
-    if (to != NULL)
-        (*to)++;
-    run->msg->state = state;
-}
 
 static void write_run(struct cs_sched *s, struct cs_run *run, cs_store_done_cb cb, void *arg)
 {
@@ -79,11 +55,16 @@ static Csched__V1__Attempt *attempt_msg(struct cs_attempt *att)
     return att->run->msg->attempts[att->number - 1];
 }
 
+static void put_attempt(struct cs_sched *s, struct cs_run *run, const Csched__V1__Attempt *msg,
+                        const char *dir)
+{
+    s->ops->attempt_put_cb(s->store, run->msg->id, msg, dir, NULL, NULL);
+    cs_event_emit(s, run, msg, NULL, NULL);
+}
+
 static void write_attempt(struct cs_sched *s, struct cs_run *run, struct cs_attempt *att)
 {
-    const Csched__V1__Attempt *msg = attempt_msg(att);
-    s->ops->attempt_put_cb(s->store, run->msg->id, msg, att->dir, NULL, NULL);
-    cs_event_emit(s, run, msg, NULL, NULL);
+    put_attempt(s, run, attempt_msg(att), att->dir);
 }
 
 static struct cs_run *run_new(struct cs_sched *s, struct cs_job *job, Csched__V1__Run *msg)
@@ -115,7 +96,7 @@ static Csched__V1__Run *finish_run(struct cs_sched *s, struct cs_run *run,
                                    Csched__V1__RunState state, int64_t ended_unix_ms,
                                    cs_store_done_cb cb, void *arg, bool want_copy)
 {
-    set_run_state(s, run, state);
+    cs_sched_set_run_state(s, run, state);
     run->msg->ended_unix_ms = ended_unix_ms;
     /* cancel_requested means "being stopped": an ended run is past that. */
     run->msg->cancel_requested = false;
@@ -123,6 +104,18 @@ static Csched__V1__Run *finish_run(struct cs_sched *s, struct cs_run *run,
     Csched__V1__Run *copy = want_copy ? (Csched__V1__Run *)cs_message_copy(&run->msg->base) : NULL;
     run_retire(s, run);
     return copy;
+}
+
+/* Ends a run that has no attempt running, cancelled (see finish_run). */
+static Csched__V1__Run *cancel_unstarted(struct cs_sched *s, struct cs_run *run,
+                                         cs_store_done_cb cb, void *arg, bool want_copy)
+{
+    run->msg->cancel_requested = true;
+    cs_message_set_str(&run->msg->message, run->msg->n_attempts > 0
+                                               ? "cancelled while waiting to retry"
+                                               : "cancelled before it started");
+    return finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, cs_now_unix_ms(), cb, arg,
+                      want_copy);
 }
 
 struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
@@ -149,7 +142,7 @@ struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
     }
     msg->state = CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED;
     struct cs_run *run = run_new(s, job, msg);
-    set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
     write_run(s, run, cb, arg);
     cs_pump_enqueue(s, run);
     return run;
@@ -159,21 +152,11 @@ struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
 
 static struct cs_attempt *attempt_new(struct cs_sched *s, struct cs_run *run)
 {
-    Csched__V1__Run *msg = run->msg;
-    uint32_t number = (uint32_t)msg->n_attempts + 1;
-    msg->attempts = cs_xrealloc(msg->attempts, number * sizeof(*msg->attempts));
-    Csched__V1__Attempt *a = cs_xmalloc(sizeof(*a));
-    csched__v1__attempt__init(a);
-    a->number = number;
-    a->state = CSCHED__V1__RUN_STATE__RUN_STATE_STARTING;
-    a->message = cs_xstrdup("");
-    msg->attempts[number - 1] = a;
-    msg->n_attempts = number;
-
+    uint32_t number = cs_run_attempt_add(run->msg)->number;
     char dir[4096];
-    /* A state dir too long for a path leaves this one cut short: the launch
+    /* A state dir too long for a path leaves dir cut short: the launch
      * thread's mkdir of it fails, and so does the attempt, saying why. */
-    (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, msg->id, number);
+    (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, run->msg->id, number);
     run->attempt = cs_attempt_new(s, run, number, dir, &attempt_ops);
     return run->attempt;
 }
@@ -216,7 +199,7 @@ static void start_cb(struct cs_sched *s, struct cs_run *run)
 {
     struct cs_attempt *att = attempt_new(s, run);
     run->job->slots++;
-    set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+    cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
     if (run->msg->started_unix_ms == 0)
         run->msg->started_unix_ms = cs_now_unix_ms();
     s->runs_started++;
@@ -236,7 +219,7 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
         a->started_unix_ms = started_unix_ms;
     write_attempt(s, run, att);
     if (run->msg->state != CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING) {
-        set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+        cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
         write_run(s, run, NULL, NULL);
     }
     int64_t deadline = 0;
@@ -283,8 +266,59 @@ void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx)
     attempt_running(s, att, started);
 }
 
+/* --- after a restart -------------------------------------------------- */
+
+/* What adoption found before its last attempt, and that attempt itself,
+ * become records; a run the store had as QUEUED takes its slot now, which
+ * the attempt's end gives back. */
+static void resume_settle(struct cs_attempt *att)
+{
+    struct cs_sched *s = att->sched;
+    struct cs_run *run = att->run;
+    uint32_t first = att->number - att->n_earlier;
+    for (uint32_t i = 0; i < att->n_earlier; i++) {
+        uint32_t number = first + i;
+        Csched__V1__Attempt *a = number <= run->msg->n_attempts ? run->msg->attempts[number - 1]
+                                                                : cs_run_attempt_add(run->msg);
+        char dir[4096];
+        a->state = cs_attempt_apply_earlier(att, i, a);
+        (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, run->msg->id, number);
+        put_attempt(s, run, a, dir);
+    }
+    att->n_earlier = 0;
+    while (run->msg->n_attempts < att->number)
+        (void)cs_run_attempt_add(run->msg);
+    if (run->msg->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED) {
+        run->job->slots++;
+        cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+    }
+}
+
+/* Adoption found no directory for the attempt: nothing of it was made, so
+ * nothing ran. An attempt the store had recorded ends as never started (and
+ * the run is retried as it would be); a queued run is queued again. */
+static void attempt_not_started_cb(struct cs_attempt *att)
+{
+    struct cs_sched *s = att->sched;
+    struct cs_run *run = att->run;
+    if (att->number <= run->msg->n_attempts) {
+        att->note_rc = -ENOENT;
+        (void)snprintf(att->note.message, sizeof(att->note.message), "%s",
+                       CS_ATTEMPT_NEVER_STARTED_MESSAGE);
+        attempt_ended_cb(att);
+        return;
+    }
+    run->attempt = NULL;
+    cs_attempt_free(att);
+    if (run->msg->cancel_requested)
+        (void)cancel_unstarted(s, run, NULL, NULL, false);
+    else
+        cs_pump_enqueue(s, run);
+}
+
 static void attempt_adopted_cb(struct cs_attempt *att)
 {
+    resume_settle(att);
     cs_log_info("adopted minder %d of run %lld attempt %u", (int)att->pid,
                 (long long)att->run->msg->id, att->number);
     attempt_running(att->sched, att, cs_now_unix_ms());
@@ -295,7 +329,7 @@ static void attempt_adopted_cb(struct cs_attempt *att)
 /* Back to QUEUED, to start again once its backoff has passed. */
 static void retry_run(struct cs_sched *s, struct cs_run *run)
 {
-    set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
     write_run(s, run, NULL, NULL);
     int rc = cs_retry_schedule(s, run);
     if (rc != 0) {
@@ -310,6 +344,7 @@ static void attempt_ended_cb(struct cs_attempt *att)
 {
     struct cs_sched *s = att->sched;
     struct cs_run *run = att->run;
+    resume_settle(att);
     Csched__V1__Attempt *a = attempt_msg(att);
     Csched__V1__RunState state = cs_attempt_apply_note(att, a);
     a->state = state;
@@ -343,12 +378,7 @@ Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_s
         if (run->queued)
             cs_pump_dequeue(s, run);
         cs_retry_cancel(run);
-        run->msg->cancel_requested = true;
-        cs_message_set_str(&run->msg->message, "cancelled before it started");
-        if (run->msg->n_attempts > 0)
-            cs_message_set_str(&run->msg->message, "cancelled while waiting to retry");
-        return finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, cs_now_unix_ms(), cb,
-                          arg, true);
+        return cancel_unstarted(s, run, cb, arg, true);
     }
     run->msg->cancel_requested = true;
     /* A minder still being launched is told as soon as it runs; a failure
@@ -371,20 +401,24 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
     Csched__V1__RunState state = msg->state;
     msg->state = CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED;
     struct cs_run *run = run_new(s, job, msg);
-    if (state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED || msg->n_attempts == 0 ||
-        attempt_dir == NULL) {
-        set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
-        cs_pump_enqueue(s, run);
-        return;
+    /* The store may not know of every attempt that started (the database
+     * was away, or a write had not committed): adoption walks the attempt
+     * directories from the first attempt the store has not seen end. */
+    uint32_t first = (uint32_t)msg->n_attempts + 1;
+    char dir[4096];
+    if (state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED || msg->n_attempts == 0) {
+        cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    } else {
+        cs_sched_set_run_state(s, run, state);
+        run->job->slots++;
+        first--;
     }
-    /* Its last attempt was starting or running: find its minder. */
-    set_run_state(s, run, state);
-    run->job->slots++;
-    struct cs_attempt *att =
-        cs_attempt_new(s, run, (uint32_t)msg->n_attempts, attempt_dir, &attempt_ops);
-    att->stored_pid = msg->attempts[msg->n_attempts - 1]->minder_pid;
-    run->attempt = att;
-    cs_attempt_adopt(att);
+    if (attempt_dir != NULL && first == msg->n_attempts)
+        (void)snprintf(dir, sizeof(dir), "%s", attempt_dir);
+    else
+        (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, msg->id, first);
+    run->attempt = cs_attempt_new(s, run, first, dir, &attempt_ops);
+    cs_attempt_adopt(run->attempt);
 }
 
 int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)

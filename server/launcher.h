@@ -1,9 +1,12 @@
-/* launcher: hands each attempt's start to the launch thread, which starts
- * the minder with posix_spawn (never a fork of this big process), opens a
- * pidfd on it, and writes and fsyncs the attempt's pid file, so that none of
- * that work lands on the loop. Results come back to the loop through a
- * mailbox. This is the loop's half (launcher.c); the thread's own code is
- * launcher_thread.c. One thread (docs/architecture.md says why). */
+/* launcher: hands each attempt's start to the launch thread, which makes
+ * the attempt's directory (new, and synced before the minder starts, so a
+ * restart finds every attempt that may have run), starts the minder with
+ * posix_spawn (never a fork of this big process) and opens a pidfd on it,
+ * so that none of that work lands on the loop. The minder writes its own
+ * pid file before it starts the command (minder_contract.h). Results come
+ * back to the loop through a mailbox. This is the loop's half
+ * (launcher.c); the thread's own code is launcher_thread.c. One thread
+ * (docs/architecture.md says why). */
 #ifndef CS_LAUNCHER_H
 #define CS_LAUNCHER_H
 

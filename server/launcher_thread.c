@@ -1,7 +1,7 @@
 /* launcher_thread: the launch thread. A queue guarded by a mutex and a
- * condition variable feeds it the launches; it spawns their minders and
- * posts each one back to the loop. All its signals are blocked so that
- * SIGTERM and SIGINT reach the loop thread; the minder gets a clean mask. */
+ * condition variable feeds it the launches; it makes their directories,
+ * syncs them, spawns their minders and posts each one back to the loop. All its signals are blocked
+ * so that SIGTERM and SIGINT reach the loop thread; the minder gets a clean mask. */
 #define CS_LOG_COMPONENT "launch"
 #include "launcher_thread.h"
 
@@ -17,39 +17,60 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "note.h"
 #include "util.h"
 
-/* Launches taken off the queue at once: their pid files are written one by
- * one and then fsynced together, so a burst pays for about one journal commit
- * instead of one per minder (the first fsync commits them all). */
+/* Launches taken off the queue at once: their directories are made one by
+ * one and synced together, so a burst pays for about one journal commit
+ * instead of one per minder. */
 #define LAUNCH_GROUP_MAX 16
 
-/* Starts DIR/pid: written, not yet synced. Returns its fd or a negative errno.
- * No temp file: eight bytes land in one write, and a reader checks the pid
- * against /proc before trusting it. */
-static int pid_file_write(const char *dir, pid_t pid)
+/* For the crash tests only, off unless the variable is set:
+ * CSCHED_TEST_CRASH_AT=<step> makes the launch thread, on reaching step,
+ * wait a second (so the loop commits what it wrote in the meantime) and
+ * kill the whole server with SIGKILL. docs/operations.md lists the steps. */
+#define CRASH_AT_ENV "CSCHED_TEST_CRASH_AT"
+
+static void crash_point(const char *step)
 {
-    char path[4096], text[32];
-    (void)snprintf(path, sizeof(path), "%s/%s", dir, CS_ATTEMPT_PID_FILE);
-    int len = snprintf(text, sizeof(text), "%d\n", (int)pid);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
-    if (write(fd, text, (size_t)len) != len) {
-        int rc = errno ? -errno : -EIO;
-        (void)close(fd);
-        return rc;
-    }
-    return fd;
+    const char *at = getenv(CRASH_AT_ENV);
+    if (at == NULL || strcmp(at, step) != 0)
+        return;
+    cs_log_warn("%s=%s: killing the server", CRASH_AT_ENV, step);
+    (void)usleep(1000000);
+    (void)kill(getpid(), SIGKILL);
 }
 
-static void pid_file_sync(struct cs_launch *launch, int fd)
+/* Makes the attempt's directory, which must be new: an attempt directory is
+ * never used twice. Returns 0 or a negative errno (the message set). */
+static int make_dir(struct cs_launch *launch)
 {
-    if (fsync(fd) != 0)
-        /* The minder runs and is watched; only adoption after a crash would miss it. */
-        cs_log_warn("fsync(%s/%s) failed: %s", launch->dir, CS_ATTEMPT_PID_FILE, strerror(errno));
-    (void)close(fd);
+    if (mkdir(launch->dir, 0700) == 0)
+        return 0;
+    launch->err = -errno;
+    (void)snprintf(launch->message, sizeof(launch->message), "mkdir(%s) failed: %s%s", launch->dir,
+                   strerror(errno),
+                   errno == EEXIST ? " (an attempt directory is never used twice)" : "");
+    return launch->err;
+}
+
+/* Syncs the folder that holds the attempt directories, so that each one made
+ * is durable before its command can run: the restart finds every attempt
+ * that may have started. Returns 0 or a negative errno. */
+static int sync_attempts_dir(const char *attempt_dir)
+{
+    char parent[4096];
+    const char *slash = strrchr(attempt_dir, '/');
+    size_t len = slash != NULL ? (size_t)(slash - attempt_dir) : 0;
+    if (len == 0 || len >= sizeof(parent))
+        return -EINVAL;
+    memcpy(parent, attempt_dir, len);
+    parent[len] = '\0';
+    int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) == 0 ? 0 : -errno;
+    (void)close(fd); /* read-only */
+    return rc;
 }
 
 /* posix_spawn of the minder: stdin and stdout on /dev/null, its own
@@ -88,17 +109,9 @@ static int spawn_minder(const char *minder_path, struct cs_launch *launch)
     return rc;
 }
 
-/* Starts one minder; *pid_fd gets its unsynced pid file, or stays -1. */
-static void spawn_one(struct cs_launcher *l, struct cs_launch *launch, int *pid_fd)
+/* Starts the minder of a launch whose directory is made and synced. */
+static void spawn_one(struct cs_launcher *l, struct cs_launch *launch)
 {
-    launch->pid = -1;
-    launch->pidfd = -1;
-    if (mkdir(launch->dir, 0700) != 0 && errno != EEXIST) {
-        launch->err = -errno;
-        (void)snprintf(launch->message, sizeof(launch->message), "mkdir(%s) failed: %s",
-                       launch->dir, strerror(errno));
-        return;
-    }
     int rc = spawn_minder(l->minder_path, launch);
     if (rc != 0) {
         launch->err = -rc;
@@ -115,13 +128,35 @@ static void spawn_one(struct cs_launcher *l, struct cs_launch *launch, int *pid_
         launch->err = -errno;
         (void)snprintf(launch->message, sizeof(launch->message), "pidfd_open(%d) failed: %s",
                        (int)launch->pid, strerror(errno));
-        return;
     }
-    rc = pid_file_write(launch->dir, launch->pid);
-    if (rc < 0)
-        cs_log_warn("writing %s/%s failed: %s", launch->dir, CS_ATTEMPT_PID_FILE, strerror(-rc));
-    else
-        *pid_fd = rc;
+}
+
+/* Makes the group's directories, syncs them once, then starts the minders
+ * of those whose directory is there. */
+static void launch_group(struct cs_launcher *l, struct cs_launch **group, size_t n)
+{
+    size_t made = 0;
+    crash_point("before-mkdir");
+    for (size_t i = 0; i < n; i++) {
+        group[i]->pid = -1;
+        group[i]->pidfd = -1;
+        if (make_dir(group[i]) == 0)
+            made++;
+    }
+    int rc = made > 0 ? sync_attempts_dir(group[0]->dir) : 0;
+    crash_point("before-spawn");
+    for (size_t i = 0; i < n; i++) {
+        if (group[i]->err != 0)
+            continue;
+        if (rc != 0) {
+            group[i]->err = rc;
+            (void)snprintf(group[i]->message, sizeof(group[i]->message),
+                           "syncing the attempt directories failed: %s", strerror(-rc));
+            continue;
+        }
+        spawn_one(l, group[i]);
+    }
+    crash_point("after-spawn");
 }
 
 void cs_launcher_thread_main(void *arg)
@@ -140,21 +175,13 @@ void cs_launcher_thread_main(void *arg)
         if (cs_queue_is_empty(&l->queue))
             break;
         struct cs_launch *group[LAUNCH_GROUP_MAX];
-        int pid_fds[LAUNCH_GROUP_MAX];
         size_t n = 0;
         while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(&l->queue))
             group[n++] = CS_CONTAINER_OF(cs_queue_pop(&l->queue), struct cs_launch, link);
         pthread_mutex_unlock(&l->lock);
-        for (size_t i = 0; i < n; i++) {
-            pid_fds[i] = -1;
-            spawn_one(l, group[i], &pid_fds[i]);
-        }
-        /* The loop hears "it's running" only once the pid file is durable. */
-        for (size_t i = 0; i < n; i++) {
-            if (pid_fds[i] >= 0)
-                pid_file_sync(group[i], pid_fds[i]);
+        launch_group(l, group, n);
+        for (size_t i = 0; i < n; i++)
             cs_mailbox_post(&l->done_box, &group[i]->mail);
-        }
         pthread_mutex_lock(&l->lock);
     }
     pthread_mutex_unlock(&l->lock);

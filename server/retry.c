@@ -28,12 +28,22 @@ uint64_t cs_retry_backoff_ms(const Csched__V1__Job *spec, uint32_t failed_attemp
     return delay < CS_RETRY_BACKOFF_MAX_MS ? delay : CS_RETRY_BACKOFF_MAX_MS;
 }
 
+/* The attempts that count against max_attempts: all but those a restart
+ * gave up before they started. */
+static uint32_t attempts_made(const Csched__V1__Run *msg)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < msg->n_attempts; i++)
+        n += !cs_attempt_never_started(msg->attempts[i]);
+    return n;
+}
+
 bool cs_retry_is_due(const struct cs_run *run, Csched__V1__RunState state)
 {
     CS_ASSERT_LOOP();
     return state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED &&
            state != CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED && !run->msg->cancel_requested &&
-           run->msg->n_attempts < cs_retry_max_attempts(run->job->spec);
+           attempts_made(run->msg) < cs_retry_max_attempts(run->job->spec);
 }
 
 static void closed_cb(uv_handle_t *handle)
@@ -61,7 +71,13 @@ int cs_retry_schedule(struct cs_sched *s, struct cs_run *run)
 {
     CS_ASSERT_LOOP();
     CS_ASSERT(run->backoff == NULL && !run->queued);
-    uint64_t delay = cs_retry_backoff_ms(run->job->spec, (uint32_t)run->msg->n_attempts);
+    const Csched__V1__Run *msg = run->msg;
+    /* No wait after an attempt that never started: nothing failed. */
+    uint32_t failed = attempts_made(msg);
+    uint64_t delay =
+        msg->n_attempts > 0 && cs_attempt_never_started(msg->attempts[msg->n_attempts - 1])
+            ? 0
+            : cs_retry_backoff_ms(run->job->spec, failed);
     if (delay == 0) {
         cs_pump_enqueue(s, run);
         return 0;

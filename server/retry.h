@@ -17,7 +17,8 @@ uint32_t cs_retry_max_attempts(const Csched__V1__Job *spec);
 uint64_t cs_retry_backoff_ms(const Csched__V1__Job *spec, uint32_t failed_attempts);
 /* Whether run, whose last attempt ended in state, gets another attempt:
  * the attempt neither succeeded nor was cancelled, nobody asked to cancel
- * the run, and its job allows more attempts. */
+ * the run, and its job allows more attempts (one that never started, see
+ * cs_attempt_never_started, does not count; nor is there a wait after it). */
 bool cs_retry_is_due(const struct cs_run *run, Csched__V1__RunState state);
 /* Puts run (QUEUED, off its queue) back on its job's queue once its wait
  * is over, or at once when there is none. 0, or a negative errno from the

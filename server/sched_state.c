@@ -1,10 +1,22 @@
-/* sched_state: small facts about run states, and the one mapping of the
- * outcome oneof between Attempt, Run and Event. Pure functions: any thread. */
+/* sched_state: small facts about run states, the one mapping of the
+ * outcome oneof between Attempt, Run and Event (pure functions: any
+ * thread), and the two changes of a run's record every transition uses
+ * (loop thread). */
 #include "sched_state.h"
+
+#include <string.h>
+
+#include "util.h"
 
 bool cs_run_state_is_terminal(Csched__V1__RunState state)
 {
     return state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
+}
+
+bool cs_attempt_never_started(const Csched__V1__Attempt *a)
+{
+    return a->state == CSCHED__V1__RUN_STATE__RUN_STATE_LOST &&
+           strcmp(a->message, CS_ATTEMPT_NEVER_STARTED_MESSAGE) == 0;
 }
 
 const char *cs_run_state_name(Csched__V1__RunState state)
@@ -73,4 +85,45 @@ void cs_outcome_set_event(Csched__V1__Event *e, struct cs_outcome o)
         e->outcome_case = CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL;
         e->term_signal = o.value;
     }
+}
+
+/* The count of runs in state, for the states that are counted. */
+static uint32_t *count_of(struct cs_sched *s, Csched__V1__RunState state)
+{
+    switch (state) {
+    case CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED:
+        return &s->queued;
+    case CSCHED__V1__RUN_STATE__RUN_STATE_STARTING:
+        return &s->starting;
+    case CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING:
+        return &s->running;
+    default:
+        return NULL;
+    }
+}
+
+void cs_sched_set_run_state(struct cs_sched *s, struct cs_run *run, Csched__V1__RunState state)
+{
+    CS_ASSERT_LOOP();
+    uint32_t *from = count_of(s, run->msg->state), *to = count_of(s, state);
+    if (from != NULL)
+        (*from)--;
+    if (to != NULL)
+        (*to)++;
+    run->msg->state = state;
+}
+
+Csched__V1__Attempt *cs_run_attempt_add(Csched__V1__Run *msg)
+{
+    CS_ASSERT_LOOP();
+    uint32_t number = (uint32_t)msg->n_attempts + 1;
+    msg->attempts = cs_xrealloc(msg->attempts, number * sizeof(*msg->attempts));
+    Csched__V1__Attempt *a = cs_xmalloc(sizeof(*a));
+    csched__v1__attempt__init(a);
+    a->number = number;
+    a->state = CSCHED__V1__RUN_STATE__RUN_STATE_STARTING;
+    a->message = cs_xstrdup("");
+    msg->attempts[number - 1] = a;
+    msg->n_attempts = number;
+    return a;
 }

@@ -115,6 +115,21 @@ static inline uint32_t cs_sched_slots_used(const struct cs_sched *sched)
     return sched->starting + sched->running;
 }
 
+/* Loop thread: moves run to state, keeping the per-state counts right. */
+void cs_sched_set_run_state(struct cs_sched *sched, struct cs_run *run, Csched__V1__RunState state);
+/* Loop thread: appends run's next attempt record (STARTING, number one past
+ * the last) and returns it. */
+Csched__V1__Attempt *cs_run_attempt_add(Csched__V1__Run *run);
+
+/* The message of an attempt a restart gave up before its minder started the
+ * command: it ended LOST without running, and it does not count against the
+ * job's max_attempts. */
+#define CS_ATTEMPT_NEVER_STARTED_MESSAGE                                                           \
+    "never started: cschedd stopped before the attempt's minder started the command, which "       \
+    "never ran"
+/* Whether a is such an attempt. Any thread. */
+bool cs_attempt_never_started(const Csched__V1__Attempt *a);
+
 /* SUCCEEDED, FAILED, TIMED_OUT, CANCELLED or LOST. Any thread. */
 bool cs_run_state_is_terminal(Csched__V1__RunState state);
 /* "QUEUED", "RUNNING", ... ("UNKNOWN" past the enum). Static; any thread. */

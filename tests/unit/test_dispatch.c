@@ -342,6 +342,17 @@ static Csched__V1__Run *stored_run(int64_t id, Csched__V1__RunState state, uint3
     return msg;
 }
 
+/* The pid of a process that has ended and been reaped. */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    return pid;
+}
+
 /* A queued run is queued again; a running one whose minder finished while
  * the server was away ends by its note; one whose minder is gone without a
  * note is LOST. */
@@ -358,6 +369,7 @@ static void test_dispatch_resume(void **state)
     cs_dispatch_resume(s, stored_run(2, RU, 1), dir);
     attempt_dir(3, 1, dir, sizeof(dir));
     assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(cs_attempt_pid_publish(dir, (int32_t)dead_pid()), 0);
     cs_dispatch_resume(s, stored_run(3, RU, 1), dir);
     assert_int_equal(job->active, 3);
     assert_int_equal(job->slots, 2);
@@ -370,6 +382,37 @@ static void test_dispatch_resume(void **state)
     assert_int_equal(run_of(1)->msg->state, ST);
     assert_int_equal(job->slots, 1);
     assert_string_equal(history(1), "run:STARTING a1:STARTING");
+}
+
+/* Attempts a restart finds never started, with no directory or with one
+ * whose pid file it could claim, end LOST as never started, do not count
+ * against max_attempts 1, and their runs start their next attempt; a
+ * queued run's next attempt number is never one whose directory exists. */
+static void test_dispatch_resume_never_started(void **state)
+{
+    struct cs_sched *s = &fx.s;
+    (void)add_job("a", 0, 1, 0);
+    s->next_run_id = 10;
+    char dir[4096];
+
+    cs_dispatch_resume(s, stored_run(1, ST, 1), NULL);
+    attempt_dir(2, 1, dir, sizeof(dir));
+    assert_int_equal(mkdir(dir, 0700), 0);
+    cs_dispatch_resume(s, stored_run(2, ST, 1), dir);
+    write_note(3, 1, CS_NOTE_EXITED, 0, 0, "");
+    cs_dispatch_resume(s, stored_run(3, Q, 0), NULL);
+
+    wait_for(1, 2, ST);
+    wait_for(2, 2, ST);
+    wait_for(3, 0, OK);
+    for (int64_t id = 1; id <= 2; id++) {
+        assert_string_equal(history(id), "a1:LOST run:QUEUED run:STARTING a2:STARTING");
+        assert_string_equal(run_of(id)->msg->attempts[0]->message,
+                            CS_ATTEMPT_NEVER_STARTED_MESSAGE);
+    }
+    attempt_dir(2, 1, dir, sizeof(dir));
+    assert_int_equal(access(dir, F_OK), 0);
+    assert_string_equal(history(3), "a1:SUCCEEDED run:SUCCEEDED");
 }
 
 int main(void)
@@ -388,6 +431,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dispatch_exit_races_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_exit_reported_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_resume_never_started, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

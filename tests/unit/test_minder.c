@@ -109,6 +109,12 @@ static int wait_minder(pid_t pid)
 
 static int run_minder(const char *const *args)
 {
+    char path[128];
+
+    /* Each run is a new attempt, as the server never reuses a directory:
+     * the start record of the one before goes. */
+    path_of(CS_ATTEMPT_PID_FILE, path, sizeof(path));
+    (void)unlink(path);
     return wait_minder(spawn_minder(args));
 }
 
@@ -161,18 +167,14 @@ static void assert_gone(pid_t pid)
 
 static void test_minder_exit_zero(void **state)
 {
+    const char *const args[] = {"-d", dir, "--", "true", NULL};
     struct cs_note note;
-    char path[128], buf[64];
-    int fd;
+    char path[128], buf[64], want[32];
+    pid_t pid;
 
-    /* The pid file belongs to the server: the minder leaves it alone. */
-    path_of(CS_ATTEMPT_PID_FILE, path, sizeof(path));
-    fd = open(path, O_WRONLY | O_CREAT, 0644);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, "12345\n", 6), 6);
-    close(fd);
-
-    assert_int_equal(RUN("--", "true"), 0);
+    /* The minder records its start, its own pid, before the command runs. */
+    pid = spawn_minder(args);
+    assert_int_equal(wait_minder(pid), 0);
     note = read_note();
     assert_int_equal(note.outcome, CS_NOTE_EXITED);
     assert_int_equal(note.exit_code, 0);
@@ -185,9 +187,27 @@ static void test_minder_exit_zero(void **state)
     assert_int_equal(file_size(CS_ATTEMPT_STDOUT_FILE), 0);
     assert_int_equal(file_size(CS_ATTEMPT_STDERR_FILE), 0);
     read_file(CS_ATTEMPT_PID_FILE, buf, sizeof(buf));
-    assert_string_equal(buf, "12345\n");
+    snprintf(want, sizeof(want), "%d\n", (int)pid);
+    assert_string_equal(buf, want);
+    path_of(CS_ATTEMPT_PID_TMP_FILE, path, sizeof(path));
+    assert_int_equal(access(path, F_OK), -1);
     path_of("status.tmp", path, sizeof(path));
     assert_int_equal(access(path, F_OK), -1);
+}
+
+/* A restart of the server that found no pid file claimed it: the minder,
+ * come late, starts nothing and leaves no note. */
+static void test_minder_given_up(void **state)
+{
+    const char *const args[] = {"-d", dir, "--", "sh", "-c", "echo ran", NULL};
+    struct cs_note note;
+
+    assert_int_equal(cs_attempt_pid_claim(dir), 0);
+    assert_int_equal(cs_attempt_pid_claim(dir), -EEXIST);
+    assert_int_equal(wait_minder(spawn_minder(args)), CS_MINDER_EXIT_GIVEN_UP);
+    assert_int_equal(cs_note_read(dir, &note), -ENOENT);
+    assert_int_equal(file_size(CS_ATTEMPT_PID_FILE), 0);
+    assert_int_equal(cs_attempt_pid_publish(dir, 42), -EEXIST);
 }
 
 static void test_minder_exit_code(void **state)
@@ -486,6 +506,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_minder_exit_zero),
+        TEST(test_minder_given_up),
         TEST(test_minder_exit_code),
         TEST(test_minder_signal_death),
         TEST(test_minder_output_captured),

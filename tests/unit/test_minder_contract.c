@@ -159,7 +159,7 @@ static void test_minder_contract_minder_takes_the_argv(void **state)
     assert_int_equal(note.outcome, CS_NOTE_EXITED);
     assert_int_equal(note.exit_code, 3);
 
-    static const char *const files[] = {CS_NOTE_FILE, CS_ATTEMPT_STDOUT_FILE,
+    static const char *const files[] = {CS_NOTE_FILE, CS_ATTEMPT_PID_FILE, CS_ATTEMPT_STDOUT_FILE,
                                         CS_ATTEMPT_STDERR_FILE, CS_ATTEMPT_PGID_FILE};
     char path[128];
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
