@@ -27,6 +27,10 @@
  * an idempotent upsert, and they are coalesced afresh); other reads fail
  * with -ENOTCONN.
  *
+ * A watchdog timer runs while anything is in flight and restarts at every
+ * result: when it fires, the connection layer (whose callback it is) takes
+ * the connection for dead, as a frozen server never answers and never closes.
+ *
  * This layer only talks to libpq: when the connection fails it returns
  * -ENOTCONN and the reason, and the connection layer above reconnects. The
  * flush handle's callback is the store's own (store.c), given as
@@ -101,6 +105,20 @@ static size_t op_bytes(const struct cs_store_op *op)
     return bytes;
 }
 
+/* (Re)starts the watchdog: the answer timeout while something is in
+ * flight, the idle ping on a ready connection, else nothing. */
+static void answer_wait(struct cs_store *store)
+{
+    /* Neither fails: the callback is set and the handle closes only after
+     * the connection is gone for good. */
+    if (store->inflight_head != NULL)
+        (void)uv_timer_start(&store->answer_timer, store->answer_cb, CS_STORE_ANSWER_TIMEOUT_MS, 0);
+    else if (store->state == CS_STORE_CONN_READY && !store->closing)
+        (void)uv_timer_start(&store->answer_timer, store->answer_cb, CS_STORE_PING_IDLE_MS, 0);
+    else
+        (void)uv_timer_stop(&store->answer_timer);
+}
+
 void cs_store_batch_free(struct cs_store_batch *b)
 {
     free(b->sent);
@@ -161,6 +179,7 @@ int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err)
             store->inflight_head = b;
         store->inflight_tail = b;
         store->n_inflight++;
+        answer_wait(store);
         if (cs_store_batch_send(store->conn, b) != 0 || !PQpipelineSync(store->conn))
             return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
     }
@@ -228,10 +247,13 @@ static int take_result(struct cs_store *store, struct cs_store_batch *b, PGresul
 
 int cs_store_read_results(struct cs_store *store, struct cs_store_err *err)
 {
+    bool answered = false;
+
     while (store->conn != NULL && store->inflight_head != NULL && !PQisBusy(store->conn)) {
         struct cs_store_batch *b = store->inflight_head;
         PGresult *res = PQgetResult(store->conn);
 
+        answered = true;
         if (res == NULL) {
             if (b->next_result >= b->n_sent)
                 break;
@@ -246,6 +268,8 @@ int cs_store_read_results(struct cs_store *store, struct cs_store_err *err)
         if (take_result(store, b, res, err) != 0)
             return -ENOTCONN;
     }
+    if (answered)
+        answer_wait(store);
     if (store->conn != NULL && PQstatus(store->conn) == CONNECTION_BAD)
         return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
     return 0;
@@ -270,6 +294,7 @@ void cs_store_requeue_inflight(struct cs_store *store)
     }
     store->inflight_tail = NULL;
     store->n_inflight = 0;
+    answer_wait(store);
     /* Reads queued but not sent fail too: the caller should not wait. */
     while ((op = queue_pop(&store->pending)) != NULL)
         queue_push(op->replay ? &again : &store->failed, op);
@@ -281,4 +306,5 @@ void cs_store_batch_start_setup(struct cs_store *store, struct cs_store_batch *b
     CS_STORE_ASSERT(store->inflight_head == NULL);
     store->inflight_head = store->inflight_tail = b;
     store->n_inflight = 1;
+    answer_wait(store);
 }

@@ -137,6 +137,7 @@ enum cs_store_stmt {
     CS_STORE_STMT_EVENT_PUT,
     CS_STORE_STMT_EVENT_LIST,
     CS_STORE_STMT_EVENT_LIST_JOB,
+    CS_STORE_STMT_PING,
     CS_STORE_STMT_COUNT,
 };
 
@@ -271,6 +272,15 @@ struct cs_store {
     struct cs_store_batch *inflight_tail;
     int n_inflight;
     size_t n_writes; /* writes not yet committed */
+    /* The watchdog on what is in flight: started when a batch is sent and
+     * again at every result, so it fires only when the server has answered
+     * nothing for CS_STORE_ANSWER_TIMEOUT_MS; while nothing is in flight on a
+     * ready connection it fires after CS_STORE_PING_IDLE_MS, for a ping.
+     * Its callback is the connection layer's (answer_cb); store.c makes and
+     * closes the handle. */
+    uv_timer_t answer_timer;
+    uv_timer_cb answer_cb;
+    int64_t unanswered_since_ns; /* store_conn.c: when the watchdog first fired, or 0 */
 
     /* the embedded server, started and stopped on libuv's pool */
     uv_work_t work;
@@ -294,8 +304,17 @@ struct cs_store {
     void *closed_arg;
 };
 
+/* How long a batch in flight may go without an answer before the
+ * connection is taken for dead (a frozen server answers nothing, and its
+ * TCP connection looks healthy; a statement_timeout would never fire). */
+#define CS_STORE_ANSWER_TIMEOUT_MS 5000
+/* How long a ready connection stays idle before a ping asks the server to
+ * answer: a frozen server is found even when nothing is written. */
+#define CS_STORE_PING_IDLE_MS 2000
+
 /* store_conn.c: the connection. */
-/* Sets the socket's poll callback and the callbacks to the store's life. */
+/* Sets the socket's poll callback, the watchdog's callback and the callbacks
+ * to the store's life. */
 void cs_store_conn_init(struct cs_store *store, const struct cs_store_conn_cbs *cbs);
 /* Connects to store->conninfo (resolving its host name first when it has
  * one), then migrates and prepares; retries with backoff when that fails. */
@@ -364,6 +383,9 @@ void cs_store_batch_sent(struct cs_store_batch *b, enum cs_store_stmt stmt, stru
  * coalesced, and records each in b->sent; not the sync. Returns 0, or
  * -ENOTCONN when libpq refused to queue a statement. */
 int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b);
+
+/* store_read.c: a statement that only asks the server to answer. */
+void cs_store_ping(struct cs_store *store);
 
 /* store_snapshot.c */
 typedef void (*cs_store_snapshot_cb)(struct cs_store *store, int status,
