@@ -545,6 +545,23 @@ static void open_logs(void)
     (void)close(dfd); /* read-only directory fd */
 }
 
+/* Nothing runs that cannot be recorded: the note's space is reserved
+ * before the command starts, and without it the minder exits, the command
+ * not run, with the status the server reports as "no space". */
+static void reserve_note(void)
+{
+    int rc = cs_note_reserve(m.dir);
+
+    if (rc == 0)
+        return;
+    errno = -rc;
+    if (rc != -ENOSPC && rc != -EDQUOT)
+        die_unable("reserve space for", "the status note");
+    say(PROG ": no room for the status note in %s (%s): the command was not run\n", m.dir,
+        strerror(-rc));
+    _exit(CS_MINDER_EXIT_NO_SPACE);
+}
+
 static void finish(void)
 {
     struct rusage ru;
@@ -591,6 +608,7 @@ int main(int argc, char **argv)
     if (sfd < 0)
         die_unable("create", "a signalfd");
     open_logs();
+    reserve_note();
 
     if (start()) {
         m.state = UP;

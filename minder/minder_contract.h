@@ -31,6 +31,11 @@
  * a process that left the group can hold a pipe open that long. */
 #define CS_MINDER_DRAIN_MS 1000
 
+/* The minder's exit status when it refused to run the command because the
+ * attempt's directory has no room for the status note (ENOSPC, EDQUOT):
+ * nothing ran, and nothing could have been recorded. */
+#define CS_MINDER_EXIT_NO_SPACE 112
+
 /* Files in an attempt's directory. The minder writes CS_NOTE_FILE (through
  * CS_NOTE_FILE ".tmp"), the two logs and CS_ATTEMPT_PGID_FILE (the command's
  * process group, once it runs, so the server can stop the group if the

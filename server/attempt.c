@@ -96,6 +96,8 @@ void cs_attempt_exit_cb(void *ctx)
         int wstatus;
         if (waitpid(att->pid, &wstatus, WNOHANG) < 0)
             cs_log_warn("waitpid(%d) failed: %s", (int)att->pid, strerror(errno));
+        else
+            att->no_space = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == CS_MINDER_EXIT_NO_SPACE;
     }
     /* Only an invalid argument fails: there is no way on without the note. */
     int rc = uv_queue_work(att->sched->loop, &att->work, cs_attempt_read_note_work, note_read_cb);
@@ -163,7 +165,14 @@ static void set_missing_note_message(Csched__V1__Attempt *a, const struct cs_att
     const struct cs_note *note = &att->note;
     if (note->message[0] != '\0')
         cs_message_set_str(&a->message, note->message);
-    else if (att->backstop_fired)
+    else if (att->no_space) {
+        char msg[sizeof(note->message) + 4096];
+        (void)snprintf(msg, sizeof(msg),
+                       "no space to record the outcome: the state dir is full (ENOSPC or quota) "
+                       "at %s; the command was not run",
+                       att->dir);
+        cs_message_set_str(&a->message, msg);
+    } else if (att->backstop_fired)
         cs_message_set_str(&a->message,
                            "the minder did not end within the job's timeout and the kill "
                            "grace; cschedd killed it and its command");
@@ -202,8 +211,8 @@ Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched_
     a->ended_unix_ms = cs_now_unix_ms();
     if (att->note_rc != 0) {
         set_missing_note_message(a, att);
-        return att->launch_failed ? CSCHED__V1__RUN_STATE__RUN_STATE_FAILED
-                                  : CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
+        return att->launch_failed || att->no_space ? CSCHED__V1__RUN_STATE__RUN_STATE_FAILED
+                                                   : CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
     }
     if (note->ended_unix_ms > 0)
         a->ended_unix_ms = note->ended_unix_ms;
