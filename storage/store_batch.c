@@ -27,9 +27,10 @@
  * an idempotent upsert, and they are coalesced afresh); other reads fail
  * with -ENOTCONN.
  *
- * A watchdog timer runs while anything is in flight and restarts at every
- * result: when it fires, the connection layer (whose callback it is) takes
- * the connection for dead, as a frozen server never answers and never closes.
+ * A watchdog timer runs while anything is in flight and restarts whenever
+ * the server sends something (the connection layer says so): when it fires, the connection layer
+ * (whose callback it is) takes the connection for dead, as a frozen server never answers and never
+ * closes.
  *
  * This layer only talks to libpq: when the connection fails it returns
  * -ENOTCONN and the reason, and the connection layer above reconnects. The
@@ -105,9 +106,7 @@ static size_t op_bytes(const struct cs_store_op *op)
     return bytes;
 }
 
-/* (Re)starts the watchdog: the answer timeout while something is in
- * flight, the idle ping on a ready connection, else nothing. */
-static void answer_wait(struct cs_store *store)
+void cs_store_answer_wait(struct cs_store *store)
 {
     /* Neither fails: the callback is set and the handle closes only after
      * the connection is gone for good. */
@@ -179,7 +178,7 @@ int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err)
             store->inflight_head = b;
         store->inflight_tail = b;
         store->n_inflight++;
-        answer_wait(store);
+        cs_store_answer_wait(store);
         if (cs_store_batch_send(store->conn, b) != 0 || !PQpipelineSync(store->conn))
             return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
     }
@@ -207,6 +206,8 @@ static void batch_done(struct cs_store *store)
         op_finish(store, op, b->failed ? -EIO : 0);
     if (b->done_cb != NULL)
         b->done_cb(store, b->failed ? -EIO : 0);
+    /* After done_cb: the prepares' batch makes the connection READY. */
+    cs_store_answer_wait(store);
     cs_store_batch_free(b);
     /* Room for the batches that waited. */
     if (store->pending.head != NULL)
@@ -247,13 +248,10 @@ static int take_result(struct cs_store *store, struct cs_store_batch *b, PGresul
 
 int cs_store_read_results(struct cs_store *store, struct cs_store_err *err)
 {
-    bool answered = false;
-
     while (store->conn != NULL && store->inflight_head != NULL && !PQisBusy(store->conn)) {
         struct cs_store_batch *b = store->inflight_head;
         PGresult *res = PQgetResult(store->conn);
 
-        answered = true;
         if (res == NULL) {
             if (b->next_result >= b->n_sent)
                 break;
@@ -268,8 +266,6 @@ int cs_store_read_results(struct cs_store *store, struct cs_store_err *err)
         if (take_result(store, b, res, err) != 0)
             return -ENOTCONN;
     }
-    if (answered)
-        answer_wait(store);
     if (store->conn != NULL && PQstatus(store->conn) == CONNECTION_BAD)
         return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
     return 0;
@@ -294,7 +290,7 @@ void cs_store_requeue_inflight(struct cs_store *store)
     }
     store->inflight_tail = NULL;
     store->n_inflight = 0;
-    answer_wait(store);
+    cs_store_answer_wait(store);
     /* Reads queued but not sent fail too: the caller should not wait. */
     while ((op = queue_pop(&store->pending)) != NULL)
         queue_push(op->replay ? &again : &store->failed, op);
@@ -306,5 +302,5 @@ void cs_store_batch_start_setup(struct cs_store *store, struct cs_store_batch *b
     CS_STORE_ASSERT(store->inflight_head == NULL);
     store->inflight_head = store->inflight_tail = b;
     store->n_inflight = 1;
-    answer_wait(store);
+    cs_store_answer_wait(store);
 }

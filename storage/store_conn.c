@@ -204,6 +204,10 @@ static void socket_cb(uv_poll_t *handle, int status, int events)
         connect_poll(store);
         return;
     }
+    /* The server sent something: it is not frozen, however long its
+     * statement takes. */
+    if (events & UV_READABLE)
+        cs_store_answer_wait(store);
     if (read_input(store, &err) != 0 ||
         (store->conn != NULL && cs_store_flush_out(store, &err) != 0)) {
         cs_store_conn_lost(store, err.msg);

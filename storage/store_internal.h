@@ -273,7 +273,7 @@ struct cs_store {
     int n_inflight;
     size_t n_writes; /* writes not yet committed */
     /* The watchdog on what is in flight: started when a batch is sent and
-     * again at every result, so it fires only when the server has answered
+     * again whenever the server sends anything, so it fires only when the server has answered
      * nothing for CS_STORE_ANSWER_TIMEOUT_MS; while nothing is in flight on a
      * ready connection it fires after CS_STORE_PING_IDLE_MS, for a ping.
      * Its callback is the connection layer's (answer_cb); store.c makes and
@@ -372,6 +372,10 @@ int cs_store_read_results(struct cs_store *store, struct cs_store_err *err);
  * go back to the front of the queue, other reads to `failed`. */
 void cs_store_requeue_inflight(struct cs_store *store);
 void cs_store_fail_queue(struct cs_store *store, struct cs_store_queue *q, int status);
+/* (Re)starts the watchdog: the answer timeout while something is in
+ * flight, the idle ping on a ready connection, else nothing. Called when a
+ * batch is sent or ends, and whenever the server sends anything. */
+void cs_store_answer_wait(struct cs_store *store);
 /* Makes b the only batch in flight: the prepares of a new connection. */
 void cs_store_batch_start_setup(struct cs_store *store, struct cs_store_batch *b);
 void cs_store_batch_free(struct cs_store_batch *b);
