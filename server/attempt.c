@@ -166,7 +166,7 @@ static void set_missing_note_message(Csched__V1__Attempt *a, const struct cs_att
     if (note->message[0] != '\0')
         cs_message_set_str(&a->message, note->message);
     else if (att->no_space) {
-        char msg[sizeof(note->message) + 4096];
+        char msg[4096 + 128]; /* the attempt's path, and the words */
         (void)snprintf(msg, sizeof(msg),
                        "no space to record the outcome: the state dir is full (ENOSPC or quota) "
                        "at %s; the command was not run",

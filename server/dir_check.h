@@ -31,9 +31,9 @@ struct cs_dir_check {
     void *arg;
 };
 
-/* Starts checking state_dir's attempts folder (the path copied;
- * -ENAMETOOLONG if it does not fit), the first probe at once. 0 or a negative errno (from libuv).
- */
+/* Starts checking state_dir's attempts folder, the first probe at once.
+ * The path is copied. 0, -ENAMETOOLONG if it does not fit, or a negative
+ * errno from libuv. */
 int cs_dir_check_start(struct cs_dir_check *c, uv_loop_t *loop, const char *state_dir,
                        cs_dir_check_cb changed_cb, void *arg);
 /* Stops; a probe on the pool finishes on its own and reports nothing. Safe

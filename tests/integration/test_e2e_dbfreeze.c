@@ -29,7 +29,7 @@
 /* What the watchdog may take to see the freeze: an idle ping, then its
  * answer timeout (CS_STORE_PING_IDLE_MS + CS_STORE_ANSWER_TIMEOUT_MS), and
  * some slack for a loaded machine. */
-#define DETECT_MS 9000
+#define DETECT_MS 10000
 /* A call answered "at once" while the database is frozen. */
 #define PROMPT_MS 2000
 
