@@ -113,6 +113,48 @@ static void calls_while_frozen(struct cs_e2e *e, const char *job, int64_t run_id
     assert_true(cs_test_now_ms() - t0 < PROMPT_MS);
 }
 
+/* Replays every event committed so far: each of the runs in ids has no
+ * (attempt, state) event twice, and its end once for the run (attempt 0) and
+ * once for its attempt 1. Returns how many runs pass. */
+static int events_once(struct cs_e2e *e, const int64_t *ids, size_t n)
+{
+    struct cs_call_opts opts = {.timeout_ms = CS_E2E_CALL_TIMEOUT_MS, .wait_for_ready = true};
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    struct cs_test_events events = {0};
+    struct cs_stream *stream = NULL;
+    struct cs_status st = {0};
+    const Csched__V1__Event *ev;
+    int64_t until = cs_e2e_last_seq(e), seq = 0;
+    /* [run][attempt][state]: attempts 0 (the run's own) and 1 only. */
+    int seen[RUNS][2][CSCHED__V1__RUN_STATE__RUN_STATE_LOST + 1] = {{{0}}};
+    int ok = 0;
+
+    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+    assert_int_equal(cs_scheduler_watch(e->client, &req, &stream, &opts, &st), 0);
+    events.stream = stream;
+    while (seq < until) {
+        assert_int_equal(cs_test_next_event(&events, &ev, &st), 1);
+        assert_true(ev->seq > seq);
+        seq = ev->seq;
+        for (size_t i = 0; i < n; i++)
+            if (ev->run_id == ids[i] && ev->attempt < 2 && ev->state >= 0 &&
+                ev->state <= CSCHED__V1__RUN_STATE__RUN_STATE_LOST)
+                seen[i][ev->attempt][ev->state]++;
+    }
+    cs_test_events_done(&events);
+    cs_stream_free(stream);
+    for (size_t i = 0; i < n; i++) {
+        bool once = true;
+
+        for (int a = 0; a < 2; a++)
+            for (int k = 0; k <= CSCHED__V1__RUN_STATE__RUN_STATE_LOST; k++)
+                once = once && seen[i][a][k] <= 1;
+        ok += once && seen[i][0][CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED] == 1 &&
+              seen[i][1][CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED] == 1;
+    }
+    return ok;
+}
+
 static void test_e2e_dbfreeze_detected_and_resumed(void **state)
 {
     struct cs_e2e *e = *state;
@@ -163,6 +205,7 @@ static void test_e2e_dbfreeze_detected_and_resumed(void **state)
            "after the thaw; %d ended SUCCEEDED with 1 attempt and 1 execution\n",
            RUNS, FREEZE_MS, (long long)detect_ms, (long long)thaw_ms, ended_ok);
     assert_int_equal(ended_ok, RUNS);
+    assert_int_equal(events_once(e, ids, RUNS), RUNS);
     cs_test_rmtree(dir);
 }
 
