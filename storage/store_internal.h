@@ -272,12 +272,8 @@ struct cs_store {
     struct cs_store_batch *inflight_tail;
     int n_inflight;
     size_t n_writes; /* writes not yet committed */
-    /* The watchdog on what is in flight: started when a batch is sent and
-     * again whenever the server sends anything, so it fires only when the server has answered
-     * nothing for CS_STORE_ANSWER_TIMEOUT_MS; while nothing is in flight on a
-     * ready connection it fires after CS_STORE_PING_IDLE_MS, for a ping.
-     * Its callback is the connection layer's (answer_cb); store.c makes and
-     * closes the handle. */
+    /* The watchdog (cs_store_answer_wait); its callback is the connection
+     * layer's; store.c makes and closes the handle. */
     uv_timer_t answer_timer;
     uv_timer_cb answer_cb;
     int64_t unanswered_since_ns; /* store_conn.c: when the watchdog first fired, or 0 */
@@ -304,12 +300,10 @@ struct cs_store {
     void *closed_arg;
 };
 
-/* How long a batch in flight may go without an answer before the
- * connection is taken for dead (a frozen server answers nothing, and its
- * TCP connection looks healthy; a statement_timeout would never fire). */
+/* Silence with a batch in flight that takes the connection for dead: a
+ * frozen server keeps its TCP connection and fires no statement_timeout. */
 #define CS_STORE_ANSWER_TIMEOUT_MS 5000
-/* How long a ready connection stays idle before a ping asks the server to
- * answer: a frozen server is found even when nothing is written. */
+/* Idleness after which a ping asks a ready connection for an answer. */
 #define CS_STORE_PING_IDLE_MS 2000
 
 /* store_conn.c: the connection. */
