@@ -531,6 +531,17 @@ static void run_loop(int sfd)
     }
 }
 
+/* Without room in the attempt's directory nothing may run, as nothing could
+ * be recorded: the minder exits, the command not run, with the status the
+ * server reports as "no space". Returns only for other errors. */
+static void refuse_if_no_space(int rc, const char *what)
+{
+    if (rc != -ENOSPC && rc != -EDQUOT)
+        return;
+    say(PROG ": no room for %s in %s (%s): the command was not run\n", what, m.dir, strerror(-rc));
+    _exit(CS_MINDER_EXIT_NO_SPACE);
+}
+
 /* The attempt's start record, before anything of the command exists: a
  * restart of the server that finds it adopts this minder; one that finds
  * it missing claims the file, and then this minder starts nothing. A file
@@ -545,6 +556,7 @@ static void publish_pid(void)
         _exit(CS_MINDER_EXIT_GIVEN_UP);
     }
     if (rc < 0) {
+        refuse_if_no_space(rc, "the start record");
         errno = -rc;
         die_unable("record the start in", m.dir);
     }
@@ -563,6 +575,19 @@ static void open_logs(void)
             die_unable("create", m.out[i].name);
     }
     (void)close(dfd); /* read-only directory fd */
+}
+
+/* Nothing runs that cannot be recorded: the note's space is reserved
+ * before the command starts. */
+static void reserve_note(void)
+{
+    int rc = cs_note_reserve(m.dir);
+
+    if (rc == 0)
+        return;
+    refuse_if_no_space(rc, "the status note");
+    errno = -rc;
+    die_unable("reserve space for", "the status note");
 }
 
 static void finish(void)
@@ -612,6 +637,7 @@ int main(int argc, char **argv)
         die_unable("create", "a signalfd");
     publish_pid();
     open_logs();
+    reserve_note();
 
     if (start()) {
         m.state = UP;

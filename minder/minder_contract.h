@@ -32,6 +32,11 @@
  * a process that left the group can hold a pipe open that long. */
 #define CS_MINDER_DRAIN_MS 1000
 
+/* The minder's exit status when it refused to run the command because the
+ * attempt's directory has no room for the status note (ENOSPC, EDQUOT):
+ * nothing ran, and nothing could have been recorded. */
+#define CS_MINDER_EXIT_NO_SPACE 113
+
 /* Files in an attempt's directory, which the server's launch thread makes
  * (and syncs) before it starts the minder. The minder writes, in this order:
  * CS_ATTEMPT_PID_FILE (its own pid, the attempt's start record: see

@@ -331,6 +331,37 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+int cs_note_reserve(const char *dir)
+{
+    int dfd, fd, rc;
+
+    dfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = -errno;
+        goto out_close_dir;
+    }
+    /* posix_fallocate returns the error number rather than setting errno. */
+    rc = -posix_fallocate(fd, 0, CS_NOTE_MAX_BYTES);
+    if (rc < 0)
+        goto err_close_tmp;
+    if (close(fd) < 0) {
+        rc = -errno;
+        goto err_unlink_tmp;
+    }
+    goto out_close_dir;
+
+err_close_tmp:
+    (void)close(fd); /* the reserve already failed; its error is the one to report */
+err_unlink_tmp:
+    (void)unlinkat(dfd, NOTE_TMP_FILE, 0); /* best effort: give the room back */
+out_close_dir:
+    (void)close(dfd); /* read-only directory fd: nothing to lose */
+    return rc;
+}
+
 int cs_note_write(const char *dir, const struct cs_note *note)
 {
     char buf[CS_NOTE_MAX_BYTES];
@@ -342,7 +373,9 @@ int cs_note_write(const char *dir, const struct cs_note *note)
     dfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return -errno;
-    fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* No O_TRUNC: a reserved temp file is written over in place, so the
+     * write needs no new blocks, and cutting it to length never does. */
+    fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = -errno;
         goto out_close_dir;
@@ -350,6 +383,10 @@ int cs_note_write(const char *dir, const struct cs_note *note)
     rc = write_all(fd, buf, (size_t)len);
     if (rc < 0)
         goto err_close_tmp;
+    if (ftruncate(fd, len) < 0) {
+        rc = -errno;
+        goto err_close_tmp;
+    }
     if (fsync(fd) < 0) {
         rc = -errno;
         goto err_close_tmp;

@@ -43,8 +43,15 @@ int cs_note_format(const struct cs_note *note, char *buf, size_t cap);
  * ignored for forward compatibility). out is undefined after an error. */
 int cs_note_parse(const char *buf, size_t len, struct cs_note *out);
 
-/* Writes DIR/status atomically (tmp + fsync + rename + fsync dir); 0 or
- * -errno. Blocking. */
+/* Makes the note's temp file in DIR and reserves CS_NOTE_MAX_BYTES for it
+ * (posix_fallocate), so that the note can be written once the command has
+ * run, however full the disk is by then. 0 or -errno (-ENOSPC, -EDQUOT: no
+ * room). Blocking. */
+int cs_note_reserve(const char *dir);
+
+/* Writes DIR/status atomically (tmp + fsync + rename + fsync dir), into the
+ * space cs_note_reserve set aside when it did (the temp file is written over,
+ * then cut to the note's length); 0 or -errno. Blocking. */
 int cs_note_write(const char *dir, const struct cs_note *note);
 
 /* Reads DIR/status; 0, -ENOENT if there is none yet, -EINVAL if malformed, or

@@ -12,8 +12,10 @@ int cs_api_require_store(struct cs_call *call, struct cs_sched *sched)
     CS_ASSERT_LOOP();
     if (cs_store_is_accepting(sched->store))
         return 0;
-    cs_call_fail(call, -ENOTCONN,
-                 "the database is unreachable or behind on writes; retry in a few seconds");
+    cs_call_fail(
+        call, -ENOTCONN,
+        "the database does not answer, is unreachable or is behind on writes; retry in a few "
+        "seconds");
     return -ENOTCONN;
 }
 

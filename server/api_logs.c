@@ -36,6 +36,8 @@ struct log_read {
     struct log_file files[2];
     size_t n_files, current;
     bool dir_seen;           /* the attempt's directory is there, or need not be */
+    bool never_started;      /* it ended with no minder: its directory may never have been made */
+    char ended_message[256]; /* the attempt's message, when it has ended */
     bool following;          /* reading in rounds, for a live attempt */
     bool round_found;        /* this round has sent something */
     bool ended_before_round; /* the attempt had ended when this round began */
@@ -198,11 +200,18 @@ static void dir_stat_cb(uv_fs_t *req)
     if (take_result(r, req, &result) != 0)
         return;
     if (result == UV_ENOENT) {
-        char message[200];
-        (void)snprintf(message, sizeof(message),
-                       "the output of attempt %u of run %lld is gone: its directory was removed "
-                       "(cschedd removes those of attempts that ended over --retention-days ago)",
-                       r->attempt, (long long)r->run_id);
+        char message[200 + sizeof(r->ended_message)];
+        if (r->never_started)
+            (void)snprintf(message, sizeof(message),
+                           "attempt %u of run %lld has no output: its directory was never made "
+                           "(the attempt ended: %s)",
+                           r->attempt, (long long)r->run_id, r->ended_message);
+        else
+            (void)snprintf(message, sizeof(message),
+                           "the output of attempt %u of run %lld is gone: its directory was "
+                           "removed (cschedd removes those of attempts that ended over "
+                           "--retention-days ago)",
+                           r->attempt, (long long)r->run_id);
         log_read_end(r, -ENOENT, message);
         return;
     }
@@ -322,7 +331,13 @@ static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32
         return;
     }
     r->attempt = wanted != 0 ? wanted : (uint32_t)run->n_attempts;
-    bool ended = run->attempts[r->attempt - 1]->ended_unix_ms != 0;
+    const Csched__V1__Attempt *a = run->attempts[r->attempt - 1];
+    bool ended = a->ended_unix_ms != 0;
+    /* The launcher makes the directory before it starts the minder: one
+     * that ran had a directory, so only what never started may lack it. */
+    r->never_started = ended && a->minder_pid == 0;
+    (void)snprintf(r->ended_message, sizeof(r->ended_message), "%s",
+                   a->message != NULL && a->message[0] != '\0' ? a->message : "no message");
     /* Until it has ended, an attempt may not have made its directory yet. */
     r->dir_seen = !ended;
     r->following = follow && !ended;

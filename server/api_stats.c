@@ -44,9 +44,11 @@ static bool known_service(const char *name)
     return name[0] == '\0' || strcmp(name, "csched.v1.Scheduler") == 0;
 }
 
+/* Serving needs a database that answers (the store's watchdog takes a
+ * frozen one for gone) and a state dir that can be written (dir_check). */
 static Grpc__Health__V1__HealthCheckResponse__ServingStatus serving(struct cs_sched *s)
 {
-    return cs_store_is_accepting(s->store)
+    return cs_store_is_accepting(s->store) && s->state_dir_status == 0
                ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
                : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
 }

@@ -96,6 +96,8 @@ void cs_attempt_exit_cb(void *ctx)
         int wstatus;
         if (waitpid(att->pid, &wstatus, WNOHANG) < 0)
             cs_log_warn("waitpid(%d) failed: %s", (int)att->pid, strerror(errno));
+        else
+            att->no_space = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == CS_MINDER_EXIT_NO_SPACE;
     }
     /* Only an invalid argument fails: there is no way on without the note. */
     int rc = uv_queue_work(att->sched->loop, &att->work, cs_attempt_read_note_work, note_read_cb);
@@ -164,6 +166,18 @@ void cs_attempt_free(struct cs_attempt *att)
 
 /* --- what the note says ----------------------------------------------- */
 
+/* The attempt's message when the minder refused to run the command for want
+ * of room in the state dir. */
+static void set_no_space_message(Csched__V1__Attempt *a, const char *dir)
+{
+    char msg[4096 + 128]; /* the attempt's path, and the words */
+    (void)snprintf(msg, sizeof(msg),
+                   "no space to record the outcome: the state dir is full (ENOSPC or quota) "
+                   "at %s; the command was not run",
+                   dir);
+    cs_message_set_str(&a->message, msg);
+}
+
 /* The attempt's message when it left no note (or none could be read). */
 static void set_missing_note_message(Csched__V1__Attempt *a, const struct cs_note *note,
                                      int note_rc, bool backstop_fired)
@@ -225,9 +239,12 @@ Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched_
     CS_ASSERT_LOOP();
     a->ended_unix_ms = cs_now_unix_ms();
     if (att->note_rc != 0) {
-        set_missing_note_message(a, &att->note, att->note_rc, att->backstop_fired);
-        return att->launch_failed ? CSCHED__V1__RUN_STATE__RUN_STATE_FAILED
-                                  : CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
+        if (att->no_space)
+            set_no_space_message(a, att->dir);
+        else
+            set_missing_note_message(a, &att->note, att->note_rc, att->backstop_fired);
+        return att->launch_failed || att->no_space ? CSCHED__V1__RUN_STATE__RUN_STATE_FAILED
+                                                   : CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
     }
     return apply_read_note(&att->note, a);
 }

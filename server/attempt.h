@@ -39,12 +39,13 @@ struct cs_attempt {
     const struct cs_attempt_ops *ops; /* borrowed: static in the owner */
     struct cs_run *run;
     uint32_t number;
-    char *dir;                    /* owned */
-    pid_t pid;                    /* the minder, once started; 0 before */
-    int pidfd;                    /* -1 when not watching */
-    bool is_child;                /* started by this process: reap it */
-    bool launch_failed;           /* the minder could not be started (note.message says why) */
-    bool backstop_fired;          /* the minder outlived its deadline and was killed */
+    char *dir;           /* owned */
+    pid_t pid;           /* the minder, once started; 0 before */
+    int pidfd;           /* -1 when not watching */
+    bool is_child;       /* started by this process: reap it */
+    bool launch_failed;  /* the minder could not be started (note.message says why) */
+    bool backstop_fired; /* the minder outlived its deadline and was killed */
+    bool no_space;       /* no room in the state dir to make the attempt or its note: nothing ran */
     struct cs_backstop *backstop; /* NULL when the job has no timeout */
     uv_work_t work;
     /* Results of the pool work. */
@@ -70,7 +71,8 @@ struct cs_attempt *cs_attempt_new(struct cs_sched *sched, struct cs_run *run, ui
  * command's group is stopped. 0 or a negative errno. */
 int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms);
 /* The exit watch's callback (ctx is the attempt): reaps the minder if it is
- * ours and reads its note on the pool, then ops->ended_cb. */
+ * ours (no_space tells its refusal to run apart) and reads its note on the
+ * pool, then ops->ended_cb. */
 void cs_attempt_exit_cb(void *ctx);
 /* After a restart, for the first attempt of its run the store does not
  * know to have ended (att->number, which may not be recorded yet). On the
@@ -89,7 +91,8 @@ void cs_attempt_adopt(struct cs_attempt *att);
 int cs_attempt_cancel(struct cs_attempt *att);
 /* Once the minder has ended: fills a, the attempt's message, from the note
  * (its end, resource use, outcome and message; a message saying why when
- * there is no note) and returns the state the attempt ended in. */
+ * there is no note) and returns the state the attempt ended in: FAILED,
+ * naming the full disk, when the minder had no room for its note. */
 Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched__V1__Attempt *a);
 /* The same for earlier[i], an attempt adoption found ended. */
 Csched__V1__RunState cs_attempt_apply_earlier(const struct cs_attempt *att, uint32_t i,

@@ -247,6 +247,7 @@ void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx)
         cs_log_error("attempt %s: %s", att->dir, launch->message);
         att->note_rc = launch->err;
         att->launch_failed = true;
+        att->no_space = launch->err == -ENOSPC || launch->err == -EDQUOT;
         struct cs_note *note = &att->note;
         memset(note, 0, sizeof(*note));
         (void)snprintf(note->message, sizeof(note->message), "%s", launch->message);
@@ -347,13 +348,15 @@ static void attempt_ended_cb(struct cs_attempt *att)
     resume_settle(att);
     Csched__V1__Attempt *a = attempt_msg(att);
     Csched__V1__RunState state = cs_attempt_apply_note(att, a);
+    /* A full disk would only refuse the retry too: the run ends here. */
+    bool retry = !att->no_space && cs_retry_is_due(run, state);
     a->state = state;
     write_attempt(s, run, att);
     run->attempt = NULL;
     cs_attempt_free(att);
 
     struct cs_job *job = run->job;
-    if (cs_retry_is_due(run, state)) {
+    if (retry) {
         retry_run(s, run);
     } else {
         if (run->msg->cancel_requested)

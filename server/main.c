@@ -18,6 +18,7 @@
 
 #include "api.h"
 #include "config.h"
+#include "dir_check.h"
 #include "dispatch.h"
 #include "env.h"
 #include "job.h"
@@ -43,6 +44,7 @@ struct server {
     struct cs_ready_write ready;
     struct cs_retention retention;
     struct cs_state_lock state_lock; /* held until release() */
+    struct cs_dir_check dir_check;
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
     bool stopping;
@@ -177,6 +179,7 @@ static void launcher_stopped_cb(void *arg)
     cs_dispatch_close(s);
     cs_probe_stop(&s->probe);
     cs_retention_stop(&srv->retention);
+    cs_dir_check_stop(&srv->dir_check);
     cs_store_close(s->store, store_closed_cb, srv);
 }
 
@@ -206,6 +209,12 @@ static void begin_shutdown(struct server *srv, int exit_code)
 
 /* --- main ---------------------------------------------------------------- */
 
+static void dir_checked_cb(void *arg, int status)
+{
+    struct cs_sched *s = arg;
+    s->state_dir_status = status;
+}
+
 static int sched_init(struct server *srv)
 {
     struct cs_sched *s = &srv->sched;
@@ -224,6 +233,8 @@ static int sched_init(struct server *srv)
     int rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)
         rc = cs_probe_start(srv->loop, &s->probe);
+    if (rc == 0)
+        rc = cs_dir_check_start(&srv->dir_check, srv->loop, s->state_dir, dir_checked_cb, s);
     return rc;
 }
 

@@ -78,6 +78,7 @@ struct cs_sched {
     struct cs_launcher *launcher;
     struct cs_exit_watch exits; /* the pidfds of the live minders */
     const char *state_dir;
+    int state_dir_status; /* 0, or -errno: the state dir cannot be written (main.c's dir_check) */
     const char *minder_path;
     uint32_t max_running;
 

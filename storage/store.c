@@ -104,6 +104,7 @@ static void close_handles(struct cs_store *store)
     uv_close((uv_handle_t *)&store->flush_handle, handle_closed_cb);
     uv_close((uv_handle_t *)&store->retry_timer, handle_closed_cb);
     uv_close((uv_handle_t *)&store->close_timer, handle_closed_cb);
+    uv_close((uv_handle_t *)&store->answer_timer, handle_closed_cb);
 }
 
 static void embedded_stopped_cb(uv_work_t *req, int status)
@@ -178,8 +179,10 @@ struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *con
     (void)uv_prepare_init(loop, &store->flush_handle);
     (void)uv_timer_init(loop, &store->retry_timer);
     (void)uv_timer_init(loop, &store->close_timer);
+    (void)uv_timer_init(loop, &store->answer_timer);
     store->flush_handle.data = store->retry_timer.data = store->close_timer.data = store;
-    store->handles_open = 3;
+    store->answer_timer.data = store;
+    store->handles_open = 4;
     store->flush_cb = turn_end_cb;
     cs_store_conn_init(store, &conn_cbs);
     return store;

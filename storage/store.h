@@ -111,7 +111,11 @@ void cs_store_snapshot_free(struct cs_store_snapshot *snapshot);
 void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *arg);
 
 /* True while connected and the backlog of unsent writes is below the limit:
- * the server refuses state-changing RPCs with UNAVAILABLE otherwise. */
+ * the server refuses state-changing RPCs with UNAVAILABLE otherwise. A
+ * database that stops answering (frozen: its connection stays open) counts
+ * as not connected within seconds: a batch in flight that gets no answer
+ * for 5 s, or the ping an idle connection sends after 2 s, drops the
+ * connection, and the store reconnects. */
 bool cs_store_is_accepting(const struct cs_store *store);
 
 /* Writes. cb may be NULL. */

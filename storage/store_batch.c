@@ -27,6 +27,11 @@
  * an idempotent upsert, and they are coalesced afresh); other reads fail
  * with -ENOTCONN.
  *
+ * A watchdog timer runs while anything is in flight and restarts whenever
+ * the server sends something (the connection layer says so): when it fires, the connection layer
+ * (whose callback it is) takes the connection for dead, as a frozen server never answers and never
+ * closes.
+ *
  * This layer only talks to libpq: when the connection fails it returns
  * -ENOTCONN and the reason, and the connection layer above reconnects. The
  * flush handle's callback is the store's own (store.c), given as
@@ -101,6 +106,18 @@ static size_t op_bytes(const struct cs_store_op *op)
     return bytes;
 }
 
+void cs_store_answer_wait(struct cs_store *store)
+{
+    /* Neither fails: the callback is set and the handle closes only after
+     * the connection is gone for good. */
+    if (store->inflight_head != NULL)
+        (void)uv_timer_start(&store->answer_timer, store->answer_cb, CS_STORE_ANSWER_TIMEOUT_MS, 0);
+    else if (store->state == CS_STORE_CONN_READY && !store->closing)
+        (void)uv_timer_start(&store->answer_timer, store->answer_cb, CS_STORE_PING_IDLE_MS, 0);
+    else
+        (void)uv_timer_stop(&store->answer_timer);
+}
+
 void cs_store_batch_free(struct cs_store_batch *b)
 {
     free(b->sent);
@@ -161,6 +178,7 @@ int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err)
             store->inflight_head = b;
         store->inflight_tail = b;
         store->n_inflight++;
+        cs_store_answer_wait(store);
         if (cs_store_batch_send(store->conn, b) != 0 || !PQpipelineSync(store->conn))
             return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
     }
@@ -188,6 +206,8 @@ static void batch_done(struct cs_store *store)
         op_finish(store, op, b->failed ? -EIO : 0);
     if (b->done_cb != NULL)
         b->done_cb(store, b->failed ? -EIO : 0);
+    /* After done_cb: the prepares' batch makes the connection READY. */
+    cs_store_answer_wait(store);
     cs_store_batch_free(b);
     /* Room for the batches that waited. */
     if (store->pending.head != NULL)
@@ -270,6 +290,7 @@ void cs_store_requeue_inflight(struct cs_store *store)
     }
     store->inflight_tail = NULL;
     store->n_inflight = 0;
+    cs_store_answer_wait(store);
     /* Reads queued but not sent fail too: the caller should not wait. */
     while ((op = queue_pop(&store->pending)) != NULL)
         queue_push(op->replay ? &again : &store->failed, op);
@@ -281,4 +302,5 @@ void cs_store_batch_start_setup(struct cs_store *store, struct cs_store_batch *b
     CS_STORE_ASSERT(store->inflight_head == NULL);
     store->inflight_head = store->inflight_tail = b;
     store->n_inflight = 1;
+    cs_store_answer_wait(store);
 }

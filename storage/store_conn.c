@@ -6,11 +6,14 @@
  * (store_lock.c) -> migrations (first connection only, store_migrate.c) ->
  * pipeline mode, every statement prepared as the first batch -> READY, when
  * the batch layer sends what is queued. When the connection breaks it is
- * rebuilt after a backoff (100 ms doubling to 5 s). A lock held by another
- * server fails the open (after a grace for a server that just died) or,
- * after the open, fences the store: nothing is sent again. Loop thread. What
- * the store's life must know (ready, the open cannot succeed, fenced) goes
- * up through the callbacks given at init. */
+ * rebuilt after a backoff (100 ms doubling to 5 s). A batch in flight that
+ * gets no answer for CS_STORE_ANSWER_TIMEOUT_MS (a frozen server, whose
+ * connection looks healthy) breaks the connection the same way: its writes
+ * are sent again on the next one, and until then the store is not accepting.
+ * A lock held by another server fails the open (after a grace for a server
+ * that just died) or, after the open, fences the store: nothing is sent
+ * again. Loop thread. What the store's life must know (ready, the open cannot
+ * succeed, fenced) goes up through the callbacks given at init. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +31,13 @@
 #define LOCK_GRACE_MS 3000
 
 static void socket_cb(uv_poll_t *handle, int status, int events);
+static void answer_timeout_cb(uv_timer_t *timer);
 
 void cs_store_conn_init(struct cs_store *store, const struct cs_store_conn_cbs *cbs)
 {
     store->conn_cbs = *cbs;
     store->poll_cb = socket_cb;
+    store->answer_cb = answer_timeout_cb;
     store->backoff_ms = BACKOFF_MIN_MS;
 }
 
@@ -54,7 +59,15 @@ void cs_store_conn_teardown(struct cs_store *store)
     }
     /* uv_timer_stop cannot fail. */
     (void)uv_timer_stop(&store->retry_timer);
+    (void)uv_timer_stop(&store->answer_timer);
     store->state = CS_STORE_CONN_IDLE;
+}
+
+/* Seconds since the database last answered, once the watchdog has fired. */
+static int64_t unanswered_s(const struct cs_store *store)
+{
+    return (cs_store_now_mono_ns() - store->unanswered_since_ns) / 1000000000 +
+           CS_STORE_ANSWER_TIMEOUT_MS / 1000;
 }
 
 /* The done callback of the batch of prepares. */
@@ -70,9 +83,14 @@ static void setup_done_cb(struct cs_store *store, int status)
         cs_store_conn_lost(store, "preparing statements failed");
         return;
     }
-    if (store->opened)
+    if (store->unanswered_since_ns != 0)
+        cs_store_log(&store->log, CS_STORE_LOG_INFO,
+                     "the database answers again after %lld s; %zu writes to send",
+                     (long long)unanswered_s(store), store->n_writes);
+    else if (store->opened)
         cs_store_log(&store->log, CS_STORE_LOG_INFO,
                      "reconnected to the database; %zu writes to send", store->n_writes);
+    store->unanswered_since_ns = 0;
     store->state = CS_STORE_CONN_READY;
     store->backoff_ms = BACKOFF_MIN_MS;
     store->conn_cbs.ready_cb(store);
@@ -285,6 +303,10 @@ static void socket_cb(uv_poll_t *handle, int status, int events)
         connect_poll(store);
         return;
     }
+    /* The server sent something: it is not frozen, however long its
+     * statement takes. */
+    if (events & UV_READABLE)
+        cs_store_answer_wait(store);
     if (read_input(store, &err) != 0 ||
         (store->conn != NULL && cs_store_flush_out(store, &err) != 0)) {
         cs_store_conn_lost(store, err.msg);
@@ -384,13 +406,37 @@ static void retry_cb(uv_timer_t *timer)
     cs_store_conn_start(timer->data);
 }
 
+/* The watchdog. Idle, it pings. Otherwise the server is frozen: the batch
+ * in flight has had no answer for the whole timeout. Logged here once; while it stays frozen, each
+ * failed reconnect logs one line (at most one per connect timeout) that says for how long. */
+static void answer_timeout_cb(uv_timer_t *timer)
+{
+    struct cs_store *store = timer->data;
+
+    if (store->inflight_head == NULL) {
+        /* Idle: ask for an answer, which this timer then waits for. */
+        if (store->state == CS_STORE_CONN_READY && !store->closing)
+            cs_store_ping(store);
+        return;
+    }
+    if (store->unanswered_since_ns == 0)
+        store->unanswered_since_ns = cs_store_now_mono_ns();
+    cs_store_conn_lost(store, "the database did not answer within the watchdog's limit");
+}
+
 void cs_store_conn_lost(struct cs_store *store, const char *why)
 {
     char msg[512];
 
     cs_store_oneline(why, msg, sizeof(msg));
-    cs_store_log(&store->log, CS_STORE_LOG_WARN,
-                 "database connection lost: %s (%zu writes waiting)", msg, store->n_writes);
+    if (store->unanswered_since_ns != 0)
+        cs_store_log(&store->log, CS_STORE_LOG_WARN,
+                     "database connection lost: %s; it has not answered for %lld s (%zu writes "
+                     "waiting)",
+                     msg, (long long)unanswered_s(store), store->n_writes);
+    else
+        cs_store_log(&store->log, CS_STORE_LOG_WARN,
+                     "database connection lost: %s (%zu writes waiting)", msg, store->n_writes);
     cs_store_conn_teardown(store);
     cs_store_requeue_inflight(store);
     cs_store_kick(store);

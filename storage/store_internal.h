@@ -138,6 +138,7 @@ enum cs_store_stmt {
     CS_STORE_STMT_EVENT_PUT,
     CS_STORE_STMT_EVENT_LIST,
     CS_STORE_STMT_EVENT_LIST_JOB,
+    CS_STORE_STMT_PING,
     CS_STORE_STMT_COUNT,
 };
 
@@ -300,6 +301,11 @@ struct cs_store {
     struct cs_store_batch *inflight_tail;
     int n_inflight;
     size_t n_writes; /* writes not yet committed */
+    /* The watchdog (cs_store_answer_wait); its callback is the connection
+     * layer's; store.c makes and closes the handle. */
+    uv_timer_t answer_timer;
+    uv_timer_cb answer_cb;
+    int64_t unanswered_since_ns; /* store_conn.c: when the watchdog first fired, or 0 */
 
     /* the embedded server, started and stopped on libuv's pool */
     uv_work_t work;
@@ -323,8 +329,15 @@ struct cs_store {
     void *closed_arg;
 };
 
+/* Silence with a batch in flight that takes the connection for dead: a
+ * frozen server keeps its TCP connection and fires no statement_timeout. */
+#define CS_STORE_ANSWER_TIMEOUT_MS 5000
+/* Idleness after which a ping asks a ready connection for an answer. */
+#define CS_STORE_PING_IDLE_MS 2000
+
 /* store_conn.c: the connection. */
-/* Sets the socket's poll callback and the callbacks to the store's life. */
+/* Sets the socket's poll callback, the watchdog's callback and the callbacks
+ * to the store's life. */
 void cs_store_conn_init(struct cs_store *store, const struct cs_store_conn_cbs *cbs);
 /* Connects to store->conninfo (resolving its host name first when it has
  * one), then migrates and prepares; retries with backoff when that fails. */
@@ -391,6 +404,10 @@ int cs_store_read_results(struct cs_store *store, struct cs_store_err *err);
  * go back to the front of the queue, other reads to `failed`. */
 void cs_store_requeue_inflight(struct cs_store *store);
 void cs_store_fail_queue(struct cs_store *store, struct cs_store_queue *q, int status);
+/* (Re)starts the watchdog: the answer timeout while something is in
+ * flight, the idle ping on a ready connection, else nothing. Called when a
+ * batch is sent or ends, and whenever the server sends anything. */
+void cs_store_answer_wait(struct cs_store *store);
 /* Makes b the only batch in flight: the prepares of a new connection. */
 void cs_store_batch_start_setup(struct cs_store *store, struct cs_store_batch *b);
 void cs_store_batch_free(struct cs_store_batch *b);
@@ -402,6 +419,9 @@ void cs_store_batch_sent(struct cs_store_batch *b, enum cs_store_stmt stmt, stru
  * coalesced, and records each in b->sent; not the sync. Returns 0, or
  * -ENOTCONN when libpq refused to queue a statement. */
 int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b);
+
+/* store_read.c: a statement that only asks the server to answer. */
+void cs_store_ping(struct cs_store *store);
 
 /* store_snapshot.c */
 typedef void (*cs_store_snapshot_cb)(struct cs_store *store, int status,

@@ -119,3 +119,16 @@ void cs_store_event_list(struct cs_store *store, int64_t after_seq, const char *
     }
     cs_store_op_submit(store, op);
 }
+
+static void ping_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    /* The answer is the point; a lost connection is handled by its layer. */
+    (void)op;
+    (void)status;
+    (void)res;
+}
+
+void cs_store_ping(struct cs_store *store)
+{
+    cs_store_op_submit(store, read_new(store, CS_STORE_STMT_PING, ping_done_cb, NULL, NULL));
+}

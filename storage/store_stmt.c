@@ -18,4 +18,5 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_EVENT_PUT] = {"event_put", cs_store_sql_event_put},
     [CS_STORE_STMT_EVENT_LIST] = {"event_list", cs_store_sql_event_list},
     [CS_STORE_STMT_EVENT_LIST_JOB] = {"event_list_job", cs_store_sql_event_list_job},
+    [CS_STORE_STMT_PING] = {"ping", "SELECT 1"},
 };

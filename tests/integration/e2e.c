@@ -491,3 +491,34 @@ int cs_e2e_health_check(struct cs_e2e *e, const char *service, int *serving)
     }
     return rc;
 }
+
+int64_t cs_e2e_wait_health(struct cs_e2e *e, int want, int64_t timeout_ms)
+{
+    int64_t t0 = cs_test_now_ms();
+    int serving = -1;
+
+    for (;;) {
+        assert_int_equal(cs_e2e_health_check(e, "", &serving), 0);
+        if (serving == want)
+            return cs_test_now_ms() - t0;
+        if (cs_test_now_ms() - t0 > timeout_ms)
+            fail_msg("health %d, not %d, after %lld ms", serving, want, (long long)timeout_ms);
+        cs_test_sleep_ms(100);
+    }
+}
+
+int cs_e2e_executions(const char *dir, int64_t run_id)
+{
+    char path[PATH_MAX + 32], line[64];
+    FILE *f;
+    int n = 0;
+
+    (void)snprintf(path, sizeof(path), "%s/%lld", dir, (long long)run_id);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        n++;
+    (void)fclose(f);
+    return n;
+}

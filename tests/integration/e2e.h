@@ -134,4 +134,13 @@ int cs_e2e_raw_unary(struct cs_e2e *e, const char *method, const void *payload, 
  * returns the gRPC code; *serving gets the reported status on OK. */
 int cs_e2e_health_check(struct cs_e2e *e, const char *service, int *serving);
 
+/* cs_e2e_wait_health polls the health service ("") until it reports want (a
+ * ServingStatus); returns how long that took, or fails after timeout_ms. */
+int64_t cs_e2e_wait_health(struct cs_e2e *e, int want, int64_t timeout_ms);
+
+/* cs_e2e_executions counts the runs of a command that appends a line to
+ * dir/$CSCHED_RUN_ID: how many times run_id's command ran (0 without the
+ * file). */
+int cs_e2e_executions(const char *dir, int64_t run_id);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above. */
@@ -410,6 +411,63 @@ static void test_note_write_read_errors(void **state)
     assert_int_equal(cs_note_read(tmpdir, &out), -EINVAL);
 }
 
+/* The reserve makes the temp file with room for any note; the write goes
+ * into it and cuts it to the note's length. */
+static void test_note_reserve_then_write(void **state)
+{
+    struct cs_note note = sample(), out;
+    struct stat st;
+    char path[128];
+
+    assert_int_equal(cs_note_reserve(tmpdir), 0);
+    path_of("status.tmp", path, sizeof(path));
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_size >= CS_NOTE_MAX_BYTES);
+    assert_int_equal(cs_note_write(tmpdir, &note), 0);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(cs_note_read(tmpdir, &out), 0);
+    assert_note_equal(&note, &out);
+    assert_int_equal(cs_note_reserve("/nonexistent/dir"), -ENOENT);
+}
+
+/* On a file system that fills up after the reserve, the note is still
+ * written; once it is full, a reserve fails with -ENOSPC and leaves no temp
+ * file. Root only (the tmpfs mount); skipped otherwise. */
+static void test_note_reserve_full_disk(void **state)
+{
+    static const char block[4096];
+    struct cs_note note = sample(), out;
+    char path[128];
+    int fd;
+
+    if (geteuid() != 0)
+        skip();
+    assert_int_equal(mount("tmpfs", tmpdir, "tmpfs", 0, "size=64k"), 0);
+    assert_int_equal(cs_note_reserve(tmpdir), 0);
+    path_of("filler", path, sizeof(path));
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    while (write(fd, block, sizeof(block)) > 0)
+        ;
+    (void)close(fd);
+    assert_int_equal(cs_note_write(tmpdir, &note), 0);
+    assert_int_equal(cs_note_read(tmpdir, &out), 0);
+    assert_note_equal(&note, &out);
+    /* The note's own block is all that is left: fill it, then reserve. */
+    path_of(CS_NOTE_FILE, path, sizeof(path));
+    assert_int_equal(unlink(path), 0);
+    path_of("filler", path, sizeof(path));
+    fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    assert_true(fd >= 0);
+    while (write(fd, block, sizeof(block)) > 0)
+        ;
+    (void)close(fd);
+    assert_int_equal(cs_note_reserve(tmpdir), -ENOSPC);
+    path_of("status.tmp", path, sizeof(path));
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(umount2(tmpdir, MNT_DETACH), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +483,8 @@ int main(void)
         cmocka_unit_test(test_note_parse_ignores_unknown_keys),
         cmocka_unit_test_setup_teardown(test_note_write_read, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(test_note_write_read_errors, make_tmpdir, remove_tmpdir),
+        cmocka_unit_test_setup_teardown(test_note_reserve_then_write, make_tmpdir, remove_tmpdir),
+        cmocka_unit_test_setup_teardown(test_note_reserve_full_disk, make_tmpdir, remove_tmpdir),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
