@@ -239,7 +239,7 @@ Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched_
     CS_ASSERT_LOOP();
     a->ended_unix_ms = cs_now_unix_ms();
     if (att->note_rc != 0) {
-        if (att->no_space)
+        if (att->no_space && att->note.message[0] == '\0')
             set_no_space_message(a, att->dir);
         else
             set_missing_note_message(a, &att->note, att->note_rc, att->backstop_fired);

@@ -348,9 +348,9 @@ static void attempt_ended_cb(struct cs_attempt *att)
     resume_settle(att);
     Csched__V1__Attempt *a = attempt_msg(att);
     Csched__V1__RunState state = cs_attempt_apply_note(att, a);
+    a->state = state;
     /* A full disk would only refuse the retry too: the run ends here. */
     bool retry = !att->no_space && cs_retry_is_due(run, state);
-    a->state = state;
     write_attempt(s, run, att);
     run->attempt = NULL;
     cs_attempt_free(att);
