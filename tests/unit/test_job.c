@@ -12,6 +12,7 @@
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
+#include "config.h"
 #include "job.h"
 
 /* A job that passes, built on the stack from borrowed strings. */
@@ -211,8 +212,15 @@ static void test_job_limits(void **state)
     b.job.timeout_seconds = CS_JOB_TIMEOUT_MAX_S;
     b.job.max_attempts = CS_JOB_MAX_ATTEMPTS;
     b.job.retry_backoff_ms = CS_RETRY_BACKOFF_MAX_MS;
-    b.job.max_running = UINT32_MAX;
+    b.job.max_running = CS_MAX_RUNNING_LIMIT;
     check_valid(&b, "every limit at its maximum");
+
+    b.job.max_running = CS_MAX_RUNNING_LIMIT + 1;
+    check_invalid(&b, "max_running over the server's limit", "job.max_running", "100000");
+    b.job.max_running = UINT32_MAX;
+    check_invalid(&b, "max_running UINT32_MAX", "job.max_running", "4294967295");
+    b.job.max_running = 0;
+    check_valid(&b, "max_running 0 (no per-job limit)");
 
     b.job.timeout_seconds = CS_JOB_TIMEOUT_MAX_S + 1;
     check_invalid(&b, "timeout over 7 days", "job.timeout_seconds", NULL);
@@ -483,6 +491,129 @@ static void test_job_validate_exec_size(void **state)
         free(args[i]);
 }
 
+/* n map entries of type desc named V0, V1, ... with value; free with
+ * free_entries. */
+static struct cs_kv **make_entries(const ProtobufCMessageDescriptor *desc, size_t n,
+                                   const char *value)
+{
+    struct cs_kv **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+
+    assert_non_null(ptrs);
+    for (size_t i = 0; i < n; i++) {
+        ptrs[i] = calloc(1, sizeof(**ptrs));
+        assert_non_null(ptrs[i]);
+        protobuf_c_message_init(desc, ptrs[i]);
+        ptrs[i]->key = malloc(16);
+        assert_non_null(ptrs[i]->key);
+        (void)snprintf(ptrs[i]->key, 16, "V%zu", i);
+        ptrs[i]->value = (char *)value;
+    }
+    return ptrs;
+}
+
+static void free_entries(struct cs_kv **ptrs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(ptrs[i]->key);
+        free(ptrs[i]);
+    }
+    free(ptrs);
+}
+
+/* A job's env, its labels and its whole encoded size have limits, each
+ * named in the message with the field. */
+static void test_job_definition_limits(void **state)
+{
+    struct spec_buf b;
+    struct cs_kv **env =
+        make_entries(&csched__v1__job__env_entry__descriptor, CS_ENV_ENTRIES_MAX + 1, "x");
+
+    spec_init(&b);
+    b.job.env = (Csched__V1__Job__EnvEntry **)env;
+    b.job.n_env = CS_ENV_ENTRIES_MAX;
+    check_valid(&b, "1024 variables");
+    b.job.n_env = CS_ENV_ENTRIES_MAX + 1;
+    check_invalid(&b, "1025 variables", "job.env has 1025 entries", "the limit is 1024");
+    free_entries(env, CS_ENV_ENTRIES_MAX + 1);
+
+    struct cs_kv **labels =
+        make_entries(&csched__v1__job__labels_entry__descriptor, CS_JOB_LABELS_MAX + 1, "v");
+    spec_init(&b);
+    b.job.labels = (Csched__V1__Job__LabelsEntry **)labels;
+    b.job.n_labels = CS_JOB_LABELS_MAX;
+    check_valid(&b, "64 labels");
+    b.job.n_labels = CS_JOB_LABELS_MAX + 1;
+    check_invalid(&b, "65 labels", "job.labels has 65 entries", "the limit is 64");
+    free_entries(labels, CS_JOB_LABELS_MAX + 1);
+
+    /* Within the exec limit, but not with a working_dir that large. */
+    char *dir = repeat('d', 200 * 1024);
+    char *args[7];
+    dir[0] = '/';
+    spec_init(&b);
+    for (int i = 0; i < 7; i++)
+        args[i] = repeat('a', CS_JOB_ARG_BYTES_MAX);
+    b.job.command = args;
+    b.job.n_command = 7;
+    check_valid(&b, "a job just under the exec limit");
+    b.job.working_dir = dir;
+    check_invalid(&b, "a job over its encoded limit", "job is", "the limit is 1114112");
+    for (int i = 0; i < 7; i++)
+        free(args[i]);
+    free(dir);
+}
+
+static void check_run_invalid(const Csched__V1__TriggerJobRequest *req, const char *what,
+                              const char *needle, const char *needle2)
+{
+    struct cs_err err = {0};
+    int rc = cs_run_request_validate(req, &err);
+
+    if (rc != -EINVAL || err.code != -EINVAL)
+        fail_msg("%s: expected %d, got %d \"%s\"", what, -EINVAL, rc, err.msg);
+    if (strstr(err.msg, needle) == NULL || (needle2 != NULL && strstr(err.msg, needle2) == NULL))
+        fail_msg("%s: expected \"%s\" and \"%s\" in the message, got \"%s\"", what, needle,
+                 needle2 ? needle2 : "", err.msg);
+}
+
+/* A run's overrides: as many variables as a job, but 64 KiB in all. */
+static void test_run_request_limits(void **state)
+{
+    Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    struct cs_err err = {0};
+    char *value = repeat('v', 40);
+    struct cs_kv **env = make_entries(&csched__v1__trigger_job_request__env_entry__descriptor,
+                                      CS_ENV_ENTRIES_MAX + 1, value);
+
+    req.job_name = "nightly";
+    assert_int_equal(cs_run_request_validate(&req, &err), 0);
+    req.env = (Csched__V1__TriggerJobRequest__EnvEntry **)env;
+    req.n_env = CS_ENV_ENTRIES_MAX;
+    assert_int_equal(cs_run_request_validate(&req, &err), 0);
+    req.n_env = CS_ENV_ENTRIES_MAX + 1;
+    check_run_invalid(&req, "1025 variables", "env has 1025 entries", "the limit is 1024");
+    req.job_name = "";
+    check_run_invalid(&req, "no job name", "job_name", NULL);
+    req.job_name = "nightly";
+
+    /* 1024 variables of 40 bytes fit; of 80 they do not. */
+    free(value);
+    value = repeat('v', 80);
+    for (size_t i = 0; i < CS_ENV_ENTRIES_MAX + 1; i++)
+        env[i]->value = value;
+    req.n_env = CS_ENV_ENTRIES_MAX;
+    check_run_invalid(&req, "a run over 64 KiB", "the run's definition", "the limit is 65536");
+
+    /* One variable over what one exec takes. */
+    char *big = repeat('b', CS_JOB_ARG_BYTES_MAX);
+    env[0]->value = big;
+    req.n_env = 1;
+    check_run_invalid(&req, "a variable over 128 KiB", "env[\"V0\"]", "131071");
+    free(big);
+    free(value);
+    free_entries(env, CS_ENV_ENTRIES_MAX + 1);
+}
+
 /* The functions under test belong to the loop thread: this one is it. */
 static int mark_loop_thread(void **state)
 {
@@ -505,6 +636,8 @@ int main(void)
         cmocka_unit_test(test_job_table),
         cmocka_unit_test(test_job_table_byte_order),
         cmocka_unit_test(test_job_message_copy),
+        cmocka_unit_test(test_job_definition_limits),
+        cmocka_unit_test(test_run_request_limits),
     };
     return cmocka_run_group_tests(tests, mark_loop_thread, NULL);
 }
