@@ -147,13 +147,7 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         rc = validate_exec_size(spec, err);
     if (rc == 0)
         rc = validate_labels(spec, err);
-    if (rc != 0)
-        return rc;
-    size_t size = protobuf_c_message_get_packed_size(&spec->base);
-    if (size > CS_JOB_SPEC_BYTES_MAX)
-        return cs_err_set(err, -EINVAL, "job is %zu bytes encoded; the limit is %d", size,
-                          CS_JOB_SPEC_BYTES_MAX);
-    return 0;
+    return rc;
 }
 
 /* Binary search: the index of name, or where it would go. */

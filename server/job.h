@@ -13,10 +13,6 @@
  * could never start. */
 #define CS_JOB_ARG_BYTES_MAX (128 * 1024 - 1)
 #define CS_JOB_EXEC_BYTES_MAX (1024 * 1024)
-/* A job's whole definition, encoded: the exec limit above plus room for the
- * rest (labels, working_dir, names). Each job is held in memory and sent
- * whole in GetJob and ListJobs. */
-#define CS_JOB_SPEC_BYTES_MAX (CS_JOB_EXEC_BYTES_MAX + 64 * 1024)
 /* Variables in a job's env and in a run's: 1024 is ten times what a real
  * environment holds, and keeps the merge at an attempt's start (n log n, on
  * the loop) well under a millisecond. */

@@ -44,6 +44,22 @@ static bool valid_utf8(const uint8_t *s, size_t len)
     return true;
 }
 
+/* protobuf-c keeps the low 32 bits of a larger varint for a 32-bit field,
+ * as the spec allows: page_size 2^40 would read as 0, the default page. */
+static bool fits_32_bits(ProtobufCType type, uint64_t n)
+{
+    switch (type) {
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_SINT32:
+        return n <= UINT32_MAX;
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_ENUM:
+        return (int64_t)n >= INT32_MIN && (int64_t)n <= INT32_MAX;
+    default:
+        return true;
+    }
+}
+
 static int walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p, const uint8_t *end,
                 char *path, size_t cap, int depth)
 {
@@ -66,6 +82,11 @@ static int walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p, const 
         case CS_WIRE_VARINT:
             if (cs_wire_read_varint(&p, end, &n) != 0)
                 return 0;
+            if (field != NULL && !fits_32_bits(field->type, n)) {
+                size_t used = strlen(path);
+                (void)snprintf(path + used, cap - used, "%s%s", used ? "." : "", field->name);
+                return -ERANGE;
+            }
             continue;
         case CS_WIRE_I64:
             p += 8;

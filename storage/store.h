@@ -133,9 +133,10 @@ struct cs_store_run_filter {
 };
 /* A run list ends early, after the run that brings the stored size of the
  * runs read (env, job name, idempotency key, message, and 64 bytes for the
- * rest) to this many bytes: a page of large runs reads and holds a few MiB,
- * not limit times the largest run. Always at least one run. */
-#define CS_STORE_RUN_LIST_BYTES 4194304
+ * rest) to this many bytes: a page of large runs reads and holds 2 MiB and a
+ * run, not limit times the largest run, and fits gRPC's default 4 MiB
+ * receive limit. Always at least one run. */
+#define CS_STORE_RUN_LIST_BYTES 2097152
 /* Runs newest first, each with its attempts, at most limit of them and
  * bounded in bytes as above. */
 void cs_store_run_list(struct cs_store *store, const struct cs_store_run_filter *filter,
