@@ -503,9 +503,9 @@ static struct cs_kv **make_entries(const ProtobufCMessageDescriptor *desc, size_
         ptrs[i] = calloc(1, sizeof(**ptrs));
         assert_non_null(ptrs[i]);
         protobuf_c_message_init(desc, ptrs[i]);
-        ptrs[i]->key = malloc(16);
+        ptrs[i]->key = malloc(24);
         assert_non_null(ptrs[i]->key);
-        (void)snprintf(ptrs[i]->key, 16, "V%zu", i);
+        (void)snprintf(ptrs[i]->key, 24, "V%zu", i);
         ptrs[i]->value = (char *)value;
     }
     return ptrs;
@@ -524,27 +524,33 @@ static void free_entries(struct cs_kv **ptrs, size_t n)
  * the message with the field. */
 static void test_job_definition_limits(void **state)
 {
-    struct spec_buf b;
-    struct cs_kv **env =
-        make_entries(&csched__v1__job__env_entry__descriptor, CS_ENV_ENTRIES_MAX + 1, "x");
+    static const struct {
+        const ProtobufCMessageDescriptor *desc;
+        size_t max;
+        const char *needle, *needle2;
+    } maps[] = {
+        {&csched__v1__job__env_entry__descriptor, CS_ENV_ENTRIES_MAX, "job.env has 1025 entries",
+         "the limit is 1024"},
+        {&csched__v1__job__labels_entry__descriptor, CS_JOB_LABELS_MAX, "job.labels has 65 entries",
+         "the limit is 64"},
+    };
 
-    spec_init(&b);
-    b.job.env = (Csched__V1__Job__EnvEntry **)env;
-    b.job.n_env = CS_ENV_ENTRIES_MAX;
-    check_valid(&b, "1024 variables");
-    b.job.n_env = CS_ENV_ENTRIES_MAX + 1;
-    check_invalid(&b, "1025 variables", "job.env has 1025 entries", "the limit is 1024");
-    free_entries(env, CS_ENV_ENTRIES_MAX + 1);
+    for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]); m++) {
+        struct spec_buf b;
+        struct cs_kv **entries = make_entries(maps[m].desc, maps[m].max + 1, "x");
+        bool env = maps[m].desc == &csched__v1__job__env_entry__descriptor;
 
-    struct cs_kv **labels =
-        make_entries(&csched__v1__job__labels_entry__descriptor, CS_JOB_LABELS_MAX + 1, "v");
-    spec_init(&b);
-    b.job.labels = (Csched__V1__Job__LabelsEntry **)labels;
-    b.job.n_labels = CS_JOB_LABELS_MAX;
-    check_valid(&b, "64 labels");
-    b.job.n_labels = CS_JOB_LABELS_MAX + 1;
-    check_invalid(&b, "65 labels", "job.labels has 65 entries", "the limit is 64");
-    free_entries(labels, CS_JOB_LABELS_MAX + 1);
+        spec_init(&b);
+        if (env)
+            b.job.env = (Csched__V1__Job__EnvEntry **)entries;
+        else
+            b.job.labels = (Csched__V1__Job__LabelsEntry **)entries;
+        *(env ? &b.job.n_env : &b.job.n_labels) = maps[m].max;
+        check_valid(&b, "entries at the limit");
+        *(env ? &b.job.n_env : &b.job.n_labels) = maps[m].max + 1;
+        check_invalid(&b, "one entry over the limit", maps[m].needle, maps[m].needle2);
+        free_entries(entries, maps[m].max + 1);
+    }
 }
 
 static void check_run_invalid(const Csched__V1__TriggerJobRequest *req, const char *what,
