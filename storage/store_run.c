@@ -89,19 +89,18 @@ const char cs_store_sql_run_by_key[] =
  * kept. */
 #define STR_(x) #x
 #define STR(x) STR_(x)
-#define RUN_PAGE(where)                                                                                       \
-    "WITH s AS (SELECT id, coalesce(octet_length(env), 0) + octet_length(job_name)"                           \
-    " + octet_length(idempotency_key) + octet_length(message) + 64 AS sz FROM runs"                           \
-    " WHERE " where " AND ($1::smallint = 0 OR state = $1::smallint)"                                         \
-    " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::bigint + 1),"                        \
-    " p AS (SELECT id, row_number() OVER w AS n, sum(sz) OVER w - sz AS offset_bytes FROM s"                  \
-    " WINDOW w AS (ORDER BY id DESC)),"                                                                       \
-    " k AS (SELECT id FROM p WHERE n <= $3::bigint AND offset_bytes < " STR(                                  \
-        CS_STORE_RUN_LIST_BYTES) ")"                                                                          \
-                                 " SELECT" RUN_COLUMNS                                                        \
-                                 ", (SELECT count(*) FROM p) - (SELECT count(*) FROM k)"                      \
-                                 " FROM runs r JOIN k ON k.id = r.id LEFT JOIN attempts a ON a.run_id = r.id" \
-                                 " ORDER BY r.id DESC, a.number"
+#define RUN_LIST_BYTES STR(CS_STORE_RUN_LIST_BYTES)
+#define RUN_PAGE(where)                                                                            \
+    "WITH s AS (SELECT id, coalesce(octet_length(env), 0) + octet_length(job_name)"                \
+    " + octet_length(idempotency_key) + octet_length(message) + 64 AS sz FROM runs"                \
+    " WHERE " where " AND ($1::smallint = 0 OR state = $1::smallint)"                              \
+    " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::bigint + 1),"             \
+    " p AS (SELECT id, row_number() OVER w AS n, sum(sz) OVER w - sz AS offset_bytes FROM s"       \
+    " WINDOW w AS (ORDER BY id DESC)),"                                                            \
+    " k AS (SELECT id FROM p WHERE n <= $3::bigint AND offset_bytes < " RUN_LIST_BYTES ")"         \
+    " SELECT" RUN_COLUMNS ", (SELECT count(*) FROM p) - (SELECT count(*) FROM k)"                  \
+    " FROM runs r JOIN k ON k.id = r.id LEFT JOIN attempts a ON a.run_id = r.id"                   \
+    " ORDER BY r.id DESC, a.number"
 
 const char cs_store_sql_run_list[] = RUN_PAGE("true");
 const char cs_store_sql_run_list_job[] = RUN_PAGE("job_name = $4::text");
