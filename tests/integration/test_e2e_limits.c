@@ -2,7 +2,8 @@
  * each limit refused with INVALID_ARGUMENT naming it, requests that froze
  * the loop (tens of thousands of variables) refused without a late tick,
  * the largest accepted job and run started with the loop on time, ListRuns
- * pages bounded in bytes (their tokens reach every run exactly once), and
+ * and ListJobs pages bounded in bytes (their tokens reach every run and job
+ * exactly once), and
  * cschedd's database credentials kept out of every job's environment. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -329,6 +330,61 @@ static void test_e2e_limits_runs_paged_by_bytes(void **state)
         csched__v1__run__free_unpacked(cs_e2e_wait_end(e, ids[i]), NULL);
 }
 
+/* Five jobs of 900 KB (4.5 MB) come in ListJobs pages of at most 2 MiB and
+ * a job, every job exactly once, in name order. */
+static void test_e2e_limits_jobs_paged_by_bytes(void **state)
+{
+    struct cs_e2e *e = *state;
+    enum { N = 5 };
+    char names[N][96], prefix[64];
+    char *shell = repeat(':', 100000);
+    size_t seen = 0, pages = 0;
+
+    /* Names that sort before every other test's jobs, in creation order. */
+    cs_e2e_name(prefix, sizeof(prefix), "0big");
+    for (size_t i = 0; i < N; i++) {
+        Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+        char *args[9];
+        (void)snprintf(names[i], sizeof(names[i]), "%s-%zu", prefix, i);
+        for (size_t a = 0; a < CS_E2E_ARRAY_LEN(args); a++)
+            args[a] = shell;
+        job.name = names[i];
+        job.command = args;
+        job.n_command = CS_E2E_ARRAY_LEN(args);
+        csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    }
+    free(shell);
+
+    char *token = strdup("");
+    do {
+        Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+        Csched__V1__ListJobsResponse *page = NULL;
+        struct cs_status st = {0};
+        req.page_size = 1000;
+        req.page_token = token;
+        int rc = cs_scheduler_list_jobs(e->client, &req, &page, cs_e2e_opts(), &st);
+        if (rc != 0)
+            fail_msg("ListJobs page %zu: %s \"%s\"", pages, cs_status_code_name(rc), st.message);
+        size_t bytes = csched__v1__list_jobs_response__get_packed_size(page);
+        if (bytes > PAGE_BYTES + 1024 * 1024)
+            fail_msg("ListJobs page %zu is %zu bytes, over 2 MiB and a job", pages, bytes);
+        for (size_t i = 0; i < page->n_jobs; i++)
+            if (strncmp(page->jobs[i]->name, prefix, strlen(prefix)) == 0) {
+                assert_true(seen < N);
+                assert_string_equal(page->jobs[i]->name, names[seen]);
+                seen++;
+            }
+        free(token);
+        token = strdup(page->next_page_token);
+        csched__v1__list_jobs_response__free_unpacked(page, NULL);
+        pages++;
+    } while (token[0] != '\0');
+    free(token);
+    assert_int_equal(seen, N);
+    if (pages < 3)
+        fail_msg("4.5 MB of jobs came in %zu pages", pages);
+}
+
 /* cschedd's environment carries database credentials here (set before it
  * starts, below); a job sees none of them, but the PG* name its own env
  * sets. */
@@ -383,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_e2e_limits_huge_env_refused_on_time),
         cmocka_unit_test(test_e2e_limits_largest_accepted_on_time),
         cmocka_unit_test(test_e2e_limits_runs_paged_by_bytes),
+        cmocka_unit_test(test_e2e_limits_jobs_paged_by_bytes),
         cmocka_unit_test(test_e2e_limits_no_secrets_in_jobs),
     };
     return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);
