@@ -51,10 +51,9 @@ void cs_api_fail_store(struct cs_call *call, int status, const char *what)
                      what);
 }
 
-int cs_api_page_size(uint32_t requested, uint32_t *out)
+uint32_t cs_api_page_size(uint32_t requested)
 {
-    if (requested > 1000)
-        return -EINVAL;
-    *out = requested == 0 ? 100 : requested;
-    return 0;
+    if (requested == 0)
+        return CS_API_PAGE_SIZE_DEFAULT;
+    return requested < CS_API_PAGE_SIZE_MAX ? requested : CS_API_PAGE_SIZE_MAX;
 }

@@ -9,6 +9,7 @@
 
 #include "rpc.h"
 #include "sched_state.h"
+#include "store.h"
 
 /* 0 if the store takes writes; otherwise fails call with UNAVAILABLE and
  * returns -ENOTCONN. */
@@ -27,8 +28,14 @@ void cs_api_reply_cb(void *arg, int status);
 /* Fails call for a store read that returned status. */
 void cs_api_fail_store(struct cs_call *call, int status, const char *what);
 
-/* The page size to use for a request: 0 means 100; over 1000 is -EINVAL.
- * Any thread. */
-int cs_api_page_size(uint32_t requested, uint32_t *out);
+/* Pages: page_size 0 means CS_API_PAGE_SIZE_DEFAULT and more than
+ * CS_API_PAGE_SIZE_MAX is read as the maximum (AIP-158). A page also ends
+ * early, with a next_page_token, once it holds CS_API_PAGE_BYTES bytes. */
+#define CS_API_PAGE_SIZE_DEFAULT 100
+#define CS_API_PAGE_SIZE_MAX 1000
+#define CS_API_PAGE_BYTES CS_STORE_RUN_LIST_BYTES
+
+/* The page size to use for a request. Any thread. */
+uint32_t cs_api_page_size(uint32_t requested);
 
 #endif

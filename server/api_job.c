@@ -120,11 +120,7 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
     CS_ASSERT_LOOP();
     const Csched__V1__ListJobsRequest *req = (const Csched__V1__ListJobsRequest *)request;
     struct cs_sched *s = ctx;
-    uint32_t limit;
-    if (cs_api_page_size(req->page_size, &limit) != 0) {
-        cs_call_fail(call, -EINVAL, "page_size %u is over the limit of 1000", req->page_size);
-        return;
-    }
+    uint32_t limit = cs_api_page_size(req->page_size);
     size_t start = 0;
     if (req->page_token[0] != '\0') {
         const char *after = req->page_token + strlen(JOB_TOKEN_PREFIX);
@@ -137,11 +133,15 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
         }
         start = cs_job_index_after(s, after);
     }
-    size_t n = s->n_jobs - start < limit ? s->n_jobs - start : limit;
+    size_t max = s->n_jobs - start < limit ? s->n_jobs - start : limit;
     Csched__V1__ListJobsResponse resp = CSCHED__V1__LIST_JOBS_RESPONSE__INIT;
-    Csched__V1__Job **jobs = cs_xcalloc(n ? n : 1, sizeof(*jobs));
-    for (size_t i = 0; i < n; i++)
-        jobs[i] = s->jobs[start + i]->spec;
+    Csched__V1__Job **jobs = cs_xcalloc(max ? max : 1, sizeof(*jobs));
+    /* The page ends after the job that brings it to the byte budget. */
+    size_t n = 0, bytes = 0;
+    while (n < max && bytes < CS_API_PAGE_BYTES) {
+        jobs[n] = s->jobs[start + n]->spec;
+        bytes += protobuf_c_message_get_packed_size(&jobs[n++]->base);
+    }
     resp.jobs = jobs;
     resp.n_jobs = n;
     char token[CS_JOB_NAME_MAX + 16] = "";

@@ -68,8 +68,7 @@ void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, v
     const Csched__V1__TriggerJobRequest *req = (const Csched__V1__TriggerJobRequest *)request;
     struct cs_sched *s = ctx;
     struct cs_err err;
-    if (cs_job_name_validate(req->job_name, "job_name", &err) != 0 ||
-        cs_env_validate((struct cs_kv *const *)req->env, req->n_env, "env", &err) != 0) {
+    if (cs_run_request_validate(req, &err) != 0) {
         cs_call_fail(call, err.code, "%s", err.msg);
         return;
     }
@@ -151,29 +150,36 @@ void cs_api_get_run(struct cs_call *call, const ProtobufCMessage *request, void 
                          run_lookup_new(call, req->run_id));
 }
 
-struct list_runs {
-    struct cs_call *call;
-    uint32_t limit;
-};
-
-static void runs_listed_cb(void *arg, int status, Csched__V1__Run **runs, size_t n)
+/* The page ends at the limit or at the store's byte budget: either way the
+ * token says where the next one starts. */
+static void runs_listed_cb(void *arg, int status, Csched__V1__Run **runs, size_t n, bool more)
 {
-    struct list_runs *l = arg;
+    struct cs_call *call = arg;
     if (status != 0) {
-        cs_api_fail_store(l->call, status, "listing runs");
-        free(l);
+        cs_api_fail_store(call, status, "listing runs");
         return;
     }
     Csched__V1__ListRunsResponse resp = CSCHED__V1__LIST_RUNS_RESPONSE__INIT;
     resp.runs = runs;
     resp.n_runs = n;
     char token[32] = "";
-    if (n == l->limit && n > 0)
+    if (more && n > 0)
         (void)snprintf(token, sizeof(token), "%lld", (long long)runs[n - 1]->id);
     resp.next_page_token = token;
-    cs_call_reply(l->call, &resp.base);
+    cs_call_reply(call, &resp.base);
     cs_store_runs_free(runs, n);
-    free(l);
+}
+
+/* The run id a page token names: digits only, as runs_listed_cb writes them,
+ * of a run this server has handed out; 0 if the token is not one. */
+static int64_t run_token_id(const char *token, int64_t next_run_id)
+{
+    size_t len = strspn(token, "0123456789");
+    if (len == 0 || token[len] != '\0' || token[0] == '0' || len > 19)
+        return 0;
+    errno = 0;
+    long long id = strtoll(token, NULL, 10);
+    return errno == 0 && id < next_run_id ? id : 0;
 }
 
 void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -181,19 +187,15 @@ void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, voi
     CS_ASSERT_LOOP();
     const Csched__V1__ListRunsRequest *req = (const Csched__V1__ListRunsRequest *)request;
     struct cs_sched *s = ctx;
-    struct cs_store_run_filter filter = {.job_name = req->job_name, .state = req->state};
-    if (cs_api_page_size(req->page_size, &filter.limit) != 0) {
-        cs_call_fail(call, -EINVAL, "page_size %u is over the limit of 1000", req->page_size);
-        return;
-    }
+    struct cs_store_run_filter filter = {
+        .job_name = req->job_name, .state = req->state, .limit = cs_api_page_size(req->page_size)};
     if (req->state < 0 || req->state > CSCHED__V1__RUN_STATE__RUN_STATE_LOST) {
         cs_call_fail(call, -EINVAL, "state %d is not a RunState", (int)req->state);
         return;
     }
     if (req->page_token[0] != '\0') {
-        char *end;
-        long long before = strtoll(req->page_token, &end, 10);
-        if (*end != '\0' || before <= 0) {
+        int64_t before = run_token_id(req->page_token, s->next_run_id);
+        if (before == 0) {
             cs_call_fail(call, -EINVAL,
                          "page_token is not one this server gave out: pass next_page_token "
                          "from the previous response, or nothing for the first page");
@@ -201,10 +203,7 @@ void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, voi
         }
         filter.before_id = before;
     }
-    struct list_runs *l = cs_xmalloc(sizeof(*l));
-    l->call = call;
-    l->limit = filter.limit;
-    cs_store_run_list(s->store, &filter, runs_listed_cb, l);
+    cs_store_run_list(s->store, &filter, runs_listed_cb, call);
 }
 
 static void stored_run_cancel_cb(void *arg, int status, Csched__V1__Run *run)

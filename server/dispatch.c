@@ -213,11 +213,16 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
 {
     struct cs_run *run = att->run;
     Csched__V1__Attempt *a = attempt_msg(att);
+    /* An adopted attempt recorded RUNNING with this minder before the
+     * restart: its RUNNING event is in the history already. */
+    bool known =
+        a->state == CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING && a->minder_pid == (int32_t)att->pid;
     a->state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
     a->minder_pid = (int32_t)att->pid;
     if (a->started_unix_ms == 0)
         a->started_unix_ms = started_unix_ms;
-    write_attempt(s, run, att);
+    if (!known)
+        write_attempt(s, run, att);
     if (run->msg->state != CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING) {
         cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
         write_run(s, run, NULL, NULL);

@@ -14,14 +14,48 @@ static size_t name_len(const char *entry)
     return eq != NULL ? (size_t)(eq - entry) : strlen(entry);
 }
 
-/* True if a later entry (index > i) defines the same name as entries[i]. */
-static bool overridden(char **entries, size_t n, size_t i)
+/* Orders indexes into entries by name, then by position: the last of each
+ * run of equal names is the definition that wins. */
+static int by_name_then_index(const void *a, const void *b, void *arg)
 {
-    size_t len = name_len(entries[i]);
-    for (size_t j = i + 1; j < n; j++)
-        if (name_len(entries[j]) == len && memcmp(entries[j], entries[i], len) == 0)
-            return true;
-    return false;
+    char **entries = arg;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    size_t li = name_len(entries[i]), lj = name_len(entries[j]);
+    int c = memcmp(entries[i], entries[j], li < lj ? li : lj);
+    if (c == 0 && li != lj)
+        c = li < lj ? -1 : 1;
+    if (c == 0)
+        c = i < j ? -1 : 1;
+    return c;
+}
+
+static bool same_name(const char *a, const char *b)
+{
+    size_t len = name_len(a);
+    return name_len(b) == len && memcmp(a, b, len) == 0;
+}
+
+/* Frees every entry a later one of the same name overrides and compacts the
+ * rest in order; returns how many are left. A sort, not a scan per entry: an
+ * attempt with thousands of variables must not stall the loop. */
+static size_t drop_overridden(char **entries, size_t n)
+{
+    size_t *order = cs_xmalloc((n ? n : 1) * sizeof(*order));
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    qsort_r(order, n, sizeof(*order), by_name_then_index, entries);
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (same_name(entries[order[i]], entries[order[i + 1]])) {
+            free(entries[order[i]]);
+            entries[order[i]] = NULL;
+        }
+    }
+    free(order);
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++)
+        if (entries[i] != NULL)
+            entries[out++] = entries[i];
+    return out;
 }
 
 char **cs_env_build(char *const *base, const struct cs_env_source *sources, size_t n_sources)
@@ -46,14 +80,7 @@ char **cs_env_build(char *const *base, const struct cs_env_source *sources, size
         }
     }
     /* Keep only the last definition of each name, in order. */
-    size_t out = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (overridden(all, k, i))
-            free(all[i]);
-        else
-            all[out++] = all[i];
-    }
-    all[out] = NULL;
+    all[drop_overridden(all, k)] = NULL;
     return all;
 }
 
@@ -82,12 +109,29 @@ char **cs_env_copy(char *const *env)
     return cs_env_build(env, NULL, 0);
 }
 
-char **cs_env_copy_without(char *const *env, const char *prefix)
+static bool ends_with(const char *s, size_t len, const char *suffix)
+{
+    size_t n = strlen(suffix);
+    return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+/* PG* as a prefix rather than a list of libpq's variables: a list would
+ * miss the next one libpq adds. */
+static bool is_server_secret(const char *entry)
+{
+    size_t len = name_len(entry);
+    if (strncmp(entry, "CSCHED_", 7) == 0 || strncmp(entry, "PG", 2) == 0)
+        return true;
+    return (len == 12 && memcmp(entry, "DATABASE_URL", 12) == 0) ||
+           ends_with(entry, len, "_DATABASE_URL");
+}
+
+char **cs_env_base_for_jobs(char *const *env)
 {
     char **copy = cs_env_copy(env);
-    size_t len = strlen(prefix), out = 0;
+    size_t out = 0;
     for (size_t i = 0; copy[i] != NULL; i++) {
-        if (strncmp(copy[i], prefix, len) == 0)
+        if (is_server_secret(copy[i]))
             free(copy[i]);
         else
             copy[out++] = copy[i];

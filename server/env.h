@@ -22,8 +22,12 @@ char **cs_env_build_attempt(char *const *base, const Csched__V1__Job *spec,
                             const Csched__V1__Run *run, uint32_t attempt);
 /* Copies a NULL-terminated environ. */
 char **cs_env_copy(char *const *env);
-/* Copies env less the variables whose names start with prefix. */
-char **cs_env_copy_without(char *const *env, const char *prefix);
+/* The base environment of every command: env (cschedd's own) less what
+ * may carry the server's database credentials: CSCHED_* (its settings),
+ * PG* (every libpq variable: PGPASSWORD, PGPASSFILE, PGSERVICE, ...) and
+ * DATABASE_URL or any name ending in _DATABASE_URL. A job that needs one of
+ * these names sets it in its own env. */
+char **cs_env_base_for_jobs(char *const *env);
 void cs_env_free(char **env);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+
 int cs_job_name_validate(const char *name, const char *field, struct cs_err *err)
 {
     size_t len = strlen(name);
@@ -29,20 +31,48 @@ int cs_job_name_validate(const char *name, const char *field, struct cs_err *err
 
 int cs_env_validate(struct cs_kv *const *env, size_t n, const char *field, struct cs_err *err)
 {
+    if (n > CS_ENV_ENTRIES_MAX)
+        return cs_err_set(err, -EINVAL, "%s has %zu entries; the limit is %d", field, n,
+                          CS_ENV_ENTRIES_MAX);
     for (size_t i = 0; i < n; i++) {
         const char *key = env[i]->key;
+        size_t key_len = strlen(key);
         if (key[0] == '\0')
             return cs_err_set(err, -EINVAL, "%s has an empty variable name", field);
-        if (strlen(key) > 256)
-            return cs_err_set(err, -EINVAL, "%s variable name is longer than 256 bytes", field);
+        if (key_len > CS_ENV_KEY_BYTES_MAX)
+            return cs_err_set(err, -EINVAL, "%s variable name is longer than %d bytes", field,
+                              CS_ENV_KEY_BYTES_MAX);
         if (strchr(key, '=') != NULL)
             return cs_err_set(err, -EINVAL, "%s variable name \"%.64s\" contains '='", field, key);
+        size_t len = key_len + 1 + strlen(env[i]->value);
+        if (len > CS_JOB_ARG_BYTES_MAX)
+            return cs_err_set(err, -EINVAL, "%s[\"%.64s\"] is %zu bytes; the limit is %d", field,
+                              key, len, CS_JOB_ARG_BYTES_MAX);
     }
+    return 0;
+}
+
+int cs_run_request_validate(const Csched__V1__TriggerJobRequest *req, struct cs_err *err)
+{
+    int rc = cs_job_name_validate(req->job_name, "job_name", err);
+    if (rc == 0)
+        rc = cs_env_validate((struct cs_kv *const *)req->env, req->n_env, "env", err);
+    if (rc != 0)
+        return rc;
+    size_t size = protobuf_c_message_get_packed_size(&req->base);
+    if (size > CS_RUN_REQUEST_BYTES_MAX)
+        return cs_err_set(err, -EINVAL,
+                          "the run's definition (job_name, env, idempotency_key) is %zu bytes "
+                          "encoded; the limit is %d",
+                          size, CS_RUN_REQUEST_BYTES_MAX);
     return 0;
 }
 
 static int validate_labels(const Csched__V1__Job *spec, struct cs_err *err)
 {
+    if (spec->n_labels > CS_JOB_LABELS_MAX)
+        return cs_err_set(err, -EINVAL, "job.labels has %zu entries; the limit is %d",
+                          spec->n_labels, CS_JOB_LABELS_MAX);
     for (size_t i = 0; i < spec->n_labels; i++) {
         const char *key = spec->labels[i]->key;
         if (key[0] == '\0' || strlen(key) > 63)
@@ -69,13 +99,8 @@ static int validate_exec_size(const Csched__V1__Job *spec, struct cs_err *err)
                               len, CS_JOB_ARG_BYTES_MAX);
         total += len + 1;
     }
-    for (size_t i = 0; i < spec->n_env; i++) {
-        size_t len = strlen(spec->env[i]->key) + strlen(spec->env[i]->value) + 1;
-        if (len > CS_JOB_ARG_BYTES_MAX)
-            return cs_err_set(err, -EINVAL, "job.env[\"%.64s\"] is %zu bytes; the limit is %d",
-                              spec->env[i]->key, len, CS_JOB_ARG_BYTES_MAX);
-        total += len + 1;
-    }
+    for (size_t i = 0; i < spec->n_env; i++)
+        total += strlen(spec->env[i]->key) + strlen(spec->env[i]->value) + 2;
     if (total > CS_JOB_EXEC_BYTES_MAX)
         return cs_err_set(err, -EINVAL,
                           "job.command and job.env come to %zu bytes; the limit is %d", total,
@@ -113,13 +138,16 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
     if (spec->retry_backoff_ms > CS_RETRY_BACKOFF_MAX_MS)
         return cs_err_set(err, -EINVAL, "job.retry_backoff_ms %u is over the limit of %d",
                           spec->retry_backoff_ms, CS_RETRY_BACKOFF_MAX_MS);
-    rc = validate_exec_size(spec, err);
-    if (rc != 0)
-        return rc;
+    /* The server's own limit on runs at once: more would only read as one. */
+    if (spec->max_running > CS_MAX_RUNNING_LIMIT)
+        return cs_err_set(err, -EINVAL, "job.max_running %u is over the limit of %d",
+                          spec->max_running, CS_MAX_RUNNING_LIMIT);
     rc = cs_env_validate((struct cs_kv *const *)spec->env, spec->n_env, "job.env", err);
-    if (rc != 0)
-        return rc;
-    return validate_labels(spec, err);
+    if (rc == 0)
+        rc = validate_exec_size(spec, err);
+    if (rc == 0)
+        rc = validate_labels(spec, err);
+    return rc;
 }
 
 /* Binary search: the index of name, or where it would go. */

@@ -13,12 +13,25 @@
  * could never start. */
 #define CS_JOB_ARG_BYTES_MAX (128 * 1024 - 1)
 #define CS_JOB_EXEC_BYTES_MAX (1024 * 1024)
+/* Variables in a job's env and in a run's: 1024 is ten times what a real
+ * environment holds, and keeps the merge at an attempt's start (n log n, on
+ * the loop) well under a millisecond. */
+#define CS_ENV_ENTRIES_MAX 1024
+#define CS_ENV_KEY_BYTES_MAX 256
+#define CS_JOB_LABELS_MAX 64
+/* A run's definition: TriggerJobRequest encoded (job_name, env overrides,
+ * idempotency_key). Every run is stored, held while active and listed by
+ * ListRuns, so it is kept small: overrides, not a second job. */
+#define CS_RUN_REQUEST_BYTES_MAX (64 * 1024)
 #define CS_JOB_MAX_ATTEMPTS 100
 #define CS_JOB_TIMEOUT_MAX_S (7 * 24 * 3600)
 #define CS_RETRY_BACKOFF_MAX_MS (10 * 60 * 1000)
 
 /* Checks a job as a client sent it; fills err with the field and the rule. */
 int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err);
+/* Checks a TriggerJob request's job name, env and size; not whether the
+ * job exists. */
+int cs_run_request_validate(const Csched__V1__TriggerJobRequest *req, struct cs_err *err);
 /* Checks a name alone (for GetJob, TriggerJob, ...). */
 int cs_job_name_validate(const char *name, const char *field, struct cs_err *err);
 /* The layout protoc-c gives every map<string, string> entry, whatever the
@@ -29,8 +42,10 @@ struct cs_kv {
     char *value;
 };
 
-/* Checks map entries used as environment variables: keys non-empty, at most
- * 256 bytes, without '='. */
+/* Checks map entries used as environment variables: at most
+ * CS_ENV_ENTRIES_MAX of them, keys non-empty, at most CS_ENV_KEY_BYTES_MAX
+ * bytes, without '=', each KEY=VALUE at most CS_JOB_ARG_BYTES_MAX bytes.
+ * Linear in the entries' size. */
 int cs_env_validate(struct cs_kv *const *env, size_t n, const char *field, struct cs_err *err);
 
 struct cs_job *cs_job_find(const struct cs_sched *sched, const char *name);

@@ -226,9 +226,9 @@ static int sched_init(struct server *srv)
     s->next_run_id = 1;
     s->next_seq = 1;
     s->started_mono_ns = cs_now_mono_ns();
-    /* Commands get the server's environment less its own settings: the
-     * database URL may carry a password. */
-    s->base_env = cs_env_copy_without(environ, "CSCHED_");
+    /* Commands get the server's environment less its settings and database
+     * credentials (see cs_env_base_for_jobs). */
+    s->base_env = cs_env_base_for_jobs(environ);
     cs_api_watch_init(s);
     int rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)

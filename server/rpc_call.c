@@ -44,6 +44,11 @@ int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, s
     if (rc == -EBADMSG)
         (void)snprintf(why, cap, "the request is not a valid %s message: %s%shas field number 0",
                        desc->name, field, field[0] != '\0' ? " " : "");
+    else if (rc == -E2BIG)
+        (void)snprintf(why, cap, "field %s has more than %d entries, the limit for any field",
+                       field, CS_WIRE_REPEATED_MAX);
+    else if (rc == -ERANGE)
+        (void)snprintf(why, cap, "field %s is a 32-bit number: its value does not fit", field);
     else if (rc != 0)
         (void)snprintf(why, cap, "field %s holds a NUL byte or is not valid UTF-8", field);
     else if ((call->request = protobuf_c_message_unpack(desc, NULL, len, data)) == NULL)

@@ -136,7 +136,10 @@ void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event, 
 /* Reads. They are answered in order with the writes: a read sees every write
  * queued before it. */
 typedef void (*cs_store_run_cb)(void *arg, int status, Csched__V1__Run *run);
-typedef void (*cs_store_runs_cb)(void *arg, int status, Csched__V1__Run **runs, size_t n);
+/* more: the list stopped at the filter's limit or at CS_STORE_RUN_LIST_BYTES
+ * with matching runs left; ask again with before_id = the last run's id. */
+typedef void (*cs_store_runs_cb)(void *arg, int status, Csched__V1__Run **runs, size_t n,
+                                 bool more);
 typedef void (*cs_store_events_cb)(void *arg, int status, Csched__V1__Event **events, size_t n);
 typedef void (*cs_store_jobs_cb)(void *arg, int status, Csched__V1__Job **jobs, size_t n);
 
@@ -152,7 +155,14 @@ struct cs_store_run_filter {
     int64_t before_id;          /* only runs with id < before_id; 0 for no bound */
     uint32_t limit;
 };
-/* Runs newest first, each with its attempts. */
+/* A run list ends early, after the run that brings the stored size of the
+ * runs read (env, job name, idempotency key, message, and 64 bytes for the
+ * rest) to this many bytes: a page of large runs reads and holds 2 MiB and a
+ * run, not limit times the largest run, and fits gRPC's default 4 MiB
+ * receive limit. Always at least one run. */
+#define CS_STORE_RUN_LIST_BYTES 2097152
+/* Runs newest first, each with its attempts, at most limit of them and
+ * bounded in bytes as above. */
 void cs_store_run_list(struct cs_store *store, const struct cs_store_run_filter *filter,
                        cs_store_runs_cb cb, void *arg);
 

@@ -490,6 +490,9 @@ enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *
  * Returns the number of runs. */
 size_t cs_store_runs_from_rows(const struct cs_store_logger *log, const PGresult *res,
                                Csched__V1__Run ***runs, char ***dirs);
+/* Whether a run list's result (cs_store_sql_run_list*) left matching runs
+ * out, at the limit or the byte budget. */
+bool cs_store_run_list_more(const PGresult *res);
 
 /* Takes one array per column, as cs_store_sql_run_put does. */
 extern const char cs_store_sql_event_put[];

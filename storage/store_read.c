@@ -66,12 +66,12 @@ static void run_list_done_cb(struct cs_store_op *op, int status, const PGresult 
 
     if (status != 0) {
         if (cb != NULL)
-            cb(op->arg, status, NULL, 0);
+            cb(op->arg, status, NULL, 0, false);
         return;
     }
     n = cs_store_runs_from_rows(&op->store->log, res, &runs, NULL);
     if (cb != NULL)
-        cb(op->arg, 0, runs, n);
+        cb(op->arg, 0, runs, n, cs_store_run_list_more(res));
     else
         cs_store_runs_free(runs, n);
 }

@@ -82,19 +82,36 @@ const char cs_store_sql_run_by_key[] =
     " ORDER BY r.id, a.number";
 
 /* Two statements rather than one with "$1 = '' OR job_name = $1", so that a
- * cached generic plan can still use the (job_name, id) index. */
-const char cs_store_sql_run_list[] =
-    "WITH r AS (SELECT * FROM runs WHERE ($1::smallint = 0 OR state = $1::smallint)"
-    " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::bigint)"
-    " SELECT" RUN_COLUMNS " FROM r LEFT JOIN attempts a ON a.run_id = r.id"
-    " ORDER BY r.id DESC, a.number";
+ * cached generic plan can still use the (job_name, id) index. s reads one run
+ * past the limit, to tell whether more are left; k keeps those within the
+ * limit that start under the byte budget (octet_length of a bytea reads its
+ * size without detoasting it). The last column counts what was read but not
+ * kept. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define RUN_LIST_BYTES STR(CS_STORE_RUN_LIST_BYTES)
+#define RUN_PAGE(where)                                                                            \
+    "WITH s AS (SELECT id, coalesce(octet_length(env), 0) + octet_length(job_name)"                \
+    " + octet_length(idempotency_key) + octet_length(message) + 64 AS sz FROM runs"                \
+    " WHERE " where " AND ($1::smallint = 0 OR state = $1::smallint)"                              \
+    " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::bigint + 1),"             \
+    " p AS (SELECT id, row_number() OVER w AS n, sum(sz) OVER w - sz AS offset_bytes FROM s"       \
+    " WINDOW w AS (ORDER BY id DESC)),"                                                            \
+    " k AS (SELECT id FROM p WHERE n <= $3::bigint AND offset_bytes < " RUN_LIST_BYTES ")"         \
+    " SELECT" RUN_COLUMNS ", (SELECT count(*) FROM p) - (SELECT count(*) FROM k)"                  \
+    " FROM runs r JOIN k ON k.id = r.id LEFT JOIN attempts a ON a.run_id = r.id"                   \
+    " ORDER BY r.id DESC, a.number"
 
-const char cs_store_sql_run_list_job[] =
-    "WITH r AS (SELECT * FROM runs WHERE job_name = $4::text"
-    " AND ($1::smallint = 0 OR state = $1::smallint)"
-    " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::bigint)"
-    " SELECT" RUN_COLUMNS " FROM r LEFT JOIN attempts a ON a.run_id = r.id"
-    " ORDER BY r.id DESC, a.number";
+const char cs_store_sql_run_list[] = RUN_PAGE("true");
+const char cs_store_sql_run_list_job[] = RUN_PAGE("job_name = $4::text");
+
+/* The column cs_store_sql_run_list adds after RUN_COLUMNS. */
+enum { COL_LEFT_OUT = 24 };
+
+bool cs_store_run_list_more(const PGresult *res)
+{
+    return PQntuples(res) > 0 && cs_store_row_int(res, 0, COL_LEFT_OUT) > 0;
+}
 
 const char cs_store_sql_run_active[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"

@@ -65,8 +65,7 @@ static void check_delete_job(const ProtobufCMessage *msg)
 static void check_list_jobs(const ProtobufCMessage *msg)
 {
     const Csched__V1__ListJobsRequest *req = (const Csched__V1__ListJobsRequest *)msg;
-    uint32_t limit;
-    (void)cs_api_page_size(req->page_size, &limit);
+    (void)cs_api_page_size(req->page_size);
     if (strncmp(req->page_token, JOB_TOKEN_PREFIX, strlen(JOB_TOKEN_PREFIX)) == 0)
         (void)cs_job_name_validate(req->page_token + strlen(JOB_TOKEN_PREFIX), "page_token", NULL);
 }
@@ -75,15 +74,13 @@ static void check_trigger_job(const ProtobufCMessage *msg)
 {
     const Csched__V1__TriggerJobRequest *req = (const Csched__V1__TriggerJobRequest *)msg;
     struct cs_err err;
-    if (cs_job_name_validate(req->job_name, "job_name", &err) == 0 &&
-        cs_env_validate((struct cs_kv *const *)req->env, req->n_env, "env", &err) == 0)
+    if (cs_run_request_validate(req, &err) == 0)
         build_env((void *const *)req->env, req->n_env);
 }
 
 static void check_list_runs(const ProtobufCMessage *msg)
 {
-    uint32_t limit;
-    (void)cs_api_page_size(((const Csched__V1__ListRunsRequest *)msg)->page_size, &limit);
+    (void)cs_api_page_size(((const Csched__V1__ListRunsRequest *)msg)->page_size);
 }
 
 static void check_watch(const ProtobufCMessage *msg)

@@ -233,13 +233,14 @@ void run_cb(void *arg, int status, Csched__V1__Run *run)
     r->done = true;
 }
 
-void runs_cb(void *arg, int status, Csched__V1__Run **runs, size_t n)
+void runs_cb(void *arg, int status, Csched__V1__Run **runs, size_t n, bool more)
 {
     struct read_result *r = arg;
 
     r->status = status;
     r->runs = runs;
     r->n = n;
+    r->more = more;
     r->done = true;
 }
 

@@ -85,10 +85,11 @@ struct read_result {
     Csched__V1__Run **runs;
     Csched__V1__Event **events;
     size_t n;
+    bool more; /* of a run list */
 };
 
 void run_cb(void *arg, int status, Csched__V1__Run *run);
-void runs_cb(void *arg, int status, Csched__V1__Run **runs, size_t n);
+void runs_cb(void *arg, int status, Csched__V1__Run **runs, size_t n, bool more);
 void events_cb(void *arg, int status, Csched__V1__Event **events, size_t n);
 
 /* Blocking libpq on the side, as a person with psql would. */

@@ -38,6 +38,7 @@ static void test_store_run_list_filters_and_pages(void **state)
     put_ten_runs(f);
     list_runs(f, &all, &r);
     assert_int_equal(r.n, 10);
+    assert_false(r.more);
     assert_int_equal(r.runs[0]->id, 10);
     assert_int_equal(r.runs[9]->id, 1);
     assert_int_equal(r.runs[0]->n_attempts, 1);
@@ -45,6 +46,7 @@ static void test_store_run_list_filters_and_pages(void **state)
 
     list_runs(f, &page, &r);
     assert_int_equal(r.n, 4);
+    assert_true(r.more);
     assert_int_equal(r.runs[3]->id, 7);
     page.before_id = r.runs[3]->id;
     cs_store_runs_free(r.runs, r.n);
@@ -69,6 +71,52 @@ static void test_store_run_list_filters_and_pages(void **state)
     assert_int_equal(r.runs[1]->state, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
     cs_store_runs_free(r.runs, r.n);
     assert_int_equal(f->writes_ok, 20);
+}
+
+/* Runs of 100 KB of env each: a list of up to 100 stops after the run that
+ * reaches CS_STORE_RUN_LIST_BYTES and says more are left; the next page,
+ * from the last id, has the rest. */
+static void test_store_run_list_bounded_in_bytes(void **state)
+{
+    enum { N = 40, VALUE = 100 * 1000 };
+    struct fixture *f = *state;
+    struct cs_store_run_filter filter = {.limit = 100};
+    Csched__V1__Run__EnvEntry entry = CSCHED__V1__RUN__ENV_ENTRY__INIT;
+    Csched__V1__Run__EnvEntry *entries[] = {&entry};
+    char *value = malloc(VALUE + 1);
+    struct read_result r;
+    size_t first;
+
+    assert_non_null(value);
+    memset(value, 'v', VALUE);
+    value[VALUE] = '\0';
+    entry.key = "BIG";
+    entry.value = value;
+    store_open(f);
+    for (int64_t id = 1; id <= N; id++) {
+        Csched__V1__Run run = make_run(id, "big", CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+        run.env = entries;
+        run.n_env = 1;
+        cs_store_run_put(f->store, &run, write_cb, f);
+    }
+    wait_writes(f, N);
+    free(value);
+
+    list_runs(f, &filter, &r);
+    first = r.n;
+    /* Each run is 100 KB and a little: the page ends after the 21st, the
+     * first to start under 2 MiB and end over it. */
+    assert_in_range(first, 20, 22);
+    assert_true((first - 1) * VALUE < CS_STORE_RUN_LIST_BYTES);
+    assert_true(r.more);
+    filter.before_id = r.runs[first - 1]->id;
+    assert_string_equal(r.runs[0]->env[0]->key, "BIG");
+    cs_store_runs_free(r.runs, r.n);
+    list_runs(f, &filter, &r);
+    assert_int_equal(r.n, N - first);
+    assert_false(r.more);
+    assert_int_equal(r.runs[r.n - 1]->id, 1);
+    cs_store_runs_free(r.runs, r.n);
 }
 
 static void test_store_event_list_after_seq(void **state)
@@ -228,6 +276,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_run_list_filters_and_pages, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_run_list_bounded_in_bytes, store_setup,
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_event_list_after_seq, store_setup,
                                         store_teardown),

@@ -1,6 +1,7 @@
-/* Unit tests of job.c: every rule of cs_job_validate (the return code and a
- * message that names the field), and the table of jobs sorted by name
- * (insert, find, index_after, replace, remove). */
+/* Unit tests of job.c's validation: every rule of cs_job_validate and
+ * cs_run_request_validate (the return code and a message that names the
+ * field and the limit), and cs_message_copy. The table of jobs is tested in
+ * test_job_table.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
+#include "config.h"
 #include "job.h"
 
 /* A job that passes, built on the stack from borrowed strings. */
@@ -211,8 +213,15 @@ static void test_job_limits(void **state)
     b.job.timeout_seconds = CS_JOB_TIMEOUT_MAX_S;
     b.job.max_attempts = CS_JOB_MAX_ATTEMPTS;
     b.job.retry_backoff_ms = CS_RETRY_BACKOFF_MAX_MS;
-    b.job.max_running = UINT32_MAX;
+    b.job.max_running = CS_MAX_RUNNING_LIMIT;
     check_valid(&b, "every limit at its maximum");
+
+    b.job.max_running = CS_MAX_RUNNING_LIMIT + 1;
+    check_invalid(&b, "max_running over the server's limit", "job.max_running", "100000");
+    b.job.max_running = UINT32_MAX;
+    check_invalid(&b, "max_running UINT32_MAX", "job.max_running", "4294967295");
+    b.job.max_running = 0;
+    check_valid(&b, "max_running 0 (no per-job limit)");
 
     b.job.timeout_seconds = CS_JOB_TIMEOUT_MAX_S + 1;
     check_invalid(&b, "timeout over 7 days", "job.timeout_seconds", NULL);
@@ -293,125 +302,6 @@ static void test_job_labels(void **state)
     free(value_over);
 }
 
-/* --- the table ----------------------------------------------------------- */
-
-static Csched__V1__Job *spec_named(const char *name)
-{
-    Csched__V1__Job job;
-    char *argv[] = {"true"};
-
-    csched__v1__job__init(&job);
-    job.name = (char *)name;
-    job.command = argv;
-    job.n_command = 1;
-    return (Csched__V1__Job *)cs_message_copy(&job.base);
-}
-
-static void check_sorted(const struct cs_sched *s)
-{
-    for (size_t i = 1; i < s->n_jobs; i++)
-        if (strcmp(s->jobs[i - 1]->spec->name, s->jobs[i]->spec->name) >= 0)
-            fail_msg("jobs[%zu] \"%s\" and jobs[%zu] \"%s\": expected ascending names", i - 1,
-                     s->jobs[i - 1]->spec->name, i, s->jobs[i]->spec->name);
-}
-
-static void test_job_table(void **state)
-{
-    enum { N = 300 };
-    struct cs_sched *s = calloc(1, sizeof(*s));
-    char name[32];
-
-    assert_non_null(s);
-    assert_null(cs_job_find(s, "x"));
-    assert_int_equal(cs_job_index_after(s, ""), 0);
-
-    /* Even numbers in a scrambled order (7 is coprime to N). */
-    for (size_t k = 0; k < N; k++) {
-        size_t i = (k * 7) % N;
-        (void)snprintf(name, sizeof(name), "job-%04zu", 2 * i);
-        struct cs_job *job = cs_job_insert(s, spec_named(name));
-        assert_non_null(job);
-        assert_ptr_equal(cs_job_find(s, name), job);
-        assert_int_equal(job->active, 0);
-        assert_int_equal(job->slots, 0);
-        assert_true(cs_queue_is_empty(&job->queue));
-        assert_int_equal(job->heap_index, CS_NOT_IN_HEAP);
-    }
-    assert_int_equal(s->n_jobs, N);
-    check_sorted(s);
-
-    for (size_t i = 0; i < N; i++) {
-        (void)snprintf(name, sizeof(name), "job-%04zu", 2 * i);
-        struct cs_job *job = cs_job_find(s, name);
-        if (job == NULL || strcmp(job->spec->name, name) != 0)
-            fail_msg("find(%s): expected the job, got %s", name, job ? job->spec->name : "NULL");
-        assert_ptr_equal(s->jobs[i], job);
-        /* After an existing name: the next index. */
-        assert_int_equal(cs_job_index_after(s, name), i + 1);
-        /* After a missing name between two: the later one's index. */
-        (void)snprintf(name, sizeof(name), "job-%04zu", 2 * i + 1);
-        assert_null(cs_job_find(s, name));
-        assert_int_equal(cs_job_index_after(s, name), i + 1);
-    }
-    assert_int_equal(cs_job_index_after(s, ""), 0);
-    assert_int_equal(cs_job_index_after(s, "a"), 0);
-    assert_int_equal(cs_job_index_after(s, "job-"), 0);
-    assert_int_equal(cs_job_index_after(s, "z"), N);
-    /* A prefix of a name sorts before it. */
-    assert_null(cs_job_find(s, "job-000"));
-    assert_int_equal(cs_job_index_after(s, "job-000"), 0);
-
-    /* Remove the first, the last and one in the middle. */
-    cs_job_remove(s, cs_job_find(s, "job-0000"));
-    cs_job_remove(s, cs_job_find(s, "job-0598"));
-    cs_job_remove(s, cs_job_find(s, "job-0300"));
-    assert_int_equal(s->n_jobs, N - 3);
-    check_sorted(s);
-    assert_null(cs_job_find(s, "job-0000"));
-    assert_null(cs_job_find(s, "job-0598"));
-    assert_null(cs_job_find(s, "job-0300"));
-    assert_non_null(cs_job_find(s, "job-0298"));
-    assert_non_null(cs_job_find(s, "job-0302"));
-    assert_ptr_equal(s->jobs[0], cs_job_find(s, "job-0002"));
-    assert_int_equal(cs_job_index_after(s, "job-0300"), 149);
-    assert_ptr_equal(s->jobs[149], cs_job_find(s, "job-0302"));
-
-    /* A removed name can come back, in its place. */
-    cs_job_insert(s, spec_named("job-0300"));
-    assert_ptr_equal(s->jobs[149], cs_job_find(s, "job-0300"));
-    check_sorted(s);
-
-    /* Replacing the spec keeps the job where it is and frees the old spec
-     * (LeakSanitizer checks the latter). */
-    struct cs_job *job = cs_job_find(s, "job-0100");
-    Csched__V1__Job *spec = spec_named("job-0100");
-    spec->max_running = 3;
-    cs_job_replace_spec(job, spec);
-    assert_ptr_equal(cs_job_find(s, "job-0100"), job);
-    assert_int_equal(job->spec->max_running, 3);
-
-    cs_job_free_all(s);
-    assert_int_equal(s->n_jobs, 0);
-    assert_null(s->jobs);
-    free(s);
-}
-
-/* Byte order, not locale order: upper case sorts before lower case. */
-static void test_job_table_byte_order(void **state)
-{
-    struct cs_sched *s = calloc(1, sizeof(*s));
-    static const char *const names[] = {"b", "B", "a", "_", "A", "0", "a.b", "a-b", "a_b"};
-    static const char *const sorted[] = {"0", "A", "B", "_", "a", "a-b", "a.b", "a_b", "b"};
-
-    assert_non_null(s);
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        cs_job_insert(s, spec_named(names[i]));
-    for (size_t i = 0; i < sizeof(sorted) / sizeof(sorted[0]); i++)
-        assert_string_equal(s->jobs[i]->spec->name, sorted[i]);
-    cs_job_free_all(s);
-    free(s);
-}
-
 /* cs_message_copy is deep: the copy outlives the original's buffers. */
 static void test_job_message_copy(void **state)
 {
@@ -483,6 +373,119 @@ static void test_job_validate_exec_size(void **state)
         free(args[i]);
 }
 
+/* n map entries of type desc named V0, V1, ... with value; free with
+ * free_entries. */
+static struct cs_kv **make_entries(const ProtobufCMessageDescriptor *desc, size_t n,
+                                   const char *value)
+{
+    struct cs_kv **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+
+    assert_non_null(ptrs);
+    for (size_t i = 0; i < n; i++) {
+        ptrs[i] = calloc(1, sizeof(**ptrs));
+        assert_non_null(ptrs[i]);
+        protobuf_c_message_init(desc, ptrs[i]);
+        ptrs[i]->key = malloc(24);
+        assert_non_null(ptrs[i]->key);
+        (void)snprintf(ptrs[i]->key, 24, "V%zu", i);
+        ptrs[i]->value = (char *)value;
+    }
+    return ptrs;
+}
+
+static void free_entries(struct cs_kv **ptrs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(ptrs[i]->key);
+        free(ptrs[i]);
+    }
+    free(ptrs);
+}
+
+/* A job's env and its labels have limits on their entries, each named in
+ * the message with the field. */
+static void test_job_definition_limits(void **state)
+{
+    static const struct {
+        const ProtobufCMessageDescriptor *desc;
+        size_t max;
+        const char *needle, *needle2;
+    } maps[] = {
+        {&csched__v1__job__env_entry__descriptor, CS_ENV_ENTRIES_MAX, "job.env has 1025 entries",
+         "the limit is 1024"},
+        {&csched__v1__job__labels_entry__descriptor, CS_JOB_LABELS_MAX, "job.labels has 65 entries",
+         "the limit is 64"},
+    };
+
+    for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]); m++) {
+        struct spec_buf b;
+        struct cs_kv **entries = make_entries(maps[m].desc, maps[m].max + 1, "x");
+        bool env = maps[m].desc == &csched__v1__job__env_entry__descriptor;
+
+        spec_init(&b);
+        if (env)
+            b.job.env = (Csched__V1__Job__EnvEntry **)entries;
+        else
+            b.job.labels = (Csched__V1__Job__LabelsEntry **)entries;
+        *(env ? &b.job.n_env : &b.job.n_labels) = maps[m].max;
+        check_valid(&b, "entries at the limit");
+        *(env ? &b.job.n_env : &b.job.n_labels) = maps[m].max + 1;
+        check_invalid(&b, "one entry over the limit", maps[m].needle, maps[m].needle2);
+        free_entries(entries, maps[m].max + 1);
+    }
+}
+
+static void check_run_invalid(const Csched__V1__TriggerJobRequest *req, const char *what,
+                              const char *needle, const char *needle2)
+{
+    struct cs_err err = {0};
+    int rc = cs_run_request_validate(req, &err);
+
+    if (rc != -EINVAL || err.code != -EINVAL)
+        fail_msg("%s: expected %d, got %d \"%s\"", what, -EINVAL, rc, err.msg);
+    if (strstr(err.msg, needle) == NULL || (needle2 != NULL && strstr(err.msg, needle2) == NULL))
+        fail_msg("%s: expected \"%s\" and \"%s\" in the message, got \"%s\"", what, needle,
+                 needle2 ? needle2 : "", err.msg);
+}
+
+/* A run's overrides: as many variables as a job, but 64 KiB in all. */
+static void test_run_request_limits(void **state)
+{
+    Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    struct cs_err err = {0};
+    char *value = repeat('v', 40);
+    struct cs_kv **env = make_entries(&csched__v1__trigger_job_request__env_entry__descriptor,
+                                      CS_ENV_ENTRIES_MAX + 1, value);
+
+    req.job_name = "nightly";
+    assert_int_equal(cs_run_request_validate(&req, &err), 0);
+    req.env = (Csched__V1__TriggerJobRequest__EnvEntry **)env;
+    req.n_env = CS_ENV_ENTRIES_MAX;
+    assert_int_equal(cs_run_request_validate(&req, &err), 0);
+    req.n_env = CS_ENV_ENTRIES_MAX + 1;
+    check_run_invalid(&req, "1025 variables", "env has 1025 entries", "the limit is 1024");
+    req.job_name = "";
+    check_run_invalid(&req, "no job name", "job_name", NULL);
+    req.job_name = "nightly";
+
+    /* 1024 variables of 40 bytes fit; of 80 they do not. */
+    free(value);
+    value = repeat('v', 80);
+    for (size_t i = 0; i < CS_ENV_ENTRIES_MAX + 1; i++)
+        env[i]->value = value;
+    req.n_env = CS_ENV_ENTRIES_MAX;
+    check_run_invalid(&req, "a run over 64 KiB", "the run's definition", "the limit is 65536");
+
+    /* One variable over what one exec takes. */
+    char *big = repeat('b', CS_JOB_ARG_BYTES_MAX);
+    env[0]->value = big;
+    req.n_env = 1;
+    check_run_invalid(&req, "a variable over 128 KiB", "env[\"V0\"]", "131071");
+    free(big);
+    free(value);
+    free_entries(env, CS_ENV_ENTRIES_MAX + 1);
+}
+
 /* The functions under test belong to the loop thread: this one is it. */
 static int mark_loop_thread(void **state)
 {
@@ -502,9 +505,9 @@ int main(void)
         cmocka_unit_test(test_job_limits),
         cmocka_unit_test(test_job_env_keys),
         cmocka_unit_test(test_job_labels),
-        cmocka_unit_test(test_job_table),
-        cmocka_unit_test(test_job_table_byte_order),
         cmocka_unit_test(test_job_message_copy),
+        cmocka_unit_test(test_job_definition_limits),
+        cmocka_unit_test(test_run_request_limits),
     };
     return cmocka_run_group_tests(tests, mark_loop_thread, NULL);
 }

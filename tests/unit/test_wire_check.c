@@ -227,10 +227,64 @@ static void test_wire_len_prefix_reads_back(void **state)
     }
 }
 
+/* A 32-bit field given more than 32 bits is refused and named; within
+ * range, and a negative int32 or enum (ten bytes on the wire), it passes. */
+static void test_wire_check_32_bit_overflow_is_named(void **state)
+{
+    /* ListRunsRequest.page_size (field 3) = 2^40, then 2^32 - 1. */
+    static const uint8_t page_2_40[] = {0x18, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20};
+    static const uint8_t page_max[] = {0x18, 0xff, 0xff, 0xff, 0xff, 0x0f};
+    /* ListRunsRequest.state (field 2, an enum) = -1. */
+    static const uint8_t state_minus_1[] = {0x10, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                            0xff, 0xff, 0xff, 0xff, 0x01};
+    const ProtobufCMessageDescriptor *desc = &csched__v1__list_runs_request__descriptor;
+    char field[128];
+
+    assert_int_equal(
+        cs_wire_check_strings(desc, page_2_40, sizeof(page_2_40), field, sizeof(field)), -ERANGE);
+    assert_string_equal(field, "page_size");
+    assert_int_equal(cs_wire_check_strings(desc, page_max, sizeof(page_max), field, sizeof(field)),
+                     0);
+    assert_int_equal(
+        cs_wire_check_strings(desc, state_minus_1, sizeof(state_minus_1), field, sizeof(field)), 0);
+}
+
+/* Writes a CreateJobRequest whose job (field 1) holds n command (field 2)
+ * entries "x" into buf; returns its length. */
+static size_t job_of_commands(uint8_t *buf, size_t n)
+{
+    size_t len = cs_wire_put_len_prefix(buf, 1, 3 * n);
+    for (size_t i = 0; i < n; i++) {
+        buf[len++] = (2 << 3) | CS_WIRE_LEN;
+        buf[len++] = 1;
+        buf[len++] = 'x';
+    }
+    return len;
+}
+
+/* A repeated field of more than CS_WIRE_REPEATED_MAX entries is refused and
+ * named before anything is unpacked; at the limit it passes. */
+static void test_wire_check_repeated_over_the_limit_is_named(void **state)
+{
+    uint8_t *buf = malloc(3 * (CS_WIRE_REPEATED_MAX + 1) + CS_WIRE_LEN_PREFIX_MAX);
+    struct packed p = {buf, 0};
+    char field[128];
+
+    assert_non_null(buf);
+    p.len = job_of_commands(buf, CS_WIRE_REPEATED_MAX + 1);
+    assert_int_equal(check(&p, field, sizeof(field)), -E2BIG);
+    assert_string_equal(field, "job.command");
+    p.len = job_of_commands(buf, CS_WIRE_REPEATED_MAX);
+    assert_int_equal(check(&p, field, sizeof(field)), 0);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wire_check_clean_message_passes),
+        cmocka_unit_test(test_wire_check_32_bit_overflow_is_named),
+        cmocka_unit_test(test_wire_check_repeated_over_the_limit_is_named),
         cmocka_unit_test(test_wire_check_nul_in_nested_string_is_named),
         cmocka_unit_test(test_wire_check_nul_in_map_value_is_named),
         cmocka_unit_test(test_wire_check_invalid_utf8_is_refused),
