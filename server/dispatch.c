@@ -242,7 +242,8 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
     int64_t deadline = 0;
     if (run->job->spec->timeout_seconds > 0)
         deadline = a->started_unix_ms + (int64_t)run->job->spec->timeout_seconds * 1000 +
-                   CS_MINDER_KILL_GRACE_MS + CS_MINDER_DRAIN_MS + BACKSTOP_MARGIN_MS;
+                   CS_MINDER_KILL_GRACE_MS + CS_MINDER_LEFTOVER_GRACE_MS + CS_MINDER_DRAIN_MS +
+                   BACKSTOP_MARGIN_MS;
     int rc = cs_attempt_watch(att, deadline);
     if (rc != 0) {
         /* Without a watch the end would never be seen: treat it as lost. */
