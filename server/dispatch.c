@@ -7,7 +7,6 @@
 #include "dispatch.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,10 +267,6 @@ void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx)
         struct cs_note *note = &att->note;
         memset(note, 0, sizeof(*note));
         (void)snprintf(note->message, sizeof(note->message), "%s", launch->message);
-        if (launch->pid > 0) {
-            /* Spawned but not watchable: stop it rather than run unseen. */
-            (void)kill(launch->pid, SIGKILL);
-        }
         cs_launch_free(launch);
         attempt_ended_cb(att);
         return;

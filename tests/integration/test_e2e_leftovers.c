@@ -47,20 +47,6 @@ static long read_number(const char *path, int64_t timeout_ms)
     }
 }
 
-static long lines_of(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    long n = 0;
-    int c;
-
-    if (f == NULL)
-        return 0;
-    while ((c = fgetc(f)) != EOF)
-        n += c == '\n';
-    fclose(f);
-    return n;
-}
-
 static off_t size_of(const char *path)
 {
     struct stat st;
@@ -105,7 +91,7 @@ static void test_e2e_leftovers_setsid_daemon(void **state)
         (void)snprintf(path, sizeof(path), "%s/pid.%lld", dir, (long long)ids[i]);
         daemons[i] = (pid_t)read_number(path, 1000);
         (void)snprintf(path, sizeof(path), "%s/exec.%lld", dir, (long long)ids[i]);
-        assert_int_equal(lines_of(path), 1);
+        assert_int_equal(cs_e2e_count_lines(path), 1);
     }
     for (int i = 0; i < RUNS; i++) {
         assert_gone(daemons[i]);

@@ -415,12 +415,21 @@ static void test_minder_resets_ignored_signals(void **state)
     assert_int_equal(ignored & 0x7fffffff, 0);
 }
 
+/* Asserts that the process whose pid the command printed first is gone. */
+static void assert_printed_pid_gone(void)
+{
+    char buf[64];
+    int pid = 0;
+
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_int_equal(sscanf(buf, "%d", &pid), 1);
+    assert_gone(pid);
+}
+
 static void test_minder_reaps_leftovers(void **state)
 {
     struct cs_note note;
     int64_t start_ms = mono_ms();
-    int background = 0;
-    char buf[64];
 
     /* The shell exits at once; what it left in its group goes with it. */
     assert_int_equal(RUN("--", "sh", "-c", "sleep 100 & echo $!"), 0);
@@ -429,9 +438,7 @@ static void test_minder_reaps_leftovers(void **state)
     assert_int_equal(note.outcome, CS_NOTE_EXITED);
     assert_int_equal(note.exit_code, 0);
     assert_int_equal(note.leftover_processes, 1);
-    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_int_equal(sscanf(buf, "%d", &background), 1);
-    assert_gone(background);
+    assert_printed_pid_gone();
 }
 
 /* A process that left the command's session (setsid) is still the minder's
@@ -440,8 +447,6 @@ static void test_minder_stops_escaped_processes(void **state)
 {
     struct cs_note note;
     int64_t start_ms = mono_ms();
-    int escaped = 0;
-    char buf[64];
 
     assert_int_equal(
         RUN("--", "sh", "-c", "setsid sh -c 'echo $$; exec sleep 100' & sleep 0.2; exit 3"), 0);
@@ -450,9 +455,7 @@ static void test_minder_stops_escaped_processes(void **state)
     assert_int_equal(note.outcome, CS_NOTE_EXITED);
     assert_int_equal(note.exit_code, 3);
     assert_int_equal(note.leftover_processes, 1);
-    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_int_equal(sscanf(buf, "%d", &escaped), 1);
-    assert_gone(escaped);
+    assert_printed_pid_gone();
 }
 
 /* A leftover that ignores TERM is killed after the leftover grace; what it
@@ -461,8 +464,6 @@ static void test_minder_kills_leftovers_ignoring_term(void **state)
 {
     struct cs_note note;
     int64_t start_ms = mono_ms(), took_ms;
-    int escaped = 0;
-    char buf[64];
 
     assert_int_equal(RUN("--", "sh", "-c",
                          "setsid sh -c 'trap \"\" TERM; echo $$; while :; do sleep 0.05; done' &"
@@ -475,9 +476,7 @@ static void test_minder_kills_leftovers_ignoring_term(void **state)
     assert_int_equal(note.outcome, CS_NOTE_EXITED);
     assert_int_equal(note.exit_code, 0);
     assert_true(note.leftover_processes >= 1);
-    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_int_equal(sscanf(buf, "%d", &escaped), 1);
-    assert_gone(escaped);
+    assert_printed_pid_gone();
 }
 
 /* On a timeout the group is stopped as before, and what escaped it too. The
@@ -486,8 +485,6 @@ static void test_minder_kills_leftovers_ignoring_term(void **state)
 static void test_minder_timeout_stops_escaped_processes(void **state)
 {
     struct cs_note note;
-    int escaped = 0;
-    char buf[64];
 
     assert_int_equal(
         RUN("-t", "300", "--", "sh", "-c", "setsid sh -c 'echo $$; exec sleep 100' & sleep 100"),
@@ -495,9 +492,7 @@ static void test_minder_timeout_stops_escaped_processes(void **state)
     note = read_note();
     assert_int_equal(note.outcome, CS_NOTE_TIMED_OUT);
     assert_in_range(note.leftover_processes, 1, 2);
-    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_int_equal(sscanf(buf, "%d", &escaped), 1);
-    assert_gone(escaped);
+    assert_printed_pid_gone();
 }
 
 /* A command that leaves nothing behind says so. */
