@@ -471,7 +471,8 @@ static void test_minder_kills_leftovers_ignoring_term(void **state)
                      0);
     took_ms = mono_ms() - start_ms;
     assert_true(took_ms >= CS_MINDER_LEFTOVER_GRACE_MS);
-    assert_true(took_ms < CS_MINDER_LEFTOVER_GRACE_MS + 1500);
+    /* Well under the minder's wait limit, with room for a loaded machine. */
+    assert_true(took_ms < CS_MINDER_LEFTOVER_GRACE_MS + 2500);
     note = read_note();
     assert_int_equal(note.outcome, CS_NOTE_EXITED);
     assert_int_equal(note.exit_code, 0);
