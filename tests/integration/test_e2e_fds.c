@@ -86,6 +86,27 @@ static int count_processes_with(const char *marker)
     return n;
 }
 
+/* Counts the lines of the server's log (beside its state dir) that hold
+ * what; for the record of which way the launches went. */
+static int count_log_lines(struct cs_e2e *e, const char *what)
+{
+    char path[PATH_MAX + 16], line[1024];
+    const char *state_dir = cs_testd_state_dir(e->d);
+    const char *slash = strrchr(state_dir, '/');
+    int n = 0;
+    FILE *f;
+
+    assert_non_null(slash);
+    (void)snprintf(path, sizeof(path), "%.*s/cschedd.log", (int)(slash - state_dir), state_dir);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        n += strstr(line, what) != NULL;
+    fclose(f);
+    return n;
+}
+
 static int connect_to(const char *target)
 {
     struct sockaddr_in addr = {.sin_family = AF_INET};
@@ -169,6 +190,9 @@ static void test_e2e_fds_exhausted(void **state)
         assert_int_equal(cs_e2e_count_lines(path), 1);
     }
     assert_int_equal(count_processes_with(dir), 0);
+    /* The reserve covers the first launches; the others waited for fds. */
+    print_message("%d of %d launches waited for file descriptors\n",
+                  count_log_lines(e, "out of file descriptors"), RUNS);
     cs_test_rmtree(dir);
 }
 
