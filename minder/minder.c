@@ -2,11 +2,14 @@
  * start record, and only then runs the command in its own process
  * group with output to capped log files, enforces the timeout (TERM to the
  * group, KILL after the grace period), turns SIGTERM/SIGINT into a cancel,
- * reaps everything (it is a child subreaper) and writes the status note.
+ * and, being a child subreaper, inherits whatever the command leaves behind
+ * (even after setsid or a double fork): once the command ends, that is
+ * stopped (TERM, grace, KILL), counted and reaped before the status note.
  * One thread, one poll() over a signalfd and the two output pipes; what each
  * event does in each state is the table near the end, as in s6-supervise.
  * Invariant: the group is signalled only while its leader is unreaped (alive
- * or a zombie), so its id can never name someone else's group. libc only. */
+ * or a zombie), and a process only while it is our unreaped child, so no id
+ * signalled can name someone else's process. libc only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -40,9 +43,17 @@
 /* Bounds for -t and -g, so that milliseconds never overflow as nanoseconds. */
 #define MAX_MS (UINT64_C(1) << 40)
 #define NO_DEADLINE INT64_MAX
+/* How often a leftover that escaped a listing of our children is looked for
+ * again once they are being killed: KILL cannot be ignored, so only a
+ * process that was missed (the listing is not atomic) can still be there. */
+#define SWEEP_RETRY_MS 100
 
-enum state { UP, STOPPING, KILLING, DRAINING, NSTATES };
-enum event { V_TIMEOUT, V_CHLD, V_CANCEL, NEVENTS };
+/* SWEEPING and SWEEP_KILLING: the command has ended and what it left behind
+ * (our children now) is being stopped, with TERM and then KILL. */
+enum state { UP, STOPPING, KILLING, SWEEPING, SWEEP_KILLING, DRAINING, NSTATES };
+/* V_CHLD: the leader ended. After each round of reaping, V_LEFT: children
+ * remain, or V_ALL_REAPED: none. */
+enum event { V_TIMEOUT, V_CHLD, V_CANCEL, V_LEFT, V_ALL_REAPED, NEVENTS };
 
 /* One of the command's output streams: pipe in, capped file out. */
 struct output {
@@ -63,6 +74,7 @@ static struct {
     enum state state;
     pid_t pid; /* the command, leader of its own group */
     int wstatus;
+    bool leader_ended;  /* seen as a zombie: from then on, reaped children were left */
     bool leader_reaped; /* after this, the group id is no longer ours */
     bool no_children;   /* waitpid said ECHILD: everything is reaped */
     bool cont;
@@ -349,6 +361,81 @@ static void up_cancel(void)
     stop();
 }
 
+/* Sends sig to each of our children: after the leader's end, what the command
+ * left behind (reparented to us, the subreaper). They are unreaped, so their
+ * pids are still theirs. Returns false if they cannot be listed. */
+static bool signal_children(int sig)
+{
+    char buf[4096];
+    long pid = 0;
+    bool in_number = false;
+    ssize_t n;
+    int fd = openat(AT_FDCWD, "/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return false;
+    /* Space-separated pids; a number may straddle two reads. */
+    while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] >= '0' && buf[i] <= '9') {
+                pid = pid * 10 + (buf[i] - '0');
+                in_number = true;
+                continue;
+            }
+            if (in_number) {
+                (void)kill((pid_t)pid, sig); /* a zombie ignores it: nothing lost */
+                if (sig == SIGTERM)
+                    (void)kill((pid_t)pid, SIGCONT);
+            }
+            pid = 0;
+            in_number = false;
+        }
+    }
+    if (in_number)
+        (void)kill((pid_t)pid, sig);
+    (void)close(fd); /* read-only fd: nothing to lose */
+    return n == 0;
+}
+
+static void drain_start(void)
+{
+    m.state = DRAINING;
+    m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)CS_MINDER_DRAIN_MS * 1000000;
+}
+
+/* Without a list of our children nothing left can be stopped: say so and
+ * go on as if all were gone, so the attempt still ends and is recorded. */
+static void sweep_signal(int sig)
+{
+    if (!signal_children(sig)) {
+        say(PROG ": unable to list the processes the command left: %s\n", strerror(errno));
+        drain_start();
+    }
+}
+
+static void term_children(void)
+{
+    sweep_signal(SIGTERM);
+}
+
+static void kill_children(void)
+{
+    sweep_signal(SIGKILL);
+}
+
+static void sweep_timeout(void)
+{
+    m.state = SWEEP_KILLING;
+    m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)SWEEP_RETRY_MS * 1000000;
+    kill_children();
+}
+
+static void kill_children_again(void)
+{
+    m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)SWEEP_RETRY_MS * 1000000;
+    kill_children();
+}
+
 static void stopping_timeout(void)
 {
     size_t len = strnlen(m.note.message, sizeof(m.note.message));
@@ -377,18 +464,21 @@ static void ended(void)
             m.note.outcome = CS_NOTE_SIGNALED;
     }
     m.note.ended_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
-    m.state = DRAINING;
-    m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)CS_MINDER_DRAIN_MS * 1000000;
+    /* What it left is signalled once this round of reaping tells (V_LEFT). */
+    m.state = SWEEPING;
+    m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)CS_MINDER_LEFTOVER_GRACE_MS * 1000000;
 }
 
 typedef void action_fn(void);
 
 static action_fn *const actions[NSTATES][NEVENTS] = {
-    /* V_TIMEOUT, V_CHLD, V_CANCEL */
-    [UP] = {up_timeout, ended, up_cancel},
-    [STOPPING] = {stopping_timeout, ended, nop},
-    [KILLING] = {nop, ended, nop},
-    [DRAINING] = {bail, nop, nop},
+    /* V_TIMEOUT, V_CHLD, V_CANCEL, V_LEFT, V_ALL_REAPED */
+    [UP] = {up_timeout, ended, up_cancel, nop, nop},
+    [STOPPING] = {stopping_timeout, ended, nop, nop, nop},
+    [KILLING] = {nop, ended, nop, nop, nop},
+    [SWEEPING] = {sweep_timeout, nop, nop, term_children, drain_start},
+    [SWEEP_KILLING] = {kill_children_again, nop, nop, kill_children, drain_start},
+    [DRAINING] = {bail, nop, nop, nop, nop},
 };
 
 /* The main loop: poll, then turn what it saw into events for the table. */
@@ -401,12 +491,15 @@ static void reap(void)
 
     if (!m.leader_reaped) {
         /* Peek first: while the leader is a zombie its group id is still
-         * ours, so whatever it left running in the group dies here. */
+         * ours, so whatever it left running in the group is told to stop
+         * here, including a member whose parent still lives. */
         si.si_pid = 0;
         if (waitid(P_PID, (id_t)m.pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
             die_unable("wait", "for the command");
-        if (si.si_pid == m.pid)
-            signal_group(SIGKILL);
+        if (si.si_pid == m.pid) {
+            m.leader_ended = true;
+            signal_group(SIGTERM);
+        }
     }
     for (;;) {
         pid = waitpid(-1, &wstatus, WNOHANG);
@@ -414,16 +507,21 @@ static void reap(void)
             continue;
         if (pid < 0 && errno == ECHILD) {
             m.no_children = true;
+            (*actions[m.state][V_ALL_REAPED])();
             return;
         }
         if (pid < 0)
             die_unable("wait", "for children");
-        if (pid == 0)
+        if (pid == 0) {
+            (*actions[m.state][V_LEFT])();
             return;
+        }
         if (pid == m.pid) {
             m.leader_reaped = true;
             m.wstatus = wstatus;
             (*actions[m.state][V_CHLD])();
+        } else if (m.leader_ended && m.note.leftover_processes < INT32_MAX) {
+            m.note.leftover_processes++;
         }
     }
 }

@@ -28,8 +28,13 @@
 /* How long the minder gives a command between TERM and KILL (-g's default,
  * and what the server passes). */
 #define CS_MINDER_KILL_GRACE_MS 10000
-/* How long the minder still drains output once its command has ended: only
- * a process that left the group can hold a pipe open that long. */
+/* How long what a command left running when it ended (in its group or out
+ * of it, the minder's children now) gets between TERM and KILL. Short and
+ * fixed, so an attempt's end stays within the server's backstop. */
+#define CS_MINDER_LEFTOVER_GRACE_MS 2000
+/* How long the minder still drains output once its command and what it left
+ * have ended: only a process that escaped the minder (none should) could
+ * hold a pipe open that long. */
 #define CS_MINDER_DRAIN_MS 1000
 
 /* The minder's exit status when it refused to run the command because the

@@ -27,21 +27,26 @@ struct field {
     enum field_type type;
     size_t offset;
     int64_t min, max; /* for FIELD_INT and FIELD_I64 */
+    bool optional;    /* added after version 1's first notes: may be missing */
 };
 
 /* One table drives both directions, so writer and reader cannot disagree. */
 static const struct field fields[] = {
-    {"outcome", FIELD_OUTCOME, offsetof(struct cs_note, outcome), 0, 0},
-    {"exit_code", FIELD_INT, offsetof(struct cs_note, exit_code), 0, 255},
-    {"term_signal", FIELD_INT, offsetof(struct cs_note, term_signal), 0, 127},
-    {"started_unix_ms", FIELD_I64, offsetof(struct cs_note, started_unix_ms), INT64_MIN, INT64_MAX},
-    {"ended_unix_ms", FIELD_I64, offsetof(struct cs_note, ended_unix_ms), INT64_MIN, INT64_MAX},
-    {"user_cpu_ms", FIELD_I64, offsetof(struct cs_note, user_cpu_ms), 0, INT64_MAX},
-    {"system_cpu_ms", FIELD_I64, offsetof(struct cs_note, system_cpu_ms), 0, INT64_MAX},
-    {"max_rss_kb", FIELD_I64, offsetof(struct cs_note, max_rss_kb), 0, INT64_MAX},
-    {"stdout_truncated", FIELD_BOOL, offsetof(struct cs_note, stdout_truncated), 0, 1},
-    {"stderr_truncated", FIELD_BOOL, offsetof(struct cs_note, stderr_truncated), 0, 1},
-    {"message", FIELD_MESSAGE, offsetof(struct cs_note, message), 0, 0},
+    {"outcome", FIELD_OUTCOME, offsetof(struct cs_note, outcome), 0, 0, false},
+    {"exit_code", FIELD_INT, offsetof(struct cs_note, exit_code), 0, 255, false},
+    {"term_signal", FIELD_INT, offsetof(struct cs_note, term_signal), 0, 127, false},
+    {"started_unix_ms", FIELD_I64, offsetof(struct cs_note, started_unix_ms), INT64_MIN, INT64_MAX,
+     false},
+    {"ended_unix_ms", FIELD_I64, offsetof(struct cs_note, ended_unix_ms), INT64_MIN, INT64_MAX,
+     false},
+    {"user_cpu_ms", FIELD_I64, offsetof(struct cs_note, user_cpu_ms), 0, INT64_MAX, false},
+    {"system_cpu_ms", FIELD_I64, offsetof(struct cs_note, system_cpu_ms), 0, INT64_MAX, false},
+    {"max_rss_kb", FIELD_I64, offsetof(struct cs_note, max_rss_kb), 0, INT64_MAX, false},
+    {"stdout_truncated", FIELD_BOOL, offsetof(struct cs_note, stdout_truncated), 0, 1, false},
+    {"stderr_truncated", FIELD_BOOL, offsetof(struct cs_note, stderr_truncated), 0, 1, false},
+    {"leftover_processes", FIELD_INT, offsetof(struct cs_note, leftover_processes), 0, INT32_MAX,
+     true},
+    {"message", FIELD_MESSAGE, offsetof(struct cs_note, message), 0, 0, false},
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -113,11 +118,13 @@ int cs_note_format(const struct cs_note *note, char *buf, size_t cap)
                             "max_rss_kb=%lld\n"
                             "stdout_truncated=%d\n"
                             "stderr_truncated=%d\n"
+                            "leftover_processes=%d\n"
                             "message=%s\n" NOTE_END "\n",
                  outcome, note->exit_code, note->term_signal, (long long)note->started_unix_ms,
                  (long long)note->ended_unix_ms, (long long)note->user_cpu_ms,
                  (long long)note->system_cpu_ms, (long long)note->max_rss_kb,
-                 note->stdout_truncated ? 1 : 0, note->stderr_truncated ? 1 : 0, escaped);
+                 note->stdout_truncated ? 1 : 0, note->stderr_truncated ? 1 : 0,
+                 note->leftover_processes, escaped);
     if (n < 0 || (size_t)n >= cap)
         return -ENOSPC;
     return n;
@@ -280,9 +287,20 @@ static int parse_line(const char *line, size_t len, struct cs_note *out, uint32_
     return 0;
 }
 
+/* The fields a note must have: all but the optional ones. */
+static uint32_t required_fields(void)
+{
+    uint32_t mask = 0;
+
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (!fields[i].optional)
+            mask |= UINT32_C(1) << i;
+    return mask;
+}
+
 int cs_note_parse(const char *buf, size_t len, struct cs_note *out)
 {
-    const uint32_t all = (UINT32_C(1) << NFIELDS) - 1;
+    const uint32_t required = required_fields();
     uint32_t seen = 0;
     size_t pos = 0;
     bool first = true;
@@ -307,7 +325,7 @@ int cs_note_parse(const char *buf, size_t len, struct cs_note *out)
             continue;
         }
         if (n == strlen(NOTE_END) && memcmp(line, NOTE_END, n) == 0)
-            return pos == len && seen == all ? 0 : -EINVAL;
+            return pos == len && (seen & required) == required ? 0 : -EINVAL;
         rc = parse_line(line, n, out, &seen);
         if (rc < 0)
             return rc;

@@ -226,6 +226,7 @@ static Csched__V1__RunState apply_read_note(const struct cs_note *note, Csched__
     a->user_cpu_ms = note->user_cpu_ms;
     a->system_cpu_ms = note->system_cpu_ms;
     a->max_rss_kb = note->max_rss_kb;
+    a->leftover_processes = note->leftover_processes;
     cs_message_set_str(&a->message, note->message);
     if (note->term_signal != 0)
         cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_TERM_SIGNAL, note->term_signal});

@@ -7,7 +7,6 @@
 #include "dispatch.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,7 +229,8 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
     int64_t deadline = 0;
     if (run->job->spec->timeout_seconds > 0)
         deadline = a->started_unix_ms + (int64_t)run->job->spec->timeout_seconds * 1000 +
-                   CS_MINDER_KILL_GRACE_MS + CS_MINDER_DRAIN_MS + BACKSTOP_MARGIN_MS;
+                   CS_MINDER_KILL_GRACE_MS + CS_MINDER_LEFTOVER_GRACE_MS + CS_MINDER_DRAIN_MS +
+                   BACKSTOP_MARGIN_MS;
     int rc = cs_attempt_watch(att, deadline);
     if (rc != 0) {
         /* Without a watch the end would never be seen: treat it as lost. */
@@ -256,10 +256,6 @@ void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx)
         struct cs_note *note = &att->note;
         memset(note, 0, sizeof(*note));
         (void)snprintf(note->message, sizeof(note->message), "%s", launch->message);
-        if (launch->pid > 0) {
-            /* Spawned but not watchable: stop it rather than run unseen. */
-            (void)kill(launch->pid, SIGKILL);
-        }
         cs_launch_free(launch);
         attempt_ended_cb(att);
         return;

@@ -6,6 +6,7 @@
 #include "launcher.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #include "launcher_thread.h"
 #include "log.h"
@@ -41,7 +42,12 @@ struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path,
     l->ctx = ctx;
     cs_queue_init(&l->queue);
     CS_ASSERT(pthread_mutex_init(&l->lock, NULL) == 0);
-    CS_ASSERT(pthread_cond_init(&l->wake, NULL) == 0);
+    /* The launch thread's timed waits count in monotonic time. */
+    pthread_condattr_t attr;
+    CS_ASSERT(pthread_condattr_init(&attr) == 0);
+    CS_ASSERT(pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0);
+    CS_ASSERT(pthread_cond_init(&l->wake, &attr) == 0);
+    (void)pthread_condattr_destroy(&attr); /* frees nothing on Linux */
     if (cs_mailbox_init(loop, &l->done_box, mail_cb, l) != 0)
         goto err_free;
     int rc = uv_thread_create(&l->thread, cs_launcher_thread_main, l);
@@ -67,6 +73,10 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
     CS_ASSERT_LOOP();
     launch->err = 0;
     launch->message[0] = '\0';
+    launch->pid = -1;
+    launch->pidfd = -1;
+    launch->dir_made = false;
+    launch->fd_waits = 0;
     pthread_mutex_lock(&l->lock);
     cs_queue_push(&l->queue, &launch->link);
     pthread_cond_signal(&l->wake);

@@ -10,6 +10,7 @@
 #ifndef CS_LAUNCHER_H
 #define CS_LAUNCHER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
@@ -25,11 +26,15 @@ struct cs_launch {
     char **envp;          /* the command's environment, NULL-terminated */
     void *owner;          /* for the loop: the attempt */
     /* Results, written by the thread. */
-    int err; /* 0 or a negative errno */
+    int err; /* 0 or a negative errno; then no minder is left running */
     char message[256];
     pid_t pid;
     int pidfd;
     int64_t started_unix_ms;
+    /* The thread's own: whether it made the directory, and how often it ran
+     * out of file descriptors. */
+    bool dir_made;
+    unsigned fd_waits;
 };
 
 struct cs_launcher;
@@ -41,11 +46,15 @@ typedef void (*cs_launch_done_cb)(struct cs_launch *launch, void *ctx);
 struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path,
                                       cs_launch_done_cb done_cb, void *ctx);
 /* Loop thread: hands launch to the thread (ownership moves with it and comes
- * back in done_cb). */
+ * back in done_cb). Out of file descriptors, the thread keeps it, its minder
+ * running unwatched by the loop but supervising its command, until it can
+ * open the pidfd and the pid file (retried every 20 ms to 1 s): done_cb
+ * hears of it only then, or at shutdown, with the minder stopped. */
 void cs_launcher_submit(struct cs_launcher *launcher, struct cs_launch *launch);
 typedef void (*cs_launcher_stopped_cb)(void *arg);
-/* Loop thread: finishes the queued launches, joins the thread, then calls
- * stopped_cb and frees the launcher. */
+/* Loop thread: finishes the queued launches (one still out of file
+ * descriptors fails, its minder stopped: up to its kill grace), joins the
+ * thread, then calls stopped_cb and frees the launcher. */
 void cs_launcher_stop(struct cs_launcher *launcher, cs_launcher_stopped_cb stopped_cb, void *arg);
 /* Frees argv, envp and dir (any thread). */
 void cs_launch_free(struct cs_launch *launch);

@@ -1,7 +1,11 @@
 /* launcher_thread: the launch thread. A queue guarded by a mutex and a
  * condition variable feeds it the launches; it makes their directories,
- * syncs them, spawns their minders and posts each one back to the loop. All its signals are blocked
- * so that SIGTERM and SIGINT reach the loop thread; the minder gets a clean mask. */
+ * syncs them, spawns their minders and posts each one back to the loop. All
+ * its signals are blocked so that SIGTERM and SIGINT reach the loop thread;
+ * the minder gets a clean mask. Invariant: a launch is posted only once its
+ * minder can be watched (a pidfd) or is stopped and reaped: out of file
+ * descriptors, it waits here, its minder running as our unreaped child, and
+ * is tried again. */
 #define CS_LOG_COMPONENT "launch"
 #include "launcher_thread.h"
 
@@ -14,6 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -23,6 +29,47 @@
  * one and synced together, so a burst pays for about one journal commit
  * instead of one per minder. */
 #define LAUNCH_GROUP_MAX 16
+
+/* File descriptors held in reserve, so that a server out of them (too many
+ * connections) can still watch what it starts: one freed for each call that
+ * needs one (posix_spawn, whose child opens /dev/null in a copy of our fd
+ * table; pidfd_open), taken back after the launch. */
+#define RESERVE_FDS 2
+
+/* A launch that still ran out of fds is tried again after this wait,
+ * doubling from the first to the last for as long as none gets through. */
+#define FD_RETRY_FIRST_MS 20
+#define FD_RETRY_MAX_MS 1000
+
+struct reserve {
+    int fd[RESERVE_FDS]; /* -1 where none is held */
+};
+
+/* Fills the reserve as far as fds are free; the rest is tried next time. */
+static void reserve_take(struct reserve *r)
+{
+    for (int i = 0; i < RESERVE_FDS; i++)
+        if (r->fd[i] < 0)
+            r->fd[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Frees one reserved fd just before a call that needs one. Another thread
+ * may still take it first: the call then fails with EMFILE, and is retried. */
+static void reserve_release(struct reserve *r)
+{
+    for (int i = 0; i < RESERVE_FDS; i++) {
+        if (r->fd[i] >= 0) {
+            (void)close(r->fd[i]); /* /dev/null: nothing to lose */
+            r->fd[i] = -1;
+            return;
+        }
+    }
+}
+
+static bool out_of_fds(int err)
+{
+    return err == EMFILE || err == ENFILE;
+}
 
 /* For the crash tests only, off unless the variable is set:
  * CSCHED_TEST_CRASH_AT=<step> makes the launch thread, on reaching step,
@@ -109,80 +156,213 @@ static int spawn_minder(const char *minder_path, struct cs_launch *launch)
     return rc;
 }
 
-/* Starts the minder of a launch whose directory is made and synced. */
-static void spawn_one(struct cs_launcher *l, struct cs_launch *launch)
+/* Stops a minder that cannot be watched: TERM is its cancel, so it stops
+ * its command's group and what the command left, writes its note and exits;
+ * then it is reaped here, within its kill grace and drain (seconds). */
+static void stop_minder(struct cs_launch *launch)
 {
-    int rc = spawn_minder(l->minder_path, launch);
-    if (rc != 0) {
-        launch->err = -rc;
-        launch->pid = -1;
-        (void)snprintf(launch->message, sizeof(launch->message), "posix_spawn(%s) failed: %s",
-                       l->minder_path, strerror(rc));
-        return;
-    }
-    launch->started_unix_ms = cs_now_unix_ms();
+    int wstatus;
 
+    /* Our unreaped child: its pid is still its own. */
+    (void)kill(launch->pid, SIGTERM);
+    while (waitpid(launch->pid, &wstatus, 0) < 0 && errno == EINTR)
+        continue;
+    launch->pid = -1;
+}
+
+/* Ends a launch that found no fds even at shutdown: its minder is stopped,
+ * so nothing runs unseen, and the loop hears that it failed, and why. */
+static void give_up(struct cs_launch *launch, int err)
+{
+    launch->err = -err;
+    (void)snprintf(launch->message, sizeof(launch->message),
+                   "out of file descriptors until shutdown (%s)%s", strerror(err),
+                   launch->pid > 0 ? ": its minder was stopped" : "");
+    if (launch->pidfd >= 0)
+        (void)close(launch->pidfd); /* a pidfd: nothing to lose */
+    launch->pidfd = -1;
+    if (launch->pid > 0)
+        stop_minder(launch);
+}
+
+/* Takes one launch whose directory is made as far as it goes: its minder and
+ * the pidfd. Returns 0 when it is done (launch->err says whether it failed),
+ * or the error number when it ran out of fds on the way: it is then tried
+ * again from the step that failed. */
+static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch *launch)
+{
+    int rc = 0;
+
+    if (launch->pid <= 0) {
+        reserve_release(r);
+        rc = spawn_minder(l->minder_path, launch);
+        if (rc != 0) {
+            launch->pid = -1;
+            if (out_of_fds(rc))
+                goto out_take; /* nothing ran */
+            launch->err = -rc;
+            (void)snprintf(launch->message, sizeof(launch->message), "posix_spawn(%s) failed: %s",
+                           l->minder_path, strerror(rc));
+            rc = 0;
+            goto out_take;
+        }
+        launch->started_unix_ms = cs_now_unix_ms();
+    }
+    reserve_release(r);
     /* The minder is our unreaped child, so its pid cannot be reused yet. */
     launch->pidfd = (int)syscall(SYS_pidfd_open, launch->pid, 0);
     if (launch->pidfd < 0) {
-        launch->err = -errno;
-        (void)snprintf(launch->message, sizeof(launch->message), "pidfd_open(%d) failed: %s",
-                       (int)launch->pid, strerror(errno));
+        rc = errno;
+        if (out_of_fds(rc))
+            goto out_take; /* the minder runs its command meanwhile */
+        launch->err = -rc;
+        (void)snprintf(launch->message, sizeof(launch->message),
+                       "pidfd_open(%d) failed: %s: its minder was stopped", (int)launch->pid,
+                       strerror(rc));
+        stop_minder(launch);
+        rc = 0;
     }
+out_take:
+    reserve_take(r);
+    return rc;
 }
 
-/* Makes the group's directories, syncs them once, then starts the minders
- * of those whose directory is there. */
-static void launch_group(struct cs_launcher *l, struct cs_launch **group, size_t n)
+/* Makes the directories of the group's launches that have none yet and
+ * syncs them once. Returns 0 or a negative errno of the sync; a launch whose
+ * mkdir failed has its err and message set. */
+static int make_dirs(struct cs_launch **group, size_t n)
 {
-    size_t made = 0;
+    const char *made = NULL;
     crash_point("before-mkdir");
     for (size_t i = 0; i < n; i++) {
-        group[i]->pid = -1;
-        group[i]->pidfd = -1;
-        if (make_dir(group[i]) == 0)
-            made++;
+        if (group[i]->dir_made)
+            continue;
+        if (make_dir(group[i]) == 0) {
+            group[i]->dir_made = true;
+            made = group[i]->dir;
+        }
     }
-    int rc = made > 0 ? sync_attempts_dir(group[0]->dir) : 0;
+    return made != NULL ? sync_attempts_dir(made) : 0;
+}
+
+/* Says once per launch that it waits for fds, and what runs meanwhile. */
+static void log_waiting(struct cs_launch *launch, int err)
+{
+    if (launch->fd_waits++ > 0)
+        return;
+    if (launch->pid > 0)
+        cs_log_warn("attempt %s: out of file descriptors (%s): its minder %d runs, and is "
+                    "watched once they are back",
+                    launch->dir, strerror(err), (int)launch->pid);
+    else
+        cs_log_warn("attempt %s: out of file descriptors (%s): its minder starts once they are "
+                    "back",
+                    launch->dir, strerror(err));
+}
+
+static int64_t mono_ms(void)
+{
+    return cs_now_mono_ns() / 1000000;
+}
+
+/* Waits on the launcher's condition until retry_at_ms (monotonic), or for
+ * ever when it is 0. The lock is held. */
+static void wait_until(struct cs_launcher *l, int64_t retry_at_ms)
+{
+    if (retry_at_ms == 0) {
+        pthread_cond_wait(&l->wake, &l->lock);
+        return;
+    }
+    struct timespec ts = {.tv_sec = retry_at_ms / 1000, .tv_nsec = retry_at_ms % 1000 * 1000000};
+    (void)pthread_cond_timedwait(&l->wake, &l->lock, &ts); /* ETIMEDOUT is the point */
+}
+
+/* Spawns one group of launches; those that ran out of fds go to waiting,
+ * unless final (shutdown), when they are given up. Returns whether any did. */
+static bool launch_group(struct cs_launcher *l, struct reserve *r, struct cs_launch **group,
+                         size_t n, struct cs_queue *waiting, bool final)
+{
+    int errs[LAUNCH_GROUP_MAX];
+    bool any_waits = false;
+    int sync_rc = make_dirs(group, n);
+
     crash_point("before-spawn");
     for (size_t i = 0; i < n; i++) {
+        errs[i] = 0;
         if (group[i]->err != 0)
             continue;
-        if (rc != 0) {
-            group[i]->err = rc;
+        if (sync_rc != 0 && group[i]->pid <= 0) {
+            group[i]->err = sync_rc;
             (void)snprintf(group[i]->message, sizeof(group[i]->message),
-                           "syncing the attempt directories failed: %s", strerror(-rc));
+                           "syncing the attempt directories failed: %s", strerror(-sync_rc));
             continue;
         }
-        spawn_one(l, group[i]);
+        errs[i] = spawn_one(l, r, group[i]);
+        if (errs[i] != 0 && final) {
+            give_up(group[i], errs[i]);
+            errs[i] = 0;
+        }
     }
     crash_point("after-spawn");
+    for (size_t i = 0; i < n; i++) {
+        if (errs[i] != 0) {
+            log_waiting(group[i], errs[i]);
+            cs_queue_push(waiting, &group[i]->link);
+            any_waits = true;
+            continue;
+        }
+        if (group[i]->fd_waits > 0)
+            cs_log_info("attempt %s: file descriptors are back after %u tries", group[i]->dir,
+                        group[i]->fd_waits);
+        cs_mailbox_post(&l->done_box, &group[i]->mail);
+    }
+    return any_waits;
 }
 
 void cs_launcher_thread_main(void *arg)
 {
     struct cs_launcher *l = arg;
+    struct reserve reserve;
+    /* Launches out of fds, the thread's own: tried again at retry_at_ms. */
+    struct cs_queue waiting;
+    int64_t retry_at_ms = 0, retry_ms = FD_RETRY_FIRST_MS;
     sigset_t all;
     /* The name shows in top -H and /proc, so an operator can tell the threads apart. */
     pthread_setname_np(pthread_self(), "csched-launch");
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
+    for (int i = 0; i < RESERVE_FDS; i++)
+        reserve.fd[i] = -1;
+    reserve_take(&reserve);
+    cs_queue_init(&waiting);
 
     pthread_mutex_lock(&l->lock);
     for (;;) {
-        while (cs_queue_is_empty(&l->queue) && !l->stop)
-            pthread_cond_wait(&l->wake, &l->lock);
-        if (cs_queue_is_empty(&l->queue))
+        while (cs_queue_is_empty(&l->queue) && !l->stop &&
+               (cs_queue_is_empty(&waiting) || mono_ms() < retry_at_ms))
+            wait_until(l, cs_queue_is_empty(&waiting) ? 0 : retry_at_ms);
+        if (cs_queue_is_empty(&l->queue) && cs_queue_is_empty(&waiting))
             break;
+        bool final = l->stop;
         struct cs_launch *group[LAUNCH_GROUP_MAX];
         size_t n = 0;
+        /* The oldest first: those waiting for fds, when their time has come. */
+        if (final || mono_ms() >= retry_at_ms)
+            while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(&waiting))
+                group[n++] = CS_CONTAINER_OF(cs_queue_pop(&waiting), struct cs_launch, link);
         while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(&l->queue))
             group[n++] = CS_CONTAINER_OF(cs_queue_pop(&l->queue), struct cs_launch, link);
         pthread_mutex_unlock(&l->lock);
-        launch_group(l, group, n);
-        for (size_t i = 0; i < n; i++)
-            cs_mailbox_post(&l->done_box, &group[i]->mail);
+        if (launch_group(l, &reserve, group, n, &waiting, final)) {
+            retry_at_ms = mono_ms() + retry_ms;
+            retry_ms = retry_ms * 2 < FD_RETRY_MAX_MS ? retry_ms * 2 : FD_RETRY_MAX_MS;
+        } else if (cs_queue_is_empty(&waiting)) {
+            retry_ms = FD_RETRY_FIRST_MS;
+        }
         pthread_mutex_lock(&l->lock);
     }
     pthread_mutex_unlock(&l->lock);
+    for (int i = 0; i < RESERVE_FDS; i++)
+        if (reserve.fd[i] >= 0)
+            (void)close(reserve.fd[i]); /* /dev/null: nothing to lose */
 }

@@ -42,22 +42,24 @@ const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS] = {
  * distinct (run_id, number), as for runs. */
 const char cs_store_sql_attempt_put[] =
     "INSERT INTO attempts (run_id, number, state, exit_code, term_signal, started_unix_ms,"
-    " ended_unix_ms, minder_pid, user_cpu_ms, system_cpu_ms, max_rss_kb, message, attempt_dir)"
+    " ended_unix_ms, minder_pid, user_cpu_ms, system_cpu_ms, max_rss_kb, message, attempt_dir,"
+    " leftover_processes)"
     " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
     " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],"
-    " $11::bigint[], $12::text[], $13::text[])"
+    " $11::bigint[], $12::text[], $13::text[], $14::bigint[])"
     " ON CONFLICT (run_id, number) DO UPDATE SET state = EXCLUDED.state,"
     " exit_code = EXCLUDED.exit_code, term_signal = EXCLUDED.term_signal,"
     " started_unix_ms = EXCLUDED.started_unix_ms, ended_unix_ms = EXCLUDED.ended_unix_ms,"
     " minder_pid = EXCLUDED.minder_pid, user_cpu_ms = EXCLUDED.user_cpu_ms,"
     " system_cpu_ms = EXCLUDED.system_cpu_ms, max_rss_kb = EXCLUDED.max_rss_kb,"
     " message = EXCLUDED.message, attempt_dir = CASE WHEN EXCLUDED.attempt_dir = ''"
-    " THEN attempts.attempt_dir ELSE EXCLUDED.attempt_dir END";
+    " THEN attempts.attempt_dir ELSE EXCLUDED.attempt_dir END,"
+    " leftover_processes = EXCLUDED.leftover_processes";
 
 const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
     CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
     CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT,
+    CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_INT,
 };
 
 /* Column order read by run_from_row and attempt_from_row. */
@@ -66,7 +68,7 @@ const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
     " r.started_unix_ms, r.ended_unix_ms, r.exit_code, r.term_signal, r.message,"                  \
     " r.cancel_requested, a.number, a.state, a.exit_code, a.term_signal, a.started_unix_ms,"       \
     " a.ended_unix_ms, a.minder_pid, a.user_cpu_ms, a.system_cpu_ms, a.max_rss_kb, a.message,"     \
-    " a.attempt_dir"
+    " a.attempt_dir, a.leftover_processes"
 
 enum { COL_ATTEMPT = 12 };
 
@@ -170,6 +172,7 @@ void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
     cs_store_params_int(p, attempt->max_rss_kb);
     cs_store_params_text(p, attempt->message);
     cs_store_params_text(p, attempt_dir != NULL ? attempt_dir : "");
+    cs_store_params_int(p, attempt->leftover_processes);
 }
 
 enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *filter,
@@ -246,6 +249,8 @@ static Csched__V1__Attempt *attempt_from_row(const PGresult *res, int row)
     a->system_cpu_ms = cs_store_row_int(res, row, c + 8);
     a->max_rss_kb = cs_store_row_int(res, row, c + 9);
     a->message = cs_store_row_strdup(res, row, c + 10);
+    /* c + 11 is the attempt's directory, read by the caller. */
+    a->leftover_processes = (int32_t)cs_store_row_int(res, row, c + 12);
     return a;
 }
 

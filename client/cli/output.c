@@ -384,8 +384,8 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
     print_map(f, "env", (void **)run->env, run->n_env);
     if (run->n_attempts == 0)
         return;
-    fprintf(f, "attempts:\n  %-3s %-10s %-20s %-10s %-9s %-8s %s\n", "#", "STATE", "OUTCOME",
-            "DURATION", "CPU_MS", "RSS_KB", "MESSAGE");
+    fprintf(f, "attempts:\n  %-3s %-10s %-20s %-10s %-9s %-8s %-8s %s\n", "#", "STATE", "OUTCOME",
+            "DURATION", "CPU_MS", "RSS_KB", "LEFTOVER", "MESSAGE");
     for (size_t i = 0; i < run->n_attempts; i++) {
         const Csched__V1__Attempt *a = run->attempts[i];
 
@@ -394,9 +394,10 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
                               a->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL,
                               a->term_signal, out, sizeof(out));
         cs_cli_format_duration(span_ms(a->started_unix_ms, a->ended_unix_ms), dur, sizeof(dur));
-        fprintf(f, "  %-3" PRIu32 " %-10s %-20s %-10s %-9" PRId64 " %-8" PRId64 " %s\n", a->number,
-                cs_cli_state_name(a->state), out, dur, a->user_cpu_ms + a->system_cpu_ms,
-                a->max_rss_kb, a->message);
+        fprintf(f,
+                "  %-3" PRIu32 " %-10s %-20s %-10s %-9" PRId64 " %-8" PRId64 " %-8" PRId32 " %s\n",
+                a->number, cs_cli_state_name(a->state), out, dur, a->user_cpu_ms + a->system_cpu_ms,
+                a->max_rss_kb, a->leftover_processes, a->message);
     }
 }
 

@@ -18,7 +18,8 @@ static bool same_note(const struct cs_note *a, const struct cs_note *b)
            a->ended_unix_ms == b->ended_unix_ms && a->user_cpu_ms == b->user_cpu_ms &&
            a->system_cpu_ms == b->system_cpu_ms && a->max_rss_kb == b->max_rss_kb &&
            a->stdout_truncated == b->stdout_truncated &&
-           a->stderr_truncated == b->stderr_truncated && strcmp(a->message, b->message) == 0;
+           a->stderr_truncated == b->stderr_truncated &&
+           a->leftover_processes == b->leftover_processes && strcmp(a->message, b->message) == 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

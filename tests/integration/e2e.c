@@ -385,6 +385,20 @@ void cs_e2e_tmpdir(char *buf)
     assert_int_equal(chmod(buf, 0777), 0);
 }
 
+long cs_e2e_count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long n = 0;
+    int c;
+
+    if (f == NULL)
+        return 0;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
 void cs_e2e_counter_shell(char *buf, size_t size, const char *dir, const char *then)
 {
     int n = snprintf(buf, size,

@@ -118,6 +118,10 @@ void cs_e2e_assert_group_gone(pid_t pgid, int64_t timeout_ms);
  * and writes its path into buf (PATH_MAX bytes); cs_test_rmtree removes it. */
 void cs_e2e_tmpdir(char *buf);
 
+/* cs_e2e_count_lines returns how many lines the file at path has, 0 if
+ * there is none (a command's marker file: one line per execution). */
+long cs_e2e_count_lines(const char *path);
+
 /* cs_e2e_counter_shell writes into buf (size bytes) a shell command that
  * counts its runs in dir/count, so that $n is 1 in the first attempt, 2 in
  * the second, ..., and then runs then (e.g. "[ $n -ge 3 ]"). */

@@ -157,6 +157,31 @@ static void test_cli_format_run_outcome(void **state)
     assert_string_equal(buf, "signal 9 (KILL)");
 }
 
+/* csched run shows how many processes each attempt left behind. */
+static void test_cli_print_run_leftovers(void **state)
+{
+    Csched__V1__Run run = CSCHED__V1__RUN__INIT;
+    Csched__V1__Attempt attempt = CSCHED__V1__ATTEMPT__INIT;
+    Csched__V1__Attempt *attempts[] = {&attempt};
+    struct capture out;
+
+    run.id = 42;
+    run.job_name = "nightly";
+    run.message = "";
+    run.n_attempts = 1;
+    run.attempts = attempts;
+    attempt.number = 1;
+    attempt.state = CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
+    attempt.max_rss_kb = 1776;
+    attempt.leftover_processes = 2;
+    attempt.message = "done";
+    capture_open(&out);
+    cs_cli_print_run(out.f, &run);
+    assert_non_null(strstr(captured(&out), " LEFTOVER MESSAGE\n"));
+    assert_non_null(strstr(captured(&out), " 1776     2        done\n"));
+    capture_close(&out);
+}
+
 static int run_exit(int state, int outcome, int32_t value)
 {
     Csched__V1__Run run = CSCHED__V1__RUN__INIT;
@@ -237,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_cli_json_oneof_enum_nested),
         cmocka_unit_test(test_cli_format_helpers),
         cmocka_unit_test(test_cli_format_run_outcome),
+        cmocka_unit_test(test_cli_print_run_leftovers),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_cli_error_lines),
     };

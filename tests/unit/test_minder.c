@@ -1,7 +1,9 @@
 /* Tests of the real csched-minder binary (CS_MINDER_PATH) on real commands in
  * a temporary attempt directory: exit codes, signals, captured and capped
- * output, timeout and cancel killing the whole group, start failures, usage.
- * These wait for real processes; each takes well under a second. */
+ * output, timeout and cancel killing the whole group, what a command leaves
+ * behind (even out of its session) stopped and counted, start failures,
+ * usage. These wait for real processes; each takes well under a second but
+ * the one that waits out the leftover grace. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -433,12 +435,21 @@ static void test_minder_resets_ignored_signals(void **state)
     assert_int_equal(ignored & 0x7fffffff, 0);
 }
 
+/* Asserts that the process whose pid the command printed first is gone. */
+static void assert_printed_pid_gone(void)
+{
+    char buf[64];
+    int pid = 0;
+
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_int_equal(sscanf(buf, "%d", &pid), 1);
+    assert_gone(pid);
+}
+
 static void test_minder_reaps_leftovers(void **state)
 {
     struct cs_note note;
     int64_t start_ms = mono_ms();
-    int background = 0;
-    char buf[64];
 
     /* The shell exits at once; what it left in its group goes with it. */
     assert_int_equal(RUN("--", "sh", "-c", "sleep 100 & echo $!"), 0);
@@ -446,9 +457,70 @@ static void test_minder_reaps_leftovers(void **state)
     note = read_note();
     assert_int_equal(note.outcome, CS_NOTE_EXITED);
     assert_int_equal(note.exit_code, 0);
-    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_int_equal(sscanf(buf, "%d", &background), 1);
-    assert_gone(background);
+    assert_int_equal(note.leftover_processes, 1);
+    assert_printed_pid_gone();
+}
+
+/* A process that left the command's session (setsid) is still the minder's
+ * child once its parent is gone: it is stopped, counted and reaped. */
+static void test_minder_stops_escaped_processes(void **state)
+{
+    struct cs_note note;
+    int64_t start_ms = mono_ms();
+
+    assert_int_equal(
+        RUN("--", "sh", "-c", "setsid sh -c 'echo $$; exec sleep 100' & sleep 0.2; exit 3"), 0);
+    assert_true(mono_ms() - start_ms < 1500);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_EXITED);
+    assert_int_equal(note.exit_code, 3);
+    assert_int_equal(note.leftover_processes, 1);
+    assert_printed_pid_gone();
+}
+
+/* A leftover that ignores TERM is killed after the leftover grace; what it
+ * leaves in turn (its own child, reparented to the minder) goes too. */
+static void test_minder_kills_leftovers_ignoring_term(void **state)
+{
+    struct cs_note note;
+    int64_t start_ms = mono_ms(), took_ms;
+
+    assert_int_equal(RUN("--", "sh", "-c",
+                         "setsid sh -c 'trap \"\" TERM; echo $$; while :; do sleep 0.05; done' &"
+                         " sleep 0.2"),
+                     0);
+    took_ms = mono_ms() - start_ms;
+    assert_true(took_ms >= CS_MINDER_LEFTOVER_GRACE_MS);
+    /* Well under the minder's wait limit, with room for a loaded machine. */
+    assert_true(took_ms < CS_MINDER_LEFTOVER_GRACE_MS + 2500);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_EXITED);
+    assert_int_equal(note.exit_code, 0);
+    assert_true(note.leftover_processes >= 1);
+    assert_printed_pid_gone();
+}
+
+/* On a timeout the group is stopped as before, and what escaped it too. The
+ * group's own sleep may still be dying when the shell's end is seen, and
+ * then it counts as left as well. */
+static void test_minder_timeout_stops_escaped_processes(void **state)
+{
+    struct cs_note note;
+
+    assert_int_equal(
+        RUN("-t", "300", "--", "sh", "-c", "setsid sh -c 'echo $$; exec sleep 100' & sleep 100"),
+        0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_TIMED_OUT);
+    assert_in_range(note.leftover_processes, 1, 2);
+    assert_printed_pid_gone();
+}
+
+/* A command that leaves nothing behind says so. */
+static void test_minder_no_leftovers(void **state)
+{
+    assert_int_equal(RUN("--", "sh", "-c", "sleep 0.05 & wait; true"), 0);
+    assert_int_equal(read_note().leftover_processes, 0);
 }
 
 static void test_minder_session_and_group(void **state)
@@ -522,6 +594,10 @@ int main(void)
         TEST(test_minder_environment_and_stdin),
         TEST(test_minder_resets_ignored_signals),
         TEST(test_minder_reaps_leftovers),
+        TEST(test_minder_stops_escaped_processes),
+        TEST(test_minder_kills_leftovers_ignoring_term),
+        TEST(test_minder_timeout_stops_escaped_processes),
+        TEST(test_minder_no_leftovers),
         TEST(test_minder_session_and_group),
         TEST(test_minder_usage),
         TEST(test_minder_missing_dir),

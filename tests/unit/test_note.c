@@ -32,6 +32,7 @@ static struct cs_note sample(void)
     note.max_rss_kb = 1776;
     note.stdout_truncated = true;
     note.stderr_truncated = false;
+    note.leftover_processes = 2;
     snprintf(note.message, sizeof(note.message), "timed out after 200 ms");
     return note;
 }
@@ -48,6 +49,7 @@ static void assert_note_equal(const struct cs_note *a, const struct cs_note *b)
     assert_int_equal(a->max_rss_kb, b->max_rss_kb);
     assert_int_equal(a->stdout_truncated, b->stdout_truncated);
     assert_int_equal(a->stderr_truncated, b->stderr_truncated);
+    assert_int_equal(a->leftover_processes, b->leftover_processes);
     assert_string_equal(a->message, b->message);
 }
 
@@ -181,7 +183,7 @@ static void test_note_message_escaped(void **state)
         len = cs_note_format(&note, buf, sizeof(buf));
         assert_true(len > 0);
         /* The message never adds a line, whatever it holds. */
-        assert_int_equal(count_lines(buf, (size_t)len), 13);
+        assert_int_equal(count_lines(buf, (size_t)len), 14);
         round_trip(&note);
     }
 
@@ -231,6 +233,22 @@ static void test_note_parse_missing_keys(void **state)
         assert_rejected(keys[i], NULL);
 }
 
+/* A note from a minder older than leftover_processes has no such line: it
+ * is still a note, with nothing left behind. */
+static void test_note_parse_without_leftovers(void **state)
+{
+    struct cs_note out;
+    char buf[CS_NOTE_MAX_BYTES];
+    size_t len = sample_with("leftover_processes", NULL, buf, sizeof(buf));
+
+    assert_int_equal(cs_note_parse(buf, len, &out), 0);
+    assert_int_equal(out.leftover_processes, 0);
+    assert_int_equal(out.exit_code, 143);
+    len = sample_with("leftover_processes", "leftover_processes=7\n", buf, sizeof(buf));
+    assert_int_equal(cs_note_parse(buf, len, &out), 0);
+    assert_int_equal(out.leftover_processes, 7);
+}
+
 static void test_note_parse_bad_values(void **state)
 {
     assert_rejected("outcome", "outcome=bogus\n");
@@ -251,6 +269,10 @@ static void test_note_parse_bad_values(void **state)
     assert_rejected("user_cpu_ms", "user_cpu_ms=-5\n");
     assert_rejected("stdout_truncated", "stdout_truncated=2\n");
     assert_rejected("stdout_truncated", "stdout_truncated=true\n");
+    assert_rejected("leftover_processes", "leftover_processes=-1\n");
+    assert_rejected("leftover_processes", "leftover_processes=2147483648\n");
+    assert_rejected("leftover_processes", "leftover_processes=many\n");
+    assert_rejected("leftover_processes", "leftover_processes=1\nleftover_processes=2\n");
     assert_rejected("message", "message=bad \\q escape\n");
     assert_rejected("message", "message=trailing backslash\\\n");
     assert_rejected("message", "message=short \\x0\n");
@@ -478,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_note_message_unterminated),
         cmocka_unit_test(test_note_parse_truncated),
         cmocka_unit_test(test_note_parse_missing_keys),
+        cmocka_unit_test(test_note_parse_without_leftovers),
         cmocka_unit_test(test_note_parse_bad_values),
         cmocka_unit_test(test_note_parse_garbage),
         cmocka_unit_test(test_note_parse_ignores_unknown_keys),
