@@ -76,6 +76,7 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
     launch->pid = -1;
     launch->pidfd = -1;
     launch->dir_made = false;
+    launch->dir_synced = false;
     launch->fd_waits = 0;
     pthread_mutex_lock(&l->lock);
     cs_queue_push(&l->queue, &launch->link);

@@ -31,9 +31,9 @@ struct cs_launch {
     pid_t pid;
     int pidfd;
     int64_t started_unix_ms;
-    /* The thread's own: whether it made the directory, and how often it ran
-     * out of file descriptors. */
-    bool dir_made;
+    /* The thread's own: whether it made the directory and synced it, and
+     * how often it ran out of file descriptors. */
+    bool dir_made, dir_synced;
     unsigned fd_waits;
 };
 

@@ -228,21 +228,26 @@ out_take:
 }
 
 /* Makes the directories of the group's launches that have none yet and
- * syncs them once. Returns 0 or a negative errno of the sync; a launch whose
- * mkdir failed has its err and message set. */
-static int make_dirs(struct cs_launch **group, size_t n)
+ * syncs those not yet synced, once for all. Returns 0 or a negative errno of
+ * the sync; a launch whose mkdir failed has its err and message set. */
+static int make_dirs(struct reserve *r, struct cs_launch **group, size_t n)
 {
-    const char *made = NULL;
+    const char *unsynced = NULL;
     crash_point("before-mkdir");
     for (size_t i = 0; i < n; i++) {
-        if (group[i]->dir_made)
-            continue;
-        if (make_dir(group[i]) == 0) {
+        if (!group[i]->dir_made && make_dir(group[i]) == 0)
             group[i]->dir_made = true;
-            made = group[i]->dir;
-        }
+        if (group[i]->dir_made && !group[i]->dir_synced)
+            unsynced = group[i]->dir;
     }
-    return made != NULL ? sync_attempts_dir(made) : 0;
+    if (unsynced == NULL)
+        return 0;
+    reserve_release(r);
+    int rc = sync_attempts_dir(unsynced);
+    reserve_take(r);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        group[i]->dir_synced = group[i]->dir_made;
+    return rc;
 }
 
 /* Says once per launch that it waits for fds, and what runs meanwhile. */
@@ -284,20 +289,23 @@ static bool launch_group(struct cs_launcher *l, struct reserve *r, struct cs_lau
 {
     int errs[LAUNCH_GROUP_MAX];
     bool any_waits = false;
-    int sync_rc = make_dirs(group, n);
+    int sync_rc = make_dirs(r, group, n);
 
     crash_point("before-spawn");
     for (size_t i = 0; i < n; i++) {
         errs[i] = 0;
         if (group[i]->err != 0)
             continue;
-        if (sync_rc != 0 && group[i]->pid <= 0) {
+        if (!group[i]->dir_synced && out_of_fds(-sync_rc)) {
+            errs[i] = -sync_rc; /* nothing ran: the sync is tried again */
+        } else if (!group[i]->dir_synced) {
             group[i]->err = sync_rc;
             (void)snprintf(group[i]->message, sizeof(group[i]->message),
                            "syncing the attempt directories failed: %s", strerror(-sync_rc));
             continue;
+        } else {
+            errs[i] = spawn_one(l, r, group[i]);
         }
-        errs[i] = spawn_one(l, r, group[i]);
         if (errs[i] != 0 && final) {
             give_up(group[i], errs[i]);
             errs[i] = 0;

@@ -70,7 +70,8 @@ const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
     " a.ended_unix_ms, a.minder_pid, a.user_cpu_ms, a.system_cpu_ms, a.max_rss_kb, a.message,"     \
     " a.attempt_dir, a.leftover_processes"
 
-enum { COL_ATTEMPT = 12 };
+/* Where the attempt's columns start, and how many there are. */
+enum { COL_ATTEMPT = 12, N_ATTEMPT_COLS = 13 };
 
 const char cs_store_sql_run_get[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
@@ -108,7 +109,7 @@ const char cs_store_sql_run_list[] = RUN_PAGE("true");
 const char cs_store_sql_run_list_job[] = RUN_PAGE("job_name = $4::text");
 
 /* The column cs_store_sql_run_list adds after RUN_COLUMNS. */
-enum { COL_LEFT_OUT = 24 };
+enum { COL_LEFT_OUT = COL_ATTEMPT + N_ATTEMPT_COLS };
 
 bool cs_store_run_list_more(const PGresult *res)
 {
