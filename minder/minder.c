@@ -264,9 +264,9 @@ static void record_start_failure(int err)
  * from /dev/null, output into the pipes, no signal blocked or ignored (the
  * server may ignore SIGPIPE, and ignored signals survive exec). Returns false
  * if it could not start (the note says why).
- * posix_spawn rather than fork: in a small static process on these VMs fork +
- * exec costs ~2.1 ms of CPU against ~0.85 ms (vfork-style, no page tables to
- * copy), and the group exists before the call returns. */
+ * posix_spawn rather than fork: it shares the address space until the exec
+ * (vfork-style, no page tables to copy; minder/README.md has the cost), and
+ * the group exists before the call returns. */
 static bool start(void)
 {
     int out_pipe[2], err_pipe[2], devnull_fd, rc;

@@ -11,8 +11,8 @@
  * in `inflight` until their sync arrives; the next batch accumulates
  * meanwhile. One connection runs its transactions one after another anyway,
  * so a second batch sent early would only commit separately: holding it back
- * until the first commits makes it larger and the commits fewer (measured:
- * database CPU per run -12% at 2000 runs, limit 64).
+ * until the first commits makes it larger and the commits fewer (the
+ * measurement is in docs/architecture.md, "The store and group commit").
  *
  * A batch's writes do not each become a statement: store_bulk.c coalesces
  * them into one statement per table, so the database binds and executes far
