@@ -14,74 +14,31 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "minder_contract.h"
-#include "note.h"
+#include "minder_internal.h"
 
-/* Files are opened with openat(AT_FDCWD, ...) rather than open(): musl's
- * open() follows O_CLOEXEC with an fcntl() for old kernels, a syscall wasted. */
-
-#define PROG CS_MINDER_NAME
-
-#define EXIT_USAGE 100
 #define EXIT_SYSTEM 111
-#define EXIT_START_FAILED 127
 
 #define DEFAULT_CAP_BYTES (UINT64_C(16) << 20)
-/* Bounds for -t and -g, so that milliseconds never overflow as nanoseconds. */
-#define MAX_MS (UINT64_C(1) << 40)
 #define NO_DEADLINE INT64_MAX
 /* How often a leftover that escaped a listing of our children is looked for
  * again once they are being killed: KILL cannot be ignored, so only a
  * process that was missed (the listing is not atomic) can still be there. */
 #define SWEEP_RETRY_MS 100
 
-/* SWEEPING and SWEEP_KILLING: the command has ended and what it left behind
- * (our children now) is being stopped, with TERM and then KILL. */
-enum state { UP, STOPPING, KILLING, SWEEPING, SWEEP_KILLING, DRAINING, NSTATES };
 /* V_CHLD: the leader ended. After each round of reaping, V_LEFT: children
  * remain, or V_ALL_REAPED: none. */
 enum event { V_TIMEOUT, V_CHLD, V_CANCEL, V_LEFT, V_ALL_REAPED, NEVENTS };
 
-/* One of the command's output streams: pipe in, capped file out. */
-struct output {
-    const char *name;
-    int pipe_fd; /* read end; -1 once at end of file */
-    int file_fd;
-    uint64_t written_bytes;
-    bool write_failed;
-};
-
-/* The attempt. Static, as the program supervises exactly one. */
-static struct {
-    const char *dir;
-    const char *workdir;
-    char **argv;
-    uint64_t timeout_ms, grace_ms, cap_bytes;
-
-    enum state state;
-    pid_t pid; /* the command, leader of its own group */
-    int wstatus;
-    bool leader_ended;  /* seen as a zombie: from then on, reaped children were left */
-    bool leader_reaped; /* after this, the group id is no longer ours */
-    bool no_children;   /* waitpid said ECHILD: everything is reaped */
-    bool cont;
-    int64_t deadline_ns;
-    struct output out[2];
-    struct cs_note note;
-} m = {
+struct minder m = {
     .grace_ms = CS_MINDER_KILL_GRACE_MS,
     .cap_bytes = DEFAULT_CAP_BYTES,
     .cont = true,
@@ -90,8 +47,7 @@ static struct {
             {.name = CS_ATTEMPT_STDERR_FILE, .pipe_fd = -1, .file_fd = -1}},
 };
 
-/* Writes one line to stderr. */
-static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -106,15 +62,7 @@ static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
     (void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-static _Noreturn void die_usage(const char *why)
-{
-    say(PROG ": usage: %s: " CS_MINDER_USAGE "\n", why);
-    _exit(EXIT_USAGE);
-}
-
-/* Dies on a system error (errno), taking the command's group down with it:
- * without the minder nobody would enforce its limits or record its end. */
-static _Noreturn void die_unable(const char *verb, const char *object)
+_Noreturn void die_unable(const char *verb, const char *object)
 {
     int err = errno;
 
@@ -124,7 +72,7 @@ static _Noreturn void die_unable(const char *verb, const char *object)
     _exit(EXIT_SYSTEM);
 }
 
-static int64_t now_ns(clockid_t clock)
+int64_t now_ns(clockid_t clock)
 {
     struct timespec ts;
 
@@ -133,8 +81,7 @@ static int64_t now_ns(clockid_t clock)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Sets the note's message unless an earlier, more telling one is there. */
-static __attribute__((format(printf, 1, 2))) void set_message(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) void set_message(const char *fmt, ...)
 {
     va_list ap;
 
@@ -143,177 +90,6 @@ static __attribute__((format(printf, 1, 2))) void set_message(const char *fmt, .
     va_start(ap, fmt);
     (void)vsnprintf(m.note.message, sizeof(m.note.message), fmt, ap); /* a cut is fine */
     va_end(ap);
-}
-
-/* Parses a whole decimal number of at most max; 0 or -1. */
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-    uint64_t value = 0;
-
-    if (*s == '\0')
-        return -1;
-    for (; *s != '\0'; s++) {
-        unsigned d = (unsigned char)*s - '0';
-
-        if (d > 9 || value > (max - d) / 10)
-            return -1;
-        value = value * 10 + d;
-    }
-    *out = value;
-    return 0;
-}
-
-static void parse_args(int argc, char **argv)
-{
-    int opt;
-
-    opterr = 0;
-    while ((opt = getopt(argc, argv, CS_MINDER_OPTSTRING)) != -1) {
-        switch (opt) {
-        case CS_MINDER_OPT_DIR:
-            m.dir = optarg;
-            break;
-        case CS_MINDER_OPT_TIMEOUT:
-            if (parse_u64(optarg, MAX_MS, &m.timeout_ms) < 0)
-                die_usage("-t wants milliseconds");
-            break;
-        case CS_MINDER_OPT_GRACE:
-            if (parse_u64(optarg, MAX_MS, &m.grace_ms) < 0)
-                die_usage("-g wants milliseconds");
-            break;
-        case CS_MINDER_OPT_CAP:
-            if (parse_u64(optarg, UINT64_MAX, &m.cap_bytes) < 0)
-                die_usage("-c wants a byte count");
-            break;
-        case CS_MINDER_OPT_WORKDIR:
-            m.workdir = optarg;
-            break;
-        default:
-            die_usage("unknown option or missing value");
-        }
-    }
-    if (m.dir == NULL)
-        die_usage("-d is required");
-    if (optind < 2 || strcmp(argv[optind - 1], "--") != 0 || optind >= argc)
-        die_usage("the command goes after --");
-    m.argv = argv + optind;
-    if (m.workdir == NULL)
-        m.workdir = m.dir;
-}
-
-/* Makes sure fds 0-2 are open, so no pipe lands on them and gets clobbered by
- * the child's dup2() calls. */
-static void sanitize_std_fds(void)
-{
-    /* One poll() tells all three apart: a closed fd reports POLLNVAL. */
-    struct pollfd fds[3] = {{.fd = 0}, {.fd = 1}, {.fd = 2}};
-
-    if (poll(fds, 3, 0) < 0)
-        die_unable("check", "fds 0-2");
-    for (int fd = 0; fd <= 2; fd++)
-        if ((fds[fd].revents & POLLNVAL) && openat(AT_FDCWD, "/dev/null", O_RDWR) != fd)
-            die_unable("open", "/dev/null");
-}
-
-/* Leaves the command's group id for the server (best effort, no fsync): if
- * the minder is killed outright, the server stops the group it leaves. */
-static void record_pgid(void)
-{
-    char path[4096], text[24];
-    int len = snprintf(text, sizeof(text), "%d\n", (int)m.pid);
-    (void)snprintf(path, sizeof(path), "%s/%s", m.dir, CS_ATTEMPT_PGID_FILE);
-    int fd = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    /* A short write only costs the clean-up after a killed minder. */
-    (void)!write(fd, text, (size_t)len);
-    (void)close(fd);
-}
-
-/* Fails with the error number rc (from a posix_spawn* call) unless it is 0. */
-static void check_spawn_setup(int rc)
-{
-    if (rc != 0) {
-        errno = rc;
-        die_unable("prepare", "the command's start");
-    }
-}
-
-/* posix_spawnp() says only that the start failed, not at which step: retry
- * the chdir's checks here to tell a bad working directory from a bad command. */
-static void record_start_failure(int err)
-{
-    struct stat st;
-    int chdir_err = 0;
-
-    m.note.outcome = CS_NOTE_START_FAILED;
-    m.note.exit_code = EXIT_START_FAILED;
-    if (stat(m.workdir, &st) < 0)
-        chdir_err = errno;
-    else if (!S_ISDIR(st.st_mode))
-        chdir_err = ENOTDIR;
-    else if (faccessat(AT_FDCWD, m.workdir, X_OK, AT_EACCESS) < 0)
-        chdir_err = errno;
-    if (chdir_err != 0)
-        set_message("chdir(\"%s\"): %s", m.workdir, strerror(chdir_err));
-    else
-        set_message("exec(\"%s\"): %s", m.argv[0], strerror(err));
-}
-
-/* Starts the command: its own process group, the working directory, stdin
- * from /dev/null, output into the pipes, no signal blocked or ignored (the
- * server may ignore SIGPIPE, and ignored signals survive exec). Returns false
- * if it could not start (the note says why).
- * posix_spawn rather than fork: it shares the address space until the exec
- * (vfork-style, no page tables to copy; minder/README.md has the cost), and
- * the group exists before the call returns. */
-static bool start(void)
-{
-    int out_pipe[2], err_pipe[2], devnull_fd, rc;
-    posix_spawn_file_actions_t file_actions;
-    posix_spawnattr_t attr;
-    sigset_t none, reset;
-
-    devnull_fd = openat(AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull_fd < 0)
-        die_unable("open", "/dev/null");
-    if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0)
-        die_unable("create", "pipes");
-
-    sigemptyset(&none);
-    sigemptyset(&reset);
-    /* The classic signals are the ones servers and shells ignore. */
-    for (int sig = 1; sig < 32; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            sigaddset(&reset, sig);
-    check_spawn_setup(posix_spawnattr_init(&attr));
-    check_spawn_setup(posix_spawnattr_setflags(
-        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
-    check_spawn_setup(posix_spawnattr_setpgroup(&attr, 0));
-    check_spawn_setup(posix_spawnattr_setsigmask(&attr, &none));
-    check_spawn_setup(posix_spawnattr_setsigdefault(&attr, &reset));
-    check_spawn_setup(posix_spawn_file_actions_init(&file_actions));
-    check_spawn_setup(posix_spawn_file_actions_addchdir_np(&file_actions, m.workdir));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, devnull_fd, STDIN_FILENO));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, out_pipe[1], STDOUT_FILENO));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, err_pipe[1], STDERR_FILENO));
-
-    m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
-    rc = posix_spawnp(&m.pid, m.argv[0], &file_actions, &attr, m.argv, environ);
-    (void)posix_spawn_file_actions_destroy(&file_actions); /* frees memory only */
-    (void)posix_spawnattr_destroy(&attr);
-    (void)close(devnull_fd); /* the child's copies are its own: nothing to lose */
-    (void)close(out_pipe[1]);
-    (void)close(err_pipe[1]);
-    m.out[0].pipe_fd = out_pipe[0];
-    m.out[1].pipe_fd = err_pipe[0];
-    if (rc == 0) {
-        record_pgid();
-        return true;
-    }
-    m.pid = 0;
-    record_start_failure(rc);
-    return false;
 }
 
 /* Signals the command's whole group, continuing it first if it is stopped. */
@@ -552,44 +328,6 @@ static void handle_signals(int sfd)
         (*actions[m.state][V_CANCEL])();
 }
 
-static void drain(struct output *o)
-{
-    char buf[65536];
-    uint64_t room = m.cap_bytes - o->written_bytes;
-    size_t keep, done = 0;
-    ssize_t n;
-
-    n = read(o->pipe_fd, buf, sizeof(buf));
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        return;
-    if (n <= 0) {
-        (void)close(o->pipe_fd); /* read end: nothing to lose */
-        o->pipe_fd = -1;
-        return;
-    }
-    keep = (uint64_t)n < room ? (size_t)n : (size_t)room;
-    if (keep < (size_t)n) {
-        if (o == &m.out[0])
-            m.note.stdout_truncated = true;
-        else
-            m.note.stderr_truncated = true;
-    }
-    o->written_bytes += keep;
-    /* A full disk must not stop the supervision: stop logging, say why. */
-    while (done < keep && !o->write_failed) {
-        ssize_t w = write(o->file_fd, buf + done, keep - done);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            o->write_failed = true;
-            set_message("unable to write %s: %s", o->name, strerror(errno));
-            break;
-        }
-        done += (size_t)w;
-    }
-}
-
 static int poll_timeout_ms(void)
 {
     int64_t left_ns;
@@ -627,65 +365,6 @@ static void run_loop(int sfd)
         if (m.state == DRAINING && m.no_children && m.out[0].pipe_fd < 0 && m.out[1].pipe_fd < 0)
             bail();
     }
-}
-
-/* Without room in the attempt's directory nothing may run, as nothing could
- * be recorded: the minder exits, the command not run, with the status the
- * server reports as "no space". Returns only for other errors. */
-static void refuse_if_no_space(int rc, const char *what)
-{
-    if (rc != -ENOSPC && rc != -EDQUOT)
-        return;
-    say(PROG ": no room for %s in %s (%s): the command was not run\n", what, m.dir, strerror(-rc));
-    _exit(CS_MINDER_EXIT_NO_SPACE);
-}
-
-/* The attempt's start record, before anything of the command exists: a
- * restart of the server that finds it adopts this minder; one that finds
- * it missing claims the file, and then this minder starts nothing. A file
- * that cannot be written stops the start too: a command must not run where
- * nobody could find it. */
-static void publish_pid(void)
-{
-    int rc = cs_attempt_pid_publish(m.dir, (int32_t)getpid());
-
-    if (rc == -EEXIST) {
-        say(PROG ": %s was given up by cschedd before it started: not starting it\n", m.dir);
-        _exit(CS_MINDER_EXIT_GIVEN_UP);
-    }
-    if (rc < 0) {
-        refuse_if_no_space(rc, "the start record");
-        errno = -rc;
-        die_unable("record the start in", m.dir);
-    }
-}
-
-static void open_logs(void)
-{
-    int dfd = openat(AT_FDCWD, m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-    if (dfd < 0)
-        die_unable("open", m.dir);
-    for (int i = 0; i < 2; i++) {
-        m.out[i].file_fd =
-            openat(dfd, m.out[i].name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (m.out[i].file_fd < 0)
-            die_unable("create", m.out[i].name);
-    }
-    (void)close(dfd); /* read-only directory fd */
-}
-
-/* Nothing runs that cannot be recorded: the note's space is reserved
- * before the command starts. */
-static void reserve_note(void)
-{
-    int rc = cs_note_reserve(m.dir);
-
-    if (rc == 0)
-        return;
-    refuse_if_no_space(rc, "the status note");
-    errno = -rc;
-    die_unable("reserve space for", "the status note");
 }
 
 static void finish(void)

@@ -1,0 +1,88 @@
+/* What the minder's files share: the attempt being supervised (one object,
+ * m, defined in minder.c) and the helpers every file uses to report and die.
+ * The files, each with one job:
+ *   minder.c          main, the state x event table and the poll loop
+ *   minder_args.c     the command line
+ *   minder_start.c    the start record, the note's reserve, the spawn
+ *   minder_output.c   the capped logs and the draining of the pipes into them
+ * One thread; libc and minder/ only. */
+#ifndef CS_MINDER_INTERNAL_H
+#define CS_MINDER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "minder_contract.h"
+#include "note.h"
+
+/* Files are opened with openat(AT_FDCWD, ...) rather than open(): musl's
+ * open() follows O_CLOEXEC with an fcntl() for old kernels, a syscall wasted. */
+
+#define PROG CS_MINDER_NAME
+
+/* SWEEPING and SWEEP_KILLING: the command has ended and what it left behind
+ * (our children now) is being stopped, with TERM and then KILL. */
+enum state { UP, STOPPING, KILLING, SWEEPING, SWEEP_KILLING, DRAINING, NSTATES };
+
+/* One of the command's output streams: pipe in, capped file out. */
+struct output {
+    const char *name;
+    int pipe_fd; /* read end; -1 once at end of file */
+    int file_fd;
+    uint64_t written_bytes;
+    bool write_failed;
+};
+
+/* The attempt. A single object, m, as the program supervises exactly one. */
+struct minder {
+    const char *dir;
+    const char *workdir;
+    char **argv;
+    uint64_t timeout_ms, grace_ms, cap_bytes;
+
+    enum state state;
+    pid_t pid; /* the command, leader of its own group */
+    int wstatus;
+    bool leader_ended;  /* seen as a zombie: from then on, reaped children were left */
+    bool leader_reaped; /* after this, the group id is no longer ours */
+    bool no_children;   /* waitpid said ECHILD: everything is reaped */
+    bool cont;
+    int64_t deadline_ns;
+    struct output out[2];
+    struct cs_note note;
+};
+
+extern struct minder m;
+
+/* Writes one line to stderr. */
+__attribute__((format(printf, 1, 2))) void say(const char *fmt, ...);
+/* Dies on a system error (errno), taking the command's group down with it:
+ * without the minder nobody would enforce its limits or record its end. */
+_Noreturn void die_unable(const char *verb, const char *object);
+/* The time on clock in nanoseconds; dies if it cannot be read. */
+int64_t now_ns(clockid_t clock);
+/* Sets the note's message unless an earlier, more telling one is there. */
+__attribute__((format(printf, 1, 2))) void set_message(const char *fmt, ...);
+
+/* Fills m's command line from argv, or exits with the usage status. */
+void parse_args(int argc, char **argv);
+
+/* Makes sure fds 0-2 are open, so no pipe lands on them and gets clobbered by
+ * the child's dup2() calls. */
+void sanitize_std_fds(void);
+/* The attempt's start record; exits unless it is written (see minder_start.c). */
+void publish_pid(void);
+/* Reserves the note's space; exits if there is none. */
+void reserve_note(void);
+/* Starts the command; false if it could not start (the note says why). */
+bool start(void);
+
+/* Creates the capped log files in the attempt's directory; dies if it cannot. */
+void open_logs(void);
+/* Reads what one output pipe has into its log, up to the cap; closes the
+ * pipe at end of file. */
+void drain(struct output *o);
+
+#endif

@@ -1,0 +1,63 @@
+/* The command's output: one log file per stream in the attempt's directory,
+ * fed from its pipe. Invariant: a log never grows past m.cap_bytes; what is
+ * past it is read and dropped, and the note says the log was cut. A log that
+ * cannot be written stops the logging, never the supervision. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "minder_internal.h"
+
+void open_logs(void)
+{
+    int dfd = openat(AT_FDCWD, m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (dfd < 0)
+        die_unable("open", m.dir);
+    for (int i = 0; i < 2; i++) {
+        m.out[i].file_fd =
+            openat(dfd, m.out[i].name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (m.out[i].file_fd < 0)
+            die_unable("create", m.out[i].name);
+    }
+    (void)close(dfd); /* read-only directory fd */
+}
+
+void drain(struct output *o)
+{
+    char buf[65536];
+    uint64_t room = m.cap_bytes - o->written_bytes;
+    size_t keep, done = 0;
+    ssize_t n;
+
+    n = read(o->pipe_fd, buf, sizeof(buf));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        (void)close(o->pipe_fd); /* read end: nothing to lose */
+        o->pipe_fd = -1;
+        return;
+    }
+    keep = (uint64_t)n < room ? (size_t)n : (size_t)room;
+    if (keep < (size_t)n) {
+        if (o == &m.out[0])
+            m.note.stdout_truncated = true;
+        else
+            m.note.stderr_truncated = true;
+    }
+    o->written_bytes += keep;
+    /* A full disk must not stop the supervision: stop logging, say why. */
+    while (done < keep && !o->write_failed) {
+        ssize_t w = write(o->file_fd, buf + done, keep - done);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            o->write_failed = true;
+            set_message("unable to write %s: %s", o->name, strerror(errno));
+            break;
+        }
+        done += (size_t)w;
+    }
+}

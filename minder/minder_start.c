@@ -1,0 +1,175 @@
+/* Starting the command: the start record and the note's reserve first, then
+ * the spawn into its own group, the group id left for the server. Nothing
+ * runs that could not be found or recorded: no room for the start record or
+ * the note refuses the start, with the status the server reports as "no
+ * space". libc only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "minder_internal.h"
+
+#define EXIT_START_FAILED 127
+
+void sanitize_std_fds(void)
+{
+    /* One poll() tells all three apart: a closed fd reports POLLNVAL. */
+    struct pollfd fds[3] = {{.fd = 0}, {.fd = 1}, {.fd = 2}};
+
+    if (poll(fds, 3, 0) < 0)
+        die_unable("check", "fds 0-2");
+    for (int fd = 0; fd <= 2; fd++)
+        if ((fds[fd].revents & POLLNVAL) && openat(AT_FDCWD, "/dev/null", O_RDWR) != fd)
+            die_unable("open", "/dev/null");
+}
+
+/* Leaves the command's group id for the server (best effort, no fsync): if
+ * the minder is killed outright, the server stops the group it leaves. */
+static void record_pgid(void)
+{
+    char path[4096], text[24];
+    int len = snprintf(text, sizeof(text), "%d\n", (int)m.pid);
+    (void)snprintf(path, sizeof(path), "%s/%s", m.dir, CS_ATTEMPT_PGID_FILE);
+    int fd = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    /* A short write only costs the clean-up after a killed minder. */
+    (void)!write(fd, text, (size_t)len);
+    (void)close(fd);
+}
+
+/* Fails with the error number rc (from a posix_spawn* call) unless it is 0. */
+static void check_spawn_setup(int rc)
+{
+    if (rc != 0) {
+        errno = rc;
+        die_unable("prepare", "the command's start");
+    }
+}
+
+/* posix_spawnp() says only that the start failed, not at which step: retry
+ * the chdir's checks here to tell a bad working directory from a bad command. */
+static void record_start_failure(int err)
+{
+    struct stat st;
+    int chdir_err = 0;
+
+    m.note.outcome = CS_NOTE_START_FAILED;
+    m.note.exit_code = EXIT_START_FAILED;
+    if (stat(m.workdir, &st) < 0)
+        chdir_err = errno;
+    else if (!S_ISDIR(st.st_mode))
+        chdir_err = ENOTDIR;
+    else if (faccessat(AT_FDCWD, m.workdir, X_OK, AT_EACCESS) < 0)
+        chdir_err = errno;
+    if (chdir_err != 0)
+        set_message("chdir(\"%s\"): %s", m.workdir, strerror(chdir_err));
+    else
+        set_message("exec(\"%s\"): %s", m.argv[0], strerror(err));
+}
+
+/* Starts the command: its own process group, the working directory, stdin
+ * from /dev/null, output into the pipes, no signal blocked or ignored (the
+ * server may ignore SIGPIPE, and ignored signals survive exec). Returns false
+ * if it could not start (the note says why).
+ * posix_spawn rather than fork: it shares the address space until the exec
+ * (vfork-style, no page tables to copy; minder/README.md has the cost), and
+ * the group exists before the call returns. */
+bool start(void)
+{
+    int out_pipe[2], err_pipe[2], devnull_fd, rc;
+    posix_spawn_file_actions_t file_actions;
+    posix_spawnattr_t attr;
+    sigset_t none, reset;
+
+    devnull_fd = openat(AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull_fd < 0)
+        die_unable("open", "/dev/null");
+    if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0)
+        die_unable("create", "pipes");
+
+    sigemptyset(&none);
+    sigemptyset(&reset);
+    /* The classic signals are the ones servers and shells ignore. */
+    for (int sig = 1; sig < 32; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            sigaddset(&reset, sig);
+    check_spawn_setup(posix_spawnattr_init(&attr));
+    check_spawn_setup(posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+    check_spawn_setup(posix_spawnattr_setpgroup(&attr, 0));
+    check_spawn_setup(posix_spawnattr_setsigmask(&attr, &none));
+    check_spawn_setup(posix_spawnattr_setsigdefault(&attr, &reset));
+    check_spawn_setup(posix_spawn_file_actions_init(&file_actions));
+    check_spawn_setup(posix_spawn_file_actions_addchdir_np(&file_actions, m.workdir));
+    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, devnull_fd, STDIN_FILENO));
+    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, out_pipe[1], STDOUT_FILENO));
+    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, err_pipe[1], STDERR_FILENO));
+
+    m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
+    rc = posix_spawnp(&m.pid, m.argv[0], &file_actions, &attr, m.argv, environ);
+    (void)posix_spawn_file_actions_destroy(&file_actions); /* frees memory only */
+    (void)posix_spawnattr_destroy(&attr);
+    (void)close(devnull_fd); /* the child's copies are its own: nothing to lose */
+    (void)close(out_pipe[1]);
+    (void)close(err_pipe[1]);
+    m.out[0].pipe_fd = out_pipe[0];
+    m.out[1].pipe_fd = err_pipe[0];
+    if (rc == 0) {
+        record_pgid();
+        return true;
+    }
+    m.pid = 0;
+    record_start_failure(rc);
+    return false;
+}
+
+/* Without room in the attempt's directory nothing may run, as nothing could
+ * be recorded: the minder exits, the command not run, with the status the
+ * server reports as "no space". Returns only for other errors. */
+static void refuse_if_no_space(int rc, const char *what)
+{
+    if (rc != -ENOSPC && rc != -EDQUOT)
+        return;
+    say(PROG ": no room for %s in %s (%s): the command was not run\n", what, m.dir, strerror(-rc));
+    _exit(CS_MINDER_EXIT_NO_SPACE);
+}
+
+/* The attempt's start record, before anything of the command exists: a
+ * restart of the server that finds it adopts this minder; one that finds
+ * it missing claims the file, and then this minder starts nothing. A file
+ * that cannot be written stops the start too: a command must not run where
+ * nobody could find it. */
+void publish_pid(void)
+{
+    int rc = cs_attempt_pid_publish(m.dir, (int32_t)getpid());
+
+    if (rc == -EEXIST) {
+        say(PROG ": %s was given up by cschedd before it started: not starting it\n", m.dir);
+        _exit(CS_MINDER_EXIT_GIVEN_UP);
+    }
+    if (rc < 0) {
+        refuse_if_no_space(rc, "the start record");
+        errno = -rc;
+        die_unable("record the start in", m.dir);
+    }
+}
+
+/* Nothing runs that cannot be recorded: the note's space is reserved
+ * before the command starts. */
+void reserve_note(void)
+{
+    int rc = cs_note_reserve(m.dir);
+
+    if (rc == 0)
+        return;
+    refuse_if_no_space(rc, "the status note");
+    errno = -rc;
+    die_unable("reserve space for", "the status note");
+}
