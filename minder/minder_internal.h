@@ -5,7 +5,8 @@
  *   minder_args.c     the command line
  *   minder_start.c    the start record, the note's reserve, the spawn
  *   minder_output.c   the capped logs and the draining of the pipes into them
- * One thread; libc and minder/ only. */
+ * Invariant: m is the minder's only state, read and written by its one
+ * thread. libc and minder/ only. */
 #ifndef CS_MINDER_INTERNAL_H
 #define CS_MINDER_INTERNAL_H
 

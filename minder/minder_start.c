@@ -1,8 +1,8 @@
-/* Starting the command: the start record and the note's reserve first, then
- * the spawn into its own group, the group id left for the server. Nothing
- * runs that could not be found or recorded: no room for the start record or
- * the note refuses the start, with the status the server reports as "no
- * space". libc only. */
+/* Starting the command: fds 0-2 made safe, the start record and the note's
+ * reserve first, then the spawn into its own group, the group id left for
+ * the server. Invariant: nothing runs that could not be found or recorded;
+ * no room for the start record or the note refuses the start, with the
+ * status the server reports as "no space". libc only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
