@@ -399,13 +399,22 @@ long cs_e2e_count_lines(const char *path)
     return n;
 }
 
-void cs_e2e_counter_shell(char *buf, size_t size, const char *dir, const char *then)
+void cs_e2e_create_counter_job(struct cs_e2e *e, const char *prefix, const char *then,
+                               uint32_t max_attempts, char *name, size_t name_size, char *dir)
 {
-    int n = snprintf(buf, size,
+    char shell[2 * PATH_MAX + 128];
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+
+    cs_e2e_tmpdir(dir);
+    int n = snprintf(shell, sizeof(shell),
                      "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/count; %s",
                      dir, dir, then);
-
-    assert_true(n > 0 && (size_t)n < size);
+    assert_true(n > 0 && (size_t)n < sizeof(shell));
+    cs_e2e_name(name, name_size, prefix);
+    job.name = name;
+    job.shell = shell;
+    job.max_attempts = max_attempts;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
 }
 
 static void status_from_details(struct cs_status *status, grpc_status_code code, grpc_slice details)

@@ -122,10 +122,12 @@ void cs_e2e_tmpdir(char *buf);
  * there is none (a command's marker file: one line per execution). */
 long cs_e2e_count_lines(const char *path);
 
-/* cs_e2e_counter_shell writes into buf (size bytes) a shell command that
- * counts its runs in dir/count, so that $n is 1 in the first attempt, 2 in
- * the second, ..., and then runs then (e.g. "[ $n -ge 3 ]"). */
-void cs_e2e_counter_shell(char *buf, size_t size, const char *dir, const char *then);
+/* cs_e2e_create_counter_job creates a job named after prefix (its name
+ * into name, name_size bytes) with max_attempts, whose shell command counts
+ * its runs in a new temp dir (its path into dir, PATH_MAX bytes), so that $n is 1 in the first
+ * attempt, 2 in the second, ..., and then runs then (e.g. "[ $n -ge 3 ]"). */
+void cs_e2e_create_counter_job(struct cs_e2e *e, const char *prefix, const char *then,
+                               uint32_t max_attempts, char *name, size_t name_size, char *dir);
 
 /* cs_e2e_raw_unary sends payload (len bytes, already serialized) to method
  * ("/pkg.Service/Method") as a raw gRPC unary call, bypassing libcsched, so a

@@ -284,17 +284,11 @@ static void test_e2e_logs_binary(void **state)
 static void test_e2e_logs_per_attempt(void **state)
 {
     struct cs_e2e *e = *state;
-    char dir[PATH_MAX], shell[2 * PATH_MAX + 128], name[64];
-    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    char dir[PATH_MAX], name[64];
     Csched__V1__Run *run;
 
-    cs_e2e_tmpdir(dir);
-    cs_e2e_counter_shell(shell, sizeof(shell), dir, "echo attempt $n; [ $n -ge 2 ]");
-    cs_e2e_name(name, sizeof(name), "perattempt");
-    job.name = name;
-    job.shell = shell;
-    job.max_attempts = 2;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    cs_e2e_create_counter_job(e, "perattempt", "echo attempt $n; [ $n -ge 2 ]", 2, name,
+                              sizeof(name), dir);
     run = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
     assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     assert_int_equal(run->n_attempts, 2);

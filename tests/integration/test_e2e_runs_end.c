@@ -71,18 +71,11 @@ static void test_e2e_runs_killed_by_signal_fails(void **state)
 static void test_e2e_runs_retries_until_success(void **state)
 {
     struct cs_e2e *e = *state;
-    char dir[PATH_MAX], shell[2 * PATH_MAX + 128], name[64];
-    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    char dir[PATH_MAX], name[64];
     Csched__V1__Run *run;
 
-    cs_e2e_tmpdir(dir);
     /* Fails twice, then succeeds. */
-    cs_e2e_counter_shell(shell, sizeof(shell), dir, "[ $n -ge 3 ]");
-    cs_e2e_name(name, sizeof(name), "retry");
-    job.name = name;
-    job.shell = shell;
-    job.max_attempts = 3;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    cs_e2e_create_counter_job(e, "retry", "[ $n -ge 3 ]", 3, name, sizeof(name), dir);
     run = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     assert_int_equal(run->n_attempts, 3);

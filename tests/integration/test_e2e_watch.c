@@ -181,19 +181,13 @@ static void test_e2e_watch_attempts_of_a_retry(void **state)
     struct cs_e2e *e = *state;
     struct ev_rec *evs = calloc(MAX_EVENTS, sizeof(*evs));
     struct watch_until until = {.max = MAX_EVENTS};
-    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
-    char dir[PATH_MAX], shell[2 * PATH_MAX + 128], name[64];
+    char dir[PATH_MAX], name[64];
     Csched__V1__RunState seen[3][3];
     size_t n_seen[3] = {0, 0, 0}, n;
 
     assert_non_null(evs);
-    cs_e2e_tmpdir(dir);
-    cs_e2e_counter_shell(shell, sizeof(shell), dir, "[ $n -ge 2 ] || exit 4");
-    cs_e2e_name(name, sizeof(name), "retrywatch");
-    job.name = name;
-    job.shell = shell;
-    job.max_attempts = 2;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    cs_e2e_create_counter_job(e, "retrywatch", "[ $n -ge 2 ] || exit 4", 2, name, sizeof(name),
+                              dir);
     until.run = cs_e2e_trigger(e, name);
     n = watch_collect(e, true, 0, name, &until, evs);
 
