@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <uv.h>
 
+#include "identity.h"
+
 struct cs_call;
 struct cs_rpc_server;
 
@@ -63,6 +65,9 @@ typedef void (*cs_rpc_server_done_cb)(void *arg);
 /* Stops accepting calls and cancels the open ones; done_cb runs once every
  * call has ended and the server's threads are gone; then the server is freed. */
 void cs_rpc_server_shutdown(struct cs_rpc_server *server, cs_rpc_server_done_cb done_cb, void *arg);
+
+/* Who made the call (valid for the call's life). */
+const struct cs_identity *cs_call_identity(const struct cs_call *call);
 
 /* Ends a unary call with response (borrowed: packed before returning). */
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);

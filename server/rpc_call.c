@@ -126,6 +126,11 @@ struct cs_call *cs_call_open(size_t *open_calls, grpc_call *gcall, const struct 
     return call;
 }
 
+const struct cs_identity *cs_call_identity(const struct cs_call *call)
+{
+    return &call->who;
+}
+
 void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char *message,
                          grpc_byte_buffer *reply)
 {

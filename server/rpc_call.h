@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "grpc_bridge.h"
+#include "identity.h"
 #include "queue.h"
 #include "rpc.h"
 
@@ -23,6 +24,7 @@ struct cs_call {
     size_t *open_calls; /* the server's count, which this call is in */
     grpc_call *call;
     const struct cs_method *method;
+    struct cs_identity who; /* set before the handler runs */
     ProtobufCMessage *request;
     struct cs_tag close_tag; /* RECV_CLOSE_ON_SERVER */
     struct cs_tag send_tag;  /* the one SEND_MESSAGE in flight */

@@ -1,0 +1,25 @@
+/* identity: who a call comes from and the role it holds. Filled by rpc for
+ * every call before its handler runs; read by handlers (the audit trail,
+ * created_by, triggered_by). Plain data, any thread.
+ *
+ * Roles nest: an operator may do all a viewer may, an admin all an operator
+ * may. */
+#ifndef CS_IDENTITY_H
+#define CS_IDENTITY_H
+
+enum cs_role {
+    CS_ROLE_NONE = 0,
+    CS_ROLE_VIEWER = 1,
+    CS_ROLE_OPERATOR = 2,
+    CS_ROLE_ADMIN = 3,
+};
+
+#define CS_IDENTITY_NAME_MAX 256
+
+struct cs_identity {
+    enum cs_role role;
+    /* What the audit trail shows, e.g. "unix:uid=1000(alice)". */
+    char name[CS_IDENTITY_NAME_MAX];
+};
+
+#endif
