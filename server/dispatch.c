@@ -77,16 +77,22 @@ static struct cs_run *run_new(struct cs_sched *s, struct cs_job *job, Csched__V1
     return run;
 }
 
-/* The run has reached a terminal state and its rows are written: forget it. */
-static void run_retire(struct cs_sched *s, struct cs_run *run)
+/* Drops run from memory (its rows, if any, are written). */
+static void run_forget(struct cs_sched *s, struct cs_run *run)
 {
     CS_ASSERT(run->attempt == NULL && !run->queued && run->backoff == NULL);
     run->job->active--;
-    s->runs_finished++;
     CS_ASSERT(cs_idmap_remove(&s->runs, run->msg->id) == run);
     cs_run_keys_remove(&s->run_keys, run);
     protobuf_c_message_free_unpacked(&run->msg->base, NULL);
     free(run);
+}
+
+/* The run has reached a terminal state and its rows are written: forget it. */
+static void run_retire(struct cs_sched *s, struct cs_run *run)
+{
+    s->runs_finished++;
+    run_forget(s, run);
 }
 
 /* Moves run to a terminal state and forgets it; returns a copy of its final
@@ -117,6 +123,35 @@ static Csched__V1__Run *cancel_unstarted(struct cs_sched *s, struct cs_run *run,
                       want_copy);
 }
 
+/* A triggered run waits for its creation to commit before it may start, so
+ * that no command runs for a run a restart would not know of. */
+struct created {
+    struct cs_sched *sched;
+    int64_t run_id;
+    cs_store_done_cb cb;
+    void *arg;
+};
+
+static void created_cb(void *arg, int status)
+{
+    struct created c = *(struct created *)arg;
+    free(arg);
+    struct cs_run *run = cs_idmap_get(&c.sched->runs, c.run_id);
+    /* Cancelled meanwhile, the run is gone: nothing to do. */
+    if (run != NULL && run->msg->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED && !run->queued &&
+        run->attempt == NULL && run->backoff == NULL) {
+        if (status == 0) {
+            cs_pump_enqueue(c.sched, run);
+        } else {
+            /* Never stored, as its client is told: it must not run. */
+            cs_sched_set_run_state(c.sched, run, CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED);
+            run_forget(c.sched, run);
+        }
+    }
+    if (c.cb != NULL)
+        c.cb(c.arg, status);
+}
+
 struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
                                    const Csched__V1__TriggerJobRequest *request,
                                    cs_store_done_cb cb, void *arg)
@@ -142,8 +177,9 @@ struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
     msg->state = CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED;
     struct cs_run *run = run_new(s, job, msg);
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
-    write_run(s, run, cb, arg);
-    cs_pump_enqueue(s, run);
+    struct created *c = cs_xmalloc(sizeof(*c));
+    *c = (struct created){.sched = s, .run_id = msg->id, .cb = cb, .arg = arg};
+    write_run(s, run, created_cb, c);
     return run;
 }
 

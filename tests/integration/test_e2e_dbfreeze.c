@@ -209,6 +209,72 @@ static void test_e2e_dbfreeze_detected_and_resumed(void **state)
     cs_test_rmtree(dir);
 }
 
+/* How many entries dir has besides . and .. (marker files: commands that ran). */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((ent = readdir(d)) != NULL)
+        n += strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0;
+    (void)closedir(d);
+    return n;
+}
+
+/* A run triggered just as the database froze: its creation cannot commit,
+ * so its command must not start; cschedd then dies before the thaw. After
+ * the restart the run exists (the frozen backend committed it after all) and
+ * ran once, or it does not exist and never ran. */
+static void test_e2e_dbfreeze_unstored_run_never_starts(void **state)
+{
+    struct cs_e2e *e = *state;
+    pid_t postmaster = cs_testpg_pid(e->pg);
+    Csched__V1__TriggerJobRequest trig = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    Csched__V1__ListRunsRequest list = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    Csched__V1__ListRunsResponse *page = NULL;
+    struct cs_call_opts short_call = {.timeout_ms = 1000};
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+    char dir[4096], shell[4400], name[64];
+    int64_t run_id = 0;
+    int rc;
+
+    cs_e2e_tmpdir(dir);
+    (void)snprintf(shell, sizeof(shell), "echo x >> %s/$CSCHED_RUN_ID", dir);
+    cs_e2e_name(name, sizeof(name), "unstored");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
+
+    signal_cluster(postmaster, SIGSTOP);
+    frozen = postmaster;
+    trig.job_name = name;
+    rc = cs_scheduler_trigger_job(e->client, &trig, &run, &short_call, &st);
+    cs_e2e_assert_status(rc, &st, GRPC_STATUS_DEADLINE_EXCEEDED, NULL);
+    cs_test_sleep_ms(1000);
+    assert_int_equal(entries(dir), 0); /* nothing ran */
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    signal_cluster(postmaster, SIGCONT);
+    frozen = 0;
+    assert_int_equal(cs_testd_restart(e->d), 0);
+
+    list.job_name = name;
+    assert_int_equal(cs_scheduler_list_runs(e->client, &list, &page, cs_e2e_opts(), &st), 0);
+    assert_true(page->n_runs <= 1);
+    if (page->n_runs == 1)
+        run_id = page->runs[0]->id;
+    csched__v1__list_runs_response__free_unpacked(page, NULL);
+    if (run_id != 0)
+        csched__v1__run__free_unpacked(cs_e2e_wait_end(e, run_id), NULL);
+    printf("dbfreeze: a trigger while frozen, then kill -9: %s after the restart, executions %d\n",
+           run_id != 0 ? "stored" : "unknown", run_id != 0 ? cs_e2e_executions(dir, run_id) : 0);
+    if (run_id != 0)
+        assert_int_equal(cs_e2e_executions(dir, run_id), 1);
+    else
+        assert_int_equal(entries(dir), 0);
+    cs_test_rmtree(dir);
+}
+
 static int thaw_teardown(void **state)
 {
     (void)state;
@@ -222,6 +288,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_e2e_dbfreeze_detected_and_resumed, thaw_teardown),
+        cmocka_unit_test_teardown(test_e2e_dbfreeze_unstored_run_never_starts, thaw_teardown),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

@@ -57,12 +57,17 @@ static void fake_event_put(struct cs_store *store, const Csched__V1__Event *even
     record_write(cb, arg);
 }
 
-/* Commits every write made so far, in order, as the store's batches do. */
-void commit(void)
+/* Ends every write made so far, in order, as the store's batches do. */
+void commit_with(int status)
 {
     for (size_t i = 0; i < fx.n_writes; i++)
-        fx.writes[i].cb(fx.writes[i].arg, 0);
+        fx.writes[i].cb(fx.writes[i].arg, status);
     fx.n_writes = 0;
+}
+
+void commit(void)
+{
+    commit_with(0);
 }
 
 static void publish_cb(void *ctx, const Csched__V1__Event *event)
@@ -306,11 +311,18 @@ struct cs_job *add_job(const char *name, uint32_t max_running, uint32_t max_atte
     return loop_test_add_job(&fx.s, name, max_running, max_attempts, retry_backoff_ms);
 }
 
-int64_t trigger(struct cs_job *job)
+int64_t trigger_uncommitted(struct cs_job *job)
 {
     Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
     req.job_name = job->spec->name;
     return cs_dispatch_trigger(&fx.s, job, &req, NULL, NULL)->msg->id;
+}
+
+int64_t trigger(struct cs_job *job)
+{
+    int64_t id = trigger_uncommitted(job);
+    commit();
+    return id;
 }
 
 /* A new run of job, started and with its minder running; *pid gets it. */

@@ -85,8 +85,10 @@ extern struct dispatch_fixture fx;
 int setup(void **state);
 int teardown(void **state);
 
-/* The store: commits every write made so far, in order. */
+/* The store: commits every write made so far, in order (commit_with: ends
+ * them with status, a failed batch's when negative). */
 void commit(void);
+void commit_with(int status);
 
 /* The launch thread: takes run_id's submitted launch (failing the test if
  * there is none); answers it with a running minder (its pid returned), or
@@ -114,12 +116,14 @@ void write_note(int64_t run_id, uint32_t attempt, enum cs_note_outcome outcome, 
 void minder_ends(pid_t pid);
 void minder_exits(int64_t run_id, uint32_t attempt, pid_t pid, int exit_code);
 
-/* Jobs and runs: a job (owned by fx.s), a trigger, a run started and
+/* Jobs and runs: a job (owned by fx.s), a trigger (whose creation has
+ * committed, or not yet: trigger_uncommitted), a run started and
  * running, the active run by id (NULL once retired), its events as
  * "run:STATE aN:STATE ..." words, and a cancel (the returned copy's state). */
 struct cs_job *add_job(const char *name, uint32_t max_running, uint32_t max_attempts,
                        uint32_t retry_backoff_ms);
 int64_t trigger(struct cs_job *job);
+int64_t trigger_uncommitted(struct cs_job *job);
 int64_t start_running(struct cs_job *job, pid_t *pid);
 struct cs_run *run_of(int64_t id);
 const char *history(int64_t run_id);

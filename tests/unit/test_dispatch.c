@@ -15,10 +15,14 @@ static void test_dispatch_run_succeeds(void **state)
 {
     struct cs_sched *s = &fx.s;
     struct cs_job *job = add_job("a", 0, 3, 0);
-    int64_t id = trigger(job);
+    int64_t id = trigger_uncommitted(job);
     assert_int_equal(run_of(id)->msg->state, Q);
     assert_int_equal(s->queued, 1);
-    assert_int_equal(fx.n_launches, 0); /* nothing starts inside the trigger */
+    turn();
+    assert_int_equal(fx.n_launches, 0); /* nothing starts before its creation commits */
+    assert_int_equal(fx.n_published, 0);
+    commit();
+    assert_int_equal(fx.n_published, 1);
 
     turn();
     assert_int_equal(run_of(id)->msg->state, ST);
@@ -30,7 +34,7 @@ static void test_dispatch_run_succeeds(void **state)
     assert_int_equal(run_of(id)->msg->state, RU);
     assert_int_equal(run_of(id)->msg->attempts[0]->minder_pid, pid);
     assert_int_equal(s->running, 1);
-    assert_int_equal(fx.n_published, 0);
+    assert_int_equal(fx.n_published, 1);
     commit();
     assert_int_equal(fx.n_published, fx.n_events);
 
@@ -49,6 +53,30 @@ static void test_dispatch_run_succeeds(void **state)
 
 /* RUNNING -> FAILED (exit code, then a signal), TIMED_OUT, and LOST (the
  * minder died without a note). */
+/* A run whose creation fails to commit is unknown to the store and to its
+ * client (who got the error): it is forgotten and never starts. */
+static void test_dispatch_creation_fails(void **state)
+{
+    struct cs_sched *s = &fx.s;
+    struct cs_job *job = add_job("a", 0, 1, 0);
+    int64_t id = trigger_uncommitted(job);
+    commit_with(-EIO);
+    assert_null(run_of(id));
+    assert_int_equal(s->queued, 0);
+    assert_int_equal(job->active, 0);
+    turn();
+    assert_int_equal(fx.n_launches, 0);
+    assert_int_equal(s->runs_started + s->runs_finished, 0);
+
+    /* A cancel before the commit ends the run; the commit then starts nothing. */
+    id = trigger_uncommitted(job);
+    assert_int_equal(cancel(id), CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    commit();
+    turn();
+    assert_null(run_of(id));
+    assert_int_equal(fx.n_launches, 0);
+}
+
 static void test_dispatch_run_ends_each_way(void **state)
 {
     struct cs_job *job = add_job("a", 0, 1, 0);
@@ -419,6 +447,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_dispatch_run_succeeds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_creation_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_run_ends_each_way, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_start_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_limits, setup, teardown),
