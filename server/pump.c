@@ -13,74 +13,22 @@ static bool job_may_start(const struct cs_job *job)
     return !cs_queue_is_empty(&job->queue) && (limit == 0 || job->slots < limit);
 }
 
-static int64_t key(const struct cs_job *job)
+/* The heap's order: the job whose first queued run is oldest comes first. */
+static bool ready_before(const void *a, const void *b)
 {
-    return cs_pump_first(job)->msg->id;
+    return cs_pump_first(a)->msg->id < cs_pump_first(b)->msg->id;
 }
 
-static void heap_set(struct cs_sched *s, size_t i, struct cs_job *job)
+static void ready_moved(void *job, size_t index)
 {
-    s->ready[i] = job;
-    job->heap_index = i;
-}
-
-static void sift_up(struct cs_sched *s, size_t i)
-{
-    struct cs_job *job = s->ready[i];
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (key(s->ready[parent]) <= key(job))
-            break;
-        heap_set(s, i, s->ready[parent]);
-        i = parent;
-    }
-    heap_set(s, i, job);
-}
-
-static void sift_down(struct cs_sched *s, size_t i)
-{
-    struct cs_job *job = s->ready[i];
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= s->n_ready)
-            break;
-        if (child + 1 < s->n_ready && key(s->ready[child + 1]) < key(s->ready[child]))
-            child++;
-        if (key(job) <= key(s->ready[child]))
-            break;
-        heap_set(s, i, s->ready[child]);
-        i = child;
-    }
-    heap_set(s, i, job);
-}
-
-static void heap_remove(struct cs_sched *s, struct cs_job *job)
-{
-    size_t i = job->heap_index;
-    job->heap_index = CS_NOT_IN_HEAP;
-    s->n_ready--;
-    if (i == s->n_ready)
-        return;
-    heap_set(s, i, s->ready[s->n_ready]);
-    sift_down(s, i);
-    sift_up(s, i);
-}
-
-static void heap_push(struct cs_sched *s, struct cs_job *job)
-{
-    if (s->n_ready == s->cap_ready) {
-        s->cap_ready = s->cap_ready ? s->cap_ready * 2 : 64;
-        s->ready = cs_xrealloc(s->ready, s->cap_ready * sizeof(*s->ready));
-    }
-    heap_set(s, s->n_ready++, job);
-    sift_up(s, job->heap_index);
+    ((struct cs_job *)job)->heap_index = index;
 }
 
 static void idle_cb(uv_idle_t *idle);
 
 static void arm(struct cs_sched *s)
 {
-    if (s->pump_armed || s->stopping || s->n_ready == 0 || cs_sched_slots_used(s) >= s->max_running)
+    if (s->pump_armed || s->stopping || s->ready.n == 0 || cs_sched_slots_used(s) >= s->max_running)
         return;
     s->pump_armed = true;
     CS_ASSERT(uv_idle_start(&s->pump_idle, idle_cb) == 0);
@@ -90,9 +38,9 @@ static void idle_cb(uv_idle_t *idle)
 {
     struct cs_sched *s = idle->data;
     for (int started = 0; started < CS_PUMP_BATCH; started++) {
-        if (s->stopping || s->n_ready == 0 || cs_sched_slots_used(s) >= s->max_running)
+        if (s->stopping || s->ready.n == 0 || cs_sched_slots_used(s) >= s->max_running)
             break;
-        struct cs_job *job = s->ready[0];
+        struct cs_job *job = cs_heap_top(&s->ready);
         struct cs_run *run = cs_pump_first(job);
         cs_pump_dequeue(s, run);
         s->pump_start_cb(s, run);
@@ -113,6 +61,7 @@ int cs_pump_init(struct cs_sched *sched, cs_pump_start_cb start_cb)
         return rc;
     sched->pump_idle.data = sched;
     sched->pump_start_cb = start_cb;
+    cs_heap_init(&sched->ready, ready_before, ready_moved);
     return 0;
 }
 
@@ -120,9 +69,7 @@ void cs_pump_close(struct cs_sched *sched)
 {
     CS_ASSERT_LOOP();
     uv_close((uv_handle_t *)&sched->pump_idle, NULL);
-    free(sched->ready);
-    sched->ready = NULL;
-    sched->n_ready = sched->cap_ready = 0;
+    cs_heap_free(&sched->ready);
 }
 
 void cs_pump_job_changed(struct cs_sched *s, struct cs_job *job)
@@ -131,14 +78,11 @@ void cs_pump_job_changed(struct cs_sched *s, struct cs_job *job)
     bool in_heap = job->heap_index != CS_NOT_IN_HEAP;
     bool may = job_may_start(job);
     if (in_heap && !may)
-        heap_remove(s, job);
+        cs_heap_remove(&s->ready, job->heap_index);
     else if (!in_heap && may)
-        heap_push(s, job);
-    else if (in_heap) {
-        /* The head may have changed: restore the heap order around it. */
-        sift_down(s, job->heap_index);
-        sift_up(s, job->heap_index);
-    }
+        cs_heap_push(&s->ready, job);
+    else if (in_heap)
+        cs_heap_fix(&s->ready, job->heap_index); /* its head may have changed */
     arm(s);
 }
 

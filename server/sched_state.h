@@ -12,6 +12,7 @@
 
 #include "csched/v1/scheduler.pb-c.h"
 #include "exit_watch.h"
+#include "heap.h"
 #include "idmap.h"
 #include "probe.h"
 #include "queue.h"
@@ -57,8 +58,6 @@ struct cs_job {
     size_t heap_index;     /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
 };
 
-#define CS_NOT_IN_HEAP SIZE_MAX
-
 struct cs_attempt;
 
 struct cs_run {
@@ -87,8 +86,7 @@ struct cs_sched {
     struct cs_idmap runs;        /* active runs by id */
     struct cs_run_keys run_keys; /* the active runs with an idempotency key */
 
-    struct cs_job **ready; /* pump: min-heap of jobs that may start a run */
-    size_t n_ready, cap_ready;
+    struct cs_heap ready; /* pump: the jobs that may start a run, of struct cs_job */
     uv_idle_t pump_idle;
     cs_pump_start_cb pump_start_cb;
     bool pump_armed;

@@ -5,6 +5,7 @@ set(CS_SERVER_DIR ${PROJECT_SOURCE_DIR}/server)
 
 cs_unit_test(probe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probe.c LIBS cs_probe)
 cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_idmap)
+cs_unit_test(heap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_heap.c LIBS cs_heap)
 cs_unit_test(env SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_env.c LIBS cs_env)
 cs_unit_test(job SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job.c LIBS cs_env)
 cs_unit_test(job_table SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job_table.c LIBS cs_env)

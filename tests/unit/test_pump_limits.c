@@ -165,15 +165,15 @@ static void check_heap(const struct cs_sched *s, int step)
 {
     size_t in_heap = 0;
 
-    for (size_t i = 0; i < s->n_ready; i++) {
-        const struct cs_job *job = s->ready[i];
+    for (size_t i = 0; i < s->ready.n; i++) {
+        const struct cs_job *job = s->ready.items[i];
+        const struct cs_job *parent = i > 0 ? s->ready.items[(i - 1) / 2] : NULL;
         if (job->heap_index != i)
             fail_msg("step %d: job %s at heap place %zu says %zu", step, job->spec->name, i,
                      job->heap_index);
-        if (i > 0 && head_of(s->ready[(i - 1) / 2])->msg->id > head_of(job)->msg->id)
+        if (parent != NULL && head_of(parent)->msg->id > head_of(job)->msg->id)
             fail_msg("step %d: heap order broken at %zu: parent key %lld, child key %lld", step, i,
-                     (long long)head_of(s->ready[(i - 1) / 2])->msg->id,
-                     (long long)head_of(job)->msg->id);
+                     (long long)head_of(parent)->msg->id, (long long)head_of(job)->msg->id);
     }
     for (size_t i = 0; i < s->n_jobs; i++) {
         const struct cs_job *job = s->jobs[i];
@@ -184,7 +184,7 @@ static void check_heap(const struct cs_sched *s, int step)
                      job->spec->name, job->slots, job->spec->max_running,
                      head_of(job) ? "non-empty" : "empty", listed ? "is" : "is not");
     }
-    assert_int_equal(in_heap, s->n_ready);
+    assert_int_equal(in_heap, s->ready.n);
 }
 
 /* Random enqueues, cancels, ends and retries over jobs with small limits,
