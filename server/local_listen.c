@@ -70,6 +70,7 @@ static int bind_and_listen(int fd, const struct sockaddr_un *addr, struct cs_err
 int cs_local_listen_open(struct cs_local_listen *l, const char *path,
                          const struct cs_local_roles *roles, struct cs_err *err)
 {
+    CS_ASSERT_LOOP();
     memset(l, 0, sizeof(*l));
     l->fd = -1;
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -148,6 +149,7 @@ void cs_local_listen_close(struct cs_local_listen *l)
 int cs_local_listen_identify_cb(void *ctx, grpc_call *call, const char *peer,
                                 struct cs_identity *who)
 {
+    CS_ASSERT_LOOP();
     struct cs_local_listen *l = ctx;
     char *end;
     if (strncmp(peer, "fd:", 3) != 0)

@@ -76,8 +76,8 @@ struct cs_rpc_listen {
 struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const struct cs_rpc_listen *listen,
                                         const struct cs_method *methods, size_t n_methods,
                                         void *ctx);
-/* The TCP port actually bound; 0 when it could not be (or none was asked:
- * then -1). */
+/* The TCP port bound: > 0; 0 when listen's address could not be bound; -1
+ * when listen asked for none. */
 int cs_rpc_server_port(const struct cs_rpc_server *server);
 /* Any thread, from cs_rpc_server_new until cs_rpc_server_shutdown begins:
  * hands gRPC a connected socket (taken), served as one more connection whose

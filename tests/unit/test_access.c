@@ -1,6 +1,7 @@
 /* Unit tests of access: the role every method needs (each method of the
- * Scheduler service and of health, by name), a method the table does not
- * know, and the messages a refused caller reads. */
+ * Scheduler service and of health, by name, and every method the proto
+ * declares), a method the table does not know, and the messages a refused
+ * caller reads. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "access.h"
+#include "csched/v1/scheduler.pb-c.h"
 
 #define SCHED(m) "/csched.v1.Scheduler/" m
 
@@ -46,6 +48,22 @@ static void test_access_every_method(void **state)
         if (got != want[i].role)
             fail_msg("%s: expected role %s, got %s", want[i].path, cs_role_name(want[i].role),
                      cs_role_name(got));
+    }
+}
+
+/* Every method the proto declares has its row above: a method added to the
+ * service must be given its role here and in access.c. */
+static void test_access_covers_the_proto(void **state)
+{
+    const ProtobufCServiceDescriptor *svc = &csched__v1__scheduler__descriptor;
+    for (unsigned m = 0; m < svc->n_methods; m++) {
+        char path[200];
+        bool found = false;
+        (void)snprintf(path, sizeof(path), SCHED("%s"), svc->methods[m].name);
+        for (size_t i = 0; i < sizeof(want) / sizeof(want[0]) && !found; i++)
+            found = strcmp(want[i].path, path) == 0;
+        if (!found)
+            fail_msg("%s has no role in the test's table (and so in access.c?)", path);
     }
 }
 
@@ -105,6 +123,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_access_every_method),
+        cmocka_unit_test(test_access_covers_the_proto),
         cmocka_unit_test(test_access_unknown_method_needs_admin),
         cmocka_unit_test(test_access_roles_nest),
         cmocka_unit_test(test_access_messages),
