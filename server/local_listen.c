@@ -25,8 +25,14 @@ static int make_parent(const char *path, struct cs_err *err)
     char copy[sizeof(((struct sockaddr_un *)0)->sun_path)];
     (void)snprintf(copy, sizeof(copy), "%s", path);
     const char *dir = dirname(copy);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return cs_err_set(err, -errno, "mkdir(%s) failed: %s", dir, strerror(errno));
+    if (mkdir(dir, 0755) != 0)
+        return errno == EEXIST
+                   ? 0
+                   : cs_err_set(err, -errno, "mkdir(%s) failed: %s", dir, strerror(errno));
+    /* Exactly 0755 whatever the umask (systemd's UMask=0027 would make it
+     * 0750 and keep other users from the socket). */
+    if (chmod(dir, 0755) != 0)
+        return cs_err_set(err, -errno, "chmod(%s) failed: %s", dir, strerror(errno));
     return 0;
 }
 
