@@ -77,13 +77,14 @@ static bool is_tcp_peer(const char *peer)
  * peer: true if one did. Otherwise who names the peer, with no role. Only
  * a TCP peer can be trusted by --insecure-tcp: a unix-socket connection
  * the sources do not know stays unidentified. */
-static bool identify(const struct cs_rpc_server *server, struct cs_call *call)
+static bool identify(const struct cs_rpc_server *server, struct cs_call *call,
+                     const grpc_metadata_array *metadata)
 {
     char *peer = grpc_call_get_peer(call->call);
     bool known = false;
     for (size_t i = 0; i < server->listen.n_sources && !known; i++) {
         const struct cs_identity_source *src = &server->listen.sources[i];
-        known = src->identify_cb(src->ctx, call->call, peer, &call->who) == 0;
+        known = src->identify_cb(src->ctx, call->call, peer, metadata, &call->who) == 0;
     }
     if (!known && server->listen.insecure_tcp && is_tcp_peer(peer)) {
         call->who.role = CS_ROLE_ADMIN;
@@ -102,7 +103,7 @@ static void begin_call(struct slot *slot)
 {
     struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
     char why[CS_IDENTITY_NAME_MAX + 100];
-    bool known = identify(slot->server, call);
+    bool known = identify(slot->server, call, &slot->metadata);
     int rc = cs_access_check(call->method->path, &call->who, known, why, sizeof(why));
     if (rc != 0) {
         cs_call_fail(call, rc, "%s", why);

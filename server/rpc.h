@@ -52,10 +52,12 @@ struct cs_stream_ops {
 
 /* Who a call comes from. Asked per call, in order, before its request is
  * unpacked: identify_cb fills who for a call from peer (gRPC's peer string,
- * e.g. "fd:7" or "ipv4:127.0.0.1:40000") and returns 0, or -ENOENT when
- * peer is not one it knows. Loop thread; must not block. */
+ * e.g. "fd:7" or "ipv4:127.0.0.1:40000"; metadata: the call's request
+ * headers, borrowed) and returns 0, or -ENOENT when it does not know the
+ * caller. Loop thread; must not block. */
 struct cs_identity_source {
-    int (*identify_cb)(void *ctx, grpc_call *call, const char *peer, struct cs_identity *who);
+    int (*identify_cb)(void *ctx, grpc_call *call, const char *peer,
+                       const grpc_metadata_array *metadata, struct cs_identity *who);
     void *ctx;
 };
 
