@@ -150,14 +150,11 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     }
     /* The ready file names the address clients are to use: TCP when asked
      * for, else the unix socket. */
-    if (cs_rpc_server_port(srv->rpc) > 0) {
-        char host[256];
-        (void)snprintf(host, sizeof(host), "%s", srv->config.listen);
-        char *colon = strrchr(host, ':');
-        if (colon != NULL)
-            *colon = '\0';
-        (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "%s:%d", host,
-                       cs_rpc_server_port(srv->rpc));
+    int port = cs_rpc_server_port(srv->rpc);
+    if (port > 0) {
+        const char *tcp = srv->config.listen, *colon = strrchr(tcp, ':');
+        int host_len = colon != NULL ? (int)(colon - tcp) : (int)strlen(tcp);
+        (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "%.*s:%d", host_len, tcp, port);
     } else {
         (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "unix:%s", srv->local.path);
     }
@@ -352,8 +349,7 @@ static int listen_all(struct server *srv)
     return 0;
 
 err_stop_local:
-    /* The socket file goes; a second server may take the path at once. */
-    cs_local_listen_stop(&srv->local);
+    cs_local_listen_stop(&srv->local); /* the socket file goes too */
     return -1;
 }
 
