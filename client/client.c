@@ -57,6 +57,15 @@ static void grpc_unref(void)
     pthread_mutex_unlock(&init_lock);
 }
 
+int cs_client_default_target(char *buf, size_t cap)
+{
+    const char *path = getenv("CSCHED_SOCKET");
+    if (path == NULL || path[0] == '\0')
+        path = CS_CLIENT_DEFAULT_SOCKET;
+    int n = snprintf(buf, cap, "unix:%s", path);
+    return n >= 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
+}
+
 int cs_client_new(const char *target, struct cs_client **out)
 {
     struct cs_client *client;

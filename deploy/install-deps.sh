@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh: install the Debian 12 packages csched needs.
 #
-#   deploy/install-deps.sh            everything to build, test and run csched
+#   deploy/install-deps.sh            everything to build, test and run csched,
+#                                     and the group csched (cschedd's admins)
 #   deploy/install-deps.sh --runtime  only what the installed programs need
 #
 # Idempotent: when every package is already installed it changes nothing and
@@ -33,11 +34,16 @@ die() {
 }
 
 packages=("${BUILD_PACKAGES[@]}")
+make_group=1
 case "${1:-}" in
 "") ;;
---runtime) packages=("${RUNTIME_PACKAGES[@]}") ;;
+--runtime)
+    # Images and packages make their own users and groups (deploy/Dockerfile).
+    packages=("${RUNTIME_PACKAGES[@]}")
+    make_group=0
+    ;;
 -h | --help)
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 *) die "unknown argument '$1' (expected --runtime or nothing)" ;;
@@ -52,8 +58,23 @@ for pkg in "${packages[@]}"; do
     [ "$status" = installed ] || missing+=("$pkg")
 done
 
+# The group whose members cschedd makes admins on its unix socket by default
+# (--admin-group); with no members it grants nothing.
+ensure_group() {
+    [ "$make_group" -eq 1 ] || return 0
+    getent group csched >/dev/null && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || die "not root and no sudo: run as root to create group csched"
+        sudo groupadd --system csched || die "groupadd csched failed"
+    else
+        groupadd --system csched || die "groupadd csched failed"
+    fi
+    echo "install-deps: created group csched (its members are cschedd admins)"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
     echo "install-deps: all ${#packages[@]} packages present"
+    ensure_group
     exit 0
 fi
 
@@ -68,4 +89,5 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq || die "apt-get update failed"
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
     die "apt-get install failed for: ${missing[*]}"
+ensure_group
 echo "install-deps: done"

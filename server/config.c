@@ -9,7 +9,12 @@
 #include <string.h>
 
 enum {
-    OPT_LISTEN = 256,
+    OPT_SOCKET = 256,
+    OPT_LISTEN,
+    OPT_INSECURE_TCP,
+    OPT_ADMIN_GROUP,
+    OPT_OPERATOR_GROUP,
+    OPT_VIEWER_GROUP,
     OPT_DATABASE_URL,
     OPT_STATE_DIR,
     OPT_MAX_RUNNING,
@@ -21,7 +26,12 @@ enum {
 };
 
 static const struct option options[] = {
+    {"socket", required_argument, NULL, OPT_SOCKET},
     {"listen", required_argument, NULL, OPT_LISTEN},
+    {"insecure-tcp", no_argument, NULL, OPT_INSECURE_TCP},
+    {"admin-group", required_argument, NULL, OPT_ADMIN_GROUP},
+    {"operator-group", required_argument, NULL, OPT_OPERATOR_GROUP},
+    {"viewer-group", required_argument, NULL, OPT_VIEWER_GROUP},
     {"database-url", required_argument, NULL, OPT_DATABASE_URL},
     {"state-dir", required_argument, NULL, OPT_STATE_DIR},
     {"max-running", required_argument, NULL, OPT_MAX_RUNNING},
@@ -38,8 +48,17 @@ void cs_config_usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s [options]\n"
-            "  --listen HOST:PORT      gRPC address (default " CS_DEFAULT_LISTEN
-            "; port 0 picks one)       [CSCHED_LISTEN]\n"
+            "  --socket PATH           the unix socket local clients use\n"
+            "                          (default " CS_DEFAULT_SOCKET ")   [CSCHED_SOCKET]\n"
+            "  --listen HOST:PORT      also serve TCP (port 0 picks one); needs TLS and\n"
+            "                          authentication, or --insecure-tcp  [CSCHED_LISTEN]\n"
+            "  --insecure-tcp          serve --listen without TLS or authentication: anyone\n"
+            "                          who reaches the port is admin [CSCHED_INSECURE_TCP=1]\n"
+            "  --admin-group GROUP     unix-socket peers in GROUP (name or gid) are admins\n"
+            "                          (default: group csched, if it exists; \"\" for none)\n"
+            "                                                             [CSCHED_ADMIN_GROUP]\n"
+            "  --operator-group GROUP  ... are operators                  [CSCHED_OPERATOR_GROUP]\n"
+            "  --viewer-group GROUP    ... are viewers                    [CSCHED_VIEWER_GROUP]\n"
             "  --database-url URL      PostgreSQL to use; without it cschedd runs its own\n"
             "                          under STATE_DIR/pg                 [CSCHED_DATABASE_URL]\n"
             "  --state-dir DIR         attempts' files and the embedded database\n"
@@ -125,8 +144,23 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
     int opt;
     while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (opt) {
+        case OPT_SOCKET:
+            c->socket_path = optarg;
+            break;
         case OPT_LISTEN:
-            c->listen = optarg;
+            c->listen = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_INSECURE_TCP:
+            c->insecure_tcp = true;
+            break;
+        case OPT_ADMIN_GROUP:
+            c->admin_group = optarg;
+            break;
+        case OPT_OPERATOR_GROUP:
+            c->operator_group = optarg;
+            break;
+        case OPT_VIEWER_GROUP:
+            c->viewer_group = optarg;
             break;
         case OPT_DATABASE_URL:
             c->database_url = optarg[0] != '\0' ? optarg : NULL;
@@ -192,13 +226,28 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
                                                    CS_RETENTION_DAYS_MAX, &v, err) != 0)
         return -EINVAL;
     c->retention_days = (uint32_t)v;
+    if (c->socket_path[0] != '/')
+        return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
+    /* Plain TCP lets anyone who reaches the port do anything: only on the
+     * operator's explicit word. */
+    if (c->listen != NULL && !c->insecure_tcp)
+        return cs_err_set(err, -EPERM,
+                          "--listen %s would serve TCP without TLS or authentication, so anyone "
+                          "who reaches the port could run commands as cschedd's user; pass "
+                          "--insecure-tcp to accept that, or use the unix socket %s",
+                          c->listen, c->socket_path);
     return 0;
 }
 
 int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *err)
 {
     memset(c, 0, sizeof(*c));
-    c->listen = env_or("CSCHED_LISTEN", CS_DEFAULT_LISTEN);
+    c->socket_path = env_or("CSCHED_SOCKET", CS_DEFAULT_SOCKET);
+    c->listen = env_or("CSCHED_LISTEN", NULL);
+    c->insecure_tcp = strcmp(env_or("CSCHED_INSECURE_TCP", "0"), "1") == 0;
+    c->admin_group = env_or("CSCHED_ADMIN_GROUP", NULL);
+    c->operator_group = env_or("CSCHED_OPERATOR_GROUP", NULL);
+    c->viewer_group = env_or("CSCHED_VIEWER_GROUP", NULL);
     c->database_url = env_or("CSCHED_DATABASE_URL", NULL);
     c->minder_path = env_or("CSCHED_MINDER", NULL);
     struct raw_settings raw = {

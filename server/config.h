@@ -8,7 +8,7 @@
 #include "log.h"
 #include "util.h"
 
-#define CS_DEFAULT_LISTEN "127.0.0.1:50051"
+#define CS_DEFAULT_SOCKET "/run/csched/csched.sock"
 #define CS_DEFAULT_STATE_DIR "/var/lib/csched"
 #define CS_DEFAULT_MAX_RUNNING 64
 #define CS_MAX_RUNNING_LIMIT 100000
@@ -19,7 +19,12 @@
 #define CS_RETENTION_DAYS_MAX 36500
 
 struct cs_config {
-    const char *listen;
+    const char *socket_path; /* the unix socket, always served */
+    const char *listen;      /* TCP "host:port"; NULL: none */
+    bool insecure_tcp;       /* TCP without TLS or authentication: everyone is admin */
+    const char *admin_group; /* NULL: CS_DEFAULT_ADMIN_GROUP if it exists; "": none */
+    const char *operator_group;
+    const char *viewer_group;
     const char *database_url; /* NULL: the embedded PostgreSQL */
     const char *state_dir;
     uint32_t max_running;
@@ -31,10 +36,12 @@ struct cs_config {
     bool help;
 };
 
-/* Fills config from argv and the environment (CSCHED_LISTEN,
- * CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
+/* Fills config from argv and the environment (CSCHED_SOCKET, CSCHED_LISTEN,
+ * CSCHED_INSECURE_TCP, CSCHED_ADMIN_GROUP, CSCHED_OPERATOR_GROUP,
+ * CSCHED_VIEWER_GROUP, CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
  * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS). Strings point into argv or environ. 0 or
- * -EINVAL with err naming the flag. */
+ * -EINVAL with err naming the flag; -EPERM when TCP would be served without
+ * TLS or authentication and --insecure-tcp was not given. */
 int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
 void cs_config_usage(const char *prog);
 

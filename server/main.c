@@ -23,6 +23,7 @@
 #include "env.h"
 #include "job.h"
 #include "launcher.h"
+#include "local_listen.h"
 #include "log.h"
 #include "priority.h"
 #include "ready_work.h"
@@ -40,6 +41,8 @@ struct server {
     struct cs_config config;
     struct cs_sched sched;
     struct cs_rpc_server *rpc;
+    struct cs_local_listen local;
+    struct cs_identity_source local_source;
     uv_signal_t sigterm, sigint;
     struct cs_ready_write ready;
     struct cs_retention retention;
@@ -141,19 +144,22 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     cs_retention_start(&srv->retention, s, srv->config.retention_days);
 
     if (cs_rpc_server_serve(srv->rpc) != 0) {
-        cs_log_error("cannot serve on %s", srv->config.listen);
+        cs_log_error("cannot serve on %s", srv->local.path);
         begin_shutdown(srv, 1);
         return;
     }
-    char host[256];
-    (void)snprintf(host, sizeof(host), "%s", srv->config.listen);
-    char *colon = strrchr(host, ':');
-    if (colon != NULL)
-        *colon = '\0';
-    (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "%s:%d", host,
-                   cs_rpc_server_port(srv->rpc));
-    cs_log_info("serving on %s max_running=%u state_dir=%s", srv->ready.text, s->max_running,
-                s->state_dir);
+    /* The ready file names the address clients are to use: TCP when asked
+     * for, else the unix socket. */
+    int port = cs_rpc_server_port(srv->rpc);
+    if (port > 0) {
+        const char *tcp = srv->config.listen, *colon = strrchr(tcp, ':');
+        int host_len = colon != NULL ? (int)(colon - tcp) : (int)strlen(tcp);
+        (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "%.*s:%d", host_len, tcp, port);
+    } else {
+        (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "unix:%s", srv->local.path);
+    }
+    cs_log_info("serving on %s socket=%s max_running=%u state_dir=%s", srv->ready.text,
+                srv->local.path, s->max_running, s->state_dir);
     if (srv->config.ready_file != NULL) {
         srv->ready.path = srv->config.ready_file;
         srv->ready.work.data = &srv->ready;
@@ -187,6 +193,7 @@ static void rpc_stopped_cb(void *arg)
 {
     struct server *srv = arg;
     srv->rpc = NULL;
+    cs_local_listen_close(&srv->local);
     if (srv->sched.launcher != NULL)
         cs_launcher_stop(srv->sched.launcher, launcher_stopped_cb, srv);
     else
@@ -201,6 +208,8 @@ static void begin_shutdown(struct server *srv, int exit_code)
     srv->exit_code = exit_code;
     srv->sched.stopping = true;
     cs_api_watch_close_all(&srv->sched);
+    /* No connection may reach gRPC once its shutdown has begun. */
+    cs_local_listen_stop(&srv->local);
     if (srv->rpc != NULL)
         cs_rpc_server_shutdown(srv->rpc, rpc_stopped_cb, srv);
     else
@@ -294,6 +303,56 @@ static int start_loop(struct server *srv)
     return rc;
 }
 
+static void local_handoff_cb(void *ctx, int fd)
+{
+    struct server *srv = ctx;
+    cs_rpc_server_add_fd(srv->rpc, fd);
+}
+
+/* The unix socket and the gRPC server, bound before the loop runs: making
+ * a gRPC server takes tens of milliseconds, which the probe would count
+ * against the loop. It serves only once the store is open. 0 or -1, logged. */
+static int listen_all(struct server *srv)
+{
+    const struct cs_config *c = &srv->config;
+    struct cs_local_roles roles;
+    struct cs_err err = {0};
+    int rc = cs_local_roles_init(&roles, c->admin_group, c->operator_group, c->viewer_group, &err);
+    if (rc == 0)
+        rc = cs_local_listen_open(&srv->local, c->socket_path, &roles, &err);
+    if (rc != 0) {
+        cs_log_error("%s", err.msg);
+        return -1;
+    }
+    srv->local_source = (struct cs_identity_source){cs_local_listen_identify_cb, &srv->local};
+    if (c->insecure_tcp && c->listen != NULL)
+        cs_log_warn("--insecure-tcp: %s serves without TLS or authentication; anyone who "
+                    "reaches it is admin and can run any command as cschedd's user",
+                    c->listen);
+    struct cs_rpc_listen listen = {
+        .tcp_addr = c->listen,
+        .insecure_tcp = c->insecure_tcp,
+        .sources = &srv->local_source,
+        .n_sources = 1,
+    };
+    srv->rpc = cs_rpc_server_new(srv->loop, &listen, cs_api_methods, cs_api_n_methods, &srv->sched);
+    if (srv->rpc == NULL || cs_rpc_server_port(srv->rpc) == 0) {
+        cs_log_error("cannot listen on %s", c->listen != NULL ? c->listen : c->socket_path);
+        goto err_stop_local;
+    }
+    rc = cs_local_listen_start(&srv->local, local_handoff_cb, srv);
+    if (rc != 0) {
+        cs_log_error("starting the accept thread of %s failed: %s", c->socket_path,
+                     uv_strerror(rc));
+        goto err_stop_local;
+    }
+    return 0;
+
+err_stop_local:
+    cs_local_listen_stop(&srv->local); /* the socket file goes too */
+    return -1;
+}
+
 /* Once the loop has stopped: what outlives it, last of all gRPC. The state
  * dir is unlocked once the embedded PostgreSQL has stopped. */
 static void release(struct server *srv)
@@ -376,15 +435,8 @@ int main(int argc, char **argv)
         .fenced_cb = store_fenced_cb,
         .fenced_arg = &srv,
     };
-    /* Made and bound before the loop runs: creating a gRPC server takes tens
-     * of milliseconds, which the probe would count against the loop. It
-     * serves only once the store is open. */
-    srv.rpc = cs_rpc_server_new(srv.loop, srv.config.listen, cs_api_methods, cs_api_n_methods,
-                                &srv.sched);
-    if (srv.rpc == NULL || cs_rpc_server_port(srv.rpc) == 0) {
-        cs_log_error("cannot listen on %s", srv.config.listen);
+    if (listen_all(&srv) != 0)
         return 1;
-    }
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");

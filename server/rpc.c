@@ -4,18 +4,22 @@
  * Each registered method keeps SLOTS_* requests open with gRPC; a slot that
  * completes becomes a call (rpc_call.c) and a fresh slot takes its place.
  * Unknown methods are answered UNIMPLEMENTED from their own slots, so they
- * never wait for a deadline. The server is freed once gRPC has shut down,
- * every call has ended and the bridge has drained. */
+ * never wait for a deadline. Before a request is unpacked, the identity
+ * sources name its caller and access.c decides whether that caller may call
+ * the method. The server is freed once gRPC has shut down, every call has
+ * ended and the bridge has drained. */
 #define CS_LOG_COMPONENT "rpc"
 #include "rpc.h"
 
 #include <errno.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "grpc_bridge.h"
 #include "log.h"
 #include "queue.h"
@@ -49,6 +53,7 @@ struct cs_rpc_server {
     struct cs_grpc_bridge bridge;
     struct registered *regs;
     size_t n_regs;
+    struct cs_rpc_listen listen;
     void *ctx;
     int port;
     bool shutting_down;
@@ -63,17 +68,51 @@ static void arm_slot(struct cs_rpc_server *server, struct registered *reg);
 
 /* --- slots ----------------------------------------------------------------- */
 
+static bool is_tcp_peer(const char *peer)
+{
+    return strncmp(peer, "ipv4:", 5) == 0 || strncmp(peer, "ipv6:", 5) == 0;
+}
+
+/* Fills call->who from the first identity source that knows the call's
+ * peer: true if one did. Otherwise who names the peer, with no role. Only
+ * a TCP peer can be trusted by --insecure-tcp: a unix-socket connection
+ * the sources do not know stays unidentified. */
+static bool identify(const struct cs_rpc_server *server, struct cs_call *call,
+                     const grpc_metadata_array *metadata)
+{
+    char *peer = grpc_call_get_peer(call->call);
+    bool known = false;
+    for (size_t i = 0; i < server->listen.n_sources && !known; i++) {
+        const struct cs_identity_source *src = &server->listen.sources[i];
+        known = src->identify_cb(src->ctx, call->call, peer, metadata, &call->who) == 0;
+    }
+    if (!known && server->listen.insecure_tcp && is_tcp_peer(peer)) {
+        call->who.role = CS_ROLE_ADMIN;
+        (void)snprintf(call->who.name, sizeof(call->who.name), "insecure-tcp:%s", peer);
+        known = true;
+    }
+    if (!known) {
+        call->who.role = CS_ROLE_NONE;
+        (void)snprintf(call->who.name, sizeof(call->who.name), "%s", peer);
+    }
+    gpr_free(peer);
+    return known;
+}
+
 static void begin_call(struct slot *slot)
 {
     struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
-    /* Every caller may do everything until authentication exists. */
-    call->who.role = CS_ROLE_ADMIN;
-    (void)snprintf(call->who.name, sizeof(call->who.name), "anonymous");
+    char why[CS_IDENTITY_NAME_MAX + 100];
+    bool known = identify(slot->server, call, &slot->metadata);
+    int rc = cs_access_check(call->method->path, &call->who, known, why, sizeof(why));
+    if (rc != 0) {
+        cs_call_fail(call, rc, "%s", why);
+        return;
+    }
     if (slot->payload == NULL) {
         cs_call_fail(call, -EINVAL, "the request carried no message");
         return;
     }
-    char why[300];
     if (cs_call_unpack(call, slot->payload, why, sizeof(why)) != 0) {
         cs_call_fail(call, -EINVAL, "%s", why);
         return;
@@ -170,7 +209,21 @@ static void create_grpc_server(struct cs_rpc_server *server, const struct cs_met
     }
 }
 
-struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
+/* Binds the TCP port listen asks for: 0, or -EADDRINUSE (logged) when it
+ * cannot be bound. */
+static int add_tcp_port(struct cs_rpc_server *server)
+{
+    const char *addr = server->listen.tcp_addr;
+    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    server->port = grpc_server_add_http2_port(server->server, addr, creds);
+    grpc_server_credentials_release(creds);
+    if (server->port != 0)
+        return 0;
+    cs_log_error("grpc_server_add_http2_port(%s) failed: address in use or invalid", addr);
+    return -EADDRINUSE;
+}
+
+struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const struct cs_rpc_listen *listen,
                                         const struct cs_method *methods, size_t n_methods,
                                         void *ctx)
 {
@@ -178,6 +231,8 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
     struct cs_rpc_server *server = cs_xcalloc(1, sizeof(*server));
     server->loop = loop;
     server->ctx = ctx;
+    server->listen = *listen;
+    server->port = -1;
     if (cs_grpc_bridge_start(loop, &server->bridge) != 0) {
         free(server);
         return NULL;
@@ -185,11 +240,7 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
     server->bridge.data = server;
     create_grpc_server(server, methods, n_methods);
 
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    server->port = grpc_server_add_http2_port(server->server, addr, creds);
-    grpc_server_credentials_release(creds);
-    if (server->port == 0) {
-        cs_log_error("grpc_server_add_http2_port(%s) failed: address in use or invalid", addr);
+    if (listen->tcp_addr != NULL && add_tcp_port(server) != 0) {
         grpc_server_destroy(server->server);
         /* The queue was never used by a started server: shut it down directly. */
         server->server = NULL;
@@ -205,6 +256,15 @@ int cs_rpc_server_port(const struct cs_rpc_server *server)
 {
     CS_ASSERT_LOOP();
     return server->port;
+}
+
+void cs_rpc_server_add_fd(struct cs_rpc_server *server, int fd)
+{
+    /* gRPC serves such a connection only with insecure credentials: who the
+     * peer is comes from the identity sources instead. */
+    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    grpc_server_add_channel_from_fd(server->server, fd, creds);
+    grpc_server_credentials_release(creds);
 }
 
 int cs_rpc_server_serve(struct cs_rpc_server *server)

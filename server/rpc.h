@@ -50,15 +50,41 @@ struct cs_stream_ops {
     void (*cancel_cb)(struct cs_call *call, void *ctx);
 };
 
-/* Creates and starts a server listening on addr ("host:port"; port 0 picks
- * one). methods (borrowed for the server's life) and ctx are passed to
- * handlers. If the address cannot be bound, logs it and returns a server
- * whose port is 0, to be shut down. */
-struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
+/* Who a call comes from. Asked per call, in order, before its request is
+ * unpacked: identify_cb fills who for a call from peer (gRPC's peer string,
+ * e.g. "fd:7" or "ipv4:127.0.0.1:40000"; metadata: the call's request
+ * headers, borrowed) and returns 0, or -ENOENT when it does not know the
+ * caller. Loop thread; must not block. */
+struct cs_identity_source {
+    int (*identify_cb)(void *ctx, grpc_call *call, const char *peer,
+                       const grpc_metadata_array *metadata, struct cs_identity *who);
+    void *ctx;
+};
+
+/* Where and how the server listens (all borrowed for the server's life). */
+struct cs_rpc_listen {
+    const char *tcp_addr; /* "host:port" (port 0 picks one); NULL: no TCP port */
+    /* TCP without TLS or authentication: a TCP peer no source knows is
+     * admin, named "insecure-tcp:<peer>". */
+    bool insecure_tcp;
+    const struct cs_identity_source *sources;
+    size_t n_sources;
+};
+
+/* Creates and starts a server, with a TCP port if listen asks for one (more
+ * connections come through cs_rpc_server_add_fd). methods (borrowed for the
+ * server's life) and ctx are passed to handlers. If the address cannot be
+ * bound, logs it and returns a server whose port is 0, to be shut down. */
+struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const struct cs_rpc_listen *listen,
                                         const struct cs_method *methods, size_t n_methods,
                                         void *ctx);
-/* The port actually bound. */
+/* The TCP port bound: > 0; 0 when listen's address could not be bound; -1
+ * when listen asked for none. */
 int cs_rpc_server_port(const struct cs_rpc_server *server);
+/* Any thread, from cs_rpc_server_new until cs_rpc_server_shutdown begins:
+ * hands gRPC a connected socket (taken), served as one more connection whose
+ * calls show the peer "fd:<fd>". */
+void cs_rpc_server_add_fd(struct cs_rpc_server *server, int fd);
 /* Starts taking calls (until then they wait). 0 or a negative errno. */
 int cs_rpc_server_serve(struct cs_rpc_server *server);
 typedef void (*cs_rpc_server_done_cb)(void *arg);

@@ -14,8 +14,6 @@
 
 #include "cli.h"
 
-#define CS_CLI_DEFAULT_SERVER "127.0.0.1:50051"
-
 void *cs_cli_xmalloc(size_t size)
 {
     void *p = malloc(size ? size : 1);
@@ -50,7 +48,13 @@ void cs_cli_init(struct cs_cli *cli)
     const char *env = getenv("CSCHED_SERVER");
 
     memset(cli, 0, sizeof(*cli));
-    cli->server = env != NULL && env[0] != '\0' ? env : CS_CLI_DEFAULT_SERVER;
+    cli->server = env;
+    /* A socket path too long for the buffer leaves the target empty, which
+     * cs_client_new refuses with -EINVAL. */
+    if (env == NULL || env[0] == '\0') {
+        (void)cs_client_default_target(cli->default_server, sizeof(cli->default_server));
+        cli->server = cli->default_server;
+    }
     cli->format = CS_FORMAT_TABLE;
     cli->out = stdout;
     cli->err = stderr;

@@ -43,6 +43,7 @@ enum cs_cli_format {
  * main. */
 struct cs_cli {
     const char *server;
+    char default_server[128]; /* the local socket's address, when server is it */
     enum cs_cli_format format;
     /* Per-call deadline; 0 = the library's default. */
     int64_t timeout_ms;
@@ -59,8 +60,8 @@ char *cs_cli_xstrdup(const char *s);
 
 /* --- args.c: flags --- */
 
-/* Fills cli with the defaults (server from CSCHED_SERVER or 127.0.0.1:50051,
- * table output, stdout/stderr). */
+/* Fills cli with the defaults (server from CSCHED_SERVER, else the local
+ * unix socket: cs_client_default_target), table output, stdout/stderr). */
 void cs_cli_init(struct cs_cli *cli);
 
 /* If argv[*i] is the flag name (as "--name VALUE" or "--name=VALUE"), stores

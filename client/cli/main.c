@@ -25,7 +25,8 @@ static const char usage_text[] =
     "  watch [--job J] [--after-seq N]\n"
     "  stats | health\n"
     "\n"
-    "The server defaults to $CSCHED_SERVER, else 127.0.0.1:50051. --timeout is\n"
+    "The server defaults to $CSCHED_SERVER, else unix:$CSCHED_SOCKET, else\n"
+    "unix:/run/csched/csched.sock (HOST:PORT for TCP). --timeout is\n"
     "the deadline of each call in seconds (in job create/update, put it before\n"
     "the command: there --timeout is the job's own timeout).\n";
 

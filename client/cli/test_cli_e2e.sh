@@ -49,7 +49,7 @@ expect() {
     fi
 }
 
-"$bin/cschedd" --listen 127.0.0.1:0 --state-dir "$tmp/state" --ready-file "$tmp/ready" \
+"$bin/cschedd" --socket "$tmp/csched.sock" --state-dir "$tmp/state" --ready-file "$tmp/ready" \
     --max-running 8 >"$tmp/server.log" 2>&1 &
 server_pid=$!
 i=0
@@ -62,8 +62,11 @@ if [ ! -s "$tmp/ready" ]; then
     cat "$tmp/server.log"
     exit 1
 fi
-CSCHED_SERVER=$(cat "$tmp/ready")
-export CSCHED_SERVER
+# No --server and no CSCHED_SERVER: the CLI finds the socket from
+# CSCHED_SOCKET, as it finds the default socket with nothing set.
+unset CSCHED_SERVER
+CSCHED_SOCKET="$tmp/csched.sock"
+export CSCHED_SOCKET
 
 check health 0 health
 expect health out '^SERVING$'

@@ -2,8 +2,9 @@
 """Interop test: the official Python gRPC client, generated from proto/, against
 a real cschedd with its embedded PostgreSQL and real minders.
 
-One cschedd is started for the whole file on 127.0.0.1:0 with --ready-file and
-a temporary --state-dir; it is stopped with SIGTERM at the end and must exit 0.
+One cschedd is started for the whole file on a unix socket (the default
+transport; gRPC's "unix:PATH" target) with --ready-file and a temporary
+--state-dir; it is stopped with SIGTERM at the end and must exit 0.
 Run with /usr/bin/python3 (Debian's python3-grpcio and python3-grpc-tools).
 """
 
@@ -38,7 +39,7 @@ TERMINAL_STATES = (pb.RUN_STATE_SUCCEEDED, pb.RUN_STATE_FAILED, pb.RUN_STATE_TIM
 
 
 class Server:
-    """A cschedd child process on a free loopback port with its own state dir."""
+    """A cschedd child process on a unix socket in its own state dir."""
 
     def __init__(self, bin_dir):
         self.state_dir = tempfile.mkdtemp(prefix="csched-interop-")
@@ -47,7 +48,7 @@ class Server:
         self.log = open(self.log_path, "wb")
         cmd = [
             os.path.join(bin_dir, "cschedd"),
-            "--listen", "127.0.0.1:0",
+            "--socket", os.path.join(self.state_dir, "csched.sock"),
             "--ready-file", self.ready_file,
             "--state-dir", self.state_dir,
             "--max-running", "8",

@@ -26,12 +26,16 @@ static void test_cli_defaults_and_env_server(void **state)
     struct cs_cli cli;
 
     init_cli(&cli);
-    assert_string_equal(cli.server, "127.0.0.1:50051");
+    assert_string_equal(cli.server, "unix:/run/csched/csched.sock");
     assert_int_equal(cli.format, CS_FORMAT_TABLE);
+    setenv("CSCHED_SOCKET", "/tmp/cs.sock", 1);
+    cs_cli_init(&cli);
+    assert_string_equal(cli.server, "unix:/tmp/cs.sock");
     setenv("CSCHED_SERVER", "10.1.2.3:7000", 1);
     cs_cli_init(&cli);
     assert_string_equal(cli.server, "10.1.2.3:7000");
     unsetenv("CSCHED_SERVER");
+    unsetenv("CSCHED_SOCKET");
 }
 
 static void test_cli_global_flags(void **state)

@@ -12,6 +12,7 @@
 #define CSCHED_CLIENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -48,7 +49,16 @@ struct cs_call_opts {
  * cs_stream_free. */
 struct cs_stream;
 
-/* cs_client_new connects lazily to target ("host:port", e.g. "127.0.0.1:50051")
+/* The unix socket cschedd serves by default. */
+#define CS_CLIENT_DEFAULT_SOCKET "/run/csched/csched.sock"
+
+/* cs_client_default_target writes the local cschedd's address into buf (cap
+ * bytes with the NUL): "unix:" and $CSCHED_SOCKET, or CS_CLIENT_DEFAULT_SOCKET
+ * when that is unset or empty. Returns 0, or -ENAMETOOLONG. */
+CS_EXPORT int cs_client_default_target(char *buf, size_t cap);
+
+/* cs_client_new connects lazily to target ("unix:/path", as
+ * cs_client_default_target gives, or "host:port", e.g. "127.0.0.1:50051")
  * and stores the new client in *out. The first client of a process
  * initialises gRPC; the last cs_client_free shuts it down.
  * Returns 0, -EINVAL (NULL or empty target), or -ENOMEM. */
