@@ -18,6 +18,8 @@ cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rp
 cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_rpc)
 cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_mailbox)
 cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LIBS cs_exit_watch)
+cs_unit_test(cron SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cron.c LIBS cs_schedule)
+cs_unit_test(schedule SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_schedule.c LIBS cs_schedule)
 
 # The pump, given a fake start callback at init (pump_fixture.h): the order
 # it starts runs in, the limits it keeps, runs taken off their queues.
