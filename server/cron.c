@@ -41,23 +41,25 @@ static uint32_t day_mask(const struct cs_cron *c, int64_t year, int month)
     int wday1 = cs_civil_wday(cs_civil_days(year, month, 1));
     uint32_t in_month = ((1u << ndays) - 1) << 1;
     uint32_t by_mday = c->mday & in_month;
-    uint32_t by_wday = 0;
+    /* The plain weekdays, rotated so bit 1 is the 1st's, then repeated for
+     * five weeks. */
+    uint32_t week = (uint32_t)(((c->wday | (c->wday << 7)) >> wday1) & 0x7f);
+    uint32_t by_wday = (week | week << 7 | week << 14 | week << 21 | week << 28) << 1 & in_month;
 
-    for (int n = 0; n < ndays; n++) {
+    for (int n = 0; c->mday_last != 0 && n < ndays; n++) {
         if (c->mday_last & (1u << n))
             by_mday |= 1u << (ndays - n);
     }
     /* Bit 0 of mday_near is LW: the weekday nearest the last day. A day
      * past the month's end (31W in April) selects nothing. */
-    for (int bit = 0; bit <= ndays; bit++) {
+    for (int bit = 0; c->mday_near != 0 && bit <= ndays; bit++) {
         int day = bit == 0 ? ndays : bit;
         if (c->mday_near & (1u << bit))
             by_mday |= 1u << nearest_weekday(day, ndays, (wday1 + day - 1) % 7);
     }
-    for (int day = 1; day <= ndays; day++) {
+    for (int day = 1; (c->wday_nth != 0 || c->wday_last != 0) && day <= ndays; day++) {
         int wday = (wday1 + day - 1) % 7;
-        int nth = (day - 1) / 7;
-        if (c->wday & (1u << wday) || c->wday_nth & (1ull << (7 * nth + wday)) ||
+        if (c->wday_nth & (1ull << (7 * ((day - 1) / 7) + wday)) ||
             (c->wday_last & (1u << wday) && day + 7 > ndays))
             by_wday |= 1u << day;
     }
@@ -91,6 +93,8 @@ int cs_cron_next(const struct cs_cron *c, int64_t from, int64_t *out)
     int64_t year;
     int month, day_from;
 
+    if (c->flags & CS_CRON_NEVER)
+        return -ENOENT;
     cs_civil_split(from, &t);
     year = t.year;
     month = t.month;

@@ -27,6 +27,9 @@ enum {
     /* The minute or the hour field starts with `*` (as cronie's MIN_STAR and
      * HR_STAR): the job fires on the real clock through DST changes. */
     CS_CRON_WILD = 1u << 2,
+    /* No date ever matches (`0 0 30 2 *`): found once by the parse, so a
+     * search for it costs nothing. */
+    CS_CRON_NEVER = 1u << 3,
 };
 
 struct cs_cron {
@@ -49,7 +52,8 @@ int cs_cron_parse(const char *text, struct cs_cron *out, struct cs_err *err);
 
 /* The first civil second at or after from that c matches, in *out: 0, or
  * -ENOENT when none comes within 400 years (the calendar's period, so then
- * never). At most 4801 months are looked at: microseconds at worst. */
+ * never; at once when the parse found that). At most 4801 months are looked
+ * at: tens of microseconds at worst. */
 int cs_cron_next(const struct cs_cron *c, int64_t from, int64_t *out);
 
 /* Whether the expression fires on the real clock through DST changes

@@ -297,6 +297,11 @@ static int parse_fields(const char *text, struct cs_cron *out, struct cs_err *er
         if ((*start[i] == '*' || *start[i] == '?') && cur.kind == F_WDAY)
             out->flags |= CS_CRON_DOW_STAR;
     }
+    /* The calendar repeats every 400 years: no match in one search from
+     * anywhere is no match ever. */
+    int64_t any;
+    if (cs_cron_next(out, 0, &any) == -ENOENT)
+        out->flags |= CS_CRON_NEVER;
     return 0;
 }
 

@@ -47,6 +47,8 @@ static void test_cron_fields(void **state)
     assert_int_equal(c.wday, 0x7f);
     assert_int_equal(c.sec, 1);
     assert_int_equal(c.flags, CS_CRON_WILD | CS_CRON_DOM_STAR | CS_CRON_DOW_STAR);
+    c = parse_ok("0 0 * 2 5#5");
+    assert_false(c.flags & CS_CRON_NEVER);
 
     c = parse_ok("1-30/7 9-17 1,15,31 * MON-FRI");
     assert_int_equal(c.min, BITS(1, 8, 15, 22, 29));
@@ -308,6 +310,7 @@ static void test_cron_never(void **state)
         int64_t got;
         if (cs_cron_next(&c, T(2026, 1, 1, 0, 0, 0), &got) != -ENOENT)
             fail_msg("\"%s\" fires", never[i]);
+        assert_true(c.flags & CS_CRON_NEVER);
     }
 }
 
