@@ -4,9 +4,9 @@
  * The zone's table cuts time into spans of one offset. Inside a span local
  * time is UTC plus a constant, so the cron search runs on local time there;
  * at a span's start the rule decides what the local times the change
- * skipped or repeated do. The cron search's answer is reused while it stays
- * ahead, so a next() costs one or two searches and a few span lookups. Pure,
- * any thread. */
+ * skipped or repeated do. The cron search's answer is reused while it still
+ * holds, and spans far before it are jumped over, so a next() costs one or
+ * two searches and a few span lookups. Pure, any thread. */
 #include "schedule.h"
 
 #include <ctype.h>

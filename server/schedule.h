@@ -2,11 +2,11 @@
  * interval on the real clock, and the next fire times either gives.
  *
  * DST follows cronie's rule. A job is "wild" when its minute or hour field
- * starts with `*` (`*`, `*\/5`; @hourly): it fires on the real clock, so a
- * local time skipped by a jump forward never fires and one repeated by a
- * jump back fires at both passes. Every other cron job fires once per local
- * time: a skipped one at the first instant after the jump, a repeated one
- * at its first pass only. Intervals never shift. A schedule is a value that
+ * starts with `*` (a star, with or without a step; @hourly): it fires on
+ * the real clock, so a local time skipped by a jump forward never fires and
+ * one repeated by a jump back fires at both passes. Every other cron job
+ * fires once per local time: a skipped one at the first instant after the
+ * jump, a repeated one at its first pass only. Intervals never shift. A schedule is a value that
  * borrows its zone; every function is pure, any thread, microseconds. */
 #ifndef CS_SCHEDULE_H
 #define CS_SCHEDULE_H
@@ -33,7 +33,7 @@ enum {
 };
 
 struct cs_fire {
-    int64_t at_s;     /* the instant it fires, UTC seconds (jitter not added) */
+    int64_t at_s;     /* the instant it fires, UTC seconds, jitter not added: the slot's time */
     int64_t local_s;  /* the local time it was scheduled for, a civil second (civil.h) */
     int32_t offset_s; /* the zone's UTC offset at at_s */
     unsigned flags;   /* CS_FIRE_DST_* */

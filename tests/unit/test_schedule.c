@@ -136,6 +136,13 @@ static void test_schedule_berlin_fixed(void **state)
     CHECK_FIRES("0,30 2 * * *", "Europe/Berlin", T(2026, 3, 28, 12, 0, 0),
                 {T(2026, 3, 29, 1, 0, 0), T(2026, 3, 29, 2, 0, 0), SKIPPED},
                 {T(2026, 3, 30, 0, 0, 0), T(2026, 3, 30, 2, 0, 0), 0});
+    /* A time just after the skipped hour is no DST case; one in it and one
+     * after it, both due at the jump, are one fire. */
+    CHECK_FIRES("0 3 * * *", "Europe/Berlin", T(2026, 3, 28, 12, 0, 0),
+                {T(2026, 3, 29, 1, 0, 0), T(2026, 3, 29, 3, 0, 0), 0});
+    CHECK_FIRES("0 2,3 * * *", "Europe/Berlin", T(2026, 3, 28, 12, 0, 0),
+                {T(2026, 3, 29, 1, 0, 0), T(2026, 3, 29, 2, 0, 0), SKIPPED},
+                {T(2026, 3, 30, 0, 0, 0), T(2026, 3, 30, 2, 0, 0), 0});
     /* Looking from just before the jump, and from the jump itself. */
     CHECK_FIRES("30 2 * * *", "Europe/Berlin", T(2026, 3, 29, 0, 59, 59),
                 {T(2026, 3, 29, 1, 0, 0), T(2026, 3, 29, 2, 30, 0), SKIPPED});
@@ -250,6 +257,7 @@ static void test_schedule_never_and_range(void **state)
 
     assert_int_equal(cs_schedule_parse("0 0 30 2 *", NULL, &s, NULL), 0);
     assert_int_equal(cs_schedule_next(&s, T(2026, 1, 1, 0, 0, 0), &f), -ENOENT);
+    assert_int_equal(cs_schedule_next_n(&s, T(2026, 1, 1, 0, 0, 0), &f, 1), 0);
     assert_int_equal(cs_schedule_parse("0 0 29 2 *", NULL, &s, NULL), 0);
     /* The last 29th of February before the end of the table, then none. */
     assert_int_equal(cs_schedule_next(&s, T(2396, 1, 1, 0, 0, 0), &f), 0);
