@@ -92,28 +92,22 @@ err_not_value:
 
 static void set_range(struct cs_cron *c, int kind, int lo, int hi, int step)
 {
-    for (int v = lo; v <= hi; v += step) {
-        switch (kind) {
-        case F_SEC:
-            c->sec |= 1ull << v;
-            break;
-        case F_MIN:
-            c->min |= 1ull << v;
-            break;
-        case F_HOUR:
-            c->hour |= 1u << v;
-            break;
-        case F_MDAY:
-            c->mday |= 1u << v;
-            break;
-        case F_MONTH:
-            c->month |= (uint16_t)(1u << v);
-            break;
-        default:
-            c->wday |= (uint8_t)(1u << (v % 7));
-            break;
-        }
-    }
+    uint64_t mask = 0;
+
+    for (int v = lo; v <= hi; v += step)
+        mask |= 1ull << (kind == F_WDAY ? v % 7 : v);
+    if (kind == F_SEC)
+        c->sec |= mask;
+    else if (kind == F_MIN)
+        c->min |= mask;
+    else if (kind == F_HOUR)
+        c->hour |= (uint32_t)mask;
+    else if (kind == F_MDAY)
+        c->mday |= (uint32_t)mask;
+    else if (kind == F_MONTH)
+        c->month |= (uint16_t)mask;
+    else
+        c->wday |= (uint8_t)mask;
 }
 
 /* `*`, `a`, `a-b`, each optionally followed by `/step`. */
@@ -148,7 +142,8 @@ static int parse_range(const struct cursor *cur, const char *s, const char *end,
     rc = parse_value(cur, s, dash != NULL ? dash : base_end, &lo);
     if (rc != 0)
         return rc;
-    hi = slash != NULL ? fd->star_hi : lo;
+    /* `a/n` runs to the field's end; `7/n` in the day of week is Sunday alone. */
+    hi = slash != NULL && lo < fd->star_hi ? fd->star_hi : lo;
     if (dash != NULL) {
         rc = parse_value(cur, dash + 1, base_end, &hi);
         if (rc != 0)

@@ -68,6 +68,8 @@ static void test_cron_fields(void **state)
     assert_int_equal(c.wday, BITS(0, 5, 6));
     c = parse_ok("0 0 * * */2");
     assert_int_equal(c.wday, BITS(0, 2, 4, 6));
+    c = parse_ok("0 0 * * 7/2");
+    assert_int_equal(c.wday, BITS(0));
     c = parse_ok("10/20 0 * * *");
     assert_int_equal(c.min, BITS(10, 30, 50));
     c = parse_ok("  0\t12  ?  *  ?  ");
