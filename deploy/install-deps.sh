@@ -10,11 +10,12 @@
 set -euo pipefail
 
 # clang and libclang-rt-14-dev (libFuzzer's and the sanitizers' runtimes for
-# clang 14) build the fuzz targets of tests/fuzz.
+# clang 14) build the fuzz targets of tests/fuzz. libicu-dev: ICU's calendar
+# API, the time zones of schedules (server/tz.c).
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
     libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-    libuv1-dev libpq-dev libcmocka-dev libyaml-dev musl-tools
+    libuv1-dev libpq-dev libcmocka-dev libyaml-dev libicu-dev musl-tools
     postgresql
     python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml
     clang-format procps util-linux
