@@ -23,6 +23,7 @@ static const struct {
     {SCHED("Watch"), CS_ROLE_VIEWER},
     {SCHED("ReadLogs"), CS_ROLE_VIEWER},
     {SCHED("GetStats"), CS_ROLE_VIEWER},
+    {SCHED("ListSlots"), CS_ROLE_VIEWER},
     {SCHED("TriggerJob"), CS_ROLE_OPERATOR},
     {SCHED("CancelRun"), CS_ROLE_OPERATOR},
     {SCHED("PauseJob"), CS_ROLE_OPERATOR},

@@ -17,6 +17,10 @@ extern const size_t cs_api_n_methods;
 void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+/* At start-up: a job read back from the store, inserted (taking ownership
+ * of spec) with its schedule parsed; one whose schedule no longer parses
+ * (a zone ICU dropped) is kept without firing, and logged. Loop thread. */
+void cs_api_job_restore(struct cs_sched *s, Csched__V1__Job *spec);
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);

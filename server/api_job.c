@@ -1,5 +1,6 @@
 /* api_job: CreateJob, UpdateJob, GetJob, ListJobs, DeleteJob. Jobs live in
  * the loop's sorted table; every change is written and answered on commit. */
+#define CS_LOG_COMPONENT "api"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,16 +8,39 @@
 
 #include "api.h"
 #include "job.h"
+#include "log.h"
 #include "pump.h"
 #include "util.h"
 
 #define JOB_TOKEN_PREFIX "after:"
+
+/* Clears the output-only fields a client may have sent. */
+static void clear_output(Csched__V1__Job *spec)
+{
+    for (size_t i = 0; i < spec->n_next_fires; i++)
+        csched__v1__fire_time__free_unpacked(spec->next_fires[i], NULL);
+    free(spec->next_fires);
+    spec->next_fires = NULL;
+    spec->n_next_fires = 0;
+    spec->paused = false;
+    spec->paused_unix_ms = 0;
+    cs_message_set_str(&spec->pause_reason, "");
+}
+
+/* The pause of the stored spec old, carried over to its replacement. */
+static void keep_pause(Csched__V1__Job *spec, const Csched__V1__Job *old)
+{
+    spec->paused = old->paused;
+    spec->paused_unix_ms = old->paused_unix_ms;
+    cs_message_set_str(&spec->pause_reason, old->pause_reason);
+}
 
 /* A stored copy of a client's job with the output fields set. */
 static Csched__V1__Job *spec_copy(const Csched__V1__Job *in, uint64_t version,
                                   int64_t created_unix_ms)
 {
     Csched__V1__Job *spec = (Csched__V1__Job *)cs_message_copy(&in->base);
+    clear_output(spec);
     spec->version = version;
     spec->updated_unix_ms = cs_now_unix_ms();
     spec->created_unix_ms = created_unix_ms != 0 ? created_unix_ms : spec->updated_unix_ms;
@@ -30,15 +54,18 @@ static void reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
     cs_store_job_put(s->store, spec, cs_api_reply_cb, later);
 }
 
-/* 0, or a negative errno once call has been failed with why. */
-static int check_job(struct cs_call *call, const Csched__V1__Job *job)
+/* 0 with the job's parsed schedule in *schedule (NULL: none), or a
+ * negative errno once call has been failed with why. */
+static int check_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job,
+                     struct cs_schedule **schedule)
 {
     struct cs_err err;
     if (job == NULL) {
         cs_call_fail(call, -EINVAL, "job is required");
         return -EINVAL;
     }
-    if (cs_job_validate(job, &err) != 0) {
+    if (cs_job_validate(job, &err) != 0 ||
+        cs_job_schedule_parse(&s->zones, job, schedule, &err) != 0) {
         cs_call_fail(call, err.code, "%s", err.msg);
         return err.code;
     }
@@ -50,17 +77,23 @@ void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, vo
     CS_ASSERT_LOOP();
     const Csched__V1__CreateJobRequest *req = (const Csched__V1__CreateJobRequest *)request;
     struct cs_sched *s = ctx;
-    if (check_job(call, req->job) != 0)
+    struct cs_schedule *schedule;
+    if (check_job(call, s, req->job, &schedule) != 0)
         return;
     if (cs_job_find(s, req->job->name) != NULL) {
         cs_call_fail(call, -EEXIST, "job %s already exists: use UpdateJob to change it",
                      req->job->name);
-        return;
+        goto err_free_schedule;
     }
     if (cs_api_require_store(call, s) != 0)
-        return;
+        goto err_free_schedule;
     struct cs_job *job = cs_job_insert(s, spec_copy(req->job, 1, 0));
+    job->schedule = schedule;
     reply_job_on_commit(call, s, job->spec);
+    return;
+
+err_free_schedule:
+    free(schedule);
 }
 
 void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -68,28 +101,36 @@ void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, vo
     CS_ASSERT_LOOP();
     const Csched__V1__UpdateJobRequest *req = (const Csched__V1__UpdateJobRequest *)request;
     struct cs_sched *s = ctx;
-    if (check_job(call, req->job) != 0)
+    struct cs_schedule *schedule;
+    if (check_job(call, s, req->job, &schedule) != 0)
         return;
     struct cs_job *job = cs_job_find(s, req->job->name);
     if (job == NULL) {
         cs_call_fail(call, -ENOENT, "job %s does not exist: use CreateJob to make it",
                      req->job->name);
-        return;
+        goto err_free_schedule;
     }
     if (req->expected_version != 0 && req->expected_version != job->spec->version) {
         cs_call_fail(call, -EBUSY,
                      "job %s is at version %llu, not the expected_version %llu: read it again",
                      req->job->name, (unsigned long long)job->spec->version,
                      (unsigned long long)req->expected_version);
-        return;
+        goto err_free_schedule;
     }
     if (cs_api_require_store(call, s) != 0)
-        return;
-    cs_job_replace_spec(job,
-                        spec_copy(req->job, job->spec->version + 1, job->spec->created_unix_ms));
+        goto err_free_schedule;
+    Csched__V1__Job *spec = spec_copy(req->job, job->spec->version + 1, job->spec->created_unix_ms);
+    keep_pause(spec, job->spec);
+    cs_job_replace_spec(job, spec);
+    free(job->schedule);
+    job->schedule = schedule;
     /* Its own limit may have changed. */
     cs_pump_job_changed(s, job);
     reply_job_on_commit(call, s, job->spec);
+    return;
+
+err_free_schedule:
+    free(schedule);
 }
 
 static struct cs_job *find_named(struct cs_call *call, struct cs_sched *s, const char *name,
@@ -111,8 +152,20 @@ void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void 
     CS_ASSERT_LOOP();
     const Csched__V1__GetJobRequest *req = (const Csched__V1__GetJobRequest *)request;
     struct cs_job *job = find_named(call, ctx, req->name, "name");
-    if (job != NULL)
-        cs_call_reply(call, &job->spec->base);
+    if (job == NULL)
+        return;
+    /* A shallow copy: the stored spec keeps no next_fires. */
+    Csched__V1__Job shown = *job->spec;
+    Csched__V1__FireTime fires[CS_JOB_NEXT_FIRES], *fire_ptrs[CS_JOB_NEXT_FIRES];
+    char text[CS_JOB_NEXT_FIRES][40];
+    if (job->schedule != NULL) {
+        shown.n_next_fires = cs_job_next_fires(job->schedule, cs_now_unix_ms() / 1000, fires, text,
+                                               CS_JOB_NEXT_FIRES);
+        for (size_t i = 0; i < shown.n_next_fires; i++)
+            fire_ptrs[i] = &fires[i];
+        shown.next_fires = fire_ptrs;
+    }
+    cs_call_reply(call, &shown.base);
 }
 
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -150,6 +203,16 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
     resp.next_page_token = token;
     cs_call_reply(call, &resp.base);
     free(jobs);
+}
+
+void cs_api_job_restore(struct cs_sched *s, Csched__V1__Job *spec)
+{
+    CS_ASSERT_LOOP();
+    struct cs_job *job = cs_job_insert(s, spec);
+    struct cs_err err;
+
+    if (cs_job_schedule_parse(&s->zones, spec, &job->schedule, &err) != 0)
+        cs_log_warn("job %s keeps its definition but does not fire: %s", spec->name, err.msg);
 }
 
 void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)

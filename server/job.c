@@ -210,6 +210,7 @@ void cs_job_replace_spec(struct cs_job *job, Csched__V1__Job *spec)
 static void job_free(struct cs_job *job)
 {
     protobuf_c_message_free_unpacked(&job->spec->base, NULL);
+    free(job->schedule);
     free(job);
 }
 
@@ -232,6 +233,7 @@ void cs_job_free_all(struct cs_sched *sched)
     free(sched->jobs);
     sched->jobs = NULL;
     sched->n_jobs = sched->cap_jobs = 0;
+    cs_zones_free(&sched->zones);
 }
 
 ProtobufCMessage *cs_message_copy(const ProtobufCMessage *msg)

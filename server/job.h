@@ -57,6 +57,7 @@ struct cs_job *cs_job_insert(struct cs_sched *sched, Csched__V1__Job *spec);
 void cs_job_replace_spec(struct cs_job *job, Csched__V1__Job *spec);
 /* Removes and frees a job with no active runs. */
 void cs_job_remove(struct cs_sched *sched, struct cs_job *job);
+/* Frees every job, then the zones their schedules borrowed. */
 void cs_job_free_all(struct cs_sched *sched);
 
 /* Deep copy of a message through pack + unpack (the copy is owned by the

@@ -110,7 +110,7 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
 {
     struct cs_sched *s = &srv->sched;
     for (size_t i = 0; i < snap->n_jobs; i++)
-        cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&snap->jobs[i]->base));
+        cs_api_job_restore(s, (Csched__V1__Job *)cs_message_copy(&snap->jobs[i]->base));
     s->next_run_id = snap->max_run_id + 1;
     s->next_seq = snap->max_event_seq + 1;
     s->last_published_seq = snap->max_event_seq;

@@ -14,6 +14,7 @@
 #include "exit_watch.h"
 #include "heap.h"
 #include "idmap.h"
+#include "job_schedule.h"
 #include "probe.h"
 #include "queue.h"
 #include "run_keys.h"
@@ -51,11 +52,12 @@ struct cs_sched_ops {
 };
 
 struct cs_job {
-    Csched__V1__Job *spec; /* owned; freed with protobuf_c_message_free_unpacked */
-    uint32_t active;       /* runs of this job not yet terminal */
-    uint32_t slots;        /* runs holding a slot (STARTING or RUNNING) */
-    struct cs_queue queue; /* runs ready to start, oldest first */
-    size_t heap_index;     /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
+    Csched__V1__Job *spec;        /* owned; freed with protobuf_c_message_free_unpacked */
+    uint32_t active;              /* runs of this job not yet terminal */
+    uint32_t slots;               /* runs holding a slot (STARTING or RUNNING) */
+    struct cs_queue queue;        /* runs ready to start, oldest first */
+    size_t heap_index;            /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
+    struct cs_schedule *schedule; /* owned, parsed from spec->schedule; NULL: none */
 };
 
 struct cs_attempt;
@@ -85,6 +87,7 @@ struct cs_sched {
     size_t n_jobs, cap_jobs;
     struct cs_idmap runs;        /* active runs by id */
     struct cs_run_keys run_keys; /* the active runs with an idempotency key */
+    struct cs_zones zones;       /* the time zones the jobs' schedules borrow */
 
     struct cs_heap ready; /* pump: the jobs that may start a run, of struct cs_job */
     uv_idle_t pump_idle;

@@ -395,6 +395,8 @@ int cs_cli_parse_job_args(struct cs_cli *cli, int argc, char **argv, Csched__V1_
         }
         rc = job_flag(job, argc, argv, &i, err, errlen);
         if (rc == 0)
+            rc = cs_cli_schedule_flag(job, argc, argv, &i, err, errlen);
+        if (rc == 0)
             rc = cs_cli_global_flag(cli, argc, argv, &i, err, errlen);
         if (rc < 0)
             goto err_free;

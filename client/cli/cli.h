@@ -176,6 +176,21 @@ const char *cs_cli_state_name(int state);
 /* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS", or "-" for 0. */
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
 
+/* A job's schedule (schedule.c). Sets the Schedule field named key
+ * (schedule, time_zone, misfire, overlap, jitter_seconds, max_catchup,
+ * starting_deadline_seconds) from its text: 0, 1 if key is none of them,
+ * -EINVAL with err on a bad value. */
+int cs_cli_schedule_set(Csched__V1__Job *job, const char *key, const char *value, char *err,
+                        size_t errlen);
+/* The same as the flags --schedule, --time-zone, ...: 1 if argv[*i] was one
+ * (taken with its value), 0 if not, -EINVAL with err. */
+int cs_cli_schedule_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err,
+                         size_t errlen);
+/* The schedule's lines of csched job get, nothing without one. */
+void cs_cli_print_schedule(FILE *f, const Csched__V1__Job *job);
+/* The first n of the job's next fire times, UTC and local. */
+void cs_cli_print_next_fires(FILE *f, const Csched__V1__Job *job, size_t n);
+
 /* Formats a duration in ms as "1.234s", "2m03s", "1h02m"; "-" if negative. */
 void cs_cli_format_duration(int64_t ms, char *buf, size_t len);
 

@@ -51,27 +51,73 @@ out:
     return rc;
 }
 
-static int job_get(struct cs_cli *cli, int argc, char **argv)
+/* GetJob name into *resp: 0, or the exit code once the failure is printed. */
+static int get_job(struct cs_cli *cli, const char *name, Csched__V1__Job **resp)
 {
     Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
-    struct cs_call_opts opts;
-    Csched__V1__Job *resp;
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
     struct cs_status st;
-    const char *name;
     char what[300];
     int rc;
 
-    rc = cs_cli_positionals(cli, argc, argv, &name, 1, "csched job get NAME");
-    if (rc != 0)
-        return rc;
-    opts = cs_cli_call_opts(cli);
     req.name = (char *)name;
-    rc = cs_scheduler_get_job(cli->client, &req, &resp, &opts, &st);
+    rc = cs_scheduler_get_job(cli->client, &req, resp, &opts, &st);
     if (rc != 0) {
         snprintf(what, sizeof(what), "get job %s", name);
         return cs_cli_fail(cli, what, rc, &st);
     }
+    return 0;
+}
+
+static int job_get(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__Job *resp;
+    const char *name;
+    int rc;
+
+    rc = cs_cli_positionals(cli, argc, argv, &name, 1, "csched job get NAME");
+    if (rc == 0)
+        rc = get_job(cli, name, &resp);
+    if (rc != 0)
+        return rc;
     print_job(cli, resp, NULL);
+    csched__v1__job__free_unpacked(resp, NULL);
+    return 0;
+}
+
+#define NEXT_USAGE "csched job next NAME [--count N]"
+
+/* The next fire times GetJob shows (the server sends 5). */
+static int job_next(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__Job *resp;
+    const char *name = NULL, *v;
+    uint32_t count = 5;
+    int rc;
+
+    for (int i = 0; i < argc; i++) {
+        if (cs_cli_flag("--count", argc, argv, &i, &v)) {
+            if (cs_cli_parse_u32(v, &count) != 0 || count == 0)
+                return cs_cli_usage(cli, "--count takes a whole number > 0, not '%s'", v ? v : "");
+            continue;
+        }
+        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &name, "job next", NEXT_USAGE);
+        if (rc != 0)
+            return rc;
+    }
+    if (name == NULL)
+        return cs_cli_usage(cli, "missing job NAME; usage: %s", NEXT_USAGE);
+    rc = get_job(cli, name, &resp);
+    if (rc != 0)
+        return rc;
+    if (cli->format == CS_FORMAT_JSON) {
+        for (size_t i = 0; i < resp->n_next_fires && i < count; i++)
+            cs_cli_json_line(cli->out, &resp->next_fires[i]->base);
+    } else if (resp->n_next_fires == 0) {
+        fprintf(cli->out, "job %s has no schedule: it runs only when triggered\n", name);
+    } else {
+        cs_cli_print_next_fires(cli->out, resp, count);
+    }
     csched__v1__job__free_unpacked(resp, NULL);
     return 0;
 }
@@ -175,7 +221,10 @@ int cs_cmd_job(struct cs_cli *cli, int argc, char **argv)
         return job_get(cli, argc - 1, argv + 1);
     if (strcmp(verb, "list") == 0)
         return job_list(cli, argc - 1, argv + 1);
+    if (strcmp(verb, "next") == 0)
+        return job_next(cli, argc - 1, argv + 1);
     if (strcmp(verb, "delete") == 0)
         return job_delete(cli, argc - 1, argv + 1);
-    return cs_cli_usage(cli, "job: expected create, update, get, list or delete, not '%s'", verb);
+    return cs_cli_usage(cli, "job: expected create, update, get, next, list or delete, not '%s'",
+                        verb);
 }

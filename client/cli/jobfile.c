@@ -104,6 +104,20 @@ static int parse_map(struct jf *jf, const yaml_node_t *node, const char *key,
     return 0;
 }
 
+/* A key of the job's schedule (cs_cli_schedule_set): 0, 1 if none, -EINVAL. */
+static int schedule_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
+{
+    char err[200];
+    int rc;
+
+    if (v->type != YAML_SCALAR_NODE)
+        return cs_cli_schedule_set(job, key, "", err, sizeof(err)) == 1
+                   ? 1
+                   : jf_error(jf, v, "%s: must be a single value", key);
+    rc = cs_cli_schedule_set(job, key, scalar(v), err, sizeof(err));
+    return rc < 0 ? jf_error(jf, v, "%s", err) : rc;
+}
+
 /* Sets one key of a job. Returns 0 or -EINVAL. */
 static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
 {
@@ -129,7 +143,7 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_u32(jf, v, key, &job->max_attempts);
     if (strcmp(key, "retry_backoff_ms") == 0)
         return parse_u32(jf, v, key, &job->retry_backoff_ms);
-    return 1;
+    return schedule_key(jf, key, v, job);
 }
 
 /* Checks that no key of a mapping appears twice. */
@@ -174,7 +188,9 @@ static int parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **o
         if (rc > 0)
             rc = jf_error(jf, k,
                           "unknown key '%s' (known: name, command, shell, env, working_dir, "
-                          "max_running, timeout_seconds, max_attempts, retry_backoff_ms, labels)",
+                          "max_running, timeout_seconds, max_attempts, retry_backoff_ms, labels, "
+                          "schedule, time_zone, misfire, overlap, jitter_seconds, max_catchup, "
+                          "starting_deadline_seconds)",
                           scalar(k));
         if (rc != 0)
             goto err_free;

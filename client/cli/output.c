@@ -352,6 +352,7 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job)
     fprintf(f, "updated:          %s\n", t);
     print_map(f, "env", (void **)job->env, job->n_env);
     print_map(f, "labels", (void **)job->labels, job->n_labels);
+    cs_cli_print_schedule(f, job);
 }
 
 static int64_t span_ms(int64_t start, int64_t end)

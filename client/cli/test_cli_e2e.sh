@@ -157,6 +157,32 @@ check watch 84 -o json watch --after-seq 0 --timeout 1
 expect watch out '^\{"seq":1,'
 check stats 0 -o json stats
 expect stats out '"max_running":8'
+# Schedules: flags, YAML keys, the next fire times in the job's zone.
+check sched_create 0 job create nightly --schedule '30 2 * * *' --time-zone Europe/Berlin \
+    --misfire run_once --overlap forbid -- true
+check sched_get 0 job get nightly
+expect sched_get out '^schedule: +30 2 \* \* \*$'
+expect sched_get out '^misfire: +run_once$'
+expect sched_get out '^overlap: +forbid$'
+expect sched_get out ' 02:30:00 \+0[12]:00$'
+check sched_next 0 job next nightly --count 2
+expect sched_next out '^next fires:$'
+[ "$(grep -c ' 02:30:00 ' "$tmp/out")" -eq 2 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL sched_next: not 2 fires"; cat "$tmp/out"; }
+check sched_json 0 -o json job get nightly
+expect sched_json out '"schedule":\{"text":"30 2 \* \* \*","time_zone":"Europe/Berlin"'
+expect sched_json out '"next_fires":\[\{"at_unix_ms":'
+check sched_bad 83 job create bad-sched --schedule '0 0 32 * *' -- true
+expect sched_bad err 'job.schedule.text: field 3 \(day of month\): 32 is out of range 1-31'
+check sched_bad_policy 64 job create bad-sched --overlap sometimes -- true
+expect sched_bad_policy err 'overlap takes allow, forbid, replace or queue_one'
+printf 'jobs:\n  - name: every\n    shell: "true"\n    schedule: "@every 1h"\n    overlap: queue_one\n' \
+    >"$tmp/sched.yaml"
+check sched_apply 0 apply -f "$tmp/sched.yaml"
+check sched_apply_get 0 job get every
+expect sched_apply_get out '^overlap: +queue_one$'
+check sched_none 0 job next ok
+expect sched_none out 'has no schedule'
 check delete 0 job delete ok
 check delete_again 85 job delete ok
 check unreachable 94 --server 127.0.0.1:1 stats

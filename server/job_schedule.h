@@ -1,0 +1,47 @@
+/* job_schedule: a job's Schedule message checked and parsed into the
+ * struct cs_schedule the loop keeps with the job, the time zones those
+ * borrow (opened once per zone name and shared by every job), and the next
+ * fire times GetJob shows. Loop thread; parsing and next fires cost
+ * microseconds, the first use of a zone name milliseconds (ICU). */
+#ifndef CS_JOB_SCHEDULE_H
+#define CS_JOB_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "csched/v1/scheduler.pb-c.h"
+#include "schedule.h"
+#include "util.h"
+
+/* Limits on a Schedule's numbers. */
+#define CS_SCHEDULE_JITTER_MAX_S 3600
+#define CS_SCHEDULE_CATCHUP_MAX 1000
+#define CS_SCHEDULE_CATCHUP_DEFAULT 10
+#define CS_SCHEDULE_DEADLINE_MAX_S (7 * 24 * 3600)
+/* How many next fire times GetJob shows. */
+#define CS_JOB_NEXT_FIRES 5
+
+/* The zones opened so far, sorted by name; a zone is kept until
+ * cs_zones_free (there are a few hundred names at most). */
+struct cs_zones {
+    struct cs_tz **tz;
+    size_t n, cap;
+};
+
+/* Frees every zone: no schedule may borrow one after this. */
+void cs_zones_free(struct cs_zones *zones);
+
+/* Checks spec->schedule and parses it into *out (malloc'd, the caller's,
+ * freed with free(); its zone borrowed from zones), or NULL when the job
+ * has no schedule (absent, or an empty text). 0, or -EINVAL / -ENOMEM with
+ * err naming the field ("job.schedule.text: field 3 (day of month): ...").
+ * Opens the zone on its first use. */
+int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec,
+                          struct cs_schedule **out, struct cs_err *err);
+
+/* The fire times after after_s of s as FireTime messages: fills out[0..n)
+ * (each local_time pointing into text[i]) and returns how many. */
+size_t cs_job_next_fires(const struct cs_schedule *s, int64_t after_s, Csched__V1__FireTime *out,
+                         char (*text)[40], size_t n);
+
+#endif

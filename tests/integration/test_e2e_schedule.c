@@ -1,0 +1,171 @@
+/* End-to-end tests of a job's schedule through the real API: CreateJob and
+ * UpdateJob check it (INVALID_ARGUMENT naming the field and the rule),
+ * GetJob shows the next fire times in the job's zone and in UTC, and a
+ * restart keeps the schedule. One server serves every test of this file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "e2e.h"
+#include "testlib.h"
+
+static Csched__V1__Job *scheduled_job(const char *name, const char *text, const char *zone)
+{
+    Csched__V1__Job *job = malloc(sizeof(*job));
+    Csched__V1__Schedule *sc = malloc(sizeof(*sc));
+
+    csched__v1__job__init(job);
+    csched__v1__schedule__init(sc);
+    job->name = strdup(name);
+    job->shell = strdup("true");
+    sc->text = strdup(text);
+    sc->time_zone = strdup(zone);
+    job->schedule = sc;
+    return job;
+}
+
+static Csched__V1__Job *get_job(struct cs_e2e *e, const char *name)
+{
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *job = NULL;
+    struct cs_status st = {0};
+
+    req.name = (char *)name;
+    if (cs_scheduler_get_job(e->client, &req, &job, cs_e2e_opts(), &st) != 0)
+        fail_msg("GetJob(%s): %s", name, st.message);
+    return job;
+}
+
+/* What CreateJob answers for a schedule, asserting INVALID_ARGUMENT with
+ * the words want. */
+static void assert_refused(struct cs_e2e *e, Csched__V1__Job *job, const char *want)
+{
+    struct cs_status st = {0};
+    int rc = cs_e2e_try_create_job(e, job, &st);
+
+    cs_e2e_assert_status(rc, &st, GRPC_STATUS_INVALID_ARGUMENT, want);
+    csched__v1__job__free_unpacked(job, NULL);
+}
+
+static void test_e2e_schedule_refused(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *job;
+
+    assert_refused(e, scheduled_job("bad-dom", "0 0 32 * *", ""),
+                   "job.schedule.text: field 3 (day of month): 32 is out of range 1-31");
+    assert_refused(e, scheduled_job("bad-zone", "@daily", "Europe/Berln"),
+                   "job.schedule.time_zone: unknown time zone \"Europe/Berln\"");
+    assert_refused(e, scheduled_job("bad-every", "@every 0s", ""), "job.schedule.text");
+    job = scheduled_job("bad-misfire", "@hourly", "");
+    job->schedule->misfire = 7;
+    assert_refused(e, job, "job.schedule.misfire 7 is not a policy");
+    job = scheduled_job("bad-overlap", "@hourly", "");
+    job->schedule->overlap = 9;
+    assert_refused(e, job, "job.schedule.overlap 9 is not a policy");
+    job = scheduled_job("bad-jitter", "@hourly", "");
+    job->schedule->jitter_seconds = 3601;
+    assert_refused(e, job, "job.schedule.jitter_seconds 3601 is over the limit of 3600");
+    job = scheduled_job("bad-catchup", "@hourly", "");
+    job->schedule->max_catchup = 1001;
+    assert_refused(e, job, "job.schedule.max_catchup");
+}
+
+/* 02:30 every day in Berlin: five fires a day apart, at 00:30 or 01:30
+ * UTC, each local time "YYYY-MM-DD 02:30:00 +0h:00". */
+static void test_e2e_schedule_next_fires(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *job = scheduled_job("berlin", "30 2 * * *", "Europe/Berlin"), *got;
+    int64_t now_ms = (int64_t)time(NULL) * 1000;
+
+    job->schedule->misfire = CSCHED__V1__MISFIRE__MISFIRE_RUN_ONCE;
+    job->schedule->overlap = CSCHED__V1__OVERLAP__OVERLAP_FORBID;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    got = get_job(e, "berlin");
+    assert_non_null(got->schedule);
+    assert_string_equal(got->schedule->text, "30 2 * * *");
+    assert_string_equal(got->schedule->time_zone, "Europe/Berlin");
+    assert_int_equal(got->schedule->misfire, CSCHED__V1__MISFIRE__MISFIRE_RUN_ONCE);
+    assert_int_equal(got->schedule->overlap, CSCHED__V1__OVERLAP__OVERLAP_FORBID);
+    assert_int_equal(got->n_next_fires, 5);
+    for (size_t i = 0; i < got->n_next_fires; i++) {
+        const Csched__V1__FireTime *f = got->next_fires[i];
+        int64_t of_day = f->at_unix_ms / 1000 % 86400;
+
+        assert_true(f->at_unix_ms > now_ms - 1000);
+        assert_true(of_day == 30 * 60 || of_day == 90 * 60);
+        assert_non_null(strstr(f->local_time, " 02:30:00 +0"));
+        assert_false(f->dst_shifted);
+        if (i > 0) {
+            int64_t gap = f->at_unix_ms - got->next_fires[i - 1]->at_unix_ms;
+            assert_true(gap >= 23 * 3600000LL && gap <= 25 * 3600000LL);
+        }
+    }
+    csched__v1__job__free_unpacked(got, NULL);
+}
+
+/* UpdateJob checks the schedule as CreateJob does, and an empty text takes
+ * the schedule away. */
+static void test_e2e_schedule_update(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__UpdateJobRequest req = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
+    Csched__V1__Job *job = scheduled_job("updated", "@every 90s", ""), *resp = NULL, *got;
+    struct cs_status st = {0};
+    int rc;
+
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    got = get_job(e, "updated");
+    assert_int_equal(got->n_next_fires, 5);
+    assert_int_equal(got->next_fires[0]->at_unix_ms / 1000 % 90, 0);
+    assert_int_equal(got->next_fires[1]->at_unix_ms - got->next_fires[0]->at_unix_ms, 90000);
+    assert_non_null(strstr(got->next_fires[0]->local_time, "+00:00"));
+    csched__v1__job__free_unpacked(got, NULL);
+
+    req.job = scheduled_job("updated", "61 * * * *", "");
+    rc = cs_scheduler_update_job(e->client, &req, &resp, cs_e2e_opts(), &st);
+    cs_e2e_assert_status(rc, &st, GRPC_STATUS_INVALID_ARGUMENT,
+                         "field 1 (minute): 61 is out of range 0-59");
+    free(req.job->schedule->text);
+    req.job->schedule->text = strdup("");
+    rc = cs_scheduler_update_job(e->client, &req, &resp, cs_e2e_opts(), &st);
+    assert_int_equal(rc, 0);
+    csched__v1__job__free_unpacked(resp, NULL);
+    csched__v1__job__free_unpacked(req.job, NULL);
+    got = get_job(e, "updated");
+    assert_int_equal(got->n_next_fires, 0);
+    csched__v1__job__free_unpacked(got, NULL);
+}
+
+/* A restart reads the schedule back with the job and opens its zone again. */
+static void test_e2e_schedule_restart(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *job = scheduled_job("kept", "0 9 * * MON-FRI", "America/New_York"), *got;
+
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    assert_int_equal(cs_testd_restart(e->d), 0);
+    got = get_job(e, "kept");
+    assert_int_equal(got->n_next_fires, 5);
+    assert_non_null(strstr(got->next_fires[0]->local_time, " 09:00:00 -0"));
+    csched__v1__job__free_unpacked(got, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_e2e_schedule_refused),
+        cmocka_unit_test(test_e2e_schedule_next_fires),
+        cmocka_unit_test(test_e2e_schedule_update),
+        cmocka_unit_test(test_e2e_schedule_restart),
+    };
+    return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
+}
