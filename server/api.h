@@ -8,6 +8,7 @@
 #include "api_common.h"
 #include "rpc.h"
 #include "sched_state.h"
+#include "slots.h"
 #include "store.h"
 
 /* The method table for cs_rpc_server_new (ctx = struct cs_sched *). */
@@ -17,10 +18,15 @@ extern const size_t cs_api_n_methods;
 void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
-/* At start-up: a job read back from the store, inserted (taking ownership
- * of spec) with its schedule parsed; one whose schedule no longer parses
- * (a zone ICU dropped) is kept without firing, and logged. Loop thread. */
-void cs_api_job_restore(struct cs_sched *s, Csched__V1__Job *spec);
+/* At start-up: the jobs read back from the store (specs borrowed), each
+ * with its schedule parsed (one that no longer parses, a zone ICU dropped,
+ * is kept without firing, and logged); then the schedules start
+ * (cs_slots_start). Loop thread. */
+void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size_t n);
+void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+void cs_api_resume_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "job.h"
 #include "store.h"
 #include "util.h"
 
@@ -56,4 +57,19 @@ uint32_t cs_api_page_size(uint32_t requested)
     if (requested == 0)
         return CS_API_PAGE_SIZE_DEFAULT;
     return requested < CS_API_PAGE_SIZE_MAX ? requested : CS_API_PAGE_SIZE_MAX;
+}
+
+struct cs_job *cs_api_find_job(struct cs_call *call, struct cs_sched *s, const char *name,
+                               const char *field)
+{
+    CS_ASSERT_LOOP();
+    struct cs_err err;
+    if (cs_job_name_validate(name, field, &err) != 0) {
+        cs_call_fail(call, err.code, "%s", err.msg);
+        return NULL;
+    }
+    struct cs_job *job = cs_job_find(s, name);
+    if (job == NULL)
+        cs_call_fail(call, -ENOENT, "job %s does not exist", name);
+    return job;
 }

@@ -25,6 +25,11 @@ struct cs_reply_later {
 struct cs_reply_later *cs_api_reply_later(struct cs_call *call, ProtobufCMessage *msg);
 void cs_api_reply_cb(void *arg, int status);
 
+/* The job named name (field names it in errors), or NULL once call has
+ * been failed: INVALID_ARGUMENT for a bad name, NOT_FOUND. */
+struct cs_job *cs_api_find_job(struct cs_call *call, struct cs_sched *sched, const char *name,
+                               const char *field);
+
 /* Fails call for a store read that returned status. */
 void cs_api_fail_store(struct cs_call *call, int status, const char *what);
 

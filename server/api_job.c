@@ -89,6 +89,7 @@ void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, vo
         goto err_free_schedule;
     struct cs_job *job = cs_job_insert(s, spec_copy(req->job, 1, 0));
     job->schedule = schedule;
+    cs_slots_job_changed(s, job, job->spec->created_unix_ms / 1000);
     reply_job_on_commit(call, s, job->spec);
     return;
 
@@ -124,6 +125,9 @@ void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, vo
     cs_job_replace_spec(job, spec);
     free(job->schedule);
     job->schedule = schedule;
+    /* A new schedule starts from now: the old one's slots are not missed. */
+    int64_t now_s = job->spec->updated_unix_ms / 1000;
+    cs_slots_job_changed(s, job, job->slot.after_s > now_s ? job->slot.after_s : now_s);
     /* Its own limit may have changed. */
     cs_pump_job_changed(s, job);
     reply_job_on_commit(call, s, job->spec);
@@ -133,25 +137,11 @@ err_free_schedule:
     free(schedule);
 }
 
-static struct cs_job *find_named(struct cs_call *call, struct cs_sched *s, const char *name,
-                                 const char *field)
-{
-    struct cs_err err;
-    if (cs_job_name_validate(name, field, &err) != 0) {
-        cs_call_fail(call, err.code, "%s", err.msg);
-        return NULL;
-    }
-    struct cs_job *job = cs_job_find(s, name);
-    if (job == NULL)
-        cs_call_fail(call, -ENOENT, "job %s does not exist", name);
-    return job;
-}
-
 void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
     const Csched__V1__GetJobRequest *req = (const Csched__V1__GetJobRequest *)request;
-    struct cs_job *job = find_named(call, ctx, req->name, "name");
+    struct cs_job *job = cs_api_find_job(call, ctx, req->name, "name");
     if (job == NULL)
         return;
     /* A shallow copy: the stored spec keeps no next_fires. */
@@ -205,14 +195,20 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
     free(jobs);
 }
 
-void cs_api_job_restore(struct cs_sched *s, Csched__V1__Job *spec)
+void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size_t n)
 {
     CS_ASSERT_LOOP();
-    struct cs_job *job = cs_job_insert(s, spec);
     struct cs_err err;
 
-    if (cs_job_schedule_parse(&s->zones, spec, &job->schedule, &err) != 0)
-        cs_log_warn("job %s keeps its definition but does not fire: %s", spec->name, err.msg);
+    for (size_t i = 0; i < n; i++) {
+        struct cs_job *job = cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&specs[i]->base));
+        /* Slots before the job's last change belong to no schedule of it. */
+        job->slot.after_s = job->spec->updated_unix_ms / 1000;
+        if (cs_job_schedule_parse(&s->zones, job->spec, &job->schedule, &err) != 0)
+            cs_log_warn("job %s keeps its definition but does not fire: %s", job->spec->name,
+                        err.msg);
+    }
+    cs_slots_start(s);
 }
 
 void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -220,7 +216,7 @@ void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, vo
     CS_ASSERT_LOOP();
     const Csched__V1__DeleteJobRequest *req = (const Csched__V1__DeleteJobRequest *)request;
     struct cs_sched *s = ctx;
-    struct cs_job *job = find_named(call, s, req->name, "name");
+    struct cs_job *job = cs_api_find_job(call, s, req->name, "name");
     if (job == NULL)
         return;
     if (job->active > 0) {
@@ -235,5 +231,6 @@ void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, vo
     csched__v1__delete_job_response__init(resp);
     cs_store_job_delete(s->store, req->name, cs_api_reply_cb,
                         cs_api_reply_later(call, &resp->base));
+    cs_slots_job_removed(s, job);
     cs_job_remove(s, job);
 }

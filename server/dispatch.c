@@ -156,10 +156,18 @@ struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
                                    const Csched__V1__TriggerJobRequest *request,
                                    cs_store_done_cb cb, void *arg)
 {
+    return cs_dispatch_trigger_slot(s, job, request, 0, cb, arg);
+}
+
+struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *s, struct cs_job *job,
+                                        const Csched__V1__TriggerJobRequest *request,
+                                        int64_t slot_unix_ms, cs_store_done_cb cb, void *arg)
+{
     CS_ASSERT_LOOP();
     Csched__V1__Run *msg = cs_xmalloc(sizeof(*msg));
     csched__v1__run__init(msg);
     msg->id = s->next_run_id++;
+    msg->slot_unix_ms = slot_unix_ms;
     msg->job_name = cs_xstrdup(job->spec->name);
     msg->idempotency_key = cs_xstrdup(request->idempotency_key);
     msg->created_unix_ms = cs_now_unix_ms();

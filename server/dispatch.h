@@ -23,6 +23,10 @@ int cs_dispatch_init(struct cs_sched *sched, const struct cs_sched_ops *ops);
 struct cs_run *cs_dispatch_trigger(struct cs_sched *sched, struct cs_job *job,
                                    const Csched__V1__TriggerJobRequest *request,
                                    cs_store_done_cb cb, void *arg);
+/* cs_dispatch_trigger for the slot of job's schedule at slot_unix_ms. */
+struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *sched, struct cs_job *job,
+                                        const Csched__V1__TriggerJobRequest *request,
+                                        int64_t slot_unix_ms, cs_store_done_cb cb, void *arg);
 /* Cancels an active run: a queued one ends CANCELLED now; a starting or
  * running one has its minder told to stop its process group. cb runs once
  * the change has committed. Returns a copy of the run as it is after the

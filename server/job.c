@@ -195,6 +195,7 @@ struct cs_job *cs_job_insert(struct cs_sched *sched, Csched__V1__Job *spec)
     struct cs_job *job = cs_xcalloc(1, sizeof(*job));
     job->spec = spec;
     job->heap_index = CS_NOT_IN_HEAP;
+    job->slot.heap_index = CS_NOT_IN_HEAP;
     sched->jobs[i] = job;
     sched->n_jobs++;
     return job;

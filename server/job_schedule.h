@@ -6,10 +6,13 @@
 #ifndef CS_JOB_SCHEDULE_H
 #define CS_JOB_SCHEDULE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <uv.h>
 
 #include "csched/v1/scheduler.pb-c.h"
+#include "heap.h"
 #include "schedule.h"
 #include "util.h"
 
@@ -26,6 +29,25 @@
 struct cs_zones {
     struct cs_tz **tz;
     size_t n, cap;
+};
+
+/* Where a job's schedule stands (slots.c): every slot up to after_s has
+ * been decided; next_s is the next one, due at due_ms (jitter added), while
+ * the job sits in the due heap. */
+struct cs_slot_state {
+    int64_t after_s;
+    int64_t next_s;
+    int64_t due_ms;
+    size_t heap_index; /* in cs_slots.due, or CS_NOT_IN_HEAP */
+};
+
+/* The slot engine's state (slots.c): one timer for the earliest due slot of
+ * every job, whatever their number. */
+struct cs_slots {
+    struct cs_heap due; /* of struct cs_job, by slot.due_ms */
+    uv_timer_t timer;
+    bool on;          /* the newest slots are read back: slots are decided */
+    int64_t start_ms; /* this server's start: slots due before were missed */
 };
 
 /* Frees every zone: no schedule may borrow one after this. */

@@ -109,8 +109,7 @@ static void signal_cb(uv_signal_t *handle, int signum)
 static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
 {
     struct cs_sched *s = &srv->sched;
-    for (size_t i = 0; i < snap->n_jobs; i++)
-        cs_api_job_restore(s, (Csched__V1__Job *)cs_message_copy(&snap->jobs[i]->base));
+    cs_api_jobs_restore(s, snap->jobs, snap->n_jobs);
     s->next_run_id = snap->max_run_id + 1;
     s->next_seq = snap->max_event_seq + 1;
     s->last_published_seq = snap->max_event_seq;
@@ -185,6 +184,7 @@ static void launcher_stopped_cb(void *arg)
     cs_dispatch_close(s);
     cs_probe_stop(&s->probe);
     cs_retention_stop(&srv->retention);
+    cs_slots_stop(s);
     cs_dir_check_stop(&srv->dir_check);
     cs_store_close(s->store, store_closed_cb, srv);
 }

@@ -10,6 +10,10 @@
 static bool job_may_start(const struct cs_job *job)
 {
     uint32_t limit = job->spec->max_running;
+    /* An overlap policy but allow means one run at a time (docs/schedules.md). */
+    if (job->spec->schedule != NULL &&
+        job->spec->schedule->overlap != CSCHED__V1__OVERLAP__OVERLAP_ALLOW)
+        limit = 1;
     return !cs_queue_is_empty(&job->queue) && (limit == 0 || job->slots < limit);
 }
 

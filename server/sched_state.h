@@ -58,6 +58,7 @@ struct cs_job {
     struct cs_queue queue;        /* runs ready to start, oldest first */
     size_t heap_index;            /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
     struct cs_schedule *schedule; /* owned, parsed from spec->schedule; NULL: none */
+    struct cs_slot_state slot;    /* where its schedule stands */
 };
 
 struct cs_attempt;
@@ -88,6 +89,7 @@ struct cs_sched {
     struct cs_idmap runs;        /* active runs by id */
     struct cs_run_keys run_keys; /* the active runs with an idempotency key */
     struct cs_zones zones;       /* the time zones the jobs' schedules borrow */
+    struct cs_slots slots;       /* the due heap and its timer */
 
     struct cs_heap ready; /* pump: the jobs that may start a run, of struct cs_job */
     uv_idle_t pump_idle;

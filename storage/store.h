@@ -171,9 +171,29 @@ void cs_store_run_list(struct cs_store *store, const struct cs_store_run_filter 
 void cs_store_event_list(struct cs_store *store, int64_t after_seq, const char *job_name,
                          uint32_t limit, cs_store_events_cb cb, void *arg);
 
+/* Slots of job schedules (store_slot.c). A slot's row is upserted in the
+ * current batch: put it in the same loop turn as the run it makes, and both
+ * commit together. A started slot is never overwritten. */
+void cs_store_slot_put(struct cs_store *store, const Csched__V1__Slot *slot, cs_store_done_cb cb,
+                       void *arg);
+
+struct cs_store_slot_filter {
+    const char *job_name;
+    int64_t from_unix_ms, to_unix_ms; /* slot_unix_ms in [from, to]; to 0: no bound */
+    Csched__V1__SlotOutcome outcome;  /* UNSPECIFIED for every outcome */
+    uint32_t limit;
+};
+typedef void (*cs_store_slots_cb)(void *arg, int status, Csched__V1__Slot **slots, size_t n);
+/* A job's slots newest first, lateness_ms from the run's start. */
+void cs_store_slot_list(struct cs_store *store, const struct cs_store_slot_filter *filter,
+                        cs_store_slots_cb cb, void *arg);
+/* The newest slot of every job that has one, by job name. */
+void cs_store_slot_last(struct cs_store *store, cs_store_slots_cb cb, void *arg);
+
 /* Frees an array handed to a read callback, with its messages. */
 void cs_store_runs_free(Csched__V1__Run **runs, size_t n);
 void cs_store_events_free(Csched__V1__Event **events, size_t n);
 void cs_store_jobs_free(Csched__V1__Job **jobs, size_t n);
+void cs_store_slots_free(Csched__V1__Slot **slots, size_t n);
 
 #endif

@@ -138,6 +138,9 @@ enum cs_store_stmt {
     CS_STORE_STMT_EVENT_PUT,
     CS_STORE_STMT_EVENT_LIST,
     CS_STORE_STMT_EVENT_LIST_JOB,
+    CS_STORE_STMT_SLOT_PUT,
+    CS_STORE_STMT_SLOT_LIST,
+    CS_STORE_STMT_SLOT_LAST,
     CS_STORE_STMT_PING,
     CS_STORE_STMT_COUNT,
 };
@@ -502,5 +505,15 @@ extern const char cs_store_sql_event_list[];
 extern const char cs_store_sql_event_list_job[];
 void cs_store_event_params(const Csched__V1__Event *event, struct cs_store_params *p);
 Csched__V1__Event *cs_store_event_from_row(const PGresult *res, int row);
+
+/* store_slot.c: one row per statement (slots are few next to events). */
+extern const char cs_store_sql_slot_put[];
+extern const char cs_store_sql_slot_list[];
+extern const char cs_store_sql_slot_last[];
+void cs_store_slot_params(const Csched__V1__Slot *slot, struct cs_store_params *p);
+void cs_store_slot_filter_params(const struct cs_store_slot_filter *filter,
+                                 struct cs_store_params *p);
+/* A row of cs_store_sql_slot_list or cs_store_sql_slot_last. */
+Csched__V1__Slot *cs_store_slot_from_row(const PGresult *res, int row);
 
 #endif

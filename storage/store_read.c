@@ -120,6 +120,41 @@ void cs_store_event_list(struct cs_store *store, int64_t after_seq, const char *
     cs_store_op_submit(store, op);
 }
 
+static void slot_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_slots_cb cb = (cs_store_slots_cb)op->cb;
+    Csched__V1__Slot **slots = NULL;
+    size_t n = 0;
+
+    if (status == 0) {
+        n = (size_t)PQntuples(res);
+        if (n > 0)
+            slots = cs_store_xmalloc(n * sizeof(*slots));
+        for (size_t i = 0; i < n; i++)
+            slots[i] = cs_store_slot_from_row(res, (int)i);
+    }
+    if (cb != NULL)
+        cb(op->arg, status, slots, n);
+    else
+        cs_store_slots_free(slots, n);
+}
+
+void cs_store_slot_list(struct cs_store *store, const struct cs_store_slot_filter *filter,
+                        cs_store_slots_cb cb, void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_SLOT_LIST, slot_list_done_cb, (void (*)(void))cb, arg);
+
+    cs_store_slot_filter_params(filter, &op->params);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_slot_last(struct cs_store *store, cs_store_slots_cb cb, void *arg)
+{
+    cs_store_op_submit(store, read_new(store, CS_STORE_STMT_SLOT_LAST, slot_list_done_cb,
+                                       (void (*)(void))cb, arg));
+}
+
 static void ping_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     /* The answer is the point; a lost connection is handled by its layer. */

@@ -1,6 +1,6 @@
 /* The statement table: every prepared statement's name and SQL, prepared
  * once per connection. The SQL lives beside each table's row mapping
- * (store_job.c, store_run.c, store_event.c); this file only names it. */
+ * (store_job.c, store_run.c, store_event.c, store_slot.c); this file only names it. */
 #include "store_internal.h"
 
 const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
@@ -18,5 +18,8 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_EVENT_PUT] = {"event_put", cs_store_sql_event_put},
     [CS_STORE_STMT_EVENT_LIST] = {"event_list", cs_store_sql_event_list},
     [CS_STORE_STMT_EVENT_LIST_JOB] = {"event_list_job", cs_store_sql_event_list_job},
+    [CS_STORE_STMT_SLOT_PUT] = {"slot_put", cs_store_sql_slot_put},
+    [CS_STORE_STMT_SLOT_LIST] = {"slot_list", cs_store_sql_slot_list},
+    [CS_STORE_STMT_SLOT_LAST] = {"slot_last", cs_store_sql_slot_last},
     [CS_STORE_STMT_PING] = {"ping", "SELECT 1"},
 };

@@ -65,3 +65,12 @@ void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event, 
     cs_store_event_params(event, &op->params);
     cs_store_op_submit(store, op);
 }
+
+void cs_store_slot_put(struct cs_store *store, const Csched__V1__Slot *slot, cs_store_done_cb cb,
+                       void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_SLOT_PUT, cb, arg);
+
+    cs_store_slot_params(slot, &op->params);
+    cs_store_op_submit(store, op);
+}

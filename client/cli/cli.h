@@ -271,5 +271,9 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_watch(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_health(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_pause(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_resume(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_backfill(struct cs_cli *cli, int argc, char **argv);
 
 #endif

@@ -27,6 +27,9 @@ static const char usage_text[] =
     "  run ID | cancel ID\n"
     "  logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
     "  watch [--job J] [--after-seq N]\n"
+    "  slots JOB [--outcome started|skipped] [--limit N]   what became of each slot\n"
+    "  pause JOB [--reason R] | resume JOB\n"
+    "  backfill JOB --from WHEN --to WHEN   runs for past slots (WHEN: ...T10:00:00Z)\n"
     "  stats | health\n"
     "\n"
     "The server defaults to $CSCHED_SERVER, else unix:$CSCHED_SOCKET, else\n"
@@ -38,10 +41,11 @@ static const struct {
     const char *name;
     int (*fn)(struct cs_cli *cli, int argc, char **argv);
 } commands[] = {
-    {"job", cs_cmd_job},       {"apply", cs_cmd_apply}, {"trigger", cs_cmd_trigger},
-    {"runs", cs_cmd_runs},     {"run", cs_cmd_run},     {"cancel", cs_cmd_cancel},
-    {"logs", cs_cmd_logs},     {"watch", cs_cmd_watch}, {"stats", cs_cmd_stats},
-    {"health", cs_cmd_health},
+    {"job", cs_cmd_job},       {"apply", cs_cmd_apply},       {"trigger", cs_cmd_trigger},
+    {"runs", cs_cmd_runs},     {"run", cs_cmd_run},           {"cancel", cs_cmd_cancel},
+    {"logs", cs_cmd_logs},     {"watch", cs_cmd_watch},       {"stats", cs_cmd_stats},
+    {"health", cs_cmd_health}, {"slots", cs_cmd_slots},       {"pause", cs_cmd_pause},
+    {"resume", cs_cmd_resume}, {"backfill", cs_cmd_backfill},
 };
 
 /* True if words (up to a "--") ask for help. */

@@ -183,6 +183,22 @@ check sched_apply_get 0 job get every
 expect sched_apply_get out '^overlap: +queue_one$'
 check sched_none 0 job next ok
 expect sched_none out 'has no schedule'
+check pause 0 pause every --reason 'disk swap'
+expect pause out '^job every paused$'
+check pause_get 0 job get every
+expect pause_get out '^paused: +since .*: disk swap$'
+check resume 0 resume every
+expect resume out '^job every resumed$'
+check backfill 0 backfill every --from 2026-01-01T00:00:00Z --to 2026-01-01T03:00:00Z
+expect backfill out '^4 runs made, 0 slots already started$'
+check backfill_again 0 backfill every --from 2026-01-01T00:00:00Z --to 1767236400
+expect backfill_again out '^0 runs made, 4 slots already started$'
+check slots 0 slots every --outcome started
+expect slots out '^SLOT +OUTCOME +REASON +RUN'
+expect slots out ' started +- +[0-9]+ .*made by BackfillJob$'
+check slots_json 0 -o json slots every
+expect slots_json out '"backfill":true'
+check slots_missing 64 slots
 check delete 0 job delete ok
 check delete_again 85 job delete ok
 check unreachable 94 --server 127.0.0.1:1 stats

@@ -191,6 +191,31 @@ class InteropTest(unittest.TestCase):
         out = b"".join(c.data for c in chunks)
         self.assertEqual(out, b"interop\n")
 
+    def test_schedule_next_fires_and_slots(self):
+        name = "interop-scheduled"
+        schedule = pb.Schedule(text="@every 1s", time_zone="Europe/Berlin",
+                               misfire=pb.MISFIRE_RUN_ONCE, overlap=pb.OVERLAP_FORBID)
+        self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name=name, command=["true"],
+                                                           schedule=schedule)),
+                            timeout=RPC_TIMEOUT_S)
+        job = self.stub.GetJob(pb.GetJobRequest(name=name), timeout=RPC_TIMEOUT_S)
+        self.assertEqual(job.schedule.time_zone, "Europe/Berlin")
+        self.assertEqual(job.schedule.overlap, pb.OVERLAP_FORBID)
+        self.assertEqual(len(job.next_fires), 5)
+        for a, b in zip(job.next_fires, job.next_fires[1:]):
+            self.assertEqual(b.at_unix_ms - a.at_unix_ms, 1000)
+        self.assertRegex(job.next_fires[0].local_time, r" \+0[12]:00$")
+        time.sleep(2.5)
+        slots = self.stub.ListSlots(pb.ListSlotsRequest(job_name=name), timeout=RPC_TIMEOUT_S)
+        self.assertGreaterEqual(len(slots.slots), 2)
+        for s in slots.slots:
+            self.assertIn(s.outcome, (pb.SLOT_OUTCOME_STARTED, pb.SLOT_OUTCOME_SKIPPED))
+            if s.outcome == pb.SLOT_OUTCOME_STARTED:
+                run = self.stub.GetRun(pb.GetRunRequest(run_id=s.run_id), timeout=RPC_TIMEOUT_S)
+                self.assertEqual(run.slot_unix_ms, s.slot_unix_ms)
+        self.assertGreater(slots.slots[0].slot_unix_ms, slots.slots[-1].slot_unix_ms)
+        self.stub.PauseJob(pb.PauseJobRequest(name=name, reason="interop"), timeout=RPC_TIMEOUT_S)
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]] + UNITTEST_ARGV, verbosity=2)

@@ -1,0 +1,205 @@
+/* csched slots NAME | pause NAME | resume NAME | backfill NAME: a job's
+ * schedule at work: what became of each slot, pausing it, and making the
+ * runs of past slots. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+#define SLOTS_USAGE "csched slots NAME [--outcome started|skipped] [--limit N]"
+#define SLOTS_DEFAULT_LIMIT 50
+
+static const char *reason_name(Csched__V1__SkipReason r)
+{
+    static const char *const names[] = {
+        "-",      "missed",     "overlap_forbidden", "deadline_passed",
+        "paused", "superseded", "queue_full"};
+    return (size_t)r < sizeof(names) / sizeof(names[0]) ? names[r] : "?";
+}
+
+static void print_slot_row(FILE *f, const Csched__V1__Slot *s)
+{
+    char at[32], late[32];
+
+    cs_cli_format_time(s->slot_unix_ms, at, sizeof(at));
+    if (s->lateness_ms >= 0)
+        cs_cli_format_duration(s->lateness_ms, late, sizeof(late));
+    else
+        snprintf(late, sizeof(late), "-");
+    if (s->outcome == CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED)
+        fprintf(f, "%-20s %-8s %-18s %-8lld %-8s %s\n", at, "started", "-", (long long)s->run_id,
+                late, s->message);
+    else
+        fprintf(f, "%-20s %-8s %-18s %-8s %-8s %s\n", at, "skipped", reason_name(s->skip_reason),
+                "-", "-", s->message);
+}
+
+int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__ListSlotsRequest req = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
+    Csched__V1__ListSlotsResponse *resp;
+    struct cs_call_opts opts;
+    const char *name = NULL, *v;
+    uint32_t limit = SLOTS_DEFAULT_LIMIT;
+    struct cs_status st;
+    int rc;
+
+    for (int i = 0; i < argc; i++) {
+        if (cs_cli_flag("--outcome", argc, argv, &i, &v)) {
+            if (v != NULL && strcmp(v, "started") == 0)
+                req.outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED;
+            else if (v != NULL && strcmp(v, "skipped") == 0)
+                req.outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED;
+            else
+                return cs_cli_usage(cli, "--outcome takes started or skipped, not '%s'",
+                                    v ? v : "");
+            continue;
+        }
+        if (cs_cli_flag("--limit", argc, argv, &i, &v)) {
+            if (cs_cli_parse_u32(v, &limit) != 0 || limit == 0 || limit > 1000)
+                return cs_cli_usage(cli, "--limit takes a whole number 1-1000, not '%s'",
+                                    v ? v : "");
+            continue;
+        }
+        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &name, "slots", SLOTS_USAGE);
+        if (rc != 0)
+            return rc;
+    }
+    if (name == NULL)
+        return cs_cli_usage(cli, "missing job NAME; usage: %s", SLOTS_USAGE);
+    opts = cs_cli_call_opts(cli);
+    req.job_name = (char *)name;
+    req.page_size = limit;
+    rc = cs_scheduler_list_slots(cli->client, &req, &resp, &opts, &st);
+    if (rc != 0)
+        return cs_cli_fail(cli, "list slots", rc, &st);
+    if (cli->format == CS_FORMAT_TABLE)
+        fprintf(cli->out, "%-20s %-8s %-18s %-8s %-8s %s\n", "SLOT", "OUTCOME", "REASON", "RUN",
+                "LATE", "MESSAGE");
+    for (size_t i = 0; i < resp->n_slots; i++) {
+        if (cli->format == CS_FORMAT_JSON)
+            cs_cli_json_line(cli->out, &resp->slots[i]->base);
+        else
+            print_slot_row(cli->out, resp->slots[i]);
+    }
+    csched__v1__list_slots_response__free_unpacked(resp, NULL);
+    return 0;
+}
+
+/* pause NAME [--reason R] and resume NAME. */
+static int pause_resume(struct cs_cli *cli, int argc, char **argv, bool pause)
+{
+    const char *usage = pause ? "csched pause NAME [--reason R]" : "csched resume NAME";
+    const char *name = NULL, *reason = "";
+    struct cs_call_opts opts;
+    Csched__V1__Job *job;
+    struct cs_status st;
+    char what[300];
+    int rc;
+
+    for (int i = 0; i < argc; i++) {
+        rc = pause ? cs_cli_take_flag_value(cli, "--reason", "a reason", argc, argv, &i, &reason)
+                   : 0;
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc > 0)
+            continue;
+        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &name, pause ? "pause" : "resume",
+                                        usage);
+        if (rc != 0)
+            return rc;
+    }
+    if (name == NULL)
+        return cs_cli_usage(cli, "missing job NAME; usage: %s", usage);
+    opts = cs_cli_call_opts(cli);
+    if (pause) {
+        Csched__V1__PauseJobRequest req = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
+        req.name = (char *)name;
+        req.reason = (char *)reason;
+        rc = cs_scheduler_pause_job(cli->client, &req, &job, &opts, &st);
+    } else {
+        Csched__V1__ResumeJobRequest req = CSCHED__V1__RESUME_JOB_REQUEST__INIT;
+        req.name = (char *)name;
+        rc = cs_scheduler_resume_job(cli->client, &req, &job, &opts, &st);
+    }
+    if (rc != 0) {
+        snprintf(what, sizeof(what), "%s job %s", pause ? "pause" : "resume", name);
+        return cs_cli_fail(cli, what, rc, &st);
+    }
+    if (cli->format == CS_FORMAT_JSON)
+        cs_cli_json_line(cli->out, &job->base);
+    else
+        fprintf(cli->out, "job %s %s\n", name, pause ? "paused" : "resumed");
+    csched__v1__job__free_unpacked(job, NULL);
+    return 0;
+}
+
+int cs_cmd_pause(struct cs_cli *cli, int argc, char **argv)
+{
+    return pause_resume(cli, argc, argv, true);
+}
+
+int cs_cmd_resume(struct cs_cli *cli, int argc, char **argv)
+{
+    return pause_resume(cli, argc, argv, false);
+}
+
+/* "2026-12-01T10:00:00Z" (UTC) or Unix seconds, as ms. 0 or -1. */
+static int parse_when(const char *v, int64_t *out_ms)
+{
+    struct tm tm = {0};
+    char *end;
+
+    if (v == NULL)
+        return -1;
+    end = strptime(v, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (end != NULL && *end == '\0') {
+        *out_ms = (int64_t)timegm(&tm) * 1000;
+        return 0;
+    }
+    long long s = strtoll(v, &end, 10);
+    if (*end != '\0' || s <= 0)
+        return -1;
+    *out_ms = (int64_t)s * 1000;
+    return 0;
+}
+
+#define BACKFILL_USAGE "csched backfill NAME --from WHEN --to WHEN (WHEN: 2026-12-01T10:00:00Z)"
+
+int cs_cmd_backfill(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__BackfillJobRequest req = CSCHED__V1__BACKFILL_JOB_REQUEST__INIT;
+    Csched__V1__BackfillJobResponse *resp;
+    struct cs_call_opts opts;
+    const char *name = NULL, *v;
+    struct cs_status st;
+    int rc;
+
+    for (int i = 0; i < argc; i++) {
+        bool from = cs_cli_flag("--from", argc, argv, &i, &v);
+        if (from || cs_cli_flag("--to", argc, argv, &i, &v)) {
+            if (parse_when(v, from ? &req.from_unix_ms : &req.to_unix_ms) != 0)
+                return cs_cli_usage(cli, "%s takes YYYY-MM-DDTHH:MM:SSZ or Unix seconds, not '%s'",
+                                    from ? "--from" : "--to", v ? v : "");
+            continue;
+        }
+        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &name, "backfill", BACKFILL_USAGE);
+        if (rc != 0)
+            return rc;
+    }
+    if (name == NULL || req.from_unix_ms == 0 || req.to_unix_ms == 0)
+        return cs_cli_usage(cli, "usage: %s", BACKFILL_USAGE);
+    opts = cs_cli_call_opts(cli);
+    req.name = (char *)name;
+    rc = cs_scheduler_backfill_job(cli->client, &req, &resp, &opts, &st);
+    if (rc != 0)
+        return cs_cli_fail(cli, "backfill", rc, &st);
+    if (cli->format == CS_FORMAT_JSON)
+        cs_cli_json_line(cli->out, &resp->base);
+    else
+        fprintf(cli->out, "%u runs made, %u slots already started%s\n", resp->runs_created,
+                resp->already_started, resp->more ? "; more remain: call again from the last" : "");
+    csched__v1__backfill_job_response__free_unpacked(resp, NULL);
+    return 0;
+}

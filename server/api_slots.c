@@ -1,0 +1,281 @@
+/* api_slots: PauseJob, ResumeJob, BackfillJob and ListSlots, the methods of
+ * a job's schedule. Loop thread. A pause is part of the stored job, so it
+ * outlives a restart; the slots it skips are recorded PAUSED as they come
+ * (slots.c), and ResumeJob runs the newest of them as the misfire policy
+ * says, read back from the store. */
+#define CS_LOG_COMPONENT "api"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "job.h"
+#include "log.h"
+#include "util.h"
+
+#define SLOT_TOKEN_PREFIX "before:"
+#define PAUSE_REASON_MAX 256
+/* Runs one BackfillJob call makes at most. */
+#define BACKFILL_MAX 1000
+
+static void reply_job_on_commit(struct cs_call *call, struct cs_sched *s, struct cs_job *job)
+{
+    void *later = cs_api_reply_later(call, cs_message_copy(&job->spec->base));
+    cs_store_job_put(s->store, job->spec, cs_api_reply_cb, later);
+}
+
+void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__PauseJobRequest *req = (const Csched__V1__PauseJobRequest *)request;
+    struct cs_sched *s = ctx;
+    struct cs_job *job = cs_api_find_job(call, s, req->name, "name");
+
+    if (job == NULL)
+        return;
+    if (strlen(req->reason) > PAUSE_REASON_MAX) {
+        cs_call_fail(call, -EINVAL, "reason is longer than %d bytes", PAUSE_REASON_MAX);
+        return;
+    }
+    if (cs_api_require_store(call, s) != 0)
+        return;
+    /* Pausing again keeps the first moment: the misfire policy counts from it. */
+    if (!job->spec->paused)
+        job->spec->paused_unix_ms = cs_now_unix_ms();
+    job->spec->paused = true;
+    cs_message_set_str(&job->spec->pause_reason, req->reason);
+    reply_job_on_commit(call, s, job);
+}
+
+/* The slots skipped while the job was paused, newest first: the misfire
+ * policy runs the newest of them. */
+struct resume {
+    struct cs_sched *sched;
+    char *job_name;
+    int64_t paused_unix_ms;
+};
+
+static void paused_slots_cb(void *arg, int status, Csched__V1__Slot **slots, size_t n)
+{
+    struct resume *r = arg;
+    struct cs_job *job = cs_job_find(r->sched, r->job_name);
+    int64_t now_ms = cs_now_unix_ms();
+    uint32_t later = 0;
+
+    if (status != 0)
+        cs_log_warn("job %s resumed without catch-up: its slots cannot be read", r->job_name);
+    /* Oldest first, each decided as a missed slot with `later` newer ones. */
+    for (size_t i = n; job != NULL && !job->spec->paused && i-- > 0;) {
+        if (slots[i]->skip_reason != CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED)
+            continue;
+        later = 0;
+        for (size_t k = 0; k < i; k++)
+            later += slots[k]->skip_reason == CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED;
+        struct cs_slot_facts f = {
+            .due_ms = slots[i]->due_unix_ms,
+            .now_ms = now_ms,
+            .missed_before_ms = now_ms,
+            .later_due = later,
+            .schedule = job->spec->schedule,
+            .active = job->active,
+            .queued = cs_queue_is_empty(&job->queue) ? 0 : 1,
+        };
+        struct cs_slot_decision d = cs_slot_decide(&f);
+        if (d.outcome == CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED)
+            cs_slots_record(r->sched, job, slots[i]->slot_unix_ms / 1000, now_ms, &d, false);
+    }
+    cs_store_slots_free(slots, n);
+    free(r->job_name);
+    free(r);
+}
+
+void cs_api_resume_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__ResumeJobRequest *req = (const Csched__V1__ResumeJobRequest *)request;
+    struct cs_sched *s = ctx;
+    struct cs_job *job = cs_api_find_job(call, s, req->name, "name");
+
+    if (job == NULL || cs_api_require_store(call, s) != 0)
+        return;
+    if (job->spec->paused && job->schedule != NULL &&
+        cs_slot_catchup_limit(job->spec->schedule) > 0) {
+        struct resume *r = cs_xmalloc(sizeof(*r));
+        *r = (struct resume){s, cs_xstrdup(job->spec->name), job->spec->paused_unix_ms};
+        struct cs_store_slot_filter filter = {
+            .job_name = job->spec->name,
+            .from_unix_ms = r->paused_unix_ms,
+            .outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED,
+            .limit = cs_slot_catchup_limit(job->spec->schedule),
+        };
+        cs_store_slot_list(s->store, &filter, paused_slots_cb, r);
+    }
+    job->spec->paused = false;
+    job->spec->paused_unix_ms = 0;
+    cs_message_set_str(&job->spec->pause_reason, "");
+    reply_job_on_commit(call, s, job);
+}
+
+/* The slots of job in [from_s, to_s], at most BACKFILL_MAX + 1 of them, into
+ * *out (malloc'd): how many. */
+static size_t backfill_slots(const struct cs_job *job, int64_t from_s, int64_t to_s, int64_t **out)
+{
+    int64_t *slots = cs_xmalloc((BACKFILL_MAX + 1) * sizeof(*slots));
+    struct cs_fire fire = {.at_s = from_s - 1};
+    size_t n = 0;
+
+    while (n <= BACKFILL_MAX && cs_schedule_next(job->schedule, fire.at_s, &fire) == 0 &&
+           fire.at_s <= to_s)
+        slots[n++] = fire.at_s;
+    *out = slots;
+    return n;
+}
+
+struct backfill {
+    struct cs_call *call;
+    struct cs_sched *sched;
+    char *job_name;
+    int64_t *slots; /* ascending */
+    size_t n;       /* at most BACKFILL_MAX + 1: one past says more remain */
+};
+
+static void backfill_started_cb(void *arg, int status, Csched__V1__Slot **started, size_t n_started)
+{
+    struct backfill *b = arg;
+    struct cs_job *job = cs_job_find(b->sched, b->job_name);
+    Csched__V1__BackfillJobResponse resp = CSCHED__V1__BACKFILL_JOB_RESPONSE__INIT;
+    struct cs_slot_decision d = {.outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED};
+    size_t n = b->n > BACKFILL_MAX ? BACKFILL_MAX : b->n;
+    int64_t now_ms = cs_now_unix_ms();
+
+    if (status != 0) {
+        cs_api_fail_store(b->call, status, "reading the started slots");
+        goto out;
+    }
+    if (job == NULL) {
+        cs_call_fail(b->call, -ENOENT, "job %s was deleted", b->job_name);
+        goto out;
+    }
+    /* started is newest first, the range oldest first: one merge. */
+    for (size_t i = 0, k = n_started; i < n; i++) {
+        while (k > 0 && started[k - 1]->slot_unix_ms < b->slots[i] * 1000)
+            k--;
+        if (k > 0 && started[k - 1]->slot_unix_ms == b->slots[i] * 1000) {
+            resp.already_started++;
+            continue;
+        }
+        cs_slots_record(b->sched, job, b->slots[i], now_ms, &d, true);
+        resp.runs_created++;
+    }
+    resp.more = b->n > BACKFILL_MAX;
+    resp.resume_from_unix_ms = resp.more ? b->slots[BACKFILL_MAX] * 1000 : 0;
+    cs_call_reply(b->call, &resp.base);
+out:
+    cs_store_slots_free(started, n_started);
+    free(b->slots);
+    free(b->job_name);
+    free(b);
+}
+
+void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__BackfillJobRequest *req = (const Csched__V1__BackfillJobRequest *)request;
+    struct cs_sched *s = ctx;
+    struct cs_job *job = cs_api_find_job(call, s, req->name, "name");
+
+    if (job == NULL)
+        return;
+    if (job->schedule == NULL) {
+        cs_call_fail(call, -EINVAL, "job %s has no schedule: it has no slots to backfill",
+                     req->name);
+        return;
+    }
+    /* Slots after the last one decided are the engine's, not the past's. */
+    int64_t to_s = req->to_unix_ms / 1000;
+    if (to_s > job->slot.after_s)
+        to_s = job->slot.after_s;
+    if (req->from_unix_ms <= 0 || req->from_unix_ms > req->to_unix_ms) {
+        cs_call_fail(call, -EINVAL, "from_unix_ms must be > 0 and at most to_unix_ms");
+        return;
+    }
+    if (cs_api_require_store(call, s) != 0)
+        return;
+    struct backfill *b = cs_xmalloc(sizeof(*b));
+    *b = (struct backfill){.call = call, .sched = s, .job_name = cs_xstrdup(req->name)};
+    /* The first slot at or after from, rounded up to a whole second. */
+    b->n = backfill_slots(job, (req->from_unix_ms + 999) / 1000, to_s, &b->slots);
+    struct cs_store_slot_filter filter = {
+        .job_name = req->name,
+        .from_unix_ms = req->from_unix_ms,
+        .to_unix_ms = b->n > 0 ? b->slots[b->n - 1] * 1000 : req->from_unix_ms,
+        .outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED,
+        .limit = BACKFILL_MAX + 1,
+    };
+    cs_store_slot_list(s->store, &filter, backfill_started_cb, b);
+}
+
+struct list_slots {
+    struct cs_call *call;
+    uint32_t limit;
+};
+
+static void list_slots_cb(void *arg, int status, Csched__V1__Slot **slots, size_t n)
+{
+    struct list_slots *l = arg;
+    Csched__V1__ListSlotsResponse resp = CSCHED__V1__LIST_SLOTS_RESPONSE__INIT;
+    char token[64] = "";
+
+    if (status != 0) {
+        cs_api_fail_store(l->call, status, "reading the slots");
+        goto out;
+    }
+    resp.slots = slots;
+    resp.n_slots = n;
+    if (n == l->limit)
+        (void)snprintf(token, sizeof(token), "%s%lld", SLOT_TOKEN_PREFIX,
+                       (long long)slots[n - 1]->slot_unix_ms);
+    resp.next_page_token = token;
+    cs_call_reply(l->call, &resp.base);
+out:
+    cs_store_slots_free(slots, n);
+    free(l);
+}
+
+void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__ListSlotsRequest *req = (const Csched__V1__ListSlotsRequest *)request;
+    struct cs_sched *s = ctx;
+    struct cs_store_slot_filter filter = {
+        .job_name = req->job_name,
+        .from_unix_ms = req->from_unix_ms,
+        .to_unix_ms = req->to_unix_ms,
+        .outcome = req->outcome,
+        .limit = cs_api_page_size(req->page_size),
+    };
+    struct cs_err err;
+
+    if (cs_job_name_validate(req->job_name, "job_name", &err) != 0) {
+        cs_call_fail(call, err.code, "%s", err.msg);
+        return;
+    }
+    if (req->page_token[0] != '\0') {
+        char *end;
+        long long before;
+        if (strncmp(req->page_token, SLOT_TOKEN_PREFIX, strlen(SLOT_TOKEN_PREFIX)) != 0 ||
+            (before = strtoll(req->page_token + strlen(SLOT_TOKEN_PREFIX), &end, 10)) <= 0 ||
+            *end != '\0') {
+            cs_call_fail(call, -EINVAL,
+                         "page_token is not one this server gave out: pass next_page_token "
+                         "from the previous response, or nothing for the first page");
+            return;
+        }
+        if (filter.to_unix_ms == 0 || filter.to_unix_ms >= before)
+            filter.to_unix_ms = before - 1;
+    }
+    struct list_slots *l = cs_xmalloc(sizeof(*l));
+    *l = (struct list_slots){call, filter.limit};
+    cs_store_slot_list(s->store, &filter, list_slots_cb, l);
+}
