@@ -1,0 +1,210 @@
+/* csched-bench-slots: the schedules at scale, run by hand (README.md,
+ * "Schedules at scale"):
+ *   csched-bench-slots [JOBS [SECONDS]]
+ * JOBS jobs (default 10000) on `@every 60s` schedules staggered over the
+ * 60 seconds of a minute, running `true`, watched for SECONDS (default 75):
+ * fire lateness (scheduled time -> the run's start, and -> the slot's
+ * decision) p50/p99/max from ListSlots, slots started against slots due
+ * (none missed, none doubled), the loop-lag probe. Then the same jobs with
+ * nothing due for a minute (each moved to a yearly schedule): cschedd's CPU
+ * and RSS from /proc. Results on stdout, progress on stderr. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void print_spread(const char *what, int64_t *v, size_t n)
+{
+    if (n == 0) {
+        printf("%-34s no samples\n", what);
+        return;
+    }
+    qsort(v, n, sizeof(*v), cmp_i64);
+    printf("%-34s p50 %6" PRId64 " ms  p99 %6" PRId64 " ms  max %6" PRId64 " ms  (%zu)\n", what,
+           v[n / 2], v[n * 99 / 100], v[n - 1], n);
+}
+
+/* utime + stime of pid in clock ticks, and its RSS in kB. */
+static void proc_usage(pid_t pid, long long *ticks, long long *rss_kb)
+{
+    char path[64], buf[4096];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    *ticks = 0;
+    if (f != NULL && fgets(buf, sizeof(buf), f) != NULL) {
+        const char *p = strrchr(buf, ')');
+        unsigned long long ut = 0, st = 0;
+        /* Fields 14 and 15 (utime, stime), counted after the command. */
+        if (p != NULL &&
+            sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2)
+            *ticks = (long long)(ut + st);
+    }
+    if (f != NULL)
+        fclose(f);
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "r");
+    *rss_kb = 0;
+    while (f != NULL && fgets(buf, sizeof(buf), f) != NULL)
+        if (sscanf(buf, "VmRSS: %lld kB", rss_kb) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+}
+
+static void put_job(struct cs_client *c, unsigned i, const char *text, bool update)
+{
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__Schedule sc = CSCHED__V1__SCHEDULE__INIT;
+    char name[32], *argv[] = {"true"};
+    struct cs_status st = {0};
+    Csched__V1__Job *resp = NULL;
+    int rc;
+
+    snprintf(name, sizeof(name), "sched-%05u", i);
+    job.name = name;
+    job.command = argv;
+    job.n_command = 1;
+    sc.text = (char *)text;
+    job.schedule = &sc;
+    if (update) {
+        Csched__V1__UpdateJobRequest req = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
+        req.job = &job;
+        rc = cs_scheduler_update_job(c, &req, &resp, NULL, &st);
+    } else {
+        Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
+        req.job = &job;
+        rc = cs_scheduler_create_job(c, &req, &resp, NULL, &st);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "bench-slots: %s %s: %s\n", update ? "update" : "create", name, st.message);
+        exit(1);
+    }
+    csched__v1__job__free_unpacked(resp, NULL);
+}
+
+struct tally {
+    int64_t *start_late, *decide_late;
+    size_t n_start, n_decide;
+    unsigned started, skipped, due;
+};
+
+/* The slots of job i in [from_ms, to_ms]: what became of each. */
+static void read_slots(struct cs_client *c, unsigned i, int64_t from_ms, int64_t to_ms,
+                       struct tally *t)
+{
+    Csched__V1__ListSlotsRequest req = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
+    Csched__V1__ListSlotsResponse *resp = NULL;
+    struct cs_status st = {0};
+    char name[32];
+
+    snprintf(name, sizeof(name), "sched-%05u", i);
+    req.job_name = name;
+    req.from_unix_ms = from_ms;
+    req.to_unix_ms = to_ms;
+    if (cs_scheduler_list_slots(c, &req, &resp, NULL, &st) != 0) {
+        fprintf(stderr, "bench-slots: ListSlots %s: %s\n", name, st.message);
+        exit(1);
+    }
+    for (size_t k = 0; k < resp->n_slots; k++) {
+        const Csched__V1__Slot *s = resp->slots[k];
+        if (s->outcome == CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED)
+            t->started++;
+        else
+            t->skipped++;
+        t->decide_late[t->n_decide++] = s->decided_unix_ms - s->due_unix_ms;
+        if (s->lateness_ms >= 0)
+            t->start_late[t->n_start++] = s->lateness_ms;
+    }
+    csched__v1__list_slots_response__free_unpacked(resp, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned n_jobs = argc > 1 ? (unsigned)atoi(argv[1]) : 10000;
+    int seconds = argc > 2 ? atoi(argv[2]) : 75;
+    struct cs_testd_options dopts = {.max_running = 512};
+    struct cs_testpg *pg;
+    struct cs_testd *d;
+    struct cs_client *c;
+    struct tally t = {0};
+    char text[96];
+    int64_t t0, t1, from_ms, to_ms;
+    long long ticks0, ticks1, rss0, rss1;
+
+    if (cs_testpg_start(&pg) != 0)
+        return 1;
+    dopts.database_url = cs_testpg_url(pg);
+    if (cs_testd_start(&dopts, &d) != 0)
+        return 1;
+    c = cs_test_client_new(cs_testd_target(d));
+
+    t0 = wall_ms();
+    for (unsigned i = 0; i < n_jobs; i++) {
+        /* Staggered over the minute: job i fires at second i % 60. */
+        snprintf(text, sizeof(text), "@every 60s from 2026-01-01T00:00:%02uZ", i % 60);
+        put_job(c, i, text, false);
+    }
+    t1 = wall_ms();
+    fprintf(stderr, "bench-slots: %u jobs created in %.1f s; watching for %d s\n", n_jobs,
+            (t1 - t0) / 1000.0, seconds);
+    /* Every slot from the last creation on is the schedule's own. */
+    from_ms = (t1 / 1000 + 1) * 1000;
+    cs_test_sleep_ms((int64_t)seconds * 1000);
+    /* Slots due up to 5 s ago have surely been decided. */
+    to_ms = (wall_ms() / 1000 - 5) * 1000;
+
+    Csched__V1__Stats *stats = cs_test_get_stats(c);
+    t.start_late = calloc((size_t)n_jobs * (size_t)(seconds / 60 + 2), sizeof(int64_t));
+    t.decide_late = calloc((size_t)n_jobs * (size_t)(seconds / 60 + 2), sizeof(int64_t));
+    for (unsigned i = 0; i < n_jobs; i++) {
+        read_slots(c, i, from_ms, to_ms, &t);
+        /* Slots of job i (second i % 60 of each minute) in [from, to]. */
+        for (int64_t s = from_ms / 1000; s <= to_ms / 1000; s++)
+            t.due += (unsigned)(s % 60 == (int64_t)(i % 60));
+    }
+    printf("schedules: %u jobs, @every 60s staggered over the minute, running true\n", n_jobs);
+    printf("%-34s %u due, %u started, %u skipped\n", "slots in the window", t.due, t.started,
+           t.skipped);
+    print_spread("lateness: scheduled -> run start", t.start_late, t.n_start);
+    print_spread("lateness: due -> slot decided", t.decide_late, t.n_decide);
+    printf("%-34s p99 %6.1f ms  max %6.1f ms (last minute)\n", "probe",
+           stats->lag_last_minute->p99_us / 1000.0, stats->lag_last_minute->max_us / 1000.0);
+    csched__v1__stats__free_unpacked(stats, NULL);
+
+    for (unsigned i = 0; i < n_jobs; i++)
+        put_job(c, i, "0 0 1 1 *", true);
+    fprintf(stderr, "bench-slots: jobs moved to a yearly schedule; idle for 60 s\n");
+    cs_test_sleep_ms(5000);
+    proc_usage(cs_testd_pid(d), &ticks0, &rss0);
+    cs_test_sleep_ms(60000);
+    proc_usage(cs_testd_pid(d), &ticks1, &rss1);
+    printf("%-34s cpu %.2f %% of one core over 60 s, rss %lld kB\n", "idle (nothing due)",
+           (double)(ticks1 - ticks0) * 100.0 / (double)sysconf(_SC_CLK_TCK) / 60.0, rss1);
+
+    free(t.start_late);
+    free(t.decide_late);
+    cs_client_free(c);
+    cs_testd_stop(d);
+    cs_testpg_stop(pg);
+    return 0;
+}
