@@ -89,6 +89,7 @@ static void test_e2e_schedule_next_fires(void **state)
     job->schedule->misfire = CSCHED__V1__MISFIRE__MISFIRE_RUN_ONCE;
     job->schedule->overlap = CSCHED__V1__OVERLAP__OVERLAP_FORBID;
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    csched__v1__job__free_unpacked(job, NULL);
     got = get_job(e, "berlin");
     assert_non_null(got->schedule);
     assert_string_equal(got->schedule->text, "30 2 * * *");
@@ -123,6 +124,7 @@ static void test_e2e_schedule_update(void **state)
     int rc;
 
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    csched__v1__job__free_unpacked(job, NULL);
     got = get_job(e, "updated");
     assert_int_equal(got->n_next_fires, 5);
     assert_int_equal(got->next_fires[0]->at_unix_ms / 1000 % 90, 0);
@@ -152,6 +154,7 @@ static void test_e2e_schedule_restart(void **state)
     Csched__V1__Job *job = scheduled_job("kept", "0 9 * * MON-FRI", "America/New_York"), *got;
 
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    csched__v1__job__free_unpacked(job, NULL);
     assert_int_equal(cs_testd_restart(e->d), 0);
     got = get_job(e, "kept");
     assert_int_equal(got->n_next_fires, 5);
