@@ -11,6 +11,7 @@
 #include "log.h"
 #include "pump.h"
 #include "util.h"
+#include "zone_work.h"
 
 #define JOB_TOKEN_PREFIX "after:"
 
@@ -54,22 +55,59 @@ static void reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
     cs_store_job_put(s->store, spec, cs_api_reply_cb, later);
 }
 
+/* A CreateJob or UpdateJob waiting for its schedule's zone to be opened
+ * on the pool; then its handler runs again, on a copy of the request. */
+struct zone_wait {
+    struct cs_zone_open open;
+    struct cs_call *call;
+    struct cs_sched *sched;
+    ProtobufCMessage *request;
+    cs_method_handler_cb handler_cb;
+};
+
+static void zone_opened_cb(uv_work_t *work, int status)
+{
+    struct zone_wait *w = work->data;
+    if (status == 0 && w->open.rc == 0) {
+        cs_zones_add(&w->sched->zones, w->open.tz);
+        w->handler_cb(w->call, w->request, w->sched);
+    } else {
+        cs_call_fail(w->call, status != 0 ? status : w->open.rc, "job.schedule.time_zone: %s",
+                     status != 0 ? "cschedd is stopping" : w->open.err.msg);
+    }
+    protobuf_c_message_free_unpacked(w->request, NULL);
+    free(w);
+}
+
 /* 0 with the job's parsed schedule in *schedule (NULL: none), or a
- * negative errno once call has been failed with why. */
-static int check_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job,
+ * negative errno once call has been failed with why, or handed on to wait
+ * for its zone (-EAGAIN: handler_cb runs again on request later). */
+static int check_job(struct cs_call *call, struct cs_sched *s, const ProtobufCMessage *request,
+                     const Csched__V1__Job *job, cs_method_handler_cb handler_cb,
                      struct cs_schedule **schedule)
 {
     struct cs_err err;
+    int rc;
     if (job == NULL) {
         cs_call_fail(call, -EINVAL, "job is required");
         return -EINVAL;
     }
-    if (cs_job_validate(job, &err) != 0 ||
-        cs_job_schedule_parse(&s->zones, job, schedule, &err) != 0) {
+    rc = cs_job_validate(job, &err);
+    if (rc == 0)
+        rc = cs_job_schedule_parse(&s->zones, job, false, schedule, &err);
+    if (rc == -EAGAIN) {
+        struct zone_wait *w = cs_xcalloc(1, sizeof(*w));
+        *w = (struct zone_wait){.call = call,
+                                .sched = s,
+                                .handler_cb = handler_cb,
+                                .request = cs_message_copy(request)};
+        (void)snprintf(w->open.name, sizeof(w->open.name), "%s", job->schedule->time_zone);
+        w->open.work.data = w;
+        CS_ASSERT(uv_queue_work(s->loop, &w->open.work, cs_zone_open_work, zone_opened_cb) == 0);
+    } else if (rc != 0) {
         cs_call_fail(call, err.code, "%s", err.msg);
-        return err.code;
     }
-    return 0;
+    return rc;
 }
 
 void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -78,7 +116,7 @@ void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, vo
     const Csched__V1__CreateJobRequest *req = (const Csched__V1__CreateJobRequest *)request;
     struct cs_sched *s = ctx;
     struct cs_schedule *schedule;
-    if (check_job(call, s, req->job, &schedule) != 0)
+    if (check_job(call, s, request, req->job, cs_api_create_job, &schedule) != 0)
         return;
     if (cs_job_find(s, req->job->name) != NULL) {
         cs_call_fail(call, -EEXIST, "job %s already exists: use UpdateJob to change it",
@@ -103,7 +141,7 @@ void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, vo
     const Csched__V1__UpdateJobRequest *req = (const Csched__V1__UpdateJobRequest *)request;
     struct cs_sched *s = ctx;
     struct cs_schedule *schedule;
-    if (check_job(call, s, req->job, &schedule) != 0)
+    if (check_job(call, s, request, req->job, cs_api_update_job, &schedule) != 0)
         return;
     struct cs_job *job = cs_job_find(s, req->job->name);
     if (job == NULL) {
@@ -204,7 +242,7 @@ void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size
         struct cs_job *job = cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&specs[i]->base));
         /* Slots before the job's last change belong to no schedule of it. */
         job->slot.after_s = job->spec->updated_unix_ms / 1000;
-        if (cs_job_schedule_parse(&s->zones, job->spec, &job->schedule, &err) != 0)
+        if (cs_job_schedule_parse(&s->zones, job->spec, true, &job->schedule, &err) != 0)
             cs_log_warn("job %s keeps its definition but does not fire: %s", job->spec->name,
                         err.msg);
     }

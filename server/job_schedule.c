@@ -1,7 +1,8 @@
 /* job_schedule: Schedule messages into parsed schedules, and the zone cache
  * they borrow from. Loop thread (the cache is the loop's). Opening a zone
  * costs 5-15 ms (ICU reads its data), so each name is opened once for the
- * life of the process and every job in that zone shares it. */
+ * life of the process, off the loop but at start-up (zone_work.h), and
+ * every job in that zone shares it. */
 #include "job_schedule.h"
 
 #include <errno.h>
@@ -19,34 +20,63 @@ void cs_zones_free(struct cs_zones *zones)
     *zones = (struct cs_zones){0};
 }
 
-/* The zone named name, opened and added on its first use. */
-static int zone_get(struct cs_zones *zones, const char *name, const struct cs_tz **out,
-                    struct cs_err *err)
+/* Where name is in zones, or where it would go; *found says which. */
+static size_t zone_index(const struct cs_zones *zones, const char *name, bool *found)
 {
     size_t lo = 0, hi = zones->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int cmp = strcmp(cs_tz_name(zones->tz[mid]), name);
         if (cmp == 0) {
-            *out = zones->tz[mid];
-            return 0;
+            *found = true;
+            return mid;
         }
         if (cmp < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    struct cs_tz *tz;
-    int rc = cs_tz_open(name, &tz, err);
-    if (rc != 0)
-        return rc;
+    *found = false;
+    return lo;
+}
+
+void cs_zones_add(struct cs_zones *zones, struct cs_tz *tz)
+{
+    CS_ASSERT_LOOP();
+    bool found;
+    size_t i = zone_index(zones, cs_tz_name(tz), &found);
+    if (found) {
+        cs_tz_free(tz);
+        return;
+    }
     if (zones->n == zones->cap) {
         zones->cap = zones->cap ? zones->cap * 2 : 8;
         zones->tz = cs_xrealloc(zones->tz, zones->cap * sizeof(*zones->tz));
     }
-    memmove(&zones->tz[lo + 1], &zones->tz[lo], (zones->n - lo) * sizeof(*zones->tz));
-    zones->tz[lo] = tz;
+    memmove(&zones->tz[i + 1], &zones->tz[i], (zones->n - i) * sizeof(*zones->tz));
+    zones->tz[i] = tz;
     zones->n++;
+}
+
+/* The zone named name; opened here and added when may_open, else -EAGAIN. */
+static int zone_get(struct cs_zones *zones, const char *name, bool may_open,
+                    const struct cs_tz **out, struct cs_err *err)
+{
+    bool found;
+    size_t i = zone_index(zones, name, &found);
+    struct cs_tz *tz;
+    int rc;
+
+    if (found) {
+        *out = zones->tz[i];
+        return 0;
+    }
+    if (!may_open)
+        return cs_err_set(err, -EAGAIN, "time zone \"%s\" is not open yet", name);
+    rc = cs_tz_open(name, &tz, err);
+    if (rc != 0)
+        return rc;
+    cs_zones_add(zones, tz);
     *out = tz;
     return 0;
 }
@@ -77,7 +107,7 @@ static int check_policy(const Csched__V1__Schedule *sc, struct cs_err *err)
     return 0;
 }
 
-int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec,
+int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec, bool may_open,
                           struct cs_schedule **out, struct cs_err *err)
 {
     CS_ASSERT_LOOP();
@@ -92,7 +122,7 @@ int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec,
     rc = check_policy(sc, err);
     if (rc != 0)
         return rc;
-    if (sc->time_zone[0] != '\0' && (rc = zone_get(zones, sc->time_zone, &tz, &why)) != 0)
+    if (sc->time_zone[0] != '\0' && (rc = zone_get(zones, sc->time_zone, may_open, &tz, &why)) != 0)
         return cs_err_set(err, rc, "job.schedule.time_zone: %s", why.msg);
     struct cs_schedule *s = cs_xmalloc(sizeof(*s));
     rc = cs_schedule_parse(sc->text, tz, s, &why);

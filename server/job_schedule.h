@@ -57,9 +57,15 @@ void cs_zones_free(struct cs_zones *zones);
  * freed with free(); its zone borrowed from zones), or NULL when the job
  * has no schedule (absent, or an empty text). 0, or -EINVAL / -ENOMEM with
  * err naming the field ("job.schedule.text: field 3 (day of month): ...").
- * Opens the zone on its first use. */
-int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec,
+ * A zone not in zones yet is opened here when may_open is set (start-up);
+ * otherwise the answer is -EAGAIN: open it off the loop (zone_work.h), give
+ * it to cs_zones_add and parse again. */
+int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec, bool may_open,
                           struct cs_schedule **out, struct cs_err *err);
+
+/* Adds tz (taking ownership) to zones; one of the same name already there
+ * stays, and tz is freed. */
+void cs_zones_add(struct cs_zones *zones, struct cs_tz *tz);
 
 /* The fire times after after_s of s as FireTime messages: fills out[0..n)
  * (each local_time pointing into text[i]) and returns how many. */
