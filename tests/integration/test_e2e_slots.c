@@ -270,6 +270,62 @@ static void test_e2e_slots_pause_resume(void **state)
     csched__v1__list_slots_response__free_unpacked(r, NULL);
 }
 
+/* ListSlots pages newest first; a new schedule stops the old one's slots,
+ * and a deleted job's slots stay readable. */
+static void test_e2e_slots_pages_update_delete(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__ListSlotsRequest req = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
+    Csched__V1__ListSlotsResponse *all = list_slots(e, "tick"), *page = NULL;
+    struct cs_status st = {0};
+    size_t seen = 0;
+
+    req.job_name = "tick";
+    req.page_size = 2;
+    req.page_token = "";
+    /* The schedule goes on: page through what all saw. */
+    req.to_unix_ms = all->slots[0]->slot_unix_ms;
+    do {
+        assert_int_equal(cs_scheduler_list_slots(e->client, &req, &page, cs_e2e_opts(), &st), 0);
+        for (size_t i = 0; i < page->n_slots && seen < all->n_slots; i++, seen++)
+            assert_int_equal(page->slots[i]->slot_unix_ms, all->slots[seen]->slot_unix_ms);
+        if (req.page_token[0] != '\0')
+            free(req.page_token);
+        req.page_token = strdup(page->next_page_token);
+        csched__v1__list_slots_response__free_unpacked(page, NULL);
+    } while (req.page_token[0] != '\0' && seen < all->n_slots);
+    free(req.page_token);
+    assert_true(seen >= all->n_slots);
+    csched__v1__list_slots_response__free_unpacked(all, NULL);
+
+    Csched__V1__UpdateJobRequest up = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT, *resp = NULL;
+    Csched__V1__Schedule sc = CSCHED__V1__SCHEDULE__INIT;
+    job.name = "tick";
+    job.shell = "true";
+    sc.text = "0 0 1 1 *";
+    job.schedule = &sc;
+    up.job = &job;
+    assert_int_equal(cs_scheduler_update_job(e->client, &up, &resp, cs_e2e_opts(), &st), 0);
+    csched__v1__job__free_unpacked(resp, NULL);
+    sleep_ms(300);
+    size_t before = (all = list_slots(e, "tick"))->n_slots;
+    csched__v1__list_slots_response__free_unpacked(all, NULL);
+    sleep_ms(1500);
+    all = list_slots(e, "tick");
+    assert_int_equal(all->n_slots, before);
+    csched__v1__list_slots_response__free_unpacked(all, NULL);
+
+    Csched__V1__DeleteJobRequest del = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
+    Csched__V1__DeleteJobResponse *dresp = NULL;
+    del.name = "tick";
+    assert_int_equal(cs_scheduler_delete_job(e->client, &del, &dresp, cs_e2e_opts(), &st), 0);
+    csched__v1__delete_job_response__free_unpacked(dresp, NULL);
+    all = list_slots(e, "tick");
+    assert_int_equal(all->n_slots, before);
+    csched__v1__list_slots_response__free_unpacked(all, NULL);
+}
+
 /* Backfill makes the runs of past slots once: a second call finds them
  * started. */
 static void test_e2e_slots_backfill(void **state)
@@ -344,6 +400,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_slots_every_second),
+        cmocka_unit_test(test_e2e_slots_pages_update_delete),
         cmocka_unit_test(test_e2e_slots_overlap),
         cmocka_unit_test(test_e2e_slots_pause_resume),
         cmocka_unit_test(test_e2e_slots_backfill),
