@@ -138,27 +138,13 @@ static void read_slots(struct cs_client *c, unsigned i, int64_t from_ms, int64_t
     csched__v1__list_slots_response__free_unpacked(resp, NULL);
 }
 
-int main(int argc, char **argv)
+/* The firing phase: creates the jobs, watches them for seconds, reports. */
+static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds)
 {
-    unsigned n_jobs = argc > 1 ? (unsigned)atoi(argv[1]) : 10000;
-    int seconds = argc > 2 ? atoi(argv[2]) : 75;
-    struct cs_testd_options dopts = {.max_running = 512};
-    struct cs_testpg *pg;
-    struct cs_testd *d;
-    struct cs_client *c;
     struct tally t = {0};
     char text[96];
-    int64_t t0, t1, from_ms, to_ms;
-    long long ticks0, ticks1, rss0, rss1;
+    int64_t t0 = wall_ms(), t1, from_ms, to_ms;
 
-    if (cs_testpg_start(&pg) != 0)
-        return 1;
-    dopts.database_url = cs_testpg_url(pg);
-    if (cs_testd_start(&dopts, &d) != 0)
-        return 1;
-    c = cs_test_client_new(cs_testd_target(d));
-
-    t0 = wall_ms();
     for (unsigned i = 0; i < n_jobs; i++) {
         /* Staggered over the minute: job i fires at second i % 60. */
         snprintf(text, sizeof(text), "@every 60s from 2026-01-01T00:00:%02uZ", i % 60);
@@ -190,19 +176,44 @@ int main(int argc, char **argv)
     printf("%-34s p99 %6.1f ms  max %6.1f ms (last minute)\n", "probe",
            stats->lag_last_minute->p99_us / 1000.0, stats->lag_last_minute->max_us / 1000.0);
     csched__v1__stats__free_unpacked(stats, NULL);
+    free(t.start_late);
+    free(t.decide_late);
+}
+
+/* The idle phase: every job moved to a yearly schedule, then cschedd's
+ * CPU and RSS over a minute with nothing due. */
+static void bench_idle(struct cs_client *c, pid_t pid, unsigned n_jobs)
+{
+    long long ticks0, ticks1, rss0, rss1;
 
     for (unsigned i = 0; i < n_jobs; i++)
         put_job(c, i, "0 0 1 1 *", true);
     fprintf(stderr, "bench-slots: jobs moved to a yearly schedule; idle for 60 s\n");
     cs_test_sleep_ms(5000);
-    proc_usage(cs_testd_pid(d), &ticks0, &rss0);
+    proc_usage(pid, &ticks0, &rss0);
     cs_test_sleep_ms(60000);
-    proc_usage(cs_testd_pid(d), &ticks1, &rss1);
+    proc_usage(pid, &ticks1, &rss1);
     printf("%-34s cpu %.2f %% of one core over 60 s, rss %lld kB\n", "idle (nothing due)",
            (double)(ticks1 - ticks0) * 100.0 / (double)sysconf(_SC_CLK_TCK) / 60.0, rss1);
+}
 
-    free(t.start_late);
-    free(t.decide_late);
+int main(int argc, char **argv)
+{
+    unsigned n_jobs = argc > 1 ? (unsigned)atoi(argv[1]) : 10000;
+    int seconds = argc > 2 ? atoi(argv[2]) : 75;
+    struct cs_testd_options dopts = {.max_running = 512};
+    struct cs_testpg *pg;
+    struct cs_testd *d;
+    struct cs_client *c;
+
+    if (cs_testpg_start(&pg) != 0)
+        return 1;
+    dopts.database_url = cs_testpg_url(pg);
+    if (cs_testd_start(&dopts, &d) != 0)
+        return 1;
+    c = cs_test_client_new(cs_testd_target(d));
+    bench_firing(c, n_jobs, seconds);
+    bench_idle(c, cs_testd_pid(d), n_jobs);
     cs_client_free(c);
     cs_testd_stop(d);
     cs_testpg_stop(pg);
