@@ -8,6 +8,7 @@
 
 static const char usage_text[] =
     "usage: csched [--server HOST:PORT] [-o table|json] [--timeout S] [--wait-for-ready]\n"
+    "              [--ca FILE] [--cert FILE --key FILE] [--token-file FILE | --token T]\n"
     "              [--version] [--help]\n"
     "              COMMAND [ARGS...]\n"
     "\n"
@@ -27,7 +28,10 @@ static const char usage_text[] =
     "\n"
     "The server defaults to $CSCHED_SERVER, else 127.0.0.1:50051. --timeout is\n"
     "the deadline of each call in seconds (in job create/update, put it before\n"
-    "the command: there --timeout is the job's own timeout).\n";
+    "the command: there --timeout is the job's own timeout).\n"
+    "--ca, --cert, --key, --token-file and --token (or CSCHED_CA, CSCHED_CERT,\n"
+    "CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN) connect over TLS; a token on\n"
+    "the command line shows in ps, so prefer --token-file.\n";
 
 static const struct {
     const char *name;
@@ -81,9 +85,9 @@ int main(int argc, char **argv)
             fputs(usage_text, stdout);
             return CS_EXIT_OK;
         }
-        rc = cs_client_new(cli.server, &cli.client);
-        if (rc != 0)
-            return cs_cli_fail(&cli, "connect", rc, NULL);
+        rc = cs_cli_connect(&cli);
+        if (rc != CS_EXIT_OK)
+            return rc;
         rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);
         fflush(cli.out);
         cs_client_free(cli.client);
