@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "auth.h"
 #include "config.h"
 #include "dir_check.h"
 #include "dispatch.h"
@@ -45,6 +46,7 @@ struct server {
     struct cs_retention retention;
     struct cs_state_lock state_lock; /* held until release() */
     struct cs_dir_check dir_check;
+    struct cs_auth auth;
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
     bool stopping;
@@ -170,6 +172,7 @@ static void store_closed_cb(void *arg)
     cs_job_free_all(&srv->sched);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
+    cs_auth_stop(&srv->auth);
 }
 
 static void launcher_stopped_cb(void *arg)
@@ -304,6 +307,7 @@ static void release(struct server *srv)
     if (rc != 0)
         cs_log_warn("uv_loop_close: %s (handles still open)", uv_strerror(rc));
     grpc_shutdown_blocking();
+    cs_auth_free(&srv->auth);
     cs_log_info("stopped");
 }
 
@@ -379,8 +383,19 @@ int main(int argc, char **argv)
     /* Made and bound before the loop runs: creating a gRPC server takes tens
      * of milliseconds, which the probe would count against the loop. It
      * serves only once the store is open. */
+    if (cs_auth_start(&srv.auth, srv.loop, &srv.config.auth, &err) != 0) {
+        cs_log_error("%s", err.msg);
+        return 1;
+    }
+    struct cs_rpc_security security = {
+        .creds = cs_auth_server_credentials(&srv.auth),
+        .identify_cb = cs_auth_identify,
+        .identify_arg = &srv.auth,
+    };
     srv.rpc = cs_rpc_server_new(srv.loop, srv.config.listen, cs_api_methods, cs_api_n_methods,
-                                &srv.sched);
+                                &srv.sched, &security);
+    if (security.creds != NULL)
+        grpc_server_credentials_release(security.creds);
     if (srv.rpc == NULL || cs_rpc_server_port(srv.rpc) == 0) {
         cs_log_error("cannot listen on %s", srv.config.listen);
         return 1;

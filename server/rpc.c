@@ -50,6 +50,7 @@ struct cs_rpc_server {
     struct registered *regs;
     size_t n_regs;
     void *ctx;
+    struct cs_rpc_security security;
     int port;
     bool shutting_down;
     struct cs_tag shutdown_tag;
@@ -65,10 +66,21 @@ static void arm_slot(struct cs_rpc_server *server, struct registered *reg);
 
 static void begin_call(struct slot *slot)
 {
-    struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
-    /* Every caller may do everything until authentication exists. */
-    call->who.role = CS_ROLE_ADMIN;
-    (void)snprintf(call->who.name, sizeof(call->who.name), "anonymous");
+    struct cs_rpc_server *server = slot->server;
+    struct cs_call *call = cs_call_open(&server->open_calls, slot->call, slot->reg->method);
+    if (server->security.identify_cb == NULL) {
+        call->who.role = CS_ROLE_ADMIN;
+        (void)snprintf(call->who.name, sizeof(call->who.name), "anonymous");
+    } else {
+        struct cs_err err = {0};
+        int rc =
+            server->security.identify_cb(server->security.identify_arg, slot->call,
+                                         call->method->path, &slot->metadata, &call->who, &err);
+        if (rc != 0) {
+            cs_call_fail(call, rc, "%s", err.msg);
+            return;
+        }
+    }
     if (slot->payload == NULL) {
         cs_call_fail(call, -EINVAL, "the request carried no message");
         return;
@@ -78,7 +90,7 @@ static void begin_call(struct slot *slot)
         cs_call_fail(call, -EINVAL, "%s", why);
         return;
     }
-    call->method->handler_cb(call, call->request, slot->server->ctx);
+    call->method->handler_cb(call, call->request, server->ctx);
 }
 
 static void answer_unknown(struct slot *slot)
@@ -172,12 +184,14 @@ static void create_grpc_server(struct cs_rpc_server *server, const struct cs_met
 
 struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
                                         const struct cs_method *methods, size_t n_methods,
-                                        void *ctx)
+                                        void *ctx, const struct cs_rpc_security *security)
 {
     CS_ASSERT_LOOP();
     struct cs_rpc_server *server = cs_xcalloc(1, sizeof(*server));
     server->loop = loop;
     server->ctx = ctx;
+    if (security != NULL)
+        server->security = *security;
     if (cs_grpc_bridge_start(loop, &server->bridge) != 0) {
         free(server);
         return NULL;
@@ -185,9 +199,12 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
     server->bridge.data = server;
     create_grpc_server(server, methods, n_methods);
 
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    grpc_server_credentials *creds = server->security.creds;
+    if (creds == NULL)
+        creds = grpc_insecure_server_credentials_create();
     server->port = grpc_server_add_http2_port(server->server, addr, creds);
-    grpc_server_credentials_release(creds);
+    if (creds != server->security.creds)
+        grpc_server_credentials_release(creds);
     if (server->port == 0) {
         cs_log_error("grpc_server_add_http2_port(%s) failed: address in use or invalid", addr);
         grpc_server_destroy(server->server);

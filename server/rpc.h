@@ -22,6 +22,7 @@
 #include <uv.h>
 
 #include "identity.h"
+#include "util.h"
 
 struct cs_call;
 struct cs_rpc_server;
@@ -50,13 +51,31 @@ struct cs_stream_ops {
     void (*cancel_cb)(struct cs_call *call, void *ctx);
 };
 
+/* Fills who for a call to method (its path) from the call's transport and
+ * metadata, before the handler runs: 0 lets the call in; a negative errno
+ * (-EPERM: not authenticated, -EACCES: not allowed) ends it with err's
+ * message. Loop thread. */
+typedef int (*cs_rpc_identify_cb)(void *arg, grpc_call *call, const char *method,
+                                  const grpc_metadata_array *metadata, struct cs_identity *who,
+                                  struct cs_err *err);
+
+/* How the listener is secured: creds (borrowed; NULL: plaintext) and the
+ * callback that names each caller (NULL: every caller is "anonymous" and
+ * an admin). */
+struct cs_rpc_security {
+    grpc_server_credentials *creds;
+    cs_rpc_identify_cb identify_cb;
+    void *identify_arg;
+};
+
 /* Creates and starts a server listening on addr ("host:port"; port 0 picks
  * one). methods (borrowed for the server's life) and ctx are passed to
- * handlers. If the address cannot be bound, logs it and returns a server
- * whose port is 0, to be shut down. */
+ * handlers; security (NULL: plaintext, no identities) is copied. If the
+ * address cannot be bound, logs it and returns a server whose port is 0, to
+ * be shut down. */
 struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
                                         const struct cs_method *methods, size_t n_methods,
-                                        void *ctx);
+                                        void *ctx, const struct cs_rpc_security *security);
 /* The port actually bound. */
 int cs_rpc_server_port(const struct cs_rpc_server *server);
 /* Starts taking calls (until then they wait). 0 or a negative errno. */
