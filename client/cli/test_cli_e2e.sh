@@ -159,5 +159,43 @@ check delete_again 85 job delete ok
 check unreachable 94 --server 127.0.0.1:1 stats
 expect unreachable err '^csched: stats: UNAVAILABLE: '
 
+# Over TLS with a token: the same state dir, served again with TLS.
+kill -TERM "$server_pid"
+wait "$server_pid"
+server_pid=
+mkdir "$tmp/certs"
+sh "$(dirname "$0")/../../tests/integration/make_certs.sh" "$tmp/certs"
+token=cli-test-token-0123456789abcdef
+printf 'cli-admin admin %s\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" >"$tmp/tokens"
+printf 'cli-viewer viewer %s\n' "$(printf %s viewer-token | sha256sum | cut -d' ' -f1)" \
+    >>"$tmp/tokens"
+chmod 600 "$tmp/tokens"
+printf '%s\n' "$token" >"$tmp/token"
+rm -f "$tmp/ready"
+"$bin/cschedd" --listen 127.0.0.1:0 --state-dir "$tmp/state" --ready-file "$tmp/ready" \
+    --tls-cert "$tmp/certs/server.pem" --tls-key "$tmp/certs/server.key" \
+    --tokens-file "$tmp/tokens" >"$tmp/server.log" 2>&1 &
+server_pid=$!
+i=0
+while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
+    sleep 0.5
+    i=$((i + 1))
+done
+CSCHED_SERVER=$(cat "$tmp/ready")
+check tls_health 0 --ca "$tmp/certs/ca.pem" --wait-for-ready health
+check tls_token_file 0 --ca "$tmp/certs/ca.pem" --token-file "$tmp/token" job get three
+check tls_no_token 96 --ca "$tmp/certs/ca.pem" stats
+expect tls_no_token err 'UNAUTHENTICATED: .*Bearer'
+check tls_viewer 87 --ca "$tmp/certs/ca.pem" --token viewer-token job delete three
+expect tls_viewer err 'PERMISSION_DENIED: .*admin'
+check tls_plaintext 94 stats
+check tls_cert_no_key 64 --ca "$tmp/certs/ca.pem" --cert "$tmp/certs/ops.pem" stats
+check tls_token_missing 66 --ca "$tmp/certs/ca.pem" --token-file "$tmp/nope" stats
+CSCHED_CA="$tmp/certs/ca.pem"
+CSCHED_TOKEN_FILE="$tmp/token"
+export CSCHED_CA CSCHED_TOKEN_FILE
+check tls_env 0 stats
+unset CSCHED_CA CSCHED_TOKEN_FILE
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

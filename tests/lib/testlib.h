@@ -58,6 +58,9 @@ struct cs_testd_options {
     /* --state-dir: another daemon's (cs_testd_state_dir), which this one
      * only uses and never removes; NULL for a fresh temp dir of its own. */
     const char *state_dir;
+    /* How the start-up health check connects (NULL: plaintext), for a
+     * daemon serving TLS; borrowed for the daemon's life. */
+    const struct cs_client_opts *client;
 };
 
 struct cs_testd;
