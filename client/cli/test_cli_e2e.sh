@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_cli_e2e.sh BIN_DIR: drives the real csched CLI against a real cschedd
-# (its embedded PostgreSQL, real minders) and checks outputs and exit codes.
+# (its embedded PostgreSQL, real minders) and checks outputs and exit codes,
+# then serves the same state dir over TLS with bearer tokens.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -49,21 +50,28 @@ expect() {
     fi
 }
 
-"$bin/cschedd" --listen 127.0.0.1:0 --state-dir "$tmp/state" --ready-file "$tmp/ready" \
-    --max-running 8 >"$tmp/server.log" 2>&1 &
-server_pid=$!
-i=0
-while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
-    sleep 0.5
-    i=$((i + 1))
-done
-if [ ! -s "$tmp/ready" ]; then
-    echo "cschedd did not start"
-    cat "$tmp/server.log"
-    exit 1
-fi
-CSCHED_SERVER=$(cat "$tmp/ready")
-export CSCHED_SERVER
+# start_server FLAGS...: starts cschedd on the state dir with FLAGS, waits
+# for its ready file and points CSCHED_SERVER at it.
+start_server() {
+    rm -f "$tmp/ready"
+    "$bin/cschedd" --listen 127.0.0.1:0 --state-dir "$tmp/state" --ready-file "$tmp/ready" \
+        "$@" >"$tmp/server.log" 2>&1 &
+    server_pid=$!
+    i=0
+    while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
+        sleep 0.5
+        i=$((i + 1))
+    done
+    if [ ! -s "$tmp/ready" ]; then
+        echo "cschedd did not start"
+        cat "$tmp/server.log"
+        exit 1
+    fi
+    CSCHED_SERVER=$(cat "$tmp/ready")
+    export CSCHED_SERVER
+}
+
+start_server --max-running 8
 
 check health 0 health
 expect health out '^SERVING$'
@@ -171,17 +179,8 @@ printf 'cli-viewer viewer %s\n' "$(printf %s viewer-token | sha256sum | cut -d' 
     >>"$tmp/tokens"
 chmod 600 "$tmp/tokens"
 printf '%s\n' "$token" >"$tmp/token"
-rm -f "$tmp/ready"
-"$bin/cschedd" --listen 127.0.0.1:0 --state-dir "$tmp/state" --ready-file "$tmp/ready" \
-    --tls-cert "$tmp/certs/server.pem" --tls-key "$tmp/certs/server.key" \
-    --tokens-file "$tmp/tokens" >"$tmp/server.log" 2>&1 &
-server_pid=$!
-i=0
-while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
-    sleep 0.5
-    i=$((i + 1))
-done
-CSCHED_SERVER=$(cat "$tmp/ready")
+start_server --tls-cert "$tmp/certs/server.pem" --tls-key "$tmp/certs/server.key" \
+    --tokens-file "$tmp/tokens"
 check tls_health 0 --ca "$tmp/certs/ca.pem" --wait-for-ready health
 check tls_token_file 0 --ca "$tmp/certs/ca.pem" --token-file "$tmp/token" job get three
 check tls_no_token 96 --ca "$tmp/certs/ca.pem" stats
