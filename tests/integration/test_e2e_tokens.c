@@ -1,7 +1,9 @@
 /* Bearer tokens over TLS, end to end, and the reload on SIGHUP: a real
  * cschedd with --tls-cert, --tls-key and --tokens-file (no client
  * certificates asked for). A token of each role gets its role; a call with
- * a wrong token or none gets UNAUTHENTICATED. After the tokens file and the
+ * a wrong token or none gets UNAUTHENTICATED. A tokens file that does not
+ * parse, or that others may read, stops the start, and at a reload leaves
+ * the tokens in use as they were. After the tokens file and the
  * certificate are replaced and SIGHUP sent, the old token is refused and the
  * new one taken, new handshakes see the new certificate (from another CA),
  * and a Watch stream opened before goes on over its connection. */
@@ -13,6 +15,7 @@
 #include <cmocka.h>
 #include <grpc/status.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +137,79 @@ static void trigger_and_watch(struct cs_client *c, const char *job, struct cs_te
     assert_string_equal(ev->job_name, job);
 }
 
+/* Waits for the daemon's log to hold line. */
+static void wait_log(const char *line)
+{
+    int64_t deadline = cs_test_now_ms() + RELOAD_TIMEOUT_MS;
+    char buf[1024];
+
+    for (;;) {
+        FILE *f = fopen(cs_testd_log_path(fx.d), "r");
+        bool found = false;
+
+        assert_non_null(f);
+        while (!found && fgets(buf, sizeof(buf), f) != NULL)
+            found = strstr(buf, line) != NULL;
+        fclose(f);
+        if (found)
+            return;
+        if (cs_test_now_ms() > deadline)
+            fail_msg("the log never said \"%s\"", line);
+        cs_test_sleep_ms(50);
+    }
+}
+
+/* A tokens file that no longer parses, or that others may read, and a
+ * certificate that does not parse are logged, and the files in use stay. */
+static void test_bad_reload_keeps_tokens(void **state)
+{
+    char text[1024] = "";
+    struct cs_client *c;
+    struct cs_status st;
+
+    cs_tls_write(&fx, "tokens", "viewer-bot boss 1234\n", 0600);
+    assert_int_equal(kill(cs_testd_pid(fx.d), SIGHUP), 0);
+    wait_log("tokens:1: role \"boss\" must be viewer, operator or admin");
+    c = cs_tls_client(&fx, "ca", NULL, VIEWER);
+    assert_int_equal(cs_tls_list_jobs(c, &st), 0);
+    cs_client_free(c);
+    /* Readable by others: refused the same way. */
+    cs_tls_token_line(text, sizeof(text), "other-bot", "viewer", FRESH);
+    cs_tls_write(&fx, "tokens", text, 0644);
+    assert_int_equal(kill(cs_testd_pid(fx.d), SIGHUP), 0);
+    wait_log("lets others read it");
+    c = cs_tls_client(&fx, "ca", NULL, FRESH);
+    cs_e2e_assert_status(cs_tls_list_jobs(c, &st), &st, GRPC_STATUS_UNAUTHENTICATED, "token");
+    cs_client_free(c);
+    write_tokens("viewer-bot", VIEWER);
+    /* A certificate that does not parse: the one in use stays. */
+    cs_tls_write(&fx, "server.pem", "not a certificate\n", 0644);
+    assert_int_equal(kill(cs_testd_pid(fx.d), SIGHUP), 0);
+    wait_log("server.pem: not a PEM certificate");
+    c = cs_tls_client(&fx, "ca", NULL, VIEWER);
+    assert_int_equal(cs_tls_list_jobs(c, &st), 0);
+    cs_client_free(c);
+}
+
+/* A bad tokens file stops the start, naming the file, the line and why. */
+static void test_bad_tokens_refuse_start(void **state)
+{
+    char cert[PATH_MAX], key[PATH_MAX], bad[PATH_MAX], log[8192];
+    const char *args[] = {"--tls-cert",
+                          cs_tls_path(&fx, "server2.pem", cert),
+                          "--tls-key",
+                          cs_tls_path(&fx, "server2.key", key),
+                          "--tokens-file",
+                          cs_tls_path(&fx, "bad-tokens", bad),
+                          NULL};
+    struct cs_testd_options opts = {.database_url = cs_testpg_url(fx.pg), .extra_args = args};
+
+    cs_tls_write(&fx, "bad-tokens", "# ok\nname viewer not-a-hash\n", 0600);
+    assert_true(cs_testd_start_refused(&opts, log, sizeof(log)) > 0);
+    if (strstr(log, "bad-tokens:2: the hash must be 64 hex digits") == NULL)
+        fail_msg("the log does not name the line: %s", log);
+}
+
 static void test_sighup_reload(void **state)
 {
     struct cs_client *old = cs_tls_client(&fx, "ca", NULL, ADMIN);
@@ -182,6 +258,8 @@ int main(void)
         cmocka_unit_test(test_no_token_unauthenticated),
         cmocka_unit_test(test_wrong_token_unauthenticated),
         cmocka_unit_test(test_each_role),
+        cmocka_unit_test(test_bad_reload_keeps_tokens),
+        cmocka_unit_test(test_bad_tokens_refuse_start),
         cmocka_unit_test(test_sighup_reload),
     };
 

@@ -263,6 +263,11 @@ const char *cs_testd_state_dir(const struct cs_testd *d)
     return d->state_dir;
 }
 
+const char *cs_testd_log_path(const struct cs_testd *d)
+{
+    return d->log_path;
+}
+
 /* terminate sends SIGTERM and waits; returns the exit status as
  * cs_testd_stop documents. */
 static int terminate(struct cs_testd *d)

@@ -91,6 +91,9 @@ pid_t cs_testd_pid(const struct cs_testd *d);
 /* cs_testd_state_dir returns the daemon's --state-dir. */
 const char *cs_testd_state_dir(const struct cs_testd *d);
 
+/* cs_testd_log_path returns the file the daemon's stderr goes to. */
+const char *cs_testd_log_path(const struct cs_testd *d);
+
 /* cs_testd_stop sends SIGTERM, waits up to 30 s (then SIGKILL), removes the
  * state dir and frees d. Returns the exit status: 0 for a clean exit, the
  * exit code if it exited otherwise, 128 + signal if it died of a signal, or
