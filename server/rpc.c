@@ -68,18 +68,12 @@ static void begin_call(struct slot *slot)
 {
     struct cs_rpc_server *server = slot->server;
     struct cs_call *call = cs_call_open(&server->open_calls, slot->call, slot->reg->method);
-    if (server->security.identify_cb == NULL) {
-        call->who.role = CS_ROLE_ADMIN;
-        (void)snprintf(call->who.name, sizeof(call->who.name), "anonymous");
-    } else {
-        struct cs_err err = {0};
-        int rc =
-            server->security.identify_cb(server->security.identify_arg, slot->call,
-                                         call->method->path, &slot->metadata, &call->who, &err);
-        if (rc != 0) {
-            cs_call_fail(call, rc, "%s", err.msg);
-            return;
-        }
+    struct cs_err err = {0};
+    int rc = server->security.identify_cb(server->security.identify_arg, slot->call,
+                                          call->method->path, &slot->metadata, &call->who, &err);
+    if (rc != 0) {
+        cs_call_fail(call, rc, "%s", err.msg);
+        return;
     }
     if (slot->payload == NULL) {
         cs_call_fail(call, -EINVAL, "the request carried no message");
@@ -190,8 +184,7 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
     struct cs_rpc_server *server = cs_xcalloc(1, sizeof(*server));
     server->loop = loop;
     server->ctx = ctx;
-    if (security != NULL)
-        server->security = *security;
+    server->security = *security;
     if (cs_grpc_bridge_start(loop, &server->bridge) != 0) {
         free(server);
         return NULL;

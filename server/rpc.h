@@ -60,8 +60,7 @@ typedef int (*cs_rpc_identify_cb)(void *arg, grpc_call *call, const char *method
                                   struct cs_err *err);
 
 /* How the listener is secured: creds (borrowed; NULL: plaintext) and the
- * callback that names each caller (NULL: every caller is "anonymous" and
- * an admin). */
+ * callback that names each caller. */
 struct cs_rpc_security {
     grpc_server_credentials *creds;
     cs_rpc_identify_cb identify_cb;
@@ -70,7 +69,7 @@ struct cs_rpc_security {
 
 /* Creates and starts a server listening on addr ("host:port"; port 0 picks
  * one). methods (borrowed for the server's life) and ctx are passed to
- * handlers; security (NULL: plaintext, no identities) is copied. If the
+ * handlers; security is copied. If the
  * address cannot be bound, logs it and returns a server whose port is 0, to
  * be shut down. */
 struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
