@@ -273,5 +273,7 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_watch(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_health(struct cs_cli *cli, int argc, char **argv);
+/* token new NAME ROLE: needs no connection (cli->client is NULL). */
+int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 
 #endif

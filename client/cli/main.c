@@ -25,6 +25,7 @@ static const char usage_text[] =
     "  logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
     "  watch [--job J] [--after-seq N]\n"
     "  stats | health\n"
+    "  token new NAME ROLE            make a bearer token and its --tokens-file line\n"
     "\n"
     "The server defaults to $CSCHED_SERVER, else 127.0.0.1:50051. --timeout is\n"
     "the deadline of each call in seconds (in job create/update, put it before\n"
@@ -36,11 +37,14 @@ static const char usage_text[] =
 static const struct {
     const char *name;
     int (*fn)(struct cs_cli *cli, int argc, char **argv);
+    bool offline; /* makes no call: no client is made */
 } commands[] = {
-    {"job", cs_cmd_job},       {"apply", cs_cmd_apply}, {"trigger", cs_cmd_trigger},
-    {"runs", cs_cmd_runs},     {"run", cs_cmd_run},     {"cancel", cs_cmd_cancel},
-    {"logs", cs_cmd_logs},     {"watch", cs_cmd_watch}, {"stats", cs_cmd_stats},
-    {"health", cs_cmd_health},
+    {"job", cs_cmd_job, false},         {"apply", cs_cmd_apply, false},
+    {"trigger", cs_cmd_trigger, false}, {"runs", cs_cmd_runs, false},
+    {"run", cs_cmd_run, false},         {"cancel", cs_cmd_cancel, false},
+    {"logs", cs_cmd_logs, false},       {"watch", cs_cmd_watch, false},
+    {"stats", cs_cmd_stats, false},     {"health", cs_cmd_health, false},
+    {"token", cs_cmd_token, true},
 };
 
 /* True if words (up to a "--") ask for help. */
@@ -85,7 +89,7 @@ int main(int argc, char **argv)
             fputs(usage_text, stdout);
             return CS_EXIT_OK;
         }
-        rc = cs_cli_connect(&cli);
+        rc = commands[c].offline ? CS_EXIT_OK : cs_cli_connect(&cli);
         if (rc != CS_EXIT_OK)
             return rc;
         rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);

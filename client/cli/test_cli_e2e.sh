@@ -173,12 +173,16 @@ wait "$server_pid"
 server_pid=
 mkdir "$tmp/certs"
 sh "$(dirname "$0")/../../tests/integration/make_certs.sh" "$tmp/certs"
-token=cli-test-token-0123456789abcdef
-printf 'cli-admin admin %s\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" >"$tmp/tokens"
+# The admin token from csched token new; the viewer's by the documented
+# sha256sum one-liner of docs/security.md.
+check token_new 0 token new cli-admin admin
+grep -v '^#' "$tmp/out" | sed -n 1p >"$tmp/token"
+grep -v '^#' "$tmp/out" | sed -n 2p >"$tmp/tokens"
+expect token_new out '^cli-admin admin [0-9a-f]{64}$'
+check token_bad_role 64 token new x root
 printf 'cli-viewer viewer %s\n' "$(printf %s viewer-token | sha256sum | cut -d' ' -f1)" \
     >>"$tmp/tokens"
 chmod 600 "$tmp/tokens"
-printf '%s\n' "$token" >"$tmp/token"
 start_server --tls-cert "$tmp/certs/server.pem" --tls-key "$tmp/certs/server.key" \
     --tokens-file "$tmp/tokens"
 check tls_health 0 --ca "$tmp/certs/ca.pem" --wait-for-ready health
