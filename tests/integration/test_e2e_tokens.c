@@ -159,53 +159,52 @@ static void wait_log(const char *line)
     }
 }
 
+/* Sends SIGHUP, waits for the log to say logged, and makes a call with
+ * token on a new connection: it must end with want (0: OK). */
+static void reload_then_call(const char *logged, const char *token, int want)
+{
+    struct cs_client *c;
+    struct cs_status st;
+    int rc;
+
+    assert_int_equal(kill(cs_testd_pid(fx.d), SIGHUP), 0);
+    wait_log(logged);
+    c = cs_tls_client(&fx, "ca", NULL, token);
+    rc = cs_tls_list_jobs(c, &st);
+    if (want == 0)
+        assert_int_equal(rc, 0);
+    else
+        cs_e2e_assert_status(rc, &st, want, "token");
+    cs_client_free(c);
+}
+
 /* A tokens file that no longer parses, or that others may read, and a
  * certificate that does not parse are logged, and the files in use stay. */
 static void test_bad_reload_keeps_tokens(void **state)
 {
     char text[1024] = "";
-    struct cs_client *c;
-    struct cs_status st;
 
     cs_tls_write(&fx, "tokens", "viewer-bot boss 1234\n", 0600);
-    assert_int_equal(kill(cs_testd_pid(fx.d), SIGHUP), 0);
-    wait_log("tokens:1: role \"boss\" must be viewer, operator or admin");
-    c = cs_tls_client(&fx, "ca", NULL, VIEWER);
-    assert_int_equal(cs_tls_list_jobs(c, &st), 0);
-    cs_client_free(c);
+    reload_then_call("tokens:1: role \"boss\" must be viewer, operator or admin", VIEWER, 0);
     /* Readable by others: refused the same way. */
     cs_tls_token_line(text, sizeof(text), "other-bot", "viewer", FRESH);
     cs_tls_write(&fx, "tokens", text, 0644);
-    assert_int_equal(kill(cs_testd_pid(fx.d), SIGHUP), 0);
-    wait_log("lets others read it");
-    c = cs_tls_client(&fx, "ca", NULL, FRESH);
-    cs_e2e_assert_status(cs_tls_list_jobs(c, &st), &st, GRPC_STATUS_UNAUTHENTICATED, "token");
-    cs_client_free(c);
+    reload_then_call("lets others read it", FRESH, GRPC_STATUS_UNAUTHENTICATED);
     write_tokens("viewer-bot", VIEWER);
     /* A certificate that does not parse: the one in use stays. */
     cs_tls_write(&fx, "server.pem", "not a certificate\n", 0644);
-    assert_int_equal(kill(cs_testd_pid(fx.d), SIGHUP), 0);
-    wait_log("server.pem: not a PEM certificate");
-    c = cs_tls_client(&fx, "ca", NULL, VIEWER);
-    assert_int_equal(cs_tls_list_jobs(c, &st), 0);
-    cs_client_free(c);
+    reload_then_call("server.pem: not a PEM certificate", VIEWER, 0);
 }
 
-/* A bad tokens file stops the start, naming the file, the line and why. */
+/* A bad tokens file stops the start, naming the file, the line and why.
+ * server.pem no longer parses (above): this server uses server2.pem. */
 static void test_bad_tokens_refuse_start(void **state)
 {
-    char cert[PATH_MAX], key[PATH_MAX], bad[PATH_MAX], log[8192];
-    const char *args[] = {"--tls-cert",
-                          cs_tls_path(&fx, "server2.pem", cert),
-                          "--tls-key",
-                          cs_tls_path(&fx, "server2.key", key),
-                          "--tokens-file",
-                          cs_tls_path(&fx, "bad-tokens", bad),
-                          NULL};
-    struct cs_testd_options opts = {.database_url = cs_testpg_url(fx.pg), .extra_args = args};
+    char bad[PATH_MAX], log[8192];
+    const char *extra[] = {"--tokens-file", cs_tls_path(&fx, "bad-tokens", bad), NULL};
 
     cs_tls_write(&fx, "bad-tokens", "# ok\nname viewer not-a-hash\n", 0600);
-    assert_true(cs_testd_start_refused(&opts, log, sizeof(log)) > 0);
+    assert_true(cs_tls_fixture_refused(&fx, "server2", extra, log, sizeof(log)) > 0);
     if (strstr(log, "bad-tokens:2: the hash must be 64 hex digits") == NULL)
         fail_msg("the log does not name the line: %s", log);
 }

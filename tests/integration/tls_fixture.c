@@ -41,22 +41,50 @@ int cs_tls_fixture_setup(struct cs_tls_fixture *f)
     return rc;
 }
 
+/* The flags of a daemon serving TLS with server.pem/server.key (server:
+ * "server" or "server2") and extra, into args (16 entries). */
+static void tls_args(const struct cs_tls_fixture *f, const char *server, const char *const *extra,
+                     const char **args, char *cert, char *key)
+{
+    char name[64];
+    size_t n = 0;
+
+    args[n++] = "--tls-cert";
+    snprintf(name, sizeof(name), "%s.pem", server);
+    args[n++] = cs_tls_path(f, name, cert);
+    args[n++] = "--tls-key";
+    snprintf(name, sizeof(name), "%s.key", server);
+    args[n++] = cs_tls_path(f, name, key);
+    for (size_t i = 0; extra != NULL && extra[i] != NULL; i++) {
+        assert_true(n < 15);
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
+}
+
 int cs_tls_fixture_start(struct cs_tls_fixture *f, const char *const *extra)
 {
     char cert[PATH_MAX], key[PATH_MAX];
-    const char *args[16] = {"--tls-cert", cs_tls_path(f, "server.pem", cert), "--tls-key",
-                            cs_tls_path(f, "server.key", key)};
-    size_t n = 4;
+    const char *args[16];
     struct cs_testd_options opts = {
         .database_url = cs_testpg_url(f->pg),
         .extra_args = args,
         .client = &f->health,
     };
 
-    for (; extra != NULL && extra[n - 4] != NULL && n < 15; n++)
-        args[n] = extra[n - 4];
-    args[n] = NULL;
+    tls_args(f, "server", extra, args, cert, key);
     return cs_testd_start(&opts, &f->d);
+}
+
+int cs_tls_fixture_refused(const struct cs_tls_fixture *f, const char *server,
+                           const char *const *extra, char *log, size_t cap)
+{
+    char cert[PATH_MAX], key[PATH_MAX];
+    const char *args[16];
+    struct cs_testd_options opts = {.database_url = cs_testpg_url(f->pg), .extra_args = args};
+
+    tls_args(f, server, extra, args, cert, key);
+    return cs_testd_start_refused(&opts, log, cap);
 }
 
 int cs_tls_fixture_teardown(struct cs_tls_fixture *f)

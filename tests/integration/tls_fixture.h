@@ -22,6 +22,12 @@ int cs_tls_fixture_setup(struct cs_tls_fixture *f);
 /* Starts cschedd with --tls-cert/--tls-key of "server" and extra (NULL-
  * terminated): 0 or a negative errno. */
 int cs_tls_fixture_start(struct cs_tls_fixture *f, const char *const *extra);
+/* Starts a second cschedd, as cs_tls_fixture_start but with the certificate
+ * server ("server2" for server2.pem), for a start that must be refused: its
+ * exit status (non-zero) with the end of its log in log, as
+ * cs_testd_start_refused. */
+int cs_tls_fixture_refused(const struct cs_tls_fixture *f, const char *server,
+                           const char *const *extra, char *log, size_t cap);
 /* Stops the daemon (which must exit 0) and the database, removes the dir. */
 int cs_tls_fixture_teardown(struct cs_tls_fixture *f);
 
