@@ -176,6 +176,7 @@ void cs_auth_stop(struct cs_auth *auth)
 
 void cs_auth_free(struct cs_auth *auth)
 {
+    CS_ASSERT_LOOP();
     cs_tokens_clear(&auth->tokens);
     cs_cert_roles_clear(&auth->cert_roles);
     cs_tls_fetch_destroy(&auth->fetch);
