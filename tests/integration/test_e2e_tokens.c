@@ -2,8 +2,8 @@
  * cschedd with --tls-cert, --tls-key and --tokens-file (no client
  * certificates asked for). A token of each role gets its role; a call with
  * a wrong token or none gets UNAUTHENTICATED. A tokens file that does not
- * parse, or that others may read, stops the start, and at a reload leaves
- * the tokens in use as they were. After the tokens file and the
+ * parse, or a key that others may read, stops the start; at a reload a bad
+ * file leaves the files in use as they were. After the tokens file and the
  * certificate are replaced and SIGHUP sent, the old token is refused and the
  * new one taken, new handshakes see the new certificate (from another CA),
  * and a Watch stream opened before goes on over its connection. */
@@ -209,6 +209,22 @@ static void test_bad_tokens_refuse_start(void **state)
         fail_msg("the log does not name the line: %s", log);
 }
 
+/* A private key that others may read stops the start too. */
+static void test_loose_key_refuses_start(void **state)
+{
+    char pem[PATH_MAX], key[PATH_MAX], loose_pem[PATH_MAX], loose_key[PATH_MAX];
+    char cmd[5 * PATH_MAX], log[8192];
+
+    snprintf(cmd, sizeof(cmd), "cp %s %s && cp %s %s && chmod 644 %s",
+             cs_tls_path(&fx, "server2.pem", pem), cs_tls_path(&fx, "loose.pem", loose_pem),
+             cs_tls_path(&fx, "server2.key", key), cs_tls_path(&fx, "loose.key", loose_key),
+             loose_key);
+    assert_int_equal(system(cmd), 0);
+    assert_true(cs_tls_fixture_refused(&fx, "loose", NULL, log, sizeof(log)) > 0);
+    if (strstr(log, "loose.key: mode 0644 lets others read it") == NULL)
+        fail_msg("the log does not say why: %s", log);
+}
+
 static void test_sighup_reload(void **state)
 {
     struct cs_client *old = cs_tls_client(&fx, "ca", NULL, ADMIN);
@@ -259,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_each_role),
         cmocka_unit_test(test_bad_reload_keeps_tokens),
         cmocka_unit_test(test_bad_tokens_refuse_start),
+        cmocka_unit_test(test_loose_key_refuses_start),
         cmocka_unit_test(test_sighup_reload),
     };
 
