@@ -18,6 +18,7 @@ cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rp
 cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_rpc)
 cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_mailbox)
 cs_unit_test(auth_file SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auth_file.c LIBS cs_auth)
+cs_unit_test(tls_fetch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tls_fetch.c LIBS cs_auth)
 cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LIBS cs_exit_watch)
 
 # The pump, given a fake start callback at init (pump_fixture.h): the order
