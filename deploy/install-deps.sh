@@ -9,13 +9,15 @@
 # needs no network. Run as root (or with sudo on PATH).
 set -euo pipefail
 
+# libssl-dev: libcrypto, which cschedd links for SHA-256 and for checking
+# certificates; openssl makes the TLS tests' certificates.
 # clang and libclang-rt-14-dev (libFuzzer's and the sanitizers' runtimes for
 # clang 14) build the fuzz targets of tests/fuzz. libicu-dev: ICU's calendar
 # API, the time zones of schedules (server/tz.c).
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
     libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-    libuv1-dev libpq-dev libcmocka-dev libyaml-dev libicu-dev musl-tools
+    libuv1-dev libpq-dev libcmocka-dev libyaml-dev libicu-dev musl-tools libssl-dev openssl
     postgresql
     python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml
     clang-format procps util-linux
@@ -25,7 +27,7 @@ BUILD_PACKAGES=(
 # Shared libraries of cschedd and csched, the PostgreSQL server binaries for
 # the embedded database, runuser for running PostgreSQL unprivileged as root.
 RUNTIME_PACKAGES=(
-    libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2
+    libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2 libssl3
     postgresql-15 procps util-linux ca-certificates
 )
 

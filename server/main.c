@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "auth.h"
 #include "config.h"
 #include "dir_check.h"
 #include "dispatch.h"
@@ -42,12 +43,13 @@ struct server {
     struct cs_sched sched;
     struct cs_rpc_server *rpc;
     struct cs_local_listen local;
-    struct cs_identity_source local_source;
+    struct cs_identity_source sources[2]; /* the unix socket's peers, then TCP's */
     uv_signal_t sigterm, sigint;
     struct cs_ready_write ready;
     struct cs_retention retention;
     struct cs_state_lock state_lock; /* held until release() */
     struct cs_dir_check dir_check;
+    struct cs_auth auth;
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
     bool stopping;
@@ -176,6 +178,7 @@ static void store_closed_cb(void *arg)
     cs_job_free_all(&srv->sched);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
+    cs_auth_stop(&srv->auth);
 }
 
 static void launcher_stopped_cb(void *arg)
@@ -324,18 +327,27 @@ static int listen_all(struct server *srv)
         cs_log_error("%s", err.msg);
         return -1;
     }
-    srv->local_source = (struct cs_identity_source){cs_local_listen_identify_cb, &srv->local};
+    /* Read before the loop runs: gRPC needs the first certificate to bind. */
+    if (cs_auth_start(&srv->auth, srv->loop, &c->auth, &err) != 0) {
+        cs_log_error("%s", err.msg);
+        goto err_stop_local;
+    }
+    srv->sources[0] = (struct cs_identity_source){cs_local_listen_identify_cb, &srv->local};
+    srv->sources[1] = (struct cs_identity_source){cs_auth_identify_cb, &srv->auth};
     if (c->insecure_tcp && c->listen != NULL)
         cs_log_warn("--insecure-tcp: %s serves without TLS or authentication; anyone who "
                     "reaches it is admin and can run any command as cschedd's user",
                     c->listen);
     struct cs_rpc_listen listen = {
         .tcp_addr = c->listen,
+        .tcp_creds = cs_auth_server_credentials(&srv->auth),
         .insecure_tcp = c->insecure_tcp,
-        .sources = &srv->local_source,
-        .n_sources = 1,
+        .sources = srv->sources,
+        .n_sources = CS_ARRAY_LEN(srv->sources),
     };
     srv->rpc = cs_rpc_server_new(srv->loop, &listen, cs_api_methods, cs_api_n_methods, &srv->sched);
+    if (listen.tcp_creds != NULL)
+        grpc_server_credentials_release(listen.tcp_creds);
     if (srv->rpc == NULL || cs_rpc_server_port(srv->rpc) == 0) {
         cs_log_error("cannot listen on %s", c->listen != NULL ? c->listen : c->socket_path);
         goto err_stop_local;
@@ -363,6 +375,7 @@ static void release(struct server *srv)
     if (rc != 0)
         cs_log_warn("uv_loop_close: %s (handles still open)", uv_strerror(rc));
     grpc_shutdown_blocking();
+    cs_auth_free(&srv->auth);
     cs_log_info("stopped");
 }
 

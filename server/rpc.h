@@ -16,12 +16,14 @@
 #define CS_RPC_H
 
 #include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
 
 #include "identity.h"
+#include "util.h"
 
 struct cs_call;
 struct cs_rpc_server;
@@ -53,17 +55,23 @@ struct cs_stream_ops {
 /* Who a call comes from. Asked per call, in order, before its request is
  * unpacked: identify_cb fills who for a call from peer (gRPC's peer string,
  * e.g. "fd:7" or "ipv4:127.0.0.1:40000"; metadata: the call's request
- * headers, borrowed) and returns 0, or -ENOENT when it does not know the
- * caller. Loop thread; must not block. */
+ * headers, borrowed) and returns 0; -ENOENT when the caller is not its to
+ * know; or -EPERM with err saying why, when the caller offered credentials
+ * that do not hold (the call is then UNAUTHENTICATED, unless its method is
+ * open to all). Loop thread; must not block. */
 struct cs_identity_source {
     int (*identify_cb)(void *ctx, grpc_call *call, const char *peer,
-                       const grpc_metadata_array *metadata, struct cs_identity *who);
+                       const grpc_metadata_array *metadata, struct cs_identity *who,
+                       struct cs_err *err);
     void *ctx;
 };
 
 /* Where and how the server listens (all borrowed for the server's life). */
 struct cs_rpc_listen {
     const char *tcp_addr; /* "host:port" (port 0 picks one); NULL: no TCP port */
+    /* TLS, used only while binding (the caller may release it after
+     * cs_rpc_server_new); NULL: plaintext, for insecure_tcp. */
+    grpc_server_credentials *tcp_creds;
     /* TCP without TLS or authentication: a TCP peer no source knows is
      * admin, named "insecure-tcp:<peer>". */
     bool insecure_tcp;

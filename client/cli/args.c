@@ -99,6 +99,10 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
 {
     const char *v;
 
+    int rc = cs_cli_security_flag(cli, argc, argv, i, err, errlen);
+
+    if (rc != 0)
+        return rc;
     if (strcmp(argv[*i], "--wait-for-ready") == 0) {
         cli->wait_for_ready = true;
         return 1;

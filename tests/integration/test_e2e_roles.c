@@ -325,7 +325,9 @@ static void test_e2e_roles_every_method(void **state)
                              msg);
                 continue;
             }
-            (void)snprintf(want, sizeof(want), "%s needs role %s; unix:uid=%u has %s",
+            (void)snprintf(want, sizeof(want),
+                           "%s needs role %s; unix:uid=%u has %s (roles of local users: "
+                           "--admin-group, --operator-group, --viewer-group)",
                            methods[i].method, role_names[methods[i].needs], (unsigned)p->uid,
                            role_names[p->role]);
             if (code != GRPC_STATUS_PERMISSION_DENIED || strcmp(msg, want) != 0)

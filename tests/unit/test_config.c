@@ -16,10 +16,11 @@
 #include "config.h"
 
 static const char *const env_names[] = {
-    "CSCHED_LISTEN",      "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR",   "CSCHED_MAX_RUNNING",
-    "CSCHED_LOG_LEVEL",   "CSCHED_MINDER",       "CSCHED_NICE",        "CSCHED_RETENTION_DAYS",
-    "CSCHED_SOCKET",      "CSCHED_INSECURE_TCP", "CSCHED_ADMIN_GROUP", "CSCHED_OPERATOR_GROUP",
-    "CSCHED_VIEWER_GROUP"};
+    "CSCHED_LISTEN",           "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR",   "CSCHED_MAX_RUNNING",
+    "CSCHED_LOG_LEVEL",        "CSCHED_MINDER",       "CSCHED_NICE",        "CSCHED_RETENTION_DAYS",
+    "CSCHED_SOCKET",           "CSCHED_INSECURE_TCP", "CSCHED_ADMIN_GROUP", "CSCHED_OPERATOR_GROUP",
+    "CSCHED_VIEWER_GROUP",     "CSCHED_TLS_CERT",     "CSCHED_TLS_KEY",     "CSCHED_TLS_CLIENT_CA",
+    "CSCHED_TLS_CLIENT_ROLES", "CSCHED_TOKENS_FILE"};
 
 static int clear_env(void **state)
 {
@@ -413,9 +414,11 @@ static void test_config_tcp_needs_insecure_flag(void **state)
 static void test_config_missing_value_names_flag(void **state)
 {
     static const char *const flags[] = {
-        "--listen",      "--database-url",   "--state-dir",   "--max-running",    "--ready-file",
-        "--minder",      "--log-level",      "--nice",        "--retention-days", "--socket",
-        "--admin-group", "--operator-group", "--viewer-group"};
+        "--listen",           "--database-url", "--state-dir",   "--max-running",
+        "--ready-file",       "--minder",       "--log-level",   "--nice",
+        "--retention-days",   "--socket",       "--admin-group", "--operator-group",
+        "--viewer-group",     "--tls-cert",     "--tls-key",     "--tls-client-ca",
+        "--tls-client-roles", "--tokens-file"};
     struct cs_config c;
     struct cs_err err;
 
@@ -423,6 +426,41 @@ static void test_config_missing_value_names_flag(void **state)
         int rc = parse(&c, &err, flags[i], NULL);
         assert_rejected(rc, err, flags[i]);
     }
+}
+
+/* The TLS files from flags and variables; each file needs what it rests on. */
+static void test_config_tls(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+    int rc;
+
+    assert_int_equal(setenv("CSCHED_TOKENS_FILE", "/etc/t", 1), 0);
+    assert_int_equal(parse(&c, &err, "--listen", ":1", "--tls-cert", "/c", "--tls-key", "/k",
+                           "--tls-client-ca", "/ca", "--tls-client-roles", "/r", NULL),
+                     0);
+    assert_str_or_null(c.auth.tls_cert, "/c");
+    assert_str_or_null(c.auth.tls_key, "/k");
+    assert_str_or_null(c.auth.tls_client_ca, "/ca");
+    assert_str_or_null(c.auth.client_roles, "/r");
+    assert_str_or_null(c.auth.tokens, "/etc/t");
+    rc = parse(&c, &err, "--tls-cert", "/c", NULL);
+    assert_rejected(rc, err, "--tls-key");
+    rc = parse(&c, &err, NULL);
+    assert_rejected(rc, err, "--tokens-file");
+    assert_int_equal(unsetenv("CSCHED_TOKENS_FILE"), 0);
+    rc = parse(&c, &err, "--tls-client-ca", "/ca", NULL);
+    assert_rejected(rc, err, "--tls-cert");
+    rc = parse(&c, &err, "--tls-cert", "/c", "--tls-key", "/k", "--tls-client-roles", "/r", NULL);
+    assert_rejected(rc, err, "--tls-client-ca");
+    /* TLS is for the TCP listener, and it is not plaintext. */
+    rc = parse(&c, &err, "--tls-cert", "/c", "--tls-key", "/k", NULL);
+    assert_rejected(rc, err, "--listen");
+    rc = parse(&c, &err, "--listen", ":1", "--insecure-tcp", "--tls-cert", "/c", "--tls-key", "/k",
+               NULL);
+    assert_rejected(rc, err, "--insecure-tcp");
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_null(c.auth.tls_cert);
 }
 
 int main(void)
@@ -444,6 +482,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_missing_value_names_flag, clear_env),
         cmocka_unit_test_setup(test_config_socket_and_groups, clear_env),
         cmocka_unit_test_setup(test_config_tcp_needs_insecure_flag, clear_env),
+        cmocka_unit_test_setup(test_config_tls, clear_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
