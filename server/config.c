@@ -17,7 +17,8 @@ enum {
     OPT_MINDER,
     OPT_LOG_LEVEL,
     OPT_NICE,
-    OPT_RETENTION_DAYS
+    OPT_RETENTION_DAYS,
+    OPT_JOB_USER
 };
 
 static const struct option options[] = {
@@ -30,6 +31,7 @@ static const struct option options[] = {
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"nice", required_argument, NULL, OPT_NICE},
     {"retention-days", required_argument, NULL, OPT_RETENTION_DAYS},
+    {"job-user", required_argument, NULL, OPT_JOB_USER},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -57,7 +59,10 @@ void cs_config_usage(const char *prog)
             "                                                             [CSCHED_NICE]\n"
             "  --retention-days N      remove the directories (output) of attempts that\n"
             "                          ended over N days ago; 0 keeps them (default %d)\n"
-            "                                                     [CSCHED_RETENTION_DAYS]\n",
+            "                                                     [CSCHED_RETENTION_DAYS]\n"
+            "  --job-user NAME         as root, who a job without run_as_user runs as\n"
+            "                          (default: csched-job if it exists, else nobody)\n"
+            "                                                           [CSCHED_JOB_USER]\n",
             prog, CS_DEFAULT_MAX_RUNNING, CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
 }
 
@@ -152,6 +157,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
         case OPT_RETENTION_DAYS:
             raw->retention = (struct raw){optarg, "--retention-days"};
             break;
+        case OPT_JOB_USER:
+            c->job_user = optarg[0] != '\0' ? optarg : NULL;
+            break;
         case 'h':
             c->help = true;
             return 0;
@@ -201,6 +209,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     c->listen = env_or("CSCHED_LISTEN", CS_DEFAULT_LISTEN);
     c->database_url = env_or("CSCHED_DATABASE_URL", NULL);
     c->minder_path = env_or("CSCHED_MINDER", NULL);
+    c->job_user = env_or("CSCHED_JOB_USER", NULL);
     struct raw_settings raw = {
         .state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR),
         .max_running = from_env("CSCHED_MAX_RUNNING", NULL),

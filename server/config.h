@@ -28,13 +28,14 @@ struct cs_config {
     enum cs_log_level log_level;
     int nice;                /* of cschedd's session; 0: left as it is */
     uint32_t retention_days; /* of ended attempts' directories; 0: forever */
+    const char *job_user;    /* as root, for jobs without run_as_user; NULL: runas.h's */
     bool help;
 };
 
 /* Fills config from argv and the environment (CSCHED_LISTEN,
  * CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
- * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS). Strings point into argv or environ. 0 or
- * -EINVAL with err naming the flag. */
+ * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS, CSCHED_JOB_USER). Strings point into argv or
+ * environ. 0 or -EINVAL with err naming the flag. */
 int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
 void cs_config_usage(const char *prog);
 

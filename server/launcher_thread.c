@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "minder_contract.h"
+#include "runas.h"
 #include "util.h"
 
 /* Launches taken off the queue at once: their directories are made one by
@@ -98,6 +100,52 @@ static int make_dir(struct cs_launch *launch)
                    strerror(errno),
                    errno == EEXIST ? " (an attempt directory is never used twice)" : "");
     return launch->err;
+}
+
+/* Resolves who the command runs as (NSS, here rather than on the loop) and
+ * hands the ids to the minder (-u, -G, -S) with HOME, USER and LOGNAME in
+ * the command's env. Another user's command working in the attempt's
+ * directory gets DIR/work, its own, to write in, while DIR itself (the note,
+ * the logs, the start record) stays cschedd's, mode 0711: the command can
+ * pass through but not list, create, rename or replace anything there, so
+ * it cannot forge its note or plant a link for the minder to write through.
+ * Returns 0, a negative errno (the message set), or -EMFILE or -ENFILE when
+ * a lookup ran out of fds (nothing set: it is tried again). */
+static int prepare_user(struct cs_launch *launch)
+{
+    struct cs_runas r;
+    struct cs_err err;
+    char work[4096];
+    int rc =
+        cs_runas_resolve(launch->run_as_user, launch->run_as_group, launch->default_user, &r, &err);
+    if (rc != 0 && !out_of_fds(-rc)) {
+        launch->err = rc;
+        (void)snprintf(launch->message, sizeof(launch->message), "%s", err.msg);
+    }
+    if (rc != 0)
+        return rc;
+    if (!r.drop)
+        goto out_clear;
+    struct cs_minder_creds creds = {
+        .uid = r.uid, .gid = r.gid, .groups = r.groups, .n_groups = r.n_groups};
+    if (launch->own_workdir) {
+        (void)snprintf(work, sizeof(work), "%s/%s", launch->dir, CS_ATTEMPT_WORK_DIR);
+        if (chmod(launch->dir, 0711) != 0 || mkdir(work, 0700) != 0 ||
+            chown(work, r.uid, r.gid) != 0) {
+            rc = launch->err = -errno;
+            (void)snprintf(launch->message, sizeof(launch->message),
+                           "making %.160s for uid %u failed: %s", work, (unsigned)r.uid,
+                           strerror(errno));
+            goto out_clear;
+        }
+    }
+    /* Out of memory: the server aborts, as cs_xmalloc does. */
+    CS_ASSERT(cs_minder_argv_add_creds(&launch->argv, &creds) == 0);
+    cs_runas_set_env(&launch->envp, &r);
+
+out_clear:
+    cs_runas_clear(&r);
+    return rc;
 }
 
 /* Syncs the folder that holds the attempt directories, so that each one made
@@ -193,6 +241,16 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
 {
     int rc = 0;
 
+    if (!launch->user_ready) {
+        reserve_release(r); /* NSS opens files */
+        rc = -prepare_user(launch);
+        if (rc != 0) {
+            if (!out_of_fds(rc))
+                rc = 0; /* failed, the message set */
+            goto out_take;
+        }
+        launch->user_ready = true;
+    }
     if (launch->pid <= 0) {
         reserve_release(r);
         rc = spawn_minder(l->minder_path, launch);
