@@ -4,8 +4,9 @@
 #   deploy/install-deps.sh            everything to build, test and run csched
 #   deploy/install-deps.sh --runtime  only what the installed programs need
 #
-# Idempotent: when every package is already installed it changes nothing and
-# needs no network. Run as root (or with sudo on PATH).
+# Also adds the system user csched-job (jobs' default user under a root
+# cschedd). Idempotent: when every package is already installed and the user
+# exists it changes nothing and needs no network. Run as root (or with sudo on PATH).
 set -euo pipefail
 
 # clang and libclang-rt-14-dev (libFuzzer's and the sanitizers' runtimes for
@@ -37,7 +38,7 @@ case "${1:-}" in
 "") ;;
 --runtime) packages=("${RUNTIME_PACKAGES[@]}") ;;
 -h | --help)
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 *) die "unknown argument '$1' (expected --runtime or nothing)" ;;
@@ -45,6 +46,16 @@ esac
 
 [ -r /etc/debian_version ] || die "this script is for Debian 12; /etc/debian_version is missing"
 command -v dpkg-query >/dev/null || die "dpkg-query not found; this script is for Debian 12"
+
+# The user that jobs naming no run_as_user run as under a root cschedd
+# (docs/security.md): a system user with no login shell and no home.
+if ! getent passwd csched-job >/dev/null; then
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    echo "install-deps: adding the system user csched-job"
+    "${as_root[@]}" useradd --system --user-group --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin csched-job || die "useradd csched-job failed"
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do
