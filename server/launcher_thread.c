@@ -104,11 +104,11 @@ static int make_dir(struct cs_launch *launch)
 
 /* Resolves who the command runs as (NSS, here rather than on the loop) and
  * hands the ids to the minder (-u, -G, -S) with HOME, USER and LOGNAME in
- * the command's env. Another user's command working in the attempt's
- * directory gets DIR/work, its own, to write in, while DIR itself (the note,
- * the logs, the start record) stays cschedd's, mode 0711: the command can
- * pass through but not list, create, rename or replace anything there, so
- * it cannot forge its note or plant a link for the minder to write through.
+ * the command's env. A command working in the attempt's directory gets
+ * DIR/work, its user's, to write in (the minder enters it before the drop),
+ * while DIR itself (the note, the logs, the start record) stays cschedd's,
+ * mode 0700: the command can neither forge its note nor plant a link there
+ * for the minder to write through.
  * Returns 0, a negative errno (the message set), or -EMFILE or -ENFILE when
  * a lookup ran out of fds (nothing set: it is tried again). */
 static int prepare_user(struct cs_launch *launch)
@@ -130,8 +130,7 @@ static int prepare_user(struct cs_launch *launch)
         .uid = r.uid, .gid = r.gid, .groups = r.groups, .n_groups = r.n_groups};
     if (launch->own_workdir) {
         (void)snprintf(work, sizeof(work), "%s/%s", launch->dir, CS_ATTEMPT_WORK_DIR);
-        if (chmod(launch->dir, 0711) != 0 || mkdir(work, 0700) != 0 ||
-            chown(work, r.uid, r.gid) != 0) {
+        if (mkdir(work, 0700) != 0 || chown(work, r.uid, r.gid) != 0) {
             rc = launch->err = -errno;
             (void)snprintf(launch->message, sizeof(launch->message),
                            "making %.160s for uid %u failed: %s", work, (unsigned)r.uid,

@@ -94,7 +94,7 @@ static void test_e2e_runas_nobody(void **state)
     const char *state_dir = cs_testd_state_dir(e->d);
     snprintf(path, sizeof(path), "%s/attempts/%lld-1", state_dir, (long long)run->id);
     owner_mode(path, got, sizeof(got));
-    assert_string_equal(got, "0 711");
+    assert_string_equal(got, "0 700");
     snprintf(path, sizeof(path), "%s/attempts/%lld-1/work", state_dir, (long long)run->id);
     owner_mode(path, got, sizeof(got));
     snprintf(want, sizeof(want), "%u 700", (unsigned)pw->pw_uid);
