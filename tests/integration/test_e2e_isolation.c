@@ -128,6 +128,27 @@ static void assert_no_trust(const char *state_dir)
     fclose(f);
 }
 
+/* A job (the default job user) cannot connect to the embedded database
+ * under dir (why, when given, is in its output); the test (root) connects
+ * only with the password; pg_hba.conf trusts no one. */
+static void assert_db_closed(struct cs_e2e *e, const char *dir, const char *why)
+{
+    char psql[PATH_MAX + 128];
+    Csched__V1__Run *run;
+
+    psql_command(psql, sizeof(psql), dir);
+    char *out = run_output(e, "", psql, &run);
+    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
+    assert_null(strstr(out, "connected"));
+    if (why != NULL)
+        assert_non_null(strstr(out, why));
+    free(out);
+    csched__v1__run__free_unpacked(run, NULL);
+    assert_no_trust(dir);
+    assert_false(connects(dir, NULL));
+    assert_true(connects(dir, read_password(dir)));
+}
+
 /* A root cschedd's embedded database: a job (the default job user) cannot
  * reach its socket; cschedd itself works; only the password lets in. Then a
  * state dir as an older cschedd left it (a trust pg_hba.conf, no password
@@ -135,22 +156,12 @@ static void assert_no_trust(const char *state_dir)
 static void test_e2e_isolation_embedded_and_upgrade(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/cs-iso-XXXXXX", psql[PATH_MAX + 128];
+    char dir[] = "/tmp/cs-iso-XXXXXX";
     struct cs_e2e e;
-    Csched__V1__Run *run;
 
     assert_non_null(mkdtemp(dir));
     assert_int_equal(start(&e, dir), 0);
-    psql_command(psql, sizeof(psql), dir);
-    char *out = run_output(&e, "", psql, &run);
-    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
-    assert_null(strstr(out, "connected"));
-    assert_non_null(strstr(out, "Permission denied"));
-    free(out);
-    csched__v1__run__free_unpacked(run, NULL);
-    assert_no_trust(dir);
-    assert_false(connects(dir, NULL));
-    assert_true(connects(dir, read_password(dir)));
+    assert_db_closed(&e, dir, "Permission denied");
     stop(&e);
 
     /* What a cschedd from before passwords left behind. */
@@ -164,14 +175,7 @@ static void test_e2e_isolation_embedded_and_upgrade(void **state)
     assert_int_equal(unlink(path), 0);
 
     assert_int_equal(start(&e, dir), 0);
-    out = run_output(&e, "", psql, &run);
-    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
-    assert_null(strstr(out, "connected"));
-    free(out);
-    csched__v1__run__free_unpacked(run, NULL);
-    assert_no_trust(dir);
-    assert_false(connects(dir, NULL));
-    assert_true(connects(dir, read_password(dir)));
+    assert_db_closed(&e, dir, "Permission denied");
     stop(&e);
     assert_int_equal(cs_test_rmtree(dir), 0);
 }

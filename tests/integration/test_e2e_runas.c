@@ -50,6 +50,19 @@ static char *stdout_of(struct cs_e2e *e, int64_t run_id)
     return cs_e2e_read_logs(e, run_id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
 }
 
+/* Runs job once (name from prefix): it must succeed and print want. */
+static void expect_stdout(struct cs_e2e *e, Csched__V1__Job *job, const char *prefix,
+                          const char *want)
+{
+    char name[64];
+    Csched__V1__Run *run = run_job(e, job, prefix, name, sizeof(name));
+    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    char *out = stdout_of(e, run->id);
+    assert_string_equal(out, want);
+    free(out);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
 /* The file's owner and permission bits, as "UID MODE" (octal). */
 static void owner_mode(const char *path, char *buf, size_t cap)
 {
@@ -121,29 +134,18 @@ static void test_e2e_runas_group_and_numbers(void **state)
 {
     struct cs_e2e *e = *state;
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
-    char name[64];
+    char want[64];
 
     job.run_as_user = "nobody";
     job.run_as_group = "12345";
     job.shell = "id -u; id -g; id -G";
-    Csched__V1__Run *run = run_job(e, &job, "group", name, sizeof(name));
-    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
-    char want[64];
     snprintf(want, sizeof(want), "%u\n12345\n12345\n", (unsigned)getpwnam("nobody")->pw_uid);
-    char *out = stdout_of(e, run->id);
-    assert_string_equal(out, want);
-    free(out);
-    csched__v1__run__free_unpacked(run, NULL);
+    expect_stdout(e, &job, "group", want);
 
     job.run_as_user = "54321";
     job.run_as_group = "54322";
     job.shell = "id -u; id -g; echo \"$HOME $USER\"";
-    run = run_job(e, &job, "numbers", name, sizeof(name));
-    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
-    out = stdout_of(e, run->id);
-    assert_string_equal(out, "54321\n54322\n/ 54321\n");
-    free(out);
-    csched__v1__run__free_unpacked(run, NULL);
+    expect_stdout(e, &job, "numbers", "54321\n54322\n/ 54321\n");
 }
 
 /* No run_as_user: the default job user (csched-job where it exists, else
@@ -152,29 +154,20 @@ static void test_e2e_runas_default_and_root(void **state)
 {
     struct cs_e2e *e = *state;
     struct passwd *pw = getpwnam("csched-job");
-    char name[64], want[32];
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    char want[32];
 
     if (pw == NULL)
         pw = getpwnam("nobody");
     assert_non_null(pw);
-    snprintf(want, sizeof(want), "%u\n", (unsigned)pw->pw_uid);
     assert_int_not_equal(pw->pw_uid, 0);
-    Csched__V1__Run *run = run_shell(e, "default", "id -u");
-    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
-    char *out = stdout_of(e, run->id);
-    assert_string_equal(out, want);
-    free(out);
-    csched__v1__run__free_unpacked(run, NULL);
+    snprintf(want, sizeof(want), "%u\n", (unsigned)pw->pw_uid);
+    job.shell = "id -u";
+    expect_stdout(e, &job, "default", want);
 
-    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
     job.run_as_user = "root";
     job.shell = "id -u; id -g; touch written-as-root && stat -c %u written-as-root";
-    run = run_job(e, &job, "root", name, sizeof(name));
-    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
-    out = stdout_of(e, run->id);
-    assert_string_equal(out, "0\n0\n0\n");
-    free(out);
-    csched__v1__run__free_unpacked(run, NULL);
+    expect_stdout(e, &job, "root", "0\n0\n0\n");
 }
 
 /* A user or group that does not exist is refused, naming the field, by
