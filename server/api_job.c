@@ -120,7 +120,7 @@ static void change_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     }
     struct job_change *c = cs_xmalloc(sizeof(*c));
     *c = (struct job_change){call, s, job, expected_version, change};
-    cs_runas_check(s->loop, job->run_as_user, job->run_as_group, runas_checked_cb, c);
+    cs_runas_check(s->loop, job->run_as_user, job->run_as_group, s->job_user, runas_checked_cb, c);
 }
 
 void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)

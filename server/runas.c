@@ -17,7 +17,7 @@ static void checked_cb(uv_work_t *work, int status)
     free(p);
 }
 
-void cs_runas_check(uv_loop_t *loop, const char *user, const char *group,
+void cs_runas_check(uv_loop_t *loop, const char *user, const char *group, const char *default_user,
                     cs_runas_checked_cb done_cb, void *arg)
 {
     CS_ASSERT_LOOP();
@@ -25,6 +25,7 @@ void cs_runas_check(uv_loop_t *loop, const char *user, const char *group,
     p->work.data = p;
     p->user = cs_xstrdup(user);
     p->group = cs_xstrdup(group);
+    p->default_user = default_user;
     p->done_cb = done_cb;
     p->arg = arg;
     /* Only an invalid argument fails. */

@@ -54,16 +54,17 @@ void cs_runas_set_env(char ***envp, const struct cs_runas *r);
  * run as asked. */
 typedef void (*cs_runas_checked_cb)(void *arg, const struct cs_err *err);
 
-/* Loop thread: checks user and group (copied) with cs_runas_resolve on
- * libuv's pool, then calls done_cb on the loop. Field names in messages are
- * job.run_as_user and job.run_as_group. */
-void cs_runas_check(uv_loop_t *loop, const char *user, const char *group,
+/* Loop thread: checks user and group (copied; default_user borrowed until
+ * done_cb) with cs_runas_resolve on libuv's pool, then calls done_cb on the
+ * loop. Field names in messages are job.run_as_user and job.run_as_group. */
+void cs_runas_check(uv_loop_t *loop, const char *user, const char *group, const char *default_user,
                     cs_runas_checked_cb done_cb, void *arg);
 
 /* One check, made on the loop and run on the pool (runas_work.c). */
 struct cs_runas_probe {
     uv_work_t work; /* work.data: this probe */
     char *user, *group;
+    const char *default_user;
     struct cs_err err;
     cs_runas_checked_cb done_cb;
     void *arg;

@@ -214,6 +214,6 @@ void cs_runas_check_work(uv_work_t *work)
     /* As root the empty user is the default one, resolved at each start. */
     if (geteuid() == 0 && p->user[0] == '\0' && p->group[0] == '\0')
         return;
-    if (cs_runas_resolve(p->user, p->group, NULL, &r, &p->err) == 0)
+    if (cs_runas_resolve(p->user, p->group, p->default_user, &r, &p->err) == 0)
         cs_runas_clear(&r);
 }

@@ -16,8 +16,9 @@
 #include "config.h"
 
 static const char *const env_names[] = {
-    "CSCHED_LISTEN",    "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR", "CSCHED_MAX_RUNNING",
-    "CSCHED_LOG_LEVEL", "CSCHED_MINDER",       "CSCHED_NICE",      "CSCHED_RETENTION_DAYS"};
+    "CSCHED_LISTEN",      "CSCHED_DATABASE_URL",   "CSCHED_STATE_DIR",
+    "CSCHED_MAX_RUNNING", "CSCHED_LOG_LEVEL",      "CSCHED_MINDER",
+    "CSCHED_NICE",        "CSCHED_RETENTION_DAYS", "CSCHED_JOB_USER"};
 
 static int clear_env(void **state)
 {
@@ -79,6 +80,7 @@ static void test_config_defaults(void **state)
     assert_int_equal(c.log_level, CS_LOG_INFO);
     assert_int_equal(c.nice, CS_DEFAULT_NICE);
     assert_int_equal(c.retention_days, CS_DEFAULT_RETENTION_DAYS);
+    assert_str_or_null(c.job_user, NULL);
     assert_false(c.help);
 }
 
@@ -91,7 +93,7 @@ static void test_config_flags(void **state)
                            "postgresql:///csched", "--state-dir", "/srv/csched", "--max-running",
                            "12", "--ready-file", "/run/csched.ready", "--minder",
                            "/opt/csched-minder", "--log-level", "debug", "--nice", "-3",
-                           "--retention-days", "7", NULL),
+                           "--retention-days", "7", "--job-user", "builder", NULL),
                      0);
     assert_str_or_null(c.listen, "0.0.0.0:7000");
     assert_str_or_null(c.database_url, "postgresql:///csched");
@@ -102,6 +104,7 @@ static void test_config_flags(void **state)
     assert_int_equal(c.log_level, CS_LOG_DEBUG);
     assert_int_equal(c.nice, -3);
     assert_int_equal(c.retention_days, 7);
+    assert_str_or_null(c.job_user, "builder");
     assert_false(c.help);
 
     /* --flag=value works as well, and the last of a repeated flag wins. */
@@ -174,7 +177,9 @@ static void test_config_env(void **state)
     setenv("CSCHED_MINDER", "/usr/libexec/csched-minder", 1);
     setenv("CSCHED_NICE", "-15", 1);
     setenv("CSCHED_RETENTION_DAYS", "0", 1);
+    setenv("CSCHED_JOB_USER", "65534", 1);
     assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_str_or_null(c.job_user, "65534");
     assert_str_or_null(c.listen, "127.0.0.1:6000");
     assert_str_or_null(c.database_url, "host=/tmp dbname=cs");
     assert_str_or_null(c.state_dir, "/var/tmp/cs");
@@ -356,9 +361,9 @@ static void test_config_unknown_and_extra(void **state)
  * missing. */
 static void test_config_missing_value_names_flag(void **state)
 {
-    static const char *const flags[] = {"--listen",      "--database-url", "--state-dir",
-                                        "--max-running", "--ready-file",   "--minder",
-                                        "--log-level",   "--nice",         "--retention-days"};
+    static const char *const flags[] = {
+        "--listen", "--database-url", "--state-dir", "--max-running",    "--ready-file",
+        "--minder", "--log-level",    "--nice",      "--retention-days", "--job-user"};
     struct cs_config c;
     struct cs_err err;
 
