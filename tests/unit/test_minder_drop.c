@@ -1,17 +1,27 @@
 /* Unit tests of the minder's privilege drop: the order of its calls, that
  * each failure stops it and is named, and that a root that could be taken
- * back is refused. A fake table of calls records what the drop did. */
+ * back is refused, through a fake table of calls that records what the drop
+ * did; and the real csched-minder, run without the privilege to drop to
+ * root's groups, ending the attempt start_failed with the step named and
+ * the command not run. */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
 #include "minder_drop.h"
+#include "note.h"
 
 /* What the fake calls saw, and which one fails. */
 static char calls[128];
@@ -130,6 +140,52 @@ static void test_drop_to_root(void **state)
     assert_string_equal(calls, "setgroups(none) setgid setuid ");
 }
 
+/* The real minder, as nobody (dropping there first when run as root),
+ * asked to run its command as root: setgroups fails with EPERM, and the
+ * note says so; the marker the command would make is not there. */
+static void test_drop_real_minder_refused(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_minder_drop.XXXXXX", marker[64], cmd[128];
+    struct passwd *pw = getpwnam("nobody");
+    struct cs_note note;
+    int wstatus;
+
+    assert_non_null(mkdtemp(dir));
+    if (geteuid() == 0) {
+        assert_non_null(pw);
+        assert_int_equal(chown(dir, pw->pw_uid, pw->pw_gid), 0);
+    }
+    snprintf(marker, sizeof(marker), "%s/ran", dir);
+    snprintf(cmd, sizeof(cmd), "touch %s", marker);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 &&
+            (setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0))
+            _exit(98);
+        execl(CS_MINDER_PATH, "csched-minder", "-d", dir, "-u", "0", "-G", "0", "-S", "0", "-C",
+              "/", "--", "/bin/sh", "-c", cmd, (char *)NULL);
+        _exit(99);
+    }
+    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+    assert_true(WIFEXITED(wstatus));
+    assert_int_equal(WEXITSTATUS(wstatus), 0);
+    assert_int_equal(cs_note_read(dir, &note), 0);
+    assert_int_equal(note.outcome, CS_NOTE_START_FAILED);
+    assert_int_equal(note.exit_code, 127);
+    assert_string_equal(note.message, "setgroups failed dropping to uid 0 gid 0 (1 groups): "
+                                      "Operation not permitted: the command was not run");
+    assert_int_equal(access(marker, F_OK), -1);
+    static const char *const files[] = {"status", "pid", "stdout", "stderr", "status.tmp", "pgid"};
+    char path[128];
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+        (void)unlink(path); /* not every file is made */
+    }
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +194,7 @@ int main(void)
         cmocka_unit_test_setup(test_drop_each_step_fails, setup),
         cmocka_unit_test_setup(test_drop_root_comes_back, setup),
         cmocka_unit_test_setup(test_drop_to_root, setup),
+        cmocka_unit_test(test_drop_real_minder_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
