@@ -15,13 +15,22 @@
 #define LOOKUP_BUF_FIRST 4096
 #define LOOKUP_BUF_MAX (1 << 20)
 
-static bool all_digits(const char *s)
+/* Whether s is a numeric id: digits only, below 2^32 - 1 (which setuid()
+ * and setgid() take as "leave it"); *id gets it. A name that is all digits
+ * but too big is no id: it is looked up as a name and found nowhere. */
+static bool numeric_id(const char *s, uint32_t *id)
 {
+    uint64_t v = 0;
     if (*s == '\0' || strlen(s) > 10)
         return false;
-    for (; *s != '\0'; s++)
+    for (; *s != '\0'; s++) {
         if (*s < '0' || *s > '9')
             return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (v >= UINT32_MAX)
+        return false;
+    *id = (uint32_t)v;
     return true;
 }
 
@@ -30,11 +39,13 @@ static bool all_digits(const char *s)
 static int lookup_pw(const char *key, struct passwd *pw, char **buf)
 {
     struct passwd *found = NULL;
+    uint32_t id;
+    bool by_id = numeric_id(key, &id);
     int rc = ERANGE;
     for (size_t cap = LOOKUP_BUF_FIRST; rc == ERANGE && cap <= LOOKUP_BUF_MAX; cap *= 2) {
         *buf = cs_xrealloc(*buf, cap);
-        rc = all_digits(key) ? getpwuid_r((uid_t)strtoul(key, NULL, 10), pw, *buf, cap, &found)
-                             : getpwnam_r(key, pw, *buf, cap, &found);
+        rc = by_id ? getpwuid_r((uid_t)id, pw, *buf, cap, &found)
+                   : getpwnam_r(key, pw, *buf, cap, &found);
     }
     return rc != 0 ? -rc : found == NULL ? -ENOENT : 0;
 }
@@ -42,11 +53,13 @@ static int lookup_pw(const char *key, struct passwd *pw, char **buf)
 static int lookup_gr(const char *key, struct group *gr, char **buf)
 {
     struct group *found = NULL;
+    uint32_t id;
+    bool by_id = numeric_id(key, &id);
     int rc = ERANGE;
     for (size_t cap = LOOKUP_BUF_FIRST; rc == ERANGE && cap <= LOOKUP_BUF_MAX; cap *= 2) {
         *buf = cs_xrealloc(*buf, cap);
-        rc = all_digits(key) ? getgrgid_r((gid_t)strtoul(key, NULL, 10), gr, *buf, cap, &found)
-                             : getgrnam_r(key, gr, *buf, cap, &found);
+        rc = by_id ? getgrgid_r((gid_t)id, gr, *buf, cap, &found)
+                   : getgrnam_r(key, gr, *buf, cap, &found);
     }
     return rc != 0 ? -rc : found == NULL ? -ENOENT : 0;
 }
@@ -104,28 +117,50 @@ static int check_self(const char *user, uid_t uid, const char *group, gid_t gid,
 }
 
 /* Finds the user: a name, or a number (with no entry allowed when a group
- * is given, as then nothing else is needed). 0 or -EINVAL. */
+ * is given, as then nothing else is needed; *uid gets it). 0 or -EINVAL. */
 static int find_user(const char *who, const char *field, bool need_entry, struct passwd *pw,
-                     char **buf, bool *have_pw, struct cs_err *err)
+                     char **buf, bool *have_pw, uint32_t *uid, struct cs_err *err)
 {
     int rc = lookup_pw(who, pw, buf);
     *have_pw = rc == 0;
-    if (rc == 0 || (rc == -ENOENT && all_digits(who) && !need_entry))
+    if (rc == 0 || (rc == -ENOENT && numeric_id(who, uid) && !need_entry))
         return 0;
     if (rc == -ENOENT)
         return cs_err_set(err, -EINVAL, "%s \"%.64s\": no such user%s", field, who,
-                          all_digits(who) ? " (a numeric id without one needs run_as_group)" : "");
+                          numeric_id(who, uid) ? " (a numeric id without one needs run_as_group)"
+                                               : "");
     /* Out of fds is the caller's to retry; anything else, the user's. */
     return cs_err_set(err, rc == -EMFILE || rc == -ENFILE ? rc : -EINVAL,
                       "%s \"%.64s\": the user lookup failed: %s", field, who, strerror(-rc));
+}
+
+/* The group's id: a name, or a number (with or without an entry). 0 or
+ * -EINVAL, or -EMFILE/-ENFILE (err set). */
+static int find_group(const char *group, gid_t *gid, struct cs_err *err)
+{
+    struct group gr;
+    char *buf = NULL;
+    uint32_t id;
+    int rc = lookup_gr(group, &gr, &buf);
+    if (rc == 0) {
+        *gid = gr.gr_gid;
+    } else if (rc == -ENOENT && numeric_id(group, &id)) {
+        *gid = (gid_t)id;
+        rc = 0;
+    } else {
+        rc = cs_err_set(err, rc == -EMFILE || rc == -ENFILE ? rc : -EINVAL,
+                        "job.run_as_group \"%.64s\": %s", group,
+                        rc == -ENOENT ? "no such group" : strerror(-rc));
+    }
+    free(buf);
+    return rc;
 }
 
 int cs_runas_resolve(const char *user, const char *group, const char *default_user,
                      struct cs_runas *out, struct cs_err *err)
 {
     struct passwd pw;
-    struct group gr;
-    char *pw_buf = NULL, *gr_buf = NULL;
+    char *pw_buf = NULL;
     bool root = geteuid() == 0, have_pw = false;
     const char *who = user, *field = "job.run_as_user";
     int rc = 0;
@@ -137,21 +172,18 @@ int cs_runas_resolve(const char *user, const char *group, const char *default_us
         if (default_user == NULL && lookup_pw(who, &pw, &pw_buf) == -ENOENT)
             who = CS_RUNAS_FALLBACK_USER;
     }
+    uint32_t number = 0;
     if (who[0] != '\0')
-        rc = find_user(who, field, group[0] == '\0', &pw, &pw_buf, &have_pw, err);
-    uid_t uid = have_pw ? pw.pw_uid : (uid_t)strtoul(who, NULL, 10);
+        rc = find_user(who, field, group[0] == '\0', &pw, &pw_buf, &have_pw, &number, err);
+    uid_t uid = have_pw ? pw.pw_uid : (uid_t)number;
     gid_t gid = have_pw ? pw.pw_gid : getegid();
-    if (rc == 0 && group[0] != '\0') {
-        int grc = lookup_gr(group, &gr, &gr_buf);
-        if (grc == 0)
-            gid = gr.gr_gid;
-        else if (grc == -ENOENT && all_digits(group))
-            gid = (gid_t)strtoul(group, NULL, 10);
-        else
-            rc = cs_err_set(err, grc == -EMFILE || grc == -ENFILE ? grc : -EINVAL,
-                            "job.run_as_group \"%.64s\": %s", group,
-                            grc == -ENOENT ? "no such group" : strerror(-grc));
-    }
+    if (rc == 0 && group[0] != '\0')
+        rc = find_group(group, &gid, err);
+    /* -1 is "leave it" to setuid() and setgid(): never an id to run as,
+     * even from a passwd entry. */
+    if (rc == 0 && (uid == (uid_t)-1 || gid == (gid_t)-1))
+        rc = cs_err_set(err, -EINVAL, "%s: id %u is not one a process can have", field,
+                        (unsigned)-1);
     if (rc == 0 && !root)
         rc = check_self(user, uid, group, gid, err);
     if (rc != 0 || !root)
@@ -171,7 +203,6 @@ int cs_runas_resolve(const char *user, const char *group, const char *default_us
 
 out_free:
     free(pw_buf);
-    free(gr_buf);
     return rc;
 }
 
