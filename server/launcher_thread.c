@@ -190,6 +190,9 @@ static int spawn_minder(const char *minder_path, struct cs_launch *launch)
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    /* Nothing of ours beyond stderr (the log): an fd cschedd inherited
+     * without close-on-exec would otherwise reach every command. */
+    posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
     posix_spawnattr_init(&attr);
     /* Its own session from the first instruction: a signal to our group never reaches it. */
     posix_spawnattr_setflags(&attr,

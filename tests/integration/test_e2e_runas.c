@@ -230,7 +230,8 @@ static void test_e2e_runas_workdir_closed(void **state)
 }
 
 /* cschedd was started with the secrets in its environment; a job sees none
- * of them, under any user. */
+ * of them, under any user, and inherits no fd but stdin, stdout and stderr
+ * (ls's own directory fd is the 3). */
 static void test_e2e_runas_no_secrets_in_env(void **state)
 {
     struct cs_e2e *e = *state;
@@ -240,7 +241,7 @@ static void test_e2e_runas_no_secrets_in_env(void **state)
     for (size_t u = 0; u < CS_E2E_ARRAY_LEN(users); u++) {
         Csched__V1__Job job = CSCHED__V1__JOB__INIT;
         job.run_as_user = (char *)users[u];
-        job.shell = "env";
+        job.shell = "env; ls /proc/self/fd | tr '\\n' ' '";
         Csched__V1__Run *run = run_job(e, &job, "env", name, sizeof(name));
         assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
         char *out = stdout_of(e, run->id);
@@ -248,6 +249,8 @@ static void test_e2e_runas_no_secrets_in_env(void **state)
         assert_null(strstr(out, "secret"));
         assert_null(strstr(out, "\nPG"));
         assert_null(strstr(out, "DATABASE_URL="));
+        if (strstr(out, "\n0 1 2 3 ") == NULL)
+            fail_msg("the command has more fds than 0-2: %s", strrchr(out, '\n'));
         free(out);
         csched__v1__run__free_unpacked(run, NULL);
     }
