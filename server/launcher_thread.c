@@ -167,8 +167,9 @@ static int sync_attempts_dir(const char *attempt_dir)
     return rc;
 }
 
-/* posix_spawn of the minder: stdin and stdout on /dev/null, its own
- * session, a clean signal mask. Returns posix_spawn's error number. */
+/* posix_spawn of the minder: stdin and stdout on /dev/null, no other fd of
+ * ours but stderr, its own session, a clean signal mask. Returns
+ * posix_spawn's error number. */
 static int spawn_minder(const char *minder_path, struct cs_launch *launch)
 {
     posix_spawn_file_actions_t actions;
