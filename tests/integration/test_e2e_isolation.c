@@ -2,11 +2,11 @@
  * embedded PostgreSQL (no --database-url, a temp state dir each): a job
  * cannot connect to that database, though cschedd does; a state dir made
  * when the cluster trusted every local connection is upgraded to password
- * authentication on start; and under a cschedd run as an unprivileged user
- * (nobody, through a wrapper that hands it its dirs and drops to it), a job
- * for another user is refused at CreateJob, and a job under cschedd's own
- * uid can neither read cschedd's environ or fds nor see its secrets, nor
- * connect to the database without the password. Needs root; skips without. */
+ * authentication on start (and --job-user names who jobs run as); and under a cschedd run as an
+ * unprivileged user (nobody, through a wrapper that hands it its dirs and drops to it), a job for
+ * another user is refused at CreateJob, and a job under cschedd's own uid can neither read
+ * cschedd's environ or fds nor see its secrets, nor connect to the database without the password.
+ * Needs root; skips without. */
 #include <errno.h>
 #include <libpq-fe.h>
 #include <limits.h>
@@ -35,10 +35,12 @@
 #define SECRET_NAME "CSCHED_TEST_SECRET"
 #define SECRET "secret-isolation-1"
 
-/* A daemon of the test's own, with its client, as the e2e helpers take. */
-static int start(struct cs_e2e *e, const char *state_dir)
+/* A daemon of the test's own, with its client, as the e2e helpers take.
+ * extra_args: more flags for cschedd, NULL-terminated, or NULL. */
+static int start(struct cs_e2e *e, const char *state_dir, const char *const *extra_args)
 {
-    struct cs_testd_options opts = {.max_running = CS_E2E_MAX_RUNNING, .state_dir = state_dir};
+    struct cs_testd_options opts = {
+        .max_running = CS_E2E_MAX_RUNNING, .state_dir = state_dir, .extra_args = extra_args};
     memset(e, 0, sizeof(*e));
     int rc = cs_testd_start(&opts, &e->d);
     if (rc == 0)
@@ -152,7 +154,7 @@ static void assert_db_closed(struct cs_e2e *e, const char *dir, const char *why)
 /* A root cschedd's embedded database: a job (the default job user) cannot
  * reach its socket; cschedd itself works; only the password lets in. Then a
  * state dir as an older cschedd left it (a trust pg_hba.conf, no password
- * file) is upgraded by the next start. */
+ * file) is upgraded by the next start, which also takes --job-user. */
 static void test_e2e_isolation_embedded_and_upgrade(void **state)
 {
     (void)state;
@@ -160,7 +162,7 @@ static void test_e2e_isolation_embedded_and_upgrade(void **state)
     struct cs_e2e e;
 
     assert_non_null(mkdtemp(dir));
-    assert_int_equal(start(&e, dir), 0);
+    assert_int_equal(start(&e, dir, NULL), 0);
     assert_db_closed(&e, dir, "Permission denied");
     stop(&e);
 
@@ -174,8 +176,17 @@ static void test_e2e_isolation_embedded_and_upgrade(void **state)
     snprintf(path, sizeof(path), "%s/pg/password", dir);
     assert_int_equal(unlink(path), 0);
 
-    assert_int_equal(start(&e, dir), 0);
+    /* Restarted with another default job user, which a job without
+     * run_as_user now runs as. */
+    static const char *const job_user[] = {"--job-user", "daemon", NULL};
+    assert_int_equal(start(&e, dir, job_user), 0);
     assert_db_closed(&e, dir, "Permission denied");
+    Csched__V1__Run *run;
+    char *out = run_output(&e, "", "id -un", &run);
+    assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_string_equal(out, "daemon\n");
+    free(out);
+    csched__v1__run__free_unpacked(run, NULL);
     stop(&e);
     assert_int_equal(cs_test_rmtree(dir), 0);
 }
@@ -238,7 +249,7 @@ static void test_e2e_isolation_unprivileged(void **state)
     assert_int_equal(chmod(bin, 0755), 0);
     write_wrapper(bin, pw);
     setenv("CSCHED_BIN_DIR", bin, 1);
-    int rc = start(&e, NULL);
+    int rc = start(&e, NULL, NULL);
     unsetenv("CSCHED_BIN_DIR");
     assert_int_equal(rc, 0);
     pid_t pid = cs_testd_pid(e.d);
