@@ -5,8 +5,9 @@
 #                                     and the group csched (cschedd's admins)
 #   deploy/install-deps.sh --runtime  only what the installed programs need
 #
-# Idempotent: when every package is already installed it changes nothing and
-# needs no network. Run as root (or with sudo on PATH).
+# Also adds the system user csched-job (jobs' default user under a root
+# cschedd). Idempotent: when every package is already installed and the user
+# exists it changes nothing and needs no network. Run as root (or with sudo on PATH).
 set -euo pipefail
 
 # libssl-dev: libcrypto, which cschedd links for SHA-256 and for checking
@@ -54,6 +55,16 @@ esac
 
 [ -r /etc/debian_version ] || die "this script is for Debian 12; /etc/debian_version is missing"
 command -v dpkg-query >/dev/null || die "dpkg-query not found; this script is for Debian 12"
+
+# The user that jobs naming no run_as_user run as under a root cschedd
+# (docs/security.md): a system user with no login shell and no home.
+if ! getent passwd csched-job >/dev/null; then
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    echo "install-deps: adding the system user csched-job"
+    "${as_root[@]}" useradd --system --user-group --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin csched-job || die "useradd csched-job failed"
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -27,7 +27,8 @@ enum {
     OPT_TLS_KEY,
     OPT_TLS_CLIENT_CA,
     OPT_TLS_CLIENT_ROLES,
-    OPT_TOKENS_FILE
+    OPT_TOKENS_FILE,
+    OPT_JOB_USER
 };
 
 static const struct option options[] = {
@@ -50,6 +51,7 @@ static const struct option options[] = {
     {"tls-client-ca", required_argument, NULL, OPT_TLS_CLIENT_CA},
     {"tls-client-roles", required_argument, NULL, OPT_TLS_CLIENT_ROLES},
     {"tokens-file", required_argument, NULL, OPT_TOKENS_FILE},
+    {"job-user", required_argument, NULL, OPT_JOB_USER},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -96,6 +98,9 @@ void cs_config_usage(const char *prog)
             "                                                     [CSCHED_TLS_CLIENT_ROLES]\n"
             "  --tokens-file FILE      bearer tokens: NAME ROLE SHA256 per line\n"
             "                                                          [CSCHED_TOKENS_FILE]\n"
+            "  --job-user NAME         as root, who a job without run_as_user runs as\n"
+            "                          (default: csched-job if it exists, else nobody)\n"
+            "                                                           [CSCHED_JOB_USER]\n"
             "  SIGHUP rereads the TLS files and the tokens and client-roles files.\n",
             prog, CS_DEFAULT_MAX_RUNNING, CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
 }
@@ -230,6 +235,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
         case OPT_TOKENS_FILE:
             *auth_path(&c->auth, opt) = optarg[0] != '\0' ? optarg : NULL;
             break;
+        case OPT_JOB_USER:
+            c->job_user = optarg[0] != '\0' ? optarg : NULL;
+            break;
         case 'h':
             c->help = true;
             return 0;
@@ -324,6 +332,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .client_roles = env_or("CSCHED_TLS_CLIENT_ROLES", NULL),
         .tokens = env_or("CSCHED_TOKENS_FILE", NULL),
     };
+    c->job_user = env_or("CSCHED_JOB_USER", NULL);
     struct raw_settings raw = {
         .state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR),
         .max_running = from_env("CSCHED_MAX_RUNNING", NULL),

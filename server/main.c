@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -234,6 +235,7 @@ static int sched_init(struct server *srv)
     s->loop = srv->loop;
     s->state_dir = srv->config.state_dir;
     s->minder_path = srv->minder_path;
+    s->job_user = srv->config.job_user;
     s->max_running = srv->config.max_running;
     s->next_run_id = 1;
     s->next_seq = 1;
@@ -421,6 +423,14 @@ int main(int argc, char **argv)
     /* First of all: main's thread runs the loop, and everything below may
      * reach code that asserts it is on the loop thread. */
     cs_loop_thread_mark();
+    /* Before anything secret is read: a process with cschedd's uid (a job
+     * run as that user) must not read its environ, memory or fds through
+     * /proc or ptrace. The launch thread's minders are exec'd and get their
+     * own flag. A failure is only possible on a kernel without prctl. */
+    if (prctl(PR_SET_DUMPABLE, 0) != 0) {
+        fprintf(stderr, "cschedd: prctl(PR_SET_DUMPABLE, 0): %s\n", strerror(errno));
+        return 1;
+    }
     struct server srv;
     memset(&srv, 0, sizeof(srv));
     struct cs_err err = {0};

@@ -40,6 +40,8 @@ fi
 if command -v systemd-analyze >/dev/null; then
     tmp=$(mktemp -d)
     sed 's|^ExecStart=[^ ]*|ExecStart=/bin/true|' deploy/systemd/cschedd.service >"$tmp/cschedd.service"
+    # Its drop-ins beside it, so that they are parsed with it.
+    cp -r deploy/systemd/cschedd.service.d "$tmp/"
     out=$(systemd-analyze verify "$tmp/cschedd.service" 2>&1) || fail "systemd-analyze verify failed"
     if [ -n "$out" ]; then
         echo "$out" >&2

@@ -338,6 +338,14 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
         {"--max-attempts", offsetof(Csched__V1__Job, max_attempts)},
         {"--retry-backoff-ms", offsetof(Csched__V1__Job, retry_backoff_ms)},
     };
+    static const struct {
+        const char *flag, *wants;
+        size_t offset;
+    } strs[] = {
+        {"--workdir", "a directory", offsetof(Csched__V1__Job, working_dir)},
+        {"--run-as-user", "a user name or uid", offsetof(Csched__V1__Job, run_as_user)},
+        {"--run-as-group", "a group name or gid", offsetof(Csched__V1__Job, run_as_group)},
+    };
     const char *v;
 
     if (cs_cli_flag("--env", argc, argv, i, &v)) {
@@ -352,11 +360,13 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
             return bad(err, errlen, "--label takes KEY=VALUE, not '%s'", v ? v : "");
         return 1;
     }
-    if (cs_cli_flag("--workdir", argc, argv, i, &v)) {
-        if (v == NULL)
-            return bad(err, errlen, "--workdir needs a directory");
-        cs_cli_set_string(&job->working_dir, v);
-        return 1;
+    for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
+        if (cs_cli_flag(strs[k].flag, argc, argv, i, &v)) {
+            if (v == NULL)
+                return bad(err, errlen, "%s needs %s", strs[k].flag, strs[k].wants);
+            cs_cli_set_string((char **)((char *)job + strs[k].offset), v);
+            return 1;
+        }
     }
     if (cs_cli_flag("--shell", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')

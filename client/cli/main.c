@@ -16,6 +16,7 @@ static const char usage_text[] =
     "  job create NAME (-- ARGV... | --shell STR) [--env K=V]... [--workdir D]\n"
     "             [--max-running N] [--timeout S] [--max-attempts N]\n"
     "             [--retry-backoff-ms N] [--label K=V]...\n"
+    "             [--run-as-user U] [--run-as-group G]\n"
     "  job update NAME ...            same flags; replaces the job\n"
     "  job get NAME | job list | job delete NAME\n"
     "  apply -f jobs.yaml             create or update every job in the file\n"

@@ -124,6 +124,22 @@ run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
 check logs_env 0 logs "$run_id"
 expect logs_env out '^bye$'
 
+# Who a job runs as: as root, the user named; otherwise only cschedd's own.
+if [ "$(id -u)" -eq 0 ]; then
+    check create_as 0 job create as-nobody --run-as-user nobody --shell 'id -un'
+    check get_as 0 job get as-nobody
+    expect get_as out '^run_as_user: +nobody$'
+    check wait_as 0 -o json trigger as-nobody --wait
+    run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
+    check logs_as 0 logs "$run_id"
+    expect logs_as out '^nobody$'
+    check create_as_unknown 83 job create as-nobody-else --run-as-user no-such-user-csched -- true
+    expect create_as_unknown err 'INVALID_ARGUMENT: job.run_as_user "no-such-user-csched": no such user'
+else
+    check create_as_other 89 job create as-root --run-as-user root -- true
+    expect create_as_other err 'FAILED_PRECONDITION: cschedd runs as uid'
+fi
+
 "$bin/csched" trigger sleeper --wait >"$tmp/cancel.out" 2>"$tmp/cancel.err" &
 waiter=$!
 i=0

@@ -20,7 +20,7 @@ static const char *const env_names[] = {
     "CSCHED_LOG_LEVEL",        "CSCHED_MINDER",       "CSCHED_NICE",        "CSCHED_RETENTION_DAYS",
     "CSCHED_SOCKET",           "CSCHED_INSECURE_TCP", "CSCHED_ADMIN_GROUP", "CSCHED_OPERATOR_GROUP",
     "CSCHED_VIEWER_GROUP",     "CSCHED_TLS_CERT",     "CSCHED_TLS_KEY",     "CSCHED_TLS_CLIENT_CA",
-    "CSCHED_TLS_CLIENT_ROLES", "CSCHED_TOKENS_FILE"};
+    "CSCHED_TLS_CLIENT_ROLES", "CSCHED_TOKENS_FILE", "CSCHED_JOB_USER"};
 
 static int clear_env(void **state)
 {
@@ -87,6 +87,7 @@ static void test_config_defaults(void **state)
     assert_int_equal(c.log_level, CS_LOG_INFO);
     assert_int_equal(c.nice, CS_DEFAULT_NICE);
     assert_int_equal(c.retention_days, CS_DEFAULT_RETENTION_DAYS);
+    assert_str_or_null(c.job_user, NULL);
     assert_false(c.help);
 }
 
@@ -99,7 +100,7 @@ static void test_config_flags(void **state)
                            "postgresql:///csched", "--state-dir", "/srv/csched", "--max-running",
                            "12", "--ready-file", "/run/csched.ready", "--minder",
                            "/opt/csched-minder", "--log-level", "debug", "--nice", "-3",
-                           "--retention-days", "7", NULL),
+                           "--retention-days", "7", "--job-user", "builder", NULL),
                      0);
     assert_str_or_null(c.listen, "0.0.0.0:7000");
     assert_str_or_null(c.database_url, "postgresql:///csched");
@@ -110,6 +111,7 @@ static void test_config_flags(void **state)
     assert_int_equal(c.log_level, CS_LOG_DEBUG);
     assert_int_equal(c.nice, -3);
     assert_int_equal(c.retention_days, 7);
+    assert_str_or_null(c.job_user, "builder");
     assert_false(c.help);
 
     /* --flag=value works as well, and the last of a repeated flag wins. */
@@ -183,7 +185,9 @@ static void test_config_env(void **state)
     setenv("CSCHED_MINDER", "/usr/libexec/csched-minder", 1);
     setenv("CSCHED_NICE", "-15", 1);
     setenv("CSCHED_RETENTION_DAYS", "0", 1);
+    setenv("CSCHED_JOB_USER", "65534", 1);
     assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_str_or_null(c.job_user, "65534");
     assert_str_or_null(c.listen, "127.0.0.1:6000");
     assert_str_or_null(c.database_url, "host=/tmp dbname=cs");
     assert_str_or_null(c.state_dir, "/var/tmp/cs");
@@ -418,7 +422,7 @@ static void test_config_missing_value_names_flag(void **state)
         "--ready-file",       "--minder",       "--log-level",   "--nice",
         "--retention-days",   "--socket",       "--admin-group", "--operator-group",
         "--viewer-group",     "--tls-cert",     "--tls-key",     "--tls-client-ca",
-        "--tls-client-roles", "--tokens-file"};
+        "--tls-client-roles", "--tokens-file", "--job-user"};
     struct cs_config c;
     struct cs_err err;
 
