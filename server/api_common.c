@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "store.h"
 #include "util.h"
@@ -49,6 +50,24 @@ void cs_api_fail_store(struct cs_call *call, int status, const char *what)
     else
         cs_call_fail(call, -EIO, "the database failed while %s; the server log has the details",
                      what);
+}
+
+int64_t cs_api_token_id(const char *token, int64_t next_id)
+{
+    size_t len = strspn(token, "0123456789");
+    if (len == 0 || token[len] != '\0' || token[0] == '0' || len > 19)
+        return 0;
+    errno = 0;
+    long long id = strtoll(token, NULL, 10);
+    return errno == 0 && id < next_id ? id : 0;
+}
+
+void cs_api_fail_token(struct cs_call *call)
+{
+    CS_ASSERT_LOOP();
+    cs_call_fail(call, -EINVAL,
+                 "page_token is not one this server gave out: pass next_page_token from the "
+                 "previous response, or nothing for the first page");
 }
 
 uint32_t cs_api_page_size(uint32_t requested)

@@ -119,7 +119,7 @@ static Csched__V1__Run *cancel_unstarted(struct cs_sched *s, struct cs_run *run,
 
 struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
                                    const Csched__V1__TriggerJobRequest *request,
-                                   cs_store_done_cb cb, void *arg)
+                                   const char *triggered_by, cs_store_done_cb cb, void *arg)
 {
     CS_ASSERT_LOOP();
     Csched__V1__Run *msg = cs_xmalloc(sizeof(*msg));
@@ -129,6 +129,7 @@ struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
     msg->idempotency_key = cs_xstrdup(request->idempotency_key);
     msg->created_unix_ms = cs_now_unix_ms();
     msg->message = cs_xstrdup("");
+    msg->triggered_by = cs_xstrdup(triggered_by);
     if (request->n_env > 0) {
         msg->n_env = request->n_env;
         msg->env = cs_xcalloc(request->n_env, sizeof(*msg->env));
@@ -188,6 +189,8 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
     /* Out of memory: the server aborts, as cs_xmalloc does. */
     CS_ASSERT(launch->argv != NULL);
     launch->envp = cs_env_build_attempt(s->base_env, spec, att->run->msg, att->number);
+    launch->secrets = cs_secrets_copy(spec, &launch->n_secrets);
+    launch->server_env = s->server_env;
     launch->owner = att;
     return launch;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "secret.h"
 
 int cs_job_name_validate(const char *name, const char *field, struct cs_err *err)
 {
@@ -147,6 +148,8 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         rc = validate_exec_size(spec, err);
     if (rc == 0)
         rc = validate_labels(spec, err);
+    if (rc == 0)
+        rc = cs_secret_env_validate(spec, err);
     return rc;
 }
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "secret_thread.h"
 #include "util.h"
 
 /* Launches taken off the queue at once: their directories are made one by
@@ -193,6 +194,15 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
 {
     int rc = 0;
 
+    if (!launch->secrets_set) {
+        int err = cs_secrets_resolve(&launch->envp, launch->secrets, launch->n_secrets,
+                                     launch->server_env, launch->message, sizeof(launch->message));
+        if (err != 0) {
+            launch->err = err;
+            return 0;
+        }
+        launch->secrets_set = true;
+    }
     if (launch->pid <= 0) {
         reserve_release(r);
         rc = spawn_minder(l->minder_path, launch);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "audit.h"
 #include "config.h"
 #include "dir_check.h"
 #include "dispatch.h"
@@ -110,6 +111,7 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
         cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&snap->jobs[i]->base));
     s->next_run_id = snap->max_run_id + 1;
     s->next_seq = snap->max_event_seq + 1;
+    s->next_audit_id = snap->max_audit_id + 1;
     s->last_published_seq = snap->max_event_seq;
     for (size_t i = 0; i < snap->n_active_runs; i++)
         cs_dispatch_resume(s, (Csched__V1__Run *)cs_message_copy(&snap->active_runs[i]->base),
@@ -225,10 +227,12 @@ static int sched_init(struct server *srv)
     s->max_running = srv->config.max_running;
     s->next_run_id = 1;
     s->next_seq = 1;
+    s->next_audit_id = 1;
     s->started_mono_ns = cs_now_mono_ns();
     /* Commands get the server's environment less its settings and database
      * credentials (see cs_env_base_for_jobs). */
     s->base_env = cs_env_base_for_jobs(environ);
+    s->server_env = cs_env_copy(environ);
     cs_api_watch_init(s);
     int rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)
@@ -299,6 +303,7 @@ static int start_loop(struct server *srv)
 static void release(struct server *srv)
 {
     cs_env_free(srv->sched.base_env);
+    cs_env_free(srv->sched.server_env);
     cs_state_lock_release(&srv->state_lock);
     int rc = uv_loop_close(srv->loop);
     if (rc != 0)
@@ -385,6 +390,7 @@ int main(int argc, char **argv)
         cs_log_error("cannot listen on %s", srv.config.listen);
         return 1;
     }
+    cs_rpc_server_on_refused(srv.rpc, cs_audit_refused_cb, &srv.sched);
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");

@@ -56,6 +56,7 @@ struct cs_rpc_server {
     cs_rpc_server_done_cb done_cb;
     void *done_arg;
     size_t open_calls; /* made and not yet freed */
+    struct cs_rpc_refused_hook refused;
     size_t open_slots;
 };
 
@@ -66,6 +67,7 @@ static void arm_slot(struct cs_rpc_server *server, struct registered *reg);
 static void begin_call(struct slot *slot)
 {
     struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
+    call->refused = &slot->server->refused;
     /* Every caller may do everything until authentication exists. */
     call->who.role = CS_ROLE_ADMIN;
     (void)snprintf(call->who.name, sizeof(call->who.name), "anonymous");
@@ -205,6 +207,12 @@ int cs_rpc_server_port(const struct cs_rpc_server *server)
 {
     CS_ASSERT_LOOP();
     return server->port;
+}
+
+void cs_rpc_server_on_refused(struct cs_rpc_server *server, cs_rpc_refused_cb cb, void *arg)
+{
+    CS_ASSERT_LOOP();
+    server->refused = (struct cs_rpc_refused_hook){cb, arg};
 }
 
 int cs_rpc_server_serve(struct cs_rpc_server *server)

@@ -1,0 +1,122 @@
+/* audit: the rows of the audit trail (see audit.h). The methods audited and
+ * where each finds its target in its request are one table. Loop thread. */
+#define CS_LOG_COMPONENT "audit"
+#include "audit.h"
+
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+
+typedef void (*target_cb)(const ProtobufCMessage *req, const char **job_name, int64_t *run_id);
+
+static void job_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    const Csched__V1__Job *job = ((const Csched__V1__CreateJobRequest *)req)->job;
+    if (job != NULL)
+        *job_name = job->name;
+}
+
+static void update_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    const Csched__V1__Job *job = ((const Csched__V1__UpdateJobRequest *)req)->job;
+    if (job != NULL)
+        *job_name = job->name;
+}
+
+static void delete_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    *job_name = ((const Csched__V1__DeleteJobRequest *)req)->name;
+}
+
+static void trigger_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    *job_name = ((const Csched__V1__TriggerJobRequest *)req)->job_name;
+}
+
+static void cancel_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    *run_id = ((const Csched__V1__CancelRunRequest *)req)->run_id;
+}
+
+static const struct audited {
+    const char *method;
+    target_cb target_cb;
+} audited[] = {
+    {"CreateJob", job_target_cb},    {"UpdateJob", update_target_cb},
+    {"DeleteJob", delete_target_cb}, {"TriggerJob", trigger_target_cb},
+    {"CancelRun", cancel_target_cb},
+};
+
+/* "CreateJob" of "/csched.v1.Scheduler/CreateJob". */
+static const char *short_name(const struct cs_call *call)
+{
+    const char *path = cs_call_method_path(call);
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+static const struct audited *find_audited(const char *method)
+{
+    for (size_t i = 0; i < CS_ARRAY_LEN(audited); i++)
+        if (strcmp(audited[i].method, method) == 0)
+            return &audited[i];
+    return NULL;
+}
+
+void cs_audit_record(struct cs_sched *sched, const struct cs_audit_entry *entry,
+                     const struct cs_store_mark *tie)
+{
+    CS_ASSERT_LOOP();
+    Csched__V1__AuditEntry row = CSCHED__V1__AUDIT_ENTRY__INIT;
+    row.id = sched->next_audit_id++;
+    row.at_unix_ms = cs_now_unix_ms();
+    row.method = (char *)entry->method;
+    row.identity = (char *)entry->identity;
+    row.job_name = (char *)(entry->job_name != NULL ? entry->job_name : "");
+    row.run_id = entry->run_id;
+    row.code = (int32_t)entry->code;
+    row.message = (char *)(entry->message != NULL ? entry->message : "");
+    cs_store_audit_put(sched->store, &row, tie, NULL, NULL);
+}
+
+void cs_audit_change(struct cs_sched *sched, const struct cs_call *call,
+                     const struct cs_store_mark *since, const char *job_name, int64_t run_id)
+{
+    CS_ASSERT_LOOP();
+    struct cs_audit_entry e = {
+        .method = short_name(call),
+        .identity = cs_call_identity(call)->name,
+        .job_name = job_name,
+        .run_id = run_id,
+        .code = GRPC_STATUS_OK,
+    };
+    cs_audit_record(sched, &e, since);
+}
+
+void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code code,
+                         const char *message)
+{
+    CS_ASSERT_LOOP();
+    struct cs_sched *sched = arg;
+    const char *method = short_name(call);
+    const struct audited *a = find_audited(method);
+    if (a == NULL && code != GRPC_STATUS_PERMISSION_DENIED)
+        return;
+    if (!cs_store_is_accepting(sched->store)) {
+        cs_log_debug("not recorded while the store refuses writes: %s by %s refused (%d)", method,
+                     cs_call_identity(call)->name, (int)code);
+        return;
+    }
+    struct cs_audit_entry e = {
+        .method = method,
+        .identity = cs_call_identity(call)->name,
+        .job_name = "",
+        .code = code,
+        .message = message,
+    };
+    const ProtobufCMessage *req = cs_call_request(call);
+    if (a != NULL && req != NULL)
+        a->target_cb(req, &e.job_name, &e.run_id);
+    cs_audit_record(sched, &e, NULL);
+}
