@@ -202,6 +202,9 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
             return 0;
         }
         launch->secrets_set = true;
+        if (launch->n_secrets > 0)
+            cs_log_debug("attempt %s: %zu secret_env variables set", launch->dir,
+                         launch->n_secrets);
     }
     if (launch->pid <= 0) {
         reserve_release(r);

@@ -15,6 +15,7 @@ static const char usage_text[] =
     "  job create NAME (-- ARGV... | --shell STR) [--env K=V]... [--workdir D]\n"
     "             [--max-running N] [--timeout S] [--max-attempts N]\n"
     "             [--retry-backoff-ms N] [--label K=V]...\n"
+    "             [--secret-env NAME=file:/PATH|NAME=env:VAR]...\n"
     "  job update NAME ...            same flags; replaces the job\n"
     "  job get NAME | job list | job delete NAME\n"
     "  apply -f jobs.yaml             create or update every job in the file\n"
@@ -24,6 +25,8 @@ static const char usage_text[] =
     "  logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
     "  watch [--job J] [--after-seq N]\n"
     "  stats | health\n"
+    "  audit [--identity I] [--method M] [--job J] [--run ID] [--since T]\n"
+    "        [--until T] [--limit N]\n"
     "\n"
     "The server defaults to $CSCHED_SERVER, else 127.0.0.1:50051. --timeout is\n"
     "the deadline of each call in seconds (in job create/update, put it before\n"
@@ -36,7 +39,7 @@ static const struct {
     {"job", cs_cmd_job},       {"apply", cs_cmd_apply}, {"trigger", cs_cmd_trigger},
     {"runs", cs_cmd_runs},     {"run", cs_cmd_run},     {"cancel", cs_cmd_cancel},
     {"logs", cs_cmd_logs},     {"watch", cs_cmd_watch}, {"stats", cs_cmd_stats},
-    {"health", cs_cmd_health},
+    {"health", cs_cmd_health}, {"audit", cs_cmd_audit},
 };
 
 /* True if words (up to a "--") ask for help. */
