@@ -373,6 +373,80 @@ static void test_store_event_params_round_trip(void **state)
     PQclear(res);
 }
 
+/* An audit row goes out as its eight columns, in the table's order (the
+ * bulk insert's types say how each travels), and comes back whole. */
+static void test_store_audit_params_round_trip(void **state)
+{
+    const enum col_type types[] = {COL_INT8, COL_INT8, COL_TEXT, COL_TEXT,
+                                   COL_TEXT, COL_INT8, COL_INT4, COL_TEXT};
+    Csched__V1__AuditEntry a = CSCHED__V1__AUDIT_ENTRY__INIT;
+    struct cs_store_params p = {0};
+    PGresult *res = make_result(types, 8);
+    Csched__V1__AuditEntry *back;
+
+    a.id = 12;
+    a.at_unix_ms = 1700000000123;
+    a.method = "TriggerJob";
+    a.identity = "unix:uid=1000(alice)";
+    a.job_name = "backup";
+    a.run_id = 77;
+    a.code = 5;
+    a.message = "job backup does not exist";
+    cs_store_audit_params(&a, &p);
+    assert_int_equal(p.n, CS_STORE_AUDIT_COLS);
+    assert_string_equal(p.values[0], "12");
+    assert_string_equal(p.values[1], "1700000000123");
+    assert_string_equal(p.values[2], "TriggerJob");
+    assert_string_equal(p.values[3], "unix:uid=1000(alice)");
+    assert_string_equal(p.values[4], "backup");
+    assert_string_equal(p.values[5], "77");
+    assert_string_equal(p.values[6], "5");
+    assert_string_equal(p.values[7], "job backup does not exist");
+    assert_int_equal(cs_store_audit_cols[0], CS_STORE_COL_INT);
+    assert_int_equal(cs_store_audit_cols[2], CS_STORE_COL_TEXT);
+    assert_int_equal(cs_store_audit_cols[6], CS_STORE_COL_INT);
+    assert_int_equal(cs_store_audit_cols[7], CS_STORE_COL_TEXT);
+    cs_store_params_clear(&p);
+
+    set_int(res, 0, 0, 12, 8);
+    set_int(res, 0, 1, 1700000000123, 8);
+    set_text(res, 0, 2, "TriggerJob");
+    set_text(res, 0, 3, "unix:uid=1000(alice)");
+    set_text(res, 0, 4, "backup");
+    set_int(res, 0, 5, 77, 8);
+    set_int(res, 0, 6, 5, 4);
+    set_text(res, 0, 7, "job backup does not exist");
+    back = cs_store_audit_from_row(res, 0);
+    assert_int_equal(back->id, 12);
+    assert_int_equal(back->at_unix_ms, 1700000000123);
+    assert_string_equal(back->method, "TriggerJob");
+    assert_string_equal(back->identity, "unix:uid=1000(alice)");
+    assert_string_equal(back->job_name, "backup");
+    assert_int_equal(back->run_id, 77);
+    assert_int_equal(back->code, 5);
+    assert_string_equal(back->message, "job backup does not exist");
+    protobuf_c_message_free_unpacked(&back->base, NULL);
+    PQclear(res);
+}
+
+/* The filter's empty strings and zeros mean "no filter", in the order of
+ * cs_store_sql_audit_list's parameters. */
+static void test_store_audit_filter_params(void **state)
+{
+    struct cs_store_audit_filter f = {.method = "CreateJob", .until_unix_ms = 9, .limit = 0};
+    struct cs_store_params p = {0};
+
+    cs_store_audit_filter_params(&f, &p);
+    assert_int_equal(p.n, 8);
+    assert_string_equal(p.values[0], "");
+    assert_string_equal(p.values[1], "CreateJob");
+    assert_string_equal(p.values[2], "");
+    assert_string_equal(p.values[3], "0");
+    assert_string_equal(p.values[5], "9");
+    assert_string_equal(p.values[7], "100");
+    cs_store_params_clear(&p);
+}
+
 static void test_store_migrations_embedded_in_order(void **state)
 {
     assert_true(cs_store_migrations_count >= 1);
@@ -518,6 +592,8 @@ int main(void)
         cmocka_unit_test(test_store_run_filter_picks_statement),
         cmocka_unit_test(test_store_runs_from_rows_groups_attempts),
         cmocka_unit_test(test_store_event_params_round_trip),
+        cmocka_unit_test(test_store_audit_params_round_trip),
+        cmocka_unit_test(test_store_audit_filter_params),
         cmocka_unit_test(test_store_migrations_embedded_in_order),
         cmocka_unit_test(test_store_migrations_check_refuses_gaps),
         cmocka_unit_test(test_store_migrate_plan),
