@@ -120,3 +120,49 @@ void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code
         a->target_cb(req, &e.job_name, &e.run_id);
     cs_audit_record(sched, &e, NULL);
 }
+
+/* The pause before the next expiry when one deleted a full batch. */
+#define EXPIRE_AGAIN_MS 1000
+
+static void expiry_timer_cb(uv_timer_t *timer);
+
+static void expired_cb(void *arg, int status, int64_t n)
+{
+    struct cs_audit_expiry *x = arg;
+    if (x->stopped)
+        return;
+    if (status == 0 && n > 0)
+        cs_log_info("deleted %lld audit rows older than %u days", (long long)n, x->days);
+    uint64_t next =
+        status == 0 && n >= CS_STORE_AUDIT_EXPIRE_ROWS ? EXPIRE_AGAIN_MS : CS_RETENTION_EVERY_MS;
+    CS_ASSERT(uv_timer_start(&x->timer, expiry_timer_cb, next, 0) == 0);
+}
+
+static void expiry_timer_cb(uv_timer_t *timer)
+{
+    struct cs_audit_expiry *x = timer->data;
+    int64_t before = cs_now_unix_ms() - (int64_t)x->days * 24 * 60 * 60 * 1000;
+    cs_store_audit_expire(x->sched->store, before, expired_cb, x);
+}
+
+void cs_audit_expiry_start(struct cs_audit_expiry *x, struct cs_sched *sched, uint32_t days)
+{
+    CS_ASSERT_LOOP();
+    memset(x, 0, sizeof(*x));
+    x->sched = sched;
+    x->days = days;
+    if (days == 0)
+        return;
+    CS_ASSERT(uv_timer_init(sched->loop, &x->timer) == 0);
+    x->timer.data = x;
+    CS_ASSERT(uv_timer_start(&x->timer, expiry_timer_cb, CS_RETENTION_FIRST_MS, 0) == 0);
+}
+
+void cs_audit_expiry_stop(struct cs_audit_expiry *x)
+{
+    CS_ASSERT_LOOP();
+    if (x->sched == NULL || x->days == 0 || x->stopped)
+        return;
+    x->stopped = true;
+    uv_close((uv_handle_t *)&x->timer, NULL);
+}

@@ -8,8 +8,11 @@
 #define CS_AUDIT_H
 
 #include <grpc/grpc.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <uv.h>
 
+#include "retention.h"
 #include "rpc.h"
 #include "sched_state.h"
 #include "store.h"
@@ -38,5 +41,20 @@ void cs_audit_change(struct cs_sched *sched, const struct cs_call *call,
  * about. */
 void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code code,
                          const char *message);
+
+/* The expiry of audit rows older than --audit-retention-days: a timer that
+ * fires shortly after start and then hourly, each time deleting in bounded
+ * transactions (CS_STORE_AUDIT_EXPIRE_ROWS) until none is left. Owned by its
+ * caller for the server's life. */
+struct cs_audit_expiry {
+    struct cs_sched *sched;
+    uv_timer_t timer;
+    uint32_t days;
+    bool stopped;
+};
+/* Starts it; days 0 keeps every row and starts nothing. */
+void cs_audit_expiry_start(struct cs_audit_expiry *x, struct cs_sched *sched, uint32_t days);
+/* Stops it (an expiry in flight ends on its own). Safe if never started. */
+void cs_audit_expiry_stop(struct cs_audit_expiry *x);
 
 #endif

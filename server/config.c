@@ -17,7 +17,8 @@ enum {
     OPT_MINDER,
     OPT_LOG_LEVEL,
     OPT_NICE,
-    OPT_RETENTION_DAYS
+    OPT_RETENTION_DAYS,
+    OPT_AUDIT_RETENTION_DAYS,
 };
 
 static const struct option options[] = {
@@ -30,6 +31,7 @@ static const struct option options[] = {
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"nice", required_argument, NULL, OPT_NICE},
     {"retention-days", required_argument, NULL, OPT_RETENTION_DAYS},
+    {"audit-retention-days", required_argument, NULL, OPT_AUDIT_RETENTION_DAYS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -57,7 +59,9 @@ void cs_config_usage(const char *prog)
             "                                                             [CSCHED_NICE]\n"
             "  --retention-days N      remove the directories (output) of attempts that\n"
             "                          ended over N days ago; 0 keeps them (default %d)\n"
-            "                                                     [CSCHED_RETENTION_DAYS]\n",
+            "                                                     [CSCHED_RETENTION_DAYS]\n"
+            "  --audit-retention-days N  delete audit rows older than N days; 0 keeps\n"
+            "                          them (default 0)   [CSCHED_AUDIT_RETENTION_DAYS]\n",
             prog, CS_DEFAULT_MAX_RUNNING, CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
 }
 
@@ -113,7 +117,7 @@ static int missing_value(char **argv, struct cs_err *err)
 
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
-    struct raw state_dir, max_running, level, nice, retention;
+    struct raw state_dir, max_running, level, nice, retention, audit_retention;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -151,6 +155,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_RETENTION_DAYS:
             raw->retention = (struct raw){optarg, "--retention-days"};
+            break;
+        case OPT_AUDIT_RETENTION_DAYS:
+            raw->audit_retention = (struct raw){optarg, "--audit-retention-days"};
             break;
         case 'h':
             c->help = true;
@@ -192,6 +199,12 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
                                                    CS_RETENTION_DAYS_MAX, &v, err) != 0)
         return -EINVAL;
     c->retention_days = (uint32_t)v;
+    v = 0;
+    if (raw->audit_retention.text != NULL &&
+        parse_whole(raw->audit_retention.text, raw->audit_retention.source, 0,
+                    CS_RETENTION_DAYS_MAX, &v, err) != 0)
+        return -EINVAL;
+    c->audit_retention_days = (uint32_t)v;
     return 0;
 }
 
@@ -207,6 +220,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .level = from_env("CSCHED_LOG_LEVEL", NULL),
         .nice = from_env("CSCHED_NICE", NULL),
         .retention = from_env("CSCHED_RETENTION_DAYS", NULL),
+        .audit_retention = from_env("CSCHED_AUDIT_RETENTION_DAYS", NULL),
     };
     /* Flags win over the environment, so values are checked only after both. */
     int rc = read_flags(argc, argv, c, &raw, err);

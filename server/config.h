@@ -26,14 +26,16 @@ struct cs_config {
     const char *ready_file;  /* NULL: none */
     const char *minder_path; /* NULL: found beside cschedd */
     enum cs_log_level log_level;
-    int nice;                /* of cschedd's session; 0: left as it is */
-    uint32_t retention_days; /* of ended attempts' directories; 0: forever */
+    int nice;                      /* of cschedd's session; 0: left as it is */
+    uint32_t retention_days;       /* of ended attempts' directories; 0: forever */
+    uint32_t audit_retention_days; /* of audit rows; 0: forever */
     bool help;
 };
 
 /* Fills config from argv and the environment (CSCHED_LISTEN,
  * CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
- * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS). Strings point into argv or environ. 0 or
+ * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS,
+ * CSCHED_AUDIT_RETENTION_DAYS). Strings point into argv or environ. 0 or
  * -EINVAL with err naming the flag. */
 int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
 void cs_config_usage(const char *prog);

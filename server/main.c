@@ -44,6 +44,7 @@ struct server {
     uv_signal_t sigterm, sigint;
     struct cs_ready_write ready;
     struct cs_retention retention;
+    struct cs_audit_expiry audit_expiry;
     struct cs_state_lock state_lock; /* held until release() */
     struct cs_dir_check dir_check;
     char minder_path[PATH_MAX];
@@ -141,6 +142,7 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     load_snapshot(srv, snap);
     cs_store_snapshot_free(snap);
     cs_retention_start(&srv->retention, s, srv->config.retention_days);
+    cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
 
     if (cs_rpc_server_serve(srv->rpc) != 0) {
         cs_log_error("cannot serve on %s", srv->config.listen);
@@ -181,6 +183,7 @@ static void launcher_stopped_cb(void *arg)
     cs_dispatch_close(s);
     cs_probe_stop(&s->probe);
     cs_retention_stop(&srv->retention);
+    cs_audit_expiry_stop(&srv->audit_expiry);
     cs_dir_check_stop(&srv->dir_check);
     cs_store_close(s->store, store_closed_cb, srv);
 }
