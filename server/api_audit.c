@@ -19,10 +19,8 @@ static void audit_listed_cb(void *arg, int status, Csched__V1__AuditEntry **entr
     Csched__V1__ListAuditResponse resp = CSCHED__V1__LIST_AUDIT_RESPONSE__INIT;
     resp.entries = entries;
     resp.n_entries = n;
-    char token[32] = "";
-    if (more && n > 0)
-        (void)snprintf(token, sizeof(token), "%lld", (long long)entries[n - 1]->id);
-    resp.next_page_token = token;
+    char token[CS_API_ID_TOKEN_MAX];
+    resp.next_page_token = cs_api_id_token(token, more && n > 0 ? entries[n - 1]->id : 0);
     cs_call_reply(call, &resp.base);
     cs_store_audit_free(entries, n);
 }

@@ -2,6 +2,7 @@
 #include "api_common.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,14 @@ void cs_api_fail_store(struct cs_call *call, int status, const char *what)
     else
         cs_call_fail(call, -EIO, "the database failed while %s; the server log has the details",
                      what);
+}
+
+char *cs_api_id_token(char token[CS_API_ID_TOKEN_MAX], int64_t last_id)
+{
+    token[0] = '\0';
+    if (last_id > 0)
+        (void)snprintf(token, CS_API_ID_TOKEN_MAX, "%lld", (long long)last_id);
+    return token;
 }
 
 int64_t cs_api_token_id(const char *token, int64_t next_id)

@@ -166,10 +166,8 @@ static void runs_listed_cb(void *arg, int status, Csched__V1__Run **runs, size_t
     Csched__V1__ListRunsResponse resp = CSCHED__V1__LIST_RUNS_RESPONSE__INIT;
     resp.runs = runs;
     resp.n_runs = n;
-    char token[32] = "";
-    if (more && n > 0)
-        (void)snprintf(token, sizeof(token), "%lld", (long long)runs[n - 1]->id);
-    resp.next_page_token = token;
+    char token[CS_API_ID_TOKEN_MAX];
+    resp.next_page_token = cs_api_id_token(token, more && n > 0 ? runs[n - 1]->id : 0);
     cs_call_reply(call, &resp.base);
     cs_store_runs_free(runs, n);
 }
