@@ -1,8 +1,10 @@
 /* End-to-end tests of the audit trail: who made each change (created_by,
  * updated_by, triggered_by), one audit row per change, trigger and cancel
  * and per refused call, ListAudit's paging and filters, and a row that
- * commits with its change (kill -9 right after a trigger's reply). One
- * server serves every test of this file. */
+ * commits with its change (kill -9 right after a trigger's reply), and the
+ * expiry of old rows. One server, with --audit-retention-days 1, serves
+ * every test of this file. */
+#include <libpq-fe.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -283,6 +285,44 @@ static void test_e2e_audit_commits_with_the_trigger(void **state)
     csched__v1__run__free_unpacked(cs_e2e_wait_end(e, again), NULL);
 }
 
+static long sql_count(struct cs_e2e *e, const char *sql)
+{
+    PGconn *conn = PQconnectdb(cs_testpg_url(e->pg));
+    assert_int_equal(PQstatus(conn), CONNECTION_OK);
+    PGresult *res = PQexec(conn, sql);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
+        fail_msg("%s: %s", sql, PQerrorMessage(conn));
+    long n = PQresultStatus(res) == PGRES_TUPLES_OK ? strtol(PQgetvalue(res, 0, 0), NULL, 10) : 0;
+    PQclear(res);
+    PQfinish(conn);
+    return n;
+}
+
+/* A row older than the retention goes at the first expiry (5 s after the
+ * start; the test before restarted the server); a fresh one stays. */
+static void test_e2e_audit_old_rows_expire(void **state)
+{
+    struct cs_e2e *e = *state;
+
+    (void)sql_count(e, "INSERT INTO audit (id, at_unix_ms, method, identity, code)"
+                       " VALUES (-1, 1000, 'CreateJob', 'long-ago', 0)");
+    assert_int_equal(sql_count(e, "SELECT count(*) FROM audit WHERE id = -1"), 1);
+    long left = 1;
+    for (int i = 0; i < 150 && left > 0; i++) {
+        cs_test_sleep_ms(100);
+        left = sql_count(e, "SELECT count(*) FROM audit WHERE id = -1");
+    }
+    assert_int_equal(left, 0);
+    assert_true(sql_count(e, "SELECT count(*) FROM audit WHERE id > 0") > 0);
+}
+
+static int setup(void **state)
+{
+    if (setenv("CSCHED_AUDIT_RETENTION_DAYS", "1", 1) != 0)
+        return -1;
+    return cs_e2e_setup(state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,7 +330,8 @@ int main(void)
         cmocka_unit_test(test_e2e_audit_refusals),
         cmocka_unit_test(test_e2e_audit_paging_and_filters),
         cmocka_unit_test(test_e2e_audit_commits_with_the_trigger),
+        cmocka_unit_test(test_e2e_audit_old_rows_expire),
     };
 
-    return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
+    return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);
 }
