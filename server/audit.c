@@ -121,7 +121,10 @@ void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code
     cs_audit_record(sched, &e, NULL);
 }
 
-/* The pause before the next expiry when one deleted a full batch. */
+/* The first expiry, shortly after start; then one an hour, and the next a
+ * second later when one deleted a full batch. */
+#define EXPIRE_FIRST_MS (5 * 1000)
+#define EXPIRE_EVERY_MS (60 * 60 * 1000)
 #define EXPIRE_AGAIN_MS 1000
 
 static void expiry_timer_cb(uv_timer_t *timer);
@@ -134,7 +137,7 @@ static void expired_cb(void *arg, int status, int64_t n)
     if (status == 0 && n > 0)
         cs_log_info("deleted %lld audit rows older than %u days", (long long)n, x->days);
     uint64_t next =
-        status == 0 && n >= CS_STORE_AUDIT_EXPIRE_ROWS ? EXPIRE_AGAIN_MS : CS_RETENTION_EVERY_MS;
+        status == 0 && n >= CS_STORE_AUDIT_EXPIRE_ROWS ? EXPIRE_AGAIN_MS : EXPIRE_EVERY_MS;
     CS_ASSERT(uv_timer_start(&x->timer, expiry_timer_cb, next, 0) == 0);
 }
 
@@ -155,7 +158,7 @@ void cs_audit_expiry_start(struct cs_audit_expiry *x, struct cs_sched *sched, ui
         return;
     CS_ASSERT(uv_timer_init(sched->loop, &x->timer) == 0);
     x->timer.data = x;
-    CS_ASSERT(uv_timer_start(&x->timer, expiry_timer_cb, CS_RETENTION_FIRST_MS, 0) == 0);
+    CS_ASSERT(uv_timer_start(&x->timer, expiry_timer_cb, EXPIRE_FIRST_MS, 0) == 0);
 }
 
 void cs_audit_expiry_stop(struct cs_audit_expiry *x)

@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "retention.h"
 #include "rpc.h"
 #include "sched_state.h"
 #include "store.h"
