@@ -16,12 +16,8 @@ static void audit_listed_cb(void *arg, int status, Csched__V1__AuditEntry **entr
         cs_api_fail_store(call, status, "listing the audit trail");
         return;
     }
-    Csched__V1__ListAuditResponse resp = CSCHED__V1__LIST_AUDIT_RESPONSE__INIT;
-    resp.entries = entries;
-    resp.n_entries = n;
-    char token[CS_API_ID_TOKEN_MAX];
-    resp.next_page_token = cs_api_id_token(token, more && n > 0 ? entries[n - 1]->id : 0);
-    cs_call_reply(call, &resp.base);
+    cs_api_reply_id_page(call, &csched__v1__list_audit_response__descriptor, (void **)entries, n,
+                         more && n > 0 ? entries[n - 1]->id : 0);
     cs_store_audit_free(entries, n);
 }
 

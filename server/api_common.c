@@ -53,12 +53,25 @@ void cs_api_fail_store(struct cs_call *call, int status, const char *what)
                      what);
 }
 
-char *cs_api_id_token(char token[CS_API_ID_TOKEN_MAX], int64_t last_id)
+void cs_api_reply_id_page(struct cs_call *call, const ProtobufCMessageDescriptor *desc,
+                          void **items, size_t n, int64_t last_id)
 {
-    token[0] = '\0';
+    CS_ASSERT_LOOP();
+    const ProtobufCFieldDescriptor *items_f = protobuf_c_message_descriptor_get_field(desc, 1);
+    const ProtobufCFieldDescriptor *token_f = protobuf_c_message_descriptor_get_field(desc, 2);
+    CS_ASSERT(items_f != NULL && items_f->label == PROTOBUF_C_LABEL_REPEATED && token_f != NULL &&
+              token_f->type == PROTOBUF_C_TYPE_STRING);
+    ProtobufCMessage *resp = cs_xmalloc(desc->sizeof_message);
+    protobuf_c_message_init(desc, resp);
+    char *base = (char *)resp;
+    char token[24] = "";
     if (last_id > 0)
-        (void)snprintf(token, CS_API_ID_TOKEN_MAX, "%lld", (long long)last_id);
-    return token;
+        (void)snprintf(token, sizeof(token), "%lld", (long long)last_id);
+    *(size_t *)(base + items_f->quantifier_offset) = n;
+    *(void ***)(base + items_f->offset) = items;
+    *(char **)(base + token_f->offset) = token;
+    cs_call_reply(call, resp);
+    free(resp);
 }
 
 int64_t cs_api_token_id(const char *token, int64_t next_id)

@@ -35,10 +35,11 @@ void cs_api_fail_store(struct cs_call *call, int status, const char *what);
 #define CS_API_PAGE_SIZE_MAX 1000
 #define CS_API_PAGE_BYTES CS_STORE_RUN_LIST_BYTES
 
-/* The next_page_token of a page of ListRuns or ListAudit that ends at
- * last_id with more left (0: none left, ""), written into token. */
-#define CS_API_ID_TOKEN_MAX 24
-char *cs_api_id_token(char token[CS_API_ID_TOKEN_MAX], int64_t last_id);
+/* Replies a page of ListRuns or ListAudit, whose response (desc) holds the
+ * items in field 1 and next_page_token in field 2: items (borrowed) and a
+ * token naming last_id when more are left after it (0: none left). */
+void cs_api_reply_id_page(struct cs_call *call, const ProtobufCMessageDescriptor *desc,
+                          void **items, size_t n, int64_t last_id);
 /* The id a page token of ListRuns or ListAudit names: digits only, as their
  * replies write the last id of a page, below next_id (the next one this
  * server hands out); 0 if the token is not one. Any thread. */

@@ -163,12 +163,8 @@ static void runs_listed_cb(void *arg, int status, Csched__V1__Run **runs, size_t
         cs_api_fail_store(call, status, "listing runs");
         return;
     }
-    Csched__V1__ListRunsResponse resp = CSCHED__V1__LIST_RUNS_RESPONSE__INIT;
-    resp.runs = runs;
-    resp.n_runs = n;
-    char token[CS_API_ID_TOKEN_MAX];
-    resp.next_page_token = cs_api_id_token(token, more && n > 0 ? runs[n - 1]->id : 0);
-    cs_call_reply(call, &resp.base);
+    cs_api_reply_id_page(call, &csched__v1__list_runs_response__descriptor, (void **)runs, n,
+                         more && n > 0 ? runs[n - 1]->id : 0);
     cs_store_runs_free(runs, n);
 }
 
