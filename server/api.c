@@ -19,6 +19,7 @@ const struct cs_method cs_api_methods[] = {
     {SCHED("Watch"), &csched__v1__watch_request__descriptor, true, cs_api_watch},
     {SCHED("ReadLogs"), &csched__v1__read_logs_request__descriptor, true, cs_api_read_logs},
     {SCHED("GetStats"), &csched__v1__get_stats_request__descriptor, false, cs_api_get_stats},
+    {SCHED("ListAudit"), &csched__v1__list_audit_request__descriptor, false, cs_api_list_audit},
     {"/grpc.health.v1.Health/Check", &grpc__health__v1__health_check_request__descriptor, false,
      cs_api_health_check},
     {"/grpc.health.v1.Health/Watch", &grpc__health__v1__health_check_request__descriptor, true,

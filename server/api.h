@@ -26,6 +26,7 @@ void cs_api_cancel_run(struct cs_call *call, const ProtobufCMessage *request, vo
 void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+void cs_api_list_audit(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_health_check(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_health_watch(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "audit.h"
 #include "job.h"
 #include "pump.h"
 #include "runas.h"
@@ -14,22 +15,30 @@
 
 #define JOB_TOKEN_PREFIX "after:"
 
-/* A stored copy of a client's job with the output fields set. */
-static Csched__V1__Job *spec_copy(const Csched__V1__Job *in, uint64_t version,
-                                  int64_t created_unix_ms)
+/* A stored copy of a client's job with the output fields set: made by call,
+ * replacing old (NULL for a new job). */
+static Csched__V1__Job *spec_copy(const struct cs_call *call, const Csched__V1__Job *in,
+                                  const Csched__V1__Job *old)
 {
     Csched__V1__Job *spec = (Csched__V1__Job *)cs_message_copy(&in->base);
-    spec->version = version;
+    const char *who = cs_call_identity(call)->name;
+    spec->version = old != NULL ? old->version + 1 : 1;
     spec->updated_unix_ms = cs_now_unix_ms();
-    spec->created_unix_ms = created_unix_ms != 0 ? created_unix_ms : spec->updated_unix_ms;
+    spec->created_unix_ms = old != NULL ? old->created_unix_ms : spec->updated_unix_ms;
+    cs_message_set_str(&spec->created_by, old != NULL ? old->created_by : who);
+    cs_message_set_str(&spec->updated_by, who);
     return spec;
 }
 
+/* The job's row and its audit row, in one transaction; the reply once it
+ * has committed. */
 static void reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
                                 const Csched__V1__Job *spec)
 {
     void *later = cs_api_reply_later(call, cs_message_copy(&spec->base));
+    struct cs_store_mark mark = cs_store_mark_take(s->store);
     cs_store_job_put(s->store, spec, cs_api_reply_cb, later);
+    cs_audit_change(s, call, &mark, spec->name, 0);
 }
 
 /* 0, or a negative errno once call has been failed with why. */
@@ -61,7 +70,7 @@ static void create_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     }
     if (cs_api_require_store(call, s) != 0)
         return;
-    struct cs_job *job = cs_job_insert(s, spec_copy(in, 1, 0));
+    struct cs_job *job = cs_job_insert(s, spec_copy(call, in, NULL));
     reply_job_on_commit(call, s, job->spec);
 }
 
@@ -81,7 +90,7 @@ static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     }
     if (cs_api_require_store(call, s) != 0)
         return;
-    cs_job_replace_spec(job, spec_copy(in, job->spec->version + 1, job->spec->created_unix_ms));
+    cs_job_replace_spec(job, spec_copy(call, in, job->spec));
     /* Its own limit may have changed. */
     cs_pump_job_changed(s, job);
     reply_job_on_commit(call, s, job->spec);
@@ -171,9 +180,7 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
         const char *after = req->page_token + strlen(JOB_TOKEN_PREFIX);
         if (strncmp(req->page_token, JOB_TOKEN_PREFIX, strlen(JOB_TOKEN_PREFIX)) != 0 ||
             cs_job_name_validate(after, "page_token", NULL) != 0) {
-            cs_call_fail(call, -EINVAL,
-                         "page_token is not one this server gave out: pass next_page_token "
-                         "from the previous response, or nothing for the first page");
+            cs_api_fail_token(call);
             return;
         }
         start = cs_job_index_after(s, after);
@@ -215,7 +222,9 @@ void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, vo
         return;
     Csched__V1__DeleteJobResponse *resp = cs_xmalloc(sizeof(*resp));
     csched__v1__delete_job_response__init(resp);
+    struct cs_store_mark mark = cs_store_mark_take(s->store);
     cs_store_job_delete(s->store, req->name, cs_api_reply_cb,
                         cs_api_reply_later(call, &resp->base));
+    cs_audit_change(s, call, &mark, req->name, 0);
     cs_job_remove(s, job);
 }

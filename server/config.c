@@ -28,7 +28,8 @@ enum {
     OPT_TLS_CLIENT_CA,
     OPT_TLS_CLIENT_ROLES,
     OPT_TOKENS_FILE,
-    OPT_JOB_USER
+    OPT_JOB_USER,
+    OPT_AUDIT_RETENTION_DAYS
 };
 
 static const struct option options[] = {
@@ -52,6 +53,7 @@ static const struct option options[] = {
     {"tls-client-roles", required_argument, NULL, OPT_TLS_CLIENT_ROLES},
     {"tokens-file", required_argument, NULL, OPT_TOKENS_FILE},
     {"job-user", required_argument, NULL, OPT_JOB_USER},
+    {"audit-retention-days", required_argument, NULL, OPT_AUDIT_RETENTION_DAYS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -89,6 +91,8 @@ void cs_config_usage(const char *prog)
             "  --retention-days N      remove the directories (output) of attempts that\n"
             "                          ended over N days ago; 0 keeps them (default %d)\n"
             "                                                     [CSCHED_RETENTION_DAYS]\n"
+            "  --audit-retention-days N  delete audit rows older than N days; 0 keeps\n"
+            "                          them (default 0)   [CSCHED_AUDIT_RETENTION_DAYS]\n"
             "  --tls-cert FILE         serve TLS with this certificate chain (PEM)\n"
             "                                                             [CSCHED_TLS_CERT]\n"
             "  --tls-key FILE          and its private key (PEM)           [CSCHED_TLS_KEY]\n"
@@ -174,7 +178,7 @@ static int missing_value(char **argv, struct cs_err *err)
 
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
-    struct raw state_dir, max_running, level, nice, retention;
+    struct raw state_dir, max_running, level, nice, retention, audit_retention;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -238,6 +242,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
         case OPT_JOB_USER:
             c->job_user = optarg[0] != '\0' ? optarg : NULL;
             break;
+        case OPT_AUDIT_RETENTION_DAYS:
+            raw->audit_retention = (struct raw){optarg, "--audit-retention-days"};
+            break;
         case 'h':
             c->help = true;
             return 0;
@@ -294,6 +301,12 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
                                                    CS_RETENTION_DAYS_MAX, &v, err) != 0)
         return -EINVAL;
     c->retention_days = (uint32_t)v;
+    v = 0;
+    if (raw->audit_retention.text != NULL &&
+        parse_whole(raw->audit_retention.text, raw->audit_retention.source, 0,
+                    CS_RETENTION_DAYS_MAX, &v, err) != 0)
+        return -EINVAL;
+    c->audit_retention_days = (uint32_t)v;
     if (c->socket_path[0] != '/')
         return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
     if (check_auth(&c->auth, err) != 0)
@@ -339,6 +352,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .level = from_env("CSCHED_LOG_LEVEL", NULL),
         .nice = from_env("CSCHED_NICE", NULL),
         .retention = from_env("CSCHED_RETENTION_DAYS", NULL),
+        .audit_retention = from_env("CSCHED_AUDIT_RETENTION_DAYS", NULL),
     };
     /* Flags win over the environment, so values are checked only after both. */
     int rc = read_flags(argc, argv, c, &raw, err);

@@ -154,7 +154,7 @@ static void created_cb(void *arg, int status)
 
 struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
                                    const Csched__V1__TriggerJobRequest *request,
-                                   cs_store_done_cb cb, void *arg)
+                                   const char *triggered_by, cs_store_done_cb cb, void *arg)
 {
     CS_ASSERT_LOOP();
     Csched__V1__Run *msg = cs_xmalloc(sizeof(*msg));
@@ -164,6 +164,7 @@ struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
     msg->idempotency_key = cs_xstrdup(request->idempotency_key);
     msg->created_unix_ms = cs_now_unix_ms();
     msg->message = cs_xstrdup("");
+    msg->triggered_by = cs_xstrdup(triggered_by);
     if (request->n_env > 0) {
         msg->n_env = request->n_env;
         msg->env = cs_xcalloc(request->n_env, sizeof(*msg->env));
@@ -228,6 +229,8 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
     launch->run_as_group = cs_xstrdup(spec->run_as_group);
     launch->default_user = s->job_user;
     launch->own_workdir = spec->working_dir[0] == '\0';
+    launch->secrets = cs_secrets_copy(spec, &launch->n_secrets);
+    launch->server_env = s->server_env;
     launch->owner = att;
     return launch;
 }

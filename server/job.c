@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "secret.h"
 
 int cs_job_name_validate(const char *name, const char *field, struct cs_err *err)
 {
@@ -171,6 +172,8 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         rc = validate_account(spec->run_as_user, "job.run_as_user", err);
     if (rc == 0)
         rc = validate_account(spec->run_as_group, "job.run_as_group", err);
+    if (rc == 0)
+        rc = cs_secret_env_validate(spec, err);
     return rc;
 }
 

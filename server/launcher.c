@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "env.h"
 #include "launcher_thread.h"
 #include "log.h"
 #include "util.h"
@@ -106,11 +107,9 @@ void cs_launch_free(struct cs_launch *launch)
     if (launch->argv != NULL)
         for (char **p = launch->argv; *p != NULL; p++)
             free(*p);
-    if (launch->envp != NULL)
-        for (char **p = launch->envp; *p != NULL; p++)
-            free(*p);
     free(launch->argv);
-    free(launch->envp);
+    cs_env_free(launch->envp);
+    cs_secrets_free(launch->secrets, launch->n_secrets);
     free(launch->dir);
     free(launch->run_as_user);
     free(launch->run_as_group);

@@ -17,6 +17,7 @@
 
 #include "mailbox.h"
 #include "queue.h"
+#include "secret.h"
 
 struct cs_launch {
     struct cs_mail mail;  /* the trip back to the loop */
@@ -31,6 +32,12 @@ struct cs_launch {
     char *run_as_user, *run_as_group;
     const char *default_user;
     bool own_workdir;
+    /* The job's secret_env, set into envp by the thread just before the
+     * spawn (secret_thread.h); server_env is borrowed (cschedd's
+     * environment at start, kept for the server's life). */
+    struct cs_secret *secrets;
+    size_t n_secrets;
+    char *const *server_env;
     void *owner; /* for the loop: the attempt */
     /* Results, written by the thread. */
     int err; /* 0 or a negative errno; then no minder is left running */
@@ -39,8 +46,9 @@ struct cs_launch {
     int pidfd;
     int64_t started_unix_ms;
     /* The thread's own: whether it made the directory and synced it,
-     * resolved the user, and how often it ran out of file descriptors. */
-    bool dir_made, dir_synced, user_ready;
+     * resolved the user, set the secrets, and how often it ran out of file
+     * descriptors. */
+    bool dir_made, dir_synced, user_ready, secrets_set;
     unsigned fd_waits;
 };
 
@@ -63,7 +71,7 @@ typedef void (*cs_launcher_stopped_cb)(void *arg);
  * descriptors fails, its minder stopped: up to its kill grace), joins the
  * thread, then calls stopped_cb and frees the launcher. */
 void cs_launcher_stop(struct cs_launcher *launcher, cs_launcher_stopped_cb stopped_cb, void *arg);
-/* Frees argv, envp, dir and the run-as names (any thread). */
+/* Frees argv, envp (wiped), the secrets, dir and the run-as names (any thread). */
 void cs_launch_free(struct cs_launch *launch);
 
 #endif

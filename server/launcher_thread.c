@@ -25,6 +25,7 @@
 #include "log.h"
 #include "minder_contract.h"
 #include "runas.h"
+#include "secret_thread.h"
 #include "util.h"
 
 /* Launches taken off the queue at once: their directories are made one by
@@ -236,10 +237,10 @@ static void give_up(struct cs_launch *launch, int err)
         stop_minder(launch);
 }
 
-/* Takes one launch whose directory is made as far as it goes: its minder and
- * the pidfd. Returns 0 when it is done (launch->err says whether it failed),
- * or the error number when it ran out of fds on the way: it is then tried
- * again from the step that failed. */
+/* Takes one launch whose directory is made as far as it goes: its secrets
+ * (set into its environment), its minder and the pidfd. Returns 0 when it is done (launch->err says
+ * whether it failed), or the error number when it ran out of fds on the way: it is then tried again
+ * from the step that failed. */
 static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch *launch)
 {
     int rc = 0;
@@ -253,6 +254,22 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
             goto out_take;
         }
         launch->user_ready = true;
+    }
+    if (!launch->secrets_set) {
+        reserve_release(r);
+        int err = cs_secrets_resolve(&launch->envp, launch->secrets, launch->n_secrets,
+                                     launch->server_env, launch->message, sizeof(launch->message));
+        reserve_take(r);
+        if (out_of_fds(-err))
+            return -err; /* tried again, as a spawn would be */
+        if (err != 0) {
+            launch->err = err;
+            return 0;
+        }
+        launch->secrets_set = true;
+        if (launch->n_secrets > 0)
+            cs_log_debug("attempt %s: %zu secret_env variables set", launch->dir,
+                         launch->n_secrets);
     }
     if (launch->pid <= 0) {
         reserve_release(r);

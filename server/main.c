@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "audit.h"
 #include "auth.h"
 #include "config.h"
 #include "dir_check.h"
@@ -48,6 +49,7 @@ struct server {
     uv_signal_t sigterm, sigint;
     struct cs_ready_write ready;
     struct cs_retention retention;
+    struct cs_audit_expiry audit_expiry;
     struct cs_state_lock state_lock; /* held until release() */
     struct cs_dir_check dir_check;
     struct cs_auth auth;
@@ -116,6 +118,7 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
         cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&snap->jobs[i]->base));
     s->next_run_id = snap->max_run_id + 1;
     s->next_seq = snap->max_event_seq + 1;
+    s->next_audit_id = snap->max_audit_id + 1;
     s->last_published_seq = snap->max_event_seq;
     for (size_t i = 0; i < snap->n_active_runs; i++)
         cs_dispatch_resume(s, (Csched__V1__Run *)cs_message_copy(&snap->active_runs[i]->base),
@@ -145,6 +148,7 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     load_snapshot(srv, snap);
     cs_store_snapshot_free(snap);
     cs_retention_start(&srv->retention, s, srv->config.retention_days);
+    cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
 
     if (cs_rpc_server_serve(srv->rpc) != 0) {
         cs_log_error("cannot serve on %s", srv->local.path);
@@ -189,6 +193,7 @@ static void launcher_stopped_cb(void *arg)
     cs_dispatch_close(s);
     cs_probe_stop(&s->probe);
     cs_retention_stop(&srv->retention);
+    cs_audit_expiry_stop(&srv->audit_expiry);
     cs_dir_check_stop(&srv->dir_check);
     cs_store_close(s->store, store_closed_cb, srv);
 }
@@ -239,10 +244,12 @@ static int sched_init(struct server *srv)
     s->max_running = srv->config.max_running;
     s->next_run_id = 1;
     s->next_seq = 1;
+    s->next_audit_id = 1;
     s->started_mono_ns = cs_now_mono_ns();
     /* Commands get the server's environment less its settings and database
      * credentials (see cs_env_base_for_jobs). */
     s->base_env = cs_env_base_for_jobs(environ);
+    s->server_env = cs_env_copy(environ);
     cs_api_watch_init(s);
     int rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)
@@ -372,6 +379,7 @@ err_stop_local:
 static void release(struct server *srv)
 {
     cs_env_free(srv->sched.base_env);
+    cs_env_free(srv->sched.server_env);
     cs_state_lock_release(&srv->state_lock);
     int rc = uv_loop_close(srv->loop);
     if (rc != 0)
@@ -460,6 +468,7 @@ int main(int argc, char **argv)
     };
     if (listen_all(&srv) != 0)
         return 1;
+    cs_rpc_server_on_refused(srv.rpc, cs_audit_refused_cb, &srv.sched);
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");

@@ -61,6 +61,7 @@ struct cs_rpc_server {
     cs_rpc_server_done_cb done_cb;
     void *done_arg;
     size_t open_calls; /* made and not yet freed */
+    struct cs_rpc_refused_hook refused;
     size_t open_slots;
 };
 
@@ -98,6 +99,7 @@ static int identify(const struct cs_rpc_server *server, struct cs_call *call,
 static void begin_call(struct slot *slot)
 {
     struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
+    call->refused = &slot->server->refused; /* a refusal below is audited */
     char why[CS_IDENTITY_NAME_MAX + 100];
     struct cs_err err = {0};
     int rc = identify(slot->server, call, &slot->metadata, &err);
@@ -270,6 +272,12 @@ void cs_rpc_server_add_fd(struct cs_rpc_server *server, int fd)
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
     grpc_server_add_channel_from_fd(server->server, fd, creds);
     grpc_server_credentials_release(creds);
+}
+
+void cs_rpc_server_on_refused(struct cs_rpc_server *server, cs_rpc_refused_cb cb, void *arg)
+{
+    CS_ASSERT_LOOP();
+    server->refused = (struct cs_rpc_refused_hook){cb, arg};
 }
 
 int cs_rpc_server_serve(struct cs_rpc_server *server)

@@ -102,6 +102,22 @@ void cs_rpc_server_shutdown(struct cs_rpc_server *server, cs_rpc_server_done_cb 
 
 /* Who made the call (valid for the call's life). */
 const struct cs_identity *cs_call_identity(const struct cs_call *call);
+/* The method's path ("/csched.v1.Scheduler/CreateJob"), and the request
+ * unpacked (NULL when it did not unpack); both valid for the call's life. */
+const char *cs_call_method_path(const struct cs_call *call);
+const ProtobufCMessage *cs_call_request(const struct cs_call *call);
+
+/* Told of every call that ends with a status other than OK, just before the
+ * status goes out, with the call still readable (its method, request and
+ * identity): the audit trail's way to see refusals, wherever they are made. */
+typedef void (*cs_rpc_refused_cb)(void *arg, const struct cs_call *call, grpc_status_code code,
+                                  const char *message);
+struct cs_rpc_refused_hook {
+    cs_rpc_refused_cb cb;
+    void *arg;
+};
+/* Sets the server's hook (before it serves); calls begun after it see it. */
+void cs_rpc_server_on_refused(struct cs_rpc_server *server, cs_rpc_refused_cb cb, void *arg);
 
 /* Ends a unary call with response (borrowed: packed before returning). */
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);

@@ -99,6 +99,7 @@ struct cs_sched {
     uint32_t running;
     int64_t next_run_id;
     int64_t next_seq;
+    int64_t next_audit_id;
     int64_t last_published_seq;     /* the highest seq committed and handed to watchers */
     cs_event_publish_cb publish_cb; /* NULL until the watchers register */
     void *publish_ctx;
@@ -107,7 +108,8 @@ struct cs_sched {
     struct cs_watch *watches; /* open Watch streams */
     struct cs_probe probe;
     int64_t started_mono_ns;
-    char **base_env; /* the server's environment, for every command */
+    char **base_env;   /* the server's environment, for every command */
+    char **server_env; /* all of it as it was at start, for secret_env's server_env */
 };
 
 static inline uint32_t cs_sched_slots_used(const struct cs_sched *sched)

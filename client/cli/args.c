@@ -298,6 +298,48 @@ int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entr
     return 0;
 }
 
+int cs_cli_secret_put(Csched__V1__Job *job, const char *name, const char *ref)
+{
+    Csched__V1__SecretRef *sr;
+    Csched__V1__Job__SecretEnvEntry *e = NULL;
+    bool is_file = strncmp(ref, "file:", 5) == 0;
+
+    if (!is_file && strncmp(ref, "env:", 4) != 0)
+        return -EINVAL;
+    for (size_t i = 0; i < job->n_secret_env && e == NULL; i++)
+        if (strcmp(job->secret_env[i]->key, name) == 0)
+            e = job->secret_env[i];
+    if (e == NULL) {
+        Csched__V1__Job__SecretEnvEntry **all =
+            realloc(job->secret_env, (job->n_secret_env + 1) * sizeof(*all));
+
+        if (all == NULL) {
+            fputs("csched: out of memory\n", stderr);
+            exit(CS_EXIT_SOFTWARE);
+        }
+        e = cs_cli_xmalloc(sizeof(*e));
+        csched__v1__job__secret_env_entry__init(e);
+        e->key = cs_cli_xstrdup(name);
+        e->value = cs_cli_xmalloc(sizeof(*e->value));
+        csched__v1__secret_ref__init(e->value);
+        all[job->n_secret_env++] = e;
+        job->secret_env = all;
+    }
+    sr = e->value;
+    if (sr->source_case == CSCHED__V1__SECRET_REF__SOURCE_FILE)
+        free(sr->file);
+    else if (sr->source_case == CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV)
+        free(sr->server_env);
+    if (is_file) {
+        sr->source_case = CSCHED__V1__SECRET_REF__SOURCE_FILE;
+        sr->file = cs_cli_xstrdup(ref + 5);
+    } else {
+        sr->source_case = CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV;
+        sr->server_env = cs_cli_xstrdup(ref + 4);
+    }
+    return 0;
+}
+
 Csched__V1__Job *cs_cli_job_new(void)
 {
     Csched__V1__Job *job = cs_cli_xmalloc(sizeof(*job));
@@ -352,6 +394,21 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
         if (cs_cli_map_put_kv(&csched__v1__job__env_entry__descriptor, (void ***)&job->env,
                               &job->n_env, v) != 0)
             return bad(err, errlen, "--env takes KEY=VALUE, not '%s'", v ? v : "");
+        return 1;
+    }
+    if (cs_cli_flag("--secret-env", argc, argv, i, &v)) {
+        const char *eq = v != NULL ? strchr(v, '=') : NULL;
+        char name[257];
+
+        if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof(name))
+            return bad(err, errlen, "--secret-env takes NAME=file:/PATH or NAME=env:VAR, not '%s'",
+                       v ? v : "");
+        memcpy(name, v, (size_t)(eq - v));
+        name[eq - v] = '\0';
+        if (cs_cli_secret_put(job, name, eq + 1) != 0)
+            return bad(err, errlen,
+                       "--secret-env %s: the reference is file:/PATH or env:VAR, not '%s'", name,
+                       eq + 1);
         return 1;
     }
     if (cs_cli_flag("--label", argc, argv, i, &v)) {

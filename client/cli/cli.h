@@ -135,6 +135,11 @@ void cs_cli_map_put(const ProtobufCMessageDescriptor *entry_desc, void ***entrie
 
 /* Splits "K=V" and puts it in the map. Returns 0 or -EINVAL (no '=', empty
  * key). */
+/* Sets job->secret_env[name] from ref, "file:/ABSOLUTE/PATH" or "env:VAR"
+ * (a variable of cschedd's environment), replacing an earlier one of the
+ * same name. 0, or -EINVAL for a ref of neither form. */
+int cs_cli_secret_put(Csched__V1__Job *job, const char *name, const char *ref);
+
 int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
                       const char *kv);
 
@@ -274,6 +279,7 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_watch(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_health(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv);
 /* token new NAME ROLE: needs no connection (cli->client is NULL). */
 int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 

@@ -104,6 +104,29 @@ static int parse_map(struct jf *jf, const yaml_node_t *node, const char *key,
     return 0;
 }
 
+/* secret_env: NAME: file:/PATH or NAME: env:VAR, as --secret-env takes. */
+static int parse_secret_env(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job)
+{
+    yaml_node_pair_t *pair;
+
+    if (node->type != YAML_MAPPING_NODE)
+        return jf_error(jf, node, "secret_env: must be a mapping of NAME: file:/PATH or env:VAR");
+    for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node(jf->doc, pair->key);
+        yaml_node_t *v = yaml_document_get_node(jf->doc, pair->value);
+
+        if (k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE)
+            return jf_error(jf, k, "secret_env: keys and values must be strings");
+        if (scalar(k)[0] == '\0')
+            return jf_error(jf, k, "secret_env: empty key");
+        if (cs_cli_secret_put(job, scalar(k), scalar(v)) != 0)
+            return jf_error(jf, v,
+                            "secret_env: %s: the reference is file:/PATH or env:VAR, not '%s'",
+                            scalar(k), scalar(v));
+    }
+    return 0;
+}
+
 /* Sets one key of a job. Returns 0 or -EINVAL. */
 static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
 {
@@ -122,6 +145,8 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
     if (strcmp(key, "env") == 0)
         return parse_map(jf, v, key, &csched__v1__job__env_entry__descriptor, (void ***)&job->env,
                          &job->n_env);
+    if (strcmp(key, "secret_env") == 0)
+        return parse_secret_env(jf, v, job);
     if (strcmp(key, "labels") == 0)
         return parse_map(jf, v, key, &csched__v1__job__labels_entry__descriptor,
                          (void ***)&job->labels, &job->n_labels);
@@ -179,7 +204,7 @@ static int parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **o
             rc = jf_error(jf, k,
                           "unknown key '%s' (known: name, command, shell, env, working_dir, "
                           "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
-                          "retry_backoff_ms, labels)",
+                          "retry_backoff_ms, labels, secret_env)",
                           scalar(k));
         if (rc != 0)
             goto err_free;

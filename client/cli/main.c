@@ -17,6 +17,7 @@ static const char usage_text[] =
     "             [--max-running N] [--timeout S] [--max-attempts N]\n"
     "             [--retry-backoff-ms N] [--label K=V]...\n"
     "             [--run-as-user U] [--run-as-group G]\n"
+    "             [--secret-env NAME=file:/PATH|NAME=env:VAR]...\n"
     "  job update NAME ...            same flags; replaces the job\n"
     "  job get NAME | job list | job delete NAME\n"
     "  apply -f jobs.yaml             create or update every job in the file\n"
@@ -26,6 +27,8 @@ static const char usage_text[] =
     "  logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
     "  watch [--job J] [--after-seq N]\n"
     "  stats | health\n"
+    "  audit [--identity I] [--method M] [--job J] [--run ID] [--since T]\n"
+    "        [--until T] [--limit N]\n"
     "  token new NAME ROLE            make a bearer token and its --tokens-file line\n"
     "\n"
     "The server defaults to $CSCHED_SERVER, else unix:$CSCHED_SOCKET, else\n"
@@ -46,7 +49,7 @@ static const struct {
     {"run", cs_cmd_run, false},         {"cancel", cs_cmd_cancel, false},
     {"logs", cs_cmd_logs, false},       {"watch", cs_cmd_watch, false},
     {"stats", cs_cmd_stats, false},     {"health", cs_cmd_health, false},
-    {"token", cs_cmd_token, true},
+    {"audit", cs_cmd_audit, false},     {"token", cs_cmd_token, true},
 };
 
 /* True if words (up to a "--") ask for help. */

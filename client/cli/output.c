@@ -352,7 +352,25 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job)
     fprintf(f, "created:          %s\n", t);
     cs_cli_format_time(job->updated_unix_ms, t, sizeof(t));
     fprintf(f, "updated:          %s\n", t);
+    fprintf(f, "created_by:       %s\n", job->created_by[0] ? job->created_by : "-");
+    fprintf(f, "updated_by:       %s\n", job->updated_by[0] ? job->updated_by : "-");
     print_map(f, "env", (void **)job->env, job->n_env);
+    if (job->n_secret_env > 0) {
+        fprintf(f, "secret_env:\n");
+        for (size_t i = 0; i < job->n_secret_env; i++) {
+            const Csched__V1__SecretRef *r = job->secret_env[i]->value;
+            bool file = r != NULL && r->source_case == CSCHED__V1__SECRET_REF__SOURCE_FILE;
+            bool env = r != NULL && r->source_case == CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV;
+
+            fprintf(f, "  %s=%s%s\n", job->secret_env[i]->key,
+                    file  ? "file:"
+                    : env ? "env:"
+                          : "?",
+                    file  ? r->file
+                    : env ? r->server_env
+                          : "");
+        }
+    }
     print_map(f, "labels", (void **)job->labels, job->n_labels);
 }
 
@@ -383,6 +401,8 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
         fprintf(f, "message:  %s\n", run->message);
     if (run->idempotency_key[0])
         fprintf(f, "key:      %s\n", run->idempotency_key);
+    if (run->triggered_by[0])
+        fprintf(f, "by:       %s\n", run->triggered_by);
     print_map(f, "env", (void **)run->env, run->n_env);
     if (run->n_attempts == 0)
         return;

@@ -50,6 +50,9 @@ expect() {
     fi
 }
 
+# A variable of the server's environment, for an env: secret reference.
+CS_CLI_SECRET=from-the-server
+export CS_CLI_SECRET
 # start_server FLAGS...: starts cschedd on the state dir and its own socket
 # with FLAGS and waits for its ready file (which names where it serves).
 start_server() {
@@ -183,6 +186,43 @@ check stats 0 -o json stats
 expect stats out '"max_running":8'
 check delete 0 job delete ok
 check delete_again 85 job delete ok
+# Secrets: the command sees the values, job get only the references.
+printf 'from-a-file\n' >"$tmp/secret"
+check secret_create 0 job create secretive --secret-env FILE_S="file:$tmp/secret" \
+    --secret-env ENV_S=env:CS_CLI_SECRET --shell 'echo "$FILE_S $ENV_S"'
+check secret_run 0 -o json trigger secretive --wait
+secret_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out")
+check secret_logs 0 logs "$secret_id"
+expect secret_logs out '^from-a-file from-the-server$'
+check secret_get 0 job get secretive
+expect secret_get out "^  FILE_S=file:$tmp/secret\$"
+expect secret_get out '^  ENV_S=env:CS_CLI_SECRET$'
+expect secret_get out '^created_by: +unix:uid=[0-9]+\([^)]*\)$'
+check secret_get_json 0 -o json job get secretive
+expect secret_get_json out '"secret_env":\{"FILE_S":\{"file":"[^"]*"\},"ENV_S":\{"server_env":"CS_CLI_SECRET"\}\}'
+check secret_bad_ref 64 job create badsecret --secret-env X=plain -- true
+check secret_relative 83 job create badsecret --secret-env X=file:relative -- true
+expect secret_relative err 'absolute path'
+cat >"$tmp/secret.yaml" <<YAML
+jobs:
+  - name: yaml-secret
+    shell: 'echo "\$S"'
+    secret_env: {S: "file:$tmp/secret"}
+YAML
+check secret_apply 0 apply -f "$tmp/secret.yaml"
+check secret_apply_run 0 trigger yaml-secret --wait
+check run_by 0 run "$secret_id"
+expect run_by out '^by: +unix:uid=[0-9]+\([^)]*\)$'
+# The audit trail: the changes above, newest first, and a refusal.
+check audit 0 audit --job ok
+expect audit out '^[0-9]+ .* DeleteJob +unix:uid=[0-9]+\([^)]*\) +ok +OK$'
+expect audit out ' UpdateJob +unix:uid=[0-9]+\([^)]*\) +ok +OK$'
+check audit_refused 0 audit --job badsecret --method CreateJob
+expect audit_refused out 'INVALID_ARGUMENT: .*absolute path'
+check audit_json 0 -o json audit --method TriggerJob --job secretive --limit 1
+expect audit_json out "\"method\":\"TriggerJob\",\"identity\":\"unix:uid=[0-9]+\\([^)]*\\)\",\"job_name\":\"secretive\",\"run_id\":$secret_id,\"code\":0"
+check audit_since 0 audit --since 1h --until 2099-01-01T00:00:00Z --limit 2
+check audit_bad_since 64 audit --since yesterday
 check unreachable 94 --server 127.0.0.1:1 stats
 expect unreachable err '^csched: stats: UNAVAILABLE: '
 

@@ -15,12 +15,26 @@
 
 #include "config.h"
 
-static const char *const env_names[] = {
-    "CSCHED_LISTEN",           "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR",   "CSCHED_MAX_RUNNING",
-    "CSCHED_LOG_LEVEL",        "CSCHED_MINDER",       "CSCHED_NICE",        "CSCHED_RETENTION_DAYS",
-    "CSCHED_SOCKET",           "CSCHED_INSECURE_TCP", "CSCHED_ADMIN_GROUP", "CSCHED_OPERATOR_GROUP",
-    "CSCHED_VIEWER_GROUP",     "CSCHED_TLS_CERT",     "CSCHED_TLS_KEY",     "CSCHED_TLS_CLIENT_CA",
-    "CSCHED_TLS_CLIENT_ROLES", "CSCHED_TOKENS_FILE", "CSCHED_JOB_USER"};
+static const char *const env_names[] = {"CSCHED_LISTEN",
+                                        "CSCHED_DATABASE_URL",
+                                        "CSCHED_STATE_DIR",
+                                        "CSCHED_MAX_RUNNING",
+                                        "CSCHED_LOG_LEVEL",
+                                        "CSCHED_MINDER",
+                                        "CSCHED_NICE",
+                                        "CSCHED_RETENTION_DAYS",
+                                        "CSCHED_SOCKET",
+                                        "CSCHED_INSECURE_TCP",
+                                        "CSCHED_ADMIN_GROUP",
+                                        "CSCHED_OPERATOR_GROUP",
+                                        "CSCHED_VIEWER_GROUP",
+                                        "CSCHED_TLS_CERT",
+                                        "CSCHED_TLS_KEY",
+                                        "CSCHED_TLS_CLIENT_CA",
+                                        "CSCHED_TLS_CLIENT_ROLES",
+                                        "CSCHED_TOKENS_FILE",
+                                        "CSCHED_JOB_USER",
+                                        "CSCHED_AUDIT_RETENTION_DAYS"};
 
 static int clear_env(void **state)
 {
@@ -88,6 +102,7 @@ static void test_config_defaults(void **state)
     assert_int_equal(c.nice, CS_DEFAULT_NICE);
     assert_int_equal(c.retention_days, CS_DEFAULT_RETENTION_DAYS);
     assert_str_or_null(c.job_user, NULL);
+    assert_int_equal(c.audit_retention_days, 0);
     assert_false(c.help);
 }
 
@@ -100,7 +115,8 @@ static void test_config_flags(void **state)
                            "postgresql:///csched", "--state-dir", "/srv/csched", "--max-running",
                            "12", "--ready-file", "/run/csched.ready", "--minder",
                            "/opt/csched-minder", "--log-level", "debug", "--nice", "-3",
-                           "--retention-days", "7", "--job-user", "builder", NULL),
+                           "--retention-days", "7", "--job-user", "builder",
+                           "--audit-retention-days", "400", NULL),
                      0);
     assert_str_or_null(c.listen, "0.0.0.0:7000");
     assert_str_or_null(c.database_url, "postgresql:///csched");
@@ -112,6 +128,7 @@ static void test_config_flags(void **state)
     assert_int_equal(c.nice, -3);
     assert_int_equal(c.retention_days, 7);
     assert_str_or_null(c.job_user, "builder");
+    assert_int_equal(c.audit_retention_days, 400);
     assert_false(c.help);
 
     /* --flag=value works as well, and the last of a repeated flag wins. */
@@ -322,6 +339,13 @@ static void test_config_bad_retention_days(void **state)
                    "forever");
 }
 
+static void test_config_bad_audit_retention_days(void **state)
+{
+    static const char *const bad[] = {"-1", "36501", "", "year", "+7", "1.5"};
+    assert_refused("--audit-retention-days", "CSCHED_AUDIT_RETENTION_DAYS", bad,
+                   sizeof(bad) / sizeof(bad[0]), "forever");
+}
+
 static void test_config_bad_state_dir(void **state)
 {
     struct cs_config c;
@@ -422,7 +446,7 @@ static void test_config_missing_value_names_flag(void **state)
         "--ready-file",       "--minder",       "--log-level",   "--nice",
         "--retention-days",   "--socket",       "--admin-group", "--operator-group",
         "--viewer-group",     "--tls-cert",     "--tls-key",     "--tls-client-ca",
-        "--tls-client-roles", "--tokens-file", "--job-user"};
+        "--tls-client-roles", "--tokens-file",  "--job-user",    "--audit-retention-days"};
     struct cs_config c;
     struct cs_err err;
 
@@ -481,6 +505,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_bad_log_level, clear_env),
         cmocka_unit_test_setup(test_config_bad_nice, clear_env),
         cmocka_unit_test_setup(test_config_bad_retention_days, clear_env),
+        cmocka_unit_test_setup(test_config_bad_audit_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_bad_state_dir, clear_env),
         cmocka_unit_test_setup(test_config_unknown_and_extra, clear_env),
         cmocka_unit_test_setup(test_config_missing_value_names_flag, clear_env),
