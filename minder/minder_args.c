@@ -37,6 +37,7 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 
 void parse_args(int argc, char **argv)
 {
+    uint64_t value;
     int opt;
 
     opterr = 0;
@@ -59,6 +60,11 @@ void parse_args(int argc, char **argv)
             break;
         case CS_MINDER_OPT_WORKDIR:
             m.workdir = optarg;
+            break;
+        case CS_MINDER_OPT_SIGNAL:
+            if (parse_u64(optarg, 64, &value) < 0 || !cs_minder_stop_signal_ok((int)value))
+                die_usage("-s wants the number of TERM, INT, HUP, QUIT, USR1 or USR2");
+            m.stop_signal = (int)value;
             break;
         default:
             die_usage("unknown option or missing value");

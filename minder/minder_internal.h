@@ -42,6 +42,7 @@ struct minder {
     const char *workdir;
     char **argv;
     uint64_t timeout_ms, grace_ms, cap_bytes;
+    int stop_signal; /* sent to the group first on timeout or cancel */
 
     enum state state;
     pid_t pid; /* the command, leader of its own group */
