@@ -213,12 +213,13 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     run.outcome_case = CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL;
     run.term_signal = 15;
     run.cancel_requested = 1;
+    run.not_before_unix_ms = 1234;
     e.key = "A";
     e.value = "b";
     run.env = env;
     run.n_env = 1;
     cs_store_run_params(&run, &p);
-    assert_int_equal(p.n, 12);
+    assert_int_equal(p.n, 13);
     assert_string_equal(p.values[0], "9");
     assert_string_equal(p.values[2], "5");
     assert_int_equal(p.formats[3], 1);
@@ -230,6 +231,7 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     assert_null(p.values[8]);
     assert_string_equal(p.values[9], "15");
     assert_string_equal(p.values[11], "t");
+    assert_string_equal(p.values[12], "1234");
     cs_store_params_clear(&p);
 
     run.n_env = 0;
@@ -258,7 +260,9 @@ static void test_store_run_filter_picks_statement(void **state)
     cs_store_params_clear(&p);
 }
 
-/* One row of the runs-join-attempts shape (24 columns). */
+/* One row of the runs-join-attempts shape (ROW_COLS columns: the run's 13,
+ * then the attempt's 15). */
+enum { ROW_COLS = 28 };
 static void set_run_row(PGresult *res, int row, int64_t id, int attempt, const char *dir)
 {
     set_int(res, row, 0, id, 8);
@@ -272,35 +276,39 @@ static void set_run_row(PGresult *res, int row, int64_t id, int attempt, const c
     set_null(res, row, 9);
     set_text(res, row, 10, "msg");
     assert_true(PQsetvalue(res, row, 11, "\0", 1));
+    set_int(res, row, 12, 4000, 8);
     if (attempt == 0) {
-        for (int c = 12; c < 24; c++)
+        for (int c = 13; c < ROW_COLS; c++)
             set_null(res, row, c);
         return;
     }
-    set_int(res, row, 12, attempt, 4);
-    set_int(res, row, 13, 5, 2);
-    set_null(res, row, 14);
-    set_int(res, row, 15, 9, 4);
-    for (int c = 16; c <= 17; c++)
+    set_int(res, row, 13, attempt, 4);
+    set_int(res, row, 14, 5, 2);
+    set_null(res, row, 15);
+    set_int(res, row, 16, 9, 4);
+    for (int c = 17; c <= 18; c++)
         set_int(res, row, c, c, 8);
-    set_int(res, row, 18, 77, 4);
-    for (int c = 19; c <= 21; c++)
+    set_int(res, row, 19, 77, 4);
+    for (int c = 20; c <= 22; c++)
         set_int(res, row, c, c, 8);
-    set_text(res, row, 22, "");
-    set_text(res, row, 23, dir);
+    set_text(res, row, 23, "");
+    set_text(res, row, 24, dir);
+    set_int(res, row, 25, 0, 4);
+    set_int(res, row, 26, 300 * attempt, 8);
+    set_int(res, row, 27, 7, 8);
 }
 
 static void test_store_runs_from_rows_groups_attempts(void **state)
 {
-    enum col_type types[24];
+    enum col_type types[ROW_COLS];
     PGresult *res;
     Csched__V1__Run **runs;
     char **dirs;
     size_t n;
 
-    for (int i = 0; i < 24; i++)
+    for (int i = 0; i < ROW_COLS; i++)
         types[i] = COL_INT8;
-    res = make_result(types, 24);
+    res = make_result(types, ROW_COLS);
     set_run_row(res, 0, 5, 1, "/a/1");
     set_run_row(res, 1, 5, 2, "/a/2");
     set_run_row(res, 2, 4, 0, NULL);
@@ -312,6 +320,9 @@ static void test_store_runs_from_rows_groups_attempts(void **state)
     assert_int_equal(runs[0]->attempts[1]->outcome_case, CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL);
     assert_int_equal(runs[0]->attempts[1]->term_signal, 9);
     assert_int_equal(runs[0]->attempts[1]->minder_pid, 77);
+    assert_int_equal(runs[0]->attempts[1]->retry_delay_ms, 600);
+    assert_int_equal(runs[0]->attempts[1]->retry_jitter_ms, 7);
+    assert_int_equal(runs[0]->not_before_unix_ms, 4000);
     assert_int_equal(runs[0]->outcome_case, CSCHED__V1__RUN__OUTCOME_EXIT_CODE);
     assert_int_equal(runs[0]->exit_code, 2);
     assert_int_equal(runs[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
