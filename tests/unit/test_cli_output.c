@@ -158,7 +158,8 @@ static void test_cli_format_run_outcome(void **state)
     assert_string_equal(buf, "signal 9 (KILL)");
 }
 
-/* csched run shows how many processes each attempt left behind. */
+/* csched run shows how many processes each attempt left behind, and the
+ * wait before it. */
 static void test_cli_print_run_leftovers(void **state)
 {
     Csched__V1__Run run = CSCHED__V1__RUN__INIT;
@@ -176,10 +177,11 @@ static void test_cli_print_run_leftovers(void **state)
     attempt.max_rss_kb = 1776;
     attempt.leftover_processes = 2;
     attempt.message = "done";
+    attempt.retry_delay_ms = 300;
     capture_open(&out);
     cs_cli_print_run(out.f, &run);
-    assert_non_null(strstr(captured(&out), " LEFTOVER MESSAGE\n"));
-    assert_non_null(strstr(captured(&out), " 1776     2        done\n"));
+    assert_non_null(strstr(captured(&out), " LEFTOVER DELAY      MESSAGE\n"));
+    assert_non_null(strstr(captured(&out), " 1776     2        0.300s     done\n"));
     capture_close(&out);
 }
 
