@@ -272,8 +272,8 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
         cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
         write_run(s, run, NULL, NULL);
     }
-    /* The minder was given the timeout this computes at its launch, or a
-     * longer one: the backstop errs late, never early. */
+    /* The minder got this timeout at its launch, give or take the few ms
+     * the launch took, which the margin covers. */
     int64_t deadline = 0;
     uint64_t timeout_ms = cs_retry_attempt_timeout_ms(run, a->started_unix_ms);
     if (timeout_ms > 0)

@@ -8,6 +8,8 @@
 static Csched__V1__RetryPolicy *set_policy(struct cs_job *job, uint32_t initial_ms, uint32_t max_ms,
                                            double multiplier, double jitter)
 {
+    if (job->spec->retry != NULL)
+        csched__v1__retry_policy__free_unpacked(job->spec->retry, NULL);
     Csched__V1__RetryPolicy *p = cs_xmalloc(sizeof(*p));
     csched__v1__retry_policy__init(p);
     p->initial_backoff_ms = initial_ms;
