@@ -82,8 +82,7 @@ static struct cs_run *run_new(struct cs_sched *s, struct cs_job *job, Csched__V1
 /* Drops run from memory (its rows, if any, are written). */
 static void run_forget(struct cs_sched *s, struct cs_run *run)
 {
-    CS_ASSERT(run->attempt == NULL && !run->queued && run->backoff == NULL &&
-              !cs_later_is_waiting(run));
+    CS_ASSERT(run->attempt == NULL && !run->queued && !cs_later_is_waiting(run));
     run->job->active--;
     CS_ASSERT(cs_idmap_remove(&s->runs, run->msg->id) == run);
     cs_run_keys_remove(&s->run_keys, run);
@@ -142,7 +141,7 @@ static void created_cb(void *arg, int status)
     struct cs_run *run = cs_idmap_get(&c.sched->runs, c.run_id);
     /* Cancelled meanwhile, the run is gone: nothing to do. */
     if (run != NULL && run->msg->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED && !run->queued &&
-        run->attempt == NULL && run->backoff == NULL && !cs_later_is_waiting(run)) {
+        run->attempt == NULL && !cs_later_is_waiting(run)) {
         if (status == 0) {
             cs_later_enqueue(c.sched, run);
         } else {
@@ -377,18 +376,13 @@ static void attempt_adopted_cb(struct cs_attempt *att)
 
 /* --- ending -------------------------------------------------------------- */
 
-/* Back to QUEUED, to start again once its backoff has passed. */
+/* Back to QUEUED, to start again once its backoff has passed: the row
+ * written carries the time, so a restart keeps the wait. */
 static void retry_run(struct cs_sched *s, struct cs_run *run)
 {
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    cs_retry_schedule(s, run);
     write_run(s, run, NULL, NULL);
-    int rc = cs_retry_schedule(s, run);
-    if (rc != 0) {
-        /* A retry without its wait beats a run left queued for ever. */
-        cs_log_warn("run %lld: no backoff timer (%s): retrying at once", (long long)run->msg->id,
-                    uv_strerror(rc));
-        cs_pump_enqueue(s, run);
-    }
 }
 
 static void attempt_ended_cb(struct cs_attempt *att)
@@ -434,7 +428,6 @@ Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_s
         /* Queued, or waiting to retry: nothing runs, so it ends now. */
         if (run->queued)
             cs_pump_dequeue(s, run);
-        cs_retry_cancel(run);
         cs_later_remove(s, run);
         return cancel_unstarted(s, run, cb, arg, true);
     }
@@ -466,6 +459,13 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
     char dir[4096];
     if (state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED || msg->n_attempts == 0) {
         cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+        /* Waiting to retry: its wait ran from its last attempt's end (the
+         * random part it drew is not stored, so it counts as wait). */
+        const Csched__V1__Attempt *last =
+            msg->n_attempts > 0 ? msg->attempts[msg->n_attempts - 1] : NULL;
+        if (last != NULL && msg->not_before_unix_ms > last->ended_unix_ms &&
+            last->ended_unix_ms > 0)
+            run->retry_delay_ms = msg->not_before_unix_ms - last->ended_unix_ms;
     } else {
         cs_sched_set_run_state(s, run, state);
         run->job->slots++;
@@ -514,7 +514,6 @@ void cs_dispatch_close(struct cs_sched *s)
         struct cs_run *run = value;
         if (run->attempt != NULL)
             cs_attempt_free(run->attempt);
-        cs_retry_cancel(run);
         protobuf_c_message_free_unpacked(&run->msg->base, NULL);
         free(run);
     }

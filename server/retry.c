@@ -1,7 +1,6 @@
-/* retry: the backoff computation, the choice to retry, and the timer of a
- * run waiting to retry.
- * The timer lives in its own allocation, freed in its close callback, so a
- * run can be freed as soon as its wait is cancelled. */
+/* retry: the backoff computation, the choice to retry, and the wait before
+ * the next attempt, which is the run's not_before: the run waits with the
+ * runs triggered for later (later.c), and its wait is stored with it. */
 #include "retry.h"
 
 #include <stdio.h>
@@ -9,14 +8,8 @@
 #include <sys/random.h>
 
 #include "job.h"
-#include "pump.h"
+#include "later.h"
 #include "util.h"
-
-struct cs_backoff {
-    uv_timer_t timer;
-    struct cs_sched *sched;
-    struct cs_run *run;
-};
 
 uint32_t cs_retry_max_attempts(const Csched__V1__Job *spec)
 {
@@ -146,54 +139,11 @@ void cs_retry_set_deadline_message(struct cs_run *run, const char *attempt_messa
     cs_message_set_str(&run->msg->message, text);
 }
 
-static void closed_cb(uv_handle_t *handle)
-{
-    free(handle->data);
-}
-
-static void backoff_end(struct cs_backoff *b)
-{
-    b->run->backoff = NULL;
-    b->timer.data = b;
-    uv_close((uv_handle_t *)&b->timer, closed_cb);
-}
-
-static void timer_cb(uv_timer_t *timer)
-{
-    struct cs_backoff *b = CS_CONTAINER_OF(timer, struct cs_backoff, timer);
-    struct cs_run *run = b->run;
-    struct cs_sched *s = b->sched;
-    backoff_end(b);
-    cs_pump_enqueue(s, run);
-}
-
-int cs_retry_schedule(struct cs_sched *s, struct cs_run *run)
+void cs_retry_schedule(struct cs_sched *s, struct cs_run *run)
 {
     CS_ASSERT_LOOP();
-    CS_ASSERT(run->backoff == NULL && !run->queued);
-    uint64_t delay = (uint64_t)run->retry_delay_ms;
-    if (delay == 0) {
-        cs_pump_enqueue(s, run);
-        return 0;
-    }
-    struct cs_backoff *b = cs_xcalloc(1, sizeof(*b));
-    b->run = run;
-    b->sched = s;
-    int rc = uv_timer_init(s->loop, &b->timer);
-    if (rc != 0) {
-        free(b);
-        return rc;
-    }
-    run->backoff = b;
-    rc = uv_timer_start(&b->timer, timer_cb, delay, 0);
-    if (rc != 0)
-        backoff_end(b);
-    return rc;
-}
-
-void cs_retry_cancel(struct cs_run *run)
-{
-    CS_ASSERT_LOOP();
-    if (run->backoff != NULL)
-        backoff_end(run->backoff);
+    CS_ASSERT(!run->queued && !cs_later_is_waiting(run));
+    if (run->retry_delay_ms > 0)
+        run->msg->not_before_unix_ms = cs_now_unix_ms() + run->retry_delay_ms;
+    cs_later_enqueue(s, run);
 }

@@ -1,8 +1,9 @@
 /* retry: whether a run whose attempt ended gets another, and when. The wait
  * between attempts follows the job's RetryPolicy (or, without one,
  * retry_backoff_ms doubling up to CS_RETRY_BACKOFF_MAX_MS), less a random
- * part of up to its jitter; it is a timer of the run's own, and when it
- * fires the run goes back on its job's queue. A run's deadline
+ * part of up to its jitter; it becomes the run's not_before, so the run
+ * waits in later.c's heap, and the wait is stored with the run and outlives
+ * a restart; then the run goes back on its job's queue. A run's deadline
  * (run_deadline_seconds from its first start) ends the retries. Loop thread
  * only, but for the pure functions marked "any thread". */
 #ifndef CS_RETRY_H
@@ -51,11 +52,9 @@ enum cs_retry_verdict cs_retry_decide(struct cs_run *run, Csched__V1__RunState s
  * its last attempt said. */
 void cs_retry_set_deadline_message(struct cs_run *run, const char *attempt_message);
 /* Puts run (QUEUED, off its queue) back on its job's queue once its wait
- * (run->retry_delay_ms) is over, or at once when there is none. 0, or a
- * negative errno from the timer (the run is then not scheduled). */
-int cs_retry_schedule(struct cs_sched *sched, struct cs_run *run);
-/* Ends the wait of a run waiting to retry without requeueing it (a cancel,
- * the shutdown); nothing when it is not waiting. */
-void cs_retry_cancel(struct cs_run *run);
+ * (run->retry_delay_ms, from now) is over, or at once when there is none:
+ * sets its not_before, to be written with the run. A cancel takes it out
+ * with cs_later_remove. */
+void cs_retry_schedule(struct cs_sched *sched, struct cs_run *run);
 
 #endif

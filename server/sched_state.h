@@ -66,7 +66,6 @@ struct cs_run {
     struct cs_qlink queue_link; /* in its job's queue while queued */
     bool queued;                /* on its job's queue */
     struct cs_attempt *attempt; /* the live attempt, or NULL */
-    struct cs_backoff *backoff; /* the retry timer while waiting to retry, or NULL */
     size_t later_index;      /* in sched->later while waiting for not_before, or CS_NOT_IN_HEAP */
     int64_t retry_delay_ms;  /* the wait before the next attempt, recorded with it, */
     int64_t retry_jitter_ms; /* and the random part taken off that wait */

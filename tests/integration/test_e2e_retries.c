@@ -140,6 +140,64 @@ static void test_e2e_retries_later_run_across_a_crash(void **state)
     (void)cs_test_rmtree(dir);
 }
 
+/* cschedd killed with SIGKILL while a run waits to retry: the wait is
+ * stored with the run, so the restart still keeps it. */
+static void test_e2e_retries_wait_across_a_crash(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64], dir[PATH_MAX];
+    cs_e2e_create_counter_job(e, "retry-crash", "exit 1", 2, name, sizeof(name), dir);
+    Csched__V1__UpdateJobRequest ureq = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
+    Csched__V1__GetJobRequest greq = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *job = NULL, *updated = NULL;
+    struct cs_status st = {0};
+    greq.name = name;
+    assert_int_equal(cs_scheduler_get_job(e->client, &greq, &job, cs_e2e_opts(), &st), 0);
+    job->retry_backoff_ms = 3000;
+    ureq.job = job;
+    assert_int_equal(cs_scheduler_update_job(e->client, &ureq, &updated, cs_e2e_opts(), &st), 0);
+    csched__v1__job__free_unpacked(updated, NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+
+    int64_t id = cs_e2e_trigger(e, name);
+    Csched__V1__Run *run = NULL;
+    for (int64_t until = cs_test_now_ms() + CS_E2E_RUN_TIMEOUT_MS;; cs_test_sleep_ms(20)) {
+        assert_true(cs_test_now_ms() < until);
+        run = cs_e2e_get_run(e, id);
+        if (run->n_attempts == 1 && run->attempts[0]->ended_unix_ms > 0 &&
+            run->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED)
+            break;
+        csched__v1__run__free_unpacked(run, NULL);
+    }
+    int64_t due = run->not_before_unix_ms;
+    assert_true(due >= run->attempts[0]->ended_unix_ms + 2900);
+    csched__v1__run__free_unpacked(run, NULL);
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    assert_int_equal(cs_testd_restart(e->d), 0);
+    run = cs_e2e_wait_end(e, id);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
+    assert_int_equal(run->n_attempts, 2);
+    int64_t gap = run->attempts[1]->started_unix_ms - run->attempts[0]->ended_unix_ms;
+    print_message("after the restart, attempt 2 started %lld ms after attempt 1 ended "
+                  "(recorded delay %lld ms)\n",
+                  (long long)gap, (long long)run->attempts[1]->retry_delay_ms);
+    if (gap < 2900 || gap > 4000)
+        fail_msg("attempt 2 started %lld ms after attempt 1 ended, want about 3000",
+                 (long long)gap);
+    assert_true(run->attempts[1]->retry_delay_ms >= 2900 &&
+                run->attempts[1]->retry_delay_ms <= 3100);
+    char path[PATH_MAX + 16];
+    (void)snprintf(path, sizeof(path), "%s/count", dir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%d", &n), 1);
+    (void)fclose(f);
+    assert_int_equal(n, 2);
+    csched__v1__run__free_unpacked(run, NULL);
+    (void)cs_test_rmtree(dir);
+}
+
 static Csched__V1__Job *shell_job(const char *prefix, char *name, size_t cap, const char *shell)
 {
     static Csched__V1__Job job;
@@ -183,46 +241,67 @@ static void test_e2e_retries_backoff_timing(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* A run of a new job running shell, with max_attempts, retry_backoff_ms
+ * and run_deadline_seconds (and policy, if any), to its end. */
+static Csched__V1__Run *deadline_run(struct cs_e2e *e, const char *prefix, const char *shell,
+                                     uint32_t max_attempts, uint32_t backoff_ms,
+                                     uint32_t deadline_s, Csched__V1__RetryPolicy *policy)
+{
+    char name[64];
+    Csched__V1__Job *job = shell_job(prefix, name, sizeof(name), shell);
+    job->max_attempts = max_attempts;
+    job->retry_backoff_ms = backoff_ms;
+    job->run_deadline_seconds = deadline_s;
+    job->retry = policy;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    return cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
+}
+
+static void assert_message_has(const Csched__V1__Run *run, const char *want)
+{
+    if (strstr(run->message, want) == NULL)
+        fail_msg("run %lld's message \"%s\" lacks \"%s\"", (long long)run->id, run->message, want);
+}
+
 /* A run whose attempts keep failing ends at its deadline: the attempt
- * running then is stopped as a timeout, and no retry follows. */
+ * running then is stopped as a timeout, or the retry that would start past
+ * it is not started, and no retry follows. */
 static void test_e2e_retries_deadline_ends_the_run(void **state)
 {
     struct cs_e2e *e = *state;
-    char name[64];
-    Csched__V1__Job *job = shell_job("deadline", name, sizeof(name), "sleep 0.3; exit 1");
-    job->max_attempts = 100;
-    job->retry_backoff_ms = 100;
-    job->run_deadline_seconds = 2;
     Csched__V1__RetryPolicy policy = CSCHED__V1__RETRY_POLICY__INIT;
     policy.initial_backoff_ms = 100;
     policy.multiplier = 1;
-    job->retry = &policy;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
-    Csched__V1__Run *run = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
+    Csched__V1__Run *run = deadline_run(e, "deadline", "sleep 0.3; exit 1", 100, 0, 2, &policy);
     int64_t took = run->ended_unix_ms - run->attempts[0]->started_unix_ms;
     print_message("run ended %lld ms after its first start, %zu attempts: %s\n", (long long)took,
                   run->n_attempts, run->message);
-    if (took < 2000 || took > 2600)
-        fail_msg("run took %lld ms from its first start, want 2000 to 2600", (long long)took);
+    /* It ends at the deadline, or up to one wait (100 ms) before it when
+     * that wait would end past it. */
+    if (took < 1850 || took > 2600)
+        fail_msg("run took %lld ms from its first start, want 1850 to 2600", (long long)took);
     assert_true(run->n_attempts >= 3 && run->n_attempts < 10);
     assert_int_equal(run->state == CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT ||
                          run->state == CSCHED__V1__RUN_STATE__RUN_STATE_FAILED,
                      1);
-    if (strstr(run->message, "deadline") == NULL)
-        fail_msg("run message \"%s\" does not name the deadline", run->message);
+    assert_message_has(run, "deadline");
+    csched__v1__run__free_unpacked(run, NULL);
+
+    /* An attempt still running at the deadline is stopped as a timeout. */
+    run = deadline_run(e, "deadline-stop", "sleep 30", 3, 0, 1, NULL);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT);
+    assert_int_equal(run->n_attempts, 1);
+    took = run->attempts[0]->ended_unix_ms - run->attempts[0]->started_unix_ms;
+    print_message("attempt stopped %lld ms after it started: %s\n", (long long)took, run->message);
+    assert_true(took >= 1000 && took < 1600);
+    assert_message_has(run, "the run's deadline (run_deadline_seconds 1) passed");
     csched__v1__run__free_unpacked(run, NULL);
 
     /* A wait past the deadline: no retry is started at all. */
-    job = shell_job("deadline-wait", name, sizeof(name), "exit 1");
-    job->max_attempts = 5;
-    job->retry_backoff_ms = 5000;
-    job->run_deadline_seconds = 2;
-    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
-    run = cs_e2e_wait_end(e, cs_e2e_trigger(e, name));
+    run = deadline_run(e, "deadline-wait", "exit 1", 5, 5000, 2, NULL);
     assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
     assert_int_equal(run->n_attempts, 1);
-    if (strstr(run->message, "would end after the run's deadline") == NULL)
-        fail_msg("run message \"%s\" does not say the wait ends past the deadline", run->message);
+    assert_message_has(run, "would end after the run's deadline");
     csched__v1__run__free_unpacked(run, NULL);
 }
 
@@ -304,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_e2e_retries_later_run_starts_on_time),
         cmocka_unit_test(test_e2e_retries_later_run_cancel_and_bounds),
         cmocka_unit_test(test_e2e_retries_later_run_across_a_crash),
+        cmocka_unit_test(test_e2e_retries_wait_across_a_crash),
         cmocka_unit_test(test_e2e_retries_backoff_timing),
         cmocka_unit_test(test_e2e_retries_deadline_ends_the_run),
         cmocka_unit_test(test_e2e_retries_kill_signal),

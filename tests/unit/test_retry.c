@@ -3,7 +3,6 @@
  * minder, and runs triggered for a later time, through the dispatcher and
  * its fixture (fake store and launcher, real loop and timers). */
 #include "dispatch_fixture.h"
-#include "later.h"
 
 static Csched__V1__RetryPolicy *set_policy(struct cs_job *job, uint32_t initial_ms, uint32_t max_ms,
                                            double multiplier, double jitter)
