@@ -237,10 +237,34 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
     return launch;
 }
 
+/* Ends run after its last attempt a, in state (CANCELLED if asked to
+ * stop), saying so if its deadline ended it. It ended when a did, which may
+ * be before the server heard of it (a minder adopted after a restart). */
+static void end_after(struct cs_sched *s, struct cs_run *run, const Csched__V1__Attempt *a,
+                      Csched__V1__RunState state, bool past_deadline)
+{
+    if (run->msg->cancel_requested)
+        state = CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
+    cs_outcome_set_run(run->msg, cs_outcome_of_attempt(a));
+    if (past_deadline)
+        cs_retry_set_deadline_message(run, a->message);
+    else
+        cs_message_set_str(&run->msg->message, a->message);
+    (void)finish_run(s, run, state, a->ended_unix_ms, NULL, NULL, false);
+}
+
 /* The pump's start callback: the run, off its queue, takes its slots and
- * its next attempt goes to the launcher. */
+ * its next attempt goes to the launcher; but a retry that waited for a slot
+ * until past the run's deadline ends the run instead. */
 static void start_cb(struct cs_sched *s, struct cs_run *run)
 {
+    int64_t deadline = cs_retry_deadline_unix_ms(run);
+    if (deadline != 0 && run->msg->n_attempts > 0 && cs_now_unix_ms() >= deadline) {
+        const Csched__V1__Attempt *last = run->msg->attempts[run->msg->n_attempts - 1];
+        run->retry_delay_ms = 0;
+        end_after(s, run, last, last->state, true);
+        return;
+    }
     struct cs_attempt *att = attempt_new(s, run);
     run->job->slots++;
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
@@ -401,20 +425,10 @@ static void attempt_ended_cb(struct cs_attempt *att)
     cs_attempt_free(att);
 
     struct cs_job *job = run->job;
-    if (verdict == CS_RETRY_YES) {
+    if (verdict == CS_RETRY_YES)
         retry_run(s, run);
-    } else {
-        if (run->msg->cancel_requested)
-            state = CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
-        cs_outcome_set_run(run->msg, cs_outcome_of_attempt(a));
-        if (verdict == CS_RETRY_PAST_DEADLINE)
-            cs_retry_set_deadline_message(run, a->message);
-        else
-            cs_message_set_str(&run->msg->message, a->message);
-        /* It ended when its last attempt did, which may be before the server
-         * heard of it (a minder adopted after a restart). */
-        (void)finish_run(s, run, state, a->ended_unix_ms, NULL, NULL, false);
-    }
+    else
+        end_after(s, run, a, state, verdict == CS_RETRY_PAST_DEADLINE);
     release_slot(s, job);
 }
 

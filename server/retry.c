@@ -43,8 +43,8 @@ uint64_t cs_retry_attempt_timeout_ms(const struct cs_run *run, int64_t now_unix_
     int64_t deadline = cs_retry_deadline_unix_ms(run);
     if (deadline == 0)
         return timeout;
-    /* A retry that waited in the queue past the deadline still gets a
-     * moment: 0 would mean no timeout at all. */
+    /* Past the deadline (dispatch ends such a run before its start, so only
+     * a late clock gets here) 1 ms: 0 would mean no timeout at all. */
     uint64_t left = deadline > now_unix_ms ? (uint64_t)(deadline - now_unix_ms) : 1;
     return timeout == 0 || left < timeout ? left : timeout;
 }

@@ -142,6 +142,26 @@ static void test_retry_deadline_stops_retries(void **state)
     assert_null(run_of(id));
 }
 
+/* A retry that waited on the queue until past the deadline ends the run
+ * instead of starting. */
+static void test_retry_queued_past_deadline(void **state)
+{
+    struct cs_job *job = add_job("a", 0, 5, 0);
+    job->spec->run_deadline_seconds = 10;
+    pid_t pid;
+    int64_t id = start_running(job, &pid);
+    minder_exits(id, 1, pid, 1);
+    wait_for(id, 1, FA);
+    struct cs_run *run = run_of(id);
+    assert_true(run->queued);
+    run->msg->started_unix_ms -= 20000;
+    turn();
+    assert_null(run_of(id));
+    assert_int_equal(fx.n_launches, 0);
+    assert_int_equal(fx.last_run_state, FA);
+    assert_string_equal(history(id), START_TO_RUNNING " a1:FAILED run:QUEUED run:FAILED");
+}
+
 /* A retry whose wait would end after the deadline is not started. */
 static void test_retry_wait_past_deadline(void **state)
 {
@@ -261,6 +281,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retry_never_after_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_deadline_stops_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_wait_past_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retry_queued_past_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_attempt_timeout_follows_deadline, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_retry_kill_grace_and_signal_reach_the_minder, setup,
