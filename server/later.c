@@ -82,6 +82,7 @@ void cs_later_enqueue(struct cs_sched *s, struct cs_run *run)
 
 bool cs_later_is_waiting(const struct cs_run *run)
 {
+    CS_ASSERT_LOOP();
     return run->later_index != CS_NOT_IN_HEAP;
 }
 

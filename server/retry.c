@@ -123,6 +123,7 @@ enum cs_retry_verdict cs_retry_decide(struct cs_run *run, Csched__V1__RunState s
 
 void cs_retry_set_deadline_message(struct cs_run *run, const char *attempt_message)
 {
+    CS_ASSERT_LOOP();
     char text[512];
     int n;
     uint32_t seconds = run->job->spec->run_deadline_seconds;
