@@ -412,6 +412,11 @@ int main(int argc, char **argv)
     sanitize_std_fds();
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
         die_unable("become", "a subreaper");
+    /* A command under the minder's own uid must not be able to ptrace it
+     * (and so write its note, or stop it from writing one); exec gives the
+     * command its own flag back. */
+    if (prctl(PR_SET_DUMPABLE, 0) < 0)
+        die_unable("become", "not dumpable");
     sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (sfd < 0)
         die_unable("create", "a signalfd");

@@ -89,6 +89,45 @@ char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
     return NULL;
 }
 
+int cs_minder_argv_add_creds(char ***argv, const struct cs_minder_creds *creds)
+{
+    size_t n = 0;
+    while ((*argv)[n] != NULL)
+        n++;
+    /* Each group is at most 10 digits and a comma; "-" stands for none. */
+    char *list = malloc(creds->n_groups * 11 + 2);
+    struct builder b = {.argv = calloc(n + 7, sizeof(char *))};
+    if (list == NULL || b.argv == NULL)
+        goto err_free;
+    size_t len = 0;
+    for (size_t i = 0; i < creds->n_groups; i++)
+        len += (size_t)sprintf(list + len, "%s%u", i > 0 ? "," : "", (unsigned)creds->groups[i]);
+    if (creds->n_groups == 0)
+        strcpy(list, "-");
+    b.argv[b.n++] = (*argv)[0];
+    add_flag(&b, CS_MINDER_OPT_UID);
+    add_u64(&b, creds->uid);
+    add_flag(&b, CS_MINDER_OPT_GID);
+    add_u64(&b, creds->gid);
+    add_flag(&b, CS_MINDER_OPT_GROUPS);
+    add(&b, list);
+    if (b.failed) {
+        for (size_t i = 1; i < b.n; i++)
+            free(b.argv[i]);
+        goto err_free;
+    }
+    memcpy(b.argv + b.n, *argv + 1, n * sizeof(char *)); /* the NULL too */
+    free(*argv);
+    free(list);
+    *argv = b.argv;
+    return 0;
+
+err_free:
+    free(b.argv);
+    free(list);
+    return -ENOMEM;
+}
+
 int cs_minder_dir_format(char *buf, size_t cap, const char *state_dir, int64_t run_id,
                          uint32_t attempt)
 {

@@ -1,5 +1,6 @@
 /* api_job: CreateJob, UpdateJob, GetJob, ListJobs, DeleteJob. Jobs live in
- * the loop's sorted table; every change is written and answered on commit. */
+ * the loop's sorted table; every change is written and answered on commit.
+ * A job that names a run-as user or group is checked on the pool first. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "api.h"
 #include "job.h"
 #include "pump.h"
+#include "runas.h"
 #include "util.h"
 
 #define JOB_TOKEN_PREFIX "after:"
@@ -45,51 +47,94 @@ static int check_job(struct cs_call *call, const Csched__V1__Job *job)
     return 0;
 }
 
-void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+/* CreateJob and UpdateJob once the job is valid and may run as it asks. */
+typedef void (*job_change_fn)(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job,
+                              uint64_t expected_version);
+
+static void create_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *in,
+                       uint64_t expected_version)
 {
-    CS_ASSERT_LOOP();
-    const Csched__V1__CreateJobRequest *req = (const Csched__V1__CreateJobRequest *)request;
-    struct cs_sched *s = ctx;
-    if (check_job(call, req->job) != 0)
-        return;
-    if (cs_job_find(s, req->job->name) != NULL) {
-        cs_call_fail(call, -EEXIST, "job %s already exists: use UpdateJob to change it",
-                     req->job->name);
+    (void)expected_version;
+    if (cs_job_find(s, in->name) != NULL) {
+        cs_call_fail(call, -EEXIST, "job %s already exists: use UpdateJob to change it", in->name);
         return;
     }
     if (cs_api_require_store(call, s) != 0)
         return;
-    struct cs_job *job = cs_job_insert(s, spec_copy(req->job, 1, 0));
+    struct cs_job *job = cs_job_insert(s, spec_copy(in, 1, 0));
     reply_job_on_commit(call, s, job->spec);
+}
+
+static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *in,
+                       uint64_t expected_version)
+{
+    struct cs_job *job = cs_job_find(s, in->name);
+    if (job == NULL) {
+        cs_call_fail(call, -ENOENT, "job %s does not exist: use CreateJob to make it", in->name);
+        return;
+    }
+    if (expected_version != 0 && expected_version != job->spec->version) {
+        cs_call_fail(
+            call, -EBUSY, "job %s is at version %llu, not the expected_version %llu: read it again",
+            in->name, (unsigned long long)job->spec->version, (unsigned long long)expected_version);
+        return;
+    }
+    if (cs_api_require_store(call, s) != 0)
+        return;
+    cs_job_replace_spec(job, spec_copy(in, job->spec->version + 1, job->spec->created_unix_ms));
+    /* Its own limit may have changed. */
+    cs_pump_job_changed(s, job);
+    reply_job_on_commit(call, s, job->spec);
+}
+
+/* A change waiting for its run-as check on the pool. The request (and so
+ * job) is borrowed until the call ends, which it does only once answered. */
+struct job_change {
+    struct cs_call *call;
+    struct cs_sched *sched;
+    const Csched__V1__Job *job;
+    uint64_t expected_version;
+    job_change_fn change;
+};
+
+static void runas_checked_cb(void *arg, const struct cs_err *err)
+{
+    struct job_change *c = arg;
+    if (err->code != 0)
+        cs_call_fail(c->call, err->code, "%s", err->msg);
+    else /* checked again: the table may have changed meanwhile */
+        c->change(c->call, c->sched, c->job, c->expected_version);
+    free(c);
+}
+
+/* Checks job, then its run-as user and group (NSS lookups, so on the pool,
+ * when the job names any), then makes the change. */
+static void change_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job,
+                       uint64_t expected_version, job_change_fn change)
+{
+    if (check_job(call, job) != 0)
+        return;
+    if (job->run_as_user[0] == '\0' && job->run_as_group[0] == '\0') {
+        change(call, s, job, expected_version);
+        return;
+    }
+    struct job_change *c = cs_xmalloc(sizeof(*c));
+    *c = (struct job_change){call, s, job, expected_version, change};
+    cs_runas_check(s->loop, job->run_as_user, job->run_as_group, s->job_user, runas_checked_cb, c);
+}
+
+void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__CreateJobRequest *req = (const Csched__V1__CreateJobRequest *)request;
+    change_job(call, ctx, req->job, 0, create_job);
 }
 
 void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
     const Csched__V1__UpdateJobRequest *req = (const Csched__V1__UpdateJobRequest *)request;
-    struct cs_sched *s = ctx;
-    if (check_job(call, req->job) != 0)
-        return;
-    struct cs_job *job = cs_job_find(s, req->job->name);
-    if (job == NULL) {
-        cs_call_fail(call, -ENOENT, "job %s does not exist: use CreateJob to make it",
-                     req->job->name);
-        return;
-    }
-    if (req->expected_version != 0 && req->expected_version != job->spec->version) {
-        cs_call_fail(call, -EBUSY,
-                     "job %s is at version %llu, not the expected_version %llu: read it again",
-                     req->job->name, (unsigned long long)job->spec->version,
-                     (unsigned long long)req->expected_version);
-        return;
-    }
-    if (cs_api_require_store(call, s) != 0)
-        return;
-    cs_job_replace_spec(job,
-                        spec_copy(req->job, job->spec->version + 1, job->spec->created_unix_ms));
-    /* Its own limit may have changed. */
-    cs_pump_job_changed(s, job);
-    reply_job_on_commit(call, s, job->spec);
+    change_job(call, ctx, req->job, req->expected_version, update_job);
 }
 
 static struct cs_job *find_named(struct cs_call *call, struct cs_sched *s, const char *name,

@@ -233,6 +233,10 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
     /* Out of memory: the server aborts, as cs_xmalloc does. */
     CS_ASSERT(launch->argv != NULL);
     launch->envp = cs_env_build_attempt(s->base_env, spec, att->run->msg, att->number);
+    launch->run_as_user = cs_xstrdup(spec->run_as_user);
+    launch->run_as_group = cs_xstrdup(spec->run_as_group);
+    launch->default_user = s->job_user;
+    launch->own_workdir = spec->working_dir[0] == '\0';
     launch->owner = att;
     return launch;
 }

@@ -200,6 +200,26 @@ static int validate_stopping(const Csched__V1__Job *spec, struct cs_err *err)
     return 0;
 }
 
+/* A user or group as the system spells one: a name (no ':', ',', '/',
+ * spaces or control characters, not starting with '-') or a number. Whether
+ * it exists is checked off the loop (runas.h). */
+static int validate_account(const char *name, const char *field, struct cs_err *err)
+{
+    size_t len = strlen(name);
+    if (len > 255)
+        return cs_err_set(err, -EINVAL, "%s is %zu bytes long; the limit is 255", field, len);
+    if (name[0] == '-')
+        return cs_err_set(err, -EINVAL, "%s \"%.64s\" must not start with '-'", field, name);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c <= ' ' || c == 0x7f || c == ':' || c == ',' || c == '/')
+            return cs_err_set(err, -EINVAL,
+                              "%s has a character not allowed in a user or group name at byte %zu",
+                              field, i);
+    }
+    return 0;
+}
+
 int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
 {
     int rc = cs_job_name_validate(spec->name, "job.name", err);
@@ -239,6 +259,10 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         rc = validate_exec_size(spec, err);
     if (rc == 0)
         rc = validate_labels(spec, err);
+    if (rc == 0)
+        rc = validate_account(spec->run_as_user, "job.run_as_user", err);
+    if (rc == 0)
+        rc = validate_account(spec->run_as_group, "job.run_as_group", err);
     if (rc == 0)
         rc = validate_stopping(spec, err);
     return rc;

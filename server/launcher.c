@@ -77,6 +77,7 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
     launch->pidfd = -1;
     launch->dir_made = false;
     launch->dir_synced = false;
+    launch->user_ready = false;
     launch->fd_waits = 0;
     pthread_mutex_lock(&l->lock);
     cs_queue_push(&l->queue, &launch->link);
@@ -111,5 +112,7 @@ void cs_launch_free(struct cs_launch *launch)
     free(launch->argv);
     free(launch->envp);
     free(launch->dir);
+    free(launch->run_as_user);
+    free(launch->run_as_group);
     free(launch);
 }

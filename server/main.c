@@ -13,16 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "api.h"
+#include "auth.h"
 #include "config.h"
 #include "dir_check.h"
 #include "dispatch.h"
 #include "env.h"
 #include "job.h"
 #include "launcher.h"
+#include "local_listen.h"
 #include "log.h"
 #include "priority.h"
 #include "ready_work.h"
@@ -40,11 +43,14 @@ struct server {
     struct cs_config config;
     struct cs_sched sched;
     struct cs_rpc_server *rpc;
+    struct cs_local_listen local;
+    struct cs_identity_source sources[2]; /* the unix socket's peers, then TCP's */
     uv_signal_t sigterm, sigint;
     struct cs_ready_write ready;
     struct cs_retention retention;
     struct cs_state_lock state_lock; /* held until release() */
     struct cs_dir_check dir_check;
+    struct cs_auth auth;
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
     bool stopping;
@@ -141,19 +147,22 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     cs_retention_start(&srv->retention, s, srv->config.retention_days);
 
     if (cs_rpc_server_serve(srv->rpc) != 0) {
-        cs_log_error("cannot serve on %s", srv->config.listen);
+        cs_log_error("cannot serve on %s", srv->local.path);
         begin_shutdown(srv, 1);
         return;
     }
-    char host[256];
-    (void)snprintf(host, sizeof(host), "%s", srv->config.listen);
-    char *colon = strrchr(host, ':');
-    if (colon != NULL)
-        *colon = '\0';
-    (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "%s:%d", host,
-                   cs_rpc_server_port(srv->rpc));
-    cs_log_info("serving on %s max_running=%u state_dir=%s", srv->ready.text, s->max_running,
-                s->state_dir);
+    /* The ready file names the address clients are to use: TCP when asked
+     * for, else the unix socket. */
+    int port = cs_rpc_server_port(srv->rpc);
+    if (port > 0) {
+        const char *tcp = srv->config.listen, *colon = strrchr(tcp, ':');
+        int host_len = colon != NULL ? (int)(colon - tcp) : (int)strlen(tcp);
+        (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "%.*s:%d", host_len, tcp, port);
+    } else {
+        (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "unix:%s", srv->local.path);
+    }
+    cs_log_info("serving on %s socket=%s max_running=%u state_dir=%s", srv->ready.text,
+                srv->local.path, s->max_running, s->state_dir);
     if (srv->config.ready_file != NULL) {
         srv->ready.path = srv->config.ready_file;
         srv->ready.work.data = &srv->ready;
@@ -170,6 +179,7 @@ static void store_closed_cb(void *arg)
     cs_job_free_all(&srv->sched);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
+    cs_auth_stop(&srv->auth);
 }
 
 static void launcher_stopped_cb(void *arg)
@@ -187,6 +197,7 @@ static void rpc_stopped_cb(void *arg)
 {
     struct server *srv = arg;
     srv->rpc = NULL;
+    cs_local_listen_close(&srv->local);
     if (srv->sched.launcher != NULL)
         cs_launcher_stop(srv->sched.launcher, launcher_stopped_cb, srv);
     else
@@ -201,6 +212,8 @@ static void begin_shutdown(struct server *srv, int exit_code)
     srv->exit_code = exit_code;
     srv->sched.stopping = true;
     cs_api_watch_close_all(&srv->sched);
+    /* No connection may reach gRPC once its shutdown has begun. */
+    cs_local_listen_stop(&srv->local);
     if (srv->rpc != NULL)
         cs_rpc_server_shutdown(srv->rpc, rpc_stopped_cb, srv);
     else
@@ -222,6 +235,7 @@ static int sched_init(struct server *srv)
     s->loop = srv->loop;
     s->state_dir = srv->config.state_dir;
     s->minder_path = srv->minder_path;
+    s->job_user = srv->config.job_user;
     s->max_running = srv->config.max_running;
     s->next_run_id = 1;
     s->next_seq = 1;
@@ -294,6 +308,65 @@ static int start_loop(struct server *srv)
     return rc;
 }
 
+static void local_handoff_cb(void *ctx, int fd)
+{
+    struct server *srv = ctx;
+    cs_rpc_server_add_fd(srv->rpc, fd);
+}
+
+/* The unix socket and the gRPC server, bound before the loop runs: making
+ * a gRPC server takes tens of milliseconds, which the probe would count
+ * against the loop. It serves only once the store is open. 0 or -1, logged. */
+static int listen_all(struct server *srv)
+{
+    const struct cs_config *c = &srv->config;
+    struct cs_local_roles roles;
+    struct cs_err err = {0};
+    int rc = cs_local_roles_init(&roles, c->admin_group, c->operator_group, c->viewer_group, &err);
+    if (rc == 0)
+        rc = cs_local_listen_open(&srv->local, c->socket_path, &roles, &err);
+    if (rc != 0) {
+        cs_log_error("%s", err.msg);
+        return -1;
+    }
+    /* Read before the loop runs: gRPC needs the first certificate to bind. */
+    if (cs_auth_start(&srv->auth, srv->loop, &c->auth, &err) != 0) {
+        cs_log_error("%s", err.msg);
+        goto err_stop_local;
+    }
+    srv->sources[0] = (struct cs_identity_source){cs_local_listen_identify_cb, &srv->local};
+    srv->sources[1] = (struct cs_identity_source){cs_auth_identify_cb, &srv->auth};
+    if (c->insecure_tcp && c->listen != NULL)
+        cs_log_warn("--insecure-tcp: %s serves without TLS or authentication; anyone who "
+                    "reaches it is admin and can run any command as cschedd's user",
+                    c->listen);
+    struct cs_rpc_listen listen = {
+        .tcp_addr = c->listen,
+        .tcp_creds = cs_auth_server_credentials(&srv->auth),
+        .insecure_tcp = c->insecure_tcp,
+        .sources = srv->sources,
+        .n_sources = CS_ARRAY_LEN(srv->sources),
+    };
+    srv->rpc = cs_rpc_server_new(srv->loop, &listen, cs_api_methods, cs_api_n_methods, &srv->sched);
+    if (listen.tcp_creds != NULL)
+        grpc_server_credentials_release(listen.tcp_creds);
+    if (srv->rpc == NULL || cs_rpc_server_port(srv->rpc) == 0) {
+        cs_log_error("cannot listen on %s", c->listen != NULL ? c->listen : c->socket_path);
+        goto err_stop_local;
+    }
+    rc = cs_local_listen_start(&srv->local, local_handoff_cb, srv);
+    if (rc != 0) {
+        cs_log_error("starting the accept thread of %s failed: %s", c->socket_path,
+                     uv_strerror(rc));
+        goto err_stop_local;
+    }
+    return 0;
+
+err_stop_local:
+    cs_local_listen_stop(&srv->local); /* the socket file goes too */
+    return -1;
+}
+
 /* Once the loop has stopped: what outlives it, last of all gRPC. The state
  * dir is unlocked once the embedded PostgreSQL has stopped. */
 static void release(struct server *srv)
@@ -304,6 +377,7 @@ static void release(struct server *srv)
     if (rc != 0)
         cs_log_warn("uv_loop_close: %s (handles still open)", uv_strerror(rc));
     grpc_shutdown_blocking();
+    cs_auth_free(&srv->auth);
     cs_log_info("stopped");
 }
 
@@ -349,6 +423,14 @@ int main(int argc, char **argv)
     /* First of all: main's thread runs the loop, and everything below may
      * reach code that asserts it is on the loop thread. */
     cs_loop_thread_mark();
+    /* Before anything secret is read: a process with cschedd's uid (a job
+     * run as that user) must not read its environ, memory or fds through
+     * /proc or ptrace. The launch thread's minders are exec'd and get their
+     * own flag. A failure is only possible on a kernel without prctl. */
+    if (prctl(PR_SET_DUMPABLE, 0) != 0) {
+        fprintf(stderr, "cschedd: prctl(PR_SET_DUMPABLE, 0): %s\n", strerror(errno));
+        return 1;
+    }
     struct server srv;
     memset(&srv, 0, sizeof(srv));
     struct cs_err err = {0};
@@ -376,15 +458,8 @@ int main(int argc, char **argv)
         .fenced_cb = store_fenced_cb,
         .fenced_arg = &srv,
     };
-    /* Made and bound before the loop runs: creating a gRPC server takes tens
-     * of milliseconds, which the probe would count against the loop. It
-     * serves only once the store is open. */
-    srv.rpc = cs_rpc_server_new(srv.loop, srv.config.listen, cs_api_methods, cs_api_n_methods,
-                                &srv.sched);
-    if (srv.rpc == NULL || cs_rpc_server_port(srv.rpc) == 0) {
-        cs_log_error("cannot listen on %s", srv.config.listen);
+    if (listen_all(&srv) != 0)
         return 1;
-    }
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");

@@ -4,18 +4,22 @@
  * Each registered method keeps SLOTS_* requests open with gRPC; a slot that
  * completes becomes a call (rpc_call.c) and a fresh slot takes its place.
  * Unknown methods are answered UNIMPLEMENTED from their own slots, so they
- * never wait for a deadline. The server is freed once gRPC has shut down,
- * every call has ended and the bridge has drained. */
+ * never wait for a deadline. Before a request is unpacked, the identity
+ * sources name its caller and access.c decides whether that caller may call
+ * the method. The server is freed once gRPC has shut down, every call has
+ * ended and the bridge has drained. */
 #define CS_LOG_COMPONENT "rpc"
 #include "rpc.h"
 
 #include <errno.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "grpc_bridge.h"
 #include "log.h"
 #include "queue.h"
@@ -49,6 +53,7 @@ struct cs_rpc_server {
     struct cs_grpc_bridge bridge;
     struct registered *regs;
     size_t n_regs;
+    struct cs_rpc_listen listen;
     void *ctx;
     int port;
     bool shutting_down;
@@ -63,17 +68,52 @@ static void arm_slot(struct cs_rpc_server *server, struct registered *reg);
 
 /* --- slots ----------------------------------------------------------------- */
 
+/* Fills call->who from the first identity source that knows the call's
+ * peer: 0 if one did, -ENOENT if none did (who then names the peer, with no
+ * role), or a source's refusal (-EPERM, err saying why). Only a TCP peer
+ * can be trusted by --insecure-tcp: a unix-socket connection the sources do
+ * not know stays unidentified. */
+static int identify(const struct cs_rpc_server *server, struct cs_call *call,
+                    const grpc_metadata_array *metadata, struct cs_err *err)
+{
+    char *peer = grpc_call_get_peer(call->call);
+    int rc = -ENOENT;
+    for (size_t i = 0; i < server->listen.n_sources && rc == -ENOENT; i++) {
+        const struct cs_identity_source *src = &server->listen.sources[i];
+        rc = src->identify_cb(src->ctx, call->call, peer, metadata, &call->who, err);
+    }
+    if (rc == -ENOENT && server->listen.insecure_tcp && cs_peer_is_tcp(peer)) {
+        call->who.role = CS_ROLE_ADMIN;
+        (void)snprintf(call->who.name, sizeof(call->who.name), "insecure-tcp:%s", peer);
+        rc = 0;
+    }
+    if (rc != 0) {
+        call->who.role = CS_ROLE_NONE;
+        (void)snprintf(call->who.name, sizeof(call->who.name), "%s", peer);
+    }
+    gpr_free(peer);
+    return rc;
+}
+
 static void begin_call(struct slot *slot)
 {
     struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
-    /* Every caller may do everything until authentication exists. */
-    call->who.role = CS_ROLE_ADMIN;
-    (void)snprintf(call->who.name, sizeof(call->who.name), "anonymous");
+    char why[CS_IDENTITY_NAME_MAX + 100];
+    struct cs_err err = {0};
+    int rc = identify(slot->server, call, &slot->metadata, &err);
+    if (rc == -EPERM && cs_access_needed(call->method->path) != CS_ROLE_NONE) {
+        cs_call_fail(call, rc, "%s", err.msg);
+        return;
+    }
+    rc = cs_access_check(call->method->path, &call->who, rc == 0, why, sizeof(why));
+    if (rc != 0) {
+        cs_call_fail(call, rc, "%s", why);
+        return;
+    }
     if (slot->payload == NULL) {
         cs_call_fail(call, -EINVAL, "the request carried no message");
         return;
     }
-    char why[300];
     if (cs_call_unpack(call, slot->payload, why, sizeof(why)) != 0) {
         cs_call_fail(call, -EINVAL, "%s", why);
         return;
@@ -170,7 +210,25 @@ static void create_grpc_server(struct cs_rpc_server *server, const struct cs_met
     }
 }
 
-struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
+/* Binds the TCP port listen asks for: 0, or -EADDRINUSE (logged) when it
+ * cannot be bound. */
+static int add_tcp_port(struct cs_rpc_server *server)
+{
+    const char *addr = server->listen.tcp_addr;
+    grpc_server_credentials *creds = server->listen.tcp_creds;
+    if (creds == NULL)
+        creds = grpc_insecure_server_credentials_create();
+    server->port = grpc_server_add_http2_port(server->server, addr, creds);
+    if (creds != server->listen.tcp_creds)
+        grpc_server_credentials_release(creds);
+    server->listen.tcp_creds = NULL; /* the caller's, and gRPC keeps its own reference */
+    if (server->port != 0)
+        return 0;
+    cs_log_error("grpc_server_add_http2_port(%s) failed: address in use or invalid", addr);
+    return -EADDRINUSE;
+}
+
+struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const struct cs_rpc_listen *listen,
                                         const struct cs_method *methods, size_t n_methods,
                                         void *ctx)
 {
@@ -178,6 +236,8 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
     struct cs_rpc_server *server = cs_xcalloc(1, sizeof(*server));
     server->loop = loop;
     server->ctx = ctx;
+    server->listen = *listen;
+    server->port = -1;
     if (cs_grpc_bridge_start(loop, &server->bridge) != 0) {
         free(server);
         return NULL;
@@ -185,11 +245,7 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
     server->bridge.data = server;
     create_grpc_server(server, methods, n_methods);
 
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    server->port = grpc_server_add_http2_port(server->server, addr, creds);
-    grpc_server_credentials_release(creds);
-    if (server->port == 0) {
-        cs_log_error("grpc_server_add_http2_port(%s) failed: address in use or invalid", addr);
+    if (listen->tcp_addr != NULL && add_tcp_port(server) != 0) {
         grpc_server_destroy(server->server);
         /* The queue was never used by a started server: shut it down directly. */
         server->server = NULL;
@@ -205,6 +261,15 @@ int cs_rpc_server_port(const struct cs_rpc_server *server)
 {
     CS_ASSERT_LOOP();
     return server->port;
+}
+
+void cs_rpc_server_add_fd(struct cs_rpc_server *server, int fd)
+{
+    /* gRPC serves such a connection only with insecure credentials: who the
+     * peer is comes from the identity sources instead. */
+    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    grpc_server_add_channel_from_fd(server->server, fd, creds);
+    grpc_server_credentials_release(creds);
 }
 
 int cs_rpc_server_serve(struct cs_rpc_server *server)

@@ -16,12 +16,14 @@
 #define CS_RPC_H
 
 #include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
 
 #include "identity.h"
+#include "util.h"
 
 struct cs_call;
 struct cs_rpc_server;
@@ -50,15 +52,47 @@ struct cs_stream_ops {
     void (*cancel_cb)(struct cs_call *call, void *ctx);
 };
 
-/* Creates and starts a server listening on addr ("host:port"; port 0 picks
- * one). methods (borrowed for the server's life) and ctx are passed to
- * handlers. If the address cannot be bound, logs it and returns a server
- * whose port is 0, to be shut down. */
-struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const char *addr,
+/* Who a call comes from. Asked per call, in order, before its request is
+ * unpacked: identify_cb fills who for a call from peer (gRPC's peer string,
+ * e.g. "fd:7" or "ipv4:127.0.0.1:40000"; metadata: the call's request
+ * headers, borrowed) and returns 0; -ENOENT when the caller is not its to
+ * know; or -EPERM with err saying why, when the caller offered credentials
+ * that do not hold (the call is then UNAUTHENTICATED, unless its method is
+ * open to all). Loop thread; must not block. */
+struct cs_identity_source {
+    int (*identify_cb)(void *ctx, grpc_call *call, const char *peer,
+                       const grpc_metadata_array *metadata, struct cs_identity *who,
+                       struct cs_err *err);
+    void *ctx;
+};
+
+/* Where and how the server listens (all borrowed for the server's life). */
+struct cs_rpc_listen {
+    const char *tcp_addr; /* "host:port" (port 0 picks one); NULL: no TCP port */
+    /* TLS, used only while binding (the caller may release it after
+     * cs_rpc_server_new); NULL: plaintext, for insecure_tcp. */
+    grpc_server_credentials *tcp_creds;
+    /* TCP without TLS or authentication: a TCP peer no source knows is
+     * admin, named "insecure-tcp:<peer>". */
+    bool insecure_tcp;
+    const struct cs_identity_source *sources;
+    size_t n_sources;
+};
+
+/* Creates and starts a server, with a TCP port if listen asks for one (more
+ * connections come through cs_rpc_server_add_fd). methods (borrowed for the
+ * server's life) and ctx are passed to handlers. If the address cannot be
+ * bound, logs it and returns a server whose port is 0, to be shut down. */
+struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const struct cs_rpc_listen *listen,
                                         const struct cs_method *methods, size_t n_methods,
                                         void *ctx);
-/* The port actually bound. */
+/* The TCP port bound: > 0; 0 when listen's address could not be bound; -1
+ * when listen asked for none. */
 int cs_rpc_server_port(const struct cs_rpc_server *server);
+/* Any thread, from cs_rpc_server_new until cs_rpc_server_shutdown begins:
+ * hands gRPC a connected socket (taken), served as one more connection whose
+ * calls show the peer "fd:<fd>". */
+void cs_rpc_server_add_fd(struct cs_rpc_server *server, int fd);
 /* Starts taking calls (until then they wait). 0 or a negative errno. */
 int cs_rpc_server_serve(struct cs_rpc_server *server);
 typedef void (*cs_rpc_server_done_cb)(void *arg);

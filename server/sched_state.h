@@ -81,6 +81,7 @@ struct cs_sched {
     const char *state_dir;
     int state_dir_status; /* 0, or -errno: the state dir cannot be written (main.c's dir_check) */
     const char *minder_path;
+    const char *job_user; /* --job-user: the default job user under root; NULL: runas.h's */
     uint32_t max_running;
 
     struct cs_job **jobs; /* sorted by name */

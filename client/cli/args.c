@@ -14,8 +14,6 @@
 
 #include "cli.h"
 
-#define CS_CLI_DEFAULT_SERVER "127.0.0.1:50051"
-
 void *cs_cli_xmalloc(size_t size)
 {
     void *p = malloc(size ? size : 1);
@@ -50,7 +48,13 @@ void cs_cli_init(struct cs_cli *cli)
     const char *env = getenv("CSCHED_SERVER");
 
     memset(cli, 0, sizeof(*cli));
-    cli->server = env != NULL && env[0] != '\0' ? env : CS_CLI_DEFAULT_SERVER;
+    cli->server = env;
+    /* A socket path too long for the buffer leaves the target empty, which
+     * cs_client_new refuses with -EINVAL. */
+    if (env == NULL || env[0] == '\0') {
+        (void)cs_client_default_target(cli->default_server, sizeof(cli->default_server));
+        cli->server = cli->default_server;
+    }
     cli->format = CS_FORMAT_TABLE;
     cli->out = stdout;
     cli->err = stderr;
@@ -95,6 +99,10 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
 {
     const char *v;
 
+    int rc = cs_cli_security_flag(cli, argc, argv, i, err, errlen);
+
+    if (rc != 0)
+        return rc;
     if (strcmp(argv[*i], "--wait-for-ready") == 0) {
         cli->wait_for_ready = true;
         return 1;
@@ -332,6 +340,14 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
         {"--run-deadline-seconds", offsetof(Csched__V1__Job, run_deadline_seconds)},
         {"--kill-grace-seconds", offsetof(Csched__V1__Job, kill_grace_seconds)},
     };
+    static const struct {
+        const char *flag, *wants;
+        size_t offset;
+    } strs[] = {
+        {"--workdir", "a directory", offsetof(Csched__V1__Job, working_dir)},
+        {"--run-as-user", "a user name or uid", offsetof(Csched__V1__Job, run_as_user)},
+        {"--run-as-group", "a group name or gid", offsetof(Csched__V1__Job, run_as_group)},
+    };
     const char *v;
     int rc = cs_cli_retry_flag(job, argc, argv, i, err, errlen);
 
@@ -356,11 +372,13 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
             return bad(err, errlen, "--label takes KEY=VALUE, not '%s'", v ? v : "");
         return 1;
     }
-    if (cs_cli_flag("--workdir", argc, argv, i, &v)) {
-        if (v == NULL)
-            return bad(err, errlen, "--workdir needs a directory");
-        cs_cli_set_string(&job->working_dir, v);
-        return 1;
+    for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
+        if (cs_cli_flag(strs[k].flag, argc, argv, i, &v)) {
+            if (v == NULL)
+                return bad(err, errlen, "%s needs %s", strs[k].flag, strs[k].wants);
+            cs_cli_set_string((char **)((char *)job + strs[k].offset), v);
+            return 1;
+        }
     }
     if (cs_cli_flag("--shell", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')

@@ -39,18 +39,37 @@ enum cs_cli_format {
     CS_FORMAT_JSON,
 };
 
+/* The security flags or their environment variables (connect.c); NULL
+ * when not given. */
+struct cs_cli_security {
+    const char *ca, *cert, *key, *token_file, *token;
+};
+
 /* What one invocation works with. The client is owned here and freed by
  * main. */
 struct cs_cli {
     const char *server;
+    char default_server[128]; /* the local socket's address, when server is it */
     enum cs_cli_format format;
     /* Per-call deadline; 0 = the library's default. */
     int64_t timeout_ms;
     bool wait_for_ready;
+    struct cs_cli_security security;
     struct cs_client *client;
     FILE *out;
     FILE *err;
 };
+
+/* --- connect.c: the connection --- */
+
+/* Takes a security flag (--ca, --cert, --key, --token-file, --token) at
+ * argv[*i]: 1 if taken, 0 if not one, -EINVAL with a message in err. */
+int cs_cli_security_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err,
+                         size_t errlen);
+/* Makes cli->client from cli->server and the security settings (flags over
+ * CSCHED_CA, CSCHED_CERT, CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN).
+ * Returns CS_EXIT_OK, or the exit code after printing why. */
+int cs_cli_connect(struct cs_cli *cli);
 
 /* Allocation for the CLI: a command-line tool may stop on exhaustion. */
 void *cs_cli_xmalloc(size_t size);
@@ -59,8 +78,8 @@ char *cs_cli_xstrdup(const char *s);
 
 /* --- args.c: flags --- */
 
-/* Fills cli with the defaults (server from CSCHED_SERVER or 127.0.0.1:50051,
- * table output, stdout/stderr). */
+/* Fills cli with the defaults (server from CSCHED_SERVER, else the local
+ * unix socket: cs_client_default_target), table output, stdout/stderr). */
 void cs_cli_init(struct cs_cli *cli);
 
 /* If argv[*i] is the flag name (as "--name VALUE" or "--name=VALUE"), stores
@@ -281,5 +300,7 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_watch(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_health(struct cs_cli *cli, int argc, char **argv);
+/* token new NAME ROLE: needs no connection (cli->client is NULL). */
+int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 
 #endif

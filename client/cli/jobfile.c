@@ -162,6 +162,10 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_string(jf, v, key, &job->shell);
     if (strcmp(key, "working_dir") == 0)
         return parse_string(jf, v, key, &job->working_dir);
+    if (strcmp(key, "run_as_user") == 0)
+        return parse_string(jf, v, key, &job->run_as_user);
+    if (strcmp(key, "run_as_group") == 0)
+        return parse_string(jf, v, key, &job->run_as_group);
     if (strcmp(key, "env") == 0)
         return parse_map(jf, v, key, &csched__v1__job__env_entry__descriptor, (void ***)&job->env,
                          &job->n_env);
@@ -229,8 +233,9 @@ static int parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **o
         if (rc > 0)
             rc = jf_error(jf, k,
                           "unknown key '%s' (known: name, command, shell, env, working_dir, "
-                          "max_running, timeout_seconds, max_attempts, retry_backoff_ms, retry, "
-                          "run_deadline_seconds, kill_grace_seconds, kill_signal, labels)",
+                          "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
+                          "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
+                          "kill_signal, labels)",
                           scalar(k));
         if (rc != 0)
             goto err_free;

@@ -8,6 +8,7 @@
 
 static const char usage_text[] =
     "usage: csched [--server HOST:PORT] [-o table|json] [--timeout S] [--wait-for-ready]\n"
+    "              [--ca FILE] [--cert FILE --key FILE] [--token-file FILE | --token T]\n"
     "              [--version] [--help]\n"
     "              COMMAND [ARGS...]\n"
     "\n"
@@ -18,6 +19,7 @@ static const char usage_text[] =
     "             [--retry-multiplier X] [--retry-jitter F] [--retry-on failure|timeout|\n"
     "             failure,timeout] [--run-deadline-seconds N] [--kill-grace-seconds N]\n"
     "             [--kill-signal TERM|INT|HUP|QUIT|USR1|USR2] [--label K=V]...\n"
+    "             [--run-as-user U] [--run-as-group G]\n"
     "  job update NAME ...            same flags; replaces the job\n"
     "  job get NAME | job list | job delete NAME\n"
     "  apply -f jobs.yaml             create or update every job in the file\n"
@@ -28,19 +30,27 @@ static const char usage_text[] =
     "  logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
     "  watch [--job J] [--after-seq N]\n"
     "  stats | health\n"
+    "  token new NAME ROLE            make a bearer token and its --tokens-file line\n"
     "\n"
-    "The server defaults to $CSCHED_SERVER, else 127.0.0.1:50051. --timeout is\n"
+    "The server defaults to $CSCHED_SERVER, else unix:$CSCHED_SOCKET, else\n"
+    "unix:/run/csched/csched.sock (HOST:PORT for TCP). --timeout is\n"
     "the deadline of each call in seconds (in job create/update, put it before\n"
-    "the command: there --timeout is the job's own timeout).\n";
+    "the command: there --timeout is the job's own timeout).\n"
+    "--ca, --cert, --key, --token-file and --token (or CSCHED_CA, CSCHED_CERT,\n"
+    "CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN) connect over TLS; a token on\n"
+    "the command line shows in ps, so prefer --token-file.\n";
 
 static const struct {
     const char *name;
     int (*fn)(struct cs_cli *cli, int argc, char **argv);
+    bool offline; /* makes no call: no client is made */
 } commands[] = {
-    {"job", cs_cmd_job},       {"apply", cs_cmd_apply}, {"trigger", cs_cmd_trigger},
-    {"runs", cs_cmd_runs},     {"run", cs_cmd_run},     {"cancel", cs_cmd_cancel},
-    {"logs", cs_cmd_logs},     {"watch", cs_cmd_watch}, {"stats", cs_cmd_stats},
-    {"health", cs_cmd_health},
+    {"job", cs_cmd_job, false},         {"apply", cs_cmd_apply, false},
+    {"trigger", cs_cmd_trigger, false}, {"runs", cs_cmd_runs, false},
+    {"run", cs_cmd_run, false},         {"cancel", cs_cmd_cancel, false},
+    {"logs", cs_cmd_logs, false},       {"watch", cs_cmd_watch, false},
+    {"stats", cs_cmd_stats, false},     {"health", cs_cmd_health, false},
+    {"token", cs_cmd_token, true},
 };
 
 /* True if words (up to a "--") ask for help. */
@@ -85,9 +95,9 @@ int main(int argc, char **argv)
             fputs(usage_text, stdout);
             return CS_EXIT_OK;
         }
-        rc = cs_client_new(cli.server, &cli.client);
-        if (rc != 0)
-            return cs_cli_fail(&cli, "connect", rc, NULL);
+        rc = commands[c].offline ? CS_EXIT_OK : cs_cli_connect(&cli);
+        if (rc != CS_EXIT_OK)
+            return rc;
         rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);
         fflush(cli.out);
         cs_client_free(cli.client);

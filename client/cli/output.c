@@ -341,6 +341,8 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job)
         fprintf(f, "shell:            %s\n", job->shell);
     }
     fprintf(f, "working_dir:      %s\n", job->working_dir[0] ? job->working_dir : "-");
+    fprintf(f, "run_as_user:      %s\n", job->run_as_user[0] ? job->run_as_user : "-");
+    fprintf(f, "run_as_group:     %s\n", job->run_as_group[0] ? job->run_as_group : "-");
     fprintf(f, "max_running:      %" PRIu32 "\n", job->max_running);
     fprintf(f, "timeout_seconds:  %" PRIu32 "\n", job->timeout_seconds);
     fprintf(f, "max_attempts:     %" PRIu32 "\n", job->max_attempts);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_cli_e2e.sh BIN_DIR: drives the real csched CLI against a real cschedd
-# (its embedded PostgreSQL, real minders) and checks outputs and exit codes.
+# (its embedded PostgreSQL, real minders) and checks outputs and exit codes,
+# then serves the same state dir over TLS with bearer tokens.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -49,21 +50,31 @@ expect() {
     fi
 }
 
-"$bin/cschedd" --listen 127.0.0.1:0 --state-dir "$tmp/state" --ready-file "$tmp/ready" \
-    --max-running 8 >"$tmp/server.log" 2>&1 &
-server_pid=$!
-i=0
-while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
-    sleep 0.5
-    i=$((i + 1))
-done
-if [ ! -s "$tmp/ready" ]; then
-    echo "cschedd did not start"
-    cat "$tmp/server.log"
-    exit 1
-fi
-CSCHED_SERVER=$(cat "$tmp/ready")
-export CSCHED_SERVER
+# start_server FLAGS...: starts cschedd on the state dir and its own socket
+# with FLAGS and waits for its ready file (which names where it serves).
+start_server() {
+    rm -f "$tmp/ready"
+    "$bin/cschedd" --socket "$tmp/csched.sock" --state-dir "$tmp/state" --ready-file "$tmp/ready" \
+        "$@" >"$tmp/server.log" 2>&1 &
+    server_pid=$!
+    i=0
+    while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
+        sleep 0.5
+        i=$((i + 1))
+    done
+    if [ ! -s "$tmp/ready" ]; then
+        echo "cschedd did not start"
+        cat "$tmp/server.log"
+        exit 1
+    fi
+}
+
+start_server --max-running 8
+# No --server and no CSCHED_SERVER: the CLI finds the socket from
+# CSCHED_SOCKET, as it finds the default socket with nothing set.
+unset CSCHED_SERVER
+CSCHED_SOCKET="$tmp/csched.sock"
+export CSCHED_SOCKET
 
 check health 0 health
 expect health out '^SERVING$'
@@ -112,6 +123,22 @@ expect wait_env out '"state":"RUN_STATE_SUCCEEDED"'
 run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
 check logs_env 0 logs "$run_id"
 expect logs_env out '^bye$'
+
+# Who a job runs as: as root, the user named; otherwise only cschedd's own.
+if [ "$(id -u)" -eq 0 ]; then
+    check create_as 0 job create as-nobody --run-as-user nobody --shell 'id -un'
+    check get_as 0 job get as-nobody
+    expect get_as out '^run_as_user: +nobody$'
+    check wait_as 0 -o json trigger as-nobody --wait
+    run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
+    check logs_as 0 logs "$run_id"
+    expect logs_as out '^nobody$'
+    check create_as_unknown 83 job create as-nobody-else --run-as-user no-such-user-csched -- true
+    expect create_as_unknown err 'INVALID_ARGUMENT: job.run_as_user "no-such-user-csched": no such user'
+else
+    check create_as_other 89 job create as-root --run-as-user root -- true
+    expect create_as_other err 'FAILED_PRECONDITION: cschedd runs as uid'
+fi
 
 "$bin/csched" trigger sleeper --wait >"$tmp/cancel.out" 2>"$tmp/cancel.err" &
 waiter=$!
@@ -187,6 +214,41 @@ check delete 0 job delete ok
 check delete_again 85 job delete ok
 check unreachable 94 --server 127.0.0.1:1 stats
 expect unreachable err '^csched: stats: UNAVAILABLE: '
+
+# Over TLS with a token: the same state dir, served again with TLS.
+kill -TERM "$server_pid"
+wait "$server_pid"
+server_pid=
+mkdir "$tmp/certs"
+sh "$(dirname "$0")/../../tests/integration/make_certs.sh" "$tmp/certs"
+# The admin token from csched token new; the viewer's by the documented
+# sha256sum one-liner of docs/security.md.
+check token_new 0 token new cli-admin admin
+grep -v '^#' "$tmp/out" | sed -n 1p >"$tmp/token"
+grep -v '^#' "$tmp/out" | sed -n 2p >"$tmp/tokens"
+expect token_new out '^cli-admin admin [0-9a-f]{64}$'
+check token_bad_role 64 token new x root
+printf 'cli-viewer viewer %s\n' "$(printf %s viewer-token | sha256sum | cut -d' ' -f1)" \
+    >>"$tmp/tokens"
+chmod 600 "$tmp/tokens"
+start_server --listen 127.0.0.1:0 --tls-cert "$tmp/certs/server.pem" \
+    --tls-key "$tmp/certs/server.key" --tokens-file "$tmp/tokens"
+CSCHED_SERVER=$(cat "$tmp/ready")
+export CSCHED_SERVER
+check tls_health 0 --ca "$tmp/certs/ca.pem" --wait-for-ready health
+check tls_token_file 0 --ca "$tmp/certs/ca.pem" --token-file "$tmp/token" job get three
+check tls_no_token 96 --ca "$tmp/certs/ca.pem" stats
+expect tls_no_token err 'UNAUTHENTICATED: .*Bearer'
+check tls_viewer 87 --ca "$tmp/certs/ca.pem" --token viewer-token job delete three
+expect tls_viewer err 'PERMISSION_DENIED: .*admin'
+check tls_plaintext 94 stats
+check tls_cert_no_key 64 --ca "$tmp/certs/ca.pem" --cert "$tmp/certs/ops.pem" stats
+check tls_token_missing 66 --ca "$tmp/certs/ca.pem" --token-file "$tmp/nope" stats
+CSCHED_CA="$tmp/certs/ca.pem"
+CSCHED_TOKEN_FILE="$tmp/token"
+export CSCHED_CA CSCHED_TOKEN_FILE
+check tls_env 0 stats
+unset CSCHED_CA CSCHED_TOKEN_FILE
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

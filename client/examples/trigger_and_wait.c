@@ -2,7 +2,7 @@
  * using only the installed libcsched. Exits with the run's exit code.
  *
  *   cc trigger_and_wait.c $(pkg-config --cflags --libs csched)
- *   ./a.out [HOST:PORT] JOB
+ *   ./a.out [TARGET] JOB      (default: the local unix socket)
  */
 #include <csched/client.h>
 #include <csched/scheduler.h>
@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 {
     Csched__V1__TriggerJobRequest treq = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
     Csched__V1__GetRunRequest greq = CSCHED__V1__GET_RUN_REQUEST__INIT;
-    const char *target = argc > 2 ? argv[1] : "127.0.0.1:50051";
+    char local[128];
+    const char *target = argc > 2 ? argv[1] : local;
     struct cs_client *client;
     Csched__V1__Stats *stats;
     Csched__V1__Run *run;
@@ -51,9 +52,12 @@ int main(int argc, char **argv)
     int rc, code = 1;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: %s [HOST:PORT] JOB\n", argv[0]);
+        fprintf(stderr, "usage: %s [TARGET] JOB\n", argv[0]);
         return 2;
     }
+    /* Without a target: the local cschedd's unix socket. */
+    if (cs_client_default_target(local, sizeof(local)) != 0)
+        local[0] = '\0';
     treq.job_name = argv[argc - 1];
     if (cs_client_new(target, &client) != 0) {
         fprintf(stderr, "cannot make a client for %s\n", target);

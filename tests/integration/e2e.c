@@ -50,8 +50,13 @@ static void print_startup_lag(struct cs_e2e *e)
 
 int cs_e2e_setup(void **state)
 {
+    return cs_e2e_start(state, NULL);
+}
+
+int cs_e2e_start(void **state, const char *const *extra_args)
+{
     struct cs_e2e *e = calloc(1, sizeof(*e));
-    struct cs_testd_options opts = {0};
+    struct cs_testd_options opts = {.extra_args = extra_args};
     int rc;
 
     if (e == NULL)

@@ -41,6 +41,10 @@ struct cs_e2e {
  * errno. */
 int cs_e2e_setup(void **state);
 
+/* cs_e2e_start does what cs_e2e_setup does, with more arguments for cschedd
+ * (NULL-terminated, or NULL). */
+int cs_e2e_start(void **state, const char *const *extra_args);
+
 /* cs_e2e_teardown is a cmocka group teardown: asserts the loop-lag bounds,
  * stops the server (which must exit 0) and the database, frees the fixture. */
 int cs_e2e_teardown(void **state);

@@ -5,12 +5,10 @@
  * SUCCEEDED once the connections are gone, and no process of the job is
  * left. Across a shutdown while they are exhausted, nothing runs unseen or
  * twice either. */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* cmocka.h needs the headers above first. */
@@ -108,16 +107,16 @@ static int count_log_lines(struct cs_e2e *e, const char *what)
     return n;
 }
 
+/* A raw connection to the server's unix socket (target "unix:PATH"). */
 static int connect_to(const char *target)
 {
-    struct sockaddr_in addr = {.sin_family = AF_INET};
-    const char *colon = strrchr(target, ':');
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
     assert_true(fd >= 0);
-    assert_non_null(colon);
-    addr.sin_port = htons((uint16_t)atoi(colon + 1));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(strncmp(target, "unix:", 5), 0);
+    assert_true(strlen(target + 5) < sizeof(addr.sun_path));
+    memcpy(addr.sun_path, target + 5, strlen(target + 5) + 1);
     assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
     return fd;
 }
@@ -137,9 +136,9 @@ static void make_job(struct cs_e2e *e, char *dir, char *name, size_t name_size)
 
 /* Sets the server's RLIMIT_NOFILE to SERVER_NOFILE and opens connections
  * (into conns) until it holds all the fds it may, and a few more wait in
- * its backlog. Returns how many are open. gRPC core does not accept again
- * once accept4 has failed with EMFILE (grpc/grpc#20418), so this works once
- * per server. */
+ * its backlog. Returns how many are open. (gRPC core's own listener would
+ * not accept again after EMFILE, grpc/grpc#20418; cschedd's accept thread on
+ * the unix socket retries every 100 ms.) */
 static int exhaust_fds(struct cs_e2e *e, int *conns)
 {
     pid_t server = cs_testd_pid(e->d);

@@ -1,8 +1,8 @@
-/* A real cschedd for tests: started from the build's bin/ on a free loopback
- * port with its own temp state dir (or another daemon's), waited for through
- * --ready-file and the health service, stopped with SIGTERM (or killed like a
- * crash), restarted on the same state dir, database and port; or started to
- * be refused, and its log kept. */
+/* A real cschedd for tests: started from the build's bin/ on a unix socket in
+ * its own temp dir, with its own temp state dir (or another daemon's), waited
+ * for through --ready-file and the health service, stopped with SIGTERM (or
+ * killed like a crash), restarted on the same state dir, database and
+ * socket; or started to be refused, and its log kept. */
 #include <csched/client.h>
 #include <csched/health.h>
 #include <ctype.h>
@@ -33,11 +33,13 @@ struct cs_testd {
     char state_dir[256];
     char ready_path[96];
     char log_path[96];
+    char socket_path[96];
     char target[64];
     pid_t pid;
     char *database_url;
     unsigned max_running;
     char *extra_args[MAX_EXTRA_ARGS + 1];
+    const struct cs_client_opts *client;
 };
 
 static const char *bin_dir(void)
@@ -68,7 +70,7 @@ static bool read_ready(struct cs_testd *d)
 }
 
 /* is_serving asks the health service once. */
-static bool is_serving(const char *target)
+static bool is_serving(const struct cs_testd *d)
 {
     Grpc__Health__V1__HealthCheckRequest req = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
     Grpc__Health__V1__HealthCheckResponse *resp = NULL;
@@ -76,7 +78,7 @@ static bool is_serving(const char *target)
     struct cs_client *client = NULL;
     bool serving = false;
 
-    if (cs_client_new(target, &client) != 0)
+    if (cs_client_new_opts(d->target, d->client, &client) != 0)
         return false;
     if (cs_health_check(client, &req, &resp, &opts, NULL) == 0) {
         serving = resp->status == GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING;
@@ -103,7 +105,7 @@ static int wait_started(struct cs_testd *d)
         }
         if (!ready)
             ready = read_ready(d);
-        if (ready && is_serving(d->target))
+        if (ready && is_serving(d))
             return 0;
         cs_test_sleep_ms(10);
     }
@@ -111,8 +113,8 @@ static int wait_started(struct cs_testd *d)
     return -ETIMEDOUT;
 }
 
-/* spawn_daemon starts cschedd listening on listen. */
-static int spawn_daemon(struct cs_testd *d, const char *listen)
+/* spawn_daemon starts cschedd on its socket. */
+static int spawn_daemon(struct cs_testd *d)
 {
     char path[256], max_running[16];
     const char *argv[16 + MAX_EXTRA_ARGS];
@@ -120,8 +122,8 @@ static int spawn_daemon(struct cs_testd *d, const char *listen)
 
     snprintf(path, sizeof(path), "%s/cschedd", bin_dir());
     argv[n++] = path;
-    argv[n++] = "--listen";
-    argv[n++] = listen;
+    argv[n++] = "--socket";
+    argv[n++] = d->socket_path;
     argv[n++] = "--state-dir";
     argv[n++] = d->state_dir;
     argv[n++] = "--ready-file";
@@ -150,12 +152,12 @@ static int spawn_daemon(struct cs_testd *d, const char *listen)
 
 /* launch starts the daemon and waits for it; on failure the daemon is gone
  * and its log printed. */
-static int launch(struct cs_testd *d, const char *listen)
+static int launch(struct cs_testd *d)
 {
     int rc;
 
     unlink(d->ready_path);
-    rc = spawn_daemon(d, listen);
+    rc = spawn_daemon(d);
     if (rc != 0)
         return rc;
     rc = wait_started(d);
@@ -194,6 +196,7 @@ static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
     if (opts->database_url != NULL && (d->database_url = strdup(opts->database_url)) == NULL)
         goto err_free;
     d->max_running = opts->max_running;
+    d->client = opts->client;
     for (; opts->extra_args != NULL && opts->extra_args[n] != NULL; n++) {
         rc = n == MAX_EXTRA_ARGS ? -E2BIG : -ENOMEM;
         if (n == MAX_EXTRA_ARGS || (d->extra_args[n] = strdup(opts->extra_args[n])) == NULL)
@@ -208,6 +211,7 @@ static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
     chmod(d->root, 0755);
     snprintf(d->ready_path, sizeof(d->ready_path), "%s/ready", d->root);
     snprintf(d->log_path, sizeof(d->log_path), "%s/cschedd.log", d->root);
+    snprintf(d->socket_path, sizeof(d->socket_path), "%s/csched.sock", d->root);
     if (opts->state_dir != NULL) {
         snprintf(d->state_dir, sizeof(d->state_dir), "%s", opts->state_dir);
     } else {
@@ -235,7 +239,7 @@ int cs_testd_start(const struct cs_testd_options *opts, struct cs_testd **out)
     if (rc != 0)
         return rc;
     cs_test__register_testd(d);
-    rc = launch(d, "127.0.0.1:0");
+    rc = launch(d);
     if (rc != 0) {
         cs_test__unregister_testd(d);
         cs_test_rmtree(d->root);
@@ -259,6 +263,11 @@ pid_t cs_testd_pid(const struct cs_testd *d)
 const char *cs_testd_state_dir(const struct cs_testd *d)
 {
     return d->state_dir;
+}
+
+const char *cs_testd_log_path(const struct cs_testd *d)
+{
+    return d->log_path;
 }
 
 /* terminate sends SIGTERM and waits; returns the exit status as
@@ -330,7 +339,7 @@ static int wait_refused(struct cs_testd *d)
             d->pid = 0;
             return cs_test__exit_code(wstatus);
         }
-        if (read_ready(d) && is_serving(d->target))
+        if (read_ready(d) && is_serving(d))
             return 0;
         cs_test_sleep_ms(10);
     }
@@ -346,7 +355,7 @@ int cs_testd_start_refused(const struct cs_testd_options *opts, char *log, size_
         return rc;
     unlink(d->ready_path);
     cs_test__register_testd(d);
-    rc = spawn_daemon(d, "127.0.0.1:0");
+    rc = spawn_daemon(d);
     if (rc == 0)
         rc = wait_refused(d);
     if (rc == 0)
@@ -376,15 +385,13 @@ int cs_testd_kill(struct cs_testd *d)
 
 int cs_testd_restart(struct cs_testd *d)
 {
-    char listen[sizeof(d->target)];
     int status = 0;
     int rc;
 
     if (d->pid > 0)
         status = terminate(d);
-    /* Same port, so clients made for the old daemon reach the new one. */
-    memcpy(listen, d->target, sizeof(listen));
-    rc = launch(d, listen);
+    /* Same socket, so clients made for the old daemon reach the new one. */
+    rc = launch(d);
     return rc != 0 ? rc : status;
 }
 

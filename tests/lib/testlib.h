@@ -43,8 +43,8 @@ const char *cs_testpg_url(const struct cs_testpg *pg);
  * NULL is allowed. */
 void cs_testpg_stop(struct cs_testpg *pg);
 
-/* A real cschedd listening on 127.0.0.1:<free port> with its own temp state
- * dir. Its stderr goes to a log file beside the state dir; the log's tail is
+/* A real cschedd listening on a unix socket in its own temp dir, with its
+ * own temp state dir. Its stderr goes to a log file beside the state dir; the log's tail is
  * printed when the daemon exits uncleanly or a CS_TEST_* assertion fails.
  * The daemon gets SIGTERM if the thread that started it exits, so start
  * daemons from the test's main thread. */
@@ -58,11 +58,14 @@ struct cs_testd_options {
     /* --state-dir: another daemon's (cs_testd_state_dir), which this one
      * only uses and never removes; NULL for a fresh temp dir of its own. */
     const char *state_dir;
+    /* How the start-up health check connects (NULL: plaintext), for a
+     * daemon serving TLS; borrowed for the daemon's life. */
+    const struct cs_client_opts *client;
 };
 
 struct cs_testd;
 
-/* cs_testd_start starts cschedd with --listen 127.0.0.1:0 and --ready-file,
+/* cs_testd_start starts cschedd with --socket DIR/csched.sock and --ready-file,
  * waits (up to 120 s) for the ready file and then for the health service to
  * answer SERVING, and stores the handle in *out. opts is copied (NULL: the
  * embedded PostgreSQL and the default limit). Returns 0, or a negative errno
@@ -77,8 +80,8 @@ int cs_testd_start(const struct cs_testd_options *opts, struct cs_testd **out);
  * is then stopped), or a negative errno. Nothing of it is left behind. */
 int cs_testd_start_refused(const struct cs_testd_options *opts, char *log, size_t cap);
 
-/* cs_testd_target returns "127.0.0.1:PORT". The port stays the same across
- * cs_testd_restart. */
+/* cs_testd_target returns "unix:DIR/csched.sock" (or "HOST:PORT" when the
+ * extra arguments ask for TCP). It stays the same across cs_testd_restart. */
 const char *cs_testd_target(const struct cs_testd *d);
 
 /* cs_testd_pid returns the pid of the running cschedd, or 0 after
@@ -87,6 +90,9 @@ pid_t cs_testd_pid(const struct cs_testd *d);
 
 /* cs_testd_state_dir returns the daemon's --state-dir. */
 const char *cs_testd_state_dir(const struct cs_testd *d);
+
+/* cs_testd_log_path returns the file the daemon's stderr goes to. */
+const char *cs_testd_log_path(const struct cs_testd *d);
 
 /* cs_testd_stop sends SIGTERM, waits up to 30 s (then SIGKILL), removes the
  * state dir and frees d. Returns the exit status: 0 for a clean exit, the

@@ -17,8 +17,17 @@ cs_unit_test(dir_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dir_check.c LIBS
 cs_unit_test(run_keys SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_run_keys.c LIBS cs_run_keys)
 cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rpc)
 cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_rpc)
+cs_unit_test(access SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_access.c LIBS cs_access)
+cs_unit_test(local_role SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_role.c LIBS cs_local)
+cs_unit_test(local_listen SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_listen.c LIBS cs_local)
 cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_mailbox)
+cs_unit_test(auth_file SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auth_file.c LIBS cs_auth)
+cs_unit_test(tls_fetch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tls_fetch.c LIBS cs_auth)
 cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LIBS cs_exit_watch)
+cs_unit_test(cron SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cron.c LIBS cs_schedule)
+cs_unit_test(schedule SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_schedule.c LIBS cs_schedule)
+cs_unit_test(schedule_cronie SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_schedule_cronie.c
+             LIBS cs_schedule)
 
 # The pump, given a fake start callback at init (pump_fixture.h): the order
 # it starts runs in, the limits it keeps, runs taken off their queues.

@@ -26,12 +26,16 @@ static void test_cli_defaults_and_env_server(void **state)
     struct cs_cli cli;
 
     init_cli(&cli);
-    assert_string_equal(cli.server, "127.0.0.1:50051");
+    assert_string_equal(cli.server, "unix:/run/csched/csched.sock");
     assert_int_equal(cli.format, CS_FORMAT_TABLE);
+    setenv("CSCHED_SOCKET", "/tmp/cs.sock", 1);
+    cs_cli_init(&cli);
+    assert_string_equal(cli.server, "unix:/tmp/cs.sock");
     setenv("CSCHED_SERVER", "10.1.2.3:7000", 1);
     cs_cli_init(&cli);
     assert_string_equal(cli.server, "10.1.2.3:7000");
     unsetenv("CSCHED_SERVER");
+    unsetenv("CSCHED_SOCKET");
 }
 
 static void test_cli_global_flags(void **state)
@@ -137,8 +141,9 @@ static void test_cli_job_args_full(void **state)
 
     init_cli(&cli);
     assert_int_equal(PARSE_JOB(&cli, &job, err, "build", "--env", "A=1", "--env=B=x=y", "--label",
-                               "team=core", "--workdir", "/tmp", "--max-running", "3", "--timeout",
-                               "10", "--max-attempts", "2", "--retry-backoff-ms=250", "-o", "json",
+                               "team=core", "--workdir", "/tmp", "--run-as-user", "nobody",
+                               "--run-as-group=65534", "--max-running", "3", "--timeout", "10",
+                               "--max-attempts", "2", "--retry-backoff-ms=250", "-o", "json",
                                "--env", "A=2", "--", "make", "-j2", "--", "all"),
                      0);
     assert_string_equal(job->name, "build");
@@ -153,6 +158,8 @@ static void test_cli_job_args_full(void **state)
     assert_string_equal(cs_test_map_get((void **)job->env, job->n_env, "B"), "x=y");
     assert_string_equal(cs_test_map_get((void **)job->labels, job->n_labels, "team"), "core");
     assert_string_equal(job->working_dir, "/tmp");
+    assert_string_equal(job->run_as_user, "nobody");
+    assert_string_equal(job->run_as_group, "65534");
     assert_int_equal(job->max_running, 3);
     assert_int_equal(job->timeout_seconds, 10);
     assert_int_equal(job->max_attempts, 2);

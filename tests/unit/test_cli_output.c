@@ -66,8 +66,9 @@ static void test_cli_json_job(void **state)
         captured(&c),
         "{\"name\":\"a\\\"b\",\"command\":[\"echo\",\"hi\\n\"],\"shell\":\"\",\"env\":{\"K\":"
         "\"v\\\\\"},\"working_dir\":\"\",\"max_running\":4,\"timeout_seconds\":0,\"max_attempts\":"
-        "0,\"retry_backoff_ms\":0,\"labels\":{},\"retry\":null,\"run_deadline_seconds\":0,"
-        "\"kill_grace_seconds\":0,\"kill_signal\":\"\",\"version\":18446744073709551615,"
+        "0,\"retry_backoff_ms\":0,\"labels\":{},\"run_as_user\":\"\",\"run_as_group\":\"\","
+        "\"retry\":null,\"run_deadline_seconds\":0,\"kill_grace_seconds\":0,\"kill_signal\":\"\","
+        "\"version\":18446744073709551615,"
         "\"created_unix_ms\":-5,\"updated_unix_ms\":0}\n");
     capture_close(&c);
     csched__v1__job__free_unpacked(job, NULL);

@@ -16,8 +16,11 @@
 #include "config.h"
 
 static const char *const env_names[] = {
-    "CSCHED_LISTEN",    "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR", "CSCHED_MAX_RUNNING",
-    "CSCHED_LOG_LEVEL", "CSCHED_MINDER",       "CSCHED_NICE",      "CSCHED_RETENTION_DAYS"};
+    "CSCHED_LISTEN",           "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR",   "CSCHED_MAX_RUNNING",
+    "CSCHED_LOG_LEVEL",        "CSCHED_MINDER",       "CSCHED_NICE",        "CSCHED_RETENTION_DAYS",
+    "CSCHED_SOCKET",           "CSCHED_INSECURE_TCP", "CSCHED_ADMIN_GROUP", "CSCHED_OPERATOR_GROUP",
+    "CSCHED_VIEWER_GROUP",     "CSCHED_TLS_CERT",     "CSCHED_TLS_KEY",     "CSCHED_TLS_CLIENT_CA",
+    "CSCHED_TLS_CLIENT_ROLES", "CSCHED_TOKENS_FILE", "CSCHED_JOB_USER"};
 
 static int clear_env(void **state)
 {
@@ -70,7 +73,12 @@ static void test_config_defaults(void **state)
     struct cs_err err;
 
     assert_int_equal(parse(&c, &err, NULL), 0);
-    assert_str_or_null(c.listen, CS_DEFAULT_LISTEN);
+    assert_str_or_null(c.listen, NULL);
+    assert_str_or_null(c.socket_path, CS_DEFAULT_SOCKET);
+    assert_false(c.insecure_tcp);
+    assert_str_or_null(c.admin_group, NULL);
+    assert_str_or_null(c.operator_group, NULL);
+    assert_str_or_null(c.viewer_group, NULL);
     assert_str_or_null(c.database_url, NULL);
     assert_str_or_null(c.state_dir, CS_DEFAULT_STATE_DIR);
     assert_int_equal(c.max_running, CS_DEFAULT_MAX_RUNNING);
@@ -79,6 +87,7 @@ static void test_config_defaults(void **state)
     assert_int_equal(c.log_level, CS_LOG_INFO);
     assert_int_equal(c.nice, CS_DEFAULT_NICE);
     assert_int_equal(c.retention_days, CS_DEFAULT_RETENTION_DAYS);
+    assert_str_or_null(c.job_user, NULL);
     assert_false(c.help);
 }
 
@@ -87,11 +96,11 @@ static void test_config_flags(void **state)
     struct cs_config c;
     struct cs_err err;
 
-    assert_int_equal(parse(&c, &err, "--listen", "0.0.0.0:7000", "--database-url",
+    assert_int_equal(parse(&c, &err, "--insecure-tcp", "--listen", "0.0.0.0:7000", "--database-url",
                            "postgresql:///csched", "--state-dir", "/srv/csched", "--max-running",
                            "12", "--ready-file", "/run/csched.ready", "--minder",
                            "/opt/csched-minder", "--log-level", "debug", "--nice", "-3",
-                           "--retention-days", "7", NULL),
+                           "--retention-days", "7", "--job-user", "builder", NULL),
                      0);
     assert_str_or_null(c.listen, "0.0.0.0:7000");
     assert_str_or_null(c.database_url, "postgresql:///csched");
@@ -102,11 +111,12 @@ static void test_config_flags(void **state)
     assert_int_equal(c.log_level, CS_LOG_DEBUG);
     assert_int_equal(c.nice, -3);
     assert_int_equal(c.retention_days, 7);
+    assert_str_or_null(c.job_user, "builder");
     assert_false(c.help);
 
     /* --flag=value works as well, and the last of a repeated flag wins. */
     assert_int_equal(parse(&c, &err, "--max-running=3", "--log-level=error", "--max-running", "5",
-                           "--listen=[::1]:0", NULL),
+                           "--listen=[::1]:0", "--insecure-tcp", NULL),
                      0);
     assert_int_equal(c.max_running, 5);
     assert_int_equal(c.log_level, CS_LOG_ERROR);
@@ -167,6 +177,7 @@ static void test_config_env(void **state)
     struct cs_err err;
 
     setenv("CSCHED_LISTEN", "127.0.0.1:6000", 1);
+    setenv("CSCHED_INSECURE_TCP", "1", 1);
     setenv("CSCHED_DATABASE_URL", "host=/tmp dbname=cs", 1);
     setenv("CSCHED_STATE_DIR", "/var/tmp/cs", 1);
     setenv("CSCHED_MAX_RUNNING", "7", 1);
@@ -174,7 +185,9 @@ static void test_config_env(void **state)
     setenv("CSCHED_MINDER", "/usr/libexec/csched-minder", 1);
     setenv("CSCHED_NICE", "-15", 1);
     setenv("CSCHED_RETENTION_DAYS", "0", 1);
+    setenv("CSCHED_JOB_USER", "65534", 1);
     assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_str_or_null(c.job_user, "65534");
     assert_str_or_null(c.listen, "127.0.0.1:6000");
     assert_str_or_null(c.database_url, "host=/tmp dbname=cs");
     assert_str_or_null(c.state_dir, "/var/tmp/cs");
@@ -195,7 +208,8 @@ static void test_config_env_empty_is_unset(void **state)
     for (size_t i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++)
         setenv(env_names[i], "", 1);
     assert_int_equal(parse(&c, &err, NULL), 0);
-    assert_str_or_null(c.listen, CS_DEFAULT_LISTEN);
+    assert_str_or_null(c.listen, NULL);
+    assert_str_or_null(c.socket_path, CS_DEFAULT_SOCKET);
     assert_str_or_null(c.database_url, NULL);
     assert_str_or_null(c.state_dir, CS_DEFAULT_STATE_DIR);
     assert_int_equal(c.max_running, CS_DEFAULT_MAX_RUNNING);
@@ -211,6 +225,7 @@ static void test_config_flag_over_env(void **state)
     struct cs_err err;
 
     setenv("CSCHED_LISTEN", "127.0.0.1:6000", 1);
+    setenv("CSCHED_INSECURE_TCP", "1", 1);
     setenv("CSCHED_DATABASE_URL", "host=/tmp dbname=cs", 1);
     setenv("CSCHED_STATE_DIR", "/var/tmp/cs", 1);
     setenv("CSCHED_MAX_RUNNING", "7", 1);
@@ -349,6 +364,52 @@ static void test_config_unknown_and_extra(void **state)
     assert_rejected(rc, err, "extra");
 }
 
+/* The unix socket is served always; its path, and the groups of each role,
+ * come from flags over the environment. */
+static void test_config_socket_and_groups(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+
+    setenv("CSCHED_SOCKET", "/tmp/env.sock", 1);
+    setenv("CSCHED_VIEWER_GROUP", "staff", 1);
+    assert_int_equal(parse(&c, &err, "--admin-group", "wheel", "--operator-group", "1234", NULL),
+                     0);
+    assert_str_or_null(c.socket_path, "/tmp/env.sock");
+    assert_str_or_null(c.admin_group, "wheel");
+    assert_str_or_null(c.operator_group, "1234");
+    assert_str_or_null(c.viewer_group, "staff");
+    assert_int_equal(parse(&c, &err, "--socket", "/run/x/cs.sock", "--admin-group", "", NULL), 0);
+    assert_str_or_null(c.socket_path, "/run/x/cs.sock");
+    assert_str_or_null(c.admin_group, "");
+    assert_rejected(parse(&c, &err, "--socket", "cs.sock", NULL), err, "--socket");
+}
+
+/* TCP without TLS or authentication only on --insecure-tcp (or
+ * CSCHED_INSECURE_TCP=1): otherwise -EPERM, with a message that names the
+ * flag to pass. */
+static void test_config_tcp_needs_insecure_flag(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+
+    assert_int_equal(parse(&c, &err, "--listen", "0.0.0.0:50051", NULL), -EPERM);
+    assert_int_equal(err.code, -EPERM);
+    assert_non_null(strstr(err.msg, "--listen 0.0.0.0:50051 would serve TCP without TLS"));
+    assert_non_null(strstr(err.msg, "pass --insecure-tcp"));
+    setenv("CSCHED_LISTEN", "127.0.0.1:1", 1);
+    assert_int_equal(parse(&c, &err, NULL), -EPERM);
+    assert_int_equal(parse(&c, &err, "--insecure-tcp", NULL), 0);
+    assert_true(c.insecure_tcp);
+    setenv("CSCHED_INSECURE_TCP", "1", 1);
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_str_or_null(c.listen, "127.0.0.1:1");
+    /* An empty --listen turns TCP off again. */
+    unsetenv("CSCHED_INSECURE_TCP");
+    assert_int_equal(parse(&c, &err, "--listen", "", NULL), 0);
+    assert_str_or_null(c.listen, NULL);
+}
+
 /* Server bug (config.c, cs_config_parse): a flag given without its value
  * (the last argument is "--max-running") reaches the default case as '?' and
  * the message is "unknown option; see --help", which names no flag and calls
@@ -356,9 +417,12 @@ static void test_config_unknown_and_extra(void **state)
  * missing. */
 static void test_config_missing_value_names_flag(void **state)
 {
-    static const char *const flags[] = {"--listen",      "--database-url", "--state-dir",
-                                        "--max-running", "--ready-file",   "--minder",
-                                        "--log-level",   "--nice",         "--retention-days"};
+    static const char *const flags[] = {
+        "--listen",           "--database-url", "--state-dir",   "--max-running",
+        "--ready-file",       "--minder",       "--log-level",   "--nice",
+        "--retention-days",   "--socket",       "--admin-group", "--operator-group",
+        "--viewer-group",     "--tls-cert",     "--tls-key",     "--tls-client-ca",
+        "--tls-client-roles", "--tokens-file", "--job-user"};
     struct cs_config c;
     struct cs_err err;
 
@@ -366,6 +430,41 @@ static void test_config_missing_value_names_flag(void **state)
         int rc = parse(&c, &err, flags[i], NULL);
         assert_rejected(rc, err, flags[i]);
     }
+}
+
+/* The TLS files from flags and variables; each file needs what it rests on. */
+static void test_config_tls(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+    int rc;
+
+    assert_int_equal(setenv("CSCHED_TOKENS_FILE", "/etc/t", 1), 0);
+    assert_int_equal(parse(&c, &err, "--listen", ":1", "--tls-cert", "/c", "--tls-key", "/k",
+                           "--tls-client-ca", "/ca", "--tls-client-roles", "/r", NULL),
+                     0);
+    assert_str_or_null(c.auth.tls_cert, "/c");
+    assert_str_or_null(c.auth.tls_key, "/k");
+    assert_str_or_null(c.auth.tls_client_ca, "/ca");
+    assert_str_or_null(c.auth.client_roles, "/r");
+    assert_str_or_null(c.auth.tokens, "/etc/t");
+    rc = parse(&c, &err, "--tls-cert", "/c", NULL);
+    assert_rejected(rc, err, "--tls-key");
+    rc = parse(&c, &err, NULL);
+    assert_rejected(rc, err, "--tokens-file");
+    assert_int_equal(unsetenv("CSCHED_TOKENS_FILE"), 0);
+    rc = parse(&c, &err, "--tls-client-ca", "/ca", NULL);
+    assert_rejected(rc, err, "--tls-cert");
+    rc = parse(&c, &err, "--tls-cert", "/c", "--tls-key", "/k", "--tls-client-roles", "/r", NULL);
+    assert_rejected(rc, err, "--tls-client-ca");
+    /* TLS is for the TCP listener, and it is not plaintext. */
+    rc = parse(&c, &err, "--tls-cert", "/c", "--tls-key", "/k", NULL);
+    assert_rejected(rc, err, "--listen");
+    rc = parse(&c, &err, "--listen", ":1", "--insecure-tcp", "--tls-cert", "/c", "--tls-key", "/k",
+               NULL);
+    assert_rejected(rc, err, "--insecure-tcp");
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_null(c.auth.tls_cert);
 }
 
 int main(void)
@@ -385,6 +484,9 @@ int main(void)
         cmocka_unit_test_setup(test_config_bad_state_dir, clear_env),
         cmocka_unit_test_setup(test_config_unknown_and_extra, clear_env),
         cmocka_unit_test_setup(test_config_missing_value_names_flag, clear_env),
+        cmocka_unit_test_setup(test_config_socket_and_groups, clear_env),
+        cmocka_unit_test_setup(test_config_tcp_needs_insecure_flag, clear_env),
+        cmocka_unit_test_setup(test_config_tls, clear_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

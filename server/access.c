@@ -1,0 +1,98 @@
+/* access: the method -> role table and the check against a caller's role. */
+#include "access.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+#define SCHED(m) "/csched.v1.Scheduler/" m
+
+/* Roles nest (identity.h), so each row names the least role that may call.
+ * PauseJob, ResumeJob, BackfillJob and ListAudit are named before they are
+ * served, so that they are gated as issue 9 says from the day they are. */
+static const struct {
+    const char *path;
+    enum cs_role role;
+} table[] = {
+    {SCHED("GetJob"), CS_ROLE_VIEWER},
+    {SCHED("ListJobs"), CS_ROLE_VIEWER},
+    {SCHED("GetRun"), CS_ROLE_VIEWER},
+    {SCHED("ListRuns"), CS_ROLE_VIEWER},
+    {SCHED("Watch"), CS_ROLE_VIEWER},
+    {SCHED("ReadLogs"), CS_ROLE_VIEWER},
+    {SCHED("GetStats"), CS_ROLE_VIEWER},
+    {SCHED("TriggerJob"), CS_ROLE_OPERATOR},
+    {SCHED("CancelRun"), CS_ROLE_OPERATOR},
+    {SCHED("PauseJob"), CS_ROLE_OPERATOR},
+    {SCHED("ResumeJob"), CS_ROLE_OPERATOR},
+    {SCHED("BackfillJob"), CS_ROLE_OPERATOR},
+    {SCHED("CreateJob"), CS_ROLE_ADMIN},
+    {SCHED("UpdateJob"), CS_ROLE_ADMIN},
+    {SCHED("DeleteJob"), CS_ROLE_ADMIN},
+    {SCHED("ListAudit"), CS_ROLE_ADMIN},
+    {"/grpc.health.v1.Health/Check", CS_ROLE_NONE},
+    {"/grpc.health.v1.Health/Watch", CS_ROLE_NONE},
+};
+
+enum cs_role cs_access_needed(const char *path)
+{
+    for (size_t i = 0; i < CS_ARRAY_LEN(table); i++)
+        if (strcmp(table[i].path, path) == 0)
+            return table[i].role;
+    return CS_ROLE_ADMIN;
+}
+
+static const char *const role_names[] = {
+    [CS_ROLE_NONE] = "none",
+    [CS_ROLE_VIEWER] = "viewer",
+    [CS_ROLE_OPERATOR] = "operator",
+    [CS_ROLE_ADMIN] = "admin",
+};
+
+const char *cs_role_name(enum cs_role role)
+{
+    return (size_t)role < CS_ARRAY_LEN(role_names) ? role_names[role] : "none";
+}
+
+int cs_role_parse(const char *text, enum cs_role *out)
+{
+    for (size_t i = CS_ROLE_VIEWER; i < CS_ARRAY_LEN(role_names); i++) {
+        if (strcmp(text, role_names[i]) == 0) {
+            *out = (enum cs_role)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+/* The setting that gives the caller its role, for the refusal's message. */
+static const char *where_roles_come_from(const struct cs_identity *who)
+{
+    if (strncmp(who->name, "unix:", 5) == 0)
+        return " (roles of local users: --admin-group, --operator-group, --viewer-group)";
+    if (strncmp(who->name, "x509:", 5) == 0)
+        return " (roles of client certificates: --tls-client-roles)";
+    if (strncmp(who->name, "token:", 6) == 0)
+        return " (roles of tokens: --tokens-file)";
+    return "";
+}
+
+int cs_access_check(const char *path, const struct cs_identity *who, bool known, char *why,
+                    size_t cap)
+{
+    enum cs_role needed = cs_access_needed(path);
+    if (needed == CS_ROLE_NONE || (known && who->role >= needed))
+        return 0;
+    const char *slash = strrchr(path, '/');
+    const char *method = slash != NULL ? slash + 1 : path;
+    if (!known) {
+        (void)snprintf(why, cap, "%s needs role %s; the caller at %s is not identified", method,
+                       cs_role_name(needed), who->name);
+        return -EPERM;
+    }
+    (void)snprintf(why, cap, "%s needs role %s; %s has %s%s", method, cs_role_name(needed),
+                   who->name, cs_role_name(who->role), where_roles_come_from(who));
+    return -EACCES;
+}
