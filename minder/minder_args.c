@@ -67,6 +67,7 @@ static uint32_t parse_id(const char *s, const char *why)
 
 void parse_args(int argc, char **argv)
 {
+    uint64_t value;
     int opt, creds = 0;
 
     opterr = 0;
@@ -89,6 +90,11 @@ void parse_args(int argc, char **argv)
             break;
         case CS_MINDER_OPT_WORKDIR:
             m.workdir = optarg;
+            break;
+        case CS_MINDER_OPT_SIGNAL:
+            if (parse_u64(optarg, 64, &value) < 0 || !cs_minder_stop_signal_ok((int)value))
+                die_usage("-s wants the number of TERM, INT, HUP, QUIT, USR1 or USR2");
+            m.stop_signal = (int)value;
             break;
         case CS_MINDER_OPT_UID:
             m.uid = parse_id(optarg, "-u wants a user id");

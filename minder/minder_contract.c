@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,8 @@
 #include <unistd.h>
 
 /* The most strings the fixed part of the argv takes: the path, -d DIR,
- * -t MS, -g MS, -C WORKDIR, "--", and /bin/sh -c SHELL. */
-#define ARGV_FIXED 13
+ * -t MS, -g MS, -s SIGNO, -C WORKDIR, "--", and /bin/sh -c SHELL. */
+#define ARGV_FIXED 15
 
 struct builder {
     char **argv;
@@ -43,6 +44,12 @@ static void add_u64(struct builder *b, uint64_t value)
     add(b, text);
 }
 
+bool cs_minder_stop_signal_ok(int signo)
+{
+    return signo == SIGTERM || signo == SIGINT || signo == SIGHUP || signo == SIGQUIT ||
+           signo == SIGUSR1 || signo == SIGUSR2;
+}
+
 char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
 {
     struct builder b = {.argv = calloc(ARGV_FIXED + cmd->n_command + 1, sizeof(char *))};
@@ -57,6 +64,10 @@ char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
     }
     add_flag(&b, CS_MINDER_OPT_GRACE);
     add_u64(&b, cmd->grace_ms);
+    if (cmd->stop_signal != 0 && cmd->stop_signal != SIGTERM) {
+        add_flag(&b, CS_MINDER_OPT_SIGNAL);
+        add_u64(&b, (uint64_t)cmd->stop_signal);
+    }
     if (cmd->workdir != NULL && cmd->workdir[0] != '\0') {
         add_flag(&b, CS_MINDER_OPT_WORKDIR);
         add(&b, cmd->workdir);

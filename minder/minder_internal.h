@@ -43,6 +43,7 @@ struct minder {
     const char *workdir;
     char **argv;
     uint64_t timeout_ms, grace_ms, cap_bytes;
+    int stop_signal; /* sent to the group first on timeout or cancel */
     /* -u, -G and -S: the command is forked and drops to these before exec;
      * enter_first: without -C, into DIR/work, entered before the drop. */
     bool drop, enter_first;

@@ -66,8 +66,10 @@ struct cs_run {
     struct cs_qlink queue_link; /* in its job's queue while queued */
     bool queued;                /* on its job's queue */
     struct cs_attempt *attempt; /* the live attempt, or NULL */
-    struct cs_backoff *backoff; /* the retry timer while waiting to retry, or NULL */
-    struct cs_run *key_next;    /* in its run_keys bucket */
+    size_t later_index;      /* in sched->later while waiting for not_before, or CS_NOT_IN_HEAP */
+    int64_t retry_delay_ms;  /* the wait before the next attempt, recorded with it, */
+    int64_t retry_jitter_ms; /* and the random part taken off that wait */
+    struct cs_run *key_next; /* in its run_keys bucket */
 };
 
 struct cs_sched {
@@ -92,6 +94,9 @@ struct cs_sched {
     cs_pump_start_cb pump_start_cb;
     bool pump_armed;
     bool stopping; /* no more starts: the server is shutting down */
+
+    struct cs_heap later;   /* runs waiting for their not_before, of struct cs_run */
+    uv_timer_t later_timer; /* armed for the earliest of them */
 
     /* Runs per state; starting + running is the number of slots held. */
     uint32_t queued;

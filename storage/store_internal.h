@@ -39,7 +39,7 @@
             cs_store_assert_fail("on the store's loop thread", __FILE__, __LINE__);                \
     } while (0)
 
-#define CS_STORE_PARAMS_MAX 14
+#define CS_STORE_PARAMS_MAX 16
 
 /* Parameters of one statement: text format, except bytea values, which go in
  * binary. Every value is owned (freed by cs_store_params_clear). */
@@ -470,8 +470,8 @@ Csched__V1__Job *cs_store_job_from_row(const struct cs_store_logger *log, const 
  * cs_store_attempt_params. */
 extern const char cs_store_sql_run_put[];
 extern const char cs_store_sql_attempt_put[];
-#define CS_STORE_RUN_COLS 13
-#define CS_STORE_ATTEMPT_COLS 14
+#define CS_STORE_RUN_COLS 14
+#define CS_STORE_ATTEMPT_COLS 16
 #define CS_STORE_ATTEMPT_COL_DIR 12 /* attempt_dir: '' keeps the one recorded */
 extern const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS];
 extern const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS];

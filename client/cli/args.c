@@ -379,6 +379,8 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
         {"--timeout-seconds", offsetof(Csched__V1__Job, timeout_seconds)},
         {"--max-attempts", offsetof(Csched__V1__Job, max_attempts)},
         {"--retry-backoff-ms", offsetof(Csched__V1__Job, retry_backoff_ms)},
+        {"--run-deadline-seconds", offsetof(Csched__V1__Job, run_deadline_seconds)},
+        {"--kill-grace-seconds", offsetof(Csched__V1__Job, kill_grace_seconds)},
     };
     static const struct {
         const char *flag, *wants;
@@ -389,6 +391,16 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
         {"--run-as-group", "a group name or gid", offsetof(Csched__V1__Job, run_as_group)},
     };
     const char *v;
+    int rc = cs_cli_retry_flag(job, argc, argv, i, err, errlen);
+
+    if (rc != 0)
+        return rc;
+    if (cs_cli_flag("--kill-signal", argc, argv, i, &v)) {
+        if (v == NULL || v[0] == '\0')
+            return bad(err, errlen, "--kill-signal needs a signal name, e.g. INT");
+        cs_cli_set_string(&job->kill_signal, v);
+        return 1;
+    }
 
     if (cs_cli_flag("--env", argc, argv, i, &v)) {
         if (cs_cli_map_put_kv(&csched__v1__job__env_entry__descriptor, (void ***)&job->env,

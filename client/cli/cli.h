@@ -212,6 +212,32 @@ void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len
 /* Prints a job as "key: value" lines. */
 void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
 
+/* jobstop.c: the retry policy, deadline and kill settings of a job, and
+ * the times of a later run. */
+
+/* Takes one of --retry-initial-ms N, --retry-max-ms N, --retry-multiplier X,
+ * --retry-jitter X, --retry-on ON, each setting job->retry (made on first
+ * use). Returns 1 if argv[*i] was one, 0 if not, -EINVAL (err) on a bad
+ * value. */
+int cs_cli_retry_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err,
+                      size_t errlen);
+/* job->retry, made with every field 0 if the job has none. */
+Csched__V1__RetryPolicy *cs_cli_job_retry(Csched__V1__Job *job);
+/* "failure", "timeout" or "failure,timeout". Returns 0 or -EINVAL. */
+int cs_cli_parse_retry_on(const char *s, Csched__V1__RetryOn *out);
+/* The name cs_cli_parse_retry_on takes (static). */
+const char *cs_cli_retry_on_name(Csched__V1__RetryOn on);
+/* A finite decimal number. Returns 0 or -EINVAL. */
+int cs_cli_parse_double(const char *s, double *out);
+/* A duration of numbers with units ms, s, m, h, d ("90s", "1h30m", "1.5d")
+ * into milliseconds > 0. Returns 0 or -EINVAL. */
+int cs_cli_parse_duration(const char *s, int64_t *out_ms);
+/* A time: "YYYY-MM-DD[T ]HH:MM[:SS]" followed by Z or +HH:MM/-HH:MM (else
+ * local time), or "@UNIX_SECONDS", into unix milliseconds. 0 or -EINVAL. */
+int cs_cli_parse_at(const char *s, int64_t *out_ms);
+/* The job table's lines for the retry policy, deadline and kill settings. */
+void cs_cli_print_job_stop(FILE *f, const Csched__V1__Job *job);
+
 /* Prints a run with its attempts. */
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);
 

@@ -127,6 +127,53 @@ static int parse_secret_env(struct jf *jf, const yaml_node_t *node, Csched__V1__
     return 0;
 }
 
+static int parse_double(struct jf *jf, const yaml_node_t *node, const char *key, double *out)
+{
+    if (want_scalar(jf, node, key) != 0)
+        return -EINVAL;
+    if (cs_cli_parse_double(scalar(node), out) != 0)
+        return jf_error(jf, node, "%s: must be a number, not '%s'", key, scalar(node));
+    return 0;
+}
+
+/* The retry: mapping of a job. Returns 0 or -EINVAL. */
+static int parse_retry(struct jf *jf, const yaml_node_t *node, Csched__V1__RetryPolicy *p)
+{
+    yaml_node_pair_t *pair;
+
+    if (node->type != YAML_MAPPING_NODE)
+        return jf_error(jf, node, "retry: must be a mapping (initial_backoff_ms: ..., ...)");
+    for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node(jf->doc, pair->key);
+        yaml_node_t *v = yaml_document_get_node(jf->doc, pair->value);
+        const char *key = k->type == YAML_SCALAR_NODE ? scalar(k) : "";
+        int rc;
+
+        if (strcmp(key, "initial_backoff_ms") == 0)
+            rc = parse_u32(jf, v, "retry.initial_backoff_ms", &p->initial_backoff_ms);
+        else if (strcmp(key, "max_backoff_ms") == 0)
+            rc = parse_u32(jf, v, "retry.max_backoff_ms", &p->max_backoff_ms);
+        else if (strcmp(key, "multiplier") == 0)
+            rc = parse_double(jf, v, "retry.multiplier", &p->multiplier);
+        else if (strcmp(key, "jitter") == 0)
+            rc = parse_double(jf, v, "retry.jitter", &p->jitter);
+        else if (strcmp(key, "retry_on") != 0)
+            rc = jf_error(jf, k,
+                          "retry: unknown key '%s' (known: initial_backoff_ms, max_backoff_ms, "
+                          "multiplier, jitter, retry_on)",
+                          key);
+        else if (want_scalar(jf, v, "retry.retry_on") != 0)
+            rc = -EINVAL;
+        else if (cs_cli_parse_retry_on(scalar(v), &p->retry_on) != 0)
+            rc = jf_error(jf, v, "retry.retry_on: must be failure, timeout or failure,timeout");
+        else
+            rc = 0;
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* Sets one key of a job. Returns 0 or -EINVAL. */
 static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
 {
@@ -158,6 +205,14 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_u32(jf, v, key, &job->max_attempts);
     if (strcmp(key, "retry_backoff_ms") == 0)
         return parse_u32(jf, v, key, &job->retry_backoff_ms);
+    if (strcmp(key, "retry") == 0)
+        return parse_retry(jf, v, cs_cli_job_retry(job));
+    if (strcmp(key, "run_deadline_seconds") == 0)
+        return parse_u32(jf, v, key, &job->run_deadline_seconds);
+    if (strcmp(key, "kill_grace_seconds") == 0)
+        return parse_u32(jf, v, key, &job->kill_grace_seconds);
+    if (strcmp(key, "kill_signal") == 0)
+        return parse_string(jf, v, key, &job->kill_signal);
     return 1;
 }
 
@@ -204,7 +259,8 @@ static int parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **o
             rc = jf_error(jf, k,
                           "unknown key '%s' (known: name, command, shell, env, working_dir, "
                           "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
-                          "retry_backoff_ms, labels, secret_env)",
+                          "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
+                          "kill_signal, labels, secret_env)",
                           scalar(k));
         if (rc != 0)
             goto err_free;

@@ -347,6 +347,7 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job)
     fprintf(f, "timeout_seconds:  %" PRIu32 "\n", job->timeout_seconds);
     fprintf(f, "max_attempts:     %" PRIu32 "\n", job->max_attempts);
     fprintf(f, "retry_backoff_ms: %" PRIu32 "\n", job->retry_backoff_ms);
+    cs_cli_print_job_stop(f, job);
     fprintf(f, "version:          %" PRIu64 "\n", job->version);
     cs_cli_format_time(job->created_unix_ms, t, sizeof(t));
     fprintf(f, "created:          %s\n", t);
@@ -381,7 +382,7 @@ static int64_t span_ms(int64_t start, int64_t end)
 
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
 {
-    char t1[32], t2[32], t3[32], dur[32], out[48];
+    char t1[32], t2[32], t3[32], dur[32], delay[32], out[48];
 
     cs_cli_format_time(run->created_unix_ms, t1, sizeof(t1));
     cs_cli_format_time(run->started_unix_ms, t2, sizeof(t2));
@@ -395,6 +396,11 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
                 : "");
     fprintf(f, "outcome:  %s\n", out);
     fprintf(f, "created:  %s\n", t1);
+    if (run->not_before_unix_ms > 0) {
+        cs_cli_format_time(run->not_before_unix_ms, t2, sizeof(t2));
+        fprintf(f, "not_before: %s\n", t2);
+        cs_cli_format_time(run->started_unix_ms, t2, sizeof(t2));
+    }
     fprintf(f, "started:  %s\n", t2);
     fprintf(f, "ended:    %s\n", t3);
     if (run->message[0])
@@ -406,8 +412,8 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
     print_map(f, "env", (void **)run->env, run->n_env);
     if (run->n_attempts == 0)
         return;
-    fprintf(f, "attempts:\n  %-3s %-10s %-20s %-10s %-9s %-8s %-8s %s\n", "#", "STATE", "OUTCOME",
-            "DURATION", "CPU_MS", "RSS_KB", "LEFTOVER", "MESSAGE");
+    fprintf(f, "attempts:\n  %-3s %-10s %-20s %-10s %-9s %-8s %-8s %-10s %s\n", "#", "STATE",
+            "OUTCOME", "DURATION", "CPU_MS", "RSS_KB", "LEFTOVER", "DELAY", "MESSAGE");
     for (size_t i = 0; i < run->n_attempts; i++) {
         const Csched__V1__Attempt *a = run->attempts[i];
 
@@ -416,10 +422,12 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
                               a->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL,
                               a->term_signal, out, sizeof(out));
         cs_cli_format_duration(span_ms(a->started_unix_ms, a->ended_unix_ms), dur, sizeof(dur));
+        cs_cli_format_duration(a->retry_delay_ms, delay, sizeof(delay));
         fprintf(f,
-                "  %-3" PRIu32 " %-10s %-20s %-10s %-9" PRId64 " %-8" PRId64 " %-8" PRId32 " %s\n",
+                "  %-3" PRIu32 " %-10s %-20s %-10s %-9" PRId64 " %-8" PRId64 " %-8" PRId32
+                " %-10s %s\n",
                 a->number, cs_cli_state_name(a->state), out, dur, a->user_cpu_ms + a->system_cpu_ms,
-                a->max_rss_kb, a->leftover_processes, a->message);
+                a->max_rss_kb, a->leftover_processes, delay, a->message);
     }
 }
 

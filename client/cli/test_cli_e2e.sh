@@ -182,6 +182,35 @@ expect follow out '^one$'
 expect follow out '^two$'
 check watch 84 -o json watch --after-seq 0 --timeout 1
 expect watch out '^\{"seq":1,'
+# Retries with a backoff policy, and a run for a few seconds later.
+check create_retry 0 job create flaky --max-attempts 3 --retry-initial-ms 100 \
+    --retry-multiplier 2 --retry-on failure --run-deadline-seconds 60 --kill-signal INT \
+    --kill-grace-seconds 2 --shell 'exit 1'
+check get_retry 0 -o json job get flaky
+expect get_retry out '"retry":\{"initial_backoff_ms":100,'
+expect get_retry out '"kill_signal":"INT"'
+check get_retry_table 0 job get flaky
+expect get_retry_table out '^retry: +initial 100 ms, max 0 ms, x2, jitter 0, on failure$'
+check wait_flaky 1 trigger flaky --wait
+check runs_flaky 0 -o json runs --job flaky
+flaky_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
+check run_flaky 0 run "$flaky_id"
+expect run_flaky out '^  3 +failed .* 0\.200s '
+check create_bad_retry 83 job create badretry --retry-multiplier 0.5 --shell true
+expect create_bad_retry err 'retry.multiplier: 0.5 is less than 1'
+check later_create 0 job create later -- true
+check later 0 trigger later --in 1h
+expect later out '^run [0-9]+ of later: queued \(starts at '
+later_id=$(sed -n 's/^run \([0-9]*\) of later.*/\1/p' "$tmp/out")
+check later_get 0 run "$later_id"
+expect later_get out '^state: +queued'
+expect later_get out '^not_before: '
+check later_cancel 0 -o json cancel "$later_id"
+expect later_cancel out '"state":"RUN_STATE_CANCELLED"'
+check later_soon 0 trigger later --at "@$(($(date +%s) + 1))" --wait
+check later_bad 64 trigger later --at tomorrow
+check later_far 83 trigger later --in 800d
+expect later_far err 'not_before_unix_ms'
 check stats 0 -o json stats
 expect stats out '"max_running":8'
 check delete 0 job delete ok

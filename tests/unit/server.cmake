@@ -40,6 +40,10 @@ endforeach()
 # faked through the ops dispatch takes at init.
 cs_unit_test(dispatch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch.c
              ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
+# Retries, deadlines, the kill grace and signal, and runs for later, on the
+# same fixture.
+cs_unit_test(retry SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_retry.c
+             ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
 
 # Every object of every static library and program defined in server/ (so a
 # module added later is checked too, and cschedd's main.c), except

@@ -214,12 +214,13 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     run.term_signal = 15;
     run.cancel_requested = 1;
     run.triggered_by = "bob";
+    run.not_before_unix_ms = 1234;
     e.key = "A";
     e.value = "b";
     run.env = env;
     run.n_env = 1;
     cs_store_run_params(&run, &p);
-    assert_int_equal(p.n, 13);
+    assert_int_equal(p.n, 14);
     assert_string_equal(p.values[0], "9");
     assert_string_equal(p.values[2], "5");
     assert_int_equal(p.formats[3], 1);
@@ -232,6 +233,7 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     assert_string_equal(p.values[9], "15");
     assert_string_equal(p.values[11], "t");
     assert_string_equal(p.values[12], "bob");
+    assert_string_equal(p.values[13], "1234");
     cs_store_params_clear(&p);
 
     run.n_env = 0;
@@ -260,7 +262,9 @@ static void test_store_run_filter_picks_statement(void **state)
     cs_store_params_clear(&p);
 }
 
-/* One row of the runs-join-attempts shape (25 columns). */
+/* One row of the runs-join-attempts shape (ROW_COLS columns: the run's 14,
+ * then the attempt's 15 from A). */
+enum { A = 14, ROW_COLS = A + 15 };
 static void set_run_row(PGresult *res, int row, int64_t id, int attempt, const char *dir)
 {
     set_int(res, row, 0, id, 8);
@@ -275,35 +279,39 @@ static void set_run_row(PGresult *res, int row, int64_t id, int attempt, const c
     set_text(res, row, 10, "msg");
     assert_true(PQsetvalue(res, row, 11, "\0", 1));
     set_text(res, row, 12, "alice");
+    set_int(res, row, 13, 4000, 8);
     if (attempt == 0) {
-        for (int c = 13; c < 25; c++)
+        for (int c = A; c < ROW_COLS; c++)
             set_null(res, row, c);
         return;
     }
-    set_int(res, row, 13, attempt, 4);
-    set_int(res, row, 14, 5, 2);
-    set_null(res, row, 15);
-    set_int(res, row, 16, 9, 4);
-    for (int c = 17; c <= 18; c++)
+    set_int(res, row, A, attempt, 4);
+    set_int(res, row, A + 1, 5, 2);
+    set_null(res, row, A + 2);
+    set_int(res, row, A + 3, 9, 4);
+    for (int c = A + 4; c <= A + 5; c++)
         set_int(res, row, c, c, 8);
-    set_int(res, row, 19, 77, 4);
-    for (int c = 20; c <= 22; c++)
+    set_int(res, row, A + 6, 77, 4);
+    for (int c = A + 7; c <= A + 9; c++)
         set_int(res, row, c, c, 8);
-    set_text(res, row, 23, "");
-    set_text(res, row, 24, dir);
+    set_text(res, row, A + 10, "");
+    set_text(res, row, A + 11, dir);
+    set_int(res, row, A + 12, 0, 4);
+    set_int(res, row, A + 13, 300 * attempt, 8);
+    set_int(res, row, A + 14, 7, 8);
 }
 
 static void test_store_runs_from_rows_groups_attempts(void **state)
 {
-    enum col_type types[25];
+    enum col_type types[ROW_COLS];
     PGresult *res;
     Csched__V1__Run **runs;
     char **dirs;
     size_t n;
 
-    for (int i = 0; i < 25; i++)
+    for (int i = 0; i < ROW_COLS; i++)
         types[i] = COL_INT8;
-    res = make_result(types, 25);
+    res = make_result(types, ROW_COLS);
     set_run_row(res, 0, 5, 1, "/a/1");
     set_run_row(res, 1, 5, 2, "/a/2");
     set_run_row(res, 2, 4, 0, NULL);
@@ -315,6 +323,9 @@ static void test_store_runs_from_rows_groups_attempts(void **state)
     assert_int_equal(runs[0]->attempts[1]->outcome_case, CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL);
     assert_int_equal(runs[0]->attempts[1]->term_signal, 9);
     assert_int_equal(runs[0]->attempts[1]->minder_pid, 77);
+    assert_int_equal(runs[0]->attempts[1]->retry_delay_ms, 600);
+    assert_int_equal(runs[0]->attempts[1]->retry_jitter_ms, 7);
+    assert_int_equal(runs[0]->not_before_unix_ms, 4000);
     assert_int_equal(runs[0]->outcome_case, CSCHED__V1__RUN__OUTCOME_EXIT_CODE);
     assert_int_equal(runs[0]->exit_code, 2);
     assert_int_equal(runs[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
