@@ -18,6 +18,12 @@ struct cs_client {
     grpc_channel *channel;
 };
 
+/* cs__channel_credentials makes the channel's credentials from opts (see
+ * struct cs_client_opts; NULL: plaintext) into *out, which the caller
+ * releases. Needs gRPC initialised. Returns 0 or an error as
+ * cs_client_new_opts. */
+int cs__channel_credentials(const struct cs_client_opts *opts, grpc_channel_credentials **out);
+
 /* What every call holds, unary or streaming. Embedded in its owner, set up by
  * cs__call_state_init and released by cs__call_state_close. The RECV_STATUS
  * op writes code, details and error_string. */

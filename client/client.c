@@ -68,8 +68,15 @@ int cs_client_default_target(char *buf, size_t cap)
 
 int cs_client_new(const char *target, struct cs_client **out)
 {
+    return cs_client_new_opts(target, NULL, out);
+}
+
+int cs_client_new_opts(const char *target, const struct cs_client_opts *opts,
+                       struct cs_client **out)
+{
     struct cs_client *client;
-    grpc_channel_credentials *creds;
+    grpc_channel_credentials *creds = NULL;
+    int rc;
 
     if (out == NULL)
         return -EINVAL;
@@ -81,7 +88,12 @@ int cs_client_new(const char *target, struct cs_client **out)
     if (client == NULL)
         return -ENOMEM;
     grpc_ref();
-    creds = grpc_insecure_credentials_create();
+    rc = cs__channel_credentials(opts, &creds);
+    if (rc != 0) {
+        free(client);
+        grpc_unref();
+        return rc;
+    }
     client->channel = grpc_channel_create(target, creds, NULL);
     grpc_channel_credentials_release(creds);
     *out = client;

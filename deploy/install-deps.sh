@@ -5,17 +5,20 @@
 #                                     and the group csched (cschedd's admins)
 #   deploy/install-deps.sh --runtime  only what the installed programs need
 #
-# Idempotent: when every package is already installed it changes nothing and
-# needs no network. Run as root (or with sudo on PATH).
+# Also adds the system user csched-job (jobs' default user under a root
+# cschedd). Idempotent: when every package is already installed and the user
+# exists it changes nothing and needs no network. Run as root (or with sudo on PATH).
 set -euo pipefail
 
+# libssl-dev: libcrypto, which cschedd links for SHA-256 and for checking
+# certificates; openssl makes the TLS tests' certificates.
 # clang and libclang-rt-14-dev (libFuzzer's and the sanitizers' runtimes for
 # clang 14) build the fuzz targets of tests/fuzz. libicu-dev: ICU's calendar
 # API, the time zones of schedules (server/tz.c).
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
     libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-    libuv1-dev libpq-dev libcmocka-dev libyaml-dev libicu-dev musl-tools
+    libuv1-dev libpq-dev libcmocka-dev libyaml-dev libicu-dev musl-tools libssl-dev openssl
     postgresql
     python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml
     clang-format procps util-linux
@@ -25,7 +28,7 @@ BUILD_PACKAGES=(
 # Shared libraries of cschedd and csched, the PostgreSQL server binaries for
 # the embedded database, runuser for running PostgreSQL unprivileged as root.
 RUNTIME_PACKAGES=(
-    libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2
+    libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2 libssl3
     postgresql-15 procps util-linux ca-certificates
 )
 
@@ -52,6 +55,16 @@ esac
 
 [ -r /etc/debian_version ] || die "this script is for Debian 12; /etc/debian_version is missing"
 command -v dpkg-query >/dev/null || die "dpkg-query not found; this script is for Debian 12"
+
+# The user that jobs naming no run_as_user run as under a root cschedd
+# (docs/security.md): a system user with no login shell and no home.
+if ! getent passwd csched-job >/dev/null; then
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    echo "install-deps: adding the system user csched-job"
+    "${as_root[@]}" useradd --system --user-group --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin csched-job || die "useradd csched-job failed"
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -1,7 +1,8 @@
 /* csched-minder: supervises one attempt. It publishes its pid, the attempt's
  * start record, and only then runs the command in its own process
- * group with output to capped log files, enforces the timeout (TERM to the
- * group, KILL after the grace period), turns SIGTERM/SIGINT into a cancel,
+ * group with output to capped log files, enforces the timeout (the stop
+ * signal, TERM unless -s names another, to the group, KILL after the grace
+ * period), turns SIGTERM/SIGINT into a cancel (stopped the same way),
  * and, being a child subreaper, inherits whatever the command leaves behind
  * (even after setsid or a double fork): once the command ends, that is
  * stopped (TERM, grace, KILL), counted and reaped before the status note.
@@ -40,6 +41,7 @@ enum event { V_TIMEOUT, V_CHLD, V_CANCEL, V_LEFT, V_ALL_REAPED, NEVENTS };
 
 struct minder m = {
     .grace_ms = CS_MINDER_KILL_GRACE_MS,
+    .stop_signal = SIGTERM,
     .cap_bytes = DEFAULT_CAP_BYTES,
     .cont = true,
     .deadline_ns = NO_DEADLINE,
@@ -92,14 +94,15 @@ __attribute__((format(printf, 1, 2))) void set_message(const char *fmt, ...)
     va_end(ap);
 }
 
-/* Signals the command's whole group, continuing it first if it is stopped. */
+/* Signals the command's whole group, continuing it after anything but KILL
+ * (which needs no help), so a stopped command sees the signal. */
 static void signal_group(int sig)
 {
     if (m.leader_reaped)
         return;
     if (kill(-m.pid, sig) < 0 && errno != ESRCH)
         die_unable("signal", "the command's process group");
-    if (sig == SIGTERM)
+    if (sig != SIGKILL)
         (void)kill(-m.pid, SIGCONT); /* same group, same outcome as above */
 }
 
@@ -116,7 +119,7 @@ static void bail(void)
 
 static void stop(void)
 {
-    signal_group(SIGTERM);
+    signal_group(m.stop_signal);
     m.state = STOPPING;
     m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)m.grace_ms * 1000000;
 }
@@ -409,6 +412,11 @@ int main(int argc, char **argv)
     sanitize_std_fds();
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
         die_unable("become", "a subreaper");
+    /* A command under the minder's own uid must not be able to ptrace it
+     * (and so write its note, or stop it from writing one); exec gives the
+     * command its own flag back. */
+    if (prctl(PR_SET_DUMPABLE, 0) < 0)
+        die_unable("become", "not dumpable");
     sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (sfd < 0)
         die_unable("create", "a signalfd");

@@ -2,6 +2,7 @@
  * command after "--". Anything else exits with the usage status before any
  * file is touched. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,9 +36,39 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
+/* Parses -S's comma-separated group ids ("-": none) into m.groups. */
+static void parse_groups(char *list)
+{
+    static gid_t groups[CS_MINDER_GROUPS_MAX];
+    uint64_t id;
+
+    m.groups = groups;
+    m.n_groups = 0;
+    if (strcmp(list, "-") == 0)
+        return;
+    for (char *save = NULL, *g = strtok_r(list, ",", &save); g != NULL;
+         g = strtok_r(NULL, ",", &save)) {
+        if (m.n_groups == CS_MINDER_GROUPS_MAX || parse_u64(g, UINT32_MAX - 1, &id) < 0)
+            die_usage("-S wants group ids separated by commas");
+        groups[m.n_groups++] = (gid_t)id;
+    }
+}
+
+/* Parses a user or group id for -u or -G; (uid_t)-1 is "no change" to the
+ * kernel, so it is refused. */
+static uint32_t parse_id(const char *s, const char *why)
+{
+    uint64_t id;
+
+    if (parse_u64(s, UINT32_MAX - 1, &id) < 0)
+        die_usage(why);
+    return (uint32_t)id;
+}
+
 void parse_args(int argc, char **argv)
 {
-    int opt;
+    uint64_t value;
+    int opt, creds = 0;
 
     opterr = 0;
     while ((opt = getopt(argc, argv, CS_MINDER_OPTSTRING)) != -1) {
@@ -60,15 +91,42 @@ void parse_args(int argc, char **argv)
         case CS_MINDER_OPT_WORKDIR:
             m.workdir = optarg;
             break;
+        case CS_MINDER_OPT_SIGNAL:
+            if (parse_u64(optarg, 64, &value) < 0 || !cs_minder_stop_signal_ok((int)value))
+                die_usage("-s wants the number of TERM, INT, HUP, QUIT, USR1 or USR2");
+            m.stop_signal = (int)value;
+            break;
+        case CS_MINDER_OPT_UID:
+            m.uid = parse_id(optarg, "-u wants a user id");
+            creds |= 1;
+            break;
+        case CS_MINDER_OPT_GID:
+            m.gid = parse_id(optarg, "-G wants a group id");
+            creds |= 2;
+            break;
+        case CS_MINDER_OPT_GROUPS:
+            parse_groups(optarg);
+            creds |= 4;
+            break;
         default:
             die_usage("unknown option or missing value");
         }
     }
     if (m.dir == NULL)
         die_usage("-d is required");
+    if (creds != 0 && creds != 7)
+        die_usage("-u, -G and -S go together");
+    m.drop = creds == 7;
     if (optind < 2 || strcmp(argv[optind - 1], "--") != 0 || optind >= argc)
         die_usage("the command goes after --");
     m.argv = argv + optind;
+    if (m.workdir == NULL && m.drop) {
+        static char work[4096];
+        if (snprintf(work, sizeof(work), "%s/" CS_ATTEMPT_WORK_DIR, m.dir) >= (int)sizeof(work))
+            die_usage("-d is too long");
+        m.workdir = work;
+        m.enter_first = true;
+    }
     if (m.workdir == NULL)
         m.workdir = m.dir;
 }

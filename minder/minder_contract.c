@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,8 @@
 #include <unistd.h>
 
 /* The most strings the fixed part of the argv takes: the path, -d DIR,
- * -t MS, -g MS, -C WORKDIR, "--", and /bin/sh -c SHELL. */
-#define ARGV_FIXED 13
+ * -t MS, -g MS, -s SIGNO, -C WORKDIR, "--", and /bin/sh -c SHELL. */
+#define ARGV_FIXED 15
 
 struct builder {
     char **argv;
@@ -43,6 +44,12 @@ static void add_u64(struct builder *b, uint64_t value)
     add(b, text);
 }
 
+bool cs_minder_stop_signal_ok(int signo)
+{
+    return signo == SIGTERM || signo == SIGINT || signo == SIGHUP || signo == SIGQUIT ||
+           signo == SIGUSR1 || signo == SIGUSR2;
+}
+
 char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
 {
     struct builder b = {.argv = calloc(ARGV_FIXED + cmd->n_command + 1, sizeof(char *))};
@@ -57,6 +64,10 @@ char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
     }
     add_flag(&b, CS_MINDER_OPT_GRACE);
     add_u64(&b, cmd->grace_ms);
+    if (cmd->stop_signal != 0 && cmd->stop_signal != SIGTERM) {
+        add_flag(&b, CS_MINDER_OPT_SIGNAL);
+        add_u64(&b, (uint64_t)cmd->stop_signal);
+    }
     if (cmd->workdir != NULL && cmd->workdir[0] != '\0') {
         add_flag(&b, CS_MINDER_OPT_WORKDIR);
         add(&b, cmd->workdir);
@@ -76,6 +87,45 @@ char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
         free(b.argv[i]);
     free(b.argv);
     return NULL;
+}
+
+int cs_minder_argv_add_creds(char ***argv, const struct cs_minder_creds *creds)
+{
+    size_t n = 0;
+    while ((*argv)[n] != NULL)
+        n++;
+    /* Each group is at most 10 digits and a comma; "-" stands for none. */
+    char *list = malloc(creds->n_groups * 11 + 2);
+    struct builder b = {.argv = calloc(n + 7, sizeof(char *))};
+    if (list == NULL || b.argv == NULL)
+        goto err_free;
+    size_t len = 0;
+    for (size_t i = 0; i < creds->n_groups; i++)
+        len += (size_t)sprintf(list + len, "%s%u", i > 0 ? "," : "", (unsigned)creds->groups[i]);
+    if (creds->n_groups == 0)
+        strcpy(list, "-");
+    b.argv[b.n++] = (*argv)[0];
+    add_flag(&b, CS_MINDER_OPT_UID);
+    add_u64(&b, creds->uid);
+    add_flag(&b, CS_MINDER_OPT_GID);
+    add_u64(&b, creds->gid);
+    add_flag(&b, CS_MINDER_OPT_GROUPS);
+    add(&b, list);
+    if (b.failed) {
+        for (size_t i = 1; i < b.n; i++)
+            free(b.argv[i]);
+        goto err_free;
+    }
+    memcpy(b.argv + b.n, *argv + 1, n * sizeof(char *)); /* the NULL too */
+    free(*argv);
+    free(list);
+    *argv = b.argv;
+    return 0;
+
+err_free:
+    free(b.argv);
+    free(list);
+    return -ENOMEM;
 }
 
 int cs_minder_dir_format(char *buf, size_t cap, const char *state_dir, int64_t run_id,

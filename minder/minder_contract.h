@@ -8,6 +8,7 @@
 #ifndef CS_MINDER_CONTRACT_H
 #define CS_MINDER_CONTRACT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,14 +20,23 @@
 #define CS_MINDER_OPT_TIMEOUT 't' /* -t TIMEOUT_MS, 0 or absent for none */
 #define CS_MINDER_OPT_GRACE 'g'   /* -g GRACE_MS between TERM and KILL */
 #define CS_MINDER_OPT_CAP 'c'     /* -c LOG_CAP_BYTES per output stream */
-#define CS_MINDER_OPT_WORKDIR 'C' /* -C WORKDIR, the attempt's dir if absent */
-#define CS_MINDER_OPTSTRING "+d:t:g:c:C:"
+#define CS_MINDER_OPT_WORKDIR 'C' /* -C WORKDIR; absent: the attempt's dir (DIR/work with -u) */
+#define CS_MINDER_OPT_SIGNAL 's'  /* -s SIGNO sent first on timeout or cancel, TERM if absent */
+/* The command's credentials, all three or none: the minder (root) drops to
+ * them between fork and exec (setgroups, setgid, setuid, in that order). */
+#define CS_MINDER_OPT_UID 'u'    /* -u UID */
+#define CS_MINDER_OPT_GID 'G'    /* -G GID */
+#define CS_MINDER_OPT_GROUPS 'S' /* -S GID,GID,... (supplementary; "-" for none) */
+#define CS_MINDER_OPTSTRING "+d:t:g:c:C:s:u:G:S:"
 #define CS_MINDER_USAGE                                                                            \
     CS_MINDER_NAME                                                                                 \
-    " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] -- ARGV..."
+    " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] [-s SIGNO]"     \
+    " [-u UID -G GID -S GROUPS] -- ARGV..."
+/* The most supplementary groups -S takes (the kernel's NGROUPS_MAX). */
+#define CS_MINDER_GROUPS_MAX 65536
 
-/* How long the minder gives a command between TERM and KILL (-g's default,
- * and what the server passes). */
+/* How long the minder gives a command between its stop signal and KILL
+ * (-g's default, and what the server passes for a job that sets none). */
 #define CS_MINDER_KILL_GRACE_MS 10000
 /* How long what a command left running when it ended (in its group or out
  * of it, the minder's children now) gets between TERM and KILL. Short and
@@ -54,6 +64,10 @@
 #define CS_ATTEMPT_STDOUT_FILE "stdout"
 #define CS_ATTEMPT_STDERR_FILE "stderr"
 #define CS_ATTEMPT_PGID_FILE "pgid"
+/* The working directory of a command run with -u and without -C: the server
+ * makes it and gives it to the command's user; the minder enters it before
+ * the drop, so the path to it need not be open to that user. */
+#define CS_ATTEMPT_WORK_DIR "work"
 
 /* The minder's exit code when it found its attempt given up (see
  * cs_attempt_pid_claim): it started nothing and wrote no note. */
@@ -68,15 +82,31 @@ struct cs_minder_cmd {
     const char *dir;
     uint64_t timeout_ms; /* 0: no timeout */
     uint64_t grace_ms;
+    int stop_signal;      /* sent first on timeout or cancel; 0: SIGTERM */
     const char *workdir;  /* NULL or "": the attempt's dir */
     char *const *command; /* argv of the command, n_command of them, or */
     size_t n_command;     /* 0, and then: */
     const char *shell;    /* a string run by /bin/sh -c */
 };
 
+/* Whether the minder accepts signo as its stop signal (-s): TERM, INT, HUP,
+ * QUIT, USR1 or USR2, signals a command may catch to stop cleanly. */
+bool cs_minder_stop_signal_ok(int signo);
+
+/* Who the command runs as. */
+struct cs_minder_creds {
+    uint32_t uid, gid;
+    const uint32_t *groups; /* supplementary, n_groups of them (may be 0) */
+    size_t n_groups;
+};
+
 /* Builds the minder's argv for cmd: NULL-terminated, the array and each
  * string malloc'd and owned by the caller. NULL when out of memory. */
 char **cs_minder_argv_new(const struct cs_minder_cmd *cmd);
+/* Puts -u, -G and -S for creds into *argv (one from cs_minder_argv_new):
+ * the array is replaced, its strings kept. 0, or -ENOMEM with *argv as it
+ * was. Linear in the groups. */
+int cs_minder_argv_add_creds(char ***argv, const struct cs_minder_creds *creds);
 
 /* Writes STATE_DIR/attempts/<run_id>-<attempt> into buf. 0, or
  * -ENAMETOOLONG when it does not fit in cap bytes. */

@@ -5,6 +5,7 @@
  *   minder_args.c     the command line
  *   minder_start.c    the start record, the note's reserve, the spawn
  *   minder_output.c   the capped logs and the draining of the pipes into them
+ *   minder_drop.c     the privilege drop of a command run as another user
  * Invariant: m is the minder's only state, read and written by its one
  * thread. libc and minder/ only. */
 #ifndef CS_MINDER_INTERNAL_H
@@ -42,6 +43,14 @@ struct minder {
     const char *workdir;
     char **argv;
     uint64_t timeout_ms, grace_ms, cap_bytes;
+    int stop_signal; /* sent to the group first on timeout or cancel */
+    /* -u, -G and -S: the command is forked and drops to these before exec;
+     * enter_first: without -C, into DIR/work, entered before the drop. */
+    bool drop, enter_first;
+    uid_t uid;
+    gid_t gid;
+    gid_t *groups;
+    size_t n_groups;
 
     enum state state;
     pid_t pid; /* the command, leader of its own group */

@@ -15,9 +15,11 @@ void open_logs(void)
 
     if (dfd < 0)
         die_unable("open", m.dir);
+    /* 0600: only cschedd's side reads them, whatever the mode of the
+     * directories above. */
     for (int i = 0; i < 2; i++) {
         m.out[i].file_fd =
-            openat(dfd, m.out[i].name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            openat(dfd, m.out[i].name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (m.out[i].file_fd < 0)
             die_unable("create", m.out[i].name);
     }

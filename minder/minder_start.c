@@ -1,8 +1,8 @@
 /* Starting the command: fds 0-2 made safe, the start record and the note's
  * reserve first, then the spawn into its own group, the group id left for
- * the server. Invariant: nothing runs that could not be found or recorded;
- * no room for the start record or the note refuses the start, with the
- * status the server reports as "no space". libc only. */
+ * the server; with -u, a fork that drops privileges before the exec. Invariant: nothing runs that
+ * could not be found or recorded; no room for the start record or the note refuses the start, with
+ * the status the server reports as "no space". libc only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "minder_drop.h"
 #include "minder_internal.h"
 
 #define EXIT_START_FAILED 127
@@ -74,32 +76,29 @@ static void record_start_failure(int err)
         set_message("exec(\"%s\"): %s", m.argv[0], strerror(err));
 }
 
-/* Starts the command: its own process group, the working directory, stdin
- * from /dev/null, output into the pipes, no signal blocked or ignored (the
- * server may ignore SIGPIPE, and ignored signals survive exec). Returns false
- * if it could not start (the note says why).
- * posix_spawn rather than fork: it shares the address space until the exec
- * (vfork-style, no page tables to copy; minder/README.md has the cost), and
- * the group exists before the call returns. */
-bool start(void)
+/* The classic signals, the ones servers and shells ignore: the command
+ * gets them back at their defaults. */
+static void fill_reset(sigset_t *reset)
 {
-    int out_pipe[2], err_pipe[2], devnull_fd, rc;
+    sigemptyset(reset);
+    for (int sig = 1; sig < 32; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            sigaddset(reset, sig);
+}
+
+/* posix_spawn rather than fork: it shares the address space until the exec
+ * (vfork-style, no page tables to copy; minder/README.md has the cost), and
+ * the group exists before the call returns. Returns its error number; the
+ * failure is recorded. */
+static int spawn(int devnull_fd, int out_fd, int err_fd)
+{
     posix_spawn_file_actions_t file_actions;
     posix_spawnattr_t attr;
     sigset_t none, reset;
-
-    devnull_fd = openat(AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull_fd < 0)
-        die_unable("open", "/dev/null");
-    if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0)
-        die_unable("create", "pipes");
+    int rc;
 
     sigemptyset(&none);
-    sigemptyset(&reset);
-    /* The classic signals are the ones servers and shells ignore. */
-    for (int sig = 1; sig < 32; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            sigaddset(&reset, sig);
+    fill_reset(&reset);
     check_spawn_setup(posix_spawnattr_init(&attr));
     check_spawn_setup(posix_spawnattr_setflags(
         &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
@@ -109,13 +108,136 @@ bool start(void)
     check_spawn_setup(posix_spawn_file_actions_init(&file_actions));
     check_spawn_setup(posix_spawn_file_actions_addchdir_np(&file_actions, m.workdir));
     check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, devnull_fd, STDIN_FILENO));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, out_pipe[1], STDOUT_FILENO));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, err_pipe[1], STDERR_FILENO));
-
-    m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
+    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, out_fd, STDOUT_FILENO));
+    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, err_fd, STDERR_FILENO));
     rc = posix_spawnp(&m.pid, m.argv[0], &file_actions, &attr, m.argv, environ);
     (void)posix_spawn_file_actions_destroy(&file_actions); /* frees memory only */
     (void)posix_spawnattr_destroy(&attr);
+    if (rc != 0)
+        record_start_failure(rc);
+    return rc;
+}
+
+/* What a forked child that could not exec tells the minder. */
+struct child_report {
+    char step[32];
+    int err;
+};
+
+/* The forked child: its group, its fds, its signals, the drop, the working
+ * directory, the exec. A working directory of the job's own is entered as
+ * the new user (it must be theirs to enter); the attempt's DIR/work, made
+ * for them, before the drop (the state dir above it may be closed to
+ * them). Only
+ * system calls, as after a fork of any program; a failure is reported
+ * through report_fd and nothing runs. */
+static _Noreturn void child_exec(int report_fd, int devnull_fd, int out_fd, int err_fd)
+{
+    struct child_report r = {.err = 0};
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    const char *step = "setpgid";
+    sigset_t none, reset;
+    int rc;
+
+    if (setpgid(0, 0) < 0)
+        goto fail;
+    step = "dup2";
+    if (dup2(devnull_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+        dup2(err_fd, STDERR_FILENO) < 0)
+        goto fail;
+    fill_reset(&reset);
+    for (int sig = 1; sig < 32; sig++)
+        if (sigismember(&reset, sig))
+            (void)sigaction(sig, &dfl, NULL); /* fails only for KILL and STOP */
+    sigemptyset(&none);
+    step = "sigprocmask";
+    if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+        goto fail;
+    step = "chdir";
+    if (m.enter_first && chdir(m.workdir) < 0)
+        goto fail;
+    rc = cs_drop_privileges(&cs_drop_sys, m.uid, m.gid, m.groups, m.n_groups, &step);
+    if (rc < 0) {
+        errno = -rc;
+        goto fail;
+    }
+    step = "chdir";
+    if (!m.enter_first && chdir(m.workdir) < 0)
+        goto fail;
+    step = "exec";
+    execvp(m.argv[0], m.argv);
+fail:
+    r.err = errno;
+    (void)strncpy(r.step, step, sizeof(r.step) - 1);
+    (void)!write(report_fd, &r, sizeof(r));
+    _exit(EXIT_START_FAILED);
+}
+
+/* The message of a child's failed start, naming the step and the ids. */
+static void record_child_failure(const struct child_report *r)
+{
+    m.note.outcome = CS_NOTE_START_FAILED;
+    m.note.exit_code = EXIT_START_FAILED;
+    if (strcmp(r->step, "chdir") == 0)
+        set_message("chdir(\"%s\") as uid %u: %s", m.workdir, (unsigned)m.uid, strerror(r->err));
+    else if (strcmp(r->step, "exec") == 0)
+        set_message("exec(\"%s\"): %s", m.argv[0], strerror(r->err));
+    else
+        set_message("%s failed dropping to uid %u gid %u (%zu groups): %s: the command was not run",
+                    r->step, (unsigned)m.uid, (unsigned)m.gid, m.n_groups, strerror(r->err));
+}
+
+/* fork rather than posix_spawn when the command runs as another user: the
+ * drop must happen between the two, and posix_spawn has no step for it. The
+ * minder is small and static, so the fork is cheap. Returns 0 or an error
+ * number; the failure is recorded. */
+static int fork_dropped(int devnull_fd, int out_fd, int err_fd)
+{
+    struct child_report r;
+    int report[2];
+    ssize_t n;
+
+    if (pipe2(report, O_CLOEXEC) < 0)
+        die_unable("create", "a pipe");
+    m.pid = fork();
+    if (m.pid < 0)
+        die_unable("fork", "the command");
+    if (m.pid == 0)
+        child_exec(report[1], devnull_fd, out_fd, err_fd);
+    /* Both sides set the group, so it exists whichever runs first. */
+    (void)setpgid(m.pid, m.pid);
+    (void)close(report[1]);
+    do
+        n = read(report[0], &r, sizeof(r));
+    while (n < 0 && errno == EINTR);
+    (void)close(report[0]);
+    if (n != (ssize_t)sizeof(r))
+        return 0; /* closed by the exec: the command runs */
+    while (waitpid(m.pid, NULL, 0) < 0 && errno == EINTR)
+        continue;
+    r.step[sizeof(r.step) - 1] = '\0';
+    record_child_failure(&r);
+    return r.err != 0 ? r.err : EIO;
+}
+
+/* Starts the command: its own process group, the working directory, stdin
+ * from /dev/null, output into the pipes, no signal blocked or ignored (the
+ * server may ignore SIGPIPE, and ignored signals survive exec), and, with
+ * -u, as that user. Returns false if it could not start (the note says why). */
+bool start(void)
+{
+    int out_pipe[2], err_pipe[2], devnull_fd, rc;
+
+    devnull_fd = openat(AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull_fd < 0)
+        die_unable("open", "/dev/null");
+    if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0)
+        die_unable("create", "pipes");
+    m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
+    if (m.drop)
+        rc = fork_dropped(devnull_fd, out_pipe[1], err_pipe[1]);
+    else
+        rc = spawn(devnull_fd, out_pipe[1], err_pipe[1]);
     (void)close(devnull_fd); /* the child's copies are its own: nothing to lose */
     (void)close(out_pipe[1]);
     (void)close(err_pipe[1]);
@@ -126,7 +248,6 @@ bool start(void)
         return true;
     }
     m.pid = 0;
-    record_start_failure(rc);
     return false;
 }
 

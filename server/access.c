@@ -45,15 +45,39 @@ enum cs_role cs_access_needed(const char *path)
     return CS_ROLE_ADMIN;
 }
 
+static const char *const role_names[] = {
+    [CS_ROLE_NONE] = "none",
+    [CS_ROLE_VIEWER] = "viewer",
+    [CS_ROLE_OPERATOR] = "operator",
+    [CS_ROLE_ADMIN] = "admin",
+};
+
 const char *cs_role_name(enum cs_role role)
 {
-    static const char *const names[] = {
-        [CS_ROLE_NONE] = "none",
-        [CS_ROLE_VIEWER] = "viewer",
-        [CS_ROLE_OPERATOR] = "operator",
-        [CS_ROLE_ADMIN] = "admin",
-    };
-    return names[role];
+    return (size_t)role < CS_ARRAY_LEN(role_names) ? role_names[role] : "none";
+}
+
+int cs_role_parse(const char *text, enum cs_role *out)
+{
+    for (size_t i = CS_ROLE_VIEWER; i < CS_ARRAY_LEN(role_names); i++) {
+        if (strcmp(text, role_names[i]) == 0) {
+            *out = (enum cs_role)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+/* The setting that gives the caller its role, for the refusal's message. */
+static const char *where_roles_come_from(const struct cs_identity *who)
+{
+    if (strncmp(who->name, "unix:", 5) == 0)
+        return " (roles of local users: --admin-group, --operator-group, --viewer-group)";
+    if (strncmp(who->name, "x509:", 5) == 0)
+        return " (roles of client certificates: --tls-client-roles)";
+    if (strncmp(who->name, "token:", 6) == 0)
+        return " (roles of tokens: --tokens-file)";
+    return "";
 }
 
 int cs_access_check(const char *path, const struct cs_identity *who, bool known, char *why,
@@ -69,7 +93,7 @@ int cs_access_check(const char *path, const struct cs_identity *who, bool known,
                        cs_role_name(needed), who->name);
         return -EPERM;
     }
-    (void)snprintf(why, cap, "%s needs role %s; %s has %s", method, cs_role_name(needed), who->name,
-                   cs_role_name(who->role));
+    (void)snprintf(why, cap, "%s needs role %s; %s has %s%s", method, cs_role_name(needed),
+                   who->name, cs_role_name(who->role), where_roles_come_from(who));
     return -EACCES;
 }

@@ -18,6 +18,8 @@
 enum cs_role cs_access_needed(const char *path);
 /* "viewer", "operator", "admin", or "none". */
 const char *cs_role_name(enum cs_role role);
+/* The role named text ("viewer", "operator" or "admin"): 0 or -EINVAL. */
+int cs_role_parse(const char *text, enum cs_role *out);
 /* Whether who may call path. known is false when no identity source knew
  * the caller (who->name then names its peer). 0; -EPERM (UNAUTHENTICATED)
  * when the method needs a role and the caller is unknown; -EACCES

@@ -2,7 +2,9 @@
 #include "api_common.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "job.h"
 #include "store.h"
@@ -50,6 +52,45 @@ void cs_api_fail_store(struct cs_call *call, int status, const char *what)
     else
         cs_call_fail(call, -EIO, "the database failed while %s; the server log has the details",
                      what);
+}
+
+void cs_api_reply_id_page(struct cs_call *call, const ProtobufCMessageDescriptor *desc,
+                          void **items, size_t n, int64_t last_id)
+{
+    CS_ASSERT_LOOP();
+    const ProtobufCFieldDescriptor *items_f = protobuf_c_message_descriptor_get_field(desc, 1);
+    const ProtobufCFieldDescriptor *token_f = protobuf_c_message_descriptor_get_field(desc, 2);
+    CS_ASSERT(items_f != NULL && items_f->label == PROTOBUF_C_LABEL_REPEATED && token_f != NULL &&
+              token_f->type == PROTOBUF_C_TYPE_STRING);
+    ProtobufCMessage *resp = cs_xmalloc(desc->sizeof_message);
+    protobuf_c_message_init(desc, resp);
+    char *base = (char *)resp;
+    char token[24] = "";
+    if (last_id > 0)
+        (void)snprintf(token, sizeof(token), "%lld", (long long)last_id);
+    *(size_t *)(base + items_f->quantifier_offset) = n;
+    *(void ***)(base + items_f->offset) = items;
+    *(char **)(base + token_f->offset) = token;
+    cs_call_reply(call, resp);
+    free(resp);
+}
+
+int64_t cs_api_token_id(const char *token, int64_t next_id)
+{
+    size_t len = strspn(token, "0123456789");
+    if (len == 0 || token[len] != '\0' || token[0] == '0' || len > 19)
+        return 0;
+    errno = 0;
+    long long id = strtoll(token, NULL, 10);
+    return errno == 0 && id < next_id ? id : 0;
+}
+
+void cs_api_fail_token(struct cs_call *call)
+{
+    CS_ASSERT_LOOP();
+    cs_call_fail(call, -EINVAL,
+                 "page_token is not one this server gave out: pass next_page_token from the "
+                 "previous response, or nothing for the first page");
 }
 
 uint32_t cs_api_page_size(uint32_t requested)

@@ -40,6 +40,18 @@ void cs_api_fail_store(struct cs_call *call, int status, const char *what);
 #define CS_API_PAGE_SIZE_MAX 1000
 #define CS_API_PAGE_BYTES CS_STORE_RUN_LIST_BYTES
 
+/* Replies a page of ListRuns or ListAudit, whose response (desc) holds the
+ * items in field 1 and next_page_token in field 2: items (borrowed) and a
+ * token naming last_id when more are left after it (0: none left). */
+void cs_api_reply_id_page(struct cs_call *call, const ProtobufCMessageDescriptor *desc,
+                          void **items, size_t n, int64_t last_id);
+/* The id a page token of ListRuns or ListAudit names: digits only, as their
+ * replies write the last id of a page, below next_id (the next one this
+ * server hands out); 0 if the token is not one. Any thread. */
+int64_t cs_api_token_id(const char *token, int64_t next_id);
+/* Fails call for a page token that is not one this server gave out. */
+void cs_api_fail_token(struct cs_call *call);
+
 /* The page size to use for a request. Any thread. */
 uint32_t cs_api_page_size(uint32_t requested);
 

@@ -1,5 +1,7 @@
 /* api_job: CreateJob, UpdateJob, GetJob, ListJobs, DeleteJob. Jobs live in
- * the loop's sorted table; every change is written and answered on commit. */
+ * the loop's sorted table; every change is written and answered on commit.
+ * A job that names a run-as user or group, or a time zone no job uses yet,
+ * is checked on the pool first. */
 #define CS_LOG_COMPONENT "api"
 #include <errno.h>
 #include <stdio.h>
@@ -7,9 +9,11 @@
 #include <string.h>
 
 #include "api.h"
+#include "audit.h"
 #include "job.h"
 #include "log.h"
 #include "pump.h"
+#include "runas.h"
 #include "util.h"
 #include "zone_work.h"
 
@@ -28,79 +32,96 @@ static void clear_output(Csched__V1__Job *spec)
     cs_message_set_str(&spec->pause_reason, "");
 }
 
-/* The pause of the stored spec old, carried over to its replacement. */
-static void keep_pause(Csched__V1__Job *spec, const Csched__V1__Job *old)
-{
-    spec->paused = old->paused;
-    spec->paused_unix_ms = old->paused_unix_ms;
-    cs_message_set_str(&spec->pause_reason, old->pause_reason);
-}
-
-/* A stored copy of a client's job with the output fields set. */
-static Csched__V1__Job *spec_copy(const Csched__V1__Job *in, uint64_t version,
-                                  int64_t created_unix_ms)
+/* A stored copy of a client's job with the output fields set: made by call,
+ * replacing old (NULL for a new job), whose pause it keeps. */
+static Csched__V1__Job *spec_copy(const struct cs_call *call, const Csched__V1__Job *in,
+                                  const Csched__V1__Job *old)
 {
     Csched__V1__Job *spec = (Csched__V1__Job *)cs_message_copy(&in->base);
+    const char *who = cs_call_identity(call)->name;
     clear_output(spec);
-    spec->version = version;
+    if (old != NULL) {
+        spec->paused = old->paused;
+        spec->paused_unix_ms = old->paused_unix_ms;
+        cs_message_set_str(&spec->pause_reason, old->pause_reason);
+    }
+    spec->version = old != NULL ? old->version + 1 : 1;
     spec->updated_unix_ms = cs_now_unix_ms();
-    spec->created_unix_ms = created_unix_ms != 0 ? created_unix_ms : spec->updated_unix_ms;
+    spec->created_unix_ms = old != NULL ? old->created_unix_ms : spec->updated_unix_ms;
+    cs_message_set_str(&spec->created_by, old != NULL ? old->created_by : who);
+    cs_message_set_str(&spec->updated_by, who);
     return spec;
 }
 
-static void reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
+void cs_api_reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
                                 const Csched__V1__Job *spec)
 {
     void *later = cs_api_reply_later(call, cs_message_copy(&spec->base));
+    struct cs_store_mark mark = cs_store_mark_take(s->store);
     cs_store_job_put(s->store, spec, cs_api_reply_cb, later);
+    cs_audit_change(s, call, &mark, spec->name, 0);
 }
 
-/* A CreateJob or UpdateJob waiting for its schedule's zone to be opened
- * on the pool; then its handler runs again, on a copy of the request. */
-struct zone_wait {
-    struct cs_zone_open open;
+/* 0, or a negative errno once call has been failed with why. */
+static int check_job(struct cs_call *call, const Csched__V1__Job *job)
+{
+    struct cs_err err;
+    if (job == NULL) {
+        cs_call_fail(call, -EINVAL, "job is required");
+        return -EINVAL;
+    }
+    if (cs_job_validate(job, &err) != 0) {
+        cs_call_fail(call, err.code, "%s", err.msg);
+        return err.code;
+    }
+    return 0;
+}
+
+/* CreateJob and UpdateJob once the job is valid and may run as it asks. */
+typedef void (*job_change_fn)(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job,
+                              uint64_t expected_version);
+
+/* A change waiting for a check on the pool. The request (and so job) is
+ * borrowed until the call ends, which it does only once answered. */
+struct job_change {
     struct cs_call *call;
     struct cs_sched *sched;
-    ProtobufCMessage *request;
-    cs_method_handler_cb handler_cb;
+    const Csched__V1__Job *job;
+    uint64_t expected_version;
+    job_change_fn change;
+};
+
+/* A change waiting for its schedule's zone to be opened on the pool. */
+struct zone_wait {
+    struct cs_zone_open open;
+    struct job_change c;
 };
 
 static void zone_opened_cb(uv_work_t *work, int status)
 {
     struct zone_wait *w = work->data;
     if (status == 0 && w->open.rc == 0) {
-        cs_zones_add(&w->sched->zones, w->open.tz);
-        w->handler_cb(w->call, w->request, w->sched);
+        cs_zones_add(&w->c.sched->zones, w->open.tz);
+        w->c.change(w->c.call, w->c.sched, w->c.job, w->c.expected_version);
     } else {
-        cs_call_fail(w->call, status != 0 ? status : w->open.rc, "job.schedule.time_zone: %s",
+        cs_call_fail(w->c.call, status != 0 ? status : w->open.rc, "job.schedule.time_zone: %s",
                      status != 0 ? "cschedd is stopping" : w->open.err.msg);
     }
-    protobuf_c_message_free_unpacked(w->request, NULL);
     free(w);
 }
 
-/* 0 with the job's parsed schedule in *schedule (NULL: none), or a
- * negative errno once call has been failed with why, or handed on to wait
- * for its zone (-EAGAIN: handler_cb runs again on request later). */
-static int check_job(struct cs_call *call, struct cs_sched *s, const ProtobufCMessage *request,
-                     const Csched__V1__Job *job, cs_method_handler_cb handler_cb,
-                     struct cs_schedule **schedule)
+/* 0 with job's parsed schedule in *schedule (NULL: none), or a negative
+ * errno once call has been failed, or handed to the pool to open the
+ * schedule's zone (-EAGAIN: change runs again once it is open). */
+static int parse_schedule(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job,
+                          uint64_t expected_version, job_change_fn change,
+                          struct cs_schedule **schedule)
 {
     struct cs_err err;
-    int rc;
-    if (job == NULL) {
-        cs_call_fail(call, -EINVAL, "job is required");
-        return -EINVAL;
-    }
-    rc = cs_job_validate(job, &err);
-    if (rc == 0)
-        rc = cs_job_schedule_parse(&s->zones, job, false, schedule, &err);
+    int rc = cs_job_schedule_parse(&s->zones, job, false, schedule, &err);
     if (rc == -EAGAIN) {
         struct zone_wait *w = cs_xcalloc(1, sizeof(*w));
-        *w = (struct zone_wait){.call = call,
-                                .sched = s,
-                                .handler_cb = handler_cb,
-                                .request = cs_message_copy(request)};
+        w->c = (struct job_change){call, s, job, expected_version, change};
         (void)snprintf(w->open.name, sizeof(w->open.name), "%s", job->schedule->time_zone);
         w->open.work.data = w;
         CS_ASSERT(uv_queue_work(s->loop, &w->open.work, cs_zone_open_work, zone_opened_cb) == 0);
@@ -110,57 +131,48 @@ static int check_job(struct cs_call *call, struct cs_sched *s, const ProtobufCMe
     return rc;
 }
 
-void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+static void create_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *in,
+                       uint64_t expected_version)
 {
-    CS_ASSERT_LOOP();
-    const Csched__V1__CreateJobRequest *req = (const Csched__V1__CreateJobRequest *)request;
-    struct cs_sched *s = ctx;
     struct cs_schedule *schedule;
-    if (check_job(call, s, request, req->job, cs_api_create_job, &schedule) != 0)
+    if (parse_schedule(call, s, in, expected_version, create_job, &schedule) != 0)
         return;
-    if (cs_job_find(s, req->job->name) != NULL) {
-        cs_call_fail(call, -EEXIST, "job %s already exists: use UpdateJob to change it",
-                     req->job->name);
+    if (cs_job_find(s, in->name) != NULL) {
+        cs_call_fail(call, -EEXIST, "job %s already exists: use UpdateJob to change it", in->name);
         goto err_free_schedule;
     }
     if (cs_api_require_store(call, s) != 0)
         goto err_free_schedule;
-    struct cs_job *job = cs_job_insert(s, spec_copy(req->job, 1, 0));
+    struct cs_job *job = cs_job_insert(s, spec_copy(call, in, NULL));
     job->schedule = schedule;
     cs_slots_job_changed(s, job, job->spec->created_unix_ms / 1000);
-    reply_job_on_commit(call, s, job->spec);
+    cs_api_reply_job_on_commit(call, s, job->spec);
     return;
 
 err_free_schedule:
     free(schedule);
 }
 
-void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *in,
+                       uint64_t expected_version)
 {
-    CS_ASSERT_LOOP();
-    const Csched__V1__UpdateJobRequest *req = (const Csched__V1__UpdateJobRequest *)request;
-    struct cs_sched *s = ctx;
     struct cs_schedule *schedule;
-    if (check_job(call, s, request, req->job, cs_api_update_job, &schedule) != 0)
+    if (parse_schedule(call, s, in, expected_version, update_job, &schedule) != 0)
         return;
-    struct cs_job *job = cs_job_find(s, req->job->name);
+    struct cs_job *job = cs_job_find(s, in->name);
     if (job == NULL) {
-        cs_call_fail(call, -ENOENT, "job %s does not exist: use CreateJob to make it",
-                     req->job->name);
+        cs_call_fail(call, -ENOENT, "job %s does not exist: use CreateJob to make it", in->name);
         goto err_free_schedule;
     }
-    if (req->expected_version != 0 && req->expected_version != job->spec->version) {
-        cs_call_fail(call, -EBUSY,
-                     "job %s is at version %llu, not the expected_version %llu: read it again",
-                     req->job->name, (unsigned long long)job->spec->version,
-                     (unsigned long long)req->expected_version);
+    if (expected_version != 0 && expected_version != job->spec->version) {
+        cs_call_fail(
+            call, -EBUSY, "job %s is at version %llu, not the expected_version %llu: read it again",
+            in->name, (unsigned long long)job->spec->version, (unsigned long long)expected_version);
         goto err_free_schedule;
     }
     if (cs_api_require_store(call, s) != 0)
         goto err_free_schedule;
-    Csched__V1__Job *spec = spec_copy(req->job, job->spec->version + 1, job->spec->created_unix_ms);
-    keep_pause(spec, job->spec);
-    cs_job_replace_spec(job, spec);
+    cs_job_replace_spec(job, spec_copy(call, in, job->spec));
     free(job->schedule);
     job->schedule = schedule;
     /* A new schedule starts from now: the old one's slots are not missed. */
@@ -168,11 +180,51 @@ void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, vo
     cs_slots_job_changed(s, job, job->slot.after_s > now_s ? job->slot.after_s : now_s);
     /* Its own limit may have changed. */
     cs_pump_job_changed(s, job);
-    reply_job_on_commit(call, s, job->spec);
+    cs_api_reply_job_on_commit(call, s, job->spec);
     return;
 
 err_free_schedule:
     free(schedule);
+}
+
+static void runas_checked_cb(void *arg, const struct cs_err *err)
+{
+    struct job_change *c = arg;
+    if (err->code != 0)
+        cs_call_fail(c->call, err->code, "%s", err->msg);
+    else /* checked again: the table may have changed meanwhile */
+        c->change(c->call, c->sched, c->job, c->expected_version);
+    free(c);
+}
+
+/* Checks job, then its run-as user and group (NSS lookups, so on the pool,
+ * when the job names any), then makes the change. */
+static void change_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job,
+                       uint64_t expected_version, job_change_fn change)
+{
+    if (check_job(call, job) != 0)
+        return;
+    if (job->run_as_user[0] == '\0' && job->run_as_group[0] == '\0') {
+        change(call, s, job, expected_version);
+        return;
+    }
+    struct job_change *c = cs_xmalloc(sizeof(*c));
+    *c = (struct job_change){call, s, job, expected_version, change};
+    cs_runas_check(s->loop, job->run_as_user, job->run_as_group, s->job_user, runas_checked_cb, c);
+}
+
+void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__CreateJobRequest *req = (const Csched__V1__CreateJobRequest *)request;
+    change_job(call, ctx, req->job, 0, create_job);
+}
+
+void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__UpdateJobRequest *req = (const Csched__V1__UpdateJobRequest *)request;
+    change_job(call, ctx, req->job, req->expected_version, update_job);
 }
 
 void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -207,9 +259,7 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
         const char *after = req->page_token + strlen(JOB_TOKEN_PREFIX);
         if (strncmp(req->page_token, JOB_TOKEN_PREFIX, strlen(JOB_TOKEN_PREFIX)) != 0 ||
             cs_job_name_validate(after, "page_token", NULL) != 0) {
-            cs_call_fail(call, -EINVAL,
-                         "page_token is not one this server gave out: pass next_page_token "
-                         "from the previous response, or nothing for the first page");
+            cs_api_fail_token(call);
             return;
         }
         start = cs_job_index_after(s, after);
@@ -233,22 +283,6 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
     free(jobs);
 }
 
-void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size_t n)
-{
-    CS_ASSERT_LOOP();
-    struct cs_err err;
-
-    for (size_t i = 0; i < n; i++) {
-        struct cs_job *job = cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&specs[i]->base));
-        /* Slots before the job's last change belong to no schedule of it. */
-        job->slot.after_s = job->spec->updated_unix_ms / 1000;
-        if (cs_job_schedule_parse(&s->zones, job->spec, true, &job->schedule, &err) != 0)
-            cs_log_warn("job %s keeps its definition but does not fire: %s", job->spec->name,
-                        err.msg);
-    }
-    cs_slots_start(s);
-}
-
 void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
@@ -267,8 +301,26 @@ void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, vo
         return;
     Csched__V1__DeleteJobResponse *resp = cs_xmalloc(sizeof(*resp));
     csched__v1__delete_job_response__init(resp);
+    struct cs_store_mark mark = cs_store_mark_take(s->store);
     cs_store_job_delete(s->store, req->name, cs_api_reply_cb,
                         cs_api_reply_later(call, &resp->base));
+    cs_audit_change(s, call, &mark, req->name, 0);
     cs_slots_job_removed(s, job);
     cs_job_remove(s, job);
+}
+
+void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size_t n)
+{
+    CS_ASSERT_LOOP();
+    struct cs_err err;
+
+    for (size_t i = 0; i < n; i++) {
+        struct cs_job *job = cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&specs[i]->base));
+        /* Slots before the job's last change belong to no schedule of it. */
+        job->slot.after_s = job->spec->updated_unix_ms / 1000;
+        if (cs_job_schedule_parse(&s->zones, job->spec, true, &job->schedule, &err) != 0)
+            cs_log_warn("job %s keeps its definition but does not fire: %s", job->spec->name,
+                        err.msg);
+    }
+    cs_slots_start(s);
 }

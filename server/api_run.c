@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "audit.h"
 #include "dispatch.h"
 #include "job.h"
 #include "util.h"
@@ -44,7 +45,10 @@ static void trigger_now(struct cs_call *call, struct cs_sched *s,
         return;
     /* The reply is the run as committed: QUEUED, whatever happens next. */
     struct cs_reply_later *later = cs_api_reply_later(call, NULL);
-    struct cs_run *run = cs_dispatch_trigger(s, job, req, cs_api_reply_cb, later);
+    struct cs_store_mark mark = cs_store_mark_take(s->store);
+    struct cs_run *run =
+        cs_dispatch_trigger(s, job, req, cs_call_identity(call)->name, cs_api_reply_cb, later);
+    cs_audit_change(s, call, &mark, job->spec->name, run->msg->id);
     later->msg = &run_copy(run)->base;
 }
 
@@ -159,27 +163,9 @@ static void runs_listed_cb(void *arg, int status, Csched__V1__Run **runs, size_t
         cs_api_fail_store(call, status, "listing runs");
         return;
     }
-    Csched__V1__ListRunsResponse resp = CSCHED__V1__LIST_RUNS_RESPONSE__INIT;
-    resp.runs = runs;
-    resp.n_runs = n;
-    char token[32] = "";
-    if (more && n > 0)
-        (void)snprintf(token, sizeof(token), "%lld", (long long)runs[n - 1]->id);
-    resp.next_page_token = token;
-    cs_call_reply(call, &resp.base);
+    cs_api_reply_id_page(call, &csched__v1__list_runs_response__descriptor, (void **)runs, n,
+                         more && n > 0 ? runs[n - 1]->id : 0);
     cs_store_runs_free(runs, n);
-}
-
-/* The run id a page token names: digits only, as runs_listed_cb writes them,
- * of a run this server has handed out; 0 if the token is not one. */
-static int64_t run_token_id(const char *token, int64_t next_run_id)
-{
-    size_t len = strspn(token, "0123456789");
-    if (len == 0 || token[len] != '\0' || token[0] == '0' || len > 19)
-        return 0;
-    errno = 0;
-    long long id = strtoll(token, NULL, 10);
-    return errno == 0 && id < next_run_id ? id : 0;
 }
 
 void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -194,11 +180,9 @@ void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, voi
         return;
     }
     if (req->page_token[0] != '\0') {
-        int64_t before = run_token_id(req->page_token, s->next_run_id);
+        int64_t before = cs_api_token_id(req->page_token, s->next_run_id);
         if (before == 0) {
-            cs_call_fail(call, -EINVAL,
-                         "page_token is not one this server gave out: pass next_page_token "
-                         "from the previous response, or nothing for the first page");
+            cs_api_fail_token(call);
             return;
         }
         filter.before_id = before;
@@ -235,5 +219,9 @@ void cs_api_cancel_run(struct cs_call *call, const ProtobufCMessage *request, vo
     if (cs_api_require_store(call, s) != 0)
         return;
     struct cs_reply_later *later = cs_api_reply_later(call, NULL);
-    later->msg = &cs_dispatch_cancel(s, run, cs_api_reply_cb, later)->base;
+    struct cs_store_mark mark = cs_store_mark_take(s->store);
+    /* A queued run ends, and is freed, in the cancel: its copy names it. */
+    Csched__V1__Run *copy = cs_dispatch_cancel(s, run, cs_api_reply_cb, later);
+    later->msg = &copy->base;
+    cs_audit_change(s, call, &mark, copy->job_name, copy->id);
 }

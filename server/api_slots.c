@@ -19,12 +19,6 @@
 /* Runs one BackfillJob call makes at most. */
 #define BACKFILL_MAX 1000
 
-static void reply_job_on_commit(struct cs_call *call, struct cs_sched *s, struct cs_job *job)
-{
-    void *later = cs_api_reply_later(call, cs_message_copy(&job->spec->base));
-    cs_store_job_put(s->store, job->spec, cs_api_reply_cb, later);
-}
-
 void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
@@ -45,7 +39,7 @@ void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, voi
         job->spec->paused_unix_ms = cs_now_unix_ms();
     job->spec->paused = true;
     cs_message_set_str(&job->spec->pause_reason, req->reason);
-    reply_job_on_commit(call, s, job);
+    cs_api_reply_job_on_commit(call, s, job->spec);
 }
 
 /* The slots skipped while the job was paused, newest first: the misfire
@@ -114,7 +108,7 @@ void cs_api_resume_job(struct cs_call *call, const ProtobufCMessage *request, vo
     job->spec->paused = false;
     job->spec->paused_unix_ms = 0;
     cs_message_set_str(&job->spec->pause_reason, "");
-    reply_job_on_commit(call, s, job);
+    cs_api_reply_job_on_commit(call, s, job->spec);
 }
 
 /* The slots of job in [from_s, to_s], at most BACKFILL_MAX + 1 of them, into
@@ -267,9 +261,7 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
         if (strncmp(req->page_token, SLOT_TOKEN_PREFIX, strlen(SLOT_TOKEN_PREFIX)) != 0 ||
             (before = strtoll(req->page_token + strlen(SLOT_TOKEN_PREFIX), &end, 10)) <= 0 ||
             *end != '\0') {
-            cs_call_fail(call, -EINVAL,
-                         "page_token is not one this server gave out: pass next_page_token "
-                         "from the previous response, or nothing for the first page");
+            cs_api_fail_token(call);
             return;
         }
         if (filter.to_unix_ms == 0 || filter.to_unix_ms >= before)

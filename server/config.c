@@ -22,7 +22,14 @@ enum {
     OPT_MINDER,
     OPT_LOG_LEVEL,
     OPT_NICE,
-    OPT_RETENTION_DAYS
+    OPT_RETENTION_DAYS,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
+    OPT_TLS_CLIENT_CA,
+    OPT_TLS_CLIENT_ROLES,
+    OPT_TOKENS_FILE,
+    OPT_JOB_USER,
+    OPT_AUDIT_RETENTION_DAYS
 };
 
 static const struct option options[] = {
@@ -40,6 +47,13 @@ static const struct option options[] = {
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"nice", required_argument, NULL, OPT_NICE},
     {"retention-days", required_argument, NULL, OPT_RETENTION_DAYS},
+    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+    {"tls-client-ca", required_argument, NULL, OPT_TLS_CLIENT_CA},
+    {"tls-client-roles", required_argument, NULL, OPT_TLS_CLIENT_ROLES},
+    {"tokens-file", required_argument, NULL, OPT_TOKENS_FILE},
+    {"job-user", required_argument, NULL, OPT_JOB_USER},
+    {"audit-retention-days", required_argument, NULL, OPT_AUDIT_RETENTION_DAYS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -76,7 +90,22 @@ void cs_config_usage(const char *prog)
             "                                                             [CSCHED_NICE]\n"
             "  --retention-days N      remove the directories (output) of attempts that\n"
             "                          ended over N days ago; 0 keeps them (default %d)\n"
-            "                                                     [CSCHED_RETENTION_DAYS]\n",
+            "                                                     [CSCHED_RETENTION_DAYS]\n"
+            "  --audit-retention-days N  delete audit rows older than N days; 0 keeps\n"
+            "                          them (default 0)   [CSCHED_AUDIT_RETENTION_DAYS]\n"
+            "  --tls-cert FILE         serve TLS with this certificate chain (PEM)\n"
+            "                                                             [CSCHED_TLS_CERT]\n"
+            "  --tls-key FILE          and its private key (PEM)           [CSCHED_TLS_KEY]\n"
+            "  --tls-client-ca FILE    require client certificates from these CAs (mTLS)\n"
+            "                                                        [CSCHED_TLS_CLIENT_CA]\n"
+            "  --tls-client-roles FILE client certificate subject or CN -> role\n"
+            "                                                     [CSCHED_TLS_CLIENT_ROLES]\n"
+            "  --tokens-file FILE      bearer tokens: NAME ROLE SHA256 per line\n"
+            "                                                          [CSCHED_TOKENS_FILE]\n"
+            "  --job-user NAME         as root, who a job without run_as_user runs as\n"
+            "                          (default: csched-job if it exists, else nobody)\n"
+            "                                                           [CSCHED_JOB_USER]\n"
+            "  SIGHUP rereads the TLS files and the tokens and client-roles files.\n",
             prog, CS_DEFAULT_MAX_RUNNING, CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
 }
 
@@ -125,6 +154,23 @@ static struct raw from_env(const char *name, const char *fallback)
     return r;
 }
 
+/* The field of paths that an OPT_TLS_* or OPT_TOKENS_FILE flag sets. */
+static const char **auth_path(struct cs_auth_paths *paths, int opt)
+{
+    switch (opt) {
+    case OPT_TLS_CERT:
+        return &paths->tls_cert;
+    case OPT_TLS_KEY:
+        return &paths->tls_key;
+    case OPT_TLS_CLIENT_CA:
+        return &paths->tls_client_ca;
+    case OPT_TLS_CLIENT_ROLES:
+        return &paths->client_roles;
+    default:
+        return &paths->tokens;
+    }
+}
+
 static int missing_value(char **argv, struct cs_err *err)
 {
     return cs_err_set(err, -EINVAL, "%s needs a value; see --help", argv[optind - 1]);
@@ -132,7 +178,7 @@ static int missing_value(char **argv, struct cs_err *err)
 
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
-    struct raw state_dir, max_running, level, nice, retention;
+    struct raw state_dir, max_running, level, nice, retention, audit_retention;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -186,6 +232,19 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
         case OPT_RETENTION_DAYS:
             raw->retention = (struct raw){optarg, "--retention-days"};
             break;
+        case OPT_TLS_CERT:
+        case OPT_TLS_KEY:
+        case OPT_TLS_CLIENT_CA:
+        case OPT_TLS_CLIENT_ROLES:
+        case OPT_TOKENS_FILE:
+            *auth_path(&c->auth, opt) = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_JOB_USER:
+            c->job_user = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_AUDIT_RETENTION_DAYS:
+            raw->audit_retention = (struct raw){optarg, "--audit-retention-days"};
+            break;
         case 'h':
             c->help = true;
             return 0;
@@ -197,6 +256,22 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
     }
     if (optind < argc)
         return cs_err_set(err, -EINVAL, "unexpected argument \"%s\"; see --help", argv[optind]);
+    return 0;
+}
+
+/* The TLS files come as a pair, and what rests on TLS needs it: a token or
+ * a certificate's role must not cross the network in the clear. */
+static int check_auth(const struct cs_auth_paths *a, struct cs_err *err)
+{
+    if ((a->tls_cert == NULL) != (a->tls_key == NULL))
+        return cs_err_set(err, -EINVAL, "--tls-cert and --tls-key go together");
+    if (a->tls_cert == NULL && (a->tls_client_ca != NULL || a->tokens != NULL))
+        return cs_err_set(err, -EINVAL, "%s needs --tls-cert and --tls-key",
+                          a->tokens != NULL ? "--tokens-file" : "--tls-client-ca");
+    if (a->client_roles != NULL && a->tls_client_ca == NULL)
+        return cs_err_set(err, -EINVAL,
+                          "--tls-client-roles needs --tls-client-ca: without it no client "
+                          "certificate is asked for");
     return 0;
 }
 
@@ -226,14 +301,27 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
                                                    CS_RETENTION_DAYS_MAX, &v, err) != 0)
         return -EINVAL;
     c->retention_days = (uint32_t)v;
+    v = 0;
+    if (raw->audit_retention.text != NULL &&
+        parse_whole(raw->audit_retention.text, raw->audit_retention.source, 0,
+                    CS_RETENTION_DAYS_MAX, &v, err) != 0)
+        return -EINVAL;
+    c->audit_retention_days = (uint32_t)v;
     if (c->socket_path[0] != '/')
         return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
+    if (check_auth(&c->auth, err) != 0)
+        return -EINVAL;
+    if (c->auth.tls_cert != NULL && c->listen == NULL)
+        return cs_err_set(err, -EINVAL, "--tls-cert secures the TCP listener: it needs --listen");
+    if (c->auth.tls_cert != NULL && c->insecure_tcp)
+        return cs_err_set(err, -EINVAL, "--insecure-tcp and --tls-cert exclude each other");
     /* Plain TCP lets anyone who reaches the port do anything: only on the
      * operator's explicit word. */
-    if (c->listen != NULL && !c->insecure_tcp)
+    if (c->listen != NULL && c->auth.tls_cert == NULL && !c->insecure_tcp)
         return cs_err_set(err, -EPERM,
                           "--listen %s would serve TCP without TLS or authentication, so anyone "
-                          "who reaches the port could run commands as cschedd's user; pass "
+                          "who reaches the port could run commands as cschedd's user; give "
+                          "--tls-cert and --tls-key (with --tokens-file or --tls-client-ca), pass "
                           "--insecure-tcp to accept that, or use the unix socket %s",
                           c->listen, c->socket_path);
     return 0;
@@ -250,12 +338,21 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     c->viewer_group = env_or("CSCHED_VIEWER_GROUP", NULL);
     c->database_url = env_or("CSCHED_DATABASE_URL", NULL);
     c->minder_path = env_or("CSCHED_MINDER", NULL);
+    c->auth = (struct cs_auth_paths){
+        .tls_cert = env_or("CSCHED_TLS_CERT", NULL),
+        .tls_key = env_or("CSCHED_TLS_KEY", NULL),
+        .tls_client_ca = env_or("CSCHED_TLS_CLIENT_CA", NULL),
+        .client_roles = env_or("CSCHED_TLS_CLIENT_ROLES", NULL),
+        .tokens = env_or("CSCHED_TOKENS_FILE", NULL),
+    };
+    c->job_user = env_or("CSCHED_JOB_USER", NULL);
     struct raw_settings raw = {
         .state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR),
         .max_running = from_env("CSCHED_MAX_RUNNING", NULL),
         .level = from_env("CSCHED_LOG_LEVEL", NULL),
         .nice = from_env("CSCHED_NICE", NULL),
         .retention = from_env("CSCHED_RETENTION_DAYS", NULL),
+        .audit_retention = from_env("CSCHED_AUDIT_RETENTION_DAYS", NULL),
     };
     /* Flags win over the environment, so values are checked only after both. */
     int rc = read_flags(argc, argv, c, &raw, err);

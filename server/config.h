@@ -18,6 +18,16 @@
 #define CS_DEFAULT_RETENTION_DAYS 30
 #define CS_RETENTION_DAYS_MAX 36500
 
+/* The files that secure the TCP listener, each NULL when not set; read by
+ * auth (auth.h). */
+struct cs_auth_paths {
+    const char *tls_cert;      /* server certificate chain, PEM */
+    const char *tls_key;       /* its private key, PEM */
+    const char *tls_client_ca; /* CAs of client certificates: mTLS */
+    const char *client_roles;  /* client certificate -> role */
+    const char *tokens;        /* bearer tokens: name, role, SHA-256 */
+};
+
 struct cs_config {
     const char *socket_path; /* the unix socket, always served */
     const char *listen;      /* TCP "host:port"; NULL: none */
@@ -31,17 +41,22 @@ struct cs_config {
     const char *ready_file;  /* NULL: none */
     const char *minder_path; /* NULL: found beside cschedd */
     enum cs_log_level log_level;
-    int nice;                /* of cschedd's session; 0: left as it is */
-    uint32_t retention_days; /* of ended attempts' directories; 0: forever */
+    int nice;                      /* of cschedd's session; 0: left as it is */
+    uint32_t retention_days;       /* of ended attempts' directories; 0: forever */
+    uint32_t audit_retention_days; /* of audit rows; 0: forever */
+    struct cs_auth_paths auth;
+    const char *job_user; /* as root, for jobs without run_as_user; NULL: runas.h's */
     bool help;
 };
 
 /* Fills config from argv and the environment (CSCHED_SOCKET, CSCHED_LISTEN,
  * CSCHED_INSECURE_TCP, CSCHED_ADMIN_GROUP, CSCHED_OPERATOR_GROUP,
  * CSCHED_VIEWER_GROUP, CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
- * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS). Strings point into argv or environ. 0 or
+ * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS, CSCHED_AUDIT_RETENTION_DAYS,
+ * CSCHED_TLS_CERT, CSCHED_TLS_KEY, CSCHED_TLS_CLIENT_CA, CSCHED_TLS_CLIENT_ROLES,
+ * CSCHED_TOKENS_FILE, CSCHED_JOB_USER). Strings point into argv or environ. 0 or
  * -EINVAL with err naming the flag; -EPERM when TCP would be served without
- * TLS or authentication and --insecure-tcp was not given. */
+ * TLS and --insecure-tcp was not given. */
 int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
 void cs_config_usage(const char *prog);
 

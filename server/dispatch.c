@@ -15,13 +15,14 @@
 #include "env.h"
 #include "event.h"
 #include "job.h"
+#include "later.h"
 #include "log.h"
 #include "minder_contract.h"
 #include "pump.h"
 #include "retry.h"
 #include "util.h"
 
-/* A minder ends by its job's timeout, plus the kill grace, plus the drain,
+/* A minder ends by its job's timeout, plus its kill grace, plus the drain,
  * plus writing its note. Past that and this margin, something is wrong with
  * the minder itself, and the server kills it. */
 #define BACKSTOP_MARGIN_MS 5000
@@ -71,6 +72,7 @@ static struct cs_run *run_new(struct cs_sched *s, struct cs_job *job, Csched__V1
     struct cs_run *run = cs_xcalloc(1, sizeof(*run));
     run->msg = msg;
     run->job = job;
+    run->later_index = CS_NOT_IN_HEAP;
     job->active++;
     cs_idmap_put(&s->runs, msg->id, run);
     cs_run_keys_add(&s->run_keys, run);
@@ -80,7 +82,7 @@ static struct cs_run *run_new(struct cs_sched *s, struct cs_job *job, Csched__V1
 /* Drops run from memory (its rows, if any, are written). */
 static void run_forget(struct cs_sched *s, struct cs_run *run)
 {
-    CS_ASSERT(run->attempt == NULL && !run->queued && run->backoff == NULL);
+    CS_ASSERT(run->attempt == NULL && !run->queued && !cs_later_is_waiting(run));
     run->job->active--;
     CS_ASSERT(cs_idmap_remove(&s->runs, run->msg->id) == run);
     cs_run_keys_remove(&s->run_keys, run);
@@ -139,9 +141,9 @@ static void created_cb(void *arg, int status)
     struct cs_run *run = cs_idmap_get(&c.sched->runs, c.run_id);
     /* Cancelled meanwhile, the run is gone: nothing to do. */
     if (run != NULL && run->msg->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED && !run->queued &&
-        run->attempt == NULL && run->backoff == NULL) {
+        run->attempt == NULL && !cs_later_is_waiting(run)) {
         if (status == 0) {
-            cs_pump_enqueue(c.sched, run);
+            cs_later_enqueue(c.sched, run);
         } else {
             /* Never stored, as its client is told: it must not run. */
             cs_sched_set_run_state(c.sched, run, CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED);
@@ -154,14 +156,15 @@ static void created_cb(void *arg, int status)
 
 struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
                                    const Csched__V1__TriggerJobRequest *request,
-                                   cs_store_done_cb cb, void *arg)
+                                   const char *triggered_by, cs_store_done_cb cb, void *arg)
 {
-    return cs_dispatch_trigger_slot(s, job, request, 0, cb, arg);
+    return cs_dispatch_trigger_slot(s, job, request, 0, triggered_by, cb, arg);
 }
 
 struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *s, struct cs_job *job,
                                         const Csched__V1__TriggerJobRequest *request,
-                                        int64_t slot_unix_ms, cs_store_done_cb cb, void *arg)
+                                        int64_t slot_unix_ms, const char *triggered_by,
+                                        cs_store_done_cb cb, void *arg)
 {
     CS_ASSERT_LOOP();
     Csched__V1__Run *msg = cs_xmalloc(sizeof(*msg));
@@ -171,7 +174,10 @@ struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *s, struct cs_job *job,
     msg->job_name = cs_xstrdup(job->spec->name);
     msg->idempotency_key = cs_xstrdup(request->idempotency_key);
     msg->created_unix_ms = cs_now_unix_ms();
+    if (request->not_before_unix_ms > msg->created_unix_ms)
+        msg->not_before_unix_ms = request->not_before_unix_ms;
     msg->message = cs_xstrdup("");
+    msg->triggered_by = cs_xstrdup(triggered_by);
     if (request->n_env > 0) {
         msg->n_env = request->n_env;
         msg->env = cs_xcalloc(request->n_env, sizeof(*msg->env));
@@ -195,7 +201,11 @@ struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *s, struct cs_job *job,
 
 static struct cs_attempt *attempt_new(struct cs_sched *s, struct cs_run *run)
 {
-    uint32_t number = cs_run_attempt_add(run->msg)->number;
+    Csched__V1__Attempt *a = cs_run_attempt_add(run->msg);
+    uint32_t number = a->number;
+    a->retry_delay_ms = run->retry_delay_ms;
+    a->retry_jitter_ms = run->retry_jitter_ms;
+    run->retry_delay_ms = run->retry_jitter_ms = 0;
     char dir[4096];
     /* A state dir too long for a path leaves dir cut short: the launch
      * thread's mkdir of it fails, and so does the attempt, saying why. */
@@ -219,8 +229,9 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
     struct cs_minder_cmd cmd = {
         .minder_path = s->minder_path,
         .dir = att->dir,
-        .timeout_ms = (uint64_t)spec->timeout_seconds * 1000,
-        .grace_ms = CS_MINDER_KILL_GRACE_MS,
+        .timeout_ms = cs_retry_attempt_timeout_ms(att->run, cs_now_unix_ms()),
+        .grace_ms = cs_job_kill_grace_ms(spec),
+        .stop_signal = cs_job_kill_signal(spec),
         .workdir = spec->working_dir,
         .command = spec->command,
         .n_command = spec->n_command,
@@ -232,14 +243,44 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
     /* Out of memory: the server aborts, as cs_xmalloc does. */
     CS_ASSERT(launch->argv != NULL);
     launch->envp = cs_env_build_attempt(s->base_env, spec, att->run->msg, att->number);
+    launch->run_as_user = cs_xstrdup(spec->run_as_user);
+    launch->run_as_group = cs_xstrdup(spec->run_as_group);
+    launch->default_user = s->job_user;
+    launch->own_workdir = spec->working_dir[0] == '\0';
+    launch->secrets = cs_secrets_copy(spec, &launch->n_secrets);
+    launch->server_env = s->server_env;
     launch->owner = att;
     return launch;
 }
 
+/* Ends run after its last attempt a, in state (CANCELLED if asked to
+ * stop), saying so if its deadline ended it. It ended when a did, which may
+ * be before the server heard of it (a minder adopted after a restart). */
+static void end_after(struct cs_sched *s, struct cs_run *run, const Csched__V1__Attempt *a,
+                      Csched__V1__RunState state, bool past_deadline)
+{
+    if (run->msg->cancel_requested)
+        state = CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
+    cs_outcome_set_run(run->msg, cs_outcome_of_attempt(a));
+    if (past_deadline)
+        cs_retry_set_deadline_message(run, a->message);
+    else
+        cs_message_set_str(&run->msg->message, a->message);
+    (void)finish_run(s, run, state, a->ended_unix_ms, NULL, NULL, false);
+}
+
 /* The pump's start callback: the run, off its queue, takes its slots and
- * its next attempt goes to the launcher. */
+ * its next attempt goes to the launcher; but a retry that waited for a slot
+ * until past the run's deadline ends the run instead. */
 static void start_cb(struct cs_sched *s, struct cs_run *run)
 {
+    int64_t deadline = cs_retry_deadline_unix_ms(run);
+    if (deadline != 0 && run->msg->n_attempts > 0 && cs_now_unix_ms() >= deadline) {
+        const Csched__V1__Attempt *last = run->msg->attempts[run->msg->n_attempts - 1];
+        run->retry_delay_ms = 0;
+        end_after(s, run, last, last->state, true);
+        return;
+    }
     struct cs_attempt *att = attempt_new(s, run);
     run->job->slots++;
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
@@ -270,11 +311,14 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
         cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
         write_run(s, run, NULL, NULL);
     }
+    /* The minder got this timeout at its launch, give or take the few ms
+     * the launch took, which the margin covers. */
     int64_t deadline = 0;
-    if (run->job->spec->timeout_seconds > 0)
-        deadline = a->started_unix_ms + (int64_t)run->job->spec->timeout_seconds * 1000 +
-                   CS_MINDER_KILL_GRACE_MS + CS_MINDER_LEFTOVER_GRACE_MS + CS_MINDER_DRAIN_MS +
-                   BACKSTOP_MARGIN_MS;
+    uint64_t timeout_ms = cs_retry_attempt_timeout_ms(run, a->started_unix_ms);
+    if (timeout_ms > 0)
+        deadline = a->started_unix_ms + (int64_t)timeout_ms +
+                   (int64_t)cs_job_kill_grace_ms(run->job->spec) + CS_MINDER_LEFTOVER_GRACE_MS +
+                   CS_MINDER_DRAIN_MS + BACKSTOP_MARGIN_MS;
     int rc = cs_attempt_watch(att, deadline);
     if (rc != 0) {
         /* Without a watch the end would never be seen: treat it as lost. */
@@ -359,7 +403,7 @@ static void attempt_not_started_cb(struct cs_attempt *att)
     if (run->msg->cancel_requested)
         (void)cancel_unstarted(s, run, NULL, NULL, false);
     else
-        cs_pump_enqueue(s, run);
+        cs_later_enqueue(s, run);
 }
 
 static void attempt_adopted_cb(struct cs_attempt *att)
@@ -372,18 +416,13 @@ static void attempt_adopted_cb(struct cs_attempt *att)
 
 /* --- ending -------------------------------------------------------------- */
 
-/* Back to QUEUED, to start again once its backoff has passed. */
+/* Back to QUEUED, to start again once its backoff has passed: the row
+ * written carries the time, so a restart keeps the wait. */
 static void retry_run(struct cs_sched *s, struct cs_run *run)
 {
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    cs_retry_schedule(s, run);
     write_run(s, run, NULL, NULL);
-    int rc = cs_retry_schedule(s, run);
-    if (rc != 0) {
-        /* A retry without its wait beats a run left queued for ever. */
-        cs_log_warn("run %lld: no backoff timer (%s): retrying at once", (long long)run->msg->id,
-                    uv_strerror(rc));
-        cs_pump_enqueue(s, run);
-    }
 }
 
 static void attempt_ended_cb(struct cs_attempt *att)
@@ -395,23 +434,17 @@ static void attempt_ended_cb(struct cs_attempt *att)
     Csched__V1__RunState state = cs_attempt_apply_note(att, a);
     a->state = state;
     /* A full disk would only refuse the retry too: the run ends here. */
-    bool retry = !att->no_space && cs_retry_is_due(run, state);
+    enum cs_retry_verdict verdict =
+        att->no_space ? CS_RETRY_NO : cs_retry_decide(run, state, cs_now_unix_ms());
     write_attempt(s, run, att);
     run->attempt = NULL;
     cs_attempt_free(att);
 
     struct cs_job *job = run->job;
-    if (retry) {
+    if (verdict == CS_RETRY_YES)
         retry_run(s, run);
-    } else {
-        if (run->msg->cancel_requested)
-            state = CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
-        cs_outcome_set_run(run->msg, cs_outcome_of_attempt(a));
-        cs_message_set_str(&run->msg->message, a->message);
-        /* It ended when its last attempt did, which may be before the server
-         * heard of it (a minder adopted after a restart). */
-        (void)finish_run(s, run, state, a->ended_unix_ms, NULL, NULL, false);
-    }
+    else
+        end_after(s, run, a, state, verdict == CS_RETRY_PAST_DEADLINE);
     release_slot(s, job);
 }
 
@@ -425,7 +458,7 @@ Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_s
         /* Queued, or waiting to retry: nothing runs, so it ends now. */
         if (run->queued)
             cs_pump_dequeue(s, run);
-        cs_retry_cancel(run);
+        cs_later_remove(s, run);
         return cancel_unstarted(s, run, cb, arg, true);
     }
     run->msg->cancel_requested = true;
@@ -456,6 +489,13 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
     char dir[4096];
     if (state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED || msg->n_attempts == 0) {
         cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+        /* Waiting to retry: its wait ran from its last attempt's end (the
+         * random part it drew is not stored, so it counts as wait). */
+        const Csched__V1__Attempt *last =
+            msg->n_attempts > 0 ? msg->attempts[msg->n_attempts - 1] : NULL;
+        if (last != NULL && msg->not_before_unix_ms > last->ended_unix_ms &&
+            last->ended_unix_ms > 0)
+            run->retry_delay_ms = msg->not_before_unix_ms - last->ended_unix_ms;
     } else {
         cs_sched_set_run_state(s, run, state);
         run->job->slots++;
@@ -478,11 +518,16 @@ int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
     int rc = cs_pump_init(s, start_cb);
     if (rc != 0)
         goto err_close_maps;
-    rc = cs_exit_watch_init(s->loop, &s->exits, cs_attempt_exit_cb);
+    rc = cs_later_init(s);
     if (rc != 0)
         goto err_close_pump;
+    rc = cs_exit_watch_init(s->loop, &s->exits, cs_attempt_exit_cb);
+    if (rc != 0)
+        goto err_close_later;
     return 0;
 
+err_close_later:
+    cs_later_close(s);
 err_close_pump:
     cs_pump_close(s);
 err_close_maps:
@@ -499,12 +544,12 @@ void cs_dispatch_close(struct cs_sched *s)
         struct cs_run *run = value;
         if (run->attempt != NULL)
             cs_attempt_free(run->attempt);
-        cs_retry_cancel(run);
         protobuf_c_message_free_unpacked(&run->msg->base, NULL);
         free(run);
     }
     cs_idmap_close(&s->runs);
     cs_run_keys_close(&s->run_keys);
     cs_exit_watch_close(&s->exits);
+    cs_later_close(s);
     cs_pump_close(s);
 }

@@ -18,15 +18,17 @@ extern const struct cs_sched_ops cs_dispatch_cschedd_ops;
  * dispatch's callbacks (sched->loop set); ops (borrowed for good) is how
  * rows, events and launches leave. 0 or a negative errno. */
 int cs_dispatch_init(struct cs_sched *sched, const struct cs_sched_ops *ops);
-/* Makes a QUEUED run of job (env overrides and key borrowed). cb runs once
- * the run's creation has committed. */
+/* Makes a QUEUED run of job (env overrides, key and triggered_by, the
+ * identity that made it or "schedule", borrowed). cb runs once the run's
+ * creation has committed. */
 struct cs_run *cs_dispatch_trigger(struct cs_sched *sched, struct cs_job *job,
                                    const Csched__V1__TriggerJobRequest *request,
-                                   cs_store_done_cb cb, void *arg);
+                                   const char *triggered_by, cs_store_done_cb cb, void *arg);
 /* cs_dispatch_trigger for the slot of job's schedule at slot_unix_ms. */
 struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *sched, struct cs_job *job,
                                         const Csched__V1__TriggerJobRequest *request,
-                                        int64_t slot_unix_ms, cs_store_done_cb cb, void *arg);
+                                        int64_t slot_unix_ms, const char *triggered_by,
+                                        cs_store_done_cb cb, void *arg);
 /* Cancels an active run: a queued one ends CANCELLED now; a starting or
  * running one has its minder told to stop its process group. cb runs once
  * the change has committed. Returns a copy of the run as it is after the

@@ -117,7 +117,7 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 
 /* PG* as a prefix rather than a list of libpq's variables: a list would
  * miss the next one libpq adds. */
-static bool is_server_secret(const char *entry)
+bool cs_env_is_server_secret(const char *entry)
 {
     size_t len = name_len(entry);
     if (strncmp(entry, "CSCHED_", 7) == 0 || strncmp(entry, "PG", 2) == 0)
@@ -131,7 +131,7 @@ char **cs_env_base_for_jobs(char *const *env)
     char **copy = cs_env_copy(env);
     size_t out = 0;
     for (size_t i = 0; copy[i] != NULL; i++) {
-        if (is_server_secret(copy[i]))
+        if (cs_env_is_server_secret(copy[i]))
             free(copy[i]);
         else
             copy[out++] = copy[i];
@@ -144,7 +144,9 @@ void cs_env_free(char **env)
 {
     if (env == NULL)
         return;
-    for (char **p = env; *p != NULL; p++)
+    for (char **p = env; *p != NULL; p++) {
+        explicit_bzero(*p, strlen(*p));
         free(*p);
+    }
     free(env);
 }

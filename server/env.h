@@ -3,6 +3,7 @@
 #ifndef CS_ENV_H
 #define CS_ENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "job.h"
@@ -28,6 +29,11 @@ char **cs_env_copy(char *const *env);
  * DATABASE_URL or any name ending in _DATABASE_URL. A job that needs one of
  * these names sets it in its own env. */
 char **cs_env_base_for_jobs(char *const *env);
+/* Whether the variable (a NAME or a NAME=VALUE entry) is one of those
+ * cs_env_base_for_jobs leaves out. */
+bool cs_env_is_server_secret(const char *entry);
+/* Frees env (NULL is fine), wiping each string first: a command's
+ * environment may hold a secret's value. */
 void cs_env_free(char **env);
 
 #endif

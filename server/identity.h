@@ -7,6 +7,9 @@
 #ifndef CS_IDENTITY_H
 #define CS_IDENTITY_H
 
+#include <stdbool.h>
+#include <string.h>
+
 enum cs_role {
     CS_ROLE_NONE = 0,
     CS_ROLE_VIEWER = 1,
@@ -21,5 +24,12 @@ struct cs_identity {
     /* What the audit trail shows, e.g. "unix:uid=1000(alice)". */
     char name[CS_IDENTITY_NAME_MAX];
 };
+
+/* Whether gRPC's peer string names a TCP peer ("ipv4:..." or "ipv6:...");
+ * a unix-socket connection cschedd accepted shows as "fd:N". */
+static inline bool cs_peer_is_tcp(const char *peer)
+{
+    return strncmp(peer, "ipv4:", 5) == 0 || strncmp(peer, "ipv6:", 5) == 0;
+}
 
 #endif

@@ -2,10 +2,13 @@
 #include "job.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "minder_contract.h"
+#include "secret.h"
 
 int cs_job_name_validate(const char *name, const char *field, struct cs_err *err)
 {
@@ -59,6 +62,11 @@ int cs_run_request_validate(const Csched__V1__TriggerJobRequest *req, struct cs_
         rc = cs_env_validate((struct cs_kv *const *)req->env, req->n_env, "env", err);
     if (rc != 0)
         return rc;
+    /* A time past means now; far ahead is a mistake (seconds for ms?). */
+    if (req->not_before_unix_ms > cs_now_unix_ms() + CS_RUN_NOT_BEFORE_MAX_MS)
+        return cs_err_set(err, -EINVAL,
+                          "not_before_unix_ms: %lld is more than a year ahead (at most 366 days)",
+                          (long long)req->not_before_unix_ms);
     size_t size = protobuf_c_message_get_packed_size(&req->base);
     if (size > CS_RUN_REQUEST_BYTES_MAX)
         return cs_err_set(err, -EINVAL,
@@ -108,6 +116,111 @@ static int validate_exec_size(const Csched__V1__Job *spec, struct cs_err *err)
     return 0;
 }
 
+/* The signals a job may name as its kill_signal, as minder_contract allows. */
+static const struct {
+    const char *name;
+    int signo;
+} stop_signals[] = {
+    {"TERM", SIGTERM}, {"INT", SIGINT},   {"HUP", SIGHUP},
+    {"QUIT", SIGQUIT}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
+};
+
+/* The number of a kill_signal name ("" is TERM, "SIG" may lead), or 0. */
+static int stop_signal_number(const char *name)
+{
+    if (name[0] == '\0')
+        return SIGTERM;
+    if (strncmp(name, "SIG", 3) == 0)
+        name += 3;
+    for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+        if (strcmp(name, stop_signals[i].name) == 0)
+            return stop_signals[i].signo;
+    return 0;
+}
+
+int cs_job_kill_signal(const Csched__V1__Job *spec)
+{
+    int signo = stop_signal_number(spec->kill_signal);
+    return signo != 0 ? signo : SIGTERM;
+}
+
+uint64_t cs_job_kill_grace_ms(const Csched__V1__Job *spec)
+{
+    return spec->kill_grace_seconds > 0 ? (uint64_t)spec->kill_grace_seconds * 1000
+                                        : CS_MINDER_KILL_GRACE_MS;
+}
+
+static int validate_retry(const Csched__V1__RetryPolicy *p, struct cs_err *err)
+{
+    if (p->initial_backoff_ms > CS_RETRY_BACKOFF_MAX_MS)
+        return cs_err_set(err, -EINVAL, "job.retry.initial_backoff_ms: %u is over the limit of %d",
+                          p->initial_backoff_ms, CS_RETRY_BACKOFF_MAX_MS);
+    if (p->max_backoff_ms > CS_RETRY_MAX_BACKOFF_LIMIT_MS)
+        return cs_err_set(err, -EINVAL,
+                          "job.retry.max_backoff_ms: %u is over the limit of %d (a day)",
+                          p->max_backoff_ms, CS_RETRY_MAX_BACKOFF_LIMIT_MS);
+    if (p->max_backoff_ms > 0 && p->max_backoff_ms < p->initial_backoff_ms)
+        return cs_err_set(err, -EINVAL,
+                          "job.retry.max_backoff_ms: %u is less than initial_backoff_ms %u",
+                          p->max_backoff_ms, p->initial_backoff_ms);
+    /* Written so that NaN fails each test. */
+    if (!(p->multiplier == 0 || (p->multiplier >= 1 && p->multiplier <= 100)))
+        return cs_err_set(err, -EINVAL, "job.retry.multiplier: %g is %s", p->multiplier,
+                          p->multiplier < 1 ? "less than 1" : "not from 1 to 100");
+    if (!(p->jitter >= 0 && p->jitter <= 1))
+        return cs_err_set(err, -EINVAL, "job.retry.jitter: %g is not a fraction from 0 to 1",
+                          p->jitter);
+    if (p->retry_on < CSCHED__V1__RETRY_ON__RETRY_ON_UNSPECIFIED ||
+        p->retry_on > CSCHED__V1__RETRY_ON__RETRY_ON_FAILURE_AND_TIMEOUT)
+        return cs_err_set(err, -EINVAL, "job.retry.retry_on: %d is not a RetryOn",
+                          (int)p->retry_on);
+    return 0;
+}
+
+/* The retry policy, the run's deadline and how its attempts are stopped. */
+static int validate_stopping(const Csched__V1__Job *spec, struct cs_err *err)
+{
+    if (spec->retry != NULL) {
+        int rc = validate_retry(spec->retry, err);
+        if (rc != 0)
+            return rc;
+    }
+    if (spec->run_deadline_seconds > CS_JOB_RUN_DEADLINE_MAX_S)
+        return cs_err_set(err, -EINVAL,
+                          "job.run_deadline_seconds: %u is over the limit of %d (30 days)",
+                          spec->run_deadline_seconds, CS_JOB_RUN_DEADLINE_MAX_S);
+    if (spec->kill_grace_seconds > CS_JOB_KILL_GRACE_MAX_S)
+        return cs_err_set(err, -EINVAL,
+                          "job.kill_grace_seconds: %u is over the limit of %d (an hour)",
+                          spec->kill_grace_seconds, CS_JOB_KILL_GRACE_MAX_S);
+    if (stop_signal_number(spec->kill_signal) == 0)
+        return cs_err_set(
+            err, -EINVAL,
+            "job.kill_signal: \"%.32s\" is not one of TERM, INT, HUP, QUIT, USR1, USR2",
+            spec->kill_signal);
+    return 0;
+}
+
+/* A user or group as the system spells one: a name (no ':', ',', '/',
+ * spaces or control characters, not starting with '-') or a number. Whether
+ * it exists is checked off the loop (runas.h). */
+static int validate_account(const char *name, const char *field, struct cs_err *err)
+{
+    size_t len = strlen(name);
+    if (len > 255)
+        return cs_err_set(err, -EINVAL, "%s is %zu bytes long; the limit is 255", field, len);
+    if (name[0] == '-')
+        return cs_err_set(err, -EINVAL, "%s \"%.64s\" must not start with '-'", field, name);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c <= ' ' || c == 0x7f || c == ':' || c == ',' || c == '/')
+            return cs_err_set(err, -EINVAL,
+                              "%s has a character not allowed in a user or group name at byte %zu",
+                              field, i);
+    }
+    return 0;
+}
+
 int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
 {
     int rc = cs_job_name_validate(spec->name, "job.name", err);
@@ -147,6 +260,14 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         rc = validate_exec_size(spec, err);
     if (rc == 0)
         rc = validate_labels(spec, err);
+    if (rc == 0)
+        rc = validate_account(spec->run_as_user, "job.run_as_user", err);
+    if (rc == 0)
+        rc = validate_account(spec->run_as_group, "job.run_as_group", err);
+    if (rc == 0)
+        rc = cs_secret_env_validate(spec, err);
+    if (rc == 0)
+        rc = validate_stopping(spec, err);
     return rc;
 }
 

@@ -26,11 +26,22 @@
 #define CS_JOB_MAX_ATTEMPTS 100
 #define CS_JOB_TIMEOUT_MAX_S (7 * 24 * 3600)
 #define CS_RETRY_BACKOFF_MAX_MS (10 * 60 * 1000)
+#define CS_RETRY_MAX_BACKOFF_LIMIT_MS (24 * 3600 * 1000)
+#define CS_JOB_RUN_DEADLINE_MAX_S (30 * 24 * 3600)
+#define CS_JOB_KILL_GRACE_MAX_S 3600
+/* TriggerJob's not_before_unix_ms: at most this far ahead (a year). */
+#define CS_RUN_NOT_BEFORE_MAX_MS (366LL * 24 * 3600 * 1000)
 
 /* Checks a job as a client sent it; fills err with the field and the rule. */
 int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err);
-/* Checks a TriggerJob request's job name, env and size; not whether the
- * job exists. */
+/* The signal a job's attempts get first on a timeout or a cancel (its
+ * kill_signal, validated; SIGTERM when unset). */
+int cs_job_kill_signal(const Csched__V1__Job *spec);
+/* The time between that signal and KILL (kill_grace_seconds, or the
+ * minder's default CS_MINDER_KILL_GRACE_MS when unset). */
+uint64_t cs_job_kill_grace_ms(const Csched__V1__Job *spec);
+/* Checks a TriggerJob request's job name, env, not_before (at most a year
+ * ahead) and size; not whether the job exists. */
 int cs_run_request_validate(const Csched__V1__TriggerJobRequest *req, struct cs_err *err);
 /* Checks a name alone (for GetJob, TriggerJob, ...). */
 int cs_job_name_validate(const char *name, const char *field, struct cs_err *err);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "env.h"
 #include "launcher_thread.h"
 #include "log.h"
 #include "util.h"
@@ -77,6 +78,7 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
     launch->pidfd = -1;
     launch->dir_made = false;
     launch->dir_synced = false;
+    launch->user_ready = false;
     launch->fd_waits = 0;
     pthread_mutex_lock(&l->lock);
     cs_queue_push(&l->queue, &launch->link);
@@ -105,11 +107,11 @@ void cs_launch_free(struct cs_launch *launch)
     if (launch->argv != NULL)
         for (char **p = launch->argv; *p != NULL; p++)
             free(*p);
-    if (launch->envp != NULL)
-        for (char **p = launch->envp; *p != NULL; p++)
-            free(*p);
     free(launch->argv);
-    free(launch->envp);
+    cs_env_free(launch->envp);
+    cs_secrets_free(launch->secrets, launch->n_secrets);
     free(launch->dir);
+    free(launch->run_as_user);
+    free(launch->run_as_group);
     free(launch);
 }

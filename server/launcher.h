@@ -17,6 +17,7 @@
 
 #include "mailbox.h"
 #include "queue.h"
+#include "secret.h"
 
 struct cs_launch {
     struct cs_mail mail;  /* the trip back to the loop */
@@ -24,16 +25,30 @@ struct cs_launch {
     char *dir;            /* the attempt's directory, made by the thread */
     char **argv;          /* the minder's argv, NULL-terminated */
     char **envp;          /* the command's environment, NULL-terminated */
-    void *owner;          /* for the loop: the attempt */
+    /* Who the command runs as (runas.h): the job's run_as_user and
+     * run_as_group ("" when unset), the default job user (borrowed; NULL:
+     * runas.h's default), and whether the command works in the attempt's
+     * directory (no working_dir of its own). Resolved by the thread. */
+    char *run_as_user, *run_as_group;
+    const char *default_user;
+    bool own_workdir;
+    /* The job's secret_env, set into envp by the thread just before the
+     * spawn (secret_thread.h); server_env is borrowed (cschedd's
+     * environment at start, kept for the server's life). */
+    struct cs_secret *secrets;
+    size_t n_secrets;
+    char *const *server_env;
+    void *owner; /* for the loop: the attempt */
     /* Results, written by the thread. */
     int err; /* 0 or a negative errno; then no minder is left running */
     char message[256];
     pid_t pid;
     int pidfd;
     int64_t started_unix_ms;
-    /* The thread's own: whether it made the directory and synced it, and
-     * how often it ran out of file descriptors. */
-    bool dir_made, dir_synced;
+    /* The thread's own: whether it made the directory and synced it,
+     * resolved the user, set the secrets, and how often it ran out of file
+     * descriptors. */
+    bool dir_made, dir_synced, user_ready, secrets_set;
     unsigned fd_waits;
 };
 
@@ -56,7 +71,7 @@ typedef void (*cs_launcher_stopped_cb)(void *arg);
  * descriptors fails, its minder stopped: up to its kill grace), joins the
  * thread, then calls stopped_cb and frees the launcher. */
 void cs_launcher_stop(struct cs_launcher *launcher, cs_launcher_stopped_cb stopped_cb, void *arg);
-/* Frees argv, envp and dir (any thread). */
+/* Frees argv, envp (wiped), the secrets, dir and the run-as names (any thread). */
 void cs_launch_free(struct cs_launch *launch);
 
 #endif

@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "minder_contract.h"
+#include "runas.h"
+#include "secret_thread.h"
 #include "util.h"
 
 /* Launches taken off the queue at once: their directories are made one by
@@ -100,6 +103,51 @@ static int make_dir(struct cs_launch *launch)
     return launch->err;
 }
 
+/* Resolves who the command runs as (NSS, here rather than on the loop) and
+ * hands the ids to the minder (-u, -G, -S) with HOME, USER and LOGNAME in
+ * the command's env. A command working in the attempt's directory gets
+ * DIR/work, its user's, to write in (the minder enters it before the drop),
+ * while DIR itself (the note, the logs, the start record) stays cschedd's,
+ * mode 0700: the command can neither forge its note nor plant a link there
+ * for the minder to write through.
+ * Returns 0, a negative errno (the message set), or -EMFILE or -ENFILE when
+ * a lookup ran out of fds (nothing set: it is tried again). */
+static int prepare_user(struct cs_launch *launch)
+{
+    struct cs_runas r;
+    struct cs_err err;
+    char work[4096];
+    int rc =
+        cs_runas_resolve(launch->run_as_user, launch->run_as_group, launch->default_user, &r, &err);
+    if (rc != 0 && !out_of_fds(-rc)) {
+        launch->err = rc;
+        (void)snprintf(launch->message, sizeof(launch->message), "%s", err.msg);
+    }
+    if (rc != 0)
+        return rc;
+    if (!r.drop)
+        goto out_clear;
+    struct cs_minder_creds creds = {
+        .uid = r.uid, .gid = r.gid, .groups = r.groups, .n_groups = r.n_groups};
+    if (launch->own_workdir) {
+        (void)snprintf(work, sizeof(work), "%s/%s", launch->dir, CS_ATTEMPT_WORK_DIR);
+        if (mkdir(work, 0700) != 0 || chown(work, r.uid, r.gid) != 0) {
+            rc = launch->err = -errno;
+            (void)snprintf(launch->message, sizeof(launch->message),
+                           "making %.160s for uid %u failed: %s", work, (unsigned)r.uid,
+                           strerror(errno));
+            goto out_clear;
+        }
+    }
+    /* Out of memory: the server aborts, as cs_xmalloc does. */
+    CS_ASSERT(cs_minder_argv_add_creds(&launch->argv, &creds) == 0);
+    cs_runas_set_env(&launch->envp, &r);
+
+out_clear:
+    cs_runas_clear(&r);
+    return rc;
+}
+
 /* Syncs the folder that holds the attempt directories, so that each one made
  * is durable before its command can run: the restart finds every attempt
  * that may have started. Returns 0 or a negative errno. */
@@ -120,8 +168,9 @@ static int sync_attempts_dir(const char *attempt_dir)
     return rc;
 }
 
-/* posix_spawn of the minder: stdin and stdout on /dev/null, its own
- * session, a clean signal mask. Returns posix_spawn's error number. */
+/* posix_spawn of the minder: stdin and stdout on /dev/null, no other fd of
+ * ours but stderr, its own session, a clean signal mask. Returns
+ * posix_spawn's error number. */
 static int spawn_minder(const char *minder_path, struct cs_launch *launch)
 {
     posix_spawn_file_actions_t actions;
@@ -143,6 +192,9 @@ static int spawn_minder(const char *minder_path, struct cs_launch *launch)
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    /* Nothing of ours beyond stderr (the log): an fd cschedd inherited
+     * without close-on-exec would otherwise reach every command. */
+    posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
     posix_spawnattr_init(&attr);
     /* Its own session from the first instruction: a signal to our group never reaches it. */
     posix_spawnattr_setflags(&attr,
@@ -185,14 +237,40 @@ static void give_up(struct cs_launch *launch, int err)
         stop_minder(launch);
 }
 
-/* Takes one launch whose directory is made as far as it goes: its minder and
- * the pidfd. Returns 0 when it is done (launch->err says whether it failed),
- * or the error number when it ran out of fds on the way: it is then tried
- * again from the step that failed. */
+/* Takes one launch whose directory is made as far as it goes: its secrets
+ * (set into its environment), its minder and the pidfd. Returns 0 when it is done (launch->err says
+ * whether it failed), or the error number when it ran out of fds on the way: it is then tried again
+ * from the step that failed. */
 static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch *launch)
 {
     int rc = 0;
 
+    if (!launch->user_ready) {
+        reserve_release(r); /* NSS opens files */
+        rc = -prepare_user(launch);
+        if (rc != 0) {
+            if (!out_of_fds(rc))
+                rc = 0; /* failed, the message set */
+            goto out_take;
+        }
+        launch->user_ready = true;
+    }
+    if (!launch->secrets_set) {
+        reserve_release(r);
+        int err = cs_secrets_resolve(&launch->envp, launch->secrets, launch->n_secrets,
+                                     launch->server_env, launch->message, sizeof(launch->message));
+        reserve_take(r);
+        if (out_of_fds(-err))
+            return -err; /* tried again, as a spawn would be */
+        if (err != 0) {
+            launch->err = err;
+            return 0;
+        }
+        launch->secrets_set = true;
+        if (launch->n_secrets > 0)
+            cs_log_debug("attempt %s: %zu secret_env variables set", launch->dir,
+                         launch->n_secrets);
+    }
     if (launch->pid <= 0) {
         reserve_release(r);
         rc = spawn_minder(l->minder_path, launch);

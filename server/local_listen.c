@@ -153,7 +153,8 @@ void cs_local_listen_close(struct cs_local_listen *l)
 }
 
 int cs_local_listen_identify_cb(void *ctx, grpc_call *call, const char *peer,
-                                const grpc_metadata_array *metadata, struct cs_identity *who)
+                                const grpc_metadata_array *metadata, struct cs_identity *who,
+                                struct cs_err *err)
 {
     CS_ASSERT_LOOP();
     struct cs_local_listen *l = ctx;

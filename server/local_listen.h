@@ -58,7 +58,8 @@ void cs_local_listen_close(struct cs_local_listen *l);
 /* The identity source (struct cs_identity_source) for peers "fd:N": 0 with
  * who filled, or -ENOENT when peer is not a connection of this socket. */
 int cs_local_listen_identify_cb(void *ctx, grpc_call *call, const char *peer,
-                                const grpc_metadata_array *metadata, struct cs_identity *who);
+                                const grpc_metadata_array *metadata, struct cs_identity *who,
+                                struct cs_err *err);
 
 /* The accept thread's body (arg: the listener). */
 void cs_local_listen_thread_main(void *arg);

@@ -13,10 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "api.h"
+#include "audit.h"
+#include "auth.h"
 #include "config.h"
 #include "dir_check.h"
 #include "dispatch.h"
@@ -42,12 +45,14 @@ struct server {
     struct cs_sched sched;
     struct cs_rpc_server *rpc;
     struct cs_local_listen local;
-    struct cs_identity_source local_source;
+    struct cs_identity_source sources[2]; /* the unix socket's peers, then TCP's */
     uv_signal_t sigterm, sigint;
     struct cs_ready_write ready;
     struct cs_retention retention;
+    struct cs_audit_expiry audit_expiry;
     struct cs_state_lock state_lock; /* held until release() */
     struct cs_dir_check dir_check;
+    struct cs_auth auth;
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
     bool stopping;
@@ -112,6 +117,7 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
     cs_api_jobs_restore(s, snap->jobs, snap->n_jobs);
     s->next_run_id = snap->max_run_id + 1;
     s->next_seq = snap->max_event_seq + 1;
+    s->next_audit_id = snap->max_audit_id + 1;
     s->last_published_seq = snap->max_event_seq;
     for (size_t i = 0; i < snap->n_active_runs; i++)
         cs_dispatch_resume(s, (Csched__V1__Run *)cs_message_copy(&snap->active_runs[i]->base),
@@ -141,6 +147,7 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     load_snapshot(srv, snap);
     cs_store_snapshot_free(snap);
     cs_retention_start(&srv->retention, s, srv->config.retention_days);
+    cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
 
     if (cs_rpc_server_serve(srv->rpc) != 0) {
         cs_log_error("cannot serve on %s", srv->local.path);
@@ -175,6 +182,7 @@ static void store_closed_cb(void *arg)
     cs_job_free_all(&srv->sched);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
+    cs_auth_stop(&srv->auth);
 }
 
 static void launcher_stopped_cb(void *arg)
@@ -184,6 +192,7 @@ static void launcher_stopped_cb(void *arg)
     cs_dispatch_close(s);
     cs_probe_stop(&s->probe);
     cs_retention_stop(&srv->retention);
+    cs_audit_expiry_stop(&srv->audit_expiry);
     cs_slots_stop(s);
     cs_dir_check_stop(&srv->dir_check);
     cs_store_close(s->store, store_closed_cb, srv);
@@ -231,13 +240,16 @@ static int sched_init(struct server *srv)
     s->loop = srv->loop;
     s->state_dir = srv->config.state_dir;
     s->minder_path = srv->minder_path;
+    s->job_user = srv->config.job_user;
     s->max_running = srv->config.max_running;
     s->next_run_id = 1;
     s->next_seq = 1;
+    s->next_audit_id = 1;
     s->started_mono_ns = cs_now_mono_ns();
     /* Commands get the server's environment less its settings and database
      * credentials (see cs_env_base_for_jobs). */
     s->base_env = cs_env_base_for_jobs(environ);
+    s->server_env = cs_env_copy(environ);
     cs_api_watch_init(s);
     int rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)
@@ -324,18 +336,27 @@ static int listen_all(struct server *srv)
         cs_log_error("%s", err.msg);
         return -1;
     }
-    srv->local_source = (struct cs_identity_source){cs_local_listen_identify_cb, &srv->local};
+    /* Read before the loop runs: gRPC needs the first certificate to bind. */
+    if (cs_auth_start(&srv->auth, srv->loop, &c->auth, &err) != 0) {
+        cs_log_error("%s", err.msg);
+        goto err_stop_local;
+    }
+    srv->sources[0] = (struct cs_identity_source){cs_local_listen_identify_cb, &srv->local};
+    srv->sources[1] = (struct cs_identity_source){cs_auth_identify_cb, &srv->auth};
     if (c->insecure_tcp && c->listen != NULL)
         cs_log_warn("--insecure-tcp: %s serves without TLS or authentication; anyone who "
                     "reaches it is admin and can run any command as cschedd's user",
                     c->listen);
     struct cs_rpc_listen listen = {
         .tcp_addr = c->listen,
+        .tcp_creds = cs_auth_server_credentials(&srv->auth),
         .insecure_tcp = c->insecure_tcp,
-        .sources = &srv->local_source,
-        .n_sources = 1,
+        .sources = srv->sources,
+        .n_sources = CS_ARRAY_LEN(srv->sources),
     };
     srv->rpc = cs_rpc_server_new(srv->loop, &listen, cs_api_methods, cs_api_n_methods, &srv->sched);
+    if (listen.tcp_creds != NULL)
+        grpc_server_credentials_release(listen.tcp_creds);
     if (srv->rpc == NULL || cs_rpc_server_port(srv->rpc) == 0) {
         cs_log_error("cannot listen on %s", c->listen != NULL ? c->listen : c->socket_path);
         goto err_stop_local;
@@ -358,11 +379,13 @@ err_stop_local:
 static void release(struct server *srv)
 {
     cs_env_free(srv->sched.base_env);
+    cs_env_free(srv->sched.server_env);
     cs_state_lock_release(&srv->state_lock);
     int rc = uv_loop_close(srv->loop);
     if (rc != 0)
         cs_log_warn("uv_loop_close: %s (handles still open)", uv_strerror(rc));
     grpc_shutdown_blocking();
+    cs_auth_free(&srv->auth);
     cs_log_info("stopped");
 }
 
@@ -408,6 +431,14 @@ int main(int argc, char **argv)
     /* First of all: main's thread runs the loop, and everything below may
      * reach code that asserts it is on the loop thread. */
     cs_loop_thread_mark();
+    /* Before anything secret is read: a process with cschedd's uid (a job
+     * run as that user) must not read its environ, memory or fds through
+     * /proc or ptrace. The launch thread's minders are exec'd and get their
+     * own flag. A failure is only possible on a kernel without prctl. */
+    if (prctl(PR_SET_DUMPABLE, 0) != 0) {
+        fprintf(stderr, "cschedd: prctl(PR_SET_DUMPABLE, 0): %s\n", strerror(errno));
+        return 1;
+    }
     struct server srv;
     memset(&srv, 0, sizeof(srv));
     struct cs_err err = {0};
@@ -437,6 +468,7 @@ int main(int argc, char **argv)
     };
     if (listen_all(&srv) != 0)
         return 1;
+    cs_rpc_server_on_refused(srv.rpc, cs_audit_refused_cb, &srv.sched);
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");

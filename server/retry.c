@@ -1,31 +1,70 @@
-/* retry: the backoff computation and the timer of a run waiting to retry.
- * The timer lives in its own allocation, freed in its close callback, so a
- * run can be freed as soon as its wait is cancelled. */
+/* retry: the backoff computation, the choice to retry, and the wait before
+ * the next attempt, which is the run's not_before: the run waits with the
+ * runs triggered for later (later.c), and its wait is stored with it. */
 #include "retry.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 
 #include "job.h"
-#include "pump.h"
+#include "later.h"
 #include "util.h"
-
-struct cs_backoff {
-    uv_timer_t timer;
-    struct cs_sched *sched;
-    struct cs_run *run;
-};
 
 uint32_t cs_retry_max_attempts(const Csched__V1__Job *spec)
 {
     return spec->max_attempts > 0 ? spec->max_attempts : 1;
 }
 
+/* What a job without a RetryPolicy gets, and what a policy's zeros mean. */
+#define DEFAULT_MULTIPLIER 2.0
+
 uint64_t cs_retry_backoff_ms(const Csched__V1__Job *spec, uint32_t failed_attempts)
 {
-    uint64_t delay = spec->retry_backoff_ms;
-    for (uint32_t i = 1; i < failed_attempts && delay < CS_RETRY_BACKOFF_MAX_MS; i++)
-        delay *= 2;
-    return delay < CS_RETRY_BACKOFF_MAX_MS ? delay : CS_RETRY_BACKOFF_MAX_MS;
+    const Csched__V1__RetryPolicy *p = spec->retry;
+    double delay = p != NULL ? p->initial_backoff_ms : spec->retry_backoff_ms;
+    double max = p != NULL && p->max_backoff_ms > 0 ? p->max_backoff_ms : CS_RETRY_BACKOFF_MAX_MS;
+    double multiplier = p != NULL && p->multiplier > 0 ? p->multiplier : DEFAULT_MULTIPLIER;
+    for (uint32_t i = 1; i < failed_attempts && delay < max; i++)
+        delay *= multiplier;
+    return delay < max ? (uint64_t)delay : (uint64_t)max;
+}
+
+uint64_t cs_retry_jitter_ms(const Csched__V1__Job *spec, uint64_t delay_ms, uint32_t random)
+{
+    if (spec->retry == NULL || !(spec->retry->jitter > 0))
+        return 0;
+    return (uint64_t)((double)delay_ms * spec->retry->jitter * ((double)random / 4294967296.0));
+}
+
+uint64_t cs_retry_attempt_timeout_ms(const struct cs_run *run, int64_t now_unix_ms)
+{
+    uint64_t timeout = (uint64_t)run->job->spec->timeout_seconds * 1000;
+    int64_t deadline = cs_retry_deadline_unix_ms(run);
+    if (deadline == 0)
+        return timeout;
+    /* Past the deadline (dispatch ends such a run before its start, so only
+     * a late clock gets here) 1 ms: 0 would mean no timeout at all. */
+    uint64_t left = deadline > now_unix_ms ? (uint64_t)(deadline - now_unix_ms) : 1;
+    return timeout == 0 || left < timeout ? left : timeout;
+}
+
+int64_t cs_retry_deadline_unix_ms(const struct cs_run *run)
+{
+    uint32_t seconds = run->job->spec->run_deadline_seconds;
+    if (seconds == 0 || run->msg->started_unix_ms == 0)
+        return 0;
+    return run->msg->started_unix_ms + (int64_t)seconds * 1000;
+}
+
+/* Jitter needs no more than a fair spread; the clock stands in should the
+ * kernel's pool ever refuse (it does not block once seeded at boot). */
+static uint32_t draw_random(void)
+{
+    uint32_t value;
+    if (getrandom(&value, sizeof(value), GRND_NONBLOCK) == (ssize_t)sizeof(value))
+        return value;
+    return (uint32_t)uv_hrtime() * 2654435761u;
 }
 
 /* The attempts that count against max_attempts: all but those a restart
@@ -38,68 +77,74 @@ static uint32_t attempts_made(const Csched__V1__Run *msg)
     return n;
 }
 
-bool cs_retry_is_due(const struct cs_run *run, Csched__V1__RunState state)
+/* Whether the job's retry_on takes an attempt that ended in state. */
+static bool retried_on(const Csched__V1__Job *spec, Csched__V1__RunState state)
+{
+    Csched__V1__RetryOn on =
+        spec->retry != NULL ? spec->retry->retry_on : CSCHED__V1__RETRY_ON__RETRY_ON_UNSPECIFIED;
+    if (on == CSCHED__V1__RETRY_ON__RETRY_ON_UNSPECIFIED)
+        on = CSCHED__V1__RETRY_ON__RETRY_ON_FAILURE_AND_TIMEOUT;
+    unsigned bit = state == CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT
+                       ? CSCHED__V1__RETRY_ON__RETRY_ON_TIMEOUT
+                       : CSCHED__V1__RETRY_ON__RETRY_ON_FAILURE;
+    return ((unsigned)on & bit) != 0;
+}
+
+enum cs_retry_verdict cs_retry_decide(struct cs_run *run, Csched__V1__RunState state,
+                                      int64_t now_unix_ms)
 {
     CS_ASSERT_LOOP();
-    return state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED &&
-           state != CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED && !run->msg->cancel_requested &&
-           attempts_made(run->msg) < cs_retry_max_attempts(run->job->spec);
-}
-
-static void closed_cb(uv_handle_t *handle)
-{
-    free(handle->data);
-}
-
-static void backoff_end(struct cs_backoff *b)
-{
-    b->run->backoff = NULL;
-    b->timer.data = b;
-    uv_close((uv_handle_t *)&b->timer, closed_cb);
-}
-
-static void timer_cb(uv_timer_t *timer)
-{
-    struct cs_backoff *b = CS_CONTAINER_OF(timer, struct cs_backoff, timer);
-    struct cs_run *run = b->run;
-    struct cs_sched *s = b->sched;
-    backoff_end(b);
-    cs_pump_enqueue(s, run);
-}
-
-int cs_retry_schedule(struct cs_sched *s, struct cs_run *run)
-{
-    CS_ASSERT_LOOP();
-    CS_ASSERT(run->backoff == NULL && !run->queued);
     const Csched__V1__Run *msg = run->msg;
-    /* No wait after an attempt that never started: nothing failed. */
-    uint32_t failed = attempts_made(msg);
-    uint64_t delay =
-        msg->n_attempts > 0 && cs_attempt_never_started(msg->attempts[msg->n_attempts - 1])
-            ? 0
-            : cs_retry_backoff_ms(run->job->spec, failed);
-    if (delay == 0) {
-        cs_pump_enqueue(s, run);
-        return 0;
+    const Csched__V1__Job *spec = run->job->spec;
+    if (state == CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED ||
+        state == CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED || msg->cancel_requested ||
+        attempts_made(msg) >= cs_retry_max_attempts(spec))
+        return CS_RETRY_NO;
+    /* An attempt that never started is tried again at once, whatever ended
+     * it: nothing ran, so nothing failed. */
+    if (msg->n_attempts > 0 && cs_attempt_never_started(msg->attempts[msg->n_attempts - 1])) {
+        run->retry_delay_ms = run->retry_jitter_ms = 0;
+        return CS_RETRY_YES;
     }
-    struct cs_backoff *b = cs_xcalloc(1, sizeof(*b));
-    b->run = run;
-    b->sched = s;
-    int rc = uv_timer_init(s->loop, &b->timer);
-    if (rc != 0) {
-        free(b);
-        return rc;
-    }
-    run->backoff = b;
-    rc = uv_timer_start(&b->timer, timer_cb, delay, 0);
-    if (rc != 0)
-        backoff_end(b);
-    return rc;
+    int64_t deadline = cs_retry_deadline_unix_ms(run);
+    run->retry_delay_ms = run->retry_jitter_ms = 0;
+    if (deadline != 0 && now_unix_ms >= deadline)
+        return CS_RETRY_PAST_DEADLINE;
+    if (!retried_on(spec, state))
+        return CS_RETRY_NO;
+    uint64_t delay = cs_retry_backoff_ms(spec, attempts_made(msg));
+    uint64_t jitter = cs_retry_jitter_ms(spec, delay, draw_random());
+    run->retry_delay_ms = (int64_t)(delay - jitter);
+    run->retry_jitter_ms = (int64_t)jitter;
+    if (deadline != 0 && now_unix_ms + run->retry_delay_ms >= deadline)
+        return CS_RETRY_PAST_DEADLINE;
+    return CS_RETRY_YES;
 }
 
-void cs_retry_cancel(struct cs_run *run)
+void cs_retry_set_deadline_message(struct cs_run *run, const char *attempt_message)
 {
     CS_ASSERT_LOOP();
-    if (run->backoff != NULL)
-        backoff_end(run->backoff);
+    char text[512];
+    int n;
+    uint32_t seconds = run->job->spec->run_deadline_seconds;
+    if (run->retry_delay_ms == 0)
+        n = snprintf(text, sizeof(text), "the run's deadline (run_deadline_seconds %u) passed",
+                     seconds);
+    else
+        n = snprintf(text, sizeof(text),
+                     "no retry: its wait of %lld ms would end after the run's deadline "
+                     "(run_deadline_seconds %u)",
+                     (long long)run->retry_delay_ms, seconds);
+    if (attempt_message[0] != '\0' && n > 0 && (size_t)n < sizeof(text))
+        (void)snprintf(text + n, sizeof(text) - (size_t)n, ": %s", attempt_message);
+    cs_message_set_str(&run->msg->message, text);
+}
+
+void cs_retry_schedule(struct cs_sched *s, struct cs_run *run)
+{
+    CS_ASSERT_LOOP();
+    CS_ASSERT(!run->queued && !cs_later_is_waiting(run));
+    if (run->retry_delay_ms > 0)
+        run->msg->not_before_unix_ms = cs_now_unix_ms() + run->retry_delay_ms;
+    cs_later_enqueue(s, run);
 }

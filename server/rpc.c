@@ -61,6 +61,7 @@ struct cs_rpc_server {
     cs_rpc_server_done_cb done_cb;
     void *done_arg;
     size_t open_calls; /* made and not yet freed */
+    struct cs_rpc_refused_hook refused;
     size_t open_slots;
 };
 
@@ -68,43 +69,45 @@ static void arm_slot(struct cs_rpc_server *server, struct registered *reg);
 
 /* --- slots ----------------------------------------------------------------- */
 
-static bool is_tcp_peer(const char *peer)
-{
-    return strncmp(peer, "ipv4:", 5) == 0 || strncmp(peer, "ipv6:", 5) == 0;
-}
-
 /* Fills call->who from the first identity source that knows the call's
- * peer: true if one did. Otherwise who names the peer, with no role. Only
- * a TCP peer can be trusted by --insecure-tcp: a unix-socket connection
- * the sources do not know stays unidentified. */
-static bool identify(const struct cs_rpc_server *server, struct cs_call *call,
-                     const grpc_metadata_array *metadata)
+ * peer: 0 if one did, -ENOENT if none did (who then names the peer, with no
+ * role), or a source's refusal (-EPERM, err saying why). Only a TCP peer
+ * can be trusted by --insecure-tcp: a unix-socket connection the sources do
+ * not know stays unidentified. */
+static int identify(const struct cs_rpc_server *server, struct cs_call *call,
+                    const grpc_metadata_array *metadata, struct cs_err *err)
 {
     char *peer = grpc_call_get_peer(call->call);
-    bool known = false;
-    for (size_t i = 0; i < server->listen.n_sources && !known; i++) {
+    int rc = -ENOENT;
+    for (size_t i = 0; i < server->listen.n_sources && rc == -ENOENT; i++) {
         const struct cs_identity_source *src = &server->listen.sources[i];
-        known = src->identify_cb(src->ctx, call->call, peer, metadata, &call->who) == 0;
+        rc = src->identify_cb(src->ctx, call->call, peer, metadata, &call->who, err);
     }
-    if (!known && server->listen.insecure_tcp && is_tcp_peer(peer)) {
+    if (rc == -ENOENT && server->listen.insecure_tcp && cs_peer_is_tcp(peer)) {
         call->who.role = CS_ROLE_ADMIN;
         (void)snprintf(call->who.name, sizeof(call->who.name), "insecure-tcp:%s", peer);
-        known = true;
+        rc = 0;
     }
-    if (!known) {
+    if (rc != 0) {
         call->who.role = CS_ROLE_NONE;
         (void)snprintf(call->who.name, sizeof(call->who.name), "%s", peer);
     }
     gpr_free(peer);
-    return known;
+    return rc;
 }
 
 static void begin_call(struct slot *slot)
 {
     struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
+    call->refused = &slot->server->refused; /* a refusal below is audited */
     char why[CS_IDENTITY_NAME_MAX + 100];
-    bool known = identify(slot->server, call, &slot->metadata);
-    int rc = cs_access_check(call->method->path, &call->who, known, why, sizeof(why));
+    struct cs_err err = {0};
+    int rc = identify(slot->server, call, &slot->metadata, &err);
+    if (rc == -EPERM && cs_access_needed(call->method->path) != CS_ROLE_NONE) {
+        cs_call_fail(call, rc, "%s", err.msg);
+        return;
+    }
+    rc = cs_access_check(call->method->path, &call->who, rc == 0, why, sizeof(why));
     if (rc != 0) {
         cs_call_fail(call, rc, "%s", why);
         return;
@@ -214,9 +217,13 @@ static void create_grpc_server(struct cs_rpc_server *server, const struct cs_met
 static int add_tcp_port(struct cs_rpc_server *server)
 {
     const char *addr = server->listen.tcp_addr;
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    grpc_server_credentials *creds = server->listen.tcp_creds;
+    if (creds == NULL)
+        creds = grpc_insecure_server_credentials_create();
     server->port = grpc_server_add_http2_port(server->server, addr, creds);
-    grpc_server_credentials_release(creds);
+    if (creds != server->listen.tcp_creds)
+        grpc_server_credentials_release(creds);
+    server->listen.tcp_creds = NULL; /* the caller's, and gRPC keeps its own reference */
     if (server->port != 0)
         return 0;
     cs_log_error("grpc_server_add_http2_port(%s) failed: address in use or invalid", addr);
@@ -265,6 +272,12 @@ void cs_rpc_server_add_fd(struct cs_rpc_server *server, int fd)
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
     grpc_server_add_channel_from_fd(server->server, fd, creds);
     grpc_server_credentials_release(creds);
+}
+
+void cs_rpc_server_on_refused(struct cs_rpc_server *server, cs_rpc_refused_cb cb, void *arg)
+{
+    CS_ASSERT_LOOP();
+    server->refused = (struct cs_rpc_refused_hook){cb, arg};
 }
 
 int cs_rpc_server_serve(struct cs_rpc_server *server)

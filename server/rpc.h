@@ -16,12 +16,14 @@
 #define CS_RPC_H
 
 #include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
 
 #include "identity.h"
+#include "util.h"
 
 struct cs_call;
 struct cs_rpc_server;
@@ -53,17 +55,23 @@ struct cs_stream_ops {
 /* Who a call comes from. Asked per call, in order, before its request is
  * unpacked: identify_cb fills who for a call from peer (gRPC's peer string,
  * e.g. "fd:7" or "ipv4:127.0.0.1:40000"; metadata: the call's request
- * headers, borrowed) and returns 0, or -ENOENT when it does not know the
- * caller. Loop thread; must not block. */
+ * headers, borrowed) and returns 0; -ENOENT when the caller is not its to
+ * know; or -EPERM with err saying why, when the caller offered credentials
+ * that do not hold (the call is then UNAUTHENTICATED, unless its method is
+ * open to all). Loop thread; must not block. */
 struct cs_identity_source {
     int (*identify_cb)(void *ctx, grpc_call *call, const char *peer,
-                       const grpc_metadata_array *metadata, struct cs_identity *who);
+                       const grpc_metadata_array *metadata, struct cs_identity *who,
+                       struct cs_err *err);
     void *ctx;
 };
 
 /* Where and how the server listens (all borrowed for the server's life). */
 struct cs_rpc_listen {
     const char *tcp_addr; /* "host:port" (port 0 picks one); NULL: no TCP port */
+    /* TLS, used only while binding (the caller may release it after
+     * cs_rpc_server_new); NULL: plaintext, for insecure_tcp. */
+    grpc_server_credentials *tcp_creds;
     /* TCP without TLS or authentication: a TCP peer no source knows is
      * admin, named "insecure-tcp:<peer>". */
     bool insecure_tcp;
@@ -94,6 +102,22 @@ void cs_rpc_server_shutdown(struct cs_rpc_server *server, cs_rpc_server_done_cb 
 
 /* Who made the call (valid for the call's life). */
 const struct cs_identity *cs_call_identity(const struct cs_call *call);
+/* The method's path ("/csched.v1.Scheduler/CreateJob"), and the request
+ * unpacked (NULL when it did not unpack); both valid for the call's life. */
+const char *cs_call_method_path(const struct cs_call *call);
+const ProtobufCMessage *cs_call_request(const struct cs_call *call);
+
+/* Told of every call that ends with a status other than OK, just before the
+ * status goes out, with the call still readable (its method, request and
+ * identity): the audit trail's way to see refusals, wherever they are made. */
+typedef void (*cs_rpc_refused_cb)(void *arg, const struct cs_call *call, grpc_status_code code,
+                                  const char *message);
+struct cs_rpc_refused_hook {
+    cs_rpc_refused_cb cb;
+    void *arg;
+};
+/* Sets the server's hook (before it serves); calls begun after it see it. */
+void cs_rpc_server_on_refused(struct cs_rpc_server *server, cs_rpc_refused_cb cb, void *arg);
 
 /* Ends a unary call with response (borrowed: packed before returning). */
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);

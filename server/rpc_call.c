@@ -131,6 +131,16 @@ const struct cs_identity *cs_call_identity(const struct cs_call *call)
     return &call->who;
 }
 
+const char *cs_call_method_path(const struct cs_call *call)
+{
+    return call->method->path;
+}
+
+const ProtobufCMessage *cs_call_request(const struct cs_call *call)
+{
+    return call->request;
+}
+
 void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char *message,
                          grpc_byte_buffer *reply)
 {
@@ -167,6 +177,8 @@ void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *mes
 {
     CS_ASSERT_LOOP();
     CS_ASSERT(call->final_message == NULL && !call->finishing);
+    if (code != GRPC_STATUS_OK && call->refused != NULL && call->refused->cb != NULL)
+        call->refused->cb(call->refused->arg, call, code, message);
     /* A stream keeps a message in flight while any is queued: the status
      * waits for them, and rpc_stream.c sends it once they have gone. */
     if (call->sending == NULL || call->cancel_seen) {

@@ -24,7 +24,8 @@ struct cs_call {
     size_t *open_calls; /* the server's count, which this call is in */
     grpc_call *call;
     const struct cs_method *method;
-    struct cs_identity who; /* set before the handler runs */
+    struct cs_identity who;                    /* set before the handler runs */
+    const struct cs_rpc_refused_hook *refused; /* the server's, or NULL */
     ProtobufCMessage *request;
     struct cs_tag close_tag; /* RECV_CLOSE_ON_SERVER */
     struct cs_tag send_tag;  /* the one SEND_MESSAGE in flight */

@@ -69,8 +69,10 @@ struct cs_run {
     struct cs_qlink queue_link; /* in its job's queue while queued */
     bool queued;                /* on its job's queue */
     struct cs_attempt *attempt; /* the live attempt, or NULL */
-    struct cs_backoff *backoff; /* the retry timer while waiting to retry, or NULL */
-    struct cs_run *key_next;    /* in its run_keys bucket */
+    size_t later_index;      /* in sched->later while waiting for not_before, or CS_NOT_IN_HEAP */
+    int64_t retry_delay_ms;  /* the wait before the next attempt, recorded with it, */
+    int64_t retry_jitter_ms; /* and the random part taken off that wait */
+    struct cs_run *key_next; /* in its run_keys bucket */
 };
 
 struct cs_sched {
@@ -82,6 +84,7 @@ struct cs_sched {
     const char *state_dir;
     int state_dir_status; /* 0, or -errno: the state dir cannot be written (main.c's dir_check) */
     const char *minder_path;
+    const char *job_user; /* --job-user: the default job user under root; NULL: runas.h's */
     uint32_t max_running;
 
     struct cs_job **jobs; /* sorted by name */
@@ -97,12 +100,16 @@ struct cs_sched {
     bool pump_armed;
     bool stopping; /* no more starts: the server is shutting down */
 
+    struct cs_heap later;   /* runs waiting for their not_before, of struct cs_run */
+    uv_timer_t later_timer; /* armed for the earliest of them */
+
     /* Runs per state; starting + running is the number of slots held. */
     uint32_t queued;
     uint32_t starting;
     uint32_t running;
     int64_t next_run_id;
     int64_t next_seq;
+    int64_t next_audit_id;
     int64_t last_published_seq;     /* the highest seq committed and handed to watchers */
     cs_event_publish_cb publish_cb; /* NULL until the watchers register */
     void *publish_ctx;
@@ -111,7 +118,8 @@ struct cs_sched {
     struct cs_watch *watches; /* open Watch streams */
     struct cs_probe probe;
     int64_t started_mono_ns;
-    char **base_env; /* the server's environment, for every command */
+    char **base_env;   /* the server's environment, for every command */
+    char **server_env; /* all of it as it was at start, for secret_env's server_env */
 };
 
 static inline uint32_t cs_sched_slots_used(const struct cs_sched *sched)

@@ -126,10 +126,9 @@ int64_t cs_slots_record(struct cs_sched *s, struct cs_job *job, int64_t slot_s, 
         req.job_name = job->spec->name;
         if (d->cancel_active)
             cancel_active(s, job);
-        /* A run made by a schedule: where Run.triggered_by is set to
-         * "schedule" once runs say who made them. */
         slot.run_id =
-            cs_dispatch_trigger_slot(s, job, &req, slot.slot_unix_ms, NULL, NULL)->msg->id;
+            cs_dispatch_trigger_slot(s, job, &req, slot.slot_unix_ms, "schedule", NULL, NULL)
+                ->msg->id;
         slot.message = backfill           ? "made by BackfillJob"
                        : d->catchup       ? "a catch-up run of a missed slot (the misfire policy)"
                        : d->cancel_active ? "the job's active runs were cancelled (overlap replace)"

@@ -5,7 +5,8 @@
  *
  * As root, PostgreSQL (which refuses to run as root) runs as an unprivileged
  * user through runuser; posix_spawn, never fork, because the caller is a
- * multi-threaded server. */
+ * multi-threaded server. Only cschedd gets in: the socket's directory is
+ * 0700 and every connection needs the password (pg_auth.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -22,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pg_auth.h"
 #include "pg_embedded.h"
 #include "store_util.h"
 
@@ -277,22 +279,35 @@ static bool is_running(const struct pg_ctx *c)
     return run_prog(c, "/dev/null", "pg_ctl", args) == 0;
 }
 
-static int initdb(const struct pg_ctx *c, const struct cs_pg_embedded_options *opts)
+static struct cs_pg_owner owner_of(const struct pg_ctx *c)
+{
+    return (struct cs_pg_owner){c->as_user, c->uid, c->gid};
+}
+
+/* A new cluster takes the password from the start: no moment of trust. */
+static int initdb(const struct pg_ctx *c, const struct cs_pg_embedded_options *opts, const char *pw)
 {
     char version[PATH_MAX + 16];
     char out[PATH_MAX + 16];
-    const char *args[] = {"-D", c->data, "-A",         "trust", "-U", "postgres",
-                          "-E", "UTF8",  "--locale=C", NULL,    NULL};
+    char pwfile[PATH_MAX + 16], pwfile_arg[PATH_MAX + 32];
+    const char *args[] = {"-D", c->data, "-A",         "scram-sha-256", "-U", "postgres",
+                          "-E", "UTF8",  "--locale=C", pwfile_arg,      NULL, NULL};
+    struct cs_pg_owner owner = owner_of(c);
     int rc;
 
     snprintf(version, sizeof(version), "%s/PG_VERSION", c->data);
     if (access(version, F_OK) == 0)
         return 0;
     if (opts != NULL && opts->fsync_off)
-        args[9] = "--no-sync";
+        args[10] = "--no-sync";
     snprintf(out, sizeof(out), "%s/initdb.log", c->dir);
+    snprintf(pwfile, sizeof(pwfile), "%s/initdb.pw", c->dir);
+    snprintf(pwfile_arg, sizeof(pwfile_arg), "--pwfile=%s", pwfile);
+    if ((rc = cs_pg_auth_initdb_pwfile(&c->logger, &owner, pwfile, pw)) != 0)
+        return rc;
     cs_store_log(&c->logger, CS_STORE_LOG_INFO, "embedded PostgreSQL: initdb %s", c->data);
     rc = run_prog(c, out, "initdb", args);
+    (void)unlink(pwfile); /* a leftover is only readable by the cluster's user */
     if (rc != 0) {
         cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
                      "embedded PostgreSQL: initdb failed (status %d); see %s", rc, out);
@@ -316,7 +331,8 @@ static int pg_start(const struct pg_ctx *c, const struct cs_pg_embedded_options 
     int rc;
 
     /* The TCP port, when there is one, names the socket too. */
-    snprintf(options, sizeof(options), "-p %d -k '%s' -c listen_addresses='%s'%s", port(opts),
+    snprintf(options, sizeof(options),
+             "-p %d -k '%s' -c unix_socket_permissions=0700 -c listen_addresses='%s'%s", port(opts),
              sock_dir, opts != NULL && opts->tcp_port > 0 ? "127.0.0.1" : "",
              opts != NULL && opts->fsync_off
                  ? " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -332,11 +348,34 @@ static int pg_start(const struct pg_ctx *c, const struct cs_pg_embedded_options 
     return 0;
 }
 
+/* A cluster that still trusts local connections (made before passwords)
+ * gets the password and a pg_hba.conf without trust, and reloads it. */
+static int upgrade_auth(const struct pg_ctx *c, const char *conninfo, const char *pw)
+{
+    const char *args[] = {"-D", c->data, "reload", NULL};
+    char out[PATH_MAX + 16];
+    struct cs_pg_owner owner = owner_of(c);
+    int rc;
+
+    if (!cs_pg_auth_hba_trusts(c->data))
+        return 0;
+    if ((rc = cs_pg_auth_upgrade(&c->logger, &owner, conninfo, c->data, pw)) != 0)
+        return rc;
+    snprintf(out, sizeof(out), "%s/pg_ctl.log", c->dir);
+    rc = run_prog(c, out, "pg_ctl", args);
+    if (rc != 0) {
+        cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
+                     "embedded PostgreSQL: pg_ctl reload failed (status %d); see %s", rc, out);
+        return rc < 0 ? rc : -EIO;
+    }
+    return 0;
+}
+
 int cs_pg_embedded_start(const char *dir, const struct cs_pg_embedded_options *opts,
                          char *conninfo_out, size_t cap)
 {
     struct pg_ctx c;
-    char sock_dir[PATH_MAX];
+    char sock_dir[PATH_MAX], pw[CS_PG_PASSWORD_LEN + 1];
     int rc;
 
     rc = ctx_init(&c, dir, opts, opts != NULL ? opts->user : NULL);
@@ -348,7 +387,9 @@ int cs_pg_embedded_start(const char *dir, const struct cs_pg_embedded_options *o
         return rc;
     if ((rc = socket_dir(&c, sock_dir, sizeof(sock_dir))) != 0)
         return rc;
-    if ((rc = initdb(&c, opts)) != 0)
+    if ((rc = cs_pg_auth_password(&c.logger, dir, pw)) != 0)
+        return rc;
+    if ((rc = initdb(&c, opts, pw)) != 0)
         return rc;
     if (is_running(&c))
         cs_store_log(&c.logger, CS_STORE_LOG_INFO, "embedded PostgreSQL already runs in %s",
@@ -357,6 +398,12 @@ int cs_pg_embedded_start(const char *dir, const struct cs_pg_embedded_options *o
         return rc;
     if ((size_t)snprintf(conninfo_out, cap, "host='%s' port=%d user=postgres dbname=postgres",
                          sock_dir, port(opts)) >= cap)
+        return -ENAMETOOLONG;
+    if ((rc = upgrade_auth(&c, conninfo_out, pw)) != 0)
+        return rc;
+    /* In the conninfo, not the environment: a job inherits neither. */
+    size_t len = strlen(conninfo_out);
+    if ((size_t)snprintf(conninfo_out + len, cap - len, " password=%s", pw) >= cap - len)
         return -ENAMETOOLONG;
     cs_store_log(&c.logger, CS_STORE_LOG_INFO, "embedded PostgreSQL runs in %s (socket in %s)",
                  c.data, sock_dir);

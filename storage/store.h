@@ -82,6 +82,7 @@ struct cs_store_snapshot {
     char **active_attempt_dirs;
     int64_t max_run_id;
     int64_t max_event_seq;
+    int64_t max_audit_id;
 };
 
 typedef void (*cs_store_open_cb)(void *arg, int status, struct cs_store_snapshot *snapshot);
@@ -133,6 +134,28 @@ void cs_store_attempt_put(struct cs_store *store, int64_t run_id,
 void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event, cs_store_done_cb cb,
                         void *arg);
 
+/* A place in the queue of writes, taken just before a change is queued: an
+ * audit row tied to it commits in one transaction with every write queued
+ * since (a batch is never cut between them). Valid until the loop turn
+ * ends. */
+struct cs_store_op;
+struct cs_store_mark {
+    struct cs_store_op *after; /* the last write queued before, or NULL */
+};
+struct cs_store_mark cs_store_mark_take(struct cs_store *store);
+/* Inserts one audit row (entry->id handed out by the caller, so a batch
+ * sent again inserts it once). tie NULL: a row of its own, e.g. a refusal;
+ * else it commits with the writes queued since tie was taken. */
+void cs_store_audit_put(struct cs_store *store, const Csched__V1__AuditEntry *entry,
+                        const struct cs_store_mark *tie, cs_store_done_cb cb, void *arg);
+/* Deletes the audit rows older than before_unix_ms, at most
+ * CS_STORE_AUDIT_EXPIRE_ROWS of them per call (a bounded transaction);
+ * expired_cb gets how many went, so a caller with more to go asks again. */
+#define CS_STORE_AUDIT_EXPIRE_ROWS 10000
+typedef void (*cs_store_count_cb)(void *arg, int status, int64_t n);
+void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
+                           cs_store_count_cb expired_cb, void *arg);
+
 /* Reads. They are answered in order with the writes: a read sees every write
  * queued before it. */
 typedef void (*cs_store_run_cb)(void *arg, int status, Csched__V1__Run *run);
@@ -156,8 +179,8 @@ struct cs_store_run_filter {
     uint32_t limit;
 };
 /* A run list ends early, after the run that brings the stored size of the
- * runs read (env, job name, idempotency key, message, and 64 bytes for the
- * rest) to this many bytes: a page of large runs reads and holds 2 MiB and a
+ * runs read (env, job name, idempotency key, message, triggered_by, and 64
+ * bytes for the rest) to this many bytes: a page of large runs reads and holds 2 MiB and a
  * run, not limit times the largest run, and fits gRPC's default 4 MiB
  * receive limit. Always at least one run. */
 #define CS_STORE_RUN_LIST_BYTES 2097152
@@ -165,6 +188,25 @@ struct cs_store_run_filter {
  * bounded in bytes as above. */
 void cs_store_run_list(struct cs_store *store, const struct cs_store_run_filter *filter,
                        cs_store_runs_cb cb, void *arg);
+
+struct cs_store_audit_filter {
+    const char *identity; /* NULL or "" for everyone; likewise method, job_name */
+    const char *method;
+    const char *job_name;
+    int64_t run_id;        /* 0 for every run */
+    int64_t since_unix_ms; /* at_unix_ms >= since; 0 for no bound */
+    int64_t until_unix_ms; /* at_unix_ms < until; 0 for no bound */
+    int64_t before_id;     /* only rows with id < before_id; 0 for no bound */
+    uint32_t limit;
+};
+/* more: matching rows are left past limit; ask again with before_id = the
+ * last entry's id. */
+typedef void (*cs_store_audit_cb)(void *arg, int status, Csched__V1__AuditEntry **entries, size_t n,
+                                  bool more);
+/* Audit rows newest first, at most limit of them. */
+void cs_store_audit_list(struct cs_store *store, const struct cs_store_audit_filter *filter,
+                         cs_store_audit_cb cb, void *arg);
+void cs_store_audit_free(Csched__V1__AuditEntry **entries, size_t n);
 
 /* Events with seq > after_seq in seq order, at most limit, optionally for
  * one job only. */

@@ -47,7 +47,8 @@
  * spends sending, a batch's transaction, and the rows and bytes of one
  * coalesced statement. A batch closes once it reaches either (so it holds
  * at least one operation, however large). A turn that queues more sends
- * several batches. */
+ * several batches. A batch is never cut after an operation tied to the next
+ * (an audit row and the change it records): it then takes one more. */
 #define BATCH_MAX_OPS 2000
 #define BATCH_MAX_BYTES (4u << 20)
 /* Batches in flight at once: one, the classic group commit. Operations
@@ -164,10 +165,13 @@ int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err)
         struct cs_store_batch *b = cs_store_xcalloc(1, sizeof(*b));
         size_t n = 0;
         size_t bytes = 0;
+        bool tied = false;
 
-        while (n < BATCH_MAX_OPS && bytes < BATCH_MAX_BYTES && store->pending.head != NULL) {
+        while (((n < BATCH_MAX_OPS && bytes < BATCH_MAX_BYTES) || tied) &&
+               store->pending.head != NULL) {
             struct cs_store_op *op = queue_pop(&store->pending);
 
+            tied = op->tie_next;
             bytes += op_bytes(op);
             queue_push(&b->ops, op);
             n++;

@@ -10,9 +10,9 @@
  * or job (name; a delete counts as a write of its name) replace earlier ones,
  * and every operation's callback still runs when the batch commits. The rows
  * left go out as one statement per table, each column one binary array:
- * runs, then attempts (which reference runs), then the events in the order
- * queued. Jobs, few and large, keep one statement each; no other table
- * refers to them, so their place among the others is free.
+ * runs, then attempts (which reference runs), then the events and then the
+ * audit rows, each in the order queued. Jobs, few and large, keep one statement each; no other
+ * table refers to them, so their place among the others is free.
  *
  * Invariant: what a segment's statements leave in the database is what its
  * operations, sent one at a time in order, would have left. */
@@ -36,10 +36,12 @@ struct segment {
     struct entry *attempts;
     struct entry *jobs;
     struct cs_store_op **events;
+    struct cs_store_op **audit;
     size_t n_runs;
     size_t n_attempts;
     size_t n_jobs;
     size_t n_events;
+    size_t n_audit;
 };
 
 /* The arrays of one statement being built, one per column. */
@@ -239,14 +241,18 @@ static int send_attempts(PGconn *conn, struct cs_store_batch *b, struct segment 
     return bulk_send(conn, b, CS_STORE_STMT_ATTEMPT_PUT, &bk);
 }
 
-static int send_events(PGconn *conn, struct cs_store_batch *b, struct segment *seg)
+/* Rows that are only ever inserted (events, audit rows), in the order
+ * queued. */
+static int send_inserts(PGconn *conn, struct cs_store_batch *b, enum cs_store_stmt stmt,
+                        const enum cs_store_col_type *types, int n_cols,
+                        struct cs_store_op *const *ops, size_t n)
 {
     struct bulk bk;
 
-    bulk_init(&bk, cs_store_event_cols, CS_STORE_EVENT_COLS);
-    for (size_t i = 0; i < seg->n_events; i++)
-        bulk_add(&bk, &seg->events[i]->params);
-    return bulk_send(conn, b, CS_STORE_STMT_EVENT_PUT, &bk);
+    bulk_init(&bk, types, n_cols);
+    for (size_t i = 0; i < n; i++)
+        bulk_add(&bk, &ops[i]->params);
+    return bulk_send(conn, b, stmt, &bk);
 }
 
 /* Sends the segment's writes and empties it. */
@@ -259,8 +265,12 @@ static int segment_send(PGconn *conn, struct cs_store_batch *b, struct segment *
     if (rc == 0)
         rc = send_attempts(conn, b, seg);
     if (rc == 0)
-        rc = send_events(conn, b, seg);
-    seg->n_runs = seg->n_attempts = seg->n_jobs = seg->n_events = 0;
+        rc = send_inserts(conn, b, CS_STORE_STMT_EVENT_PUT, cs_store_event_cols,
+                          CS_STORE_EVENT_COLS, seg->events, seg->n_events);
+    if (rc == 0)
+        rc = send_inserts(conn, b, CS_STORE_STMT_AUDIT_PUT, cs_store_audit_cols,
+                          CS_STORE_AUDIT_COLS, seg->audit, seg->n_audit);
+    seg->n_runs = seg->n_attempts = seg->n_jobs = seg->n_events = seg->n_audit = 0;
     return rc;
 }
 
@@ -277,6 +287,7 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
     seg.attempts = cs_store_xmalloc(n * sizeof(*seg.attempts));
     seg.jobs = cs_store_xmalloc(n * sizeof(*seg.jobs));
     seg.events = cs_store_xmalloc(n * sizeof(*seg.events));
+    seg.audit = cs_store_xmalloc(n * sizeof(*seg.audit));
     for (struct cs_store_op *op = b->ops.head; rc == 0 && op != NULL; op = op->next, idx++) {
         switch (op->stmt) {
         case CS_STORE_STMT_RUN_PUT:
@@ -292,6 +303,9 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
         case CS_STORE_STMT_EVENT_PUT:
             seg.events[seg.n_events++] = op;
             break;
+        case CS_STORE_STMT_AUDIT_PUT:
+            seg.audit[seg.n_audit++] = op;
+            break;
         default:
             /* A read: the writes queued before it go first. */
             rc = segment_send(conn, b, &seg);
@@ -306,5 +320,6 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
     free(seg.attempts);
     free(seg.jobs);
     free(seg.events);
+    free(seg.audit);
     return rc;
 }

@@ -14,7 +14,8 @@
  *   store_bulk.c       a batch's statements, coalesced
  *   store_stmt.c       the statement table
  *   store_socket.c     the socket's watch and flush
- *   store_job.c store_run.c store_event.c   each table's SQL and mapping
+ *   store_job.c store_run.c store_event.c store_audit.c   each table's SQL
+ *                      and mapping
  *   store_row.c store_url.c store_util.c migrate.c   leaves
  * and, on libuv's pool, store_embedded_work.c and pg_embedded_work.c. */
 #ifndef CS_STORE_INTERNAL_H
@@ -38,7 +39,7 @@
             cs_store_assert_fail("on the store's loop thread", __FILE__, __LINE__);                \
     } while (0)
 
-#define CS_STORE_PARAMS_MAX 14
+#define CS_STORE_PARAMS_MAX 16
 
 /* Parameters of one statement: text format, except bytea values, which go in
  * binary. Every value is owned (freed by cs_store_params_clear). */
@@ -142,6 +143,9 @@ enum cs_store_stmt {
     CS_STORE_STMT_SLOT_LIST,
     CS_STORE_STMT_SLOT_LAST,
     CS_STORE_STMT_PING,
+    CS_STORE_STMT_AUDIT_PUT,
+    CS_STORE_STMT_AUDIT_LIST,
+    CS_STORE_STMT_AUDIT_EXPIRE,
     CS_STORE_STMT_COUNT,
 };
 
@@ -168,6 +172,7 @@ struct cs_store_op {
     enum cs_store_stmt stmt;
     bool is_write;  /* counts in the backlog; sent again after a reconnect */
     bool replay;    /* sent again after a reconnect (writes, the snapshot) */
+    bool tie_next;  /* the next operation queued goes in the same batch */
     int64_t key[2]; /* the row's key, for coalescing: run id; run id and number */
     struct cs_store_params params;
     PGresult *result;
@@ -468,8 +473,8 @@ Csched__V1__Job *cs_store_job_from_row(const struct cs_store_logger *log, const 
  * cs_store_attempt_params. */
 extern const char cs_store_sql_run_put[];
 extern const char cs_store_sql_attempt_put[];
-#define CS_STORE_RUN_COLS 12
-#define CS_STORE_ATTEMPT_COLS 14
+#define CS_STORE_RUN_COLS 14
+#define CS_STORE_ATTEMPT_COLS 16
 #define CS_STORE_ATTEMPT_COL_DIR 12 /* attempt_dir: '' keeps the one recorded */
 extern const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS];
 extern const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS];
@@ -515,5 +520,16 @@ void cs_store_slot_filter_params(const struct cs_store_slot_filter *filter,
                                  struct cs_store_params *p);
 /* A row of cs_store_sql_slot_list or cs_store_sql_slot_last. */
 Csched__V1__Slot *cs_store_slot_from_row(const PGresult *res, int row);
+/* store_audit.c: as events, one array per column. */
+extern const char cs_store_sql_audit_put[];
+#define CS_STORE_AUDIT_COLS 8
+extern const enum cs_store_col_type cs_store_audit_cols[CS_STORE_AUDIT_COLS];
+extern const char cs_store_sql_audit_list[];
+extern const char cs_store_sql_audit_expire[];
+void cs_store_audit_params(const Csched__V1__AuditEntry *entry, struct cs_store_params *p);
+/* Parameters of cs_store_sql_audit_list. */
+void cs_store_audit_filter_params(const struct cs_store_audit_filter *filter,
+                                  struct cs_store_params *p);
+Csched__V1__AuditEntry *cs_store_audit_from_row(const PGresult *res, int row);
 
 #endif

@@ -155,6 +155,61 @@ void cs_store_slot_last(struct cs_store *store, cs_store_slots_cb cb, void *arg)
                                        (void (*)(void))cb, arg));
 }
 
+static void audit_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_audit_cb cb = (cs_store_audit_cb)op->cb;
+    uint32_t limit = (uint32_t)op->key[0];
+    Csched__V1__AuditEntry **entries = NULL;
+    size_t n = 0;
+    bool more = false;
+
+    if (status == 0) {
+        n = (size_t)PQntuples(res);
+        more = n > limit;
+        if (more)
+            n = limit;
+        if (n > 0)
+            entries = cs_store_xmalloc(n * sizeof(*entries));
+        for (size_t i = 0; i < n; i++)
+            entries[i] = cs_store_audit_from_row(res, (int)i);
+    }
+    if (cb != NULL)
+        cb(op->arg, status, entries, n, more);
+    else
+        cs_store_audit_free(entries, n);
+}
+
+void cs_store_audit_list(struct cs_store *store, const struct cs_store_audit_filter *filter,
+                         cs_store_audit_cb cb, void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_AUDIT_LIST, audit_list_done_cb, (void (*)(void))cb, arg);
+
+    op->key[0] = filter->limit > 0 ? filter->limit : 100;
+    cs_store_audit_filter_params(filter, &op->params);
+    cs_store_op_submit(store, op);
+}
+
+static void audit_expire_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_count_cb cb = (cs_store_count_cb)op->cb;
+
+    if (cb != NULL)
+        cb(op->arg, status, status == 0 ? cs_store_row_int(res, 0, 0) : 0);
+}
+
+void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
+                           cs_store_count_cb expired_cb, void *arg)
+{
+    /* Not a write: a lost connection fails it, and the next sweep tries
+     * again, rather than holding it in the backlog. */
+    struct cs_store_op *op = read_new(store, CS_STORE_STMT_AUDIT_EXPIRE, audit_expire_done_cb,
+                                      (void (*)(void))expired_cb, arg);
+
+    cs_store_params_int(&op->params, before_unix_ms);
+    cs_store_op_submit(store, op);
+}
+
 static void ping_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     /* The answer is the point; a lost connection is handled by its layer. */

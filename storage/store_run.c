@@ -21,21 +21,23 @@ static const struct cs_store_outcome_cases attempt_outcome = {
  * touch a row twice. */
 const char cs_store_sql_run_put[] =
     "INSERT INTO runs (id, job_name, state, env, idempotency_key, created_unix_ms,"
-    " started_unix_ms, ended_unix_ms, exit_code, term_signal, message, cancel_requested)"
+    " started_unix_ms, ended_unix_ms, exit_code, term_signal, message, cancel_requested,"
+    " triggered_by, not_before_unix_ms)"
     " SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bytea[], $5::text[],"
     " $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[],"
-    " $12::boolean[])"
+    " $12::boolean[], $13::text[], $14::bigint[])"
     " ON CONFLICT (id) DO UPDATE SET job_name = EXCLUDED.job_name, state = EXCLUDED.state,"
     " env = EXCLUDED.env, idempotency_key = EXCLUDED.idempotency_key,"
     " created_unix_ms = EXCLUDED.created_unix_ms, started_unix_ms = EXCLUDED.started_unix_ms,"
     " ended_unix_ms = EXCLUDED.ended_unix_ms, exit_code = EXCLUDED.exit_code,"
     " term_signal = EXCLUDED.term_signal, message = EXCLUDED.message,"
-    " cancel_requested = EXCLUDED.cancel_requested";
+    " cancel_requested = EXCLUDED.cancel_requested, triggered_by = EXCLUDED.triggered_by,"
+    " not_before_unix_ms = EXCLUDED.not_before_unix_ms";
 
 const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS] = {
-    CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_BYTEA,
-    CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,
-    CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_BOOL,
+    CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_BYTEA, CS_STORE_COL_TEXT,
+    CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,   CS_STORE_COL_INT,
+    CS_STORE_COL_TEXT, CS_STORE_COL_BOOL, CS_STORE_COL_TEXT, CS_STORE_COL_INT,
 };
 
 /* An update without a directory keeps the one recorded before. Rows have
@@ -43,10 +45,10 @@ const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS] = {
 const char cs_store_sql_attempt_put[] =
     "INSERT INTO attempts (run_id, number, state, exit_code, term_signal, started_unix_ms,"
     " ended_unix_ms, minder_pid, user_cpu_ms, system_cpu_ms, max_rss_kb, message, attempt_dir,"
-    " leftover_processes)"
+    " leftover_processes, retry_delay_ms, retry_jitter_ms)"
     " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
     " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],"
-    " $11::bigint[], $12::text[], $13::text[], $14::bigint[])"
+    " $11::bigint[], $12::text[], $13::text[], $14::bigint[], $15::bigint[], $16::bigint[])"
     " ON CONFLICT (run_id, number) DO UPDATE SET state = EXCLUDED.state,"
     " exit_code = EXCLUDED.exit_code, term_signal = EXCLUDED.term_signal,"
     " started_unix_ms = EXCLUDED.started_unix_ms, ended_unix_ms = EXCLUDED.ended_unix_ms,"
@@ -54,24 +56,27 @@ const char cs_store_sql_attempt_put[] =
     " system_cpu_ms = EXCLUDED.system_cpu_ms, max_rss_kb = EXCLUDED.max_rss_kb,"
     " message = EXCLUDED.message, attempt_dir = CASE WHEN EXCLUDED.attempt_dir = ''"
     " THEN attempts.attempt_dir ELSE EXCLUDED.attempt_dir END,"
-    " leftover_processes = EXCLUDED.leftover_processes";
+    " leftover_processes = EXCLUDED.leftover_processes,"
+    " retry_delay_ms = EXCLUDED.retry_delay_ms, retry_jitter_ms = EXCLUDED.retry_jitter_ms";
 
 const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
-    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_TEXT,
+    CS_STORE_COL_TEXT, CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT,
 };
 
 /* Column order read by run_from_row and attempt_from_row. */
 #define RUN_COLUMNS                                                                                \
     " r.id, r.job_name, r.state, r.env, r.idempotency_key, r.created_unix_ms,"                     \
     " r.started_unix_ms, r.ended_unix_ms, r.exit_code, r.term_signal, r.message,"                  \
-    " r.cancel_requested, a.number, a.state, a.exit_code, a.term_signal, a.started_unix_ms,"       \
-    " a.ended_unix_ms, a.minder_pid, a.user_cpu_ms, a.system_cpu_ms, a.max_rss_kb, a.message,"     \
-    " a.attempt_dir, a.leftover_processes"
+    " r.cancel_requested, r.triggered_by, r.not_before_unix_ms, a.number, a.state, a.exit_code,"   \
+    " a.term_signal, a.started_unix_ms, a.ended_unix_ms, a.minder_pid, a.user_cpu_ms,"             \
+    " a.system_cpu_ms, a.max_rss_kb, a.message, a.attempt_dir, a.leftover_processes,"              \
+    " a.retry_delay_ms, a.retry_jitter_ms"
 
 /* Where the attempt's columns start, and how many there are. */
-enum { COL_ATTEMPT = 12, N_ATTEMPT_COLS = 13 };
+enum { COL_ATTEMPT = 14, N_ATTEMPT_COLS = 15 };
 
 const char cs_store_sql_run_get[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
@@ -95,7 +100,8 @@ const char cs_store_sql_run_by_key[] =
 #define RUN_LIST_BYTES STR(CS_STORE_RUN_LIST_BYTES)
 #define RUN_PAGE(where)                                                                            \
     "WITH s AS (SELECT id, coalesce(octet_length(env), 0) + octet_length(job_name)"                \
-    " + octet_length(idempotency_key) + octet_length(message) + 64 AS sz FROM runs"                \
+    " + octet_length(idempotency_key) + octet_length(message) + octet_length(triggered_by)"        \
+    " + 64 AS sz FROM runs"                                                                        \
     " WHERE " where " AND ($1::smallint = 0 OR state = $1::smallint)"                              \
     " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::bigint + 1),"             \
     " p AS (SELECT id, row_number() OVER w AS n, sum(sz) OVER w - sz AS offset_bytes FROM s"       \
@@ -121,7 +127,8 @@ const char cs_store_sql_run_active[] =
     " WHERE r.state IN (1, 2, 3) ORDER BY r.id, a.number";
 
 const char cs_store_sql_max_ids[] = "SELECT (SELECT coalesce(max(id), 0) FROM runs),"
-                                    " (SELECT coalesce(max(seq), 0) FROM events)";
+                                    " (SELECT coalesce(max(seq), 0) FROM events),"
+                                    " (SELECT coalesce(max(id), 0) FROM audit)";
 
 /* The run's env map travels as a csched.v1.Run holding only the map and
  * the schedule's slot it was made for (the slots table has the same link
@@ -158,6 +165,8 @@ void cs_store_run_params(const Csched__V1__Run *run, struct cs_store_params *p)
     cs_store_params_outcome(p, &run_outcome, run->outcome_case, run->exit_code, run->term_signal);
     cs_store_params_text(p, run->message);
     cs_store_params_bool(p, run->cancel_requested);
+    cs_store_params_text(p, run->triggered_by);
+    cs_store_params_int(p, run->not_before_unix_ms);
 }
 
 void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
@@ -177,6 +186,8 @@ void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
     cs_store_params_text(p, attempt->message);
     cs_store_params_text(p, attempt_dir != NULL ? attempt_dir : "");
     cs_store_params_int(p, attempt->leftover_processes);
+    cs_store_params_int(p, attempt->retry_delay_ms);
+    cs_store_params_int(p, attempt->retry_jitter_ms);
 }
 
 enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *filter,
@@ -234,6 +245,8 @@ static Csched__V1__Run *run_from_row(const struct cs_store_logger *log, const PG
         res, row, 8, &run_outcome, &run->exit_code, &run->term_signal);
     run->message = cs_store_row_strdup(res, row, 10);
     run->cancel_requested = cs_store_row_bool(res, row, 11);
+    run->triggered_by = cs_store_row_strdup(res, row, 12);
+    run->not_before_unix_ms = cs_store_row_int(res, row, 13);
     return run;
 }
 
@@ -256,6 +269,8 @@ static Csched__V1__Attempt *attempt_from_row(const PGresult *res, int row)
     a->message = cs_store_row_strdup(res, row, c + 10);
     /* c + 11 is the attempt's directory, read by the caller. */
     a->leftover_processes = (int32_t)cs_store_row_int(res, row, c + 12);
+    a->retry_delay_ms = cs_store_row_int(res, row, c + 13);
+    a->retry_jitter_ms = cs_store_row_int(res, row, c + 14);
     return a;
 }
 

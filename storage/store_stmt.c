@@ -22,4 +22,7 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_SLOT_LIST] = {"slot_list", cs_store_sql_slot_list},
     [CS_STORE_STMT_SLOT_LAST] = {"slot_last", cs_store_sql_slot_last},
     [CS_STORE_STMT_PING] = {"ping", "SELECT 1"},
+    [CS_STORE_STMT_AUDIT_PUT] = {"audit_put", cs_store_sql_audit_put},
+    [CS_STORE_STMT_AUDIT_LIST] = {"audit_list", cs_store_sql_audit_list},
+    [CS_STORE_STMT_AUDIT_EXPIRE] = {"audit_expire", cs_store_sql_audit_expire},
 };

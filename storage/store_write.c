@@ -74,3 +74,27 @@ void cs_store_slot_put(struct cs_store *store, const Csched__V1__Slot *slot, cs_
     cs_store_slot_params(slot, &op->params);
     cs_store_op_submit(store, op);
 }
+
+struct cs_store_mark cs_store_mark_take(struct cs_store *store)
+{
+    CS_STORE_ASSERT_LOOP(store);
+    return (struct cs_store_mark){store->pending.tail};
+}
+
+void cs_store_audit_put(struct cs_store *store, const Csched__V1__AuditEntry *entry,
+                        const struct cs_store_mark *tie, cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_AUDIT_PUT, cb, arg);
+
+    cs_store_audit_params(entry, &op->params);
+    /* The mark and this put come in one call chain of the caller's, in which
+     * nothing is sent: every write queued since the mark is still in
+     * pending, right after it. */
+    if (tie != NULL && !store->finishing) {
+        struct cs_store_op *o = tie->after != NULL ? tie->after->next : store->pending.head;
+
+        for (; o != NULL; o = o->next)
+            o->tie_next = true;
+    }
+    cs_store_op_submit(store, op);
+}

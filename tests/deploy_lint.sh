@@ -5,7 +5,8 @@
 #   - every shell script parses (bash -n), and passes shellcheck when installed;
 #   - every YAML file under deploy/ parses; every Kubernetes object has
 #     apiVersion, kind and metadata.name; every path a kustomization.yaml names
-#     exists; the gRPC probes and the Service point at a declared container port;
+#     exists; the gRPC probes, the Service and the NetworkPolicy point at a
+#     declared container port, and the NetworkPolicy selects a pod template;
 #   - the Dockerfile is multi-stage, ends as a non-root user, copies only from
 #     stages and paths that exist, and copies every directory the build adds;
 #   - the systemd unit has its sections and keys, and systemd-analyze verify
@@ -39,6 +40,8 @@ fi
 if command -v systemd-analyze >/dev/null; then
     tmp=$(mktemp -d)
     sed 's|^ExecStart=[^ ]*|ExecStart=/bin/true|' deploy/systemd/cschedd.service >"$tmp/cschedd.service"
+    # Its drop-ins beside it, so that they are parsed with it.
+    cp -r deploy/systemd/cschedd.service.d "$tmp/"
     out=$(systemd-analyze verify "$tmp/cschedd.service" 2>&1) || fail "systemd-analyze verify failed"
     if [ -n "$out" ]; then
         echo "$out" >&2
@@ -137,6 +140,25 @@ for path, doc in objects:
         if t not in port_names and t not in port_numbers:
             err(f"{path}: Service {doc['metadata']['name']} targetPort {t} "
                 f"matches no containerPort")
+
+# A NetworkPolicy must select the pods of a workload here and open only
+# ports those pods declare.
+pod_labels = [((doc.get("spec") or {}).get("template", {}).get("metadata", {}) or {})
+              .get("labels", {}) or {}
+              for _, doc in objects if doc.get("kind") in ("Deployment", "StatefulSet")]
+for path, doc in objects:
+    if doc.get("kind") != "NetworkPolicy":
+        continue
+    spec = doc.get("spec") or {}
+    want = (spec.get("podSelector") or {}).get("matchLabels", {}) or {}
+    if not any(all(labels.get(k) == v for k, v in want.items()) for labels in pod_labels):
+        err(f"{path}: NetworkPolicy {doc['metadata']['name']} selects no pod template")
+    for rule in spec.get("ingress", []) or []:
+        if not rule.get("from"):
+            err(f"{path}: an ingress rule without 'from' admits every client")
+        for p in rule.get("ports", []) or []:
+            if p.get("port") not in port_names and p.get("port") not in port_numbers:
+                err(f"{path}: NetworkPolicy port {p.get('port')} matches no containerPort")
 
 # Dockerfile.
 dockerfile = "deploy/Dockerfile"

@@ -99,6 +99,10 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
 {
     const char *v;
 
+    int rc = cs_cli_security_flag(cli, argc, argv, i, err, errlen);
+
+    if (rc != 0)
+        return rc;
     if (strcmp(argv[*i], "--wait-for-ready") == 0) {
         cli->wait_for_ready = true;
         return 1;
@@ -294,6 +298,48 @@ int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entr
     return 0;
 }
 
+int cs_cli_secret_put(Csched__V1__Job *job, const char *name, const char *ref)
+{
+    Csched__V1__SecretRef *sr;
+    Csched__V1__Job__SecretEnvEntry *e = NULL;
+    bool is_file = strncmp(ref, "file:", 5) == 0;
+
+    if (!is_file && strncmp(ref, "env:", 4) != 0)
+        return -EINVAL;
+    for (size_t i = 0; i < job->n_secret_env && e == NULL; i++)
+        if (strcmp(job->secret_env[i]->key, name) == 0)
+            e = job->secret_env[i];
+    if (e == NULL) {
+        Csched__V1__Job__SecretEnvEntry **all =
+            realloc(job->secret_env, (job->n_secret_env + 1) * sizeof(*all));
+
+        if (all == NULL) {
+            fputs("csched: out of memory\n", stderr);
+            exit(CS_EXIT_SOFTWARE);
+        }
+        e = cs_cli_xmalloc(sizeof(*e));
+        csched__v1__job__secret_env_entry__init(e);
+        e->key = cs_cli_xstrdup(name);
+        e->value = cs_cli_xmalloc(sizeof(*e->value));
+        csched__v1__secret_ref__init(e->value);
+        all[job->n_secret_env++] = e;
+        job->secret_env = all;
+    }
+    sr = e->value;
+    if (sr->source_case == CSCHED__V1__SECRET_REF__SOURCE_FILE)
+        free(sr->file);
+    else if (sr->source_case == CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV)
+        free(sr->server_env);
+    if (is_file) {
+        sr->source_case = CSCHED__V1__SECRET_REF__SOURCE_FILE;
+        sr->file = cs_cli_xstrdup(ref + 5);
+    } else {
+        sr->source_case = CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV;
+        sr->server_env = cs_cli_xstrdup(ref + 4);
+    }
+    return 0;
+}
+
 Csched__V1__Job *cs_cli_job_new(void)
 {
     Csched__V1__Job *job = cs_cli_xmalloc(sizeof(*job));
@@ -333,13 +379,48 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
         {"--timeout-seconds", offsetof(Csched__V1__Job, timeout_seconds)},
         {"--max-attempts", offsetof(Csched__V1__Job, max_attempts)},
         {"--retry-backoff-ms", offsetof(Csched__V1__Job, retry_backoff_ms)},
+        {"--run-deadline-seconds", offsetof(Csched__V1__Job, run_deadline_seconds)},
+        {"--kill-grace-seconds", offsetof(Csched__V1__Job, kill_grace_seconds)},
+    };
+    static const struct {
+        const char *flag, *wants;
+        size_t offset;
+    } strs[] = {
+        {"--workdir", "a directory", offsetof(Csched__V1__Job, working_dir)},
+        {"--run-as-user", "a user name or uid", offsetof(Csched__V1__Job, run_as_user)},
+        {"--run-as-group", "a group name or gid", offsetof(Csched__V1__Job, run_as_group)},
     };
     const char *v;
+    int rc = cs_cli_retry_flag(job, argc, argv, i, err, errlen);
+
+    if (rc != 0)
+        return rc;
+    if (cs_cli_flag("--kill-signal", argc, argv, i, &v)) {
+        if (v == NULL || v[0] == '\0')
+            return bad(err, errlen, "--kill-signal needs a signal name, e.g. INT");
+        cs_cli_set_string(&job->kill_signal, v);
+        return 1;
+    }
 
     if (cs_cli_flag("--env", argc, argv, i, &v)) {
         if (cs_cli_map_put_kv(&csched__v1__job__env_entry__descriptor, (void ***)&job->env,
                               &job->n_env, v) != 0)
             return bad(err, errlen, "--env takes KEY=VALUE, not '%s'", v ? v : "");
+        return 1;
+    }
+    if (cs_cli_flag("--secret-env", argc, argv, i, &v)) {
+        const char *eq = v != NULL ? strchr(v, '=') : NULL;
+        char name[257];
+
+        if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof(name))
+            return bad(err, errlen, "--secret-env takes NAME=file:/PATH or NAME=env:VAR, not '%s'",
+                       v ? v : "");
+        memcpy(name, v, (size_t)(eq - v));
+        name[eq - v] = '\0';
+        if (cs_cli_secret_put(job, name, eq + 1) != 0)
+            return bad(err, errlen,
+                       "--secret-env %s: the reference is file:/PATH or env:VAR, not '%s'", name,
+                       eq + 1);
         return 1;
     }
     if (cs_cli_flag("--label", argc, argv, i, &v)) {
@@ -348,11 +429,13 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
             return bad(err, errlen, "--label takes KEY=VALUE, not '%s'", v ? v : "");
         return 1;
     }
-    if (cs_cli_flag("--workdir", argc, argv, i, &v)) {
-        if (v == NULL)
-            return bad(err, errlen, "--workdir needs a directory");
-        cs_cli_set_string(&job->working_dir, v);
-        return 1;
+    for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
+        if (cs_cli_flag(strs[k].flag, argc, argv, i, &v)) {
+            if (v == NULL)
+                return bad(err, errlen, "%s needs %s", strs[k].flag, strs[k].wants);
+            cs_cli_set_string((char **)((char *)job + strs[k].offset), v);
+            return 1;
+        }
     }
     if (cs_cli_flag("--shell", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')

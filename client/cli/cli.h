@@ -39,6 +39,12 @@ enum cs_cli_format {
     CS_FORMAT_JSON,
 };
 
+/* The security flags or their environment variables (connect.c); NULL
+ * when not given. */
+struct cs_cli_security {
+    const char *ca, *cert, *key, *token_file, *token;
+};
+
 /* What one invocation works with. The client is owned here and freed by
  * main. */
 struct cs_cli {
@@ -48,10 +54,22 @@ struct cs_cli {
     /* Per-call deadline; 0 = the library's default. */
     int64_t timeout_ms;
     bool wait_for_ready;
+    struct cs_cli_security security;
     struct cs_client *client;
     FILE *out;
     FILE *err;
 };
+
+/* --- connect.c: the connection --- */
+
+/* Takes a security flag (--ca, --cert, --key, --token-file, --token) at
+ * argv[*i]: 1 if taken, 0 if not one, -EINVAL with a message in err. */
+int cs_cli_security_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err,
+                         size_t errlen);
+/* Makes cli->client from cli->server and the security settings (flags over
+ * CSCHED_CA, CSCHED_CERT, CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN).
+ * Returns CS_EXIT_OK, or the exit code after printing why. */
+int cs_cli_connect(struct cs_cli *cli);
 
 /* Allocation for the CLI: a command-line tool may stop on exhaustion. */
 void *cs_cli_xmalloc(size_t size);
@@ -117,6 +135,11 @@ void cs_cli_map_put(const ProtobufCMessageDescriptor *entry_desc, void ***entrie
 
 /* Splits "K=V" and puts it in the map. Returns 0 or -EINVAL (no '=', empty
  * key). */
+/* Sets job->secret_env[name] from ref, "file:/ABSOLUTE/PATH" or "env:VAR"
+ * (a variable of cschedd's environment), replacing an earlier one of the
+ * same name. 0, or -EINVAL for a ref of neither form. */
+int cs_cli_secret_put(Csched__V1__Job *job, const char *name, const char *ref);
+
 int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
                       const char *kv);
 
@@ -204,6 +227,32 @@ void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len
 /* Prints a job as "key: value" lines. */
 void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
 
+/* jobstop.c: the retry policy, deadline and kill settings of a job, and
+ * the times of a later run. */
+
+/* Takes one of --retry-initial-ms N, --retry-max-ms N, --retry-multiplier X,
+ * --retry-jitter X, --retry-on ON, each setting job->retry (made on first
+ * use). Returns 1 if argv[*i] was one, 0 if not, -EINVAL (err) on a bad
+ * value. */
+int cs_cli_retry_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err,
+                      size_t errlen);
+/* job->retry, made with every field 0 if the job has none. */
+Csched__V1__RetryPolicy *cs_cli_job_retry(Csched__V1__Job *job);
+/* "failure", "timeout" or "failure,timeout". Returns 0 or -EINVAL. */
+int cs_cli_parse_retry_on(const char *s, Csched__V1__RetryOn *out);
+/* The name cs_cli_parse_retry_on takes (static). */
+const char *cs_cli_retry_on_name(Csched__V1__RetryOn on);
+/* A finite decimal number. Returns 0 or -EINVAL. */
+int cs_cli_parse_double(const char *s, double *out);
+/* A duration of numbers with units ms, s, m, h, d ("90s", "1h30m", "1.5d")
+ * into milliseconds > 0. Returns 0 or -EINVAL. */
+int cs_cli_parse_duration(const char *s, int64_t *out_ms);
+/* A time: "YYYY-MM-DD[T ]HH:MM[:SS]" followed by Z or +HH:MM/-HH:MM (else
+ * local time), or "@UNIX_SECONDS", into unix milliseconds. 0 or -EINVAL. */
+int cs_cli_parse_at(const char *s, int64_t *out_ms);
+/* The job table's lines for the retry policy, deadline and kill settings. */
+void cs_cli_print_job_stop(FILE *f, const Csched__V1__Job *job);
+
 /* Prints a run with its attempts. */
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);
 
@@ -275,5 +324,8 @@ int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_pause(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_resume(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_backfill(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv);
+/* token new NAME ROLE: needs no connection (cli->client is NULL). */
+int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 
 #endif

@@ -5,10 +5,12 @@
  * before the trigger (Stats.last_seq), and the run is read once more after
  * the watch is open in case it ended already.
  */
+#include <errno.h>
 #include <grpc/status.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -114,6 +116,38 @@ static int finish(struct cs_cli *cli, int64_t id)
     return rc;
 }
 
+/* --at TIME or --in DURATION: when the run may start. Returns 1 if
+ * argv[*i] was one, 0 if not, -EINVAL after the usage message. */
+static int later_flag(struct cs_cli *cli, int argc, char **argv, int *i,
+                      Csched__V1__TriggerJobRequest *req)
+{
+    const char *v;
+    int64_t ms;
+
+    if (cs_cli_flag("--at", argc, argv, i, &v)) {
+        if (cs_cli_parse_at(v, &ms) != 0) {
+            (void)cs_cli_usage(cli,
+                               "--at takes a time, e.g. 2026-12-01T13:00:00Z, 2026-12-01 13:00 "
+                               "(local) or @UNIX_SECONDS, not '%s'",
+                               v ? v : "");
+            return -EINVAL;
+        }
+        req->not_before_unix_ms = ms;
+        return 1;
+    }
+    if (cs_cli_flag("--in", argc, argv, i, &v)) {
+        struct timespec now;
+        if (cs_cli_parse_duration(v, &ms) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0) {
+            (void)cs_cli_usage(cli, "--in takes a duration, e.g. 90s, 15m or 1h30m, not '%s'",
+                               v ? v : "");
+            return -EINVAL;
+        }
+        req->not_before_unix_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + ms;
+        return 1;
+    }
+    return 0;
+}
+
 /* Parses the flags into req. Returns 0 or an exit code. */
 static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJobRequest *req,
                  bool *wait)
@@ -141,9 +175,14 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
             req->idempotency_key = (char *)v;
             continue;
         }
-        rc = cs_cli_take_global_or_word(
-            cli, argc, argv, &i, &job, "trigger",
-            "csched trigger JOB [--env K=V]... [--idempotency-key K] [--wait]");
+        rc = later_flag(cli, argc, argv, &i, req);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc > 0)
+            continue;
+        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &job, "trigger",
+                                        "csched trigger JOB [--env K=V]... [--idempotency-key K] "
+                                        "[--at TIME | --in DURATION] [--wait]");
         if (rc != 0)
             return rc;
     }
@@ -158,6 +197,19 @@ static void free_env(Csched__V1__TriggerJobRequest *req)
     for (size_t i = 0; i < req->n_env; i++)
         protobuf_c_message_free_unpacked(&req->env[i]->base, NULL);
     free(req->env);
+}
+
+/* "run 7 of nightly: QUEUED", and when it may start if that is later. */
+static void print_triggered(FILE *f, const Csched__V1__Run *run)
+{
+    char t[32];
+
+    fprintf(f, "run %" PRId64 " of %s: %s", run->id, run->job_name, cs_cli_state_name(run->state));
+    if (run->not_before_unix_ms > 0) {
+        cs_cli_format_time(run->not_before_unix_ms, t, sizeof(t));
+        fprintf(f, " (starts at %s)", t);
+    }
+    fputc('\n', f);
 }
 
 int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv)
@@ -196,8 +248,7 @@ int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv)
     if (cli->format == CS_FORMAT_JSON && !wait)
         cs_cli_json_line(cli->out, &run->base);
     else if (cli->format == CS_FORMAT_TABLE)
-        fprintf(wait ? cli->err : cli->out, "run %" PRId64 " of %s: %s\n", id, run->job_name,
-                cs_cli_state_name(run->state));
+        print_triggered(wait ? cli->err : cli->out, run);
     csched__v1__run__free_unpacked(run, NULL);
     if (wait) {
         rc = wait_run(cli, req.job_name, id, after_seq);

@@ -104,6 +104,76 @@ static int parse_map(struct jf *jf, const yaml_node_t *node, const char *key,
     return 0;
 }
 
+/* secret_env: NAME: file:/PATH or NAME: env:VAR, as --secret-env takes. */
+static int parse_secret_env(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job)
+{
+    yaml_node_pair_t *pair;
+
+    if (node->type != YAML_MAPPING_NODE)
+        return jf_error(jf, node, "secret_env: must be a mapping of NAME: file:/PATH or env:VAR");
+    for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node(jf->doc, pair->key);
+        yaml_node_t *v = yaml_document_get_node(jf->doc, pair->value);
+
+        if (k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE)
+            return jf_error(jf, k, "secret_env: keys and values must be strings");
+        if (scalar(k)[0] == '\0')
+            return jf_error(jf, k, "secret_env: empty key");
+        if (cs_cli_secret_put(job, scalar(k), scalar(v)) != 0)
+            return jf_error(jf, v,
+                            "secret_env: %s: the reference is file:/PATH or env:VAR, not '%s'",
+                            scalar(k), scalar(v));
+    }
+    return 0;
+}
+
+static int parse_double(struct jf *jf, const yaml_node_t *node, const char *key, double *out)
+{
+    if (want_scalar(jf, node, key) != 0)
+        return -EINVAL;
+    if (cs_cli_parse_double(scalar(node), out) != 0)
+        return jf_error(jf, node, "%s: must be a number, not '%s'", key, scalar(node));
+    return 0;
+}
+
+/* The retry: mapping of a job. Returns 0 or -EINVAL. */
+static int parse_retry(struct jf *jf, const yaml_node_t *node, Csched__V1__RetryPolicy *p)
+{
+    yaml_node_pair_t *pair;
+
+    if (node->type != YAML_MAPPING_NODE)
+        return jf_error(jf, node, "retry: must be a mapping (initial_backoff_ms: ..., ...)");
+    for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node(jf->doc, pair->key);
+        yaml_node_t *v = yaml_document_get_node(jf->doc, pair->value);
+        const char *key = k->type == YAML_SCALAR_NODE ? scalar(k) : "";
+        int rc;
+
+        if (strcmp(key, "initial_backoff_ms") == 0)
+            rc = parse_u32(jf, v, "retry.initial_backoff_ms", &p->initial_backoff_ms);
+        else if (strcmp(key, "max_backoff_ms") == 0)
+            rc = parse_u32(jf, v, "retry.max_backoff_ms", &p->max_backoff_ms);
+        else if (strcmp(key, "multiplier") == 0)
+            rc = parse_double(jf, v, "retry.multiplier", &p->multiplier);
+        else if (strcmp(key, "jitter") == 0)
+            rc = parse_double(jf, v, "retry.jitter", &p->jitter);
+        else if (strcmp(key, "retry_on") != 0)
+            rc = jf_error(jf, k,
+                          "retry: unknown key '%s' (known: initial_backoff_ms, max_backoff_ms, "
+                          "multiplier, jitter, retry_on)",
+                          key);
+        else if (want_scalar(jf, v, "retry.retry_on") != 0)
+            rc = -EINVAL;
+        else if (cs_cli_parse_retry_on(scalar(v), &p->retry_on) != 0)
+            rc = jf_error(jf, v, "retry.retry_on: must be failure, timeout or failure,timeout");
+        else
+            rc = 0;
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* A key of the job's schedule (cs_cli_schedule_set): 0, 1 if none, -EINVAL. */
 static int schedule_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
 {
@@ -129,9 +199,15 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_string(jf, v, key, &job->shell);
     if (strcmp(key, "working_dir") == 0)
         return parse_string(jf, v, key, &job->working_dir);
+    if (strcmp(key, "run_as_user") == 0)
+        return parse_string(jf, v, key, &job->run_as_user);
+    if (strcmp(key, "run_as_group") == 0)
+        return parse_string(jf, v, key, &job->run_as_group);
     if (strcmp(key, "env") == 0)
         return parse_map(jf, v, key, &csched__v1__job__env_entry__descriptor, (void ***)&job->env,
                          &job->n_env);
+    if (strcmp(key, "secret_env") == 0)
+        return parse_secret_env(jf, v, job);
     if (strcmp(key, "labels") == 0)
         return parse_map(jf, v, key, &csched__v1__job__labels_entry__descriptor,
                          (void ***)&job->labels, &job->n_labels);
@@ -143,6 +219,14 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_u32(jf, v, key, &job->max_attempts);
     if (strcmp(key, "retry_backoff_ms") == 0)
         return parse_u32(jf, v, key, &job->retry_backoff_ms);
+    if (strcmp(key, "retry") == 0)
+        return parse_retry(jf, v, cs_cli_job_retry(job));
+    if (strcmp(key, "run_deadline_seconds") == 0)
+        return parse_u32(jf, v, key, &job->run_deadline_seconds);
+    if (strcmp(key, "kill_grace_seconds") == 0)
+        return parse_u32(jf, v, key, &job->kill_grace_seconds);
+    if (strcmp(key, "kill_signal") == 0)
+        return parse_string(jf, v, key, &job->kill_signal);
     return schedule_key(jf, key, v, job);
 }
 
@@ -188,9 +272,10 @@ static int parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **o
         if (rc > 0)
             rc = jf_error(jf, k,
                           "unknown key '%s' (known: name, command, shell, env, working_dir, "
-                          "max_running, timeout_seconds, max_attempts, retry_backoff_ms, labels, "
-                          "schedule, time_zone, misfire, overlap, jitter_seconds, max_catchup, "
-                          "starting_deadline_seconds)",
+                          "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
+                          "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
+                          "kill_signal, labels, secret_env, schedule, time_zone, misfire, overlap, "
+                          "jitter_seconds, max_catchup, starting_deadline_seconds)",
                           scalar(k));
         if (rc != 0)
             goto err_free;

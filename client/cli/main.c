@@ -8,13 +8,19 @@
 
 static const char usage_text[] =
     "usage: csched [--server HOST:PORT] [-o table|json] [--timeout S] [--wait-for-ready]\n"
+    "              [--ca FILE] [--cert FILE --key FILE] [--token-file FILE | --token T]\n"
     "              [--version] [--help]\n"
     "              COMMAND [ARGS...]\n"
     "\n"
     "commands:\n"
     "  job create NAME (-- ARGV... | --shell STR) [--env K=V]... [--workdir D]\n"
     "             [--max-running N] [--timeout S] [--max-attempts N]\n"
-    "             [--retry-backoff-ms N] [--label K=V]...\n"
+    "             [--retry-backoff-ms N] [--retry-initial-ms N] [--retry-max-ms N]\n"
+    "             [--retry-multiplier X] [--retry-jitter F] [--retry-on failure|timeout|\n"
+    "             failure,timeout] [--run-deadline-seconds N] [--kill-grace-seconds N]\n"
+    "             [--kill-signal TERM|INT|HUP|QUIT|USR1|USR2] [--label K=V]...\n"
+    "             [--run-as-user U] [--run-as-group G]\n"
+    "             [--secret-env NAME=file:/PATH|NAME=env:VAR]...\n"
     "             [--schedule S] [--time-zone Z] [--misfire skip|run_once|run_all]\n"
     "             [--overlap allow|forbid|replace|queue_one] [--jitter-seconds N]\n"
     "             [--max-catchup N] [--starting-deadline-seconds N]\n"
@@ -22,7 +28,8 @@ static const char usage_text[] =
     "  job get NAME | job list | job delete NAME\n"
     "  job next NAME [--count N]      the next fire times of its schedule\n"
     "  apply -f jobs.yaml             create or update every job in the file\n"
-    "  trigger JOB [--env K=V]... [--idempotency-key K] [--wait]\n"
+    "  trigger JOB [--env K=V]... [--idempotency-key K] [--at TIME | --in DURATION]\n"
+    "             [--wait]\n"
     "  runs [--job J] [--state S] [--limit N]\n"
     "  run ID | cancel ID\n"
     "  logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
@@ -31,21 +38,31 @@ static const char usage_text[] =
     "  pause JOB [--reason R] | resume JOB\n"
     "  backfill JOB --from WHEN --to WHEN   runs for past slots (WHEN: ...T10:00:00Z)\n"
     "  stats | health\n"
+    "  audit [--identity I] [--method M] [--job J] [--run ID] [--since T]\n"
+    "        [--until T] [--limit N]\n"
+    "  token new NAME ROLE            make a bearer token and its --tokens-file line\n"
     "\n"
     "The server defaults to $CSCHED_SERVER, else unix:$CSCHED_SOCKET, else\n"
     "unix:/run/csched/csched.sock (HOST:PORT for TCP). --timeout is\n"
     "the deadline of each call in seconds (in job create/update, put it before\n"
-    "the command: there --timeout is the job's own timeout).\n";
+    "the command: there --timeout is the job's own timeout).\n"
+    "--ca, --cert, --key, --token-file and --token (or CSCHED_CA, CSCHED_CERT,\n"
+    "CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN) connect over TLS; a token on\n"
+    "the command line shows in ps, so prefer --token-file.\n";
 
 static const struct {
     const char *name;
     int (*fn)(struct cs_cli *cli, int argc, char **argv);
+    bool offline; /* makes no call: no client is made */
 } commands[] = {
-    {"job", cs_cmd_job},       {"apply", cs_cmd_apply},       {"trigger", cs_cmd_trigger},
-    {"runs", cs_cmd_runs},     {"run", cs_cmd_run},           {"cancel", cs_cmd_cancel},
-    {"logs", cs_cmd_logs},     {"watch", cs_cmd_watch},       {"stats", cs_cmd_stats},
-    {"health", cs_cmd_health}, {"slots", cs_cmd_slots},       {"pause", cs_cmd_pause},
-    {"resume", cs_cmd_resume}, {"backfill", cs_cmd_backfill},
+    {"job", cs_cmd_job, false},         {"apply", cs_cmd_apply, false},
+    {"trigger", cs_cmd_trigger, false}, {"runs", cs_cmd_runs, false},
+    {"run", cs_cmd_run, false},         {"cancel", cs_cmd_cancel, false},
+    {"logs", cs_cmd_logs, false},       {"watch", cs_cmd_watch, false},
+    {"stats", cs_cmd_stats, false},     {"health", cs_cmd_health, false},
+    {"audit", cs_cmd_audit, false},     {"token", cs_cmd_token, true},
+    {"slots", cs_cmd_slots, false},     {"pause", cs_cmd_pause, false},
+    {"resume", cs_cmd_resume, false},   {"backfill", cs_cmd_backfill, false},
 };
 
 /* True if words (up to a "--") ask for help. */
@@ -90,9 +107,9 @@ int main(int argc, char **argv)
             fputs(usage_text, stdout);
             return CS_EXIT_OK;
         }
-        rc = cs_client_new(cli.server, &cli.client);
-        if (rc != 0)
-            return cs_cli_fail(&cli, "connect", rc, NULL);
+        rc = commands[c].offline ? CS_EXIT_OK : cs_cli_connect(&cli);
+        if (rc != CS_EXIT_OK)
+            return rc;
         rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);
         fflush(cli.out);
         cs_client_free(cli.client);

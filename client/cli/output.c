@@ -341,16 +341,37 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job)
         fprintf(f, "shell:            %s\n", job->shell);
     }
     fprintf(f, "working_dir:      %s\n", job->working_dir[0] ? job->working_dir : "-");
+    fprintf(f, "run_as_user:      %s\n", job->run_as_user[0] ? job->run_as_user : "-");
+    fprintf(f, "run_as_group:     %s\n", job->run_as_group[0] ? job->run_as_group : "-");
     fprintf(f, "max_running:      %" PRIu32 "\n", job->max_running);
     fprintf(f, "timeout_seconds:  %" PRIu32 "\n", job->timeout_seconds);
     fprintf(f, "max_attempts:     %" PRIu32 "\n", job->max_attempts);
     fprintf(f, "retry_backoff_ms: %" PRIu32 "\n", job->retry_backoff_ms);
+    cs_cli_print_job_stop(f, job);
     fprintf(f, "version:          %" PRIu64 "\n", job->version);
     cs_cli_format_time(job->created_unix_ms, t, sizeof(t));
     fprintf(f, "created:          %s\n", t);
     cs_cli_format_time(job->updated_unix_ms, t, sizeof(t));
     fprintf(f, "updated:          %s\n", t);
+    fprintf(f, "created_by:       %s\n", job->created_by[0] ? job->created_by : "-");
+    fprintf(f, "updated_by:       %s\n", job->updated_by[0] ? job->updated_by : "-");
     print_map(f, "env", (void **)job->env, job->n_env);
+    if (job->n_secret_env > 0) {
+        fprintf(f, "secret_env:\n");
+        for (size_t i = 0; i < job->n_secret_env; i++) {
+            const Csched__V1__SecretRef *r = job->secret_env[i]->value;
+            bool file = r != NULL && r->source_case == CSCHED__V1__SECRET_REF__SOURCE_FILE;
+            bool env = r != NULL && r->source_case == CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV;
+
+            fprintf(f, "  %s=%s%s\n", job->secret_env[i]->key,
+                    file  ? "file:"
+                    : env ? "env:"
+                          : "?",
+                    file  ? r->file
+                    : env ? r->server_env
+                          : "");
+        }
+    }
     print_map(f, "labels", (void **)job->labels, job->n_labels);
     cs_cli_print_schedule(f, job);
 }
@@ -362,7 +383,7 @@ static int64_t span_ms(int64_t start, int64_t end)
 
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
 {
-    char t1[32], t2[32], t3[32], dur[32], out[48];
+    char t1[32], t2[32], t3[32], dur[32], delay[32], out[48];
 
     cs_cli_format_time(run->created_unix_ms, t1, sizeof(t1));
     cs_cli_format_time(run->started_unix_ms, t2, sizeof(t2));
@@ -376,17 +397,24 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
                 : "");
     fprintf(f, "outcome:  %s\n", out);
     fprintf(f, "created:  %s\n", t1);
+    if (run->not_before_unix_ms > 0) {
+        cs_cli_format_time(run->not_before_unix_ms, t2, sizeof(t2));
+        fprintf(f, "not_before: %s\n", t2);
+        cs_cli_format_time(run->started_unix_ms, t2, sizeof(t2));
+    }
     fprintf(f, "started:  %s\n", t2);
     fprintf(f, "ended:    %s\n", t3);
     if (run->message[0])
         fprintf(f, "message:  %s\n", run->message);
     if (run->idempotency_key[0])
         fprintf(f, "key:      %s\n", run->idempotency_key);
+    if (run->triggered_by[0])
+        fprintf(f, "by:       %s\n", run->triggered_by);
     print_map(f, "env", (void **)run->env, run->n_env);
     if (run->n_attempts == 0)
         return;
-    fprintf(f, "attempts:\n  %-3s %-10s %-20s %-10s %-9s %-8s %-8s %s\n", "#", "STATE", "OUTCOME",
-            "DURATION", "CPU_MS", "RSS_KB", "LEFTOVER", "MESSAGE");
+    fprintf(f, "attempts:\n  %-3s %-10s %-20s %-10s %-9s %-8s %-8s %-10s %s\n", "#", "STATE",
+            "OUTCOME", "DURATION", "CPU_MS", "RSS_KB", "LEFTOVER", "DELAY", "MESSAGE");
     for (size_t i = 0; i < run->n_attempts; i++) {
         const Csched__V1__Attempt *a = run->attempts[i];
 
@@ -395,10 +423,12 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
                               a->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL,
                               a->term_signal, out, sizeof(out));
         cs_cli_format_duration(span_ms(a->started_unix_ms, a->ended_unix_ms), dur, sizeof(dur));
+        cs_cli_format_duration(a->retry_delay_ms, delay, sizeof(delay));
         fprintf(f,
-                "  %-3" PRIu32 " %-10s %-20s %-10s %-9" PRId64 " %-8" PRId64 " %-8" PRId32 " %s\n",
+                "  %-3" PRIu32 " %-10s %-20s %-10s %-9" PRId64 " %-8" PRId64 " %-8" PRId32
+                " %-10s %s\n",
                 a->number, cs_cli_state_name(a->state), out, dur, a->user_cpu_ms + a->system_cpu_ms,
-                a->max_rss_kb, a->leftover_processes, a->message);
+                a->max_rss_kb, a->leftover_processes, delay, a->message);
     }
 }
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_cli_e2e.sh BIN_DIR: drives the real csched CLI against a real cschedd
-# (its embedded PostgreSQL, real minders) and checks outputs and exit codes.
+# (its embedded PostgreSQL, real minders) and checks outputs and exit codes,
+# then serves the same state dir over TLS with bearer tokens.
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -49,19 +50,29 @@ expect() {
     fi
 }
 
-"$bin/cschedd" --socket "$tmp/csched.sock" --state-dir "$tmp/state" --ready-file "$tmp/ready" \
-    --max-running 8 >"$tmp/server.log" 2>&1 &
-server_pid=$!
-i=0
-while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
-    sleep 0.5
-    i=$((i + 1))
-done
-if [ ! -s "$tmp/ready" ]; then
-    echo "cschedd did not start"
-    cat "$tmp/server.log"
-    exit 1
-fi
+# A variable of the server's environment, for an env: secret reference.
+CS_CLI_SECRET=from-the-server
+export CS_CLI_SECRET
+# start_server FLAGS...: starts cschedd on the state dir and its own socket
+# with FLAGS and waits for its ready file (which names where it serves).
+start_server() {
+    rm -f "$tmp/ready"
+    "$bin/cschedd" --socket "$tmp/csched.sock" --state-dir "$tmp/state" --ready-file "$tmp/ready" \
+        "$@" >"$tmp/server.log" 2>&1 &
+    server_pid=$!
+    i=0
+    while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
+        sleep 0.5
+        i=$((i + 1))
+    done
+    if [ ! -s "$tmp/ready" ]; then
+        echo "cschedd did not start"
+        cat "$tmp/server.log"
+        exit 1
+    fi
+}
+
+start_server --max-running 8
 # No --server and no CSCHED_SERVER: the CLI finds the socket from
 # CSCHED_SOCKET, as it finds the default socket with nothing set.
 unset CSCHED_SERVER
@@ -116,6 +127,22 @@ run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
 check logs_env 0 logs "$run_id"
 expect logs_env out '^bye$'
 
+# Who a job runs as: as root, the user named; otherwise only cschedd's own.
+if [ "$(id -u)" -eq 0 ]; then
+    check create_as 0 job create as-nobody --run-as-user nobody --shell 'id -un'
+    check get_as 0 job get as-nobody
+    expect get_as out '^run_as_user: +nobody$'
+    check wait_as 0 -o json trigger as-nobody --wait
+    run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
+    check logs_as 0 logs "$run_id"
+    expect logs_as out '^nobody$'
+    check create_as_unknown 83 job create as-nobody-else --run-as-user no-such-user-csched -- true
+    expect create_as_unknown err 'INVALID_ARGUMENT: job.run_as_user "no-such-user-csched": no such user'
+else
+    check create_as_other 89 job create as-root --run-as-user root -- true
+    expect create_as_other err 'FAILED_PRECONDITION: cschedd runs as uid'
+fi
+
 "$bin/csched" trigger sleeper --wait >"$tmp/cancel.out" 2>"$tmp/cancel.err" &
 waiter=$!
 i=0
@@ -155,6 +182,35 @@ expect follow out '^one$'
 expect follow out '^two$'
 check watch 84 -o json watch --after-seq 0 --timeout 1
 expect watch out '^\{"seq":1,'
+# Retries with a backoff policy, and a run for a few seconds later.
+check create_retry 0 job create flaky --max-attempts 3 --retry-initial-ms 100 \
+    --retry-multiplier 2 --retry-on failure --run-deadline-seconds 60 --kill-signal INT \
+    --kill-grace-seconds 2 --shell 'exit 1'
+check get_retry 0 -o json job get flaky
+expect get_retry out '"retry":\{"initial_backoff_ms":100,'
+expect get_retry out '"kill_signal":"INT"'
+check get_retry_table 0 job get flaky
+expect get_retry_table out '^retry: +initial 100 ms, max 0 ms, x2, jitter 0, on failure$'
+check wait_flaky 1 trigger flaky --wait
+check runs_flaky 0 -o json runs --job flaky
+flaky_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
+check run_flaky 0 run "$flaky_id"
+expect run_flaky out '^  3 +failed .* 0\.200s '
+check create_bad_retry 83 job create badretry --retry-multiplier 0.5 --shell true
+expect create_bad_retry err 'retry.multiplier: 0.5 is less than 1'
+check later_create 0 job create later -- true
+check later 0 trigger later --in 1h
+expect later out '^run [0-9]+ of later: queued \(starts at '
+later_id=$(sed -n 's/^run \([0-9]*\) of later.*/\1/p' "$tmp/out")
+check later_get 0 run "$later_id"
+expect later_get out '^state: +queued'
+expect later_get out '^not_before: '
+check later_cancel 0 -o json cancel "$later_id"
+expect later_cancel out '"state":"RUN_STATE_CANCELLED"'
+check later_soon 0 trigger later --at "@$(($(date +%s) + 1))" --wait
+check later_bad 64 trigger later --at tomorrow
+check later_far 83 trigger later --in 800d
+expect later_far err 'not_before_unix_ms'
 check stats 0 -o json stats
 expect stats out '"max_running":8'
 # Schedules: flags, YAML keys, the next fire times in the job's zone.
@@ -201,8 +257,80 @@ expect slots_json out '"backfill":true'
 check slots_missing 64 slots
 check delete 0 job delete ok
 check delete_again 85 job delete ok
+# Secrets: the command sees the values, job get only the references.
+printf 'from-a-file\n' >"$tmp/secret"
+check secret_create 0 job create secretive --secret-env FILE_S="file:$tmp/secret" \
+    --secret-env ENV_S=env:CS_CLI_SECRET --shell 'echo "$FILE_S $ENV_S"'
+check secret_run 0 -o json trigger secretive --wait
+secret_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out")
+check secret_logs 0 logs "$secret_id"
+expect secret_logs out '^from-a-file from-the-server$'
+check secret_get 0 job get secretive
+expect secret_get out "^  FILE_S=file:$tmp/secret\$"
+expect secret_get out '^  ENV_S=env:CS_CLI_SECRET$'
+expect secret_get out '^created_by: +unix:uid=[0-9]+\([^)]*\)$'
+check secret_get_json 0 -o json job get secretive
+expect secret_get_json out '"secret_env":\{"FILE_S":\{"file":"[^"]*"\},"ENV_S":\{"server_env":"CS_CLI_SECRET"\}\}'
+check secret_bad_ref 64 job create badsecret --secret-env X=plain -- true
+check secret_relative 83 job create badsecret --secret-env X=file:relative -- true
+expect secret_relative err 'absolute path'
+cat >"$tmp/secret.yaml" <<YAML
+jobs:
+  - name: yaml-secret
+    shell: 'echo "\$S"'
+    secret_env: {S: "file:$tmp/secret"}
+YAML
+check secret_apply 0 apply -f "$tmp/secret.yaml"
+check secret_apply_run 0 trigger yaml-secret --wait
+check run_by 0 run "$secret_id"
+expect run_by out '^by: +unix:uid=[0-9]+\([^)]*\)$'
+# The audit trail: the changes above, newest first, and a refusal.
+check audit 0 audit --job ok
+expect audit out '^[0-9]+ .* DeleteJob +unix:uid=[0-9]+\([^)]*\) +ok +OK$'
+expect audit out ' UpdateJob +unix:uid=[0-9]+\([^)]*\) +ok +OK$'
+check audit_refused 0 audit --job badsecret --method CreateJob
+expect audit_refused out 'INVALID_ARGUMENT: .*absolute path'
+check audit_json 0 -o json audit --method TriggerJob --job secretive --limit 1
+expect audit_json out "\"method\":\"TriggerJob\",\"identity\":\"unix:uid=[0-9]+\\([^)]*\\)\",\"job_name\":\"secretive\",\"run_id\":$secret_id,\"code\":0"
+check audit_since 0 audit --since 1h --until 2099-01-01T00:00:00Z --limit 2
+check audit_bad_since 64 audit --since yesterday
 check unreachable 94 --server 127.0.0.1:1 stats
 expect unreachable err '^csched: stats: UNAVAILABLE: '
+
+# Over TLS with a token: the same state dir, served again with TLS.
+kill -TERM "$server_pid"
+wait "$server_pid"
+server_pid=
+mkdir "$tmp/certs"
+sh "$(dirname "$0")/../../tests/integration/make_certs.sh" "$tmp/certs"
+# The admin token from csched token new; the viewer's by the documented
+# sha256sum one-liner of docs/security.md.
+check token_new 0 token new cli-admin admin
+grep -v '^#' "$tmp/out" | sed -n 1p >"$tmp/token"
+grep -v '^#' "$tmp/out" | sed -n 2p >"$tmp/tokens"
+expect token_new out '^cli-admin admin [0-9a-f]{64}$'
+check token_bad_role 64 token new x root
+printf 'cli-viewer viewer %s\n' "$(printf %s viewer-token | sha256sum | cut -d' ' -f1)" \
+    >>"$tmp/tokens"
+chmod 600 "$tmp/tokens"
+start_server --listen 127.0.0.1:0 --tls-cert "$tmp/certs/server.pem" \
+    --tls-key "$tmp/certs/server.key" --tokens-file "$tmp/tokens"
+CSCHED_SERVER=$(cat "$tmp/ready")
+export CSCHED_SERVER
+check tls_health 0 --ca "$tmp/certs/ca.pem" --wait-for-ready health
+check tls_token_file 0 --ca "$tmp/certs/ca.pem" --token-file "$tmp/token" job get three
+check tls_no_token 96 --ca "$tmp/certs/ca.pem" stats
+expect tls_no_token err 'UNAUTHENTICATED: .*Bearer'
+check tls_viewer 87 --ca "$tmp/certs/ca.pem" --token viewer-token job delete three
+expect tls_viewer err 'PERMISSION_DENIED: .*admin'
+check tls_plaintext 94 stats
+check tls_cert_no_key 64 --ca "$tmp/certs/ca.pem" --cert "$tmp/certs/ops.pem" stats
+check tls_token_missing 66 --ca "$tmp/certs/ca.pem" --token-file "$tmp/nope" stats
+CSCHED_CA="$tmp/certs/ca.pem"
+CSCHED_TOKEN_FILE="$tmp/token"
+export CSCHED_CA CSCHED_TOKEN_FILE
+check tls_env 0 stats
+unset CSCHED_CA CSCHED_TOKEN_FILE
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -83,6 +83,13 @@ static void check_list_runs(const ProtobufCMessage *msg)
     (void)cs_api_page_size(((const Csched__V1__ListRunsRequest *)msg)->page_size);
 }
 
+static void check_list_audit(const ProtobufCMessage *msg)
+{
+    const Csched__V1__ListAuditRequest *req = (const Csched__V1__ListAuditRequest *)msg;
+    (void)cs_api_page_size(req->page_size);
+    (void)cs_api_token_id(req->page_token, INT64_MAX);
+}
+
 static void check_watch(const ProtobufCMessage *msg)
 {
     const Csched__V1__WatchRequest *req = (const Csched__V1__WatchRequest *)msg;
@@ -93,7 +100,8 @@ static void check_watch(const ProtobufCMessage *msg)
 
 /* The handlers' checks that can be called without a server. The others
  * (run ids, enum ranges, ListRuns' page token) are written inline in the
- * handlers, and the unpack above is as far as this target takes them. */
+ * handlers, and the unpack above is as far as this target takes them. A
+ * job's secret_env is checked with the rest of it (cs_job_validate). */
 static const struct {
     const ProtobufCMessageDescriptor *input;
     void (*check)(const ProtobufCMessage *msg);
@@ -106,6 +114,7 @@ static const struct {
     {&csched__v1__trigger_job_request__descriptor, check_trigger_job},
     {&csched__v1__list_runs_request__descriptor, check_list_runs},
     {&csched__v1__watch_request__descriptor, check_watch},
+    {&csched__v1__list_audit_request__descriptor, check_list_audit},
 };
 
 /* The server must take each method's request as the service declares it:

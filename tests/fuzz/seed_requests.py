@@ -34,7 +34,9 @@ def seeds(pb):
                  env={"CC": "gcc", "EMPTY": ""}, working_dir="/src", max_running=2,
                  timeout_seconds=600, max_attempts=3, retry_backoff_ms=500,
                  labels={"team": "core"})
-    nightly = pb.Job(name="nightly.backup-1", shell="tar czf /tmp/b.tgz /etc && echo ok")
+    nightly = pb.Job(name="nightly.backup-1", shell="tar czf /tmp/b.tgz /etc && echo ok",
+                     secret_env={"DB_PASSWORD": pb.SecretRef(file="/etc/csched/db"),
+                                 "TOKEN": pb.SecretRef(server_env="BACKUP_TOKEN")})
     return {
         "CreateJob": [pb.CreateJobRequest(job=job), pb.CreateJobRequest(job=nightly),
                       pb.CreateJobRequest(job=pb.Job(name="-bad", command=[""]))],
@@ -57,6 +59,11 @@ def seeds(pb):
         "ReadLogs": [pb.ReadLogsRequest(run_id=51, attempt=2, stream=pb.LOG_STREAM_STDERR,
                                         follow=True)],
         "GetStats": [pb.GetStatsRequest()],
+        "ListAudit": [pb.ListAuditRequest(),
+                      pb.ListAuditRequest(identity="unix:uid=0(root)", method="TriggerJob",
+                                          job_name="build", run_id=51, since_unix_ms=1000,
+                                          until_unix_ms=2000, page_size=10, page_token="77"),
+                      pb.ListAuditRequest(since_unix_ms=5, until_unix_ms=1, page_token="x")],
     }
 
 

@@ -63,6 +63,7 @@ static const struct {
     {"GetJob", VIEWER},      {"ListJobs", VIEWER}, {"GetRun", VIEWER},   {"ListRuns", VIEWER},
     {"Watch", VIEWER},       {"ReadLogs", VIEWER}, {"GetStats", VIEWER}, {"TriggerJob", OPERATOR},
     {"CancelRun", OPERATOR}, {"CreateJob", ADMIN}, {"UpdateJob", ADMIN}, {"DeleteJob", ADMIN},
+    {"ListAudit", ADMIN},
 };
 
 static int64_t base_run_id;
@@ -148,6 +149,9 @@ static int call_method(struct cs_client *c, const char *method, const char *arg,
         Csched__V1__DeleteJobRequest req = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
         req.name = (char *)arg;
         rc = cs_scheduler_delete_job(c, &req, (Csched__V1__DeleteJobResponse **)&reply, &opts, st);
+    } else if (strcmp(method, "ListAudit") == 0) {
+        Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+        rc = cs_scheduler_list_audit(c, &req, (Csched__V1__ListAuditResponse **)&reply, &opts, st);
     } else {
         Grpc__Health__V1__HealthCheckRequest req = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
         rc = cs_health_check(c, &req, (Grpc__Health__V1__HealthCheckResponse **)&reply, &opts, st);
@@ -302,6 +306,22 @@ static void snapshot(struct cs_e2e *e, char *buf, size_t cap)
     csched__v1__list_runs_response__free_unpacked(runs, NULL);
 }
 
+/* A refused change leaves its audit row: who tried, and PERMISSION_DENIED. */
+static void assert_denial_audited(struct cs_e2e *e, const struct peer *p, const char *method)
+{
+    Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+    Csched__V1__ListAuditResponse *resp = NULL;
+    struct cs_status st = {0};
+    char who[64];
+    (void)snprintf(who, sizeof(who), "unix:uid=%u", (unsigned)p->uid);
+    req.identity = who;
+    req.method = (char *)method;
+    assert_int_equal(cs_scheduler_list_audit(e->client, &req, &resp, cs_e2e_opts(), &st), 0);
+    assert_true(resp->n_entries >= 1);
+    assert_int_equal(resp->entries[0]->code, GRPC_STATUS_PERMISSION_DENIED);
+    csched__v1__list_audit_response__free_unpacked(resp, NULL);
+}
+
 /* Every method as every role, and as none: allowed calls pass the check,
  * refused ones get PERMISSION_DENIED naming the method, the caller and the
  * role needed. The peer without a role goes first and changes nothing. */
@@ -325,7 +345,9 @@ static void test_e2e_roles_every_method(void **state)
                              msg);
                 continue;
             }
-            (void)snprintf(want, sizeof(want), "%s needs role %s; unix:uid=%u has %s",
+            (void)snprintf(want, sizeof(want),
+                           "%s needs role %s; unix:uid=%u has %s (roles of local users: "
+                           "--admin-group, --operator-group, --viewer-group)",
                            methods[i].method, role_names[methods[i].needs], (unsigned)p->uid,
                            role_names[p->role]);
             if (code != GRPC_STATUS_PERMISSION_DENIED || strcmp(msg, want) != 0)
@@ -339,6 +361,7 @@ static void test_e2e_roles_every_method(void **state)
     }
     printf("roles: %zu methods x %zu peers checked\n", CS_E2E_ARRAY_LEN(methods),
            CS_E2E_ARRAY_LEN(peers));
+    assert_denial_audited(e, &peers[CS_E2E_ARRAY_LEN(peers) - 1], "CreateJob");
 }
 
 /* The health service answers anyone, with or without a role. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -98,7 +99,9 @@ static void test_e2e_runs_env_and_overrides(void **state)
 }
 
 /* working_dir is where the command starts; empty means the attempt's own
- * directory, STATE_DIR/attempts/<run_id>-<attempt>. */
+ * directory, STATE_DIR/attempts/<run_id>-<attempt>, or under a root
+ * cschedd (whose commands run as the job user) its work/ folder, the job
+ * user's. */
 static void test_e2e_runs_working_dir(void **state)
 {
     struct cs_e2e *e = *state;
@@ -128,7 +131,8 @@ static void test_e2e_runs_working_dir(void **state)
     assert_run_state(run, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     out = cs_e2e_read_logs(e, run->id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
     assert_non_null(realpath(cs_testd_state_dir(e->d), real));
-    snprintf(want, sizeof(want), "%s/attempts/%lld-1\n", real, (long long)run->id);
+    snprintf(want, sizeof(want), "%s/attempts/%lld-1%s\n", real, (long long)run->id,
+             geteuid() == 0 ? "/work" : "");
     assert_string_equal(out, want);
     free(out);
     csched__v1__run__free_unpacked(run, NULL);

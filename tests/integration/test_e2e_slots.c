@@ -111,6 +111,7 @@ static void assert_slots(struct cs_e2e *e, const Csched__V1__ListSlotsResponse *
         Csched__V1__Run *run = cs_e2e_get_run(e, s->run_id);
         assert_int_equal(run->slot_unix_ms, s->slot_unix_ms);
         assert_string_equal(run->job_name, s->job_name);
+        assert_string_equal(run->triggered_by, "schedule");
         csched__v1__run__free_unpacked(run, NULL);
         for (size_t k = 0; k < i; k++)
             assert_true(r->slots[k]->run_id != s->run_id);

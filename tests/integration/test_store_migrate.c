@@ -226,9 +226,12 @@ static void test_store_connects_by_host_name(void **state)
      * which is why the other tests do not use it). */
     assert_int_equal(cs_pg_embedded_start(dir, &opts, conninfo, sizeof(conninfo)), 0);
     /* "localhost" is resolved on the pool (uv_getaddrinfo); libpq then tries
-     * each address, and only 127.0.0.1 answers. */
-    snprintf(f->conninfo, sizeof(f->conninfo), "postgresql://postgres@localhost:%d/postgres",
-             opts.tcp_port);
+     * each address, and only 127.0.0.1 answers. TCP needs the password too,
+     * which the embedded server's conninfo ends with. */
+    const char *pw = strstr(conninfo, " password=");
+    assert_non_null(pw);
+    snprintf(f->conninfo, sizeof(f->conninfo), "postgresql://postgres:%s@localhost:%d/postgres",
+             pw + strlen(" password="), opts.tcp_port);
     store_open(f);
     cs_store_run_get(f->store, 1, run_cb, &r);
     run_until(f, &r.done, 10000);

@@ -2,13 +2,16 @@
 """Interop test: the official Python gRPC client, generated from proto/, against
 a real cschedd with its embedded PostgreSQL and real minders.
 
-One cschedd is started for the whole file on a unix socket (the default
-transport; gRPC's "unix:PATH" target) with --ready-file and a temporary
---state-dir; it is stopped with SIGTERM at the end and must exit 0.
+One cschedd is started for the whole file with --ready-file and a temporary
+--state-dir, on its own unix socket and on 127.0.0.1:0 serving TLS
+(certificates made by openssl through tests/integration/make_certs.sh) with
+bearer tokens; the client uses grpcio's ssl_channel_credentials and an admin
+token as call metadata. It is stopped with SIGTERM at the end and must exit 0.
 Run with /usr/bin/python3 (Debian's python3-grpcio and python3-grpc-tools).
 """
 
 import argparse
+import hashlib
 import os
 import shutil
 import signal
@@ -21,6 +24,7 @@ import unittest
 PARSER = argparse.ArgumentParser(description=__doc__)
 PARSER.add_argument("--bin-dir", required=True, help="where cschedd and csched-minder are")
 PARSER.add_argument("--gen-dir", required=True, help="where grpc_tools.protoc wrote the modules")
+PARSER.add_argument("--make-certs", required=True, help="the script that makes the certificates")
 ARGS, UNITTEST_ARGV = PARSER.parse_known_args()
 sys.path.insert(0, ARGS.gen_dir)
 
@@ -30,6 +34,8 @@ import health_pb2_grpc  # noqa: E402
 from csched.v1 import scheduler_pb2 as pb  # noqa: E402
 from csched.v1 import scheduler_pb2_grpc  # noqa: E402
 
+ADMIN_TOKEN = "interop-admin-token-0123456789abcdef"
+VIEWER_TOKEN = "interop-viewer-token-0123456789abcdef"
 READY_TIMEOUT_S = 90.0
 RPC_TIMEOUT_S = 10.0
 RUN_TIMEOUT_S = 30.0
@@ -46,12 +52,24 @@ class Server:
         self.ready_file = os.path.join(self.state_dir, "ready")
         self.log_path = os.path.join(self.state_dir, "cschedd.log")
         self.log = open(self.log_path, "wb")
+        self.certs = os.path.join(self.state_dir, "certs")
+        os.mkdir(self.certs)
+        subprocess.run(["sh", ARGS.make_certs, self.certs], check=True)
+        tokens = os.path.join(self.certs, "tokens")
+        with open(os.open(tokens, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            for name, role, token in (("interop-admin", "admin", ADMIN_TOKEN),
+                                      ("interop-viewer", "viewer", VIEWER_TOKEN)):
+                f.write("%s %s %s\n" % (name, role, hashlib.sha256(token.encode()).hexdigest()))
         cmd = [
             os.path.join(bin_dir, "cschedd"),
             "--socket", os.path.join(self.state_dir, "csched.sock"),
+            "--listen", "127.0.0.1:0",
             "--ready-file", self.ready_file,
             "--state-dir", self.state_dir,
             "--max-running", "8",
+            "--tls-cert", self.cert("server.pem"),
+            "--tls-key", self.cert("server.key"),
+            "--tokens-file", tokens,
         ]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         self.target = self._wait_ready()
@@ -72,6 +90,18 @@ class Server:
             time.sleep(0.05)
         raise RuntimeError("cschedd not ready after %.0f s:\n%s"
                            % (READY_TIMEOUT_S, self.log_text()))
+
+    def cert(self, name):
+        return os.path.join(self.certs, name)
+
+    def channel(self, token=None):
+        """A TLS channel trusting the test CA, sending token (if any) on every call."""
+        with open(self.cert("ca.pem"), "rb") as f:
+            creds = grpc.ssl_channel_credentials(root_certificates=f.read())
+        if token is not None:
+            creds = grpc.composite_channel_credentials(
+                creds, grpc.access_token_call_credentials(token))
+        return grpc.secure_channel(self.target, creds)
 
     def log_text(self):
         if not self.log.closed:
@@ -102,7 +132,7 @@ class InteropTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.server = Server(ARGS.bin_dir)
-        cls.channel = grpc.insecure_channel(cls.server.target)
+        cls.channel = cls.server.channel(ADMIN_TOKEN)
         grpc.channel_ready_future(cls.channel).result(timeout=RPC_TIMEOUT_S)
         cls.stub = scheduler_pb2_grpc.SchedulerStub(cls.channel)
         cls.health = health_pb2_grpc.HealthStub(cls.channel)
@@ -123,6 +153,33 @@ class InteropTest(unittest.TestCase):
         reply = self.health.Check(health_pb2.HealthCheckRequest(service=""),
                                   timeout=RPC_TIMEOUT_S)
         self.assertEqual(reply.status, health_pb2.HealthCheckResponse.SERVING)
+
+    def test_tls_without_token_is_unauthenticated(self):
+        with self.server.channel() as channel:
+            with self.assertRaises(grpc.RpcError) as ctx:
+                scheduler_pb2_grpc.SchedulerStub(channel).ListJobs(pb.ListJobsRequest(),
+                                                                   timeout=RPC_TIMEOUT_S)
+        self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+        self.assertIn("Bearer", ctx.exception.details())
+
+    def test_viewer_token_lists_but_does_not_create(self):
+        with self.server.channel() as channel:
+            stub = scheduler_pb2_grpc.SchedulerStub(channel)
+            md = (("authorization", "Bearer " + VIEWER_TOKEN),)
+            stub.ListJobs(pb.ListJobsRequest(), timeout=RPC_TIMEOUT_S, metadata=md)
+            with self.assertRaises(grpc.RpcError) as ctx:
+                stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="interop-viewer",
+                                                              command=["true"])),
+                               timeout=RPC_TIMEOUT_S, metadata=md)
+        self.assertEqual(ctx.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+        self.assertIn("token:interop-viewer", ctx.exception.details())
+
+    def test_plaintext_client_refused(self):
+        with grpc.insecure_channel(self.server.target) as channel:
+            with self.assertRaises(grpc.RpcError) as ctx:
+                scheduler_pb2_grpc.SchedulerStub(channel).ListJobs(pb.ListJobsRequest(),
+                                                                   timeout=RPC_TIMEOUT_S)
+        self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNAVAILABLE)
 
     def test_unknown_job_is_not_found(self):
         with self.assertRaises(grpc.RpcError) as ctx:

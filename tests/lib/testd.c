@@ -39,6 +39,7 @@ struct cs_testd {
     char *database_url;
     unsigned max_running;
     char *extra_args[MAX_EXTRA_ARGS + 1];
+    const struct cs_client_opts *client;
 };
 
 static const char *bin_dir(void)
@@ -69,7 +70,7 @@ static bool read_ready(struct cs_testd *d)
 }
 
 /* is_serving asks the health service once. */
-static bool is_serving(const char *target)
+static bool is_serving(const struct cs_testd *d)
 {
     Grpc__Health__V1__HealthCheckRequest req = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
     Grpc__Health__V1__HealthCheckResponse *resp = NULL;
@@ -77,7 +78,7 @@ static bool is_serving(const char *target)
     struct cs_client *client = NULL;
     bool serving = false;
 
-    if (cs_client_new(target, &client) != 0)
+    if (cs_client_new_opts(d->target, d->client, &client) != 0)
         return false;
     if (cs_health_check(client, &req, &resp, &opts, NULL) == 0) {
         serving = resp->status == GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING;
@@ -104,7 +105,7 @@ static int wait_started(struct cs_testd *d)
         }
         if (!ready)
             ready = read_ready(d);
-        if (ready && is_serving(d->target))
+        if (ready && is_serving(d))
             return 0;
         cs_test_sleep_ms(10);
     }
@@ -195,6 +196,7 @@ static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
     if (opts->database_url != NULL && (d->database_url = strdup(opts->database_url)) == NULL)
         goto err_free;
     d->max_running = opts->max_running;
+    d->client = opts->client;
     for (; opts->extra_args != NULL && opts->extra_args[n] != NULL; n++) {
         rc = n == MAX_EXTRA_ARGS ? -E2BIG : -ENOMEM;
         if (n == MAX_EXTRA_ARGS || (d->extra_args[n] = strdup(opts->extra_args[n])) == NULL)
@@ -261,6 +263,11 @@ pid_t cs_testd_pid(const struct cs_testd *d)
 const char *cs_testd_state_dir(const struct cs_testd *d)
 {
     return d->state_dir;
+}
+
+const char *cs_testd_log_path(const struct cs_testd *d)
+{
+    return d->log_path;
 }
 
 /* terminate sends SIGTERM and waits; returns the exit status as
@@ -332,7 +339,7 @@ static int wait_refused(struct cs_testd *d)
             d->pid = 0;
             return cs_test__exit_code(wstatus);
         }
-        if (read_ready(d) && is_serving(d->target))
+        if (read_ready(d) && is_serving(d))
             return 0;
         cs_test_sleep_ms(10);
     }

@@ -58,6 +58,9 @@ struct cs_testd_options {
     /* --state-dir: another daemon's (cs_testd_state_dir), which this one
      * only uses and never removes; NULL for a fresh temp dir of its own. */
     const char *state_dir;
+    /* How the start-up health check connects (NULL: plaintext), for a
+     * daemon serving TLS; borrowed for the daemon's life. */
+    const struct cs_client_opts *client;
 };
 
 struct cs_testd;
@@ -87,6 +90,9 @@ pid_t cs_testd_pid(const struct cs_testd *d);
 
 /* cs_testd_state_dir returns the daemon's --state-dir. */
 const char *cs_testd_state_dir(const struct cs_testd *d);
+
+/* cs_testd_log_path returns the file the daemon's stderr goes to. */
+const char *cs_testd_log_path(const struct cs_testd *d);
 
 /* cs_testd_stop sends SIGTERM, waits up to 30 s (then SIGKILL), removes the
  * state dir and frees d. Returns the exit status: 0 for a clean exit, the

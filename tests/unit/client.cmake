@@ -1,6 +1,6 @@
 # libcsched and csched CLI unit tests: no server, no network.
 # The CLI's reading of its arguments, and what it writes and exits with.
-foreach(cs_concern args output)
+foreach(cs_concern args output jobstop)
   cs_unit_test(cli_${cs_concern} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli_${cs_concern}.c
                ${CMAKE_CURRENT_LIST_DIR}/cli_fixture.c LIBS cs_cli)
 endforeach()

@@ -315,7 +315,7 @@ int64_t trigger_uncommitted(struct cs_job *job)
 {
     Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
     req.job_name = job->spec->name;
-    return cs_dispatch_trigger(&fx.s, job, &req, NULL, NULL)->msg->id;
+    return cs_dispatch_trigger(&fx.s, job, &req, "test", NULL, NULL)->msg->id;
 }
 
 int64_t trigger(struct cs_job *job)

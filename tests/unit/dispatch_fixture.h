@@ -32,6 +32,7 @@
 #include "dispatch.h"
 #include "event.h"
 #include "job.h"
+#include "later.h"
 #include "minder_contract.h"
 #include "note.h"
 #include "retry.h"

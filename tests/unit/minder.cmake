@@ -12,3 +12,9 @@ target_compile_definitions(test_minder PRIVATE CS_MINDER_PATH="${CS_MINDER_PATH}
 cs_unit_test(minder_contract SOURCES test_minder_contract.c LIBS cs_note)
 add_dependencies(test_minder_contract csched_minder)
 target_compile_definitions(test_minder_contract PRIVATE CS_MINDER_PATH="${CS_MINDER_PATH}")
+
+# The minder's privilege drop, each step made to fail through a fake table,
+# and the real minder whose drop is refused.
+cs_unit_test(minder_drop SOURCES test_minder_drop.c LIBS cs_minder_drop cs_note)
+add_dependencies(test_minder_drop csched_minder)
+target_compile_definitions(test_minder_drop PRIVATE CS_MINDER_PATH="${CS_MINDER_PATH}")

@@ -8,6 +8,7 @@ cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_idma
 cs_unit_test(heap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_heap.c LIBS cs_heap)
 cs_unit_test(env SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_env.c LIBS cs_env)
 cs_unit_test(job SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job.c LIBS cs_env)
+cs_unit_test(secret SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_secret.c LIBS cs_env cs_launch)
 cs_unit_test(job_table SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job_table.c LIBS cs_env)
 cs_unit_test(slot_rules SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_slot_rules.c LIBS cs_env)
 cs_unit_test(config SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_config.c LIBS cs_config)
@@ -22,6 +23,8 @@ cs_unit_test(access SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_access.c LIBS cs_ac
 cs_unit_test(local_role SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_role.c LIBS cs_local)
 cs_unit_test(local_listen SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_listen.c LIBS cs_local)
 cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_mailbox)
+cs_unit_test(auth_file SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auth_file.c LIBS cs_auth)
+cs_unit_test(tls_fetch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tls_fetch.c LIBS cs_auth)
 cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LIBS cs_exit_watch)
 cs_unit_test(cron SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cron.c LIBS cs_schedule)
 cs_unit_test(schedule SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_schedule.c LIBS cs_schedule)
@@ -37,6 +40,10 @@ endforeach()
 # The run state machine, with the store's writes and the launcher's submit
 # faked through the ops dispatch takes at init.
 cs_unit_test(dispatch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch.c
+             ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
+# Retries, deadlines, the kill grace and signal, and runs for later, on the
+# same fixture.
+cs_unit_test(retry SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_retry.c
              ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
 
 # Every object of every static library and program defined in server/ (so a

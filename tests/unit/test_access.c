@@ -100,11 +100,18 @@ static void test_access_messages(void **state)
     char why[512];
     struct cs_identity nobody = {.role = CS_ROLE_NONE, .name = "unix:uid=65534"};
     assert_int_equal(cs_access_check(SCHED("ListJobs"), &nobody, true, why, sizeof(why)), -EACCES);
-    assert_string_equal(why, "ListJobs needs role viewer; unix:uid=65534 has none");
+    assert_string_equal(why, "ListJobs needs role viewer; unix:uid=65534 has none (roles of local "
+                             "users: --admin-group, --operator-group, --viewer-group)");
 
     struct cs_identity op = {.role = CS_ROLE_OPERATOR, .name = "unix:uid=1000(alice)"};
     assert_int_equal(cs_access_check(SCHED("DeleteJob"), &op, true, why, sizeof(why)), -EACCES);
-    assert_string_equal(why, "DeleteJob needs role admin; unix:uid=1000(alice) has operator");
+    assert_string_equal(why, "DeleteJob needs role admin; unix:uid=1000(alice) has operator (roles "
+                             "of local users: --admin-group, --operator-group, --viewer-group)");
+
+    struct cs_identity cert = {.role = CS_ROLE_NONE, .name = "x509:CN=bot"};
+    assert_int_equal(cs_access_check(SCHED("GetRun"), &cert, true, why, sizeof(why)), -EACCES);
+    assert_string_equal(why, "GetRun needs role viewer; x509:CN=bot has none (roles of client "
+                             "certificates: --tls-client-roles)");
 
     struct cs_identity anon = {.role = CS_ROLE_NONE, .name = "fd:12"};
     assert_int_equal(cs_access_check(SCHED("TriggerJob"), &anon, false, why, sizeof(why)), -EPERM);

@@ -141,8 +141,9 @@ static void test_cli_job_args_full(void **state)
 
     init_cli(&cli);
     assert_int_equal(PARSE_JOB(&cli, &job, err, "build", "--env", "A=1", "--env=B=x=y", "--label",
-                               "team=core", "--workdir", "/tmp", "--max-running", "3", "--timeout",
-                               "10", "--max-attempts", "2", "--retry-backoff-ms=250", "-o", "json",
+                               "team=core", "--workdir", "/tmp", "--run-as-user", "nobody",
+                               "--run-as-group=65534", "--max-running", "3", "--timeout", "10",
+                               "--max-attempts", "2", "--retry-backoff-ms=250", "-o", "json",
                                "--env", "A=2", "--", "make", "-j2", "--", "all"),
                      0);
     assert_string_equal(job->name, "build");
@@ -157,6 +158,8 @@ static void test_cli_job_args_full(void **state)
     assert_string_equal(cs_test_map_get((void **)job->env, job->n_env, "B"), "x=y");
     assert_string_equal(cs_test_map_get((void **)job->labels, job->n_labels, "team"), "core");
     assert_string_equal(job->working_dir, "/tmp");
+    assert_string_equal(job->run_as_user, "nobody");
+    assert_string_equal(job->run_as_group, "65534");
     assert_int_equal(job->max_running, 3);
     assert_int_equal(job->timeout_seconds, 10);
     assert_int_equal(job->max_attempts, 2);

@@ -43,6 +43,8 @@ static void test_cli_jobfile_full(void **state)
                                "      CC: gcc\n"
                                "      EMPTY: \"\"\n"
                                "    working_dir: /src\n"
+                               "    run_as_user: builder\n"
+                               "    run_as_group: \"100\"\n"
                                "    max_running: 2\n"
                                "    timeout_seconds: 600\n"
                                "    max_attempts: 3\n"
@@ -64,6 +66,8 @@ static void test_cli_jobfile_full(void **state)
     assert_string_equal(cs_test_map_get((void **)jobs[0]->env, jobs[0]->n_env, "CC"), "gcc");
     assert_string_equal(cs_test_map_get((void **)jobs[0]->env, jobs[0]->n_env, "EMPTY"), "");
     assert_string_equal(jobs[0]->working_dir, "/src");
+    assert_string_equal(jobs[0]->run_as_user, "builder");
+    assert_string_equal(jobs[0]->run_as_group, "100");
     assert_int_equal(jobs[0]->max_running, 2);
     assert_int_equal(jobs[0]->timeout_seconds, 600);
     assert_int_equal(jobs[0]->max_attempts, 3);

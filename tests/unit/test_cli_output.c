@@ -66,9 +66,12 @@ static void test_cli_json_job(void **state)
         captured(&c),
         "{\"name\":\"a\\\"b\",\"command\":[\"echo\",\"hi\\n\"],\"shell\":\"\",\"env\":{\"K\":"
         "\"v\\\\\"},\"working_dir\":\"\",\"max_running\":4,\"timeout_seconds\":0,\"max_attempts\":"
-        "0,\"retry_backoff_ms\":0,\"labels\":{},\"schedule\":null,\"paused\":false,"
-        "\"version\":18446744073709551615,\"created_unix_ms\":-5,\"updated_unix_ms\":0,"
-        "\"pause_reason\":\"\",\"paused_unix_ms\":0,\"next_fires\":[]}\n");
+        "0,\"retry_backoff_ms\":0,\"labels\":{},\"run_as_user\":\"\",\"run_as_group\":\"\","
+        "\"secret_env\":{},\"retry\":null,\"run_deadline_seconds\":0,\"kill_grace_seconds\":0,"
+        "\"kill_signal\":\"\",\"schedule\":null,\"paused\":false,"
+        "\"version\":18446744073709551615,\"created_unix_ms\":-5,"
+        "\"updated_unix_ms\":0,\"created_by\":\"\",\"updated_by\":\"\",\"pause_reason\":\"\","
+        "\"paused_unix_ms\":0,\"next_fires\":[]}\n");
     capture_close(&c);
     csched__v1__job__free_unpacked(job, NULL);
 }
@@ -158,7 +161,8 @@ static void test_cli_format_run_outcome(void **state)
     assert_string_equal(buf, "signal 9 (KILL)");
 }
 
-/* csched run shows how many processes each attempt left behind. */
+/* csched run shows how many processes each attempt left behind, and the
+ * wait before it. */
 static void test_cli_print_run_leftovers(void **state)
 {
     Csched__V1__Run run = CSCHED__V1__RUN__INIT;
@@ -176,10 +180,11 @@ static void test_cli_print_run_leftovers(void **state)
     attempt.max_rss_kb = 1776;
     attempt.leftover_processes = 2;
     attempt.message = "done";
+    attempt.retry_delay_ms = 300;
     capture_open(&out);
     cs_cli_print_run(out.f, &run);
-    assert_non_null(strstr(captured(&out), " LEFTOVER MESSAGE\n"));
-    assert_non_null(strstr(captured(&out), " 1776     2        done\n"));
+    assert_non_null(strstr(captured(&out), " LEFTOVER DELAY      MESSAGE\n"));
+    assert_non_null(strstr(captured(&out), " 1776     2        0.300s     done\n"));
     capture_close(&out);
 }
 

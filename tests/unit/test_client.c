@@ -1,13 +1,15 @@
 /* Unit tests of libcsched's core where it has logic of its own: status
- * names and records, deadlines, message packing, argument checks. No server:
- * a client connects only when a call is made. */
+ * names and records, deadlines, message packing, argument checks, security
+ * options. No server: a client connects only when a call is made. */
 #include <errno.h>
 #include <grpc/support/time.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
@@ -157,12 +159,46 @@ static void test_client_argument_checks(void **state)
     cs_client_free(NULL);
 }
 
+/* cs_client_new_opts: what it refuses before any connection, and TLS
+ * clients made from files it can read. */
+static void test_client_security_opts(void **state)
+{
+    char path[] = "/tmp/cs-client-pem-XXXXXX";
+    struct cs_client *c = (struct cs_client *)1;
+    struct cs_client_opts opts = {0};
+    int fd = mkstemp(path);
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "not PEM, found at the first call\n", 33), 33);
+    close(fd);
+    /* All NULL: plaintext, as cs_client_new. */
+    assert_int_equal(cs_client_new_opts("127.0.0.1:1", &opts, &c), 0);
+    cs_client_free(c);
+    opts.cert_file = path;
+    assert_int_equal(cs_client_new_opts("127.0.0.1:1", &opts, &c), -EINVAL);
+    assert_null(c);
+    opts = (struct cs_client_opts){.token = ""};
+    assert_int_equal(cs_client_new_opts("127.0.0.1:1", &opts, &c), -EINVAL);
+    opts = (struct cs_client_opts){.ca_file = "/nonexistent/ca.pem"};
+    assert_int_equal(cs_client_new_opts("127.0.0.1:1", &opts, &c), -ENOENT);
+    opts =
+        (struct cs_client_opts){.ca_file = path, .cert_file = path, .key_file = path, .token = "t"};
+    assert_int_equal(cs_client_new_opts("127.0.0.1:1", &opts, &c), 0);
+    cs_client_free(c);
+    /* The token alone: TLS with the system's roots. */
+    opts = (struct cs_client_opts){.token = "t"};
+    assert_int_equal(cs_client_new_opts("127.0.0.1:1", &opts, &c), 0);
+    cs_client_free(c);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_client_status_names),   cmocka_unit_test(test_client_status_records),
         cmocka_unit_test(test_client_deadlines),      cmocka_unit_test(test_client_pack_unpack),
         cmocka_unit_test(test_client_unpack_garbage), cmocka_unit_test(test_client_argument_checks),
+        cmocka_unit_test(test_client_security_opts),
     };
     int rc;
 

@@ -15,11 +15,26 @@
 
 #include "config.h"
 
-static const char *const env_names[] = {
-    "CSCHED_LISTEN",      "CSCHED_DATABASE_URL", "CSCHED_STATE_DIR",   "CSCHED_MAX_RUNNING",
-    "CSCHED_LOG_LEVEL",   "CSCHED_MINDER",       "CSCHED_NICE",        "CSCHED_RETENTION_DAYS",
-    "CSCHED_SOCKET",      "CSCHED_INSECURE_TCP", "CSCHED_ADMIN_GROUP", "CSCHED_OPERATOR_GROUP",
-    "CSCHED_VIEWER_GROUP"};
+static const char *const env_names[] = {"CSCHED_LISTEN",
+                                        "CSCHED_DATABASE_URL",
+                                        "CSCHED_STATE_DIR",
+                                        "CSCHED_MAX_RUNNING",
+                                        "CSCHED_LOG_LEVEL",
+                                        "CSCHED_MINDER",
+                                        "CSCHED_NICE",
+                                        "CSCHED_RETENTION_DAYS",
+                                        "CSCHED_SOCKET",
+                                        "CSCHED_INSECURE_TCP",
+                                        "CSCHED_ADMIN_GROUP",
+                                        "CSCHED_OPERATOR_GROUP",
+                                        "CSCHED_VIEWER_GROUP",
+                                        "CSCHED_TLS_CERT",
+                                        "CSCHED_TLS_KEY",
+                                        "CSCHED_TLS_CLIENT_CA",
+                                        "CSCHED_TLS_CLIENT_ROLES",
+                                        "CSCHED_TOKENS_FILE",
+                                        "CSCHED_JOB_USER",
+                                        "CSCHED_AUDIT_RETENTION_DAYS"};
 
 static int clear_env(void **state)
 {
@@ -86,6 +101,8 @@ static void test_config_defaults(void **state)
     assert_int_equal(c.log_level, CS_LOG_INFO);
     assert_int_equal(c.nice, CS_DEFAULT_NICE);
     assert_int_equal(c.retention_days, CS_DEFAULT_RETENTION_DAYS);
+    assert_str_or_null(c.job_user, NULL);
+    assert_int_equal(c.audit_retention_days, 0);
     assert_false(c.help);
 }
 
@@ -98,7 +115,8 @@ static void test_config_flags(void **state)
                            "postgresql:///csched", "--state-dir", "/srv/csched", "--max-running",
                            "12", "--ready-file", "/run/csched.ready", "--minder",
                            "/opt/csched-minder", "--log-level", "debug", "--nice", "-3",
-                           "--retention-days", "7", NULL),
+                           "--retention-days", "7", "--job-user", "builder",
+                           "--audit-retention-days", "400", NULL),
                      0);
     assert_str_or_null(c.listen, "0.0.0.0:7000");
     assert_str_or_null(c.database_url, "postgresql:///csched");
@@ -109,6 +127,8 @@ static void test_config_flags(void **state)
     assert_int_equal(c.log_level, CS_LOG_DEBUG);
     assert_int_equal(c.nice, -3);
     assert_int_equal(c.retention_days, 7);
+    assert_str_or_null(c.job_user, "builder");
+    assert_int_equal(c.audit_retention_days, 400);
     assert_false(c.help);
 
     /* --flag=value works as well, and the last of a repeated flag wins. */
@@ -182,7 +202,9 @@ static void test_config_env(void **state)
     setenv("CSCHED_MINDER", "/usr/libexec/csched-minder", 1);
     setenv("CSCHED_NICE", "-15", 1);
     setenv("CSCHED_RETENTION_DAYS", "0", 1);
+    setenv("CSCHED_JOB_USER", "65534", 1);
     assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_str_or_null(c.job_user, "65534");
     assert_str_or_null(c.listen, "127.0.0.1:6000");
     assert_str_or_null(c.database_url, "host=/tmp dbname=cs");
     assert_str_or_null(c.state_dir, "/var/tmp/cs");
@@ -317,6 +339,13 @@ static void test_config_bad_retention_days(void **state)
                    "forever");
 }
 
+static void test_config_bad_audit_retention_days(void **state)
+{
+    static const char *const bad[] = {"-1", "36501", "", "year", "+7", "1.5"};
+    assert_refused("--audit-retention-days", "CSCHED_AUDIT_RETENTION_DAYS", bad,
+                   sizeof(bad) / sizeof(bad[0]), "forever");
+}
+
 static void test_config_bad_state_dir(void **state)
 {
     struct cs_config c;
@@ -413,9 +442,11 @@ static void test_config_tcp_needs_insecure_flag(void **state)
 static void test_config_missing_value_names_flag(void **state)
 {
     static const char *const flags[] = {
-        "--listen",      "--database-url",   "--state-dir",   "--max-running",    "--ready-file",
-        "--minder",      "--log-level",      "--nice",        "--retention-days", "--socket",
-        "--admin-group", "--operator-group", "--viewer-group"};
+        "--listen",           "--database-url", "--state-dir",   "--max-running",
+        "--ready-file",       "--minder",       "--log-level",   "--nice",
+        "--retention-days",   "--socket",       "--admin-group", "--operator-group",
+        "--viewer-group",     "--tls-cert",     "--tls-key",     "--tls-client-ca",
+        "--tls-client-roles", "--tokens-file",  "--job-user",    "--audit-retention-days"};
     struct cs_config c;
     struct cs_err err;
 
@@ -423,6 +454,41 @@ static void test_config_missing_value_names_flag(void **state)
         int rc = parse(&c, &err, flags[i], NULL);
         assert_rejected(rc, err, flags[i]);
     }
+}
+
+/* The TLS files from flags and variables; each file needs what it rests on. */
+static void test_config_tls(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+    int rc;
+
+    assert_int_equal(setenv("CSCHED_TOKENS_FILE", "/etc/t", 1), 0);
+    assert_int_equal(parse(&c, &err, "--listen", ":1", "--tls-cert", "/c", "--tls-key", "/k",
+                           "--tls-client-ca", "/ca", "--tls-client-roles", "/r", NULL),
+                     0);
+    assert_str_or_null(c.auth.tls_cert, "/c");
+    assert_str_or_null(c.auth.tls_key, "/k");
+    assert_str_or_null(c.auth.tls_client_ca, "/ca");
+    assert_str_or_null(c.auth.client_roles, "/r");
+    assert_str_or_null(c.auth.tokens, "/etc/t");
+    rc = parse(&c, &err, "--tls-cert", "/c", NULL);
+    assert_rejected(rc, err, "--tls-key");
+    rc = parse(&c, &err, NULL);
+    assert_rejected(rc, err, "--tokens-file");
+    assert_int_equal(unsetenv("CSCHED_TOKENS_FILE"), 0);
+    rc = parse(&c, &err, "--tls-client-ca", "/ca", NULL);
+    assert_rejected(rc, err, "--tls-cert");
+    rc = parse(&c, &err, "--tls-cert", "/c", "--tls-key", "/k", "--tls-client-roles", "/r", NULL);
+    assert_rejected(rc, err, "--tls-client-ca");
+    /* TLS is for the TCP listener, and it is not plaintext. */
+    rc = parse(&c, &err, "--tls-cert", "/c", "--tls-key", "/k", NULL);
+    assert_rejected(rc, err, "--listen");
+    rc = parse(&c, &err, "--listen", ":1", "--insecure-tcp", "--tls-cert", "/c", "--tls-key", "/k",
+               NULL);
+    assert_rejected(rc, err, "--insecure-tcp");
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_null(c.auth.tls_cert);
 }
 
 int main(void)
@@ -439,11 +505,13 @@ int main(void)
         cmocka_unit_test_setup(test_config_bad_log_level, clear_env),
         cmocka_unit_test_setup(test_config_bad_nice, clear_env),
         cmocka_unit_test_setup(test_config_bad_retention_days, clear_env),
+        cmocka_unit_test_setup(test_config_bad_audit_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_bad_state_dir, clear_env),
         cmocka_unit_test_setup(test_config_unknown_and_extra, clear_env),
         cmocka_unit_test_setup(test_config_missing_value_names_flag, clear_env),
         cmocka_unit_test_setup(test_config_socket_and_groups, clear_env),
         cmocka_unit_test_setup(test_config_tcp_needs_insecure_flag, clear_env),
+        cmocka_unit_test_setup(test_config_tls, clear_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

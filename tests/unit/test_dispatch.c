@@ -210,8 +210,8 @@ static void test_dispatch_backoff_doubles_to_its_cap(void **state)
 }
 
 /* RUNNING -> QUEUED after a failed attempt, back on the queue only once its
- * backoff has passed (5 ms, then 10: loop time, which never runs a timer
- * early); the last allowed attempt's failure ends the run. */
+ * backoff has passed (5 ms, then 10), waiting with the runs for later; the
+ * last allowed attempt's failure ends the run. */
 static void test_dispatch_retry_with_backoff(void **state)
 {
     struct cs_job *job = add_job("a", 0, 3, 5);
@@ -229,12 +229,16 @@ static void test_dispatch_retry_with_backoff(void **state)
         struct cs_run *run = run_of(id);
         assert_int_equal(run->msg->state, Q);
         assert_int_equal(job->slots, 0);
-        assert_non_null(run->backoff);
+        assert_true(cs_later_is_waiting(run));
         assert_false(run->queued);
         assert_int_equal(fx.n_launches, 0);
+        int64_t due = run->msg->not_before_unix_ms;
         run_until(is_queued, run, "the retry to be queued");
-        assert_true(uv_now(&fx.loop) - failed_at >= cs_retry_backoff_ms(job->spec, attempt));
-        assert_null(run->backoff);
+        /* The wait is on the wall clock, whose milliseconds round apart from
+         * the loop's by up to one. */
+        assert_true(uv_now(&fx.loop) - failed_at + 1 >= cs_retry_backoff_ms(job->spec, attempt));
+        assert_true(cs_now_unix_ms() >= due);
+        assert_false(cs_later_is_waiting(run));
     }
     assert_string_equal(history(id), START_TO_RUNNING " a1:FAILED run:QUEUED run:STARTING "
                                                       "a2:STARTING a2:RUNNING run:RUNNING "
@@ -268,7 +272,7 @@ static void test_dispatch_cancel_waiting_to_retry(void **state)
     int64_t id = trigger(job);
     turn();
     launch_fails(id);
-    assert_non_null(run_of(id)->backoff);
+    assert_true(cs_later_is_waiting(run_of(id)));
     assert_int_equal(cancel(id), CA);
     assert_null(run_of(id));
     assert_string_equal(history(id),

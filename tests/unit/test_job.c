@@ -486,6 +486,59 @@ static void test_run_request_limits(void **state)
     free_entries(env, CS_ENV_ENTRIES_MAX + 1);
 }
 
+/* The retry policy, the deadline and the kill settings, each bound named;
+ * a not_before more than a year ahead. */
+static void test_job_retry_and_stop_rules(void **state)
+{
+    struct spec_buf b;
+    Csched__V1__RetryPolicy p = CSCHED__V1__RETRY_POLICY__INIT;
+    Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+
+    spec_init(&b);
+    b.job.retry = &p;
+    p.initial_backoff_ms = 300;
+    p.max_backoff_ms = 1200;
+    p.multiplier = 1;
+    p.jitter = 1;
+    p.retry_on = CSCHED__V1__RETRY_ON__RETRY_ON_TIMEOUT;
+    b.job.kill_signal = "SIGUSR2";
+    b.job.kill_grace_seconds = 3600;
+    b.job.run_deadline_seconds = 30 * 24 * 3600;
+    check_valid(&b, "a full policy");
+    p.multiplier = 0.5;
+    check_invalid(&b, "multiplier 0.5", "retry.multiplier: 0.5 is less than 1", NULL);
+    p.multiplier = 101;
+    check_invalid(&b, "multiplier 101", "retry.multiplier: 101", "1 to 100");
+    p.multiplier = 2;
+    p.jitter = 1.5;
+    check_invalid(&b, "jitter 1.5", "retry.jitter: 1.5", "0 to 1");
+    p.jitter = 0;
+    p.max_backoff_ms = 100;
+    check_invalid(&b, "max under initial", "retry.max_backoff_ms: 100", "initial_backoff_ms 300");
+    p.max_backoff_ms = 0;
+    p.initial_backoff_ms = CS_RETRY_BACKOFF_MAX_MS + 1;
+    check_invalid(&b, "initial over 10 min", "retry.initial_backoff_ms", "600000");
+    p.initial_backoff_ms = 0;
+    p.retry_on = 4;
+    check_invalid(&b, "retry_on 4", "retry.retry_on: 4", NULL);
+    p.retry_on = 0;
+    b.job.kill_signal = "KILL";
+    check_invalid(&b, "kill_signal KILL", "job.kill_signal: \"KILL\"", "TERM, INT");
+    b.job.kill_signal = "";
+    b.job.kill_grace_seconds = 3601;
+    check_invalid(&b, "grace over an hour", "job.kill_grace_seconds: 3601", NULL);
+    b.job.kill_grace_seconds = 0;
+    b.job.run_deadline_seconds = 30 * 24 * 3600 + 1;
+    check_invalid(&b, "deadline over 30 days", "job.run_deadline_seconds", NULL);
+
+    req.job_name = "nightly";
+    req.not_before_unix_ms = cs_now_unix_ms() + 300LL * 24 * 3600 * 1000;
+    struct cs_err err = {0};
+    assert_int_equal(cs_run_request_validate(&req, &err), 0);
+    req.not_before_unix_ms = cs_now_unix_ms() + CS_RUN_NOT_BEFORE_MAX_MS + 60000;
+    check_run_invalid(&req, "two years ahead", "not_before_unix_ms", "a year");
+}
+
 /* The functions under test belong to the loop thread: this one is it. */
 static int mark_loop_thread(void **state)
 {
@@ -508,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_job_message_copy),
         cmocka_unit_test(test_job_definition_limits),
         cmocka_unit_test(test_run_request_limits),
+        cmocka_unit_test(test_job_retry_and_stop_rules),
     };
     return cmocka_run_group_tests(tests, mark_loop_thread, NULL);
 }

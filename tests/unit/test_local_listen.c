@@ -128,20 +128,20 @@ static void test_local_listen_accepts_and_identifies(void **state)
     assert_true(fd >= 0);
 
     (void)snprintf(peer, sizeof(peer), "fd:%d", fd);
-    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, peer, NULL, &who), 0);
+    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, peer, NULL, &who, &err), 0);
     assert_int_equal(who.role, CS_ROLE_ADMIN);
     (void)snprintf(want, sizeof(want), "unix:uid=%u", (unsigned)geteuid());
     assert_int_equal(strncmp(who.name, want, strlen(want)), 0);
 
-    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, "ipv4:127.0.0.1:5000", NULL, &who),
+    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, "ipv4:127.0.0.1:5000", NULL, &who, &err),
                      -ENOENT);
-    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, "fd:x", NULL, &who), -ENOENT);
-    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, "fd:", NULL, &who), -ENOENT);
-    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, "fd:99999", NULL, &who), -ENOENT);
+    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, "fd:x", NULL, &who, &err), -ENOENT);
+    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, "fd:", NULL, &who, &err), -ENOENT);
+    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, "fd:99999", NULL, &who, &err), -ENOENT);
 
     /* The fd now names another file than the one recorded: no identity. */
     assert_int_equal(dup2(STDERR_FILENO, fd), fd);
-    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, peer, NULL, &who), -ENOENT);
+    assert_int_equal(cs_local_listen_identify_cb(&l, NULL, peer, NULL, &who, &err), -ENOENT);
 
     cs_local_listen_stop(&l);
     cs_local_listen_close(&l);

@@ -3,6 +3,7 @@
  * takes the argv as built (the builder and the minder's getopt agree). */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,6 +73,20 @@ static void test_minder_contract_argv(void **state)
     join(argv, got, sizeof(got));
     assert_null(strstr(got, " -C "));
     argv_free(argv);
+
+    /* A stop signal other than TERM is passed; TERM, the default, is not. */
+    cmd.stop_signal = SIGINT;
+    argv = cs_minder_argv_new(&cmd);
+    join(argv, got, sizeof(got));
+    assert_non_null(strstr(got, " -g 10000 -s 2 -- "));
+    argv_free(argv);
+    cmd.stop_signal = SIGTERM;
+    argv = cs_minder_argv_new(&cmd);
+    join(argv, got, sizeof(got));
+    assert_null(strstr(got, " -s "));
+    argv_free(argv);
+    assert_true(cs_minder_stop_signal_ok(SIGUSR2));
+    assert_false(cs_minder_stop_signal_ok(SIGKILL));
 }
 
 static void test_minder_contract_dir_round_trip(void **state)

@@ -213,12 +213,14 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     run.outcome_case = CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL;
     run.term_signal = 15;
     run.cancel_requested = 1;
+    run.triggered_by = "bob";
+    run.not_before_unix_ms = 1234;
     e.key = "A";
     e.value = "b";
     run.env = env;
     run.n_env = 1;
     cs_store_run_params(&run, &p);
-    assert_int_equal(p.n, 12);
+    assert_int_equal(p.n, 14);
     assert_string_equal(p.values[0], "9");
     assert_string_equal(p.values[2], "5");
     assert_int_equal(p.formats[3], 1);
@@ -230,6 +232,8 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     assert_null(p.values[8]);
     assert_string_equal(p.values[9], "15");
     assert_string_equal(p.values[11], "t");
+    assert_string_equal(p.values[12], "bob");
+    assert_string_equal(p.values[13], "1234");
     cs_store_params_clear(&p);
 
     run.n_env = 0;
@@ -258,7 +262,9 @@ static void test_store_run_filter_picks_statement(void **state)
     cs_store_params_clear(&p);
 }
 
-/* One row of the runs-join-attempts shape (24 columns). */
+/* One row of the runs-join-attempts shape (ROW_COLS columns: the run's 14,
+ * then the attempt's 15 from A). */
+enum { A = 14, ROW_COLS = A + 15 };
 static void set_run_row(PGresult *res, int row, int64_t id, int attempt, const char *dir)
 {
     set_int(res, row, 0, id, 8);
@@ -272,35 +278,40 @@ static void set_run_row(PGresult *res, int row, int64_t id, int attempt, const c
     set_null(res, row, 9);
     set_text(res, row, 10, "msg");
     assert_true(PQsetvalue(res, row, 11, "\0", 1));
+    set_text(res, row, 12, "alice");
+    set_int(res, row, 13, 4000, 8);
     if (attempt == 0) {
-        for (int c = 12; c < 24; c++)
+        for (int c = A; c < ROW_COLS; c++)
             set_null(res, row, c);
         return;
     }
-    set_int(res, row, 12, attempt, 4);
-    set_int(res, row, 13, 5, 2);
-    set_null(res, row, 14);
-    set_int(res, row, 15, 9, 4);
-    for (int c = 16; c <= 17; c++)
+    set_int(res, row, A, attempt, 4);
+    set_int(res, row, A + 1, 5, 2);
+    set_null(res, row, A + 2);
+    set_int(res, row, A + 3, 9, 4);
+    for (int c = A + 4; c <= A + 5; c++)
         set_int(res, row, c, c, 8);
-    set_int(res, row, 18, 77, 4);
-    for (int c = 19; c <= 21; c++)
+    set_int(res, row, A + 6, 77, 4);
+    for (int c = A + 7; c <= A + 9; c++)
         set_int(res, row, c, c, 8);
-    set_text(res, row, 22, "");
-    set_text(res, row, 23, dir);
+    set_text(res, row, A + 10, "");
+    set_text(res, row, A + 11, dir);
+    set_int(res, row, A + 12, 0, 4);
+    set_int(res, row, A + 13, 300 * attempt, 8);
+    set_int(res, row, A + 14, 7, 8);
 }
 
 static void test_store_runs_from_rows_groups_attempts(void **state)
 {
-    enum col_type types[24];
+    enum col_type types[ROW_COLS];
     PGresult *res;
     Csched__V1__Run **runs;
     char **dirs;
     size_t n;
 
-    for (int i = 0; i < 24; i++)
+    for (int i = 0; i < ROW_COLS; i++)
         types[i] = COL_INT8;
-    res = make_result(types, 24);
+    res = make_result(types, ROW_COLS);
     set_run_row(res, 0, 5, 1, "/a/1");
     set_run_row(res, 1, 5, 2, "/a/2");
     set_run_row(res, 2, 4, 0, NULL);
@@ -312,12 +323,16 @@ static void test_store_runs_from_rows_groups_attempts(void **state)
     assert_int_equal(runs[0]->attempts[1]->outcome_case, CSCHED__V1__ATTEMPT__OUTCOME_TERM_SIGNAL);
     assert_int_equal(runs[0]->attempts[1]->term_signal, 9);
     assert_int_equal(runs[0]->attempts[1]->minder_pid, 77);
+    assert_int_equal(runs[0]->attempts[1]->retry_delay_ms, 600);
+    assert_int_equal(runs[0]->attempts[1]->retry_jitter_ms, 7);
+    assert_int_equal(runs[0]->not_before_unix_ms, 4000);
     assert_int_equal(runs[0]->outcome_case, CSCHED__V1__RUN__OUTCOME_EXIT_CODE);
     assert_int_equal(runs[0]->exit_code, 2);
     assert_int_equal(runs[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
     assert_int_equal(runs[0]->started_unix_ms, 600);
     assert_string_equal(runs[0]->message, "msg");
     assert_false(runs[0]->cancel_requested);
+    assert_string_equal(runs[0]->triggered_by, "alice");
     assert_string_equal(dirs[0], "/a/2");
     assert_int_equal(runs[1]->id, 4);
     assert_int_equal(runs[1]->n_attempts, 0);
@@ -367,6 +382,80 @@ static void test_store_event_params_round_trip(void **state)
     assert_string_equal(back->message, "");
     protobuf_c_message_free_unpacked(&back->base, NULL);
     PQclear(res);
+}
+
+/* An audit row goes out as its eight columns, in the table's order (the
+ * bulk insert's types say how each travels), and comes back whole. */
+static void test_store_audit_params_round_trip(void **state)
+{
+    const enum col_type types[] = {COL_INT8, COL_INT8, COL_TEXT, COL_TEXT,
+                                   COL_TEXT, COL_INT8, COL_INT4, COL_TEXT};
+    Csched__V1__AuditEntry a = CSCHED__V1__AUDIT_ENTRY__INIT;
+    struct cs_store_params p = {0};
+    PGresult *res = make_result(types, 8);
+    Csched__V1__AuditEntry *back;
+
+    a.id = 12;
+    a.at_unix_ms = 1700000000123;
+    a.method = "TriggerJob";
+    a.identity = "unix:uid=1000(alice)";
+    a.job_name = "backup";
+    a.run_id = 77;
+    a.code = 5;
+    a.message = "job backup does not exist";
+    cs_store_audit_params(&a, &p);
+    assert_int_equal(p.n, CS_STORE_AUDIT_COLS);
+    assert_string_equal(p.values[0], "12");
+    assert_string_equal(p.values[1], "1700000000123");
+    assert_string_equal(p.values[2], "TriggerJob");
+    assert_string_equal(p.values[3], "unix:uid=1000(alice)");
+    assert_string_equal(p.values[4], "backup");
+    assert_string_equal(p.values[5], "77");
+    assert_string_equal(p.values[6], "5");
+    assert_string_equal(p.values[7], "job backup does not exist");
+    assert_int_equal(cs_store_audit_cols[0], CS_STORE_COL_INT);
+    assert_int_equal(cs_store_audit_cols[2], CS_STORE_COL_TEXT);
+    assert_int_equal(cs_store_audit_cols[6], CS_STORE_COL_INT);
+    assert_int_equal(cs_store_audit_cols[7], CS_STORE_COL_TEXT);
+    cs_store_params_clear(&p);
+
+    set_int(res, 0, 0, 12, 8);
+    set_int(res, 0, 1, 1700000000123, 8);
+    set_text(res, 0, 2, "TriggerJob");
+    set_text(res, 0, 3, "unix:uid=1000(alice)");
+    set_text(res, 0, 4, "backup");
+    set_int(res, 0, 5, 77, 8);
+    set_int(res, 0, 6, 5, 4);
+    set_text(res, 0, 7, "job backup does not exist");
+    back = cs_store_audit_from_row(res, 0);
+    assert_int_equal(back->id, 12);
+    assert_int_equal(back->at_unix_ms, 1700000000123);
+    assert_string_equal(back->method, "TriggerJob");
+    assert_string_equal(back->identity, "unix:uid=1000(alice)");
+    assert_string_equal(back->job_name, "backup");
+    assert_int_equal(back->run_id, 77);
+    assert_int_equal(back->code, 5);
+    assert_string_equal(back->message, "job backup does not exist");
+    protobuf_c_message_free_unpacked(&back->base, NULL);
+    PQclear(res);
+}
+
+/* The filter's empty strings and zeros mean "no filter", in the order of
+ * cs_store_sql_audit_list's parameters. */
+static void test_store_audit_filter_params(void **state)
+{
+    struct cs_store_audit_filter f = {.method = "CreateJob", .until_unix_ms = 9, .limit = 0};
+    struct cs_store_params p = {0};
+
+    cs_store_audit_filter_params(&f, &p);
+    assert_int_equal(p.n, 8);
+    assert_string_equal(p.values[0], "");
+    assert_string_equal(p.values[1], "CreateJob");
+    assert_string_equal(p.values[2], "");
+    assert_string_equal(p.values[3], "0");
+    assert_string_equal(p.values[5], "9");
+    assert_string_equal(p.values[7], "100");
+    cs_store_params_clear(&p);
 }
 
 static void test_store_migrations_embedded_in_order(void **state)
@@ -514,6 +603,8 @@ int main(void)
         cmocka_unit_test(test_store_run_filter_picks_statement),
         cmocka_unit_test(test_store_runs_from_rows_groups_attempts),
         cmocka_unit_test(test_store_event_params_round_trip),
+        cmocka_unit_test(test_store_audit_params_round_trip),
+        cmocka_unit_test(test_store_audit_filter_params),
         cmocka_unit_test(test_store_migrations_embedded_in_order),
         cmocka_unit_test(test_store_migrations_check_refuses_gaps),
         cmocka_unit_test(test_store_migrate_plan),

@@ -64,6 +64,30 @@ CS_EXPORT int cs_client_default_target(char *buf, size_t cap);
  * Returns 0, -EINVAL (NULL or empty target), or -ENOMEM. */
 CS_EXPORT int cs_client_new(const char *target, struct cs_client **out);
 
+/* How cs_client_new_opts secures the connection. Every field may be NULL;
+ * with all of them NULL the connection is plaintext, as cs_client_new's.
+ * Any of them set makes it TLS. The strings are only read during the call. */
+struct cs_client_opts {
+    /* PEM file of the CAs that sign the server's certificate; NULL: the
+     * system's roots. */
+    const char *ca_file;
+    /* PEM files of this client's certificate chain and its key, for a server
+     * that requires client certificates (mTLS). Both or neither. */
+    const char *cert_file;
+    const char *key_file;
+    /* A bearer token, sent as "authorization: Bearer TOKEN" on every call
+     * (only over TLS). */
+    const char *token;
+};
+
+/* cs_client_new_opts is cs_client_new with opts (NULL: plaintext). The
+ * files are read now. Returns 0, -EINVAL (no target, a certificate without
+ * its key or the reverse, an empty token), a negative errno from reading a
+ * file (-ENOENT, -EACCES, -EFBIG over 1 MiB), or -ENOMEM. A bad PEM file is
+ * only found at the first call, which then fails with UNAVAILABLE. */
+CS_EXPORT int cs_client_new_opts(const char *target, const struct cs_client_opts *opts,
+                                 struct cs_client **out);
+
 /* cs_client_free closes the channel and frees the client. Every stream made
  * from it must have been freed first. NULL is allowed. */
 CS_EXPORT void cs_client_free(struct cs_client *client);

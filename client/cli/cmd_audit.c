@@ -1,0 +1,157 @@
+/* csched audit: the audit trail, newest first, with ListAudit's filters. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+/* Entries listed when --limit is not given. */
+#define AUDIT_DEFAULT_LIMIT 50
+
+static const char audit_usage[] = "csched audit [--identity I] [--method M] [--job J] [--run ID]"
+                                  " [--since T] [--until T] [--limit N]";
+
+/* A time as --since and --until take it: a duration ago ("90s", "30m",
+ * "2h", "7d") or a UTC time "YYYY-MM-DDTHH:MM:SSZ". 0 or -EINVAL. */
+static int parse_when(const char *s, int64_t *unix_ms)
+{
+    struct tm tm;
+    char *end;
+    const char *rest;
+
+    if (s == NULL || s[0] == '\0')
+        return -EINVAL;
+    memset(&tm, 0, sizeof(tm));
+    rest = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (rest != NULL && *rest == '\0') {
+        *unix_ms = (int64_t)timegm(&tm) * 1000;
+        return 0;
+    }
+    long long n = strtoll(s, &end, 10);
+    static const struct {
+        char unit;
+        int64_t ms;
+    } units[] = {{'s', 1000}, {'m', 60000}, {'h', 3600000}, {'d', 86400000}};
+    if (end == s || n < 0 || n > 36500LL * 24 * 3600 || end[0] == '\0' || end[1] != '\0')
+        return -EINVAL;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (units[i].unit == end[0]) {
+            *unix_ms = (int64_t)time(NULL) * 1000 - n * units[i].ms;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+/* Takes one audit flag. 1 taken, 0 not one of them, or an exit code. */
+static int audit_flag(struct cs_cli *cli, int argc, char **argv, int *i,
+                      Csched__V1__ListAuditRequest *req, uint32_t *limit)
+{
+    static const struct {
+        const char *flag;
+        size_t offset;
+    } strs[] = {
+        {"--identity", offsetof(Csched__V1__ListAuditRequest, identity)},
+        {"--method", offsetof(Csched__V1__ListAuditRequest, method)},
+        {"--job", offsetof(Csched__V1__ListAuditRequest, job_name)},
+    };
+    const char *v;
+    int rc;
+
+    for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
+        rc = cs_cli_take_flag_value(cli, strs[k].flag, "a value", argc, argv, i, &v);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc > 0) {
+            *(char **)((char *)req + strs[k].offset) = (char *)v;
+            return 1;
+        }
+    }
+    if (cs_cli_flag("--run", argc, argv, i, &v)) {
+        if (cs_cli_parse_id(v, &req->run_id) != 0)
+            return cs_cli_usage(cli, "--run takes a run id, not '%s'", v ? v : "");
+        return 1;
+    }
+    const struct {
+        const char *flag;
+        int64_t *unix_ms;
+    } times[] = {{"--since", &req->since_unix_ms}, {"--until", &req->until_unix_ms}};
+    for (size_t k = 0; k < sizeof(times) / sizeof(times[0]); k++) {
+        if (!cs_cli_flag(times[k].flag, argc, argv, i, &v))
+            continue;
+        if (parse_when(v, times[k].unix_ms) != 0)
+            return cs_cli_usage(cli,
+                                "%s takes a duration ago (90s, 30m, 2h, 7d) or a UTC time "
+                                "YYYY-MM-DDTHH:MM:SSZ, not '%s'",
+                                times[k].flag, v ? v : "");
+        return 1;
+    }
+    if (cs_cli_flag("--limit", argc, argv, i, &v)) {
+        if (cs_cli_parse_u32(v, limit) != 0 || *limit == 0)
+            return cs_cli_usage(cli, "--limit takes a whole number > 0, not '%s'", v ? v : "");
+        return 1;
+    }
+    return 0;
+}
+
+static void print_row(FILE *f, const Csched__V1__AuditEntry *e)
+{
+    char t[32], target[160];
+
+    cs_cli_format_time(e->at_unix_ms, t, sizeof(t));
+    if (e->run_id != 0)
+        snprintf(target, sizeof(target), "%s run %" PRId64, e->job_name[0] ? e->job_name : "-",
+                 e->run_id);
+    else
+        snprintf(target, sizeof(target), "%s", e->job_name[0] ? e->job_name : "-");
+    fprintf(f, "%-8" PRId64 " %-19s %-10s %-24s %-28s %s%s%s\n", e->id, t, e->method, e->identity,
+            target, cs_status_code_name(e->code), e->message[0] ? ": " : "", e->message);
+}
+
+int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
+{
+    Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+    uint32_t limit = AUDIT_DEFAULT_LIMIT, shown = 0;
+    struct cs_call_opts opts;
+    char *token = NULL;
+    struct cs_status st;
+    int rc;
+
+    for (int i = 0; i < argc; i++) {
+        rc = audit_flag(cli, argc, argv, &i, &req, &limit);
+        if (rc == 1)
+            continue;
+        if (rc != 0)
+            return rc;
+        rc = cs_cli_take_global_or_fail(cli, argc, argv, &i, "audit", audit_usage);
+        if (rc != 0)
+            return rc;
+    }
+    opts = cs_cli_call_opts(cli);
+    if (cli->format == CS_FORMAT_TABLE)
+        fprintf(cli->out, "%-8s %-19s %-10s %-24s %-28s %s\n", "ID", "AT", "METHOD", "IDENTITY",
+                "TARGET", "OUTCOME");
+    do {
+        Csched__V1__ListAuditResponse *resp;
+
+        req.page_size = limit - shown < 1000 ? limit - shown : 1000;
+        req.page_token = token != NULL ? token : (char *)"";
+        rc = cs_scheduler_list_audit(cli->client, &req, &resp, &opts, &st);
+        free(token);
+        token = NULL;
+        if (rc != 0)
+            return cs_cli_fail(cli, "list audit", rc, &st);
+        for (size_t i = 0; i < resp->n_entries && shown < limit; i++, shown++) {
+            if (cli->format == CS_FORMAT_JSON)
+                cs_cli_json_line(cli->out, &resp->entries[i]->base);
+            else
+                print_row(cli->out, resp->entries[i]);
+        }
+        if (resp->next_page_token[0] != '\0' && shown < limit)
+            token = cs_cli_xstrdup(resp->next_page_token);
+        csched__v1__list_audit_response__free_unpacked(resp, NULL);
+    } while (token != NULL);
+    return 0;
+}

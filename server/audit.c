@@ -1,0 +1,171 @@
+/* audit: the rows of the audit trail (see audit.h). The methods audited and
+ * where each finds its target in its request are one table. Loop thread. */
+#define CS_LOG_COMPONENT "audit"
+#include "audit.h"
+
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+
+typedef void (*target_cb)(const ProtobufCMessage *req, const char **job_name, int64_t *run_id);
+
+static void job_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    const Csched__V1__Job *job = ((const Csched__V1__CreateJobRequest *)req)->job;
+    if (job != NULL)
+        *job_name = job->name;
+}
+
+static void update_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    const Csched__V1__Job *job = ((const Csched__V1__UpdateJobRequest *)req)->job;
+    if (job != NULL)
+        *job_name = job->name;
+}
+
+static void delete_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    *job_name = ((const Csched__V1__DeleteJobRequest *)req)->name;
+}
+
+static void trigger_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    *job_name = ((const Csched__V1__TriggerJobRequest *)req)->job_name;
+}
+
+static void cancel_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+{
+    *run_id = ((const Csched__V1__CancelRunRequest *)req)->run_id;
+}
+
+static const struct audited {
+    const char *method;
+    target_cb target_cb;
+} audited[] = {
+    {"CreateJob", job_target_cb},    {"UpdateJob", update_target_cb},
+    {"DeleteJob", delete_target_cb}, {"TriggerJob", trigger_target_cb},
+    {"CancelRun", cancel_target_cb},
+};
+
+/* "CreateJob" of "/csched.v1.Scheduler/CreateJob". */
+static const char *short_name(const struct cs_call *call)
+{
+    const char *path = cs_call_method_path(call);
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+static const struct audited *find_audited(const char *method)
+{
+    for (size_t i = 0; i < CS_ARRAY_LEN(audited); i++)
+        if (strcmp(audited[i].method, method) == 0)
+            return &audited[i];
+    return NULL;
+}
+
+void cs_audit_record(struct cs_sched *sched, const struct cs_audit_entry *entry,
+                     const struct cs_store_mark *tie)
+{
+    CS_ASSERT_LOOP();
+    Csched__V1__AuditEntry row = CSCHED__V1__AUDIT_ENTRY__INIT;
+    row.id = sched->next_audit_id++;
+    row.at_unix_ms = cs_now_unix_ms();
+    row.method = (char *)entry->method;
+    row.identity = (char *)entry->identity;
+    row.job_name = (char *)(entry->job_name != NULL ? entry->job_name : "");
+    row.run_id = entry->run_id;
+    row.code = (int32_t)entry->code;
+    row.message = (char *)(entry->message != NULL ? entry->message : "");
+    cs_store_audit_put(sched->store, &row, tie, NULL, NULL);
+}
+
+void cs_audit_change(struct cs_sched *sched, const struct cs_call *call,
+                     const struct cs_store_mark *since, const char *job_name, int64_t run_id)
+{
+    CS_ASSERT_LOOP();
+    struct cs_audit_entry e = {
+        .method = short_name(call),
+        .identity = cs_call_identity(call)->name,
+        .job_name = job_name,
+        .run_id = run_id,
+        .code = GRPC_STATUS_OK,
+    };
+    cs_audit_record(sched, &e, since);
+}
+
+void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code code,
+                         const char *message)
+{
+    CS_ASSERT_LOOP();
+    struct cs_sched *sched = arg;
+    const char *method = short_name(call);
+    const struct audited *a = find_audited(method);
+    if (a == NULL && code != GRPC_STATUS_PERMISSION_DENIED)
+        return;
+    if (!cs_store_is_accepting(sched->store)) {
+        cs_log_debug("not recorded while the store refuses writes: %s by %s refused (%d)", method,
+                     cs_call_identity(call)->name, (int)code);
+        return;
+    }
+    struct cs_audit_entry e = {
+        .method = method,
+        .identity = cs_call_identity(call)->name,
+        .job_name = "",
+        .code = code,
+        .message = message,
+    };
+    const ProtobufCMessage *req = cs_call_request(call);
+    if (a != NULL && req != NULL)
+        a->target_cb(req, &e.job_name, &e.run_id);
+    cs_audit_record(sched, &e, NULL);
+}
+
+/* The first expiry, shortly after start; then one an hour, and the next a
+ * second later when one deleted a full batch. */
+#define EXPIRE_FIRST_MS (5 * 1000)
+#define EXPIRE_EVERY_MS (60 * 60 * 1000)
+#define EXPIRE_AGAIN_MS 1000
+
+static void expiry_timer_cb(uv_timer_t *timer);
+
+static void expired_cb(void *arg, int status, int64_t n)
+{
+    struct cs_audit_expiry *x = arg;
+    if (x->stopped)
+        return;
+    if (status == 0 && n > 0)
+        cs_log_info("deleted %lld audit rows older than %u days", (long long)n, x->days);
+    uint64_t next =
+        status == 0 && n >= CS_STORE_AUDIT_EXPIRE_ROWS ? EXPIRE_AGAIN_MS : EXPIRE_EVERY_MS;
+    CS_ASSERT(uv_timer_start(&x->timer, expiry_timer_cb, next, 0) == 0);
+}
+
+static void expiry_timer_cb(uv_timer_t *timer)
+{
+    struct cs_audit_expiry *x = timer->data;
+    int64_t before = cs_now_unix_ms() - (int64_t)x->days * 24 * 60 * 60 * 1000;
+    cs_store_audit_expire(x->sched->store, before, expired_cb, x);
+}
+
+void cs_audit_expiry_start(struct cs_audit_expiry *x, struct cs_sched *sched, uint32_t days)
+{
+    CS_ASSERT_LOOP();
+    memset(x, 0, sizeof(*x));
+    x->sched = sched;
+    x->days = days;
+    if (days == 0)
+        return;
+    CS_ASSERT(uv_timer_init(sched->loop, &x->timer) == 0);
+    x->timer.data = x;
+    CS_ASSERT(uv_timer_start(&x->timer, expiry_timer_cb, EXPIRE_FIRST_MS, 0) == 0);
+}
+
+void cs_audit_expiry_stop(struct cs_audit_expiry *x)
+{
+    CS_ASSERT_LOOP();
+    if (x->sched == NULL || x->days == 0 || x->stopped)
+        return;
+    x->stopped = true;
+    uv_close((uv_handle_t *)&x->timer, NULL);
+}

@@ -1,0 +1,76 @@
+/* auth: who a TCP caller is. With --tls-cert the listener speaks TLS (and,
+ * with --tls-client-ca, requires client certificates); a call is then known
+ * by its bearer token ("token:NAME", from --tokens-file) or else by its
+ * client certificate ("x509:SUBJECT", its role from --tls-client-roles). A
+ * token, when sent, wins: a call that carries one is that token's, and a
+ * wrong token is refused even over a good certificate. Without TLS there is
+ * no TCP listener, or --insecure-tcp makes every TCP caller an admin (rpc).
+ *
+ * SIGHUP rereads every file on libuv's pool (auth_work.c); a file that fails
+ * leaves the set in use as it was and is logged. New certificates reach gRPC
+ * through tls_fetch, so connections already up stay up. Loop thread only,
+ * except the work function. */
+#ifndef CS_AUTH_H
+#define CS_AUTH_H
+
+#include <grpc/grpc_security.h>
+#include <stdbool.h>
+#include <uv.h>
+
+#include "auth_file.h"
+#include "config.h"
+#include "identity.h"
+#include "tls_fetch.h"
+#include "util.h"
+
+struct cs_auth_load;
+
+struct cs_auth {
+    uv_loop_t *loop;
+    struct cs_auth_paths paths; /* borrowed from the config */
+    struct cs_tokens tokens;
+    struct cs_cert_roles cert_roles;
+    struct cs_tls_fetch fetch; /* shared with gRPC's handshakes */
+    uv_signal_t sighup;
+    struct cs_auth_load *loading; /* on the pool, or NULL */
+    bool again;                   /* SIGHUP while loading: load once more */
+    bool watching;                /* sighup is open */
+    bool stopped;
+};
+
+/* Reads every file once (at start, before the loop runs: the server cannot
+ * serve without them) and watches SIGHUP. paths is borrowed for auth's life.
+ * 0, or -EINVAL / a negative errno with err saying which file and why. */
+int cs_auth_start(struct cs_auth *auth, uv_loop_t *loop, const struct cs_auth_paths *paths,
+                  struct cs_err *err);
+/* The listener's credentials (NULL: plaintext); the caller releases them. */
+grpc_server_credentials *cs_auth_server_credentials(struct cs_auth *auth);
+/* The identity source (struct cs_identity_source, ctx: the struct cs_auth)
+ * of TCP callers over TLS: by token, else by client certificate (its role
+ * possibly none); -EPERM when the token is wrong or neither is offered;
+ * -ENOENT for every other caller. */
+int cs_auth_identify_cb(void *ctx, grpc_call *call, const char *peer,
+                        const grpc_metadata_array *metadata, struct cs_identity *who,
+                        struct cs_err *err);
+/* Stops watching SIGHUP; a load on the pool finishes and is dropped. */
+void cs_auth_stop(struct cs_auth *auth);
+/* Frees the sets, once the loop has stopped and gRPC has no server left. */
+void cs_auth_free(struct cs_auth *auth);
+
+/* One load of every file, made on the loop and run on the pool. */
+struct cs_auth_load {
+    uv_work_t work; /* work.data: this load */
+    struct cs_auth *auth;
+    struct cs_auth_paths paths;
+    int status; /* 0 or the negative errno of the first failure */
+    struct cs_err err;
+    struct cs_tokens tokens;
+    struct cs_cert_roles cert_roles;
+    grpc_ssl_server_certificate_config *tls; /* NULL without TLS */
+};
+
+/* Pool thread (or the main thread before the loop runs): reads, checks and
+ * parses work->data's files into its results. */
+void cs_auth_load_work(uv_work_t *work);
+
+#endif

@@ -1,0 +1,24 @@
+/* later: runs triggered for a later time (TriggerJob's not_before_unix_ms).
+ * Such a run is QUEUED and stored at once, but waits off its job's queue in
+ * a min-heap by its time, under one loop timer armed for the earliest of
+ * them all, so a thousand waiting runs cost one timer. Loop thread only. */
+#ifndef CS_LATER_H
+#define CS_LATER_H
+
+#include "sched_state.h"
+
+/* Sets up the heap and its timer (stopped). 0, or a negative errno from
+ * uv_timer_init. */
+int cs_later_init(struct cs_sched *sched);
+/* Closes the timer and frees the heap; the runs are dispatch's. */
+void cs_later_close(struct cs_sched *sched);
+/* Puts run (QUEUED, off its queue) on its job's queue now if its
+ * not_before has passed, and otherwise once it does. O(log n). */
+void cs_later_enqueue(struct cs_sched *sched, struct cs_run *run);
+/* Whether run waits for its not_before. */
+bool cs_later_is_waiting(const struct cs_run *run);
+/* Takes a waiting run out without queueing it (a cancel); nothing when it
+ * does not wait. O(log n). */
+void cs_later_remove(struct cs_sched *sched, struct cs_run *run);
+
+#endif

@@ -1,0 +1,350 @@
+/* End-to-end tests of the audit trail: who made each change (created_by,
+ * updated_by, triggered_by), one audit row per change, trigger and cancel
+ * and per refused call, ListAudit's paging and filters, and a row that
+ * commits with its change (kill -9 right after a trigger's reply), and the
+ * expiry of old rows. One server, with --audit-retention-days 1, serves
+ * every test of this file. */
+#include <libpq-fe.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "e2e.h"
+#include "testlib.h"
+
+/* What the server calls this test's calls over its unix socket:
+ * "unix:uid=N(name)". */
+static const char *who_am_i(void)
+{
+    static char who[300];
+    if (who[0] == '\0') {
+        const struct passwd *pw = getpwuid(geteuid());
+        (void)snprintf(who, sizeof(who), "unix:uid=%u(%s)", (unsigned)geteuid(),
+                       pw != NULL ? pw->pw_name : "?");
+    }
+    return who;
+}
+#define WHO who_am_i()
+
+static Csched__V1__ListAuditResponse *list_audit(struct cs_e2e *e,
+                                                 const Csched__V1__ListAuditRequest *req)
+{
+    Csched__V1__ListAuditResponse *resp = NULL;
+    struct cs_status st = {0};
+    int rc = cs_scheduler_list_audit(e->client, req, &resp, cs_e2e_opts(), &st);
+
+    if (rc != 0)
+        fail_msg("ListAudit: %s \"%s\"", cs_status_code_name(rc), st.message);
+    return resp;
+}
+
+static Csched__V1__ListAuditResponse *audit_of_job(struct cs_e2e *e, const char *job)
+{
+    Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+
+    req.job_name = (char *)job;
+    return list_audit(e, &req);
+}
+
+static void assert_entry(const Csched__V1__AuditEntry *a, const char *method, const char *job,
+                         int code)
+{
+    assert_string_equal(a->method, method);
+    assert_string_equal(a->job_name, job);
+    assert_string_equal(a->identity, WHO);
+    assert_int_equal(a->code, code);
+    assert_true(a->at_unix_ms > 0);
+}
+
+static Csched__V1__Job *get_job(struct cs_e2e *e, const char *name)
+{
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *job = NULL;
+    struct cs_status st = {0};
+
+    req.name = (char *)name;
+    if (cs_scheduler_get_job(e->client, &req, &job, cs_e2e_opts(), &st) != 0)
+        fail_msg("GetJob(%s): %s", name, st.message);
+    return job;
+}
+
+/* Create, update, trigger, cancel and delete each leave one OK row naming
+ * the caller and the target, newest first; the job and the run say who. */
+static void test_e2e_audit_every_change(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64];
+    struct cs_status st = {0};
+
+    cs_e2e_name(name, sizeof(name), "audited");
+    Csched__V1__Job *job = cs_e2e_create_shell_job(e, name, "sleep 30");
+    assert_string_equal(job->created_by, WHO);
+    assert_string_equal(job->updated_by, WHO);
+
+    Csched__V1__UpdateJobRequest up = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
+    Csched__V1__Job *updated = NULL;
+    up.job = job;
+    assert_int_equal(cs_scheduler_update_job(e->client, &up, &updated, cs_e2e_opts(), &st), 0);
+    assert_int_equal(updated->version, 2);
+    assert_string_equal(updated->created_by, WHO);
+    csched__v1__job__free_unpacked(updated, NULL);
+    Csched__V1__Job *got = get_job(e, name);
+    assert_string_equal(got->created_by, WHO);
+    assert_string_equal(got->updated_by, WHO);
+    csched__v1__job__free_unpacked(got, NULL);
+
+    int64_t run_id = cs_e2e_trigger(e, name);
+    Csched__V1__Run *run = cs_e2e_get_run(e, run_id);
+    assert_string_equal(run->triggered_by, WHO);
+    csched__v1__run__free_unpacked(run, NULL);
+
+    Csched__V1__CancelRunRequest cancel = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    Csched__V1__Run *cancelled = NULL;
+    cancel.run_id = run_id;
+    assert_int_equal(cs_scheduler_cancel_run(e->client, &cancel, &cancelled, cs_e2e_opts(), &st),
+                     0);
+    csched__v1__run__free_unpacked(cancelled, NULL);
+    run = cs_e2e_wait_end(e, run_id);
+    assert_string_equal(run->triggered_by, WHO);
+    csched__v1__run__free_unpacked(run, NULL);
+
+    /* A finished run comes from the store: triggered_by was stored. */
+    Csched__V1__ListRunsRequest lr = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    Csched__V1__ListRunsResponse *runs = NULL;
+    lr.job_name = name;
+    assert_int_equal(cs_scheduler_list_runs(e->client, &lr, &runs, cs_e2e_opts(), &st), 0);
+    assert_int_equal(runs->n_runs, 1);
+    assert_string_equal(runs->runs[0]->triggered_by, WHO);
+    csched__v1__list_runs_response__free_unpacked(runs, NULL);
+
+    Csched__V1__DeleteJobRequest del = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
+    Csched__V1__DeleteJobResponse *deleted = NULL;
+    del.name = name;
+    assert_int_equal(cs_scheduler_delete_job(e->client, &del, &deleted, cs_e2e_opts(), &st), 0);
+    csched__v1__delete_job_response__free_unpacked(deleted, NULL);
+
+    Csched__V1__ListAuditResponse *audit = audit_of_job(e, name);
+    assert_int_equal(audit->n_entries, 5);
+    assert_entry(audit->entries[0], "DeleteJob", name, 0);
+    assert_entry(audit->entries[1], "CancelRun", name, 0);
+    assert_int_equal(audit->entries[1]->run_id, run_id);
+    assert_entry(audit->entries[2], "TriggerJob", name, 0);
+    assert_int_equal(audit->entries[2]->run_id, run_id);
+    assert_entry(audit->entries[3], "UpdateJob", name, 0);
+    assert_entry(audit->entries[4], "CreateJob", name, 0);
+    for (size_t i = 1; i < audit->n_entries; i++)
+        assert_true(audit->entries[i]->id < audit->entries[i - 1]->id);
+    assert_string_equal(audit->next_page_token, "");
+    csched__v1__list_audit_response__free_unpacked(audit, NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+}
+
+/* Refused calls leave a row with their status and message; reads leave
+ * none. */
+static void test_e2e_audit_refusals(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64];
+    struct cs_status st = {0};
+    Csched__V1__Job bad = CSCHED__V1__JOB__INIT;
+
+    cs_e2e_name(name, sizeof(name), "refused");
+    bad.name = name; /* no command */
+    cs_e2e_assert_status(cs_e2e_try_create_job(e, &bad, &st), &st, GRPC_STATUS_INVALID_ARGUMENT,
+                         "command");
+    Csched__V1__TriggerJobRequest trig = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    trig.job_name = name;
+    cs_e2e_assert_status(cs_scheduler_trigger_job(e->client, &trig, &run, cs_e2e_opts(), &st), &st,
+                         GRPC_STATUS_NOT_FOUND, "does not exist");
+    Csched__V1__GetJobRequest get = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *job = NULL;
+    get.name = name;
+    cs_e2e_assert_status(cs_scheduler_get_job(e->client, &get, &job, cs_e2e_opts(), &st), &st,
+                         GRPC_STATUS_NOT_FOUND, NULL);
+
+    Csched__V1__ListAuditResponse *audit = audit_of_job(e, name);
+    assert_int_equal(audit->n_entries, 2);
+    assert_entry(audit->entries[0], "TriggerJob", name, GRPC_STATUS_NOT_FOUND);
+    assert_non_null(strstr(audit->entries[0]->message, "does not exist"));
+    assert_entry(audit->entries[1], "CreateJob", name, GRPC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(audit->entries[1]->message, "command"));
+    csched__v1__list_audit_response__free_unpacked(audit, NULL);
+}
+
+/* Pages of two follow each other newest first without gaps; each filter
+ * narrows the rows; a bad token and an empty range are refused. */
+static void test_e2e_audit_paging_and_filters(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64];
+    int64_t runs[5];
+    struct cs_status st = {0};
+
+    cs_e2e_name(name, sizeof(name), "paged");
+    Csched__V1__Job *job = cs_e2e_create_shell_job(e, name, "true");
+    for (size_t i = 0; i < CS_E2E_ARRAY_LEN(runs); i++)
+        runs[i] = cs_e2e_trigger(e, name);
+
+    Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+    char token[64] = "";
+    size_t seen = 0, pages = 0;
+    int64_t last_id = INT64_MAX;
+    req.job_name = name;
+    req.method = "TriggerJob";
+    req.page_size = 2;
+    do {
+        req.page_token = token;
+        Csched__V1__ListAuditResponse *page = list_audit(e, &req);
+        pages++;
+        for (size_t i = 0; i < page->n_entries; i++, seen++) {
+            assert_true(page->entries[i]->id < last_id);
+            last_id = page->entries[i]->id;
+            assert_int_equal(page->entries[i]->run_id, runs[CS_E2E_ARRAY_LEN(runs) - 1 - seen]);
+        }
+        snprintf(token, sizeof(token), "%s", page->next_page_token);
+        csched__v1__list_audit_response__free_unpacked(page, NULL);
+    } while (token[0] != '\0');
+    assert_int_equal(seen, 5);
+    assert_int_equal(pages, 3);
+
+    /* By run, by identity, by time. */
+    Csched__V1__ListAuditRequest one = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+    one.run_id = runs[2];
+    Csched__V1__ListAuditResponse *r = list_audit(e, &one);
+    assert_int_equal(r->n_entries, 1);
+    assert_entry(r->entries[0], "TriggerJob", name, 0);
+    int64_t at = r->entries[0]->at_unix_ms;
+    csched__v1__list_audit_response__free_unpacked(r, NULL);
+
+    Csched__V1__ListAuditRequest nobody = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+    nobody.identity = "unix:uid=12345(nobody)";
+    r = list_audit(e, &nobody);
+    assert_int_equal(r->n_entries, 0);
+    csched__v1__list_audit_response__free_unpacked(r, NULL);
+
+    Csched__V1__ListAuditRequest by_time = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+    by_time.job_name = name;
+    by_time.since_unix_ms = at + 3600 * 1000;
+    r = list_audit(e, &by_time);
+    assert_int_equal(r->n_entries, 0);
+    csched__v1__list_audit_response__free_unpacked(r, NULL);
+    by_time.since_unix_ms = 0;
+    by_time.until_unix_ms = job->created_unix_ms; /* before the CreateJob */
+    r = list_audit(e, &by_time);
+    assert_int_equal(r->n_entries, 0);
+    csched__v1__list_audit_response__free_unpacked(r, NULL);
+    by_time.until_unix_ms = at + 3600 * 1000;
+    by_time.identity = (char *)WHO;
+    r = list_audit(e, &by_time);
+    assert_int_equal(r->n_entries, 6);
+    assert_entry(r->entries[5], "CreateJob", name, 0);
+    csched__v1__list_audit_response__free_unpacked(r, NULL);
+
+    Csched__V1__ListAuditRequest bad = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+    Csched__V1__ListAuditResponse *none = NULL;
+    bad.page_token = "x1";
+    cs_e2e_assert_status(cs_scheduler_list_audit(e->client, &bad, &none, cs_e2e_opts(), &st), &st,
+                         GRPC_STATUS_INVALID_ARGUMENT, "page_token");
+    bad.page_token = "";
+    bad.since_unix_ms = 2000;
+    bad.until_unix_ms = 1000;
+    cs_e2e_assert_status(cs_scheduler_list_audit(e->client, &bad, &none, cs_e2e_opts(), &st), &st,
+                         GRPC_STATUS_INVALID_ARGUMENT, "until_unix_ms");
+    for (size_t i = 0; i < CS_E2E_ARRAY_LEN(runs); i++)
+        csched__v1__run__free_unpacked(cs_e2e_wait_end(e, runs[i]), NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+}
+
+/* The trigger's run and its audit row commit together: killed with -9 the
+ * moment the reply arrives, the restarted server has both. */
+static void test_e2e_audit_commits_with_the_trigger(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64];
+
+    cs_e2e_name(name, sizeof(name), "killed");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "true"), NULL);
+    int64_t run_id = cs_e2e_trigger(e, name);
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    assert_int_equal(cs_testd_restart(e->d), 0);
+
+    Csched__V1__Run *run = cs_e2e_get_run(e, run_id);
+    assert_string_equal(run->triggered_by, WHO);
+    csched__v1__run__free_unpacked(run, NULL);
+    Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+    req.run_id = run_id;
+    Csched__V1__ListAuditResponse *audit = list_audit(e, &req);
+    assert_int_equal(audit->n_entries, 1);
+    assert_entry(audit->entries[0], "TriggerJob", name, 0);
+    csched__v1__list_audit_response__free_unpacked(audit, NULL);
+
+    /* Ids go on after the restart: a new row sorts first. */
+    int64_t again = cs_e2e_trigger(e, name);
+    audit = audit_of_job(e, name);
+    assert_int_equal(audit->n_entries, 3);
+    assert_int_equal(audit->entries[0]->run_id, again);
+    csched__v1__list_audit_response__free_unpacked(audit, NULL);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, run_id), NULL);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, again), NULL);
+}
+
+static long sql_count(struct cs_e2e *e, const char *sql)
+{
+    PGconn *conn = PQconnectdb(cs_testpg_url(e->pg));
+    assert_int_equal(PQstatus(conn), CONNECTION_OK);
+    PGresult *res = PQexec(conn, sql);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
+        fail_msg("%s: %s", sql, PQerrorMessage(conn));
+    long n = PQresultStatus(res) == PGRES_TUPLES_OK ? strtol(PQgetvalue(res, 0, 0), NULL, 10) : 0;
+    PQclear(res);
+    PQfinish(conn);
+    return n;
+}
+
+/* A row older than the retention goes at the first expiry (5 s after the
+ * start; the test before restarted the server); a fresh one stays. */
+static void test_e2e_audit_old_rows_expire(void **state)
+{
+    struct cs_e2e *e = *state;
+
+    (void)sql_count(e, "INSERT INTO audit (id, at_unix_ms, method, identity, code)"
+                       " VALUES (-1, 1000, 'CreateJob', 'long-ago', 0)");
+    assert_int_equal(sql_count(e, "SELECT count(*) FROM audit WHERE id = -1"), 1);
+    long left = 1;
+    for (int i = 0; i < 150 && left > 0; i++) {
+        cs_test_sleep_ms(100);
+        left = sql_count(e, "SELECT count(*) FROM audit WHERE id = -1");
+    }
+    assert_int_equal(left, 0);
+    assert_true(sql_count(e, "SELECT count(*) FROM audit WHERE id > 0") > 0);
+}
+
+static int setup(void **state)
+{
+    if (setenv("CSCHED_AUDIT_RETENTION_DAYS", "1", 1) != 0)
+        return -1;
+    return cs_e2e_setup(state);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_e2e_audit_every_change),
+        cmocka_unit_test(test_e2e_audit_refusals),
+        cmocka_unit_test(test_e2e_audit_paging_and_filters),
+        cmocka_unit_test(test_e2e_audit_commits_with_the_trigger),
+        cmocka_unit_test(test_e2e_audit_old_rows_expire),
+    };
+
+    return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);
+}
