@@ -60,10 +60,12 @@ static const struct {
     const char *method;
     enum role needs;
 } methods[] = {
-    {"GetJob", VIEWER},      {"ListJobs", VIEWER}, {"GetRun", VIEWER},   {"ListRuns", VIEWER},
-    {"Watch", VIEWER},       {"ReadLogs", VIEWER}, {"GetStats", VIEWER}, {"TriggerJob", OPERATOR},
-    {"CancelRun", OPERATOR}, {"CreateJob", ADMIN}, {"UpdateJob", ADMIN}, {"DeleteJob", ADMIN},
-    {"ListAudit", ADMIN},
+    {"GetJob", VIEWER},      {"ListJobs", VIEWER},      {"GetRun", VIEWER},
+    {"ListRuns", VIEWER},    {"Watch", VIEWER},         {"ReadLogs", VIEWER},
+    {"GetStats", VIEWER},    {"TriggerJob", OPERATOR},  {"CancelRun", OPERATOR},
+    {"CreateJob", ADMIN},    {"UpdateJob", ADMIN},      {"DeleteJob", ADMIN},
+    {"ListAudit", ADMIN},    {"ListSlots", VIEWER},     {"PauseJob", OPERATOR},
+    {"ResumeJob", OPERATOR}, {"BackfillJob", OPERATOR},
 };
 
 static int64_t base_run_id;
@@ -149,6 +151,25 @@ static int call_method(struct cs_client *c, const char *method, const char *arg,
         Csched__V1__DeleteJobRequest req = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
         req.name = (char *)arg;
         rc = cs_scheduler_delete_job(c, &req, (Csched__V1__DeleteJobResponse **)&reply, &opts, st);
+    } else if (strcmp(method, "ListSlots") == 0) {
+        Csched__V1__ListSlotsRequest req = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
+        req.job_name = (char *)arg;
+        rc = cs_scheduler_list_slots(c, &req, (Csched__V1__ListSlotsResponse **)&reply, &opts, st);
+    } else if (strcmp(method, "PauseJob") == 0) {
+        Csched__V1__PauseJobRequest req = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
+        req.name = (char *)arg;
+        rc = cs_scheduler_pause_job(c, &req, (Csched__V1__Job **)&reply, &opts, st);
+    } else if (strcmp(method, "ResumeJob") == 0) {
+        Csched__V1__ResumeJobRequest req = CSCHED__V1__RESUME_JOB_REQUEST__INIT;
+        req.name = (char *)arg;
+        rc = cs_scheduler_resume_job(c, &req, (Csched__V1__Job **)&reply, &opts, st);
+    } else if (strcmp(method, "BackfillJob") == 0) {
+        Csched__V1__BackfillJobRequest req = CSCHED__V1__BACKFILL_JOB_REQUEST__INIT;
+        req.name = (char *)arg;
+        req.from_unix_ms = 1;
+        req.to_unix_ms = 2;
+        rc = cs_scheduler_backfill_job(c, &req, (Csched__V1__BackfillJobResponse **)&reply, &opts,
+                                       st);
     } else if (strcmp(method, "ListAudit") == 0) {
         Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
         rc = cs_scheduler_list_audit(c, &req, (Csched__V1__ListAuditResponse **)&reply, &opts, st);
