@@ -231,7 +231,7 @@ static int64_t trigger_at(struct cs_job *job, int64_t not_before_unix_ms)
     Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
     req.job_name = job->spec->name;
     req.not_before_unix_ms = not_before_unix_ms;
-    int64_t id = cs_dispatch_trigger(&fx.s, job, &req, NULL, NULL)->msg->id;
+    int64_t id = cs_dispatch_trigger(&fx.s, job, &req, "test", NULL, NULL)->msg->id;
     commit();
     return id;
 }
