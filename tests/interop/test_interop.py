@@ -25,6 +25,7 @@ PARSER = argparse.ArgumentParser(description=__doc__)
 PARSER.add_argument("--bin-dir", required=True, help="where cschedd and csched-minder are")
 PARSER.add_argument("--gen-dir", required=True, help="where grpc_tools.protoc wrote the modules")
 PARSER.add_argument("--make-certs", required=True, help="the script that makes the certificates")
+PARSER.add_argument("--proto-dir", required=True, help="the API's .proto files (proto/)")
 ARGS, UNITTEST_ARGV = PARSER.parse_known_args()
 sys.path.insert(0, ARGS.gen_dir)
 
@@ -123,6 +124,42 @@ class Server:
 
     def remove(self):
         shutil.rmtree(self.state_dir, ignore_errors=True)
+
+
+class GeneratedPackagesTest(unittest.TestCase):
+    """What Python generates from proto/ and the health stubs leave grpcio's
+    own "grpc" package alone."""
+
+    def test_grpc_is_grpcio(self):
+        self.assertTrue(hasattr(grpc, "insecure_channel"))
+        self.assertFalse(os.path.realpath(grpc.__file__).startswith(
+            os.path.realpath(ARGS.gen_dir)))
+        self.assertFalse(os.path.exists(os.path.join(ARGS.gen_dir, "grpc")))
+        self.assertEqual(health_pb2.DESCRIPTOR.package, "grpc.health.v1")
+        self.assertIsNotNone(
+            health_pb2.DESCRIPTOR.services_by_name["Health"].methods_by_name.get("Check"))
+
+    def test_everything_in_proto_dir_generates_no_grpc_package(self):
+        protos = []
+        for root, _, files in os.walk(ARGS.proto_dir):
+            protos += [os.path.relpath(os.path.join(root, f), ARGS.proto_dir)
+                       for f in files if f.endswith(".proto")]
+        self.assertIn(os.path.join("csched", "v1", "scheduler.proto"), protos)
+        out = tempfile.mkdtemp(prefix="csched-interop-gen-")
+        try:
+            subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I" + ARGS.proto_dir,
+                            "--python_out=" + out, "--grpc_python_out=" + out] + protos,
+                           check=True)
+            self.assertEqual(sorted(os.listdir(out)), ["csched"])
+            probe = subprocess.run(
+                [sys.executable, "-c",
+                 "import sys; sys.path.insert(0, sys.argv[1]); import grpc; "
+                 "from csched.v1 import scheduler_pb2_grpc; print(grpc.__file__)", out],
+                check=True, capture_output=True, text=True)
+            self.assertFalse(os.path.realpath(probe.stdout.strip()).startswith(
+                os.path.realpath(out)))
+        finally:
+            shutil.rmtree(out)
 
 
 class InteropTest(unittest.TestCase):
