@@ -50,7 +50,7 @@ static int check_job(struct cs_call *call, const Csched__V1__Job *job)
         return -EINVAL;
     }
     if (cs_job_validate(job, &err) != 0) {
-        cs_call_fail(call, err.code, "%s", err.msg);
+        cs_call_fail_err(call, &err);
         return err.code;
     }
     return 0;
@@ -110,7 +110,7 @@ static void runas_checked_cb(void *arg, const struct cs_err *err)
 {
     struct job_change *c = arg;
     if (err->code != 0)
-        cs_call_fail(c->call, err->code, "%s", err->msg);
+        cs_call_fail_err(c->call, err);
     else /* checked again: the table may have changed meanwhile */
         c->change(c->call, c->sched, c->job, c->expected_version);
     free(c);
@@ -151,7 +151,7 @@ static struct cs_job *find_named(struct cs_call *call, struct cs_sched *s, const
 {
     struct cs_err err;
     if (cs_job_name_validate(name, field, &err) != 0) {
-        cs_call_fail(call, err.code, "%s", err.msg);
+        cs_call_fail_err(call, &err);
         return NULL;
     }
     struct cs_job *job = cs_job_find(s, name);
