@@ -14,10 +14,11 @@ set -euo pipefail
 # certificates; openssl makes the TLS tests' certificates.
 # clang and libclang-rt-14-dev (libFuzzer's and the sanitizers' runtimes for
 # clang 14) build the fuzz targets of tests/fuzz. libicu-dev: ICU's calendar
-# API, the time zones of schedules (server/tz.c).
+# API, the time zones of schedules (server/tz.c). grpc-proto: gRPC's own
+# .proto files (grpc.health.v1), which the API uses rather than a copy.
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
-    libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
+    libgrpc-dev grpc-proto protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
     libuv1-dev libpq-dev libcmocka-dev libyaml-dev libicu-dev musl-tools libssl-dev openssl
     postgresql
     python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml

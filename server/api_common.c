@@ -106,7 +106,7 @@ struct cs_job *cs_api_find_job(struct cs_call *call, struct cs_sched *s, const c
     CS_ASSERT_LOOP();
     struct cs_err err;
     if (cs_job_name_validate(name, field, &err) != 0) {
-        cs_call_fail(call, err.code, "%s", err.msg);
+        cs_call_fail_err(call, &err);
         return NULL;
     }
     struct cs_job *job = cs_job_find(s, name);

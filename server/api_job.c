@@ -71,7 +71,7 @@ static int check_job(struct cs_call *call, const Csched__V1__Job *job)
         return -EINVAL;
     }
     if (cs_job_validate(job, &err) != 0) {
-        cs_call_fail(call, err.code, "%s", err.msg);
+        cs_call_fail_err(call, &err);
         return err.code;
     }
     return 0;
@@ -126,7 +126,7 @@ static int parse_schedule(struct cs_call *call, struct cs_sched *s, const Csched
         w->open.work.data = w;
         CS_ASSERT(uv_queue_work(s->loop, &w->open.work, cs_zone_open_work, zone_opened_cb) == 0);
     } else if (rc != 0) {
-        cs_call_fail(call, err.code, "%s", err.msg);
+        cs_call_fail_err(call, &err);
     }
     return rc;
 }
@@ -191,7 +191,7 @@ static void runas_checked_cb(void *arg, const struct cs_err *err)
 {
     struct job_change *c = arg;
     if (err->code != 0)
-        cs_call_fail(c->call, err->code, "%s", err->msg);
+        cs_call_fail_err(c->call, err);
     else /* checked again: the table may have changed meanwhile */
         c->change(c->call, c->sched, c->job, c->expected_version);
     free(c);

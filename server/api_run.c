@@ -73,7 +73,7 @@ void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, v
     struct cs_sched *s = ctx;
     struct cs_err err;
     if (cs_run_request_validate(req, &err) != 0) {
-        cs_call_fail(call, err.code, "%s", err.msg);
+        cs_call_fail_err(call, &err);
         return;
     }
     if (strlen(req->idempotency_key) > IDEMPOTENCY_KEY_MAX) {

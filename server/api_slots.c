@@ -252,7 +252,7 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
     struct cs_err err;
 
     if (cs_job_name_validate(req->job_name, "job_name", &err) != 0) {
-        cs_call_fail(call, err.code, "%s", err.msg);
+        cs_call_fail_err(call, &err);
         return;
     }
     if (req->page_token[0] != '\0') {

@@ -148,7 +148,7 @@ void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *c
     if (req->job_name[0] != '\0') {
         struct cs_err err;
         if (cs_job_name_validate(req->job_name, "job_name", &err) != 0) {
-            cs_call_fail(call, err.code, "%s", err.msg);
+            cs_call_fail_err(call, &err);
             return;
         }
     }

@@ -43,8 +43,8 @@ static void backstop_cb(uv_timer_t *timer)
                 (int)att->pid, (long long)att->run->msg->id, att->number);
     att->backstop_fired = true;
     if (syscall(SYS_pidfd_send_signal, att->pidfd, SIGKILL, NULL, 0) != 0 && errno != ESRCH)
-        cs_log_warn("pidfd_send_signal(minder %d, SIGKILL) failed: %s", (int)att->pid,
-                    strerror(errno));
+        cs_log_warn("killing minder %d of run %lld attempt %u: pidfd_send_signal failed: %s",
+                    (int)att->pid, (long long)att->run->msg->id, att->number, strerror(errno));
 }
 
 static void backstop_end(struct cs_attempt *att)
@@ -95,7 +95,8 @@ void cs_attempt_exit_cb(void *ctx)
         /* Reap our own minder; the pidfd said it is gone, so this never waits. */
         int wstatus;
         if (waitpid(att->pid, &wstatus, WNOHANG) < 0)
-            cs_log_warn("waitpid(%d) failed: %s", (int)att->pid, strerror(errno));
+            cs_log_warn("reaping minder %d of run %lld attempt %u: waitpid failed: %s",
+                        (int)att->pid, (long long)att->run->msg->id, att->number, strerror(errno));
         else
             att->no_space = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == CS_MINDER_EXIT_NO_SPACE;
     }
@@ -110,7 +111,9 @@ int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
     int rc = cs_exit_watch_add(&att->sched->exits, att->pidfd, att);
     if (rc == 0 && deadline_unix_ms != 0 && backstop_start(att, deadline_unix_ms) != 0)
         /* The minder enforces the timeout itself; the backstop is for when it cannot. */
-        cs_log_warn("no backstop timer for minder %d: it is watched without one", (int)att->pid);
+        cs_log_warn("no backstop timer for minder %d of run %lld attempt %u: it is watched "
+                    "without one",
+                    (int)att->pid, (long long)att->run->msg->id, att->number);
     return rc;
 }
 
@@ -148,7 +151,8 @@ int cs_attempt_cancel(struct cs_attempt *att)
     if (kill(att->pid, SIGTERM) == 0)
         return 0;
     int rc = -errno;
-    cs_log_warn("kill(%d, SIGTERM) failed: %s", (int)att->pid, strerror(-rc));
+    cs_log_warn("cancelling run %lld attempt %u: kill(minder %d, SIGTERM) failed: %s",
+                (long long)att->run->msg->id, att->number, (int)att->pid, strerror(-rc));
     return rc;
 }
 

@@ -21,6 +21,8 @@ enum {
     OPT_READY_FILE,
     OPT_MINDER,
     OPT_LOG_LEVEL,
+    OPT_LOG_FORMAT,
+    OPT_LOG_RUNS,
     OPT_NICE,
     OPT_RETENTION_DAYS,
     OPT_TLS_CERT,
@@ -45,6 +47,8 @@ static const struct option options[] = {
     {"ready-file", required_argument, NULL, OPT_READY_FILE},
     {"minder", required_argument, NULL, OPT_MINDER},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"log-runs", required_argument, NULL, OPT_LOG_RUNS},
     {"nice", required_argument, NULL, OPT_NICE},
     {"retention-days", required_argument, NULL, OPT_RETENTION_DAYS},
     {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
@@ -85,6 +89,9 @@ void cs_config_usage(const char *prog)
             "                                                             [CSCHED_MINDER]\n"
             "  --log-level LEVEL       error, warn, info or debug (default info)\n"
             "                                                             [CSCHED_LOG_LEVEL]\n"
+            "  --log-format FORMAT     text or json (default text)      [CSCHED_LOG_FORMAT]\n"
+            "  --log-runs BOOL         an info line per run and attempt state change:\n"
+            "                          true or false (default true)       [CSCHED_LOG_RUNS]\n"
             "  --nice N                nice value of cschedd's session, ahead of its jobs'\n"
             "                          sessions at 0: -20 to 19, 0 leaves it (default %d)\n"
             "                                                             [CSCHED_NICE]\n"
@@ -178,7 +185,7 @@ static int missing_value(char **argv, struct cs_err *err)
 
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
-    struct raw state_dir, max_running, level, nice, retention, audit_retention;
+    struct raw state_dir, max_running, level, format, runs, nice, retention, audit_retention;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -225,6 +232,12 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_LOG_LEVEL:
             raw->level = (struct raw){optarg, "--log-level"};
+            break;
+        case OPT_LOG_FORMAT:
+            raw->format = (struct raw){optarg, "--log-format"};
+            break;
+        case OPT_LOG_RUNS:
+            raw->runs = (struct raw){optarg, "--log-runs"};
             break;
         case OPT_NICE:
             raw->nice = (struct raw){optarg, "--nice"};
@@ -275,6 +288,20 @@ static int check_auth(const struct cs_auth_paths *a, struct cs_err *err)
     return 0;
 }
 
+/* --log-format and --log-runs: 0 or -EINVAL. */
+static int parse_log_style(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
+{
+    if (cs_log_format_parse(raw->format.text, &c->log_format) != 0)
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be text or json", raw->format.source,
+                          raw->format.text);
+    bool yes = strcmp(raw->runs.text, "true") == 0, no = strcmp(raw->runs.text, "false") == 0;
+    if (!yes && !no)
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be true or false", raw->runs.source,
+                          raw->runs.text);
+    c->log_runs = yes;
+    return 0;
+}
+
 /* Checks and converts the settings read as text: 0 or -EINVAL. */
 static int check_settings(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
 {
@@ -290,6 +317,8 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
     c->log_level = CS_LOG_INFO;
     if (raw->level.text != NULL &&
         parse_level(raw->level.text, raw->level.source, &c->log_level, err) != 0)
+        return -EINVAL;
+    if (parse_log_style(raw, c, err) != 0)
         return -EINVAL;
     v = CS_DEFAULT_NICE;
     if (raw->nice.text != NULL &&
@@ -350,6 +379,8 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR),
         .max_running = from_env("CSCHED_MAX_RUNNING", NULL),
         .level = from_env("CSCHED_LOG_LEVEL", NULL),
+        .format = from_env("CSCHED_LOG_FORMAT", "text"),
+        .runs = from_env("CSCHED_LOG_RUNS", "true"),
         .nice = from_env("CSCHED_NICE", NULL),
         .retention = from_env("CSCHED_RETENTION_DAYS", NULL),
         .audit_retention = from_env("CSCHED_AUDIT_RETENTION_DAYS", NULL),

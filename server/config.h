@@ -41,6 +41,8 @@ struct cs_config {
     const char *ready_file;  /* NULL: none */
     const char *minder_path; /* NULL: found beside cschedd */
     enum cs_log_level log_level;
+    enum cs_log_format log_format;
+    bool log_runs;                 /* an info line per run and attempt state change */
     int nice;                      /* of cschedd's session; 0: left as it is */
     uint32_t retention_days;       /* of ended attempts' directories; 0: forever */
     uint32_t audit_retention_days; /* of audit rows; 0: forever */
@@ -52,11 +54,11 @@ struct cs_config {
 /* Fills config from argv and the environment (CSCHED_SOCKET, CSCHED_LISTEN,
  * CSCHED_INSECURE_TCP, CSCHED_ADMIN_GROUP, CSCHED_OPERATOR_GROUP,
  * CSCHED_VIEWER_GROUP, CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
- * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS, CSCHED_AUDIT_RETENTION_DAYS,
- * CSCHED_TLS_CERT, CSCHED_TLS_KEY, CSCHED_TLS_CLIENT_CA, CSCHED_TLS_CLIENT_ROLES,
- * CSCHED_TOKENS_FILE, CSCHED_JOB_USER). Strings point into argv or environ. 0 or
- * -EINVAL with err naming the flag; -EPERM when TCP would be served without
- * TLS and --insecure-tcp was not given. */
+ * CSCHED_LOG_FORMAT, CSCHED_LOG_RUNS, * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS,
+ * CSCHED_AUDIT_RETENTION_DAYS, CSCHED_TLS_CERT, CSCHED_TLS_KEY, CSCHED_TLS_CLIENT_CA,
+ * CSCHED_TLS_CLIENT_ROLES, CSCHED_TOKENS_FILE, CSCHED_JOB_USER). Strings point into argv or
+ * environ. 0 or -EINVAL with err naming the flag; -EPERM when TCP would be served without TLS and
+ * --insecure-tcp was not given. */
 int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
 void cs_config_usage(const char *prog);
 

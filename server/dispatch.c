@@ -103,8 +103,8 @@ static Csched__V1__Run *finish_run(struct cs_sched *s, struct cs_run *run,
                                    Csched__V1__RunState state, int64_t ended_unix_ms,
                                    cs_store_done_cb cb, void *arg, bool want_copy)
 {
-    cs_sched_set_run_state(s, run, state);
     run->msg->ended_unix_ms = ended_unix_ms;
+    cs_sched_set_run_state(s, run, state);
     /* cancel_requested means "being stopped": an ended run is past that. */
     run->msg->cancel_requested = false;
     write_run(s, run, cb, arg);
@@ -301,7 +301,7 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
      * restart: its RUNNING event is in the history already. */
     bool known =
         a->state == CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING && a->minder_pid == (int32_t)att->pid;
-    a->state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
+    cs_sched_set_attempt_state(run->msg, a, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
     a->minder_pid = (int32_t)att->pid;
     if (a->started_unix_ms == 0)
         a->started_unix_ms = started_unix_ms;
@@ -322,7 +322,8 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
     int rc = cs_attempt_watch(att, deadline);
     if (rc != 0) {
         /* Without a watch the end would never be seen: treat it as lost. */
-        cs_log_error("watching the pidfd of minder %d failed: %s", (int)att->pid, strerror(-rc));
+        cs_log_error("run %lld attempt %u: watching the pidfd of minder %d failed: %s",
+                     (long long)run->msg->id, att->number, (int)att->pid, strerror(-rc));
         att->note_rc = -EIO;
         attempt_ended_cb(att);
         return;
@@ -371,7 +372,7 @@ static void resume_settle(struct cs_attempt *att)
         Csched__V1__Attempt *a = number <= run->msg->n_attempts ? run->msg->attempts[number - 1]
                                                                 : cs_run_attempt_add(run->msg);
         char dir[4096];
-        a->state = cs_attempt_apply_earlier(att, i, a);
+        cs_sched_set_attempt_state(run->msg, a, cs_attempt_apply_earlier(att, i, a));
         (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, run->msg->id, number);
         put_attempt(s, run, a, dir);
     }
@@ -432,7 +433,7 @@ static void attempt_ended_cb(struct cs_attempt *att)
     resume_settle(att);
     Csched__V1__Attempt *a = attempt_msg(att);
     Csched__V1__RunState state = cs_attempt_apply_note(att, a);
-    a->state = state;
+    cs_sched_set_attempt_state(run->msg, a, state);
     /* A full disk would only refuse the retry too: the run ends here. */
     enum cs_retry_verdict verdict =
         att->no_space ? CS_RETRY_NO : cs_retry_decide(run, state, cs_now_unix_ms());

@@ -1,11 +1,14 @@
-/* Logging for cschedd: one line per call on stderr, "ts level component:
- * message key=value" (the store's lines come through main.c's log callback).
- * Safe from any thread; each line is written with a single write(2) so lines
- * from threads never interleave. */
+/* Logging for cschedd: one line per call on stderr, as text ("ts level
+ * component: message key=value ...", with <N> syslog prefixes when stderr is
+ * the journal) or as one JSON object per line. Safe from any thread; each
+ * line is built in a stack buffer and written with a single write(2), so
+ * lines from threads never interleave. The settings are made once at start. */
 #ifndef CS_LOG_H
 #define CS_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 enum cs_log_level {
     CS_LOG_ERROR = 0,
@@ -14,17 +17,45 @@ enum cs_log_level {
     CS_LOG_DEBUG = 3,
 };
 
+enum cs_log_format {
+    CS_LOG_TEXT = 0,
+    CS_LOG_JSON = 1,
+};
+
 /* Sets the most verbose level written (default CS_LOG_INFO). Call before
  * starting threads. */
 void cs_log_set_level(enum cs_log_level level);
 
+/* Sets the format (default text) and whether run and attempt state changes
+ * are logged (default yes). Text lines get journald's <N> level prefixes
+ * when JOURNAL_STREAM names stderr. Call before starting threads; reads the
+ * environment and fstat()s stderr once. */
+void cs_log_configure(enum cs_log_format format, bool runs);
+
 /* Parses "error", "warn", "info" or "debug"; returns 0 or -EINVAL. */
 int cs_log_level_parse(const char *name, enum cs_log_level *out);
+/* Parses "text" or "json"; returns 0 or -EINVAL. */
+int cs_log_format_parse(const char *name, enum cs_log_format *out);
 
 bool cs_log_enabled(enum cs_log_level level);
+/* Whether run and attempt state changes are logged (at info). */
+bool cs_log_runs_enabled(void);
+
+/* One key/value of a line: a string (escaped on output) or an integer. */
+struct cs_log_field {
+    const char *key; /* a plain identifier, written as it is */
+    const char *str; /* NULL: the value is num */
+    int64_t num;
+};
+#define CS_LOG_STR(k, v) ((struct cs_log_field){.key = (k), .str = (v) != NULL ? (v) : ""})
+#define CS_LOG_INT(k, v) ((struct cs_log_field){.key = (k), .num = (int64_t)(v)})
 
 void cs_log_write(enum cs_log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* As cs_log_write, with the n fields after the message. */
+void cs_log_write_fields(enum cs_log_level level, const char *component,
+                         const struct cs_log_field *fields, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Each source file defines CS_LOG_COMPONENT (e.g. "store") before including
  * this header, or gets "cschedd". */

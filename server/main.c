@@ -130,7 +130,7 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     struct server *srv = arg;
     struct cs_sched *s = &srv->sched;
     if (status != 0) {
-        cs_log_error("the store could not be opened: %s", strerror(-status));
+        cs_log_error("the store (the database) could not be opened: %s", strerror(-status));
         begin_shutdown(srv, 1);
         return;
     }
@@ -383,7 +383,7 @@ static void release(struct server *srv)
     cs_state_lock_release(&srv->state_lock);
     int rc = uv_loop_close(srv->loop);
     if (rc != 0)
-        cs_log_warn("uv_loop_close: %s (handles still open)", uv_strerror(rc));
+        cs_log_warn("stopping: closing the loop failed: %s (handles still open)", uv_strerror(rc));
     grpc_shutdown_blocking();
     cs_auth_free(&srv->auth);
     cs_log_info("stopped");
@@ -451,6 +451,7 @@ int main(int argc, char **argv)
         return 0;
     }
     cs_log_set_level(srv.config.log_level);
+    cs_log_configure(srv.config.log_format, srv.config.log_runs);
     /* A client that goes away must not kill the server; SIG_ERR is only for
      * a signal number that does not exist. */
     (void)signal(SIGPIPE, SIG_IGN);

@@ -124,6 +124,10 @@ void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);
 /* Ends a call with an error: code is a negative errno mapped by status.c. */
 void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Ends a call with err's code and message; when err names a field of the
+ * request (util.h's cs_err_set), the status also carries it as a
+ * google.rpc.BadRequest in grpc-status-details-bin (status_details.h). */
+void cs_call_fail_err(struct cs_call *call, const struct cs_err *err);
 /* Ends a call with an explicit gRPC status (message copied). A stream's
  * status goes out once the messages pushed before it have been sent. */
 void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *message);

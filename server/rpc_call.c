@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "status.h"
+#include "status_details.h"
 #include "util.h"
 #include "wire_check.h"
 
@@ -72,6 +73,7 @@ void cs_call_maybe_free(struct cs_call *call)
     if (call->request != NULL)
         protobuf_c_message_free_unpacked(call->request, NULL);
     free(call->final_message);
+    free(call->bad_field);
     grpc_call_unref(call->call);
     free(call);
 }
@@ -145,6 +147,12 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
                          grpc_byte_buffer *reply)
 {
     grpc_slice details = grpc_slice_from_copied_string(message != NULL ? message : "");
+    /* An error about a field also goes out as a google.rpc.Status with a
+     * BadRequest, for clients that read the standard details. */
+    grpc_metadata rich = {.key = grpc_slice_from_static_string(CS_STATUS_DETAILS_KEY)};
+    bool has_rich = code != GRPC_STATUS_OK && call->bad_field != NULL;
+    if (has_rich)
+        rich.value = cs_status_details_pack(code, message != NULL ? message : "", call->bad_field);
     grpc_op ops[3];
     size_t n = 0;
     memset(ops, 0, sizeof(ops));
@@ -158,10 +166,16 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
     ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
     ops[n].data.send_status_from_server.status = code;
     ops[n].data.send_status_from_server.status_details = &details;
+    if (has_rich) {
+        ops[n].data.send_status_from_server.trailing_metadata_count = 1;
+        ops[n].data.send_status_from_server.trailing_metadata = &rich;
+    }
     n++;
     call->finishing = true;
     cs_call_start_batch(call, ops, n, &call->final_tag);
     grpc_slice_unref(details);
+    if (has_rich)
+        grpc_slice_unref(rich.value);
     if (reply != NULL)
         grpc_byte_buffer_destroy(reply);
 }
@@ -198,4 +212,13 @@ void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)
     (void)vsnprintf(message, sizeof(message), fmt, ap);
     va_end(ap);
     cs_call_finish(call, cs_status_from_errno(code), message);
+}
+
+void cs_call_fail_err(struct cs_call *call, const struct cs_err *err)
+{
+    CS_ASSERT_LOOP();
+    CS_ASSERT(call->bad_field == NULL);
+    if (err->field[0] != '\0')
+        call->bad_field = cs_xstrdup(err->field);
+    cs_call_fail(call, err->code, "%s", err->msg);
 }

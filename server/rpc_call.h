@@ -43,6 +43,7 @@ struct cs_call {
     void *stream_ctx;
     grpc_status_code final_code; /* for a stream: sent once the backlog drains */
     char *final_message;
+    char *bad_field; /* the request field an error is about (status_details.h), or NULL */
 };
 
 /* Makes the record for a call gRPC handed over (call taken), counts it in

@@ -2,10 +2,12 @@
  * outcome oneof between Attempt, Run and Event (pure functions: any
  * thread), and the two changes of a run's record every transition uses
  * (loop thread). */
+#define CS_LOG_COMPONENT "run"
 #include "sched_state.h"
 
 #include <string.h>
 
+#include "log.h"
 #include "util.h"
 
 bool cs_run_state_is_terminal(Csched__V1__RunState state)
@@ -102,9 +104,46 @@ static uint32_t *count_of(struct cs_sched *s, Csched__V1__RunState state)
     }
 }
 
+/* The info line of a state change of run (attempt 0) or of one of its
+ * attempts: the ids, the state, and at the end how the command ended and
+ * how long the run or the attempt took. */
+static void log_change(const Csched__V1__Run *run, uint32_t attempt, Csched__V1__RunState state,
+                       struct cs_outcome outcome, int64_t started_unix_ms, int64_t ended_unix_ms)
+{
+    if (!cs_log_runs_enabled() || state == CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED)
+        return;
+    const char *name = cs_run_state_name(state);
+    uint32_t number = attempt != 0 ? attempt : (uint32_t)run->n_attempts;
+    struct cs_log_field f[6] = {CS_LOG_INT("run_id", run->id), CS_LOG_STR("job", run->job_name),
+                                CS_LOG_INT("attempt", number), CS_LOG_STR("state", name)};
+    size_t n = 4;
+    if (outcome.kind != CS_OUTCOME_NONE)
+        f[n++] = CS_LOG_INT(outcome.kind == CS_OUTCOME_EXIT_CODE ? "exit_code" : "signal",
+                            outcome.value);
+    if (cs_run_state_is_terminal(state) && started_unix_ms > 0 && ended_unix_ms >= started_unix_ms)
+        f[n++] = CS_LOG_INT("duration_ms", ended_unix_ms - started_unix_ms);
+    if (attempt != 0)
+        cs_log_write_fields(CS_LOG_INFO, CS_LOG_COMPONENT, f, n, "attempt %u of run %lld: %s",
+                            attempt, (long long)run->id, name);
+    else
+        cs_log_write_fields(CS_LOG_INFO, CS_LOG_COMPONENT, f, n, "run %lld: %s", (long long)run->id,
+                            name);
+}
+
+void cs_sched_set_attempt_state(const Csched__V1__Run *run, Csched__V1__Attempt *a,
+                                Csched__V1__RunState state)
+{
+    CS_ASSERT_LOOP();
+    a->state = state;
+    log_change(run, a->number, state, cs_outcome_of_attempt(a), a->started_unix_ms,
+               a->ended_unix_ms);
+}
+
 void cs_sched_set_run_state(struct cs_sched *s, struct cs_run *run, Csched__V1__RunState state)
 {
     CS_ASSERT_LOOP();
+    log_change(run->msg, 0, state, cs_outcome_of_run(run->msg), run->msg->started_unix_ms,
+               run->msg->ended_unix_ms);
     uint32_t *from = count_of(s, run->msg->state), *to = count_of(s, state);
     if (from != NULL)
         (*from)--;

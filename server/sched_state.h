@@ -127,8 +127,14 @@ static inline uint32_t cs_sched_slots_used(const struct cs_sched *sched)
     return sched->starting + sched->running;
 }
 
-/* Loop thread: moves run to state, keeping the per-state counts right. */
+/* Loop thread: moves run to state, keeping the per-state counts right, and
+ * logs the change (log.h's run lines). A terminal state's outcome and end
+ * time are set before, for the line. */
 void cs_sched_set_run_state(struct cs_sched *sched, struct cs_run *run, Csched__V1__RunState state);
+/* Loop thread: moves attempt a of run to state and logs the change; as
+ * above, the outcome and end time of a terminal state are set before. */
+void cs_sched_set_attempt_state(const Csched__V1__Run *run, Csched__V1__Attempt *a,
+                                Csched__V1__RunState state);
 /* Loop thread: appends run's next attempt record (STARTING, number one past
  * the last) and returns it. */
 Csched__V1__Attempt *cs_run_attempt_add(Csched__V1__Run *run);

@@ -1,6 +1,7 @@
 /* Helpers shared by every thread of cschedd. */
 #include "util.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,33 @@ int64_t cs_now_unix_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The length of the field path msg begins with, or 0: lower-case words
+ * joined by dots, at least two of them or an index, each word maybe
+ * followed by indexes ([2], ["key"]); then a space, a colon or the end. */
+static size_t field_path_len(const char *msg)
+{
+    size_t i = 0, words = 0, indexes = 0;
+    for (;;) {
+        if (!islower((unsigned char)msg[i]))
+            return 0;
+        while (islower((unsigned char)msg[i]) || isdigit((unsigned char)msg[i]) || msg[i] == '_')
+            i++;
+        words++;
+        while (msg[i] == '[') {
+            const char *close = strchr(msg + i, ']');
+            if (close == NULL)
+                return 0;
+            i = (size_t)(close - msg) + 1;
+            indexes++;
+        }
+        if (msg[i] != '.')
+            break;
+        i++;
+    }
+    bool ends = msg[i] == '\0' || msg[i] == ' ' || msg[i] == ':';
+    return ends && (words > 1 || indexes > 0) ? i : 0;
+}
+
 int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
 {
     if (err != NULL) {
@@ -67,6 +95,11 @@ int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
         va_start(ap, fmt);
         (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
         va_end(ap);
+        size_t n = field_path_len(err->msg);
+        if (n >= sizeof(err->field))
+            n = 0;
+        memcpy(err->field, err->msg, n);
+        err->field[n] = '\0';
     }
     return code;
 }

@@ -35,10 +35,14 @@ int64_t cs_now_unix_ms(void);
 struct cs_err {
     int code;
     char msg[256];
+    char field[128]; /* the request field msg is about, or "" */
 };
 
 /* Sets err (if not NULL) and returns code, so callers can write
- * "return cs_err_set(err, -EINVAL, ...)". */
+ * "return cs_err_set(err, -EINVAL, ...)". A message that begins with a
+ * field path of the request, up to a space or a colon ("job.retry.multiplier:
+ * ...", "job.command[2] is ...", "job.labels[\"k\"] ..."), names that field:
+ * err->field gets the path; a message of any other start leaves it "". */
 int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

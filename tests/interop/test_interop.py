@@ -25,6 +25,7 @@ PARSER = argparse.ArgumentParser(description=__doc__)
 PARSER.add_argument("--bin-dir", required=True, help="where cschedd and csched-minder are")
 PARSER.add_argument("--gen-dir", required=True, help="where grpc_tools.protoc wrote the modules")
 PARSER.add_argument("--make-certs", required=True, help="the script that makes the certificates")
+PARSER.add_argument("--proto-dir", required=True, help="the API's .proto files (proto/)")
 ARGS, UNITTEST_ARGV = PARSER.parse_known_args()
 sys.path.insert(0, ARGS.gen_dir)
 
@@ -34,6 +35,9 @@ import health_pb2_grpc  # noqa: E402
 from csched.v1 import scheduler_pb2 as pb  # noqa: E402
 from csched.v1 import scheduler_pb2_grpc  # noqa: E402
 
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool  # noqa: E402
+from google.protobuf import message_factory  # noqa: E402
+
 ADMIN_TOKEN = "interop-admin-token-0123456789abcdef"
 VIEWER_TOKEN = "interop-viewer-token-0123456789abcdef"
 READY_TIMEOUT_S = 90.0
@@ -42,6 +46,38 @@ RUN_TIMEOUT_S = 30.0
 
 TERMINAL_STATES = (pb.RUN_STATE_SUCCEEDED, pb.RUN_STATE_FAILED, pb.RUN_STATE_TIMED_OUT,
                    pb.RUN_STATE_CANCELLED, pb.RUN_STATE_LOST)
+
+
+def rich_error_classes():
+    """google.rpc.Status and google.rpc.BadRequest, from their published
+    field numbers (google/rpc/status.proto, google/rpc/error_details.proto):
+    Debian packages neither module for Python."""
+    fdp = descriptor_pb2.FieldDescriptorProto
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
+    f = descriptor_pb2.FileDescriptorProto(name="google/rpc/csched_interop.proto",
+                                           package="google.rpc", syntax="proto3",
+                                           dependency=["google/protobuf/any.proto"])
+
+    def message(name, fields, parent=None):
+        m = (parent.nested_type if parent else f.message_type).add(name=name)
+        for number, (field, kind, label, type_name) in enumerate(fields, 1):
+            m.field.add(name=field, number=number, type=kind, label=label, type_name=type_name)
+        return m
+
+    one, many = fdp.LABEL_OPTIONAL, fdp.LABEL_REPEATED
+    message("Status", [("code", fdp.TYPE_INT32, one, None),
+                       ("message", fdp.TYPE_STRING, one, None),
+                       ("details", fdp.TYPE_MESSAGE, many, ".google.protobuf.Any")])
+    bad = message("BadRequest", [("field_violations", fdp.TYPE_MESSAGE, many,
+                                  ".google.rpc.BadRequest.FieldViolation")])
+    message("FieldViolation", [("field", fdp.TYPE_STRING, one, None),
+                               ("description", fdp.TYPE_STRING, one, None)], bad)
+    pool.Add(f)
+    get = getattr(message_factory, "GetMessageClass", None) or \
+        message_factory.MessageFactory(pool).GetPrototype
+    return (get(pool.FindMessageTypeByName("google.rpc.Status")),
+            get(pool.FindMessageTypeByName("google.rpc.BadRequest")))
 
 
 class Server:
@@ -125,6 +161,42 @@ class Server:
         shutil.rmtree(self.state_dir, ignore_errors=True)
 
 
+class GeneratedPackagesTest(unittest.TestCase):
+    """What Python generates from proto/ and the health stubs leave grpcio's
+    own "grpc" package alone."""
+
+    def test_grpc_is_grpcio(self):
+        self.assertTrue(hasattr(grpc, "insecure_channel"))
+        self.assertFalse(os.path.realpath(grpc.__file__).startswith(
+            os.path.realpath(ARGS.gen_dir)))
+        self.assertFalse(os.path.exists(os.path.join(ARGS.gen_dir, "grpc")))
+        self.assertEqual(health_pb2.DESCRIPTOR.package, "grpc.health.v1")
+        self.assertIsNotNone(
+            health_pb2.DESCRIPTOR.services_by_name["Health"].methods_by_name.get("Check"))
+
+    def test_everything_in_proto_dir_generates_no_grpc_package(self):
+        protos = []
+        for root, _, files in os.walk(ARGS.proto_dir):
+            protos += [os.path.relpath(os.path.join(root, f), ARGS.proto_dir)
+                       for f in files if f.endswith(".proto")]
+        self.assertIn(os.path.join("csched", "v1", "scheduler.proto"), protos)
+        out = tempfile.mkdtemp(prefix="csched-interop-gen-")
+        try:
+            subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I" + ARGS.proto_dir,
+                            "--python_out=" + out, "--grpc_python_out=" + out] + protos,
+                           check=True)
+            self.assertEqual(sorted(os.listdir(out)), ["csched"])
+            probe = subprocess.run(
+                [sys.executable, "-c",
+                 "import sys; sys.path.insert(0, sys.argv[1]); import grpc; "
+                 "from csched.v1 import scheduler_pb2_grpc; print(grpc.__file__)", out],
+                check=True, capture_output=True, text=True)
+            self.assertFalse(os.path.realpath(probe.stdout.strip()).startswith(
+                os.path.realpath(out)))
+        finally:
+            shutil.rmtree(out)
+
+
 class InteropTest(unittest.TestCase):
     server = None
     channel = None
@@ -187,6 +259,31 @@ class InteropTest(unittest.TestCase):
         err = ctx.exception
         self.assertEqual(err.code(), grpc.StatusCode.NOT_FOUND, err.details())
         self.assertTrue(err.details(), "NOT_FOUND carries no message")
+
+    def test_invalid_job_has_field_violation(self):
+        status_cls, bad_request_cls = rich_error_classes()
+        job = pb.Job(name="interop-bad-labels", command=["true"], labels={"k" * 64: "v"})
+        with self.assertRaises(grpc.RpcError) as ctx:
+            self.stub.CreateJob(pb.CreateJobRequest(job=job), timeout=RPC_TIMEOUT_S)
+        err = ctx.exception
+        self.assertEqual(err.code(), grpc.StatusCode.INVALID_ARGUMENT, err.details())
+        details = dict(err.trailing_metadata()).get("grpc-status-details-bin")
+        self.assertIsNotNone(details, "no grpc-status-details-bin trailer")
+        status = status_cls.FromString(details)
+        self.assertEqual(status.code, grpc.StatusCode.INVALID_ARGUMENT.value[0])
+        self.assertEqual(status.message, err.details())
+        self.assertEqual(len(status.details), 1)
+        self.assertEqual(status.details[0].type_url, "type.googleapis.com/google.rpc.BadRequest")
+        bad = bad_request_cls.FromString(status.details[0].value)
+        self.assertEqual([(v.field, v.description) for v in bad.field_violations],
+                         [("job.labels", err.details())])
+        self.assertIn("63 bytes", err.details())
+
+    def test_error_without_field_has_no_details(self):
+        with self.assertRaises(grpc.RpcError) as ctx:
+            self.stub.GetJob(pb.GetJobRequest(name="interop-no-such-job-2"),
+                             timeout=RPC_TIMEOUT_S)
+        self.assertNotIn("grpc-status-details-bin", dict(ctx.exception.trailing_metadata()))
 
     def test_create_trigger_watch_to_end(self):
         name = "interop-echo"

@@ -20,6 +20,8 @@ static const char *const env_names[] = {"CSCHED_LISTEN",
                                         "CSCHED_STATE_DIR",
                                         "CSCHED_MAX_RUNNING",
                                         "CSCHED_LOG_LEVEL",
+                                        "CSCHED_LOG_FORMAT",
+                                        "CSCHED_LOG_RUNS",
                                         "CSCHED_MINDER",
                                         "CSCHED_NICE",
                                         "CSCHED_RETENTION_DAYS",
@@ -99,6 +101,8 @@ static void test_config_defaults(void **state)
     assert_str_or_null(c.ready_file, NULL);
     assert_str_or_null(c.minder_path, NULL);
     assert_int_equal(c.log_level, CS_LOG_INFO);
+    assert_int_equal(c.log_format, CS_LOG_TEXT);
+    assert_true(c.log_runs);
     assert_int_equal(c.nice, CS_DEFAULT_NICE);
     assert_int_equal(c.retention_days, CS_DEFAULT_RETENTION_DAYS);
     assert_str_or_null(c.job_user, NULL);
@@ -325,6 +329,36 @@ static void test_config_bad_log_level(void **state)
     assert_refused("--log-level", "CSCHED_LOG_LEVEL", bad, sizeof(bad) / sizeof(bad[0]), "trace");
 }
 
+/* --log-format and --log-runs, from the flag and the environment, the flag
+ * winning; anything but their words refused. */
+static void test_config_log_style(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+
+    assert_int_equal(parse(&c, &err, "--log-format", "json", "--log-runs", "false", NULL), 0);
+    assert_int_equal(c.log_format, CS_LOG_JSON);
+    assert_false(c.log_runs);
+    setenv("CSCHED_LOG_FORMAT", "json", 1);
+    setenv("CSCHED_LOG_RUNS", "false", 1);
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_int_equal(c.log_format, CS_LOG_JSON);
+    assert_false(c.log_runs);
+    assert_int_equal(parse(&c, &err, "--log-format", "text", "--log-runs", "true", NULL), 0);
+    assert_int_equal(c.log_format, CS_LOG_TEXT);
+    assert_true(c.log_runs);
+    unsetenv("CSCHED_LOG_FORMAT");
+    unsetenv("CSCHED_LOG_RUNS");
+
+    static const char *const bad_format[] = {"", "JSON", "logfmt", "text "};
+    assert_refused("--log-format", "CSCHED_LOG_FORMAT", bad_format,
+                   sizeof(bad_format) / sizeof(bad_format[0]), "yaml");
+    unsetenv("CSCHED_LOG_FORMAT");
+    static const char *const bad_runs[] = {"", "1", "yes", "TRUE", "off"};
+    assert_refused("--log-runs", "CSCHED_LOG_RUNS", bad_runs,
+                   sizeof(bad_runs) / sizeof(bad_runs[0]), "no");
+}
+
 static void test_config_bad_nice(void **state)
 {
     static const char *const bad[] = {
@@ -503,6 +537,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_flag_over_env, clear_env),
         cmocka_unit_test_setup(test_config_bad_max_running, clear_env),
         cmocka_unit_test_setup(test_config_bad_log_level, clear_env),
+        cmocka_unit_test_setup(test_config_log_style, clear_env),
         cmocka_unit_test_setup(test_config_bad_nice, clear_env),
         cmocka_unit_test_setup(test_config_bad_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_bad_audit_retention_days, clear_env),

@@ -1,0 +1,172 @@
+/* Unit tests of server/log.c: the JSON and text lines, every value escaped
+ * (quotes, newlines, control bytes, invalid UTF-8), a line cut short still
+ * whole, and journald's level prefix only when JOURNAL_STREAM names stderr.
+ * Each test points stderr at a temporary file and reads back what it got. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
+
+#include "log.h"
+
+static char got[8192];
+
+static void log_info_lines(void)
+{
+    cs_log_write(CS_LOG_INFO, "t", "hello");
+    cs_log_write(CS_LOG_ERROR, "t", "bad");
+}
+
+/* Runs fn with stderr on f, then closes f; got holds what fn wrote. */
+static void capture_into(FILE *f, void (*fn)(void))
+{
+    int saved = dup(STDERR_FILENO);
+    assert_true(dup2(fileno(f), STDERR_FILENO) >= 0);
+    fn();
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    rewind(f);
+    size_t n = fread(got, 1, sizeof(got) - 1, f);
+    got[n] = '\0';
+    fclose(f);
+}
+
+/* As capture_into, on a new temporary file. */
+static void capture(void (*fn)(void))
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    capture_into(f, fn);
+}
+
+static void configure_text(void)
+{
+    cs_log_configure(CS_LOG_TEXT, true);
+    log_info_lines();
+}
+
+/* What follows the timestamp of the one line in got. */
+static const char *after_time(const char *marker)
+{
+    const char *p = strstr(got, marker);
+    assert_non_null(p);
+    return p;
+}
+
+static const char hostile[] = "a\"b\\c\nd\x01\x7f\xff\xc3\xa9 e";
+
+static void log_hostile(void)
+{
+    struct cs_log_field f[] = {CS_LOG_STR("job", hostile), CS_LOG_INT("run_id", -42),
+                               CS_LOG_STR("empty", "")};
+    cs_log_write_fields(CS_LOG_WARN, "t\"x", f, 3, "msg %s", hostile);
+}
+
+static void test_json_escapes_everything(void **state)
+{
+    (void)state;
+    cs_log_configure(CS_LOG_JSON, true);
+    capture(log_hostile);
+    assert_memory_equal(got, "{\"time\":\"", 9);
+    assert_string_equal(after_time("\",\"level\""),
+                        "\",\"level\":\"warn\",\"component\":\"t\\\"x\","
+                        "\"message\":\"msg a\\\"b\\\\c\\nd\\u0001\\u007f\\ufffd\xc3\xa9 e\","
+                        "\"job\":\"a\\\"b\\\\c\\nd\\u0001\\u007f\\ufffd\xc3\xa9 e\","
+                        "\"run_id\":-42,\"empty\":\"\"}\n");
+}
+
+static void test_text_quotes_and_escapes(void **state)
+{
+    (void)state;
+    unsetenv("JOURNAL_STREAM");
+    cs_log_configure(CS_LOG_TEXT, true);
+    capture(log_hostile);
+    assert_int_equal(got[4], '-');
+    assert_string_equal(after_time("Z warn"),
+                        "Z warn t\"x: msg a\"b\\\\c\\nd\\x01\\x7f\\xff\xc3\xa9 e"
+                        " job=\"a\\\"b\\\\c\\nd\\x01\\x7f\\xff\xc3\xa9 e\""
+                        " run_id=-42 empty=\"\"\n");
+}
+
+static void log_long(void)
+{
+    static char big[4000];
+    memset(big, 'x', sizeof(big) - 2);
+    big[100] = '"'; /* an escape early on */
+    big[sizeof(big) - 2] = '\0';
+    struct cs_log_field f[] = {CS_LOG_STR("a", "short"), CS_LOG_STR("b", big)};
+    cs_log_write_fields(CS_LOG_ERROR, "t", f, 2, "%s", big + 3000);
+    cs_log_write_fields(CS_LOG_ERROR, "t", f, 2, "%s", "m");
+}
+
+/* Cut short, a line is still one line, and a JSON one still closes. */
+static void test_long_lines_stay_whole(void **state)
+{
+    (void)state;
+    cs_log_configure(CS_LOG_JSON, true);
+    capture(log_long);
+    char *second = strchr(got, '\n');
+    assert_non_null(second);
+    *second++ = '\0';
+    assert_true(strlen(got) < 2048);
+    assert_string_equal(got + strlen(got) - 2, "\"}");
+    assert_non_null(strstr(got, "\"message\":\"xxx"));
+    assert_true(strlen(second) < 2048);
+    assert_string_equal(second + strlen(second) - 3, "\"}\n");
+    assert_non_null(strstr(second, "\"a\":\"short\",\"b\":\"xxx"));
+    assert_non_null(strstr(second, "x\\\"x"));
+    assert_ptr_equal(strchr(second, '\n'), second + strlen(second) - 1);
+}
+
+static void test_journal_prefix_only_on_its_stream(void **state)
+{
+    (void)state;
+    FILE *f = tmpfile();
+    struct stat st;
+    assert_int_equal(fstat(fileno(f), &st), 0);
+    char js[64];
+    snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    setenv("JOURNAL_STREAM", js, 1);
+    capture_into(f, configure_text); /* stderr is the stream JOURNAL_STREAM names */
+    assert_memory_equal(got, "<6>", 3);
+    assert_non_null(strstr(got, "\n<3>"));
+
+    cs_log_configure(CS_LOG_TEXT, true); /* stderr is not that stream */
+    capture(log_info_lines);
+    assert_int_equal(got[0], '2');
+    unsetenv("JOURNAL_STREAM");
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    enum cs_log_format f = CS_LOG_TEXT;
+    assert_int_equal(cs_log_format_parse("json", &f), 0);
+    assert_int_equal(f, CS_LOG_JSON);
+    assert_int_equal(cs_log_format_parse("JSON", &f), -EINVAL);
+    cs_log_configure(CS_LOG_TEXT, false);
+    assert_false(cs_log_runs_enabled());
+    cs_log_configure(CS_LOG_TEXT, true);
+    assert_true(cs_log_runs_enabled());
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_escapes_everything),
+        cmocka_unit_test(test_text_quotes_and_escapes),
+        cmocka_unit_test(test_long_lines_stay_whole),
+        cmocka_unit_test(test_journal_prefix_only_on_its_stream),
+        cmocka_unit_test(test_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
