@@ -200,6 +200,18 @@ int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name)
     return id;
 }
 
+Csched__V1__Job *cs_e2e_get_job(struct cs_e2e *e, const char *name)
+{
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *job = NULL;
+    struct cs_status st = {0};
+
+    req.name = (char *)name;
+    if (cs_scheduler_get_job(e->client, &req, &job, cs_e2e_opts(), &st) != 0)
+        fail_msg("GetJob(%s): %s", name, st.message);
+    return job;
+}
+
 Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e)
 {
     Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;

@@ -74,6 +74,9 @@ int cs_e2e_try_create_job(struct cs_e2e *e, Csched__V1__Job *job, struct cs_stat
 /* cs_e2e_trigger triggers job_name (no overrides) and returns the run id. */
 int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name);
 
+/* cs_e2e_get_job fetches a job and asserts OK (caller frees). */
+Csched__V1__Job *cs_e2e_get_job(struct cs_e2e *e, const char *name);
+
 /* cs_e2e_get_stats calls GetStats and asserts OK (caller frees). */
 Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e);
 

@@ -65,18 +65,6 @@ static void assert_entry(const Csched__V1__AuditEntry *a, const char *method, co
     assert_true(a->at_unix_ms > 0);
 }
 
-static Csched__V1__Job *get_job(struct cs_e2e *e, const char *name)
-{
-    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
-    Csched__V1__Job *job = NULL;
-    struct cs_status st = {0};
-
-    req.name = (char *)name;
-    if (cs_scheduler_get_job(e->client, &req, &job, cs_e2e_opts(), &st) != 0)
-        fail_msg("GetJob(%s): %s", name, st.message);
-    return job;
-}
-
 /* Create, update, trigger, cancel and delete each leave one OK row naming
  * the caller and the target, newest first; the job and the run say who. */
 static void test_e2e_audit_every_change(void **state)
@@ -97,7 +85,7 @@ static void test_e2e_audit_every_change(void **state)
     assert_int_equal(updated->version, 2);
     assert_string_equal(updated->created_by, WHO);
     csched__v1__job__free_unpacked(updated, NULL);
-    Csched__V1__Job *got = get_job(e, name);
+    Csched__V1__Job *got = cs_e2e_get_job(e, name);
     assert_string_equal(got->created_by, WHO);
     assert_string_equal(got->updated_by, WHO);
     csched__v1__job__free_unpacked(got, NULL);

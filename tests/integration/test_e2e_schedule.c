@@ -31,18 +31,6 @@ static Csched__V1__Job *scheduled_job(const char *name, const char *text, const 
     return job;
 }
 
-static Csched__V1__Job *get_job(struct cs_e2e *e, const char *name)
-{
-    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
-    Csched__V1__Job *job = NULL;
-    struct cs_status st = {0};
-
-    req.name = (char *)name;
-    if (cs_scheduler_get_job(e->client, &req, &job, cs_e2e_opts(), &st) != 0)
-        fail_msg("GetJob(%s): %s", name, st.message);
-    return job;
-}
-
 /* What CreateJob answers for a schedule, asserting INVALID_ARGUMENT with
  * the words want. */
 static void assert_refused(struct cs_e2e *e, Csched__V1__Job *job, const char *want)
@@ -90,7 +78,7 @@ static void test_e2e_schedule_next_fires(void **state)
     job->schedule->overlap = CSCHED__V1__OVERLAP__OVERLAP_FORBID;
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
     csched__v1__job__free_unpacked(job, NULL);
-    got = get_job(e, "berlin");
+    got = cs_e2e_get_job(e, "berlin");
     assert_non_null(got->schedule);
     assert_string_equal(got->schedule->text, "30 2 * * *");
     assert_string_equal(got->schedule->time_zone, "Europe/Berlin");
@@ -125,7 +113,7 @@ static void test_e2e_schedule_update(void **state)
 
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
     csched__v1__job__free_unpacked(job, NULL);
-    got = get_job(e, "updated");
+    got = cs_e2e_get_job(e, "updated");
     assert_int_equal(got->n_next_fires, 5);
     assert_int_equal(got->next_fires[0]->at_unix_ms / 1000 % 90, 0);
     assert_int_equal(got->next_fires[1]->at_unix_ms - got->next_fires[0]->at_unix_ms, 90000);
@@ -142,7 +130,7 @@ static void test_e2e_schedule_update(void **state)
     assert_int_equal(rc, 0);
     csched__v1__job__free_unpacked(resp, NULL);
     csched__v1__job__free_unpacked(req.job, NULL);
-    got = get_job(e, "updated");
+    got = cs_e2e_get_job(e, "updated");
     assert_int_equal(got->n_next_fires, 0);
     csched__v1__job__free_unpacked(got, NULL);
 }
@@ -156,7 +144,7 @@ static void test_e2e_schedule_restart(void **state)
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
     csched__v1__job__free_unpacked(job, NULL);
     assert_int_equal(cs_testd_restart(e->d), 0);
-    got = get_job(e, "kept");
+    got = cs_e2e_get_job(e, "kept");
     assert_int_equal(got->n_next_fires, 5);
     assert_non_null(strstr(got->next_fires[0]->local_time, " 09:00:00 -0"));
     csched__v1__job__free_unpacked(got, NULL);
