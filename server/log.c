@@ -246,9 +246,9 @@ static void put_head(struct line *l, enum cs_log_level level, const char *compon
     put_str(l, ": ");
 }
 
-static void write_line(enum cs_log_level level, const char *component,
-                       const struct cs_log_field *fields, size_t n_fields, const char *fmt,
-                       va_list ap)
+__attribute__((format(printf, 5, 0))) static void
+write_line(enum cs_log_level level, const char *component, const struct cs_log_field *fields,
+           size_t n_fields, const char *fmt, va_list ap)
 {
     char msg[LINE_MAX_BYTES];
     if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
