@@ -1,8 +1,8 @@
 /* api: the handlers of csched.v1.Scheduler, grpc.health.v1.Health and
- * server reflection, one
- * file per group of methods, and their table (api.c). All run on the loop
- * thread. A handler that changes state answers only after the change has
- * committed. What the handlers share is in api_common.h. */
+ * server reflection, one file per group of methods, and their table
+ * (api.c). All run on the loop thread. A handler that changes state
+ * answers only after the change has committed. What the handlers share is
+ * in api_common.h. */
 #ifndef CS_API_H
 #define CS_API_H
 

@@ -128,11 +128,11 @@ static int names(const uint8_t *d, size_t len, enum kind kind, const char *sym, 
     return names_inside(d, len, kind, sym + nlen + 1, n - nlen - 1);
 }
 
-typedef int (*file_match_fn)(const struct cs_desc_file *file, const char *what);
+typedef int (*file_fn)(const struct cs_desc_file *file, void *ctx);
 
-/* The first file of the set that match accepts: 0, -ENOENT or -EBADMSG. */
-static int find_file(const uint8_t *set, size_t len, file_match_fn match, const char *what,
-                     struct cs_desc_file *out)
+/* Calls fn with each file of the set until it returns non-zero: that
+ * value, 0 after the last file, or -EBADMSG. */
+static int each_file(const uint8_t *set, size_t len, file_fn fn, void *ctx)
 {
     const uint8_t *p = set;
     struct field f;
@@ -141,14 +141,36 @@ static int find_file(const uint8_t *set, size_t len, file_match_fn match, const 
         if (f.num != 1 || f.data == NULL)
             continue;
         struct cs_desc_file file = {f.data, f.len};
-        if ((rc = match(&file, what)) < 0)
+        if ((rc = fn(&file, ctx)) != 0)
             return rc;
-        if (rc > 0) {
-            *out = file;
-            return 0;
-        }
     }
-    return rc < 0 ? rc : -ENOENT;
+    return rc;
+}
+
+typedef int (*file_match_fn)(const struct cs_desc_file *file, const char *what);
+
+struct find {
+    file_match_fn match;
+    const char *what;
+    struct cs_desc_file *out;
+};
+
+static int find_cb(const struct cs_desc_file *file, void *ctx)
+{
+    struct find *find = ctx;
+    int rc = find->match(file, find->what);
+    if (rc > 0)
+        *find->out = *file;
+    return rc;
+}
+
+/* The first file of the set that match accepts: 0, -ENOENT or -EBADMSG. */
+static int find_file(const uint8_t *set, size_t len, file_match_fn match, const char *what,
+                     struct cs_desc_file *out)
+{
+    struct find find = {match, what, out};
+    int rc = each_file(set, len, find_cb, &find);
+    return rc > 0 ? 0 : rc < 0 ? rc : -ENOENT;
 }
 
 static int file_named(const struct cs_desc_file *file, const char *name)
@@ -212,20 +234,26 @@ int cs_reflection_each_dependency(const struct cs_desc_file *file, cs_reflection
     return each_name(file->data, file->len, 3, false, (const uint8_t *)"", 0, name_cb, ctx);
 }
 
+struct names_of {
+    cs_reflection_name_cb name_cb;
+    void *ctx;
+};
+
+/* Names the file's services, each prefixed by the file's package. */
+static int services_cb(const struct cs_desc_file *file, void *ctx)
+{
+    struct names_of *to = ctx;
+    const uint8_t *pkg = (const uint8_t *)"";
+    size_t pkg_len = 0;
+    int rc = string_field(file->data, file->len, 2, &pkg, &pkg_len);
+    if (rc < 0)
+        return rc;
+    return each_name(file->data, file->len, 6, true, pkg, pkg_len, to->name_cb, to->ctx);
+}
+
 int cs_reflection_each_service(const uint8_t *set, size_t len, cs_reflection_name_cb name_cb,
                                void *ctx)
 {
-    const uint8_t *p = set;
-    struct field f;
-    int rc;
-    while ((rc = next_field(&p, set + len, &f)) > 0) {
-        if (f.num != 1 || f.data == NULL)
-            continue;
-        const uint8_t *pkg = NULL;
-        size_t pkg_len = 0;
-        if ((rc = string_field(f.data, f.len, 2, &pkg, &pkg_len)) < 0 ||
-            (rc = each_name(f.data, f.len, 6, true, pkg, pkg_len, name_cb, ctx)) < 0)
-            return rc;
-    }
-    return rc;
+    struct names_of to = {name_cb, ctx};
+    return each_file(set, len, services_cb, &to);
 }

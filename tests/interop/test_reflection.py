@@ -6,7 +6,7 @@ one test_interop.py starts: unix socket, TLS with bearer tokens).
 It lists the services, asks for the file of csched.v1.Scheduler and of
 nested symbols, loads the returned FileDescriptorProtos into a fresh
 descriptor pool and checks that the methods are those of the stubs generated
-from proto/; unknown names and extensions are NOT_FOUND. Reflection is open
+from proto/ and that the comments came along; unknown names and extensions are NOT_FOUND. Reflection is open
 to every caller, so it is asked over TLS without a token and over the unix
 socket. Run with /usr/bin/python3 (Debian's python3-grpcio and
 python3-grpc-tools).
@@ -107,6 +107,8 @@ class ReflectionTest(unittest.TestCase):
                     self.assertEqual([m.name for m in service.methods], want)
                     create = service.methods_by_name["CreateJob"]
                     self.assertEqual(create.input_type.full_name, "csched.v1.CreateJobRequest")
+                    comments = [loc.leading_comments for loc in files[0].source_code_info.location]
+                    self.assertTrue(any(c.strip() for c in comments), "no comments in the file")
 
     def test_symbols_files_and_errors_on_one_stream(self):
         symbols = ["csched.v1.Scheduler.CreateJob", "csched.v1.Job", "csched.v1.RunState",
