@@ -14,6 +14,7 @@ python3-grpc-tools).
 
 import os
 import sys
+import threading
 import unittest
 
 from test_interop import ARGS, RPC_TIMEOUT_S, UNITTEST_ARGV, Server
@@ -139,6 +140,27 @@ class ReflectionTest(unittest.TestCase):
                     for resp in resps[len(symbols) + 1:]:
                         self.assertEqual(resp.WhichOneof("message_response"), "error_response")
                         self.assertEqual(resp.error_response.error_code, NOT_FOUND)
+
+    def test_cancelled_stream_leaves_the_server_serving(self):
+        pb, pb_grpc = reflection_v1_pb2, reflection_v1_pb2_grpc
+        held = threading.Event()
+
+        def requests():
+            yield pb.ServerReflectionRequest(list_services="")
+            held.wait(RPC_TIMEOUT_S)  # the stream stays open, half-closed never
+
+        with self.server.channel() as channel:
+            call = pb_grpc.ServerReflectionStub(channel).ServerReflectionInfo(
+                requests(), timeout=RPC_TIMEOUT_S)
+            first = next(call)
+            self.assertEqual({s.name for s in first.list_services_response.service}, SERVICES)
+            call.cancel()
+            held.set()
+            with self.assertRaises(grpc.RpcError) as ctx:
+                next(call)
+            self.assertEqual(ctx.exception.code(), grpc.StatusCode.CANCELLED)
+            (again,) = ask(channel, pb, pb_grpc, [pb.ServerReflectionRequest(list_services="")])
+            self.assertEqual(len(again.list_services_response.service), len(SERVICES))
 
 
 if __name__ == "__main__":
