@@ -65,7 +65,7 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
                          grpc_byte_buffer *reply);
 /* Reads the next request of a bidirectional stream, unless one is being
  * read, a reply is being sent (the read starts when it has gone) or the
- * call is ending (rpc_stream.c). */
+ * call is ending; a stream whose client is gone ends here (rpc_stream.c). */
 void cs_call_read(struct cs_call *call);
 /* Frees call once it is finishing and no batch is pending. */
 void cs_call_maybe_free(struct cs_call *call);

@@ -149,9 +149,14 @@ static void received_cb(struct cs_tag *tag, bool ok)
 void cs_call_read(struct cs_call *call)
 {
     if ((call->method->streaming & CS_STREAM_CLIENT) == 0 || call->reading ||
-        call->sending != NULL || call->finishing || call->final_message != NULL ||
-        call->cancel_seen)
+        call->sending != NULL || call->finishing || call->final_message != NULL)
         return;
+    /* Gone while a reply was in flight: no read will fail to end the stream,
+     * so end it here. */
+    if (call->cancel_seen) {
+        cs_call_finish(call, GRPC_STATUS_OK, "");
+        return;
+    }
     grpc_op op;
     memset(&op, 0, sizeof(op));
     op.op = GRPC_OP_RECV_MESSAGE;

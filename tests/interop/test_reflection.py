@@ -15,6 +15,7 @@ python3-grpc-tools).
 import os
 import sys
 import threading
+import time
 import unittest
 
 from test_interop import ARGS, RPC_TIMEOUT_S, UNITTEST_ARGV, Server
@@ -142,11 +143,17 @@ class ReflectionTest(unittest.TestCase):
                         self.assertEqual(resp.error_response.error_code, NOT_FOUND)
 
     def test_cancelled_stream_leaves_the_server_serving(self):
+        """A client gone while replies wait to be sent: the stream ends (or
+        cschedd's stop, in tearDown, would wait for it) and others are served."""
         pb, pb_grpc = reflection_v1_pb2, reflection_v1_pb2_grpc
         held = threading.Event()
 
         def requests():
             yield pb.ServerReflectionRequest(list_services="")
+            # Replies of 35 KB each, more than the flow-control window holds:
+            # when the call is cancelled one is still being sent.
+            for _ in range(20):
+                yield pb.ServerReflectionRequest(file_containing_symbol="csched.v1.Scheduler")
             held.wait(RPC_TIMEOUT_S)  # the stream stays open, half-closed never
 
         with self.server.channel() as channel:
@@ -154,6 +161,7 @@ class ReflectionTest(unittest.TestCase):
                 requests(), timeout=RPC_TIMEOUT_S)
             first = next(call)
             self.assertEqual({s.name for s in first.list_services_response.service}, SERVICES)
+            time.sleep(0.2)  # let the server fill the window
             call.cancel()
             held.set()
             with self.assertRaises(grpc.RpcError) as ctx:
