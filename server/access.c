@@ -35,6 +35,11 @@ static const struct {
     {SCHED("ListAudit"), CS_ROLE_ADMIN},
     {"/grpc.health.v1.Health/Check", CS_ROLE_NONE},
     {"/grpc.health.v1.Health/Watch", CS_ROLE_NONE},
+    /* The API's schema, public in proto/, and nothing about jobs: open, so
+     * that grpcurl and grpcui discover the methods before any credentials
+     * are set up (docs/security.md). */
+    {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE},
+    {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE},
 };
 
 enum cs_role cs_access_needed(const char *path)

@@ -2,6 +2,7 @@
 #include "api.h"
 
 #include "grpc/health/v1/health.pb-c.h"
+#include "grpc/reflection/v1/reflection.pb-c.h"
 #include "util.h"
 
 #define SCHED(m) "/csched.v1.Scheduler/" m
@@ -29,6 +30,13 @@ const struct cs_method cs_api_methods[] = {
      cs_api_health_check},
     {"/grpc.health.v1.Health/Watch", &grpc__health__v1__health_check_request__descriptor, true,
      cs_api_health_watch},
+    /* v1alpha's request has v1's wire format: one descriptor serves both. */
+    {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+     &grpc__reflection__v1__server_reflection_request__descriptor, CS_STREAM_BIDI,
+     cs_api_reflection_info},
+    {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+     &grpc__reflection__v1__server_reflection_request__descriptor, CS_STREAM_BIDI,
+     cs_api_reflection_info},
 };
 
 const size_t cs_api_n_methods = CS_ARRAY_LEN(cs_api_methods);

@@ -1,7 +1,8 @@
-/* api: the handlers of csched.v1.Scheduler and grpc.health.v1.Health, one
- * file per group of methods, and their table (api.c). All run on the loop
- * thread. A handler that changes state answers only after the change has
- * committed. What the handlers share is in api_common.h. */
+/* api: the handlers of csched.v1.Scheduler, grpc.health.v1.Health and
+ * server reflection, one file per group of methods, and their table
+ * (api.c). All run on the loop thread. A handler that changes state
+ * answers only after the change has committed. What the handlers share is
+ * in api_common.h. */
 #ifndef CS_API_H
 #define CS_API_H
 
@@ -43,6 +44,8 @@ void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, voi
 void cs_api_list_audit(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_health_check(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_health_watch(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+/* One request of a server reflection stream, v1 or v1alpha (api_reflection.c). */
+void cs_api_reflection_info(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 
 /* Keeps a health Watch stream open until the client leaves or the server
  * stops (api_watch owns the list of open streams). */

@@ -112,6 +112,11 @@ static void begin_call(struct slot *slot)
         cs_call_fail(call, rc, "%s", why);
         return;
     }
+    if (call->method->streaming & CS_STREAM_CLIENT) {
+        call->handler_ctx = slot->server->ctx;
+        cs_call_read(call);
+        return;
+    }
     if (slot->payload == NULL) {
         cs_call_fail(call, -EINVAL, "the request carried no message");
         return;
@@ -126,7 +131,7 @@ static void begin_call(struct slot *slot)
 static void answer_unknown(struct slot *slot)
 {
     /* A method record for the call, so the batch machinery serves it too. */
-    static const struct cs_method unknown = {.path = "", .server_streaming = false};
+    static const struct cs_method unknown = {.path = "", .streaming = 0};
     struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, &unknown);
     char *method = grpc_slice_to_c_string(slot->details.method);
     char message[300];
@@ -174,9 +179,10 @@ static void arm_slot(struct cs_rpc_server *server, struct registered *reg)
     grpc_call_error err;
     grpc_completion_queue *cq = server->bridge.cq;
     if (reg != NULL) {
-        err = grpc_server_request_registered_call(server->server, reg->handle, &slot->call,
-                                                  &slot->deadline, &slot->metadata, &slot->payload,
-                                                  cq, cq, &slot->tag);
+        err = grpc_server_request_registered_call(
+            server->server, reg->handle, &slot->call, &slot->deadline, &slot->metadata,
+            (reg->method->streaming & CS_STREAM_CLIENT) != 0 ? NULL : &slot->payload, cq, cq,
+            &slot->tag);
     } else {
         grpc_call_details_init(&slot->details);
         err = grpc_server_request_call(server->server, &slot->call, &slot->details, &slot->metadata,
@@ -207,8 +213,13 @@ static void create_grpc_server(struct cs_rpc_server *server, const struct cs_met
     server->n_regs = n_methods;
     for (size_t i = 0; i < n_methods; i++) {
         server->regs[i].method = &methods[i];
-        server->regs[i].handle = grpc_server_register_method(
-            server->server, methods[i].path, NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+        /* A client stream's messages are read one by one (rpc_stream.c). */
+        grpc_server_register_method_payload_handling payload =
+            (methods[i].streaming & CS_STREAM_CLIENT) != 0
+                ? GRPC_SRM_PAYLOAD_NONE
+                : GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER;
+        server->regs[i].handle =
+            grpc_server_register_method(server->server, methods[i].path, NULL, payload, 0);
     }
 }
 
@@ -286,7 +297,8 @@ int cs_rpc_server_serve(struct cs_rpc_server *server)
     if (server->server == NULL)
         return -EADDRINUSE;
     for (size_t i = 0; i < server->n_regs; i++) {
-        int n = server->regs[i].method->server_streaming ? SLOTS_STREAMING : SLOTS_UNARY;
+        int n = (server->regs[i].method->streaming & CS_STREAM_SERVER) != 0 ? SLOTS_STREAMING
+                                                                            : SLOTS_UNARY;
         for (int k = 0; k < n; k++)
             arm_slot(server, &server->regs[i]);
     }

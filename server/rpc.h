@@ -11,7 +11,9 @@
  * end every call with cs_call_reply or cs_call_fail, now or later (e.g. after
  * a commit). A streaming handler pushes messages with cs_call_push (or the
  * items of a batched message with cs_call_push_item) and ends with
- * cs_call_finish or cs_call_fail. */
+ * cs_call_finish or cs_call_fail. A bidirectional stream's handler runs once
+ * per request message and pushes its replies; the call ends with OK when the
+ * client half-closes, unless the handler ended it before. */
 #ifndef CS_RPC_H
 #define CS_RPC_H
 
@@ -33,14 +35,27 @@ struct cs_rpc_server;
  * the kernel's ARG_MAX of 2 MiB), and unpacking megabytes would stall it. */
 #define CS_RPC_MAX_REQUEST_BYTES (1024 * 1024)
 
-/* Runs a method on the loop thread; request is borrowed until the call ends. */
+/* Runs a method on the loop thread; request is borrowed until the call ends
+ * (a bidirectional stream's: until its next message arrives). */
 typedef void (*cs_method_handler_cb)(struct cs_call *call, const ProtobufCMessage *request,
                                      void *ctx);
+
+/* What a method streams: bits, so that a table row's false and true read
+ * as unary and server streaming. */
+enum {
+    CS_STREAM_SERVER = 1,
+    /* With CS_STREAM_SERVER: a bidirectional stream. Its next request is
+     * read only once every reply pushed for the last has been sent, so a
+     * client that writes faster than it reads waits in gRPC's flow control,
+     * not in cschedd's memory. */
+    CS_STREAM_CLIENT = 2,
+    CS_STREAM_BIDI = CS_STREAM_SERVER | CS_STREAM_CLIENT,
+};
 
 struct cs_method {
     const char *path; /* "/csched.v1.Scheduler/CreateJob" */
     const ProtobufCMessageDescriptor *input;
-    bool server_streaming;
+    unsigned streaming; /* CS_STREAM_* */
     cs_method_handler_cb handler_cb;
 };
 

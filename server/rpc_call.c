@@ -120,7 +120,7 @@ struct cs_call *cs_call_open(size_t *open_calls, grpc_call *gcall, const struct 
     op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
     op.data.recv_close_on_server.cancelled = &call->cancelled;
     cs_call_start_batch(call, &op, 1, &call->close_tag);
-    if (method->server_streaming) {
+    if (method->streaming & CS_STREAM_SERVER) {
         memset(&op, 0, sizeof(op));
         op.op = GRPC_OP_SEND_INITIAL_METADATA;
         cs_call_start_batch(call, &op, 1, &call->meta_tag);
@@ -156,7 +156,7 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
     grpc_op ops[3];
     size_t n = 0;
     memset(ops, 0, sizeof(ops));
-    if (!call->method->server_streaming) {
+    if ((call->method->streaming & CS_STREAM_SERVER) == 0) {
         ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
         if (reply != NULL) {
             ops[n].op = GRPC_OP_SEND_MESSAGE;
@@ -183,7 +183,7 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response)
 {
     CS_ASSERT_LOOP();
-    CS_ASSERT(!call->method->server_streaming && !call->finishing);
+    CS_ASSERT((call->method->streaming & CS_STREAM_SERVER) == 0 && !call->finishing);
     cs_call_send_status(call, GRPC_STATUS_OK, "", pack(response));
 }
 

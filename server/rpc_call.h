@@ -27,13 +27,17 @@ struct cs_call {
     struct cs_identity who;                    /* set before the handler runs */
     const struct cs_rpc_refused_hook *refused; /* the server's, or NULL */
     ProtobufCMessage *request;
-    struct cs_tag close_tag; /* RECV_CLOSE_ON_SERVER */
-    struct cs_tag send_tag;  /* the one SEND_MESSAGE in flight */
-    struct cs_tag meta_tag;  /* SEND_INITIAL_METADATA of a stream */
-    struct cs_tag final_tag; /* SEND_STATUS (with the reply, if unary) */
-    int cancelled;           /* written by gRPC on close */
-    int pending;             /* batches started and not yet completed */
-    bool finishing;          /* the final batch has been started */
+    struct cs_tag close_tag;    /* RECV_CLOSE_ON_SERVER */
+    struct cs_tag send_tag;     /* the one SEND_MESSAGE in flight */
+    struct cs_tag meta_tag;     /* SEND_INITIAL_METADATA of a stream */
+    struct cs_tag final_tag;    /* SEND_STATUS (with the reply, if unary) */
+    struct cs_tag recv_tag;     /* the RECV_MESSAGE of a bidirectional stream */
+    grpc_byte_buffer *received; /* what recv_tag's batch fills */
+    bool reading;               /* recv_tag's batch is in flight */
+    void *handler_ctx;          /* the server's, for each request of a stream */
+    int cancelled;              /* written by gRPC on close */
+    int pending;                /* batches started and not yet completed */
+    bool finishing;             /* the final batch has been started */
     bool cancel_seen;
     struct cs_queue out;       /* of struct cs_outgoing, waiting to be sent */
     size_t backlog;            /* items queued, not yet being sent */
@@ -59,6 +63,10 @@ void cs_call_start_batch(struct cs_call *call, const grpc_op *ops, size_t n, str
  * and reply, which is taken). */
 void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char *message,
                          grpc_byte_buffer *reply);
+/* Reads the next request of a bidirectional stream, unless one is being
+ * read, a reply is being sent (the read starts when it has gone) or the
+ * call is ending; a stream whose client is gone ends here (rpc_stream.c). */
+void cs_call_read(struct cs_call *call);
 /* Frees call once it is finishing and no batch is pending. */
 void cs_call_maybe_free(struct cs_call *call);
 

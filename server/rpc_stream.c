@@ -1,10 +1,13 @@
-/* rpc_stream: the messages a streaming call queues. One message is in
- * flight at a time; the rest wait in a FIFO, packed. Items pushed while a
- * message is being sent are merged into one message (field 1, repeated) so
- * that a busy stream costs one send per batch. When the queue empties the
- * handler hears drained_cb, or, if it has finished meanwhile, the final
- * status goes out. Loop thread; sends complete through the bridge. */
+/* rpc_stream: the messages a streaming call queues, and the requests a
+ * bidirectional one reads. One message is in flight at a time; the rest
+ * wait in a FIFO, packed. Items pushed while a message is being sent are
+ * merged into one message (field 1, repeated) so that a busy stream costs
+ * one send per batch. When the queue empties the handler hears drained_cb,
+ * or, if it has finished meanwhile, the final status goes out; a
+ * bidirectional stream then reads its next request. Loop thread; sends and
+ * reads complete through the bridge. */
 #define CS_LOG_COMPONENT "rpc"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +78,7 @@ static void send_next(struct cs_call *call)
         if (call->ops != NULL && call->ops->drained_cb != NULL && !call->cancel_seen &&
             !call->finishing)
             call->ops->drained_cb(call, call->stream_ctx);
+        cs_call_read(call);
         return;
     }
     struct cs_outgoing *o = CS_CONTAINER_OF(next, struct cs_outgoing, link);
@@ -107,6 +111,61 @@ static void sent_cb(struct cs_tag *tag, bool ok)
     cs_call_maybe_free(call);
 }
 
+/* Hands a request to the handler, then reads on if it pushed nothing. */
+static void deliver(struct cs_call *call, grpc_byte_buffer *payload)
+{
+    char why[300];
+    if (call->request != NULL)
+        protobuf_c_message_free_unpacked(call->request, NULL);
+    call->request = NULL;
+    if (cs_call_unpack(call, payload, why, sizeof(why)) != 0) {
+        cs_call_fail(call, -EINVAL, "%s", why);
+        return;
+    }
+    call->method->handler_cb(call, call->request, call->handler_ctx);
+    cs_call_read(call);
+}
+
+static void received_cb(struct cs_tag *tag, bool ok)
+{
+    struct cs_call *call = CS_CONTAINER_OF(tag, struct cs_call, recv_tag);
+    call->pending--;
+    call->reading = false;
+    grpc_byte_buffer *payload = call->received;
+    call->received = NULL;
+    /* The handler may have ended the call while the read was in flight. No
+     * message: the client half-closed, or the call is gone (its close batch
+     * reports that); either way the stream is over. */
+    bool ended = call->finishing || call->final_message != NULL;
+    if (!ended && (!ok || payload == NULL))
+        cs_call_finish(call, GRPC_STATUS_OK, "");
+    else if (!ended)
+        deliver(call, payload);
+    if (payload != NULL)
+        grpc_byte_buffer_destroy(payload);
+    cs_call_maybe_free(call);
+}
+
+void cs_call_read(struct cs_call *call)
+{
+    if ((call->method->streaming & CS_STREAM_CLIENT) == 0 || call->reading ||
+        call->sending != NULL || call->finishing || call->final_message != NULL)
+        return;
+    /* Gone while a reply was in flight: no read will fail to end the stream,
+     * so end it here. */
+    if (call->cancel_seen) {
+        cs_call_finish(call, GRPC_STATUS_OK, "");
+        return;
+    }
+    grpc_op op;
+    memset(&op, 0, sizeof(op));
+    op.op = GRPC_OP_RECV_MESSAGE;
+    op.data.recv_message.recv_message = &call->received;
+    call->reading = true;
+    call->recv_tag.done_cb = received_cb;
+    cs_call_start_batch(call, &op, 1, &call->recv_tag);
+}
+
 void cs_call_set_stream_ops(struct cs_call *call, const struct cs_stream_ops *ops, void *ctx)
 {
     CS_ASSERT_LOOP();
@@ -122,7 +181,7 @@ void *cs_call_stream_ctx(const struct cs_call *call)
 
 static bool can_push(const struct cs_call *call)
 {
-    CS_ASSERT(call->method->server_streaming && call->final_message == NULL);
+    CS_ASSERT((call->method->streaming & CS_STREAM_SERVER) != 0 && call->final_message == NULL);
     return !call->cancel_seen && !call->finishing;
 }
 

@@ -1,7 +1,7 @@
 /* Unit tests of access: the role every method needs (each method of the
- * Scheduler service and of health, by name, and every method the proto
- * declares), a method the table does not know, and the messages a refused
- * caller reads. */
+ * Scheduler service, of health and of reflection, by name, and every
+ * method the proto declares), a method the table does not know, and the
+ * messages a refused caller reads. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,6 +40,8 @@ static const struct {
     {SCHED("ListAudit"), CS_ROLE_ADMIN},
     {"/grpc.health.v1.Health/Check", CS_ROLE_NONE},
     {"/grpc.health.v1.Health/Watch", CS_ROLE_NONE},
+    {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE},
+    {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE},
 };
 
 static void test_access_every_method(void **state)
