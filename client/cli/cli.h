@@ -37,6 +37,7 @@ enum cs_cli_exit {
 enum cs_cli_format {
     CS_FORMAT_TABLE,
     CS_FORMAT_JSON,
+    CS_FORMAT_YAML,
 };
 
 /* The security flags or their environment variables (connect.c); NULL
@@ -181,17 +182,35 @@ void cs_cli_jobs_free(Csched__V1__Job **jobs, size_t n);
 
 /* --- output.c --- */
 
+/* --- encode.c: -o json and -o yaml --- */
+
 /* Writes s (len bytes) as a JSON string: quotes, escapes, valid UTF-8 kept,
  * each invalid byte as U+FFFD. */
 void cs_cli_json_string(FILE *f, const char *s, size_t len);
 
-/* Writes a message as one JSON object: proto field names as keys, every
- * field present except unset oneof members, enums by name, maps as
- * objects, 64-bit integers as numbers. */
+/* Writes a message as one JSON object in proto3's canonical mapping:
+ * lowerCamelCase keys, default values included, unset messages and oneof
+ * members left out, enums by name, maps as objects, 64-bit integers as
+ * strings, bytes as base64. */
 void cs_cli_json_message(FILE *f, const ProtobufCMessage *msg);
 
-/* Writes msg as one JSON line. */
-void cs_cli_json_line(FILE *f, const ProtobufCMessage *msg);
+/* Writes msg to cli->out as one document in cli->format (JSON: one line;
+ * YAML: after "---"), and flushes, so a stream shows each as it comes. */
+void cs_cli_print_message(struct cs_cli *cli, const ProtobufCMessage *msg);
+
+/* A list command's output: one document that is the list response as the
+ * proto maps it, {"jobs":[...],"nextPageToken":""}, built while the pages
+ * come. Nothing is written in table format. */
+struct cs_cli_list {
+    struct cs_cli *cli;
+    const char *field; /* the response's list field, proto name ("jobs") */
+    size_t n;
+};
+void cs_cli_list_begin(struct cs_cli_list *list, struct cs_cli *cli, const char *field);
+void cs_cli_list_add(struct cs_cli_list *list, const ProtobufCMessage *msg);
+/* Ends the document; next_page_token is where the listing stopped ("" at
+ * the end). */
+void cs_cli_list_end(struct cs_cli_list *list, const char *next_page_token);
 
 /* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
 const char *cs_cli_state_name(int state);

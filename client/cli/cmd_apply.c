@@ -30,8 +30,8 @@ static int apply_one(struct cs_cli *cli, Csched__V1__Job *job)
         snprintf(what, sizeof(what), "apply job %s", job->name);
         return cs_cli_fail(cli, what, rc, &st);
     }
-    if (cli->format == CS_FORMAT_JSON)
-        cs_cli_json_line(cli->out, &resp->base);
+    if (cli->format != CS_FORMAT_TABLE)
+        cs_cli_print_message(cli, &resp->base);
     else
         fprintf(cli->out, "job %s %s (version %llu)\n", resp->name, verb,
                 (unsigned long long)resp->version);

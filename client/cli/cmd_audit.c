@@ -115,6 +115,7 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
     Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
     uint32_t limit = AUDIT_DEFAULT_LIMIT, shown = 0;
     struct cs_call_opts opts;
+    struct cs_cli_list list;
     char *token = NULL;
     struct cs_status st;
     int rc;
@@ -133,6 +134,7 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
     if (cli->format == CS_FORMAT_TABLE)
         fprintf(cli->out, "%-8s %-19s %-10s %-24s %-28s %s\n", "ID", "AT", "METHOD", "IDENTITY",
                 "TARGET", "OUTCOME");
+    cs_cli_list_begin(&list, cli, "entries");
     do {
         Csched__V1__ListAuditResponse *resp;
 
@@ -144,8 +146,8 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
         if (rc != 0)
             return cs_cli_fail(cli, "list audit", rc, &st);
         for (size_t i = 0; i < resp->n_entries && shown < limit; i++, shown++) {
-            if (cli->format == CS_FORMAT_JSON)
-                cs_cli_json_line(cli->out, &resp->entries[i]->base);
+            if (cli->format != CS_FORMAT_TABLE)
+                cs_cli_list_add(&list, &resp->entries[i]->base);
             else
                 print_row(cli->out, resp->entries[i]);
         }
@@ -153,5 +155,6 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
             token = cs_cli_xstrdup(resp->next_page_token);
         csched__v1__list_audit_response__free_unpacked(resp, NULL);
     } while (token != NULL);
+    cs_cli_list_end(&list, "");
     return 0;
 }

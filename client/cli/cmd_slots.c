@@ -40,6 +40,7 @@ int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
     Csched__V1__ListSlotsRequest req = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
     Csched__V1__ListSlotsResponse *resp;
     struct cs_call_opts opts;
+    struct cs_cli_list list;
     const char *name = NULL, *v;
     uint32_t limit = SLOTS_DEFAULT_LIMIT;
     struct cs_status st;
@@ -77,12 +78,14 @@ int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
     if (cli->format == CS_FORMAT_TABLE)
         fprintf(cli->out, "%-20s %-8s %-18s %-8s %-8s %s\n", "SLOT", "OUTCOME", "REASON", "RUN",
                 "LATE", "MESSAGE");
+    cs_cli_list_begin(&list, cli, "slots");
     for (size_t i = 0; i < resp->n_slots; i++) {
-        if (cli->format == CS_FORMAT_JSON)
-            cs_cli_json_line(cli->out, &resp->slots[i]->base);
+        if (cli->format != CS_FORMAT_TABLE)
+            cs_cli_list_add(&list, &resp->slots[i]->base);
         else
             print_slot_row(cli->out, resp->slots[i]);
     }
+    cs_cli_list_end(&list, resp->next_page_token);
     csched__v1__list_slots_response__free_unpacked(resp, NULL);
     return 0;
 }
@@ -127,8 +130,8 @@ static int pause_resume(struct cs_cli *cli, int argc, char **argv, bool pause)
         snprintf(what, sizeof(what), "%s job %s", pause ? "pause" : "resume", name);
         return cs_cli_fail(cli, what, rc, &st);
     }
-    if (cli->format == CS_FORMAT_JSON)
-        cs_cli_json_line(cli->out, &job->base);
+    if (cli->format != CS_FORMAT_TABLE)
+        cs_cli_print_message(cli, &job->base);
     else
         fprintf(cli->out, "job %s %s\n", name, pause ? "paused" : "resumed");
     csched__v1__job__free_unpacked(job, NULL);
@@ -195,8 +198,8 @@ int cs_cmd_backfill(struct cs_cli *cli, int argc, char **argv)
     rc = cs_scheduler_backfill_job(cli->client, &req, &resp, &opts, &st);
     if (rc != 0)
         return cs_cli_fail(cli, "backfill", rc, &st);
-    if (cli->format == CS_FORMAT_JSON)
-        cs_cli_json_line(cli->out, &resp->base);
+    if (cli->format != CS_FORMAT_TABLE)
+        cs_cli_print_message(cli, &resp->base);
     else
         fprintf(cli->out, "%u runs made, %u slots already started%s\n", resp->runs_created,
                 resp->already_started, resp->more ? "; more remain: call again from the last" : "");

@@ -7,7 +7,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: csched [--server HOST:PORT] [-o table|json] [--timeout S] [--wait-for-ready]\n"
+    "usage: csched [--server HOST:PORT] [-o table|json|yaml] [--timeout S] [--wait-for-ready]\n"
     "              [--ca FILE] [--cert FILE --key FILE] [--token-file FILE | --token T]\n"
     "              [--version] [--help]\n"
     "              COMMAND [ARGS...]\n"

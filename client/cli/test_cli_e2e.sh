@@ -50,6 +50,24 @@ expect() {
     fi
 }
 
+# jv EXPR: EXPR over d, the last output parsed whole as one JSON document
+# (python3's json module), printed; nothing when it does not parse.
+jv() {
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+        "$tmp/out" "$1" 2>"$tmp/jv.err"
+}
+
+# jexpect NAME EXPR: EXPR over the last output (as jv) is true.
+jexpect() {
+    if [ "$(jv "$2")" = True ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL $1: not $2"
+        sed 's/^/  /' "$tmp/out" "$tmp/jv.err"
+    fi
+}
+
 # A variable of the server's environment, for an env: secret reference.
 CS_CLI_SECRET=from-the-server
 export CS_CLI_SECRET
@@ -112,7 +130,19 @@ check create_bad_name 83 job create 'bad name!' -- true
 expect create_bad_name err 'INVALID_ARGUMENT'
 check create_usage 64 job create nocmd
 check get_json 0 -o json job get env-echo
-expect get_json out '"env":\{"GREETING":"hello"\}'
+jexpect get_json 'd["env"] == {"GREETING": "hello"} and d["version"] == "1"'
+check get_yaml 0 -o yaml job get env-echo
+yaml_ok=$(python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1]))
+print(d["env"] == {"GREETING": "hello"} and d["version"] == "1" and d["command"][0] == "/bin/sh")' "$tmp/out")
+[ "$yaml_ok" = True ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL get_yaml"; cat "$tmp/out"; }
+check list_json 0 -o json job list
+jexpect list_json 'd["nextPageToken"] == "" and "env-echo" in [j["name"] for j in d["jobs"]]'
+check list_yaml 0 -o yaml job list
+yaml_ok=$(python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1]))
+print("env-echo" in [j["name"] for j in d["jobs"]] and d["nextPageToken"] == "")' "$tmp/out")
+[ "$yaml_ok" = True ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL list_yaml"; cat "$tmp/out"; }
 check get_missing 85 job get nope
 expect get_missing err '^csched: get job nope: NOT_FOUND: '
 
@@ -123,7 +153,7 @@ check wait_killed 137 trigger killed --wait
 check wait_timeout 124 trigger slow --wait
 check wait_env 0 -o json trigger env-echo --env GREETING=bye --wait
 expect wait_env out '"state":"RUN_STATE_SUCCEEDED"'
-run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
+run_id=$(jv 'd["id"]')
 check logs_env 0 logs "$run_id"
 expect logs_env out '^bye$'
 
@@ -133,7 +163,7 @@ if [ "$(id -u)" -eq 0 ]; then
     check get_as 0 job get as-nobody
     expect get_as out '^run_as_user: +nobody$'
     check wait_as 0 -o json trigger as-nobody --wait
-    run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
+    run_id=$(jv 'd["id"]')
     check logs_as 0 logs "$run_id"
     expect logs_as out '^nobody$'
     check create_as_unknown 83 job create as-nobody-else --run-as-user no-such-user-csched -- true
@@ -160,12 +190,12 @@ if [ "$got" -eq 125 ]; then passed=$((passed + 1)); else
 fi
 
 check runs 0 -o json runs --job three
-expect runs out '"exit_code":3'
+jexpect runs 'd["runs"][0]["exitCode"] == 3 and d["runs"][0]["jobName"] == "three"'
 check runs_state 0 runs --state timed_out
 expect runs_state out 'slow +timed_out'
 check run_missing 85 run 999999
 check runs_three 0 runs --job three -o json
-three_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
+three_id=$(jv 'd["runs"][0]["id"]')
 check run_three 0 run "$three_id"
 expect run_three out '^outcome: +exit 3$'
 check logs_both 0 logs "$three_id"
@@ -176,24 +206,23 @@ expect logs_three out '^to-stderr$'
 # Followed from the moment it is triggered, a run's output arrives in full.
 check follow_create 0 job create ticker --shell 'echo one; sleep 1; echo two'
 check follow_trigger 0 -o json trigger ticker
-ticker_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out")
+ticker_id=$(jv 'd["id"]')
 check follow 0 logs "$ticker_id" -f
 expect follow out '^one$'
 expect follow out '^two$'
 check watch 84 -o json watch --after-seq 0 --timeout 1
-expect watch out '^\{"seq":1,'
+expect watch out '^\{"seq":"1",'
 # Retries with a backoff policy, and a run for a few seconds later.
 check create_retry 0 job create flaky --max-attempts 3 --retry-initial-ms 100 \
     --retry-multiplier 2 --retry-on failure --run-deadline-seconds 60 --kill-signal INT \
     --kill-grace-seconds 2 --shell 'exit 1'
 check get_retry 0 -o json job get flaky
-expect get_retry out '"retry":\{"initial_backoff_ms":100,'
-expect get_retry out '"kill_signal":"INT"'
+jexpect get_retry 'd["retry"]["initialBackoffMs"] == 100 and d["killSignal"] == "INT"'
 check get_retry_table 0 job get flaky
 expect get_retry_table out '^retry: +initial 100 ms, max 0 ms, x2, jitter 0, on failure$'
 check wait_flaky 1 trigger flaky --wait
 check runs_flaky 0 -o json runs --job flaky
-flaky_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
+flaky_id=$(jv 'd["runs"][0]["id"]')
 check run_flaky 0 run "$flaky_id"
 expect run_flaky out '^  3 +failed .* 0\.200s '
 check create_bad_retry 83 job create badretry --retry-multiplier 0.5 --shell true
@@ -212,7 +241,7 @@ check later_bad 64 trigger later --at tomorrow
 check later_far 83 trigger later --in 800d
 expect later_far err 'not_before_unix_ms'
 check stats 0 -o json stats
-expect stats out '"max_running":8'
+jexpect stats 'd["maxRunning"] == 8'
 # Schedules: flags, YAML keys, the next fire times in the job's zone.
 check sched_create 0 job create nightly --schedule '30 2 * * *' --time-zone Europe/Berlin \
     --misfire run_once --overlap forbid -- true
@@ -226,8 +255,8 @@ expect sched_next out '^next fires:$'
 [ "$(grep -c ' 02:30:00 ' "$tmp/out")" -eq 2 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL sched_next: not 2 fires"; cat "$tmp/out"; }
 check sched_json 0 -o json job get nightly
-expect sched_json out '"schedule":\{"text":"30 2 \* \* \*","time_zone":"Europe/Berlin"'
-expect sched_json out '"next_fires":\[\{"at_unix_ms":'
+jexpect sched_json 'd["schedule"]["text"] == "30 2 * * *" and d["schedule"]["timeZone"] == "Europe/Berlin"'
+jexpect sched_json 'd["nextFires"][0]["atUnixMs"].isdigit()'
 check sched_bad 83 job create bad-sched --schedule '0 0 32 * *' -- true
 expect sched_bad err 'job.schedule.text: field 3 \(day of month\): 32 is out of range 1-31'
 check sched_bad_policy 64 job create bad-sched --overlap sometimes -- true
@@ -253,7 +282,7 @@ check slots 0 slots every --outcome started
 expect slots out '^SLOT +OUTCOME +REASON +RUN'
 expect slots out ' started +- +[0-9]+ .*made by BackfillJob$'
 check slots_json 0 -o json slots every
-expect slots_json out '"backfill":true'
+jexpect slots_json 'd["slots"][0]["backfill"] is True'
 check slots_missing 64 slots
 check delete 0 job delete ok
 check delete_again 85 job delete ok
@@ -262,7 +291,7 @@ printf 'from-a-file\n' >"$tmp/secret"
 check secret_create 0 job create secretive --secret-env FILE_S="file:$tmp/secret" \
     --secret-env ENV_S=env:CS_CLI_SECRET --shell 'echo "$FILE_S $ENV_S"'
 check secret_run 0 -o json trigger secretive --wait
-secret_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out")
+secret_id=$(jv 'd["id"]')
 check secret_logs 0 logs "$secret_id"
 expect secret_logs out '^from-a-file from-the-server$'
 check secret_get 0 job get secretive
@@ -270,7 +299,7 @@ expect secret_get out "^  FILE_S=file:$tmp/secret\$"
 expect secret_get out '^  ENV_S=env:CS_CLI_SECRET$'
 expect secret_get out '^created_by: +unix:uid=[0-9]+\([^)]*\)$'
 check secret_get_json 0 -o json job get secretive
-expect secret_get_json out '"secret_env":\{"FILE_S":\{"file":"[^"]*"\},"ENV_S":\{"server_env":"CS_CLI_SECRET"\}\}'
+jexpect secret_get_json 'd["secretEnv"]["ENV_S"] == {"serverEnv": "CS_CLI_SECRET"} and "file" in d["secretEnv"]["FILE_S"]'
 check secret_bad_ref 64 job create badsecret --secret-env X=plain -- true
 check secret_relative 83 job create badsecret --secret-env X=file:relative -- true
 expect secret_relative err 'absolute path'
@@ -291,7 +320,7 @@ expect audit out ' UpdateJob +unix:uid=[0-9]+\([^)]*\) +ok +OK$'
 check audit_refused 0 audit --job badsecret --method CreateJob
 expect audit_refused out 'INVALID_ARGUMENT: .*absolute path'
 check audit_json 0 -o json audit --method TriggerJob --job secretive --limit 1
-expect audit_json out "\"method\":\"TriggerJob\",\"identity\":\"unix:uid=[0-9]+\\([^)]*\\)\",\"job_name\":\"secretive\",\"run_id\":$secret_id,\"code\":0"
+jexpect audit_json "[(e['method'], e['jobName'], e['runId'], e['code']) for e in d['entries']] == [('TriggerJob', 'secretive', '$secret_id', 0)]"
 check audit_since 0 audit --since 1h --until 2099-01-01T00:00:00Z --limit 2
 check audit_bad_since 64 audit --since yesterday
 check unreachable 94 --server 127.0.0.1:1 stats
