@@ -71,7 +71,9 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
                           ? cli->err
                           : cli->out;
 
+            /* Flushed per chunk, so a pipe sees output as it comes. */
             fwrite(chunk->data.data, 1, chunk->data.len, f);
+            fflush(f);
         }
         csched__v1__log_chunk__free_unpacked(chunk, NULL);
     }

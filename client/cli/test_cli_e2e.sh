@@ -210,6 +210,31 @@ ticker_id=$(jv 'd["id"]')
 check follow 0 logs "$ticker_id" -f
 expect follow out '^one$'
 expect follow out '^two$'
+# Through a pipe, each line comes when the command writes it, not when the
+# attempt ends: each is stamped as it is read.
+check pipe_create 0 job create piped --shell 'echo one; sleep 2; echo two'
+check pipe_trigger 0 -o json trigger piped
+pipe_id=$(jv 'd["id"]')
+"$bin/csched" logs "$pipe_id" -f | while read -r line; do
+    echo "$(date +%s.%N) $line"
+done >"$tmp/stamped"
+gap=$(awk '$2 == "one" { a = $1 } $2 == "two" { b = $1 } END { print (a && b) ? b - a : 0 }' \
+    "$tmp/stamped")
+if awk "BEGIN { exit !($gap >= 1.5) }"; then passed=$((passed + 1)); else
+    failed=$((failed + 1))
+    echo "FAIL logs_pipe: lines not seen as they came (gap $gap s)"
+    cat "$tmp/stamped"
+fi
+# watch through a pipe: the first event shows while the stream is open.
+"$bin/csched" watch --after-seq 0 --timeout 3 | head -n 2 >"$tmp/watch_pipe" &
+watch_pid=$!
+sleep 1.5
+if [ "$(wc -l <"$tmp/watch_pipe")" -eq 2 ]; then passed=$((passed + 1)); else
+    failed=$((failed + 1))
+    echo "FAIL watch_pipe: nothing while the stream is open"
+    cat "$tmp/watch_pipe"
+fi
+wait "$watch_pid"
 check watch 84 -o json watch --after-seq 0 --timeout 1
 expect watch out '^\{"seq":"1",'
 # Retries with a backoff policy, and a run for a few seconds later.
