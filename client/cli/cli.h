@@ -167,32 +167,43 @@ int cs_cli_positionals(struct cs_cli *cli, int argc, char **argv, const char **p
 
 /* --- jobfile.c: YAML job files --- */
 
-/* Parses a job file's text. On 0, *jobs is a heap array of n heap jobs
- * (free with cs_cli_jobs_free). On -EINVAL, err says what and on which line,
- * prefixed with name. */
+/* Parses a job file's text: any number of YAML documents, each one job, a
+ * list of jobs or {jobs: [...]}. On 0, *jobs is a heap array of n heap jobs
+ * (free with cs_cli_jobs_free) and, if lines is not NULL, *lines a heap
+ * array (free) of the line each job starts on. On -EINVAL, err says what
+ * and on which line, prefixed with name. */
 int cs_cli_jobfile_parse(const char *name, const char *text, size_t len, Csched__V1__Job ***jobs,
-                         size_t *n, char *err, size_t errlen);
+                         unsigned **lines, size_t *n, char *err, size_t errlen);
 
 /* Reads path ("-" = stdin) and parses it. Returns 0, -EINVAL (bad content)
  * or a negative errno from reading (message in err either way). */
-int cs_cli_jobfile_load(const char *path, Csched__V1__Job ***jobs, size_t *n, char *err,
-                        size_t errlen);
+int cs_cli_jobfile_load(const char *path, Csched__V1__Job ***jobs, unsigned **lines, size_t *n,
+                        char *err, size_t errlen);
 
 void cs_cli_jobs_free(Csched__V1__Job **jobs, size_t n);
 
 /* --- output.c --- */
 
-/* --- encode.c: -o json and -o yaml --- */
+/* --- json.c, encode.c: -o json and -o yaml --- */
 
 /* Writes s (len bytes) as a JSON string: quotes, escapes, valid UTF-8 kept,
  * each invalid byte as U+FFFD. */
 void cs_cli_json_string(FILE *f, const char *s, size_t len);
+
+/* Writes a scalar (not message) field's value at p as JSON text: numbers,
+ * 64-bit integers as decimal strings, bytes as base64, enums by name. */
+void cs_cli_json_scalar(FILE *f, const ProtobufCFieldDescriptor *fd, const void *p);
 
 /* Writes a message as one JSON object in proto3's canonical mapping:
  * lowerCamelCase keys, default values included, unset messages and oneof
  * members left out, enums by name, maps as objects, 64-bit integers as
  * strings, bytes as base64. */
 void cs_cli_json_message(FILE *f, const ProtobufCMessage *msg);
+
+/* Writes msg as "PATH: VALUE" lines, one per set field (proto3 defaults
+ * left out), PATH in proto names after prefix: "retry.multiplier",
+ * "env.KEY", "command[0]"; values as JSON text. What apply compares. */
+void cs_cli_flatten(FILE *f, const char *prefix, const ProtobufCMessage *msg);
 
 /* Writes msg to cli->out as one document in cli->format (JSON: one line;
  * YAML: after "---"), and flushes, so a stream shows each as it comes. */

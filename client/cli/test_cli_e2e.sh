@@ -117,7 +117,54 @@ YAML
 check apply 0 apply -f "$tmp/jobs.yaml"
 expect apply out '^job sleeper created'
 check apply_again 0 apply -f "$tmp/jobs.yaml"
-expect apply_again out '^job ok updated \(version 2\)'
+expect apply_again out '^job ok unchanged \(version 1\)$'
+# Several documents (one job, then a list), a label to prune by: a changed
+# job is updated, and --dry-run shows the diff and changes nothing.
+cat >"$tmp/multi.yaml" <<'YAML'
+name: ok
+command: ["true"]
+labels: {app: demo}
+---
+- name: m1
+  shell: "echo m1"
+  labels: {app: demo}
+- name: m2
+  shell: "echo m2"
+  labels: {app: demo}
+YAML
+check multi_dry 0 apply -f "$tmp/multi.yaml" --dry-run
+expect multi_dry out '^job ok would be updated$'
+expect multi_dry out '^    \+ labels\.app: "demo"$'
+expect multi_dry out '^job m1 would be created$'
+expect multi_dry out '^    \+ shell: "echo m1"$'
+check multi_dry_get 0 job get ok
+expect multi_dry_get out '^version: +1$'
+check multi 0 -o json apply -f "$tmp/multi.yaml"
+jexpect multi '[(r["name"], r["action"], r["line"]) for r in d["results"]] == [("ok", "updated", 1), ("m1", "created", 5), ("m2", "created", 8)]'
+check multi_again 0 apply -f "$tmp/multi.yaml"
+[ "$(grep -c '^job [a-z0-9]* unchanged (version [12])$' "$tmp/out")" -eq 3 ] &&
+    passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL multi_again"; cat "$tmp/out"; }
+# m2 gone from the file: --prune deletes it by its label, after a dry run
+# that says so; jobs without the label stay.
+sed '/- name: m2/,$d' "$tmp/multi.yaml" >"$tmp/pruned.yaml"
+check prune_dry 0 apply -f "$tmp/pruned.yaml" --prune -l app=demo --dry-run
+expect prune_dry out '^job m2 would be deleted$'
+expect prune_dry out '^    - shell: "echo m2"$'
+check prune_dry_kept 0 job get m2
+check prune 0 apply -f "$tmp/pruned.yaml" --prune -l app=demo
+expect prune out '^job m2 deleted$'
+check prune_gone 85 job get m2
+check prune_kept 0 job get three
+check prune_alone 64 apply -f "$tmp/pruned.yaml" --prune
+# Strict types; a server-side error names the file and line of its job.
+printf 'name: q\nshell: "true"\ntimeout_seconds: "60"\n' >"$tmp/quoted.yaml"
+check apply_quoted 65 apply -f "$tmp/quoted.yaml"
+expect apply_quoted err 'quoted.yaml:3: timeout_seconds: must be a number, not the string "60"'
+printf -- '- name: fine\n  shell: "true"\n- name: bad-signal\n  shell: "true"\n  kill_signal: NOPE\n' \
+    >"$tmp/server_bad.yaml"
+check apply_server_bad 83 apply -f "$tmp/server_bad.yaml"
+expect apply_server_bad err '^csched: .*server_bad.yaml:3: apply job bad-signal: INVALID_ARGUMENT: '
+expect apply_server_bad out '^job fine created'
 printf 'jobs:\n  - name: x\n    shel: y\n' >"$tmp/bad.yaml"
 check apply_bad 65 apply -f "$tmp/bad.yaml"
 expect apply_bad err 'bad.yaml:3: unknown key .shel.'
