@@ -339,6 +339,12 @@ typedef int (*cs_cli_follow_cb)(struct cs_cli *cli, struct cs_stream *stream,
 int cs_cli_watch_follow(struct cs_cli *cli, const char *what, Csched__V1__WatchRequest *req,
                         cs_cli_follow_cb follow_cb, void *arg);
 
+/* --- help.c --- */
+
+/* Writes the help of command (and, for job, its subcommand sub; may be
+ * NULL) to f. Returns 0, or -ENOENT for a command it does not know. */
+int cs_cli_help(FILE *f, const char *command, const char *sub);
+
 /* --- commands: each takes the words after its verb --- */
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_apply(struct cs_cli *cli, int argc, char **argv);

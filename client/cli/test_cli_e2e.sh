@@ -4,6 +4,7 @@
 # then serves the same state dir over TLS with bearer tokens.
 set -u
 bin=$1
+src=$(dirname "$0")
 tmp=$(mktemp -d)
 # The embedded PostgreSQL runs as an unprivileged user that must reach it.
 mkdir "$tmp/state"
@@ -169,6 +170,29 @@ printf 'jobs:\n  - name: x\n    shel: y\n' >"$tmp/bad.yaml"
 check apply_bad 65 apply -f "$tmp/bad.yaml"
 expect apply_bad err 'bad.yaml:3: unknown key .shel.'
 check apply_missing 66 apply -f "$tmp/none.yaml"
+# Help per command; bash completion of commands, flags and job names.
+check help_create 0 job create --help
+expect help_create out '^usage: csched job create NAME'
+expect help_create out '^  --max-running N '
+check help_logs 0 logs --help
+expect help_logs out '^  -f, --follow '
+if grep -q '^commands:' "$tmp/out"; then
+    failed=$((failed + 1))
+    echo "FAIL help_logs: the global usage"
+else passed=$((passed + 1)); fi
+# complete WORDS...: what csched's completion offers for the last word.
+complete_words() {
+    PATH="$bin:$PATH" bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+        _csched; printf "%s\n" "${COMPREPLY[@]}"' complete "$src/csched.bash" "$@" >"$tmp/out"
+}
+complete_words csched jo
+expect complete_cmd out '^job$'
+complete_words csched job create --max-r
+expect complete_flag out '^--max-running$'
+complete_words csched -o ""
+expect complete_output out '^yaml$'
+complete_words csched trigger th
+expect complete_job out '^three$'
 
 check create 0 job create env-echo --env GREETING=hello -- /bin/sh -c 'echo $GREETING'
 check create_dup 86 job create env-echo -- true
