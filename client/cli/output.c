@@ -11,14 +11,11 @@
 
 const char *cs_cli_state_name(int state)
 {
-    static const char *const names[] = {
-        "-",      "queued",    "starting",  "running", "succeeded",
-        "failed", "timed_out", "cancelled", "lost",
-    };
+    const char *name = cs_run_state_name(state);
 
-    if (state < 0 || (size_t)state >= sizeof(names) / sizeof(names[0]))
-        return "?";
-    return names[state];
+    if (state == 0)
+        return "-";
+    return strcmp(name, "unknown") == 0 ? "?" : name;
 }
 
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len)
