@@ -226,7 +226,8 @@ void cs_cli_list_end(struct cs_cli_list *list, const char *next_page_token);
 /* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
 const char *cs_cli_state_name(int state);
 
-/* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS", or "-" for 0. */
+/* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS +HH:MM" (the zone's
+ * offset), or "-" for 0. */
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
 
 /* A job's schedule (schedule.c). Sets the Schedule field named key
@@ -286,11 +287,13 @@ void cs_cli_print_job_stop(FILE *f, const Csched__V1__Job *job);
 /* Prints a run with its attempts. */
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);
 
-/* Table header and row for run listings. */
-void cs_cli_print_run_header(FILE *f);
-void cs_cli_print_run_row(FILE *f, const Csched__V1__Run *run);
+/* The table of a run listing (printed with cs_cli_table_print). */
+struct cs_cli_table;
+void cs_cli_run_table_init(struct cs_cli_table *t);
+void cs_cli_run_table_row(struct cs_cli_table *t, const Csched__V1__Run *run);
 
-/* Table header and row for events. */
+/* Table header and row for events: fixed widths, as a stream cannot wait
+ * for its widest row. */
 void cs_cli_print_event_header(FILE *f);
 void cs_cli_print_event_row(FILE *f, const Csched__V1__Event *ev);
 
@@ -338,6 +341,21 @@ typedef int (*cs_cli_follow_cb)(struct cs_cli *cli, struct cs_stream *stream,
  * "csched: WHAT: ...". */
 int cs_cli_watch_follow(struct cs_cli *cli, const char *what, Csched__V1__WatchRequest *req,
                         cs_cli_follow_cb follow_cb, void *arg);
+
+/* --- table.c: aligned tables --- */
+
+/* A table's cells (heap copies), the first row its header. */
+struct cs_cli_table {
+    size_t ncols, nrows, cap;
+    char **cells;
+};
+/* Starts a table of ncols columns with ncols header strings. */
+void cs_cli_table_init(struct cs_cli_table *t, size_t ncols, ...);
+/* Adds a row of ncols cells (copied). */
+void cs_cli_table_row(struct cs_cli_table *t, const char *const *cells);
+/* Writes the table, each line after indent, columns two spaces apart and as
+ * wide as their widest cell; frees it. */
+void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent);
 
 /* --- help.c --- */
 

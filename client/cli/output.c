@@ -22,10 +22,17 @@ void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len)
 {
     time_t t = (time_t)(unix_ms / 1000);
     struct tm tm;
+    size_t n;
 
+    /* strftime's %z is +HHMM; written +HH:MM, as ISO 8601 and the schedule
+     * lines have it. */
     if (unix_ms <= 0 || localtime_r(&t, &tm) == NULL ||
-        strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+        (n = strftime(buf, len, "%Y-%m-%d %H:%M:%S %z", &tm)) == 0 || n + 2 > len) {
         snprintf(buf, len, "-");
+        return;
+    }
+    memmove(buf + n - 1, buf + n - 2, 3);
+    buf[n - 2] = ':';
 }
 
 void cs_cli_format_duration(int64_t ms, char *buf, size_t len)
@@ -130,7 +137,8 @@ static int64_t span_ms(int64_t start, int64_t end)
 
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
 {
-    char t1[32], t2[32], t3[32], dur[32], delay[32], out[48];
+    char t1[40], t2[40], t3[40], dur[32], delay[32], out[48];
+    struct cs_cli_table t;
 
     cs_cli_format_time(run->created_unix_ms, t1, sizeof(t1));
     cs_cli_format_time(run->started_unix_ms, t2, sizeof(t2));
@@ -160,10 +168,12 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
     print_map(f, "env", (void **)run->env, run->n_env);
     if (run->n_attempts == 0)
         return;
-    fprintf(f, "attempts:\n  %-3s %-10s %-20s %-10s %-9s %-8s %-8s %-10s %s\n", "#", "STATE",
-            "OUTCOME", "DURATION", "CPU_MS", "RSS_KB", "LEFTOVER", "DELAY", "MESSAGE");
+    fprintf(f, "attempts:\n");
+    cs_cli_table_init(&t, 9, "#", "STATE", "OUTCOME", "DURATION", "CPU_MS", "RSS_KB", "LEFTOVER",
+                      "DELAY", "MESSAGE");
     for (size_t i = 0; i < run->n_attempts; i++) {
         const Csched__V1__Attempt *a = run->attempts[i];
+        char num[16], cpu[24], rss[24], left[16];
 
         cs_cli_format_outcome(a->outcome_case == CSCHED__V1__ATTEMPT__OUTCOME_EXIT_CODE,
                               a->exit_code,
@@ -171,46 +181,48 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
                               a->term_signal, out, sizeof(out));
         cs_cli_format_duration(span_ms(a->started_unix_ms, a->ended_unix_ms), dur, sizeof(dur));
         cs_cli_format_duration(a->retry_delay_ms, delay, sizeof(delay));
-        fprintf(f,
-                "  %-3" PRIu32 " %-10s %-20s %-10s %-9" PRId64 " %-8" PRId64 " %-8" PRId32
-                " %-10s %s\n",
-                a->number, cs_cli_state_name(a->state), out, dur, a->user_cpu_ms + a->system_cpu_ms,
-                a->max_rss_kb, a->leftover_processes, delay, a->message);
+        snprintf(num, sizeof(num), "%" PRIu32, a->number);
+        snprintf(cpu, sizeof(cpu), "%" PRId64, a->user_cpu_ms + a->system_cpu_ms);
+        snprintf(rss, sizeof(rss), "%" PRId64, a->max_rss_kb);
+        snprintf(left, sizeof(left), "%" PRId32, a->leftover_processes);
+        cs_cli_table_row(&t, (const char *const[]){num, cs_cli_state_name(a->state), out, dur, cpu,
+                                                   rss, left, delay, a->message});
     }
+    cs_cli_table_print(&t, f, "  ");
 }
 
-void cs_cli_print_run_header(FILE *f)
+void cs_cli_run_table_init(struct cs_cli_table *t)
 {
-    fprintf(f, "%-8s %-24s %-10s %-20s %-19s %s\n", "ID", "JOB", "STATE", "OUTCOME", "CREATED",
-            "DURATION");
+    cs_cli_table_init(t, 6, "ID", "JOB", "STATE", "OUTCOME", "CREATED", "DURATION");
 }
 
-void cs_cli_print_run_row(FILE *f, const Csched__V1__Run *run)
+void cs_cli_run_table_row(struct cs_cli_table *t, const Csched__V1__Run *run)
 {
-    char t[32], dur[32], out[48];
+    char id[24], at[40], dur[32], out[48];
 
-    cs_cli_format_time(run->created_unix_ms, t, sizeof(t));
+    snprintf(id, sizeof(id), "%" PRId64, run->id);
+    cs_cli_format_time(run->created_unix_ms, at, sizeof(at));
     cs_cli_format_duration(span_ms(run->started_unix_ms, run->ended_unix_ms), dur, sizeof(dur));
     cs_cli_format_run_outcome(run, out, sizeof(out));
-    fprintf(f, "%-8" PRId64 " %-24s %-10s %-20s %-19s %s\n", run->id, run->job_name,
-            cs_cli_state_name(run->state), out, t, dur);
+    cs_cli_table_row(
+        t, (const char *const[]){id, run->job_name, cs_cli_state_name(run->state), out, at, dur});
 }
 
 void cs_cli_print_event_header(FILE *f)
 {
-    fprintf(f, "%-8s %-19s %-8s %-24s %-3s %-10s %-20s %s\n", "SEQ", "AT", "RUN", "JOB", "ATT",
+    fprintf(f, "%-8s %-25s %-8s %-24s %-3s %-10s %-20s %s\n", "SEQ", "AT", "RUN", "JOB", "ATT",
             "STATE", "OUTCOME", "MESSAGE");
 }
 
 void cs_cli_print_event_row(FILE *f, const Csched__V1__Event *ev)
 {
-    char t[32], out[48];
+    char t[40], out[48];
 
     cs_cli_format_time(ev->at_unix_ms, t, sizeof(t));
     cs_cli_format_outcome(ev->outcome_case == CSCHED__V1__EVENT__OUTCOME_EXIT_CODE, ev->exit_code,
                           ev->outcome_case == CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL,
                           ev->term_signal, out, sizeof(out));
-    fprintf(f, "%-8" PRId64 " %-19s %-8" PRId64 " %-24s %-3" PRIu32 " %-10s %-20s %s\n", ev->seq, t,
+    fprintf(f, "%-8" PRId64 " %-25s %-8" PRId64 " %-24s %-3" PRIu32 " %-10s %-20s %s\n", ev->seq, t,
             ev->run_id, ev->job_name, ev->attempt, cs_cli_state_name(ev->state), out, ev->message);
     fflush(f);
 }

@@ -264,6 +264,12 @@ check runs 0 -o json runs --job three
 jexpect runs 'd["runs"][0]["exitCode"] == 3 and d["runs"][0]["jobName"] == "three"'
 check runs_state 0 runs --state timed_out
 expect runs_state out 'slow +timed_out'
+# Times show their zone; the columns line up (STATE starts where it does in
+# the header).
+expect runs_state out ' [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{2}:[0-9]{2} '
+col=$(awk 'NR == 1 { h = index($0, "STATE") } NR == 2 { print (index($0, "timed_out") == h) }' \
+    "$tmp/out")
+[ "$col" = 1 ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL runs_align"; cat "$tmp/out"; }
 check run_missing 85 run 999999
 check runs_three 0 runs --job three -o json
 three_id=$(jv 'd["runs"][0]["id"]')

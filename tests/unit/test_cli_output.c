@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
@@ -145,7 +146,38 @@ static void test_cli_format_helpers(void **state)
     cs_cli_format_time(0, buf, sizeof(buf));
     assert_string_equal(buf, "-");
     cs_cli_format_time(1700000000000, buf, sizeof(buf));
-    assert_int_equal(strlen(buf), 19);
+    assert_int_equal(strlen(buf), 26);
+    /* Times show their zone's offset. */
+    setenv("TZ", "UTC", 1);
+    tzset();
+    cs_cli_format_time(1700000000000, buf, sizeof(buf));
+    assert_string_equal(buf, "2023-11-14 22:13:20 +00:00");
+    setenv("TZ", "Asia/Kolkata", 1);
+    tzset();
+    cs_cli_format_time(1700000000000, buf, sizeof(buf));
+    assert_string_equal(buf, "2023-11-15 03:43:20 +05:30");
+    cs_cli_format_time(1700000000000, buf, 20);
+    assert_string_equal(buf, "-");
+    unsetenv("TZ");
+    tzset();
+}
+
+/* Columns are as wide as their widest cell (in characters), two spaces
+ * apart, with nothing after the last. */
+static void test_cli_table_aligns(void **state)
+{
+    struct cs_cli_table t;
+    struct capture c;
+
+    cs_cli_table_init(&t, 3, "NAME", "N", "NOTE");
+    cs_cli_table_row(&t, (const char *const[]){"a-very-long-job-name", "1", "x"});
+    cs_cli_table_row(&t, (const char *const[]){"caf\xc3\xa9", "12345", ""});
+    capture_open(&c);
+    cs_cli_table_print(&t, c.f, "  ");
+    assert_string_equal(captured(&c), "  NAME                  N      NOTE\n"
+                                      "  a-very-long-job-name  1      x\n"
+                                      "  caf\xc3\xa9                  12345  \n");
+    capture_close(&c);
 }
 
 static void test_cli_format_run_outcome(void **state)
@@ -187,8 +219,8 @@ static void test_cli_print_run_leftovers(void **state)
     attempt.retry_delay_ms = 300;
     capture_open(&out);
     cs_cli_print_run(out.f, &run);
-    assert_non_null(strstr(captured(&out), " LEFTOVER DELAY      MESSAGE\n"));
-    assert_non_null(strstr(captured(&out), " 1776     2        0.300s     done\n"));
+    assert_non_null(strstr(captured(&out), "  RSS_KB  LEFTOVER  DELAY   MESSAGE\n"));
+    assert_non_null(strstr(captured(&out), "  1776    2         0.300s  done\n"));
     capture_close(&out);
 }
 
@@ -271,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_cli_json_job),
         cmocka_unit_test(test_cli_json_oneof_enum_nested),
         cmocka_unit_test(test_cli_format_helpers),
+        cmocka_unit_test(test_cli_table_aligns),
         cmocka_unit_test(test_cli_format_run_outcome),
         cmocka_unit_test(test_cli_print_run_leftovers),
         cmocka_unit_test(test_cli_exit_codes),
