@@ -5,22 +5,10 @@
 set -u
 bin=$1
 src=$(dirname "$0")
-tmp=$(mktemp -d)
-# The embedded PostgreSQL runs as an unprivileged user that must reach it.
-mkdir "$tmp/state"
-chmod 755 "$tmp" "$tmp/state"
+# shellcheck source-path=SCRIPTDIR source=cschedd_test.sh
+. "$src/cschedd_test.sh"
 passed=0
 failed=0
-server_pid=
-
-cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null
-        wait "$server_pid" 2>/dev/null
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 # check NAME WANT_EXIT COMMAND...: runs csched, keeps stdout/stderr in
 # $tmp/out and $tmp/err.
@@ -72,25 +60,6 @@ jexpect() {
 # A variable of the server's environment, for an env: secret reference.
 CS_CLI_SECRET=from-the-server
 export CS_CLI_SECRET
-# start_server FLAGS...: starts cschedd on the state dir and its own socket
-# with FLAGS and waits for its ready file (which names where it serves).
-start_server() {
-    rm -f "$tmp/ready"
-    "$bin/cschedd" --socket "$tmp/csched.sock" --state-dir "$tmp/state" --ready-file "$tmp/ready" \
-        "$@" >"$tmp/server.log" 2>&1 &
-    server_pid=$!
-    i=0
-    while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
-        sleep 0.5
-        i=$((i + 1))
-    done
-    if [ ! -s "$tmp/ready" ]; then
-        echo "cschedd did not start"
-        cat "$tmp/server.log"
-        exit 1
-    fi
-}
-
 start_server --max-running 8
 # No --server and no CSCHED_SERVER: the CLI finds the socket from
 # CSCHED_SOCKET, as it finds the default socket with nothing set.

@@ -9,16 +9,9 @@ set -eu
 build=$1
 examples=$2
 san_flags=${3:+-fsanitize=$3}
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null
-        wait "$server_pid" 2>/dev/null
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+bin=$build/bin
+# shellcheck source-path=SCRIPTDIR source=../cli/cschedd_test.sh
+. "$(dirname "$0")/../cli/cschedd_test.sh"
 
 cmake --install "$build" --component client --prefix "$tmp/prefix" >"$tmp/install.log"
 test ! -e "$tmp/prefix/include/grpc" || { echo "installed into include/grpc/"; exit 1; }
@@ -51,18 +44,8 @@ done
 
 # Against a real cschedd (its embedded PostgreSQL): both builds trigger a
 # job and print the run's states by name.
-mkdir "$tmp/state"
-chmod 755 "$tmp" "$tmp/state"
-"$build/bin/cschedd" --socket "$tmp/csched.sock" --state-dir "$tmp/state" \
-    --ready-file "$tmp/ready" >"$tmp/server.log" 2>&1 &
-server_pid=$!
-i=0
-while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
-    sleep 0.5
-    i=$((i + 1))
-done
-test -s "$tmp/ready" || { echo "cschedd did not start"; cat "$tmp/server.log"; exit 1; }
-"$build/bin/csched" --server "unix:$tmp/csched.sock" job create hello --shell 'exit 0' >/dev/null
+start_server
+"$bin/csched" --server "unix:$tmp/csched.sock" job create hello --shell 'exit 0' >/dev/null
 for exe in "$tmp/example_pc" "$tmp/cm/trigger_and_wait"; do
     "$exe" "unix:$tmp/csched.sock" hello >"$tmp/out" 2>&1 || { cat "$tmp/out"; exit 1; }
     grep -q '^run [0-9]*: running$' "$tmp/out" && grep -q '^run [0-9]* succeeded: exit 0$' "$tmp/out" ||

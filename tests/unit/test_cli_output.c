@@ -122,6 +122,42 @@ static void test_cli_json_oneof_enum_nested(void **state)
     capture_close(&c);
 }
 
+/* -o yaml: the JSON mapping's tree in block style; nested messages, lists
+ * of messages and maps indent under their key. */
+static void test_cli_yaml(void **state)
+{
+    Csched__V1__Job *job = cs_cli_job_new();
+    Csched__V1__FireTime ft = CSCHED__V1__FIRE_TIME__INIT;
+    Csched__V1__FireTime *fires[] = {&ft};
+    struct cs_cli cli;
+    struct capture c;
+
+    init_cli(&cli);
+    cli.format = CS_FORMAT_YAML;
+    cs_cli_set_string(&job->name, "y");
+    cs_cli_job_add_command(job, "echo");
+    cs_cli_map_put(&csched__v1__job__env_entry__descriptor, (void ***)&job->env, &job->n_env, "K",
+                   "v");
+    cs_cli_job_retry(job)->multiplier = 2;
+    ft.at_unix_ms = 5;
+    ft.local_time = "t";
+    job->next_fires = fires;
+    job->n_next_fires = 1;
+    capture_open(&c);
+    cli.out = c.f;
+    cs_cli_print_message(&cli, &job->base);
+    assert_non_null(strstr(captured(&c), "---\nname: \"y\"\ncommand:\n  - \"echo\"\n"));
+    assert_non_null(strstr(captured(&c), "\nenv:\n  \"K\": \"v\"\n"));
+    assert_non_null(strstr(captured(&c), "\nretry:\n  initialBackoffMs: 0\n"));
+    assert_non_null(strstr(captured(&c), "\n  multiplier: 2\n"));
+    assert_non_null(
+        strstr(captured(&c), "\nnextFires:\n  - atUnixMs: \"5\"\n    localTime: \"t\"\n"));
+    capture_close(&c);
+    job->next_fires = NULL;
+    job->n_next_fires = 0;
+    csched__v1__job__free_unpacked(job, NULL);
+}
+
 static void test_cli_format_helpers(void **state)
 {
     char buf[64];
@@ -304,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_cli_json_oneof_enum_nested),
         cmocka_unit_test(test_cli_format_helpers),
         cmocka_unit_test(test_cli_table_aligns),
+        cmocka_unit_test(test_cli_yaml),
         cmocka_unit_test(test_cli_format_run_outcome),
         cmocka_unit_test(test_cli_print_run_leftovers),
         cmocka_unit_test(test_cli_exit_codes),
