@@ -15,6 +15,8 @@ bin=$build/bin
 
 cmake --install "$build" --component client --prefix "$tmp/prefix" >"$tmp/install.log"
 test ! -e "$tmp/prefix/include/grpc" || { echo "installed into include/grpc/"; exit 1; }
+test -f "$tmp/prefix/share/bash-completion/completions/csched" ||
+    { echo "no bash completion installed"; exit 1; }
 
 # As docs/client.md says: PKG_CONFIG_PATH names the prefix's pkgconfig
 # directory, and an rpath from the .pc file's libdir finds libcsched.so.0 at
