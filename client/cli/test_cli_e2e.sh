@@ -272,9 +272,14 @@ if awk "BEGIN { exit !($gap >= 1.5) }"; then passed=$((passed + 1)); else
     cat "$tmp/stamped"
 fi
 # watch through a pipe: the first event shows while the stream is open.
-"$bin/csched" watch --after-seq 0 --timeout 3 | head -n 2 >"$tmp/watch_pipe" &
+: >"$tmp/watch_pipe"
+"$bin/csched" watch --after-seq 0 --timeout 4 2>/dev/null | head -n 2 >"$tmp/watch_pipe" &
 watch_pid=$!
-sleep 1.5
+i=0
+while [ "$(wc -l <"$tmp/watch_pipe")" -lt 2 ] && [ $i -lt 30 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
 if [ "$(wc -l <"$tmp/watch_pipe")" -eq 2 ]; then passed=$((passed + 1)); else
     failed=$((failed + 1))
     echo "FAIL watch_pipe: nothing while the stream is open"
