@@ -271,9 +271,9 @@ if awk "BEGIN { exit !($gap >= 1.5) }"; then passed=$((passed + 1)); else
     echo "FAIL logs_pipe: lines not seen as they came (gap $gap s)"
     cat "$tmp/stamped"
 fi
-# watch through a pipe: the first event shows while the stream is open.
+# watch -o json through a pipe: events show while the stream is open.
 : >"$tmp/watch_pipe"
-"$bin/csched" watch --after-seq 0 --timeout 4 2>/dev/null | head -n 2 >"$tmp/watch_pipe" &
+"$bin/csched" -o json watch --after-seq 0 --timeout 4 2>/dev/null | head -n 2 >"$tmp/watch_pipe" &
 watch_pid=$!
 i=0
 while [ "$(wc -l <"$tmp/watch_pipe")" -lt 2 ] && [ $i -lt 30 ]; do
