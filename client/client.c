@@ -116,6 +116,20 @@ const char *cs_status_code_name(int code)
     return status_names[code];
 }
 
+const char *cs_run_state_name(int state)
+{
+    /* The proto's RunState names without their RUN_STATE_ prefix, in lower
+     * case; unit_client checks them against the enum's descriptor. */
+    static const char *const names[] = {
+        "unspecified", "queued",    "starting",  "running", "succeeded",
+        "failed",      "timed_out", "cancelled", "lost",
+    };
+
+    if (state < 0 || (size_t)state >= sizeof(names) / sizeof(names[0]))
+        return "unknown";
+    return names[state];
+}
+
 void cs__status_set(struct cs_status *status, int code, const char *message)
 {
     if (status == NULL)

@@ -116,10 +116,12 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
     if (cs_cli_flag("-o", argc, argv, i, &v) || cs_cli_flag("--output", argc, argv, i, &v)) {
         if (v != NULL && strcmp(v, "json") == 0)
             cli->format = CS_FORMAT_JSON;
+        else if (v != NULL && strcmp(v, "yaml") == 0)
+            cli->format = CS_FORMAT_YAML;
         else if (v != NULL && strcmp(v, "table") == 0)
             cli->format = CS_FORMAT_TABLE;
         else
-            return bad(err, errlen, "-o takes table or json, not '%s'", v ? v : "");
+            return bad(err, errlen, "-o takes table, json or yaml, not '%s'", v ? v : "");
         return 1;
     }
     if (cs_cli_flag("--timeout", argc, argv, i, &v)) {

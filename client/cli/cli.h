@@ -37,6 +37,7 @@ enum cs_cli_exit {
 enum cs_cli_format {
     CS_FORMAT_TABLE,
     CS_FORMAT_JSON,
+    CS_FORMAT_YAML,
 };
 
 /* The security flags or their environment variables (connect.c); NULL
@@ -166,37 +167,67 @@ int cs_cli_positionals(struct cs_cli *cli, int argc, char **argv, const char **p
 
 /* --- jobfile.c: YAML job files --- */
 
-/* Parses a job file's text. On 0, *jobs is a heap array of n heap jobs
- * (free with cs_cli_jobs_free). On -EINVAL, err says what and on which line,
- * prefixed with name. */
+/* Parses a job file's text: any number of YAML documents, each one job, a
+ * list of jobs or {jobs: [...]}. On 0, *jobs is a heap array of n heap jobs
+ * (free with cs_cli_jobs_free) and, if lines is not NULL, *lines a heap
+ * array (free) of the line each job starts on. On -EINVAL, err says what
+ * and on which line, prefixed with name. */
 int cs_cli_jobfile_parse(const char *name, const char *text, size_t len, Csched__V1__Job ***jobs,
-                         size_t *n, char *err, size_t errlen);
+                         unsigned **lines, size_t *n, char *err, size_t errlen);
 
 /* Reads path ("-" = stdin) and parses it. Returns 0, -EINVAL (bad content)
  * or a negative errno from reading (message in err either way). */
-int cs_cli_jobfile_load(const char *path, Csched__V1__Job ***jobs, size_t *n, char *err,
-                        size_t errlen);
+int cs_cli_jobfile_load(const char *path, Csched__V1__Job ***jobs, unsigned **lines, size_t *n,
+                        char *err, size_t errlen);
 
 void cs_cli_jobs_free(Csched__V1__Job **jobs, size_t n);
 
 /* --- output.c --- */
 
+/* --- json.c, encode.c: -o json and -o yaml --- */
+
 /* Writes s (len bytes) as a JSON string: quotes, escapes, valid UTF-8 kept,
  * each invalid byte as U+FFFD. */
 void cs_cli_json_string(FILE *f, const char *s, size_t len);
 
-/* Writes a message as one JSON object: proto field names as keys, every
- * field present except unset oneof members, enums by name, maps as
- * objects, 64-bit integers as numbers. */
+/* Writes a scalar (not message) field's value at p as JSON text: numbers,
+ * 64-bit integers as decimal strings, bytes as base64, enums by name. */
+void cs_cli_json_scalar(FILE *f, const ProtobufCFieldDescriptor *fd, const void *p);
+
+/* Writes a message as one JSON object in proto3's canonical mapping:
+ * lowerCamelCase keys, default values included, unset messages and oneof
+ * members left out, enums by name, maps as objects, 64-bit integers as
+ * strings, bytes as base64. */
 void cs_cli_json_message(FILE *f, const ProtobufCMessage *msg);
 
-/* Writes msg as one JSON line. */
-void cs_cli_json_line(FILE *f, const ProtobufCMessage *msg);
+/* Writes msg as "PATH: VALUE" lines, one per set field (proto3 defaults
+ * left out), PATH in proto names after prefix: "retry.multiplier",
+ * "env.KEY", "command[0]"; values as JSON text. What apply compares. */
+void cs_cli_flatten(FILE *f, const char *prefix, const ProtobufCMessage *msg);
+
+/* Writes msg to cli->out as one document in cli->format (JSON: one line;
+ * YAML: after "---"), and flushes, so a stream shows each as it comes. */
+void cs_cli_print_message(struct cs_cli *cli, const ProtobufCMessage *msg);
+
+/* A list command's output: one document that is the list response as the
+ * proto maps it, {"jobs":[...],"nextPageToken":""}, built while the pages
+ * come. Nothing is written in table format. */
+struct cs_cli_list {
+    struct cs_cli *cli;
+    const char *field; /* the response's list field, proto name ("jobs") */
+    size_t n;
+};
+void cs_cli_list_begin(struct cs_cli_list *list, struct cs_cli *cli, const char *field);
+void cs_cli_list_add(struct cs_cli_list *list, const ProtobufCMessage *msg);
+/* Ends the document; next_page_token is where the listing stopped ("" at
+ * the end). */
+void cs_cli_list_end(struct cs_cli_list *list, const char *next_page_token);
 
 /* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
 const char *cs_cli_state_name(int state);
 
-/* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS", or "-" for 0. */
+/* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS +HH:MM" (the zone's
+ * offset), or "-" for 0. */
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
 
 /* A job's schedule (schedule.c). Sets the Schedule field named key
@@ -256,11 +287,13 @@ void cs_cli_print_job_stop(FILE *f, const Csched__V1__Job *job);
 /* Prints a run with its attempts. */
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);
 
-/* Table header and row for run listings. */
-void cs_cli_print_run_header(FILE *f);
-void cs_cli_print_run_row(FILE *f, const Csched__V1__Run *run);
+/* The table of a run listing (printed with cs_cli_table_print). */
+struct cs_cli_table;
+void cs_cli_run_table_init(struct cs_cli_table *t);
+void cs_cli_run_table_row(struct cs_cli_table *t, const Csched__V1__Run *run);
 
-/* Table header and row for events. */
+/* Table header and row for events: fixed widths, as a stream cannot wait
+ * for its widest row. */
 void cs_cli_print_event_header(FILE *f);
 void cs_cli_print_event_row(FILE *f, const Csched__V1__Event *ev);
 
@@ -308,6 +341,27 @@ typedef int (*cs_cli_follow_cb)(struct cs_cli *cli, struct cs_stream *stream,
  * "csched: WHAT: ...". */
 int cs_cli_watch_follow(struct cs_cli *cli, const char *what, Csched__V1__WatchRequest *req,
                         cs_cli_follow_cb follow_cb, void *arg);
+
+/* --- table.c: aligned tables --- */
+
+/* A table's cells (heap copies), the first row its header. */
+struct cs_cli_table {
+    size_t ncols, nrows, cap;
+    char **cells;
+};
+/* Starts a table of ncols columns with ncols header strings. */
+void cs_cli_table_init(struct cs_cli_table *t, size_t ncols, ...);
+/* Adds a row of ncols cells (copied). */
+void cs_cli_table_row(struct cs_cli_table *t, const char *const *cells);
+/* Writes the table, each line after indent, columns two spaces apart and as
+ * wide as their widest cell; frees it. */
+void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent);
+
+/* --- help.c --- */
+
+/* Writes the help of command (and, for job, its subcommand sub; may be
+ * NULL) to f. Returns 0, or -ENOENT for a command it does not know. */
+int cs_cli_help(FILE *f, const char *command, const char *sub);
 
 /* --- commands: each takes the words after its verb --- */
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv);

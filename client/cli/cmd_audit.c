@@ -96,18 +96,20 @@ static int audit_flag(struct cs_cli *cli, int argc, char **argv, int *i,
     return 0;
 }
 
-static void print_row(FILE *f, const Csched__V1__AuditEntry *e)
+static void print_row(struct cs_cli_table *t, const Csched__V1__AuditEntry *e)
 {
-    char t[32], target[160];
+    char at[32], id[24], target[160], outcome[600];
 
-    cs_cli_format_time(e->at_unix_ms, t, sizeof(t));
+    cs_cli_format_time(e->at_unix_ms, at, sizeof(at));
     if (e->run_id != 0)
         snprintf(target, sizeof(target), "%s run %" PRId64, e->job_name[0] ? e->job_name : "-",
                  e->run_id);
     else
         snprintf(target, sizeof(target), "%s", e->job_name[0] ? e->job_name : "-");
-    fprintf(f, "%-8" PRId64 " %-19s %-10s %-24s %-28s %s%s%s\n", e->id, t, e->method, e->identity,
-            target, cs_status_code_name(e->code), e->message[0] ? ": " : "", e->message);
+    snprintf(id, sizeof(id), "%" PRId64, e->id);
+    snprintf(outcome, sizeof(outcome), "%s%s%s", cs_status_code_name(e->code),
+             e->message[0] ? ": " : "", e->message);
+    cs_cli_table_row(t, (const char *const[]){id, at, e->method, e->identity, target, outcome});
 }
 
 int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
@@ -115,6 +117,8 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
     Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
     uint32_t limit = AUDIT_DEFAULT_LIMIT, shown = 0;
     struct cs_call_opts opts;
+    struct cs_cli_list list;
+    struct cs_cli_table t;
     char *token = NULL;
     struct cs_status st;
     int rc;
@@ -131,8 +135,8 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
     }
     opts = cs_cli_call_opts(cli);
     if (cli->format == CS_FORMAT_TABLE)
-        fprintf(cli->out, "%-8s %-19s %-10s %-24s %-28s %s\n", "ID", "AT", "METHOD", "IDENTITY",
-                "TARGET", "OUTCOME");
+        cs_cli_table_init(&t, 6, "ID", "AT", "METHOD", "IDENTITY", "TARGET", "OUTCOME");
+    cs_cli_list_begin(&list, cli, "entries");
     do {
         Csched__V1__ListAuditResponse *resp;
 
@@ -141,17 +145,24 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
         rc = cs_scheduler_list_audit(cli->client, &req, &resp, &opts, &st);
         free(token);
         token = NULL;
-        if (rc != 0)
+        if (rc != 0) {
+            /* The rows read so far, then why the rest is missing. */
+            if (cli->format == CS_FORMAT_TABLE)
+                cs_cli_table_print(&t, cli->out, "");
             return cs_cli_fail(cli, "list audit", rc, &st);
+        }
         for (size_t i = 0; i < resp->n_entries && shown < limit; i++, shown++) {
-            if (cli->format == CS_FORMAT_JSON)
-                cs_cli_json_line(cli->out, &resp->entries[i]->base);
+            if (cli->format != CS_FORMAT_TABLE)
+                cs_cli_list_add(&list, &resp->entries[i]->base);
             else
-                print_row(cli->out, resp->entries[i]);
+                print_row(&t, resp->entries[i]);
         }
         if (resp->next_page_token[0] != '\0' && shown < limit)
             token = cs_cli_xstrdup(resp->next_page_token);
         csched__v1__list_audit_response__free_unpacked(resp, NULL);
     } while (token != NULL);
+    cs_cli_list_end(&list, "");
+    if (cli->format == CS_FORMAT_TABLE)
+        cs_cli_table_print(&t, cli->out, "");
     return 0;
 }

@@ -6,8 +6,8 @@
 
 static void print_job(struct cs_cli *cli, const Csched__V1__Job *job, const char *verb)
 {
-    if (cli->format == CS_FORMAT_JSON)
-        cs_cli_json_line(cli->out, &job->base);
+    if (cli->format != CS_FORMAT_TABLE)
+        cs_cli_print_message(cli, &job->base);
     else if (verb != NULL)
         fprintf(cli->out, "job %s %s (version %llu)\n", job->name, verb,
                 (unsigned long long)job->version);
@@ -110,9 +110,13 @@ static int job_next(struct cs_cli *cli, int argc, char **argv)
     rc = get_job(cli, name, &resp);
     if (rc != 0)
         return rc;
-    if (cli->format == CS_FORMAT_JSON) {
+    if (cli->format != CS_FORMAT_TABLE) {
+        struct cs_cli_list list;
+
+        cs_cli_list_begin(&list, cli, "next_fires");
         for (size_t i = 0; i < resp->n_next_fires && i < count; i++)
-            cs_cli_json_line(cli->out, &resp->next_fires[i]->base);
+            cs_cli_list_add(&list, &resp->next_fires[i]->base);
+        cs_cli_list_end(&list, "");
     } else if (resp->n_next_fires == 0) {
         fprintf(cli->out, "job %s has no schedule: it runs only when triggered\n", name);
     } else {
@@ -122,12 +126,13 @@ static int job_next(struct cs_cli *cli, int argc, char **argv)
     return 0;
 }
 
-static void print_job_row(struct cs_cli *cli, const Csched__V1__Job *job)
+static void print_job_row(struct cs_cli *cli, struct cs_cli_list *list, struct cs_cli_table *t,
+                          const Csched__V1__Job *job)
 {
-    char cmd[64];
+    char cmd[64], running[16], timeout[16], attempts[16], version[24];
 
-    if (cli->format == CS_FORMAT_JSON) {
-        cs_cli_json_line(cli->out, &job->base);
+    if (cli->format != CS_FORMAT_TABLE) {
+        cs_cli_list_add(list, &job->base);
         return;
     }
     if (job->n_command > 0) {
@@ -140,14 +145,19 @@ static void print_job_row(struct cs_cli *cli, const Csched__V1__Job *job)
     } else {
         snprintf(cmd, sizeof(cmd), "sh -c %s", job->shell);
     }
-    fprintf(cli->out, "%-24s %-12u %-8u %-9u %-8llu %s\n", job->name, job->max_running,
-            job->timeout_seconds, job->max_attempts, (unsigned long long)job->version, cmd);
+    snprintf(running, sizeof(running), "%u", job->max_running);
+    snprintf(timeout, sizeof(timeout), "%u", job->timeout_seconds);
+    snprintf(attempts, sizeof(attempts), "%u", job->max_attempts);
+    snprintf(version, sizeof(version), "%llu", (unsigned long long)job->version);
+    cs_cli_table_row(t, (const char *const[]){job->name, running, timeout, attempts, version, cmd});
 }
 
 static int job_list(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
     struct cs_call_opts opts;
+    struct cs_cli_table t;
+    struct cs_cli_list list;
     char *token = NULL;
     struct cs_status st;
     int rc;
@@ -157,8 +167,9 @@ static int job_list(struct cs_cli *cli, int argc, char **argv)
         return rc;
     opts = cs_cli_call_opts(cli);
     if (cli->format == CS_FORMAT_TABLE)
-        fprintf(cli->out, "%-24s %-12s %-8s %-9s %-8s %s\n", "NAME", "MAX_RUNNING", "TIMEOUT",
-                "ATTEMPTS", "VERSION", "COMMAND");
+        cs_cli_table_init(&t, 6, "NAME", "MAX_RUNNING", "TIMEOUT", "ATTEMPTS", "VERSION",
+                          "COMMAND");
+    cs_cli_list_begin(&list, cli, "jobs");
     do {
         Csched__V1__ListJobsResponse *resp;
 
@@ -167,14 +178,21 @@ static int job_list(struct cs_cli *cli, int argc, char **argv)
         rc = cs_scheduler_list_jobs(cli->client, &req, &resp, &opts, &st);
         free(token);
         token = NULL;
-        if (rc != 0)
+        if (rc != 0) {
+            /* The rows read so far, then why the rest is missing. */
+            if (cli->format == CS_FORMAT_TABLE)
+                cs_cli_table_print(&t, cli->out, "");
             return cs_cli_fail(cli, "list jobs", rc, &st);
+        }
         for (size_t i = 0; i < resp->n_jobs; i++)
-            print_job_row(cli, resp->jobs[i]);
+            print_job_row(cli, &list, &t, resp->jobs[i]);
         if (resp->next_page_token[0] != '\0')
             token = cs_cli_xstrdup(resp->next_page_token);
         csched__v1__list_jobs_response__free_unpacked(resp, NULL);
     } while (token != NULL);
+    cs_cli_list_end(&list, "");
+    if (cli->format == CS_FORMAT_TABLE)
+        cs_cli_table_print(&t, cli->out, "");
     return 0;
 }
 
@@ -199,7 +217,7 @@ static int job_delete(struct cs_cli *cli, int argc, char **argv)
         return cs_cli_fail(cli, what, rc, &st);
     }
     csched__v1__delete_job_response__free_unpacked(resp, NULL);
-    if (cli->format == CS_FORMAT_JSON) {
+    if (cli->format != CS_FORMAT_TABLE) {
         fputs("{\"name\":", cli->out);
         cs_cli_json_string(cli->out, name, strlen(name));
         fputs(",\"deleted\":true}\n", cli->out);

@@ -47,6 +47,8 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
     Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
     uint32_t limit = RUNS_DEFAULT_LIMIT, shown = 0;
     struct cs_call_opts opts;
+    struct cs_cli_list list;
+    struct cs_cli_table t;
     char *token = NULL;
     struct cs_status st;
     int rc;
@@ -56,7 +58,8 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
         return rc;
     opts = cs_cli_call_opts(cli);
     if (cli->format == CS_FORMAT_TABLE)
-        cs_cli_print_run_header(cli->out);
+        cs_cli_run_table_init(&t);
+    cs_cli_list_begin(&list, cli, "runs");
     do {
         Csched__V1__ListRunsResponse *resp;
 
@@ -65,18 +68,25 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
         rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
         free(token);
         token = NULL;
-        if (rc != 0)
+        if (rc != 0) {
+            /* The rows read so far, then why the rest is missing. */
+            if (cli->format == CS_FORMAT_TABLE)
+                cs_cli_table_print(&t, cli->out, "");
             return cs_cli_fail(cli, "list runs", rc, &st);
+        }
         for (size_t i = 0; i < resp->n_runs && shown < limit; i++, shown++) {
-            if (cli->format == CS_FORMAT_JSON)
-                cs_cli_json_line(cli->out, &resp->runs[i]->base);
+            if (cli->format != CS_FORMAT_TABLE)
+                cs_cli_list_add(&list, &resp->runs[i]->base);
             else
-                cs_cli_print_run_row(cli->out, resp->runs[i]);
+                cs_cli_run_table_row(&t, resp->runs[i]);
         }
         if (resp->next_page_token[0] != '\0' && shown < limit)
             token = cs_cli_xstrdup(resp->next_page_token);
         csched__v1__list_runs_response__free_unpacked(resp, NULL);
     } while (token != NULL);
+    cs_cli_list_end(&list, "");
+    if (cli->format == CS_FORMAT_TABLE)
+        cs_cli_table_print(&t, cli->out, "");
     return 0;
 }
 
@@ -96,8 +106,8 @@ static int parse_id(struct cs_cli *cli, int argc, char **argv, const char *usage
 
 static void print_run(struct cs_cli *cli, const Csched__V1__Run *run)
 {
-    if (cli->format == CS_FORMAT_JSON)
-        cs_cli_json_line(cli->out, &run->base);
+    if (cli->format != CS_FORMAT_TABLE)
+        cs_cli_print_message(cli, &run->base);
     else
         cs_cli_print_run(cli->out, run);
 }
@@ -143,8 +153,8 @@ int cs_cmd_cancel(struct cs_cli *cli, int argc, char **argv)
         snprintf(what, sizeof(what), "cancel run %lld", (long long)req.run_id);
         return cs_cli_fail(cli, what, rc, &st);
     }
-    if (cli->format == CS_FORMAT_JSON)
-        cs_cli_json_line(cli->out, &run->base);
+    if (cli->format != CS_FORMAT_TABLE)
+        cs_cli_print_message(cli, &run->base);
     else
         fprintf(cli->out, "run %lld: %s%s\n", (long long)run->id, cs_cli_state_name(run->state),
                 run->cancel_requested ? " (cancel requested)" : "");

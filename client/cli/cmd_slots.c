@@ -18,21 +18,21 @@ static const char *reason_name(Csched__V1__SkipReason r)
     return (size_t)r < sizeof(names) / sizeof(names[0]) ? names[r] : "?";
 }
 
-static void print_slot_row(FILE *f, const Csched__V1__Slot *s)
+static void print_slot_row(struct cs_cli_table *t, const Csched__V1__Slot *s)
 {
-    char at[32], late[32];
+    char at[32], late[32], run[24];
 
     cs_cli_format_time(s->slot_unix_ms, at, sizeof(at));
     if (s->lateness_ms >= 0)
         cs_cli_format_duration(s->lateness_ms, late, sizeof(late));
     else
         snprintf(late, sizeof(late), "-");
+    snprintf(run, sizeof(run), "%lld", (long long)s->run_id);
     if (s->outcome == CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED)
-        fprintf(f, "%-20s %-8s %-18s %-8lld %-8s %s\n", at, "started", "-", (long long)s->run_id,
-                late, s->message);
+        cs_cli_table_row(t, (const char *const[]){at, "started", "-", run, late, s->message});
     else
-        fprintf(f, "%-20s %-8s %-18s %-8s %-8s %s\n", at, "skipped", reason_name(s->skip_reason),
-                "-", "-", s->message);
+        cs_cli_table_row(t, (const char *const[]){at, "skipped", reason_name(s->skip_reason), "-",
+                                                  "-", s->message});
 }
 
 int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
@@ -40,6 +40,8 @@ int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
     Csched__V1__ListSlotsRequest req = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
     Csched__V1__ListSlotsResponse *resp;
     struct cs_call_opts opts;
+    struct cs_cli_table t;
+    struct cs_cli_list list;
     const char *name = NULL, *v;
     uint32_t limit = SLOTS_DEFAULT_LIMIT;
     struct cs_status st;
@@ -75,14 +77,17 @@ int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
     if (rc != 0)
         return cs_cli_fail(cli, "list slots", rc, &st);
     if (cli->format == CS_FORMAT_TABLE)
-        fprintf(cli->out, "%-20s %-8s %-18s %-8s %-8s %s\n", "SLOT", "OUTCOME", "REASON", "RUN",
-                "LATE", "MESSAGE");
+        cs_cli_table_init(&t, 6, "SLOT", "OUTCOME", "REASON", "RUN", "LATE", "MESSAGE");
+    cs_cli_list_begin(&list, cli, "slots");
     for (size_t i = 0; i < resp->n_slots; i++) {
-        if (cli->format == CS_FORMAT_JSON)
-            cs_cli_json_line(cli->out, &resp->slots[i]->base);
+        if (cli->format != CS_FORMAT_TABLE)
+            cs_cli_list_add(&list, &resp->slots[i]->base);
         else
-            print_slot_row(cli->out, resp->slots[i]);
+            print_slot_row(&t, resp->slots[i]);
     }
+    if (cli->format == CS_FORMAT_TABLE)
+        cs_cli_table_print(&t, cli->out, "");
+    cs_cli_list_end(&list, resp->next_page_token);
     csched__v1__list_slots_response__free_unpacked(resp, NULL);
     return 0;
 }
@@ -127,8 +132,8 @@ static int pause_resume(struct cs_cli *cli, int argc, char **argv, bool pause)
         snprintf(what, sizeof(what), "%s job %s", pause ? "pause" : "resume", name);
         return cs_cli_fail(cli, what, rc, &st);
     }
-    if (cli->format == CS_FORMAT_JSON)
-        cs_cli_json_line(cli->out, &job->base);
+    if (cli->format != CS_FORMAT_TABLE)
+        cs_cli_print_message(cli, &job->base);
     else
         fprintf(cli->out, "job %s %s\n", name, pause ? "paused" : "resumed");
     csched__v1__job__free_unpacked(job, NULL);
@@ -195,8 +200,8 @@ int cs_cmd_backfill(struct cs_cli *cli, int argc, char **argv)
     rc = cs_scheduler_backfill_job(cli->client, &req, &resp, &opts, &st);
     if (rc != 0)
         return cs_cli_fail(cli, "backfill", rc, &st);
-    if (cli->format == CS_FORMAT_JSON)
-        cs_cli_json_line(cli->out, &resp->base);
+    if (cli->format != CS_FORMAT_TABLE)
+        cs_cli_print_message(cli, &resp->base);
     else
         fprintf(cli->out, "%u runs made, %u slots already started%s\n", resp->runs_created,
                 resp->already_started, resp->more ? "; more remain: call again from the last" : "");

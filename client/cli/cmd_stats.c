@@ -30,8 +30,8 @@ int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv)
     rc = cs_scheduler_get_stats(cli->client, NULL, &s, &opts, &st);
     if (rc != 0)
         return cs_cli_fail(cli, "stats", rc, &st);
-    if (cli->format == CS_FORMAT_JSON) {
-        cs_cli_json_line(cli->out, &s->base);
+    if (cli->format != CS_FORMAT_TABLE) {
+        cs_cli_print_message(cli, &s->base);
     } else {
         cs_cli_format_duration(s->uptime_ms, up, sizeof(up));
         fprintf(cli->out, "%-18s %" PRIu32 " / %" PRIu32 "\n", "running:", s->running,
@@ -65,8 +65,8 @@ int cs_cmd_health(struct cs_cli *cli, int argc, char **argv)
     rc = cs_health_check(cli->client, &req, &resp, &opts, &st);
     if (rc != 0)
         return cs_cli_fail(cli, "health", rc, &st);
-    if (cli->format == CS_FORMAT_JSON) {
-        cs_cli_json_line(cli->out, &resp->base);
+    if (cli->format != CS_FORMAT_TABLE) {
+        cs_cli_print_message(cli, &resp->base);
     } else {
         name = protobuf_c_enum_descriptor_get_value(
             &grpc__health__v1__health_check_response__serving_status__descriptor,

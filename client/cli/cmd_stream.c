@@ -61,8 +61,8 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
     if (rc != 0)
         return cs_cli_fail(cli, what, rc, &st);
     while ((rc = cs_scheduler_read_logs_next(stream, &chunk, &st)) == 1) {
-        if (cli->format == CS_FORMAT_JSON) {
-            cs_cli_json_line(cli->out, &chunk->base);
+        if (cli->format != CS_FORMAT_TABLE) {
+            cs_cli_print_message(cli, &chunk->base);
         } else {
             /* Both streams: each goes to its own. One chosen stream goes to
              * stdout, so that it can be piped. */
@@ -71,7 +71,9 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
                           ? cli->err
                           : cli->out;
 
+            /* Flushed per chunk, so a pipe sees output as it comes. */
             fwrite(chunk->data.data, 1, chunk->data.len, f);
+            fflush(f);
         }
         csched__v1__log_chunk__free_unpacked(chunk, NULL);
     }
@@ -132,8 +134,8 @@ static int watch_cb(struct cs_cli *cli, struct cs_stream *stream, Csched__V1__Wa
     while ((rc = cs_scheduler_watch_next(stream, &batch, st)) == 1) {
         for (size_t i = 0; i < batch->n_events; i++) {
             const Csched__V1__Event *ev = batch->events[i];
-            if (cli->format == CS_FORMAT_JSON)
-                cs_cli_json_line(cli->out, &ev->base);
+            if (cli->format != CS_FORMAT_TABLE)
+                cs_cli_print_message(cli, &ev->base);
             else
                 cs_cli_print_event_row(cli->out, ev);
             w->last_seq = ev->seq;

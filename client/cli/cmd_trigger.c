@@ -104,8 +104,8 @@ static int finish(struct cs_cli *cli, int64_t id)
     rc = get_run(cli, id, &run, &st);
     if (rc != 0)
         return cs_cli_fail(cli, "get run", rc, &st);
-    if (cli->format == CS_FORMAT_JSON) {
-        cs_cli_json_line(cli->out, &run->base);
+    if (cli->format != CS_FORMAT_TABLE) {
+        cs_cli_print_message(cli, &run->base);
     } else {
         cs_cli_format_run_outcome(run, out, sizeof(out));
         fprintf(cli->out, "run %" PRId64 " %s: %s%s%s\n", run->id, cs_cli_state_name(run->state),
@@ -245,8 +245,8 @@ int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv)
         goto out;
     }
     id = run->id;
-    if (cli->format == CS_FORMAT_JSON && !wait)
-        cs_cli_json_line(cli->out, &run->base);
+    if (cli->format != CS_FORMAT_TABLE && !wait)
+        cs_cli_print_message(cli, &run->base);
     else if (cli->format == CS_FORMAT_TABLE)
         print_triggered(wait ? cli->err : cli->out, run);
     csched__v1__run__free_unpacked(run, NULL);

@@ -7,7 +7,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: csched [--server HOST:PORT] [-o table|json] [--timeout S] [--wait-for-ready]\n"
+    "usage: csched [--server HOST:PORT] [-o table|json|yaml] [--timeout S] [--wait-for-ready]\n"
     "              [--ca FILE] [--cert FILE --key FILE] [--token-file FILE | --token T]\n"
     "              [--version] [--help]\n"
     "              COMMAND [ARGS...]\n"
@@ -27,7 +27,8 @@ static const char usage_text[] =
     "  job update NAME ...            same flags; replaces the job\n"
     "  job get NAME | job list | job delete NAME\n"
     "  job next NAME [--count N]      the next fire times of its schedule\n"
-    "  apply -f jobs.yaml             create or update every job in the file\n"
+    "  apply -f jobs.yaml [--dry-run] [--prune -l K=V]\n"
+    "                                 create, update or prune the jobs of the file\n"
     "  trigger JOB [--env K=V]... [--idempotency-key K] [--at TIME | --in DURATION]\n"
     "             [--wait]\n"
     "  runs [--job J] [--state S] [--limit N]\n"
@@ -48,7 +49,8 @@ static const char usage_text[] =
     "the command: there --timeout is the job's own timeout).\n"
     "--ca, --cert, --key, --token-file and --token (or CSCHED_CA, CSCHED_CERT,\n"
     "CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN) connect over TLS; a token on\n"
-    "the command line shows in ps, so prefer --token-file.\n";
+    "the command line shows in ps, so prefer --token-file.\n"
+    "csched COMMAND --help describes the flags of that command.\n";
 
 static const struct {
     const char *name;
@@ -104,7 +106,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], commands[c].name) != 0)
             continue;
         if (wants_help(argc - i - 1, argv + i + 1)) {
-            fputs(usage_text, stdout);
+            cs_cli_help(stdout, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
             return CS_EXIT_OK;
         }
         rc = commands[c].offline ? CS_EXIT_OK : cs_cli_connect(&cli);

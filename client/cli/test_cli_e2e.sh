@@ -4,22 +4,11 @@
 # then serves the same state dir over TLS with bearer tokens.
 set -u
 bin=$1
-tmp=$(mktemp -d)
-# The embedded PostgreSQL runs as an unprivileged user that must reach it.
-mkdir "$tmp/state"
-chmod 755 "$tmp" "$tmp/state"
+src=$(dirname "$0")
+# shellcheck source-path=SCRIPTDIR source=cschedd_test.sh
+. "$src/cschedd_test.sh"
 passed=0
 failed=0
-server_pid=
-
-cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null
-        wait "$server_pid" 2>/dev/null
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 # check NAME WANT_EXIT COMMAND...: runs csched, keeps stdout/stderr in
 # $tmp/out and $tmp/err.
@@ -50,28 +39,27 @@ expect() {
     fi
 }
 
-# A variable of the server's environment, for an env: secret reference.
-CS_CLI_SECRET=from-the-server
-export CS_CLI_SECRET
-# start_server FLAGS...: starts cschedd on the state dir and its own socket
-# with FLAGS and waits for its ready file (which names where it serves).
-start_server() {
-    rm -f "$tmp/ready"
-    "$bin/cschedd" --socket "$tmp/csched.sock" --state-dir "$tmp/state" --ready-file "$tmp/ready" \
-        "$@" >"$tmp/server.log" 2>&1 &
-    server_pid=$!
-    i=0
-    while [ ! -s "$tmp/ready" ] && [ $i -lt 120 ] && kill -0 "$server_pid" 2>/dev/null; do
-        sleep 0.5
-        i=$((i + 1))
-    done
-    if [ ! -s "$tmp/ready" ]; then
-        echo "cschedd did not start"
-        cat "$tmp/server.log"
-        exit 1
+# jv EXPR: EXPR over d, the last output parsed whole as one JSON document
+# (python3's json module), printed; nothing when it does not parse.
+jv() {
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+        "$tmp/out" "$1" 2>"$tmp/jv.err"
+}
+
+# jexpect NAME EXPR: EXPR over the last output (as jv) is true.
+jexpect() {
+    if [ "$(jv "$2")" = True ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL $1: not $2"
+        sed 's/^/  /' "$tmp/out" "$tmp/jv.err"
     fi
 }
 
+# A variable of the server's environment, for an env: secret reference.
+CS_CLI_SECRET=from-the-server
+export CS_CLI_SECRET
 start_server --max-running 8
 # No --server and no CSCHED_SERVER: the CLI finds the socket from
 # CSCHED_SOCKET, as it finds the default socket with nothing set.
@@ -99,11 +87,81 @@ YAML
 check apply 0 apply -f "$tmp/jobs.yaml"
 expect apply out '^job sleeper created'
 check apply_again 0 apply -f "$tmp/jobs.yaml"
-expect apply_again out '^job ok updated \(version 2\)'
+expect apply_again out '^job ok unchanged \(version 1\)$'
+# Several documents (one job, then a list), a label to prune by: a changed
+# job is updated, and --dry-run shows the diff and changes nothing.
+cat >"$tmp/multi.yaml" <<'YAML'
+name: ok
+command: ["true"]
+labels: {app: demo}
+---
+- name: m1
+  shell: "echo m1"
+  labels: {app: demo}
+- name: m2
+  shell: "echo m2"
+  labels: {app: demo}
+YAML
+check multi_dry 0 apply -f "$tmp/multi.yaml" --dry-run
+expect multi_dry out '^job ok would be updated$'
+expect multi_dry out '^    \+ labels\.app: "demo"$'
+expect multi_dry out '^job m1 would be created$'
+expect multi_dry out '^    \+ shell: "echo m1"$'
+check multi_dry_get 0 job get ok
+expect multi_dry_get out '^version: +1$'
+check multi 0 -o json apply -f "$tmp/multi.yaml"
+jexpect multi '[(r["name"], r["action"], r["line"]) for r in d["results"]] == [("ok", "updated", 1), ("m1", "created", 5), ("m2", "created", 8)]'
+check multi_again 0 apply -f "$tmp/multi.yaml"
+[ "$(grep -c '^job [a-z0-9]* unchanged (version [12])$' "$tmp/out")" -eq 3 ] &&
+    passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL multi_again"; cat "$tmp/out"; }
+# m2 gone from the file: --prune deletes it by its label, after a dry run
+# that says so; jobs without the label stay.
+sed '/- name: m2/,$d' "$tmp/multi.yaml" >"$tmp/pruned.yaml"
+check prune_dry 0 apply -f "$tmp/pruned.yaml" --prune -l app=demo --dry-run
+expect prune_dry out '^job m2 would be deleted$'
+expect prune_dry out '^    - shell: "echo m2"$'
+check prune_dry_kept 0 job get m2
+check prune 0 apply -f "$tmp/pruned.yaml" --prune -l app=demo
+expect prune out '^job m2 deleted$'
+check prune_gone 85 job get m2
+check prune_kept 0 job get three
+check prune_alone 64 apply -f "$tmp/pruned.yaml" --prune
+# Strict types; a server-side error names the file and line of its job.
+printf 'name: q\nshell: "true"\ntimeout_seconds: "60"\n' >"$tmp/quoted.yaml"
+check apply_quoted 65 apply -f "$tmp/quoted.yaml"
+expect apply_quoted err 'quoted.yaml:3: timeout_seconds: must be a number, not the string "60"'
+printf -- '- name: fine\n  shell: "true"\n- name: bad-signal\n  shell: "true"\n  kill_signal: NOPE\n' \
+    >"$tmp/server_bad.yaml"
+check apply_server_bad 83 apply -f "$tmp/server_bad.yaml"
+expect apply_server_bad err '^csched: .*server_bad.yaml:3: apply job bad-signal: INVALID_ARGUMENT: '
+expect apply_server_bad out '^job fine created'
 printf 'jobs:\n  - name: x\n    shel: y\n' >"$tmp/bad.yaml"
 check apply_bad 65 apply -f "$tmp/bad.yaml"
 expect apply_bad err 'bad.yaml:3: unknown key .shel.'
 check apply_missing 66 apply -f "$tmp/none.yaml"
+# Help per command; bash completion of commands, flags and job names.
+check help_create 0 job create --help
+expect help_create out '^usage: csched job create NAME'
+expect help_create out '^  --max-running N '
+check help_logs 0 logs --help
+expect help_logs out '^  -f, --follow '
+if grep -q '^commands:' "$tmp/out"; then
+    failed=$((failed + 1))
+    echo "FAIL help_logs: the global usage"
+else passed=$((passed + 1)); fi
+# complete WORDS...: what csched's completion offers for the last word.
+complete_words() {
+    PATH="$bin:$PATH" bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+        _csched; printf "%s\n" "${COMPREPLY[@]}"' complete "$src/csched.bash" "$@" >"$tmp/out"
+}
+complete_words csched jo
+expect complete_cmd out '^job$'
+complete_words csched job create --max-r
+expect complete_flag out '^--max-running$'
+complete_words csched -o ""
+expect complete_output out '^yaml$'
+complete_words csched trigger th
+expect complete_job out '^three$'
 
 check create 0 job create env-echo --env GREETING=hello -- /bin/sh -c 'echo $GREETING'
 check create_dup 86 job create env-echo -- true
@@ -112,7 +170,19 @@ check create_bad_name 83 job create 'bad name!' -- true
 expect create_bad_name err 'INVALID_ARGUMENT'
 check create_usage 64 job create nocmd
 check get_json 0 -o json job get env-echo
-expect get_json out '"env":\{"GREETING":"hello"\}'
+jexpect get_json 'd["env"] == {"GREETING": "hello"} and d["version"] == "1"'
+check get_yaml 0 -o yaml job get env-echo
+yaml_ok=$(python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1]))
+print(d["env"] == {"GREETING": "hello"} and d["version"] == "1" and d["command"][0] == "/bin/sh")' "$tmp/out")
+[ "$yaml_ok" = True ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL get_yaml"; cat "$tmp/out"; }
+check list_json 0 -o json job list
+jexpect list_json 'd["nextPageToken"] == "" and "env-echo" in [j["name"] for j in d["jobs"]]'
+check list_yaml 0 -o yaml job list
+yaml_ok=$(python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1]))
+print("env-echo" in [j["name"] for j in d["jobs"]] and d["nextPageToken"] == "")' "$tmp/out")
+[ "$yaml_ok" = True ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL list_yaml"; cat "$tmp/out"; }
 check get_missing 85 job get nope
 expect get_missing err '^csched: get job nope: NOT_FOUND: '
 
@@ -123,7 +193,7 @@ check wait_killed 137 trigger killed --wait
 check wait_timeout 124 trigger slow --wait
 check wait_env 0 -o json trigger env-echo --env GREETING=bye --wait
 expect wait_env out '"state":"RUN_STATE_SUCCEEDED"'
-run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
+run_id=$(jv 'd["id"]')
 check logs_env 0 logs "$run_id"
 expect logs_env out '^bye$'
 
@@ -133,7 +203,7 @@ if [ "$(id -u)" -eq 0 ]; then
     check get_as 0 job get as-nobody
     expect get_as out '^run_as_user: +nobody$'
     check wait_as 0 -o json trigger as-nobody --wait
-    run_id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$tmp/out")
+    run_id=$(jv 'd["id"]')
     check logs_as 0 logs "$run_id"
     expect logs_as out '^nobody$'
     check create_as_unknown 83 job create as-nobody-else --run-as-user no-such-user-csched -- true
@@ -160,12 +230,18 @@ if [ "$got" -eq 125 ]; then passed=$((passed + 1)); else
 fi
 
 check runs 0 -o json runs --job three
-expect runs out '"exit_code":3'
+jexpect runs 'd["runs"][0]["exitCode"] == 3 and d["runs"][0]["jobName"] == "three"'
 check runs_state 0 runs --state timed_out
 expect runs_state out 'slow +timed_out'
+# Times show their zone; the columns line up (STATE starts where it does in
+# the header).
+expect runs_state out ' [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{2}:[0-9]{2} '
+col=$(awk 'NR == 1 { h = index($0, "STATE") } NR == 2 { print (index($0, "timed_out") == h) }' \
+    "$tmp/out")
+[ "$col" = 1 ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL runs_align"; cat "$tmp/out"; }
 check run_missing 85 run 999999
 check runs_three 0 runs --job three -o json
-three_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
+three_id=$(jv 'd["runs"][0]["id"]')
 check run_three 0 run "$three_id"
 expect run_three out '^outcome: +exit 3$'
 check logs_both 0 logs "$three_id"
@@ -176,24 +252,53 @@ expect logs_three out '^to-stderr$'
 # Followed from the moment it is triggered, a run's output arrives in full.
 check follow_create 0 job create ticker --shell 'echo one; sleep 1; echo two'
 check follow_trigger 0 -o json trigger ticker
-ticker_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out")
+ticker_id=$(jv 'd["id"]')
 check follow 0 logs "$ticker_id" -f
 expect follow out '^one$'
 expect follow out '^two$'
+# Through a pipe, each line comes when the command writes it, not when the
+# attempt ends: each is stamped as it is read.
+check pipe_create 0 job create piped --shell 'echo one; sleep 2; echo two'
+check pipe_trigger 0 -o json trigger piped
+pipe_id=$(jv 'd["id"]')
+"$bin/csched" logs "$pipe_id" -f | while read -r line; do
+    echo "$(date +%s.%N) $line"
+done >"$tmp/stamped"
+gap=$(awk '$2 == "one" { a = $1 } $2 == "two" { b = $1 } END { print (a && b) ? b - a : 0 }' \
+    "$tmp/stamped")
+if awk "BEGIN { exit !($gap >= 1.5) }"; then passed=$((passed + 1)); else
+    failed=$((failed + 1))
+    echo "FAIL logs_pipe: lines not seen as they came (gap $gap s)"
+    cat "$tmp/stamped"
+fi
+# watch -o json through a pipe: events show while the stream is open.
+: >"$tmp/watch_pipe"
+"$bin/csched" -o json watch --after-seq 0 --timeout 4 2>/dev/null | head -n 2 >"$tmp/watch_pipe" &
+watch_pid=$!
+i=0
+while [ "$(wc -l <"$tmp/watch_pipe")" -lt 2 ] && [ $i -lt 30 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+if [ "$(wc -l <"$tmp/watch_pipe")" -eq 2 ]; then passed=$((passed + 1)); else
+    failed=$((failed + 1))
+    echo "FAIL watch_pipe: nothing while the stream is open"
+    cat "$tmp/watch_pipe"
+fi
+wait "$watch_pid"
 check watch 84 -o json watch --after-seq 0 --timeout 1
-expect watch out '^\{"seq":1,'
+expect watch out '^\{"seq":"1",'
 # Retries with a backoff policy, and a run for a few seconds later.
 check create_retry 0 job create flaky --max-attempts 3 --retry-initial-ms 100 \
     --retry-multiplier 2 --retry-on failure --run-deadline-seconds 60 --kill-signal INT \
     --kill-grace-seconds 2 --shell 'exit 1'
 check get_retry 0 -o json job get flaky
-expect get_retry out '"retry":\{"initial_backoff_ms":100,'
-expect get_retry out '"kill_signal":"INT"'
+jexpect get_retry 'd["retry"]["initialBackoffMs"] == 100 and d["killSignal"] == "INT"'
 check get_retry_table 0 job get flaky
 expect get_retry_table out '^retry: +initial 100 ms, max 0 ms, x2, jitter 0, on failure$'
 check wait_flaky 1 trigger flaky --wait
 check runs_flaky 0 -o json runs --job flaky
-flaky_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out" | head -n1)
+flaky_id=$(jv 'd["runs"][0]["id"]')
 check run_flaky 0 run "$flaky_id"
 expect run_flaky out '^  3 +failed .* 0\.200s '
 check create_bad_retry 83 job create badretry --retry-multiplier 0.5 --shell true
@@ -212,7 +317,7 @@ check later_bad 64 trigger later --at tomorrow
 check later_far 83 trigger later --in 800d
 expect later_far err 'not_before_unix_ms'
 check stats 0 -o json stats
-expect stats out '"max_running":8'
+jexpect stats 'd["maxRunning"] == 8'
 # Schedules: flags, YAML keys, the next fire times in the job's zone.
 check sched_create 0 job create nightly --schedule '30 2 * * *' --time-zone Europe/Berlin \
     --misfire run_once --overlap forbid -- true
@@ -226,8 +331,8 @@ expect sched_next out '^next fires:$'
 [ "$(grep -c ' 02:30:00 ' "$tmp/out")" -eq 2 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL sched_next: not 2 fires"; cat "$tmp/out"; }
 check sched_json 0 -o json job get nightly
-expect sched_json out '"schedule":\{"text":"30 2 \* \* \*","time_zone":"Europe/Berlin"'
-expect sched_json out '"next_fires":\[\{"at_unix_ms":'
+jexpect sched_json 'd["schedule"]["text"] == "30 2 * * *" and d["schedule"]["timeZone"] == "Europe/Berlin"'
+jexpect sched_json 'd["nextFires"][0]["atUnixMs"].isdigit()'
 check sched_bad 83 job create bad-sched --schedule '0 0 32 * *' -- true
 expect sched_bad err 'job.schedule.text: field 3 \(day of month\): 32 is out of range 1-31'
 check sched_bad_policy 64 job create bad-sched --overlap sometimes -- true
@@ -253,7 +358,7 @@ check slots 0 slots every --outcome started
 expect slots out '^SLOT +OUTCOME +REASON +RUN'
 expect slots out ' started +- +[0-9]+ .*made by BackfillJob$'
 check slots_json 0 -o json slots every
-expect slots_json out '"backfill":true'
+jexpect slots_json 'd["slots"][0]["backfill"] is True'
 check slots_missing 64 slots
 check delete 0 job delete ok
 check delete_again 85 job delete ok
@@ -262,7 +367,7 @@ printf 'from-a-file\n' >"$tmp/secret"
 check secret_create 0 job create secretive --secret-env FILE_S="file:$tmp/secret" \
     --secret-env ENV_S=env:CS_CLI_SECRET --shell 'echo "$FILE_S $ENV_S"'
 check secret_run 0 -o json trigger secretive --wait
-secret_id=$(sed -n 's/^{"id":\([0-9]*\).*/\1/p' "$tmp/out")
+secret_id=$(jv 'd["id"]')
 check secret_logs 0 logs "$secret_id"
 expect secret_logs out '^from-a-file from-the-server$'
 check secret_get 0 job get secretive
@@ -270,7 +375,7 @@ expect secret_get out "^  FILE_S=file:$tmp/secret\$"
 expect secret_get out '^  ENV_S=env:CS_CLI_SECRET$'
 expect secret_get out '^created_by: +unix:uid=[0-9]+\([^)]*\)$'
 check secret_get_json 0 -o json job get secretive
-expect secret_get_json out '"secret_env":\{"FILE_S":\{"file":"[^"]*"\},"ENV_S":\{"server_env":"CS_CLI_SECRET"\}\}'
+jexpect secret_get_json 'd["secretEnv"]["ENV_S"] == {"serverEnv": "CS_CLI_SECRET"} and "file" in d["secretEnv"]["FILE_S"]'
 check secret_bad_ref 64 job create badsecret --secret-env X=plain -- true
 check secret_relative 83 job create badsecret --secret-env X=file:relative -- true
 expect secret_relative err 'absolute path'
@@ -291,7 +396,7 @@ expect audit out ' UpdateJob +unix:uid=[0-9]+\([^)]*\) +ok +OK$'
 check audit_refused 0 audit --job badsecret --method CreateJob
 expect audit_refused out 'INVALID_ARGUMENT: .*absolute path'
 check audit_json 0 -o json audit --method TriggerJob --job secretive --limit 1
-expect audit_json out "\"method\":\"TriggerJob\",\"identity\":\"unix:uid=[0-9]+\\([^)]*\\)\",\"job_name\":\"secretive\",\"run_id\":$secret_id,\"code\":0"
+jexpect audit_json "[(e['method'], e['jobName'], e['runId'], e['code']) for e in d['entries']] == [('TriggerJob', 'secretive', '$secret_id', 0)]"
 check audit_since 0 audit --since 1h --until 2099-01-01T00:00:00Z --limit 2
 check audit_bad_since 64 audit --since yesterday
 check unreachable 94 --server 127.0.0.1:1 stats

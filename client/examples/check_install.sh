@@ -2,24 +2,33 @@
 # check_install.sh BUILD_DIR EXAMPLES_DIR [SANITIZERS]: installs the build into a temporary
 # prefix, then builds examples/trigger_and_wait.c against it twice (with
 # pkg-config and with CMake's find_package) and runs it against a port where
-# no server listens, which must fail with UNAVAILABLE. A library built with
+# no server listens, which must fail with UNAVAILABLE, then against a real
+# cschedd, where it prints the run's states by name. A library built with
 # sanitizers needs them in the program too.
 set -eu
 build=$1
 examples=$2
 san_flags=${3:+-fsanitize=$3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+bin=$build/bin
+# shellcheck source-path=SCRIPTDIR source=../cli/cschedd_test.sh
+. "$(dirname "$0")/../cli/cschedd_test.sh"
 
 cmake --install "$build" --component client --prefix "$tmp/prefix" >"$tmp/install.log"
 test ! -e "$tmp/prefix/include/grpc" || { echo "installed into include/grpc/"; exit 1; }
+test -f "$tmp/prefix/share/bash-completion/completions/csched" ||
+    { echo "no bash completion installed"; exit 1; }
 
+# As docs/client.md says: PKG_CONFIG_PATH names the prefix's pkgconfig
+# directory, and an rpath from the .pc file's libdir finds libcsched.so.0 at
+# run time, with no LD_LIBRARY_PATH.
 libdir=$(cd "$tmp/prefix" && ls -d lib*/pkgconfig | head -n1 | xargs dirname)
 export PKG_CONFIG_PATH="$tmp/prefix/$libdir/pkgconfig"
-export LD_LIBRARY_PATH="$tmp/prefix/$libdir"
+unset LD_LIBRARY_PATH
+test "$(realpath "$(pkg-config --variable=libdir csched)")" = "$(realpath "$tmp/prefix/$libdir")" ||
+    { echo "csched.pc libdir: $(pkg-config --variable=libdir csched)"; exit 1; }
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -Werror $san_flags -o "$tmp/example_pc" "$examples/trigger_and_wait.c" \
-    $(pkg-config --cflags --libs csched)
+    $(pkg-config --cflags --libs csched) -Wl,-rpath,"$(pkg-config --variable=libdir csched)"
 
 cmake -S "$examples" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
     -DCMAKE_C_FLAGS="$san_flags" >"$tmp/cmake.log"
@@ -34,4 +43,14 @@ for exe in "$tmp/example_pc" "$tmp/cm/trigger_and_wait"; do
         echo "$exe exited $rc"; cat "$tmp/out"; exit 1
     fi
 done
-echo "1 passed, 0 failed"
+
+# Against a real cschedd (its embedded PostgreSQL): both builds trigger a
+# job and print the run's states by name.
+start_server
+"$bin/csched" --server "unix:$tmp/csched.sock" job create hello --shell 'exit 0' >/dev/null
+for exe in "$tmp/example_pc" "$tmp/cm/trigger_and_wait"; do
+    "$exe" "unix:$tmp/csched.sock" hello >"$tmp/out" 2>&1 || { cat "$tmp/out"; exit 1; }
+    grep -q '^run [0-9]*: running$' "$tmp/out" && grep -q '^run [0-9]* succeeded: exit 0$' "$tmp/out" ||
+        { echo "$exe: no state names"; cat "$tmp/out"; exit 1; }
+done
+echo "2 passed, 0 failed"

@@ -1,7 +1,8 @@
 /* trigger_and_wait: triggers a csched job and waits for the run to end,
  * using only the installed libcsched. Exits with the run's exit code.
  *
- *   cc trigger_and_wait.c $(pkg-config --cflags --libs csched)
+ *   cc trigger_and_wait.c $(pkg-config --cflags --libs csched) \
+ *      -Wl,-rpath,$(pkg-config --variable=libdir csched)
  *   ./a.out [TARGET] JOB      (default: the local unix socket)
  */
 #include <csched/client.h>
@@ -29,7 +30,7 @@ static int wait_end(struct cs_client *client, const char *job, int64_t id, int64
         for (size_t i = 0; i < batch->n_events; i++) {
             const Csched__V1__Event *ev = batch->events[i];
             if (ev->run_id == id && ev->attempt == 0) {
-                printf("run %lld: state %d\n", (long long)id, ev->state);
+                printf("run %lld: %s\n", (long long)id, cs_run_state_name(ev->state));
                 done = done || ev->state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
             }
         }
@@ -81,7 +82,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         goto fail;
     code = run->outcome_case == CSCHED__V1__RUN__OUTCOME_EXIT_CODE ? run->exit_code : 1;
-    printf("run %lld ended: exit %d\n", (long long)run->id, code);
+    printf("run %lld %s: exit %d\n", (long long)run->id, cs_run_state_name(run->state), code);
     csched__v1__run__free_unpacked(run, NULL);
     cs_client_free(client);
     return code;

@@ -16,8 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n;
     char err[512];
 
-    if (cs_cli_jobfile_parse("jobs.yaml", (const char *)data, size, &jobs, &n, err, sizeof(err)) !=
-        0)
+    if (cs_cli_jobfile_parse("jobs.yaml", (const char *)data, size, &jobs, NULL, &n, err,
+                             sizeof(err)) != 0)
         return 0;
     for (size_t i = 0; i < n; i++) {
         size_t len = csched__v1__job__get_packed_size(jobs[i]);

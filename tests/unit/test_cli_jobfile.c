@@ -16,7 +16,7 @@
 
 static int parse(const char *text, Csched__V1__Job ***jobs, size_t *n, char *err, size_t errlen)
 {
-    return cs_cli_jobfile_parse("jobs.yaml", text, strlen(text), jobs, n, err, errlen);
+    return cs_cli_jobfile_parse("jobs.yaml", text, strlen(text), jobs, NULL, n, err, errlen);
 }
 
 /* Expects text to be refused with a message that contains want. */
@@ -80,17 +80,68 @@ static void test_cli_jobfile_full(void **state)
     cs_cli_jobs_free(jobs, n);
 }
 
+/* Several documents: {jobs: [...]}, a list, one job, an empty one; each
+ * job keeps the line it starts on. */
+static void test_cli_jobfile_documents(void **state)
+{
+    static const char text[] = "jobs:\n"
+                               "  - name: a\n"
+                               "    shell: x\n"
+                               "---\n"
+                               "- name: b\n"
+                               "  shell: x\n"
+                               "---\n"
+                               "---\n"
+                               "name: c\n"
+                               "command: [x]\n";
+    Csched__V1__Job **jobs;
+    unsigned *lines;
+    char err[512];
+    size_t n;
+
+    assert_int_equal(
+        cs_cli_jobfile_parse("jobs.yaml", text, strlen(text), &jobs, &lines, &n, err, sizeof(err)),
+        0);
+    assert_int_equal(n, 3);
+    assert_string_equal(jobs[0]->name, "a");
+    assert_string_equal(jobs[1]->name, "b");
+    assert_string_equal(jobs[2]->name, "c");
+    assert_int_equal(lines[0], 2);
+    assert_int_equal(lines[1], 5);
+    assert_int_equal(lines[2], 9);
+    cs_cli_jobs_free(jobs, n);
+    free(lines);
+    expect_error("name: a\nshell: x\n---\n- name: a\n  shell: y\n",
+                 "jobs.yaml:4: job 'a' appears twice (first on line 1)");
+    expect_error("name: a\nshell: x\n---\njobs: [\n", "not valid YAML");
+}
+
+/* Numbers are numbers: a quoted one is a string, and refused. */
+static void test_cli_jobfile_strict_types(void **state)
+{
+    expect_error("name: a\nshell: x\ntimeout_seconds: \"60\"\n",
+                 "jobs.yaml:3: timeout_seconds: must be a number, not the string \"60\"");
+    expect_error("name: a\nshell: x\nmax_running: '2'\n", "jobs.yaml:3: max_running: must be a");
+    expect_error("name: a\nshell: x\nretry: {multiplier: \"2\"}\n",
+                 "jobs.yaml:3: retry.multiplier: must be a number, not the string");
+    expect_error("name: a\nshell: x\nschedule: \"@every 1h\"\nmax_catchup: \"3\"\n",
+                 "jobs.yaml:4: max_catchup: must be a number");
+}
+
 static void test_cli_jobfile_structure_errors(void **state)
 {
     expect_error("", "jobs.yaml: empty file");
     expect_error("jobs: [\n", "jobs.yaml:2: not valid YAML");
     expect_error("jobs:\n  - name: a\n   bad: indent\n", "not valid YAML");
-    expect_error("- a\n- b\n", "jobs.yaml:1: expected a mapping with the key 'jobs'");
+    /* A list of jobs may stand alone; a string is no job. */
+    expect_error("- a\n- b\n", "jobs.yaml:1: a job must be a mapping");
+    expect_error("just words\n", "jobs.yaml:1: expected a job, a list of jobs or a mapping");
+    /* A mapping without jobs is one job. */
     expect_error("jobz: []\n", "jobs.yaml:1: unknown key 'jobz'");
     expect_error("jobs: []\nextra: 1\n", "jobs.yaml:2: unknown key 'extra'");
     expect_error("jobs: {a: b}\n", "jobs.yaml:1: jobs: must be a list");
     expect_error("jobs: []\n", "jobs.yaml:1: jobs: the list is empty");
-    expect_error("jobs:\n  - just a string\n", "jobs.yaml:2: each item of jobs must be a mapping");
+    expect_error("jobs:\n  - just a string\n", "jobs.yaml:2: a job must be a mapping");
     expect_error("jobs: []\njobs: []\n", "jobs.yaml:2: key 'jobs' appears twice");
 }
 
@@ -142,15 +193,15 @@ static void test_cli_jobfile_load(void **state)
     size_t n;
     int fd;
 
-    assert_int_equal(cs_cli_jobfile_load("/nonexistent/jobs.yaml", &jobs, &n, err, sizeof(err)),
-                     -ENOENT);
+    assert_int_equal(
+        cs_cli_jobfile_load("/nonexistent/jobs.yaml", &jobs, NULL, &n, err, sizeof(err)), -ENOENT);
     assert_non_null(strstr(err, "cannot open /nonexistent/jobs.yaml"));
 
     fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
     close(fd);
-    assert_int_equal(cs_cli_jobfile_load(path, &jobs, &n, err, sizeof(err)), 0);
+    assert_int_equal(cs_cli_jobfile_load(path, &jobs, NULL, &n, err, sizeof(err)), 0);
     assert_int_equal(n, 1);
     assert_string_equal(jobs[0]->shell, "true");
     cs_cli_jobs_free(jobs, n);
@@ -161,6 +212,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_jobfile_full),
+        cmocka_unit_test(test_cli_jobfile_documents),
+        cmocka_unit_test(test_cli_jobfile_strict_types),
         cmocka_unit_test(test_cli_jobfile_structure_errors),
         cmocka_unit_test(test_cli_jobfile_job_errors),
         cmocka_unit_test(test_cli_jobfile_load),

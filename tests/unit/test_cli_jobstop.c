@@ -143,7 +143,8 @@ static void test_cli_jobstop_jobfile(void **state)
     size_t n;
 
     assert_int_equal(
-        cs_cli_jobfile_parse("jobs.yaml", text, strlen(text), &jobs, &n, err, sizeof(err)), 0);
+        cs_cli_jobfile_parse("jobs.yaml", text, strlen(text), &jobs, NULL, &n, err, sizeof(err)),
+        0);
     assert_int_equal(n, 1);
     assert_non_null(jobs[0]->retry);
     assert_int_equal(jobs[0]->retry->initial_backoff_ms, 300);
@@ -162,15 +163,16 @@ static void test_cli_jobstop_jobfile(void **state)
                               "    retry:\n"
                               "      multiplier: lots\n";
     assert_int_equal(
-        cs_cli_jobfile_parse("jobs.yaml", bad, strlen(bad), &jobs, &n, err, sizeof(err)), -EINVAL);
+        cs_cli_jobfile_parse("jobs.yaml", bad, strlen(bad), &jobs, NULL, &n, err, sizeof(err)),
+        -EINVAL);
     assert_non_null(strstr(err, "jobs.yaml:5: retry.multiplier: must be a number"));
     static const char unknown[] = "jobs:\n"
                                   "  - name: flaky\n"
                                   "    shell: x\n"
                                   "    retry: {backoff: 3}\n";
-    assert_int_equal(
-        cs_cli_jobfile_parse("jobs.yaml", unknown, strlen(unknown), &jobs, &n, err, sizeof(err)),
-        -EINVAL);
+    assert_int_equal(cs_cli_jobfile_parse("jobs.yaml", unknown, strlen(unknown), &jobs, NULL, &n,
+                                          err, sizeof(err)),
+                     -EINVAL);
     assert_non_null(strstr(err, "retry: unknown key 'backoff'"));
 }
 

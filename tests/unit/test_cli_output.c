@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
@@ -61,17 +62,19 @@ static void test_cli_json_job(void **state)
     job->version = UINT64_MAX;
     job->created_unix_ms = -5;
     capture_open(&c);
-    cs_cli_json_line(c.f, &job->base);
+    cs_cli_json_message(c.f, &job->base);
+    /* proto3's JSON mapping: lowerCamelCase, 64-bit integers as strings,
+     * unset messages (retry, schedule) left out. */
     assert_string_equal(
         captured(&c),
         "{\"name\":\"a\\\"b\",\"command\":[\"echo\",\"hi\\n\"],\"shell\":\"\",\"env\":{\"K\":"
-        "\"v\\\\\"},\"working_dir\":\"\",\"max_running\":4,\"timeout_seconds\":0,\"max_attempts\":"
-        "0,\"retry_backoff_ms\":0,\"labels\":{},\"run_as_user\":\"\",\"run_as_group\":\"\","
-        "\"secret_env\":{},\"retry\":null,\"run_deadline_seconds\":0,\"kill_grace_seconds\":0,"
-        "\"kill_signal\":\"\",\"schedule\":null,\"paused\":false,"
-        "\"version\":18446744073709551615,\"created_unix_ms\":-5,"
-        "\"updated_unix_ms\":0,\"created_by\":\"\",\"updated_by\":\"\",\"pause_reason\":\"\","
-        "\"paused_unix_ms\":0,\"next_fires\":[]}\n");
+        "\"v\\\\\"},\"workingDir\":\"\",\"maxRunning\":4,\"timeoutSeconds\":0,\"maxAttempts\":"
+        "0,\"retryBackoffMs\":0,\"labels\":{},\"runAsUser\":\"\",\"runAsGroup\":\"\","
+        "\"secretEnv\":{},\"runDeadlineSeconds\":0,\"killGraceSeconds\":0,"
+        "\"killSignal\":\"\",\"paused\":false,"
+        "\"version\":\"18446744073709551615\",\"createdUnixMs\":\"-5\","
+        "\"updatedUnixMs\":\"0\",\"createdBy\":\"\",\"updatedBy\":\"\",\"pauseReason\":\"\","
+        "\"pausedUnixMs\":\"0\",\"nextFires\":[]}");
     capture_close(&c);
     csched__v1__job__free_unpacked(job, NULL);
 }
@@ -88,7 +91,7 @@ static void test_cli_json_oneof_enum_nested(void **state)
     capture_open(&c);
     cs_cli_json_message(c.f, &ev.base);
     /* An unset oneof member is left out. */
-    assert_null(strstr(captured(&c), "exit_code"));
+    assert_null(strstr(captured(&c), "exitCode"));
     assert_non_null(strstr(captured(&c), "\"state\":\"RUN_STATE_SUCCEEDED\""));
     capture_close(&c);
 
@@ -98,13 +101,15 @@ static void test_cli_json_oneof_enum_nested(void **state)
     ev.state = 99;
     capture_open(&c);
     cs_cli_json_message(c.f, &ev.base);
-    assert_non_null(strstr(captured(&c), "\"state\":99,\"exit_code\":0,"));
-    assert_null(strstr(captured(&c), "term_signal"));
+    assert_non_null(strstr(captured(&c), "\"state\":99,\"exitCode\":0,"));
+    assert_null(strstr(captured(&c), "termSignal"));
     capture_close(&c);
 
     capture_open(&c);
     cs_cli_json_message(c.f, &stats.base);
-    assert_non_null(strstr(captured(&c), "\"lag_since_start\":null"));
+    /* An unset message is left out, as JsonFormat does. */
+    assert_null(strstr(captured(&c), "lagSinceStart"));
+    assert_non_null(strstr(captured(&c), "\"uptimeMs\":\"0\""));
     capture_close(&c);
 
     chunk.stream = CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR;
@@ -113,8 +118,44 @@ static void test_cli_json_oneof_enum_nested(void **state)
     capture_open(&c);
     cs_cli_json_message(c.f, &chunk.base);
     assert_string_equal(
-        captured(&c), "{\"stream\":\"LOG_STREAM_STDERR\",\"offset\":0,\"data\":\"ok\\n\\ufffd\"}");
+        captured(&c), "{\"stream\":\"LOG_STREAM_STDERR\",\"offset\":\"0\",\"data\":\"b2sK/w==\"}");
     capture_close(&c);
+}
+
+/* -o yaml: the JSON mapping's tree in block style; nested messages, lists
+ * of messages and maps indent under their key. */
+static void test_cli_yaml(void **state)
+{
+    Csched__V1__Job *job = cs_cli_job_new();
+    Csched__V1__FireTime ft = CSCHED__V1__FIRE_TIME__INIT;
+    Csched__V1__FireTime *fires[] = {&ft};
+    struct cs_cli cli;
+    struct capture c;
+
+    init_cli(&cli);
+    cli.format = CS_FORMAT_YAML;
+    cs_cli_set_string(&job->name, "y");
+    cs_cli_job_add_command(job, "echo");
+    cs_cli_map_put(&csched__v1__job__env_entry__descriptor, (void ***)&job->env, &job->n_env, "K",
+                   "v");
+    cs_cli_job_retry(job)->multiplier = 2;
+    ft.at_unix_ms = 5;
+    ft.local_time = "t";
+    job->next_fires = fires;
+    job->n_next_fires = 1;
+    capture_open(&c);
+    cli.out = c.f;
+    cs_cli_print_message(&cli, &job->base);
+    assert_non_null(strstr(captured(&c), "---\nname: \"y\"\ncommand:\n  - \"echo\"\n"));
+    assert_non_null(strstr(captured(&c), "\nenv:\n  \"K\": \"v\"\n"));
+    assert_non_null(strstr(captured(&c), "\nretry:\n  initialBackoffMs: 0\n"));
+    assert_non_null(strstr(captured(&c), "\n  multiplier: 2\n"));
+    assert_non_null(
+        strstr(captured(&c), "\nnextFires:\n  - atUnixMs: \"5\"\n    localTime: \"t\"\n"));
+    capture_close(&c);
+    job->next_fires = NULL;
+    job->n_next_fires = 0;
+    csched__v1__job__free_unpacked(job, NULL);
 }
 
 static void test_cli_format_helpers(void **state)
@@ -141,7 +182,38 @@ static void test_cli_format_helpers(void **state)
     cs_cli_format_time(0, buf, sizeof(buf));
     assert_string_equal(buf, "-");
     cs_cli_format_time(1700000000000, buf, sizeof(buf));
-    assert_int_equal(strlen(buf), 19);
+    assert_int_equal(strlen(buf), 26);
+    /* Times show their zone's offset. */
+    setenv("TZ", "UTC", 1);
+    tzset();
+    cs_cli_format_time(1700000000000, buf, sizeof(buf));
+    assert_string_equal(buf, "2023-11-14 22:13:20 +00:00");
+    setenv("TZ", "Asia/Kolkata", 1);
+    tzset();
+    cs_cli_format_time(1700000000000, buf, sizeof(buf));
+    assert_string_equal(buf, "2023-11-15 03:43:20 +05:30");
+    cs_cli_format_time(1700000000000, buf, 20);
+    assert_string_equal(buf, "-");
+    unsetenv("TZ");
+    tzset();
+}
+
+/* Columns are as wide as their widest cell (in characters), two spaces
+ * apart, with nothing after the last. */
+static void test_cli_table_aligns(void **state)
+{
+    struct cs_cli_table t;
+    struct capture c;
+
+    cs_cli_table_init(&t, 3, "NAME", "N", "NOTE");
+    cs_cli_table_row(&t, (const char *const[]){"a-very-long-job-name", "1", "x"});
+    cs_cli_table_row(&t, (const char *const[]){"caf\xc3\xa9", "12345", ""});
+    capture_open(&c);
+    cs_cli_table_print(&t, c.f, "  ");
+    assert_string_equal(captured(&c), "  NAME                  N      NOTE\n"
+                                      "  a-very-long-job-name  1      x\n"
+                                      "  caf\xc3\xa9                  12345  \n");
+    capture_close(&c);
 }
 
 static void test_cli_format_run_outcome(void **state)
@@ -183,8 +255,8 @@ static void test_cli_print_run_leftovers(void **state)
     attempt.retry_delay_ms = 300;
     capture_open(&out);
     cs_cli_print_run(out.f, &run);
-    assert_non_null(strstr(captured(&out), " LEFTOVER DELAY      MESSAGE\n"));
-    assert_non_null(strstr(captured(&out), " 1776     2        0.300s     done\n"));
+    assert_non_null(strstr(captured(&out), "  RSS_KB  LEFTOVER  DELAY   MESSAGE\n"));
+    assert_non_null(strstr(captured(&out), "  1776    2         0.300s  done\n"));
     capture_close(&out);
 }
 
@@ -267,6 +339,8 @@ int main(void)
         cmocka_unit_test(test_cli_json_job),
         cmocka_unit_test(test_cli_json_oneof_enum_nested),
         cmocka_unit_test(test_cli_format_helpers),
+        cmocka_unit_test(test_cli_table_aligns),
+        cmocka_unit_test(test_cli_yaml),
         cmocka_unit_test(test_cli_format_run_outcome),
         cmocka_unit_test(test_cli_print_run_leftovers),
         cmocka_unit_test(test_cli_exit_codes),

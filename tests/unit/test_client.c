@@ -1,6 +1,7 @@
 /* Unit tests of libcsched's core where it has logic of its own: status
  * names and records, deadlines, message packing, argument checks, security
  * options. No server: a client connects only when a call is made. */
+#include <ctype.h>
 #include <errno.h>
 #include <grpc/support/time.h>
 #include <setjmp.h>
@@ -25,6 +26,25 @@ static void test_client_status_names(void **state)
     assert_string_equal(cs_status_code_name(16), "UNAUTHENTICATED");
     assert_string_equal(cs_status_code_name(17), "UNKNOWN_CODE");
     assert_string_equal(cs_status_code_name(-1), "UNKNOWN_CODE");
+}
+
+/* Every value of the proto's RunState has its short name. */
+static void test_client_run_state_names(void **state)
+{
+    const ProtobufCEnumDescriptor *d = &csched__v1__run_state__descriptor;
+
+    for (unsigned i = 0; i < d->n_values; i++) {
+        char want[64];
+        size_t j;
+
+        for (j = 0; d->values[i].name[j + 10] != '\0' && j < sizeof(want) - 1; j++)
+            want[j] = (char)tolower((unsigned char)d->values[i].name[j + 10]);
+        want[j] = '\0';
+        assert_string_equal(cs_run_state_name(d->values[i].value), want);
+    }
+    assert_string_equal(cs_run_state_name(4), "succeeded");
+    assert_string_equal(cs_run_state_name(99), "unknown");
+    assert_string_equal(cs_run_state_name(-1), "unknown");
 }
 
 static void test_client_status_records(void **state)
@@ -195,10 +215,10 @@ static void test_client_security_opts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_client_status_names),   cmocka_unit_test(test_client_status_records),
-        cmocka_unit_test(test_client_deadlines),      cmocka_unit_test(test_client_pack_unpack),
-        cmocka_unit_test(test_client_unpack_garbage), cmocka_unit_test(test_client_argument_checks),
-        cmocka_unit_test(test_client_security_opts),
+        cmocka_unit_test(test_client_run_state_names), cmocka_unit_test(test_client_status_names),
+        cmocka_unit_test(test_client_status_records),  cmocka_unit_test(test_client_deadlines),
+        cmocka_unit_test(test_client_pack_unpack),     cmocka_unit_test(test_client_unpack_garbage),
+        cmocka_unit_test(test_client_argument_checks), cmocka_unit_test(test_client_security_opts),
     };
     int rc;
 

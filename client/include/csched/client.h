@@ -105,6 +105,12 @@ CS_EXPORT void cs_stream_free(struct cs_stream *stream);
  * The string is static. */
 CS_EXPORT const char *cs_status_code_name(int code);
 
+/* cs_run_state_name returns the short name of a run state
+ * (Csched__V1__RunState): "queued", "running", "succeeded", "timed_out", ...,
+ * "unspecified" for 0, or "unknown" for a value this library does not know.
+ * The string is static. */
+CS_EXPORT const char *cs_run_state_name(int state);
+
 /* The generated functions follow this pattern (see <csched/scheduler.h>):
  *
  *   int cs_scheduler_create_job(struct cs_client *client,

@@ -1,0 +1,143 @@
+/* csched COMMAND --help: each command's own usage and flags, so that help
+ * for one command is not the whole tool's. The texts are kept beside each
+ * other here, in the order of csched --help; docs/cli.md says the same at
+ * more length.
+ *
+ * Single-threaded.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define JOB_FLAGS                                                                                  \
+    "  -- ARGV...                 the command, run without a shell\n"                              \
+    "  --shell STR                or run STR with /bin/sh -c (exactly one of the two)\n"           \
+    "  --env K=V                  a variable of the command (repeats)\n"                           \
+    "  --secret-env NAME=file:/PATH | NAME=env:VAR\n"                                              \
+    "                             a variable cschedd reads when each attempt starts\n"             \
+    "  --label K=V                a label (repeats)\n"                                             \
+    "  --workdir DIR              the working directory\n"                                         \
+    "  --run-as-user U, --run-as-group G\n"                                                        \
+    "                             who the command runs as (cschedd as root)\n"                     \
+    "  --max-running N            runs of the job at once (0 = no per-job limit)\n"                \
+    "  --timeout S, --timeout-seconds S\n"                                                         \
+    "                             an attempt's time limit in whole seconds (0 = none)\n"           \
+    "  --max-attempts N           attempts per run, retries included (0 = 1)\n"                    \
+    "  --retry-backoff-ms N       the pause before the first retry, doubling after\n"              \
+    "  --retry-initial-ms N, --retry-max-ms N, --retry-multiplier X, --retry-jitter F,\n"          \
+    "  --retry-on failure|timeout|failure,timeout\n"                                               \
+    "                             an exponential retry policy\n"                                   \
+    "  --run-deadline-seconds N   the whole run's time limit\n"                                    \
+    "  --kill-signal SIG          TERM, INT, HUP, QUIT, USR1 or USR2, sent first\n"                \
+    "  --kill-grace-seconds N     the wait before SIGKILL\n"                                       \
+    "  --schedule S               cron (\"30 2 * * *\"), @daily, @every 1h, ...\n"                 \
+    "  --time-zone Z              the schedule's zone (Europe/Berlin; default UTC)\n"              \
+    "  --misfire skip|run_once|run_all, --overlap allow|forbid|replace|queue_one,\n"               \
+    "  --jitter-seconds N, --max-catchup N, --starting-deadline-seconds N\n"                       \
+    "                             the schedule's policies (docs/schedules.md)\n"                   \
+    "Put the global --timeout before the command word: after it, --timeout is\n"                   \
+    "the job's own.\n"
+
+static const struct {
+    const char *command; /* the command word */
+    const char *sub;     /* its first argument, or NULL for any */
+    const char *text;
+} helps[] = {
+    {"job", "create",
+     "usage: csched job create NAME (-- ARGV... | --shell STR) [FLAGS]\n"
+     "Creates a job.\n\n" JOB_FLAGS},
+    {"job", "update",
+     "usage: csched job update NAME (-- ARGV... | --shell STR) [FLAGS]\n"
+     "Replaces every field of a job with what the flags say.\n\n" JOB_FLAGS},
+    {"job", "get", "usage: csched job get NAME\nShows a job.\n"},
+    {"job", "list", "usage: csched job list\nLists every job (all pages).\n"},
+    {"job", "delete", "usage: csched job delete NAME\nDeletes a job; its runs stay.\n"},
+    {"job", "next",
+     "usage: csched job next NAME [--count N]\n"
+     "The next fire times of the job's schedule.\n\n"
+     "  --count N                  how many (default 5, at most what the server sends)\n"},
+    {"job", NULL,
+     "usage: csched job create|update|get|list|delete|next ...\n"
+     "See csched job SUBCOMMAND --help.\n"},
+    {"apply", NULL,
+     "usage: csched apply -f FILE [--dry-run] [--prune -l KEY=VALUE]\n"
+     "Makes the server's jobs what a YAML job file says: creates new jobs,\n"
+     "updates changed ones, leaves identical ones alone.\n\n"
+     "  -f FILE, --file FILE       the job file (- for standard input); several\n"
+     "                             documents, each a job, a list or {jobs: [...]}\n"
+     "  --dry-run                  change nothing: say what would change, with a diff\n"
+     "  --prune                    also delete the jobs with the label that the file\n"
+     "                             no longer has\n"
+     "  -l KEY=VALUE, --selector KEY=VALUE\n"
+     "                             the label --prune goes by\n"},
+    {"trigger", NULL,
+     "usage: csched trigger JOB [--env K=V]... [--idempotency-key K]\n"
+     "                      [--at TIME | --in DURATION] [--wait]\n"
+     "Starts a run of a job.\n\n"
+     "  --env K=V                  a variable for this run only (repeats)\n"
+     "  --idempotency-key K        the same key again returns the same run\n"
+     "  --at TIME                  not before TIME (2026-12-01T10:00:00Z, @UNIX)\n"
+     "  --in DURATION              not before DURATION from now (90s, 1h30m)\n"
+     "  --wait                     wait for the run's end; exit with its exit code\n"},
+    {"runs", NULL,
+     "usage: csched runs [--job J] [--state S] [--limit N]\n"
+     "Lists runs, newest first.\n\n"
+     "  --job J                    of this job only\n"
+     "  --state S                  in this state (queued, running, succeeded, ...)\n"
+     "  --limit N                  at most N (default 50)\n"},
+    {"run", NULL, "usage: csched run ID\nShows a run with its attempts.\n"},
+    {"cancel", NULL, "usage: csched cancel ID\nCancels a run (its attempt is stopped).\n"},
+    {"logs", NULL,
+     "usage: csched logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
+     "Prints a run's output, each chunk as it arrives.\n\n"
+     "  --attempt N                of attempt N (default the last)\n"
+     "  --stdout, --stderr         one stream only, on standard output\n"
+     "  -f, --follow               keep reading until the attempt ends\n"},
+    {"watch", NULL,
+     "usage: csched watch [--job J] [--after-seq N]\n"
+     "Prints run events as they happen, until interrupted or --timeout.\n\n"
+     "  --job J                    of this job only\n"
+     "  --after-seq N              first replay the events after sequence N\n"},
+    {"slots", NULL,
+     "usage: csched slots JOB [--outcome started|skipped] [--limit N]\n"
+     "What became of each slot of a job's schedule.\n\n"
+     "  --outcome started|skipped  only these\n"
+     "  --limit N                  at most N (1-1000)\n"},
+    {"pause", NULL,
+     "usage: csched pause JOB [--reason R]\n"
+     "Stops a job's schedule from firing.\n\n"
+     "  --reason R                 why, shown by job get\n"},
+    {"resume", NULL, "usage: csched resume JOB\nLets a paused job's schedule fire again.\n"},
+    {"backfill", NULL,
+     "usage: csched backfill JOB --from WHEN --to WHEN\n"
+     "Makes runs for the job's past slots in [from, to).\n\n"
+     "  --from WHEN, --to WHEN     2026-12-01T10:00:00Z, @UNIX_SECONDS or UNIX_SECONDS\n"},
+    {"stats", NULL, "usage: csched stats\nThe server's counters and limits.\n"},
+    {"health", NULL, "usage: csched health\nSERVING or not (exit 1 when not).\n"},
+    {"audit", NULL,
+     "usage: csched audit [--identity I] [--method M] [--job J] [--run ID]\n"
+     "                    [--since T] [--until T] [--limit N]\n"
+     "The audit trail of changes, newest first.\n\n"
+     "  --identity I, --method M, --job J, --run ID\n"
+     "                             only entries with this identity, method, job, run\n"
+     "  --since T, --until T       a duration ago (90s, 2h, 7d) or a UTC time\n"
+     "  --limit N                  at most N (default 50)\n"},
+    {"token", NULL,
+     "usage: csched token new NAME ROLE\n"
+     "Makes a bearer token and the line of cschedd's --tokens-file for it.\n"},
+};
+
+int cs_cli_help(FILE *f, const char *command, const char *sub)
+{
+    for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
+        if (strcmp(helps[i].command, command) != 0)
+            continue;
+        if (helps[i].sub != NULL && (sub == NULL || strcmp(helps[i].sub, sub) != 0))
+            continue;
+        fputs(helps[i].text, f);
+        fputs("\nGlobal flags (csched --help) go before or after the command.\n", f);
+        return 0;
+    }
+    return -ENOENT;
+}

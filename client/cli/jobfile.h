@@ -1,0 +1,31 @@
+/* The parts of YAML job file parsing that jobfile.c (one job) and
+ * jobfile_docs.c (the documents of a file) share. Single-threaded. */
+#ifndef CS_CLI_JOBFILE_H
+#define CS_CLI_JOBFILE_H
+
+#include <yaml.h>
+
+#include "cli.h"
+
+/* The parse in progress: the document and where errors go. */
+struct jf {
+    yaml_document_t *doc;
+    const char *name;
+    char *err;
+    size_t errlen;
+};
+
+/* Writes "NAME:LINE: message" (the node's line) to jf->err; returns -EINVAL. */
+int jf_error(struct jf *jf, const yaml_node_t *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A scalar node's text. */
+const char *jf_scalar(const yaml_node_t *node);
+
+/* 0 if no key of the mapping node appears twice, else -EINVAL (jf->err). */
+int jf_unique_keys(struct jf *jf, const yaml_node_t *node);
+
+/* Parses one job mapping into a new heap job. Returns 0 or -EINVAL. */
+int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out);
+
+#endif
