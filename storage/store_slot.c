@@ -5,7 +5,9 @@
  * A row is written in the same batch (one transaction) as the run it
  * makes, so a slot never has a run the database lost, nor a run two slots.
  * Writing a row again keeps a started slot as it is: a backfill may turn a
- * skipped slot into a started one, never the other way. */
+ * skipped slot into a started one, never the other way, but for the one
+ * case that names the slot's own run: it waited past the starting deadline
+ * and never started. */
 #include <stdlib.h>
 
 #include "store_internal.h"
@@ -16,7 +18,8 @@ const char cs_store_sql_slot_put[] =
     " ON CONFLICT (job_name, slot_unix_ms) DO UPDATE SET outcome = EXCLUDED.outcome,"
     " skip_reason = EXCLUDED.skip_reason, run_id = EXCLUDED.run_id,"
     " due_unix_ms = EXCLUDED.due_unix_ms, decided_unix_ms = EXCLUDED.decided_unix_ms,"
-    " message = EXCLUDED.message, backfill = EXCLUDED.backfill WHERE slots.outcome = 2";
+    " message = EXCLUDED.message, backfill = EXCLUDED.backfill"
+    " WHERE slots.outcome = 2 OR slots.run_id = EXCLUDED.run_id";
 
 /* Newest first; the lateness is read from the run's start (-1 before it).
  * $2..$4 bound the range and the outcome, 0 meaning none. */
