@@ -333,7 +333,7 @@ static void test_e2e_slots_pages_update_delete(void **state)
 }
 
 /* Backfill makes the runs of past slots once: a second call finds them
- * started. */
+ * started. With overlap forbid they all run, one at a time, oldest first. */
 static void test_e2e_slots_backfill(void **state)
 {
     struct cs_e2e *e = *state;
@@ -343,7 +343,7 @@ static void test_e2e_slots_backfill(void **state)
     struct cs_status st = {0};
     int64_t t = now_ms() / 1000 * 1000;
 
-    create_every_second(e, "backfilled", "true", CSCHED__V1__OVERLAP__OVERLAP_ALLOW,
+    create_every_second(e, "backfilled", "sleep 0.2", CSCHED__V1__OVERLAP__OVERLAP_FORBID,
                         CSCHED__V1__MISFIRE__MISFIRE_SKIP, 0);
     req.name = "backfilled";
     req.from_unix_ms = t - 20000;
@@ -363,8 +363,15 @@ static void test_e2e_slots_backfill(void **state)
     lr.to_unix_ms = t - 11000;
     assert_int_equal(cs_scheduler_list_slots(e->client, &lr, &r, cs_e2e_opts(), &st), 0);
     assert_int_equal(r->n_slots, 10);
-    for (size_t i = 0; i < r->n_slots; i++)
+    int64_t ended = 0;
+    for (size_t i = r->n_slots; i-- > 0;) {
         assert_true(r->slots[i]->backfill);
+        Csched__V1__Run *run = cs_e2e_wait_end(e, r->slots[i]->run_id);
+        assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+        assert_true(run->started_unix_ms >= ended);
+        ended = run->ended_unix_ms;
+        csched__v1__run__free_unpacked(run, NULL);
+    }
     assert_slots(e, r);
     csched__v1__list_slots_response__free_unpacked(r, NULL);
 }
