@@ -61,7 +61,7 @@ static void test_e2e_schedule_refused(void **state)
     Csched__V1__Job *job;
 
     assert_refused(e, scheduled_job("bad-dom", "0 0 32 * *", ""),
-                   "job.schedule.text: field 3 (day of month): 32 is out of range 1-31");
+                   "job.schedule.text: cron field 3 (day of month): 32 is out of range 1-31");
     assert_refused(e, scheduled_job("bad-zone", "@daily", "Europe/Berln"),
                    "job.schedule.time_zone: unknown time zone \"Europe/Berln\"");
     assert_refused(e, scheduled_job("bad-every", "@every 0s", ""), "job.schedule.text");
