@@ -227,6 +227,21 @@ void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, vo
     change_job(call, ctx, req->job, req->expected_version, update_job);
 }
 
+/* A shallow copy of job's spec into *shown, with its next n fire times in
+ * fires (pointed at by ptrs, their text in text): the stored spec keeps no
+ * next_fires. n at most CS_JOB_NEXT_FIRES; one fire costs a table lookup. */
+static void show_job(const struct cs_job *job, int64_t now_s, size_t n, Csched__V1__Job *shown,
+                     Csched__V1__FireTime *fires, Csched__V1__FireTime **ptrs, char (*text)[40])
+{
+    *shown = *job->spec;
+    if (job->schedule == NULL)
+        return;
+    shown->n_next_fires = cs_job_next_fires(job->schedule, now_s, fires, text, n);
+    for (size_t i = 0; i < shown->n_next_fires; i++)
+        ptrs[i] = &fires[i];
+    shown->next_fires = ptrs;
+}
+
 void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
@@ -234,19 +249,19 @@ void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void 
     struct cs_job *job = cs_api_find_job(call, ctx, req->name, "name");
     if (job == NULL)
         return;
-    /* A shallow copy: the stored spec keeps no next_fires. */
-    Csched__V1__Job shown = *job->spec;
-    Csched__V1__FireTime fires[CS_JOB_NEXT_FIRES], *fire_ptrs[CS_JOB_NEXT_FIRES];
+    Csched__V1__Job shown;
+    Csched__V1__FireTime fires[CS_JOB_NEXT_FIRES], *ptrs[CS_JOB_NEXT_FIRES];
     char text[CS_JOB_NEXT_FIRES][40];
-    if (job->schedule != NULL) {
-        shown.n_next_fires = cs_job_next_fires(job->schedule, cs_now_unix_ms() / 1000, fires, text,
-                                               CS_JOB_NEXT_FIRES);
-        for (size_t i = 0; i < shown.n_next_fires; i++)
-            fire_ptrs[i] = &fires[i];
-        shown.next_fires = fire_ptrs;
-    }
+    show_job(job, cs_now_unix_ms() / 1000, CS_JOB_NEXT_FIRES, &shown, fires, ptrs, text);
     cs_call_reply(call, &shown.base);
 }
+
+/* A job of a ListJobs page, shown with its next fire time only. */
+struct listed {
+    Csched__V1__Job job;
+    Csched__V1__FireTime fire, *fire_ptr;
+    char text[1][40];
+};
 
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
@@ -267,10 +282,14 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
     size_t max = s->n_jobs - start < limit ? s->n_jobs - start : limit;
     Csched__V1__ListJobsResponse resp = CSCHED__V1__LIST_JOBS_RESPONSE__INIT;
     Csched__V1__Job **jobs = cs_xcalloc(max ? max : 1, sizeof(*jobs));
+    struct listed *listed = cs_xcalloc(max ? max : 1, sizeof(*listed));
+    int64_t now_s = cs_now_unix_ms() / 1000;
     /* The page ends after the job that brings it to the byte budget. */
     size_t n = 0, bytes = 0;
     while (n < max && bytes < CS_API_PAGE_BYTES) {
-        jobs[n] = s->jobs[start + n]->spec;
+        struct listed *l = &listed[n];
+        show_job(s->jobs[start + n], now_s, 1, &l->job, &l->fire, &l->fire_ptr, l->text);
+        jobs[n] = &l->job;
         bytes += protobuf_c_message_get_packed_size(&jobs[n++]->base);
     }
     resp.jobs = jobs;
@@ -280,6 +299,7 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
         (void)snprintf(token, sizeof(token), "%s%s", JOB_TOKEN_PREFIX, jobs[n - 1]->name);
     resp.next_page_token = token;
     cs_call_reply(call, &resp.base);
+    free(listed);
     free(jobs);
 }
 

@@ -77,7 +77,7 @@ static void paused_slots_cb(void *arg, int status, Csched__V1__Slot **slots, siz
         };
         struct cs_slot_decision d = cs_slot_decide(&f);
         if (d.outcome == CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED)
-            cs_slots_record(r->sched, job, slots[i]->slot_unix_ms / 1000, now_ms, &d, false);
+            cs_slots_record(r->sched, job, slots[i]->slot_unix_ms / 1000, now_ms, &d, NULL);
     }
     cs_store_slots_free(slots, n);
     free(r->job_name);
@@ -159,7 +159,7 @@ static void backfill_started_cb(void *arg, int status, Csched__V1__Slot **starte
             resp.already_started++;
             continue;
         }
-        cs_slots_record(b->sched, job, b->slots[i], now_ms, &d, true);
+        cs_slots_record(b->sched, job, b->slots[i], now_ms, &d, cs_call_identity(b->call)->name);
         resp.runs_created++;
     }
     resp.more = b->n > BACKFILL_MAX;

@@ -20,6 +20,7 @@
 #include "minder_contract.h"
 #include "pump.h"
 #include "retry.h"
+#include "slot_rules.h"
 #include "util.h"
 
 /* A minder ends by its job's timeout, plus its kill grace, plus the drain,
@@ -269,11 +270,42 @@ static void end_after(struct cs_sched *s, struct cs_run *run, const Csched__V1__
     (void)finish_run(s, run, state, a->ended_unix_ms, NULL, NULL, false);
 }
 
+/* Ends run, made by its slot, if it waited in the queue past the slot's
+ * starting deadline: cancelled unstarted, its slot turned DEADLINE_PASSED
+ * (the row keeps the run's id, which says why). */
+static bool end_past_slot_deadline(struct cs_sched *s, struct cs_run *run)
+{
+    const Csched__V1__Job *spec = run->job->spec;
+    Csched__V1__Slot slot = CSCHED__V1__SLOT__INIT;
+    int64_t now_ms = cs_now_unix_ms();
+
+    if (!cs_slot_run_waits_on_deadline(run->msg))
+        return false;
+    slot.due_unix_ms = cs_slot_due_ms(spec, run->msg->slot_unix_ms / 1000);
+    if (!cs_slot_deadline_passed(spec->schedule, slot.due_unix_ms, now_ms))
+        return false;
+    slot.job_name = spec->name;
+    slot.slot_unix_ms = run->msg->slot_unix_ms;
+    slot.decided_unix_ms = now_ms;
+    slot.outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED;
+    slot.skip_reason = CSCHED__V1__SKIP_REASON__SKIP_REASON_DEADLINE_PASSED;
+    slot.run_id = run->msg->id;
+    slot.message = "its run waited to start past starting_deadline_seconds and was cancelled";
+    cs_store_slot_put(s->store, &slot, NULL, NULL);
+    cs_message_set_str(&run->msg->message, "cancelled before it started: it waited past its slot's "
+                                           "starting_deadline_seconds");
+    (void)finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, now_ms, NULL, NULL, false);
+    return true;
+}
+
 /* The pump's start callback: the run, off its queue, takes its slots and
  * its next attempt goes to the launcher; but a retry that waited for a slot
- * until past the run's deadline ends the run instead. */
+ * until past the run's deadline ends the run instead, and so does a slot's
+ * run past the slot's starting deadline. */
 static void start_cb(struct cs_sched *s, struct cs_run *run)
 {
+    if (end_past_slot_deadline(s, run))
+        return;
     int64_t deadline = cs_retry_deadline_unix_ms(run);
     if (deadline != 0 && run->msg->n_attempts > 0 && cs_now_unix_ms() >= deadline) {
         const Csched__V1__Attempt *last = run->msg->attempts[run->msg->n_attempts - 1];

@@ -231,6 +231,19 @@ static int parse_every(char *words[], int n, struct cs_interval *out, struct cs_
     return n == 4 ? parse_anchor(words[3], &out->anchor_s, err) : 0;
 }
 
+/* Puts the form the text was read as before err's words ("cron field 3
+ * (day of month): ...", "cron: expected 5 or 6 fields ...", "@every: ..."),
+ * so that an error says which grammar it is about. Returns rc. */
+static int name_form(int rc, const char *form, struct cs_err *err)
+{
+    char why[sizeof(err->msg)];
+
+    if (rc == 0 || err == NULL)
+        return rc;
+    memcpy(why, err->msg, sizeof(why));
+    return cs_err_set(err, rc, "%s%s%s", form, strncmp(why, "field ", 6) == 0 ? " " : ": ", why);
+}
+
 int cs_schedule_parse(const char *text, const struct cs_tz *tz, struct cs_schedule *out,
                       struct cs_err *err)
 {
@@ -247,8 +260,8 @@ int cs_schedule_parse(const char *text, const struct cs_tz *tz, struct cs_schedu
         words[n++] = w;
     if (n > 0 && strcasecmp(words[0], "@every") == 0) {
         out->kind = CS_SCHEDULE_INTERVAL;
-        return parse_every(words, n, &out->interval, err);
+        return name_form(parse_every(words, n, &out->interval, err), "@every", err);
     }
     out->kind = CS_SCHEDULE_CRON;
-    return cs_cron_parse(text, &out->cron, err);
+    return name_form(cs_cron_parse(text, &out->cron, err), "cron", err);
 }

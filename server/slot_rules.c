@@ -1,7 +1,38 @@
 /* slot_rules: the decision for one due slot; pure, any thread. */
 #include "slot_rules.h"
 
+#include <string.h>
+
 #include "job_schedule.h"
+
+/* FNV-1a of the job's name: its jitter differs from other jobs' and stays
+ * the same across restarts. */
+static uint64_t jitter_seed(const char *name)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return h;
+}
+
+int64_t cs_slot_due_ms(const Csched__V1__Job *spec, int64_t slot_s)
+{
+    uint32_t max_s = spec->schedule != NULL ? spec->schedule->jitter_seconds : 0;
+    int64_t jitter_s = max_s > 0 ? cs_schedule_jitter_s(jitter_seed(spec->name), slot_s, max_s) : 0;
+    return (slot_s + jitter_s) * 1000;
+}
+
+bool cs_slot_deadline_passed(const Csched__V1__Schedule *schedule, int64_t due_ms, int64_t now_ms)
+{
+    return schedule != NULL && schedule->starting_deadline_seconds > 0 &&
+           now_ms - due_ms > (int64_t)schedule->starting_deadline_seconds * 1000;
+}
+
+bool cs_slot_run_waits_on_deadline(const Csched__V1__Run *run)
+{
+    return run->slot_unix_ms != 0 && run->n_attempts == 0 &&
+           strcmp(run->triggered_by, CS_SLOT_TRIGGERED_BY) == 0;
+}
 
 uint32_t cs_slot_catchup_limit(const Csched__V1__Schedule *schedule)
 {
@@ -36,8 +67,7 @@ struct cs_slot_decision cs_slot_decide(const struct cs_slot_facts *f)
             return skipped(CSCHED__V1__SKIP_REASON__SKIP_REASON_SUPERSEDED);
         d.catchup = true;
     }
-    if (sc->starting_deadline_seconds > 0 &&
-        f->now_ms - f->due_ms > (int64_t)sc->starting_deadline_seconds * 1000)
+    if (cs_slot_deadline_passed(sc, f->due_ms, f->now_ms))
         return skipped(CSCHED__V1__SKIP_REASON__SKIP_REASON_DEADLINE_PASSED);
     if (f->active == 0)
         return d;

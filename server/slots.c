@@ -29,24 +29,6 @@ static void due_moved_cb(void *item, size_t index)
     ((struct cs_job *)item)->slot.heap_index = index;
 }
 
-/* FNV-1a of the job's name: its jitter differs from other jobs' and stays
- * the same across restarts. */
-static uint64_t jitter_seed(const char *name)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    return h;
-}
-
-int64_t cs_slots_due_ms(const struct cs_job *job, int64_t slot_s)
-{
-    uint32_t max_s = job->spec->schedule != NULL ? job->spec->schedule->jitter_seconds : 0;
-    int64_t jitter_s =
-        max_s > 0 ? cs_schedule_jitter_s(jitter_seed(job->spec->name), slot_s, max_s) : 0;
-    return (slot_s + jitter_s) * 1000;
-}
-
 static void timer_cb(uv_timer_t *timer);
 
 /* Arms the timer for the earliest due slot (now when busy is set: the last
@@ -74,7 +56,7 @@ static void place(struct cs_sched *s, struct cs_job *job)
         cs_schedule_next(job->schedule, job->slot.after_s, &fire) != 0)
         return;
     job->slot.next_s = fire.at_s;
-    job->slot.due_ms = cs_slots_due_ms(job, fire.at_s);
+    job->slot.due_ms = cs_slot_due_ms(job->spec, fire.at_s);
     cs_heap_push(&s->slots.due, job);
 }
 
@@ -85,7 +67,7 @@ static uint32_t later_due(const struct cs_job *job, int64_t now_ms, uint32_t lim
     uint32_t n = 0;
 
     while (n < limit && cs_schedule_next(job->schedule, fire.at_s, &fire) == 0 &&
-           cs_slots_due_ms(job, fire.at_s) <= now_ms)
+           cs_slot_due_ms(job->spec, fire.at_s) <= now_ms)
         n++;
     return n;
 }
@@ -109,17 +91,17 @@ static void cancel_active(struct cs_sched *s, struct cs_job *job)
 }
 
 int64_t cs_slots_record(struct cs_sched *s, struct cs_job *job, int64_t slot_s, int64_t now_ms,
-                        const struct cs_slot_decision *d, bool backfill)
+                        const struct cs_slot_decision *d, const char *backfill_by)
 {
     CS_ASSERT_LOOP();
     Csched__V1__Slot slot = CSCHED__V1__SLOT__INIT;
 
     slot.job_name = job->spec->name;
     slot.slot_unix_ms = slot_s * 1000;
-    slot.due_unix_ms = cs_slots_due_ms(job, slot_s);
+    slot.due_unix_ms = cs_slot_due_ms(job->spec, slot_s);
     slot.decided_unix_ms = now_ms;
     slot.outcome = d->outcome;
-    slot.backfill = backfill;
+    slot.backfill = backfill_by != NULL;
     slot.message = (char *)cs_slot_reason_text(d->reason);
     if (d->outcome == CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED) {
         Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
@@ -127,9 +109,10 @@ int64_t cs_slots_record(struct cs_sched *s, struct cs_job *job, int64_t slot_s, 
         if (d->cancel_active)
             cancel_active(s, job);
         slot.run_id =
-            cs_dispatch_trigger_slot(s, job, &req, slot.slot_unix_ms, "schedule", NULL, NULL)
+            cs_dispatch_trigger_slot(s, job, &req, slot.slot_unix_ms,
+                                     slot.backfill ? backfill_by : CS_SLOT_TRIGGERED_BY, NULL, NULL)
                 ->msg->id;
-        slot.message = backfill           ? "made by BackfillJob"
+        slot.message = slot.backfill      ? "made by BackfillJob"
                        : d->catchup       ? "a catch-up run of a missed slot (the misfire policy)"
                        : d->cancel_active ? "the job's active runs were cancelled (overlap replace)"
                                           : "";
@@ -159,7 +142,7 @@ static void fire(struct cs_sched *s, struct cs_job *job, int64_t now_ms)
     };
     struct cs_slot_decision d = cs_slot_decide(&f);
 
-    cs_slots_record(s, job, job->slot.next_s, now_ms, &d, false);
+    cs_slots_record(s, job, job->slot.next_s, now_ms, &d, NULL);
     job->slot.after_s = job->slot.next_s;
     place(s, job);
 }

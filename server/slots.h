@@ -31,11 +31,10 @@ void cs_slots_job_removed(struct cs_sched *sched, struct cs_job *job);
 
 /* Records the slot of job at slot_s as decided by d (now_ms the decision's
  * time), making its run when d started it: the row and the run commit
- * together. Returns the run's id, or 0 for a skipped slot. */
+ * together. backfill_by, the BackfillJob caller's name, marks a backfill's
+ * slot and is its run's triggered_by; NULL for the schedule's own. Returns
+ * the run's id, or 0 for a skipped slot. */
 int64_t cs_slots_record(struct cs_sched *sched, struct cs_job *job, int64_t slot_s, int64_t now_ms,
-                        const struct cs_slot_decision *d, bool backfill);
-
-/* The due time of the slot at slot_s: the slot plus its jitter, in ms. */
-int64_t cs_slots_due_ms(const struct cs_job *job, int64_t slot_s);
+                        const struct cs_slot_decision *d, const char *backfill_by);
 
 #endif

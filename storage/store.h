@@ -215,7 +215,8 @@ void cs_store_event_list(struct cs_store *store, int64_t after_seq, const char *
 
 /* Slots of job schedules (store_slot.c). A slot's row is upserted in the
  * current batch: put it in the same loop turn as the run it makes, and both
- * commit together. A started slot is never overwritten. */
+ * commit together. A started slot is overwritten only by a skipped row
+ * naming its own run (the run never started: its deadline passed). */
 void cs_store_slot_put(struct cs_store *store, const Csched__V1__Slot *slot, cs_store_done_cb cb,
                        void *arg);
 

@@ -8,10 +8,12 @@
  * write queued before it and none queued after. Within a segment the last
  * write of a row wins: later puts of one run (id), attempt (run id, number)
  * or job (name; a delete counts as a write of its name) replace earlier ones,
- * and every operation's callback still runs when the batch commits. The rows
- * left go out as one statement per table, each column one binary array:
- * runs, then attempts (which reference runs), then the events and then the
- * audit rows, each in the order queued. Jobs, few and large, keep one statement each; no other
+ * and every operation's callback still runs when the batch commits; of two
+ * puts of one slot (job name, time) the later wins only as its upsert would
+ * (cs_store_slot_replaces). The rows left go out as one statement per table,
+ * each column one binary array: runs, then attempts (which reference runs),
+ * then the slots, the events and then the audit rows, each in the order
+ * queued. Jobs, few and large, keep one statement each; no other
  * table refers to them, so their place among the others is free.
  *
  * Invariant: what a segment's statements leave in the database is what its
@@ -35,11 +37,13 @@ struct segment {
     struct entry *runs;
     struct entry *attempts;
     struct entry *jobs;
+    struct entry *slots;
     struct cs_store_op **events;
     struct cs_store_op **audit;
     size_t n_runs;
     size_t n_attempts;
     size_t n_jobs;
+    size_t n_slots;
     size_t n_events;
     size_t n_audit;
 };
@@ -178,6 +182,41 @@ static int bulk_send(PGconn *conn, struct cs_store_batch *b, enum cs_store_stmt 
     return rc;
 }
 
+/* By job name, then slot time, then in the order queued. */
+static int by_slot(const void *x, const void *y)
+{
+    const struct entry *a = x;
+    const struct entry *b = y;
+    int c = name_cmp(a, b);
+
+    if (c == 0)
+        c = (a->op->key[0] > b->op->key[0]) - (a->op->key[0] < b->op->key[0]);
+    return c != 0 ? c : (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* One row per slot: of its puts in the order queued, each replaces the one
+ * kept so far as the upsert would. */
+static int send_slots(PGconn *conn, struct cs_store_batch *b, struct segment *seg)
+{
+    struct entry *e = seg->slots;
+    const struct cs_store_params *kept = NULL;
+    struct bulk bk;
+
+    qsort(e, seg->n_slots, sizeof(*e), by_slot);
+    bulk_init(&bk, cs_store_slot_cols, CS_STORE_SLOT_COLS);
+    for (size_t i = 0; i < seg->n_slots; i++) {
+        const struct cs_store_params *p = &e[i].op->params;
+        if (kept == NULL || cs_store_slot_replaces(kept, p))
+            kept = p;
+        if (i + 1 < seg->n_slots && name_cmp(&e[i], &e[i + 1]) == 0 &&
+            e[i].op->key[0] == e[i + 1].op->key[0])
+            continue;
+        bulk_add(&bk, kept);
+        kept = NULL;
+    }
+    return bulk_send(conn, b, CS_STORE_STMT_SLOT_PUT, &bk);
+}
+
 /* The last write of each name: a put or a delete. */
 static int send_jobs(PGconn *conn, struct cs_store_batch *b, struct segment *seg)
 {
@@ -265,12 +304,14 @@ static int segment_send(PGconn *conn, struct cs_store_batch *b, struct segment *
     if (rc == 0)
         rc = send_attempts(conn, b, seg);
     if (rc == 0)
+        rc = send_slots(conn, b, seg);
+    if (rc == 0)
         rc = send_inserts(conn, b, CS_STORE_STMT_EVENT_PUT, cs_store_event_cols,
                           CS_STORE_EVENT_COLS, seg->events, seg->n_events);
     if (rc == 0)
         rc = send_inserts(conn, b, CS_STORE_STMT_AUDIT_PUT, cs_store_audit_cols,
                           CS_STORE_AUDIT_COLS, seg->audit, seg->n_audit);
-    seg->n_runs = seg->n_attempts = seg->n_jobs = seg->n_events = seg->n_audit = 0;
+    seg->n_runs = seg->n_attempts = seg->n_jobs = seg->n_slots = seg->n_events = seg->n_audit = 0;
     return rc;
 }
 
@@ -286,6 +327,7 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
     seg.runs = cs_store_xmalloc(n * sizeof(*seg.runs));
     seg.attempts = cs_store_xmalloc(n * sizeof(*seg.attempts));
     seg.jobs = cs_store_xmalloc(n * sizeof(*seg.jobs));
+    seg.slots = cs_store_xmalloc(n * sizeof(*seg.slots));
     seg.events = cs_store_xmalloc(n * sizeof(*seg.events));
     seg.audit = cs_store_xmalloc(n * sizeof(*seg.audit));
     for (struct cs_store_op *op = b->ops.head; rc == 0 && op != NULL; op = op->next, idx++) {
@@ -299,6 +341,9 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
         case CS_STORE_STMT_JOB_PUT:
         case CS_STORE_STMT_JOB_DELETE:
             seg.jobs[seg.n_jobs++] = (struct entry){op, idx};
+            break;
+        case CS_STORE_STMT_SLOT_PUT:
+            seg.slots[seg.n_slots++] = (struct entry){op, idx};
             break;
         case CS_STORE_STMT_EVENT_PUT:
             seg.events[seg.n_events++] = op;
@@ -319,6 +364,7 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
     free(seg.runs);
     free(seg.attempts);
     free(seg.jobs);
+    free(seg.slots);
     free(seg.events);
     free(seg.audit);
     return rc;

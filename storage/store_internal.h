@@ -511,8 +511,16 @@ extern const char cs_store_sql_event_list_job[];
 void cs_store_event_params(const Csched__V1__Event *event, struct cs_store_params *p);
 Csched__V1__Event *cs_store_event_from_row(const PGresult *res, int row);
 
-/* store_slot.c: one row per statement (slots are few next to events). */
+/* store_slot.c: the slots of a batch go out as one statement of arrays
+ * (store_bulk.c), as runs do. */
+#define CS_STORE_SLOT_COLS 9
+#define CS_STORE_SLOT_COL_OUTCOME 2
+#define CS_STORE_SLOT_COL_RUN_ID 4
 extern const char cs_store_sql_slot_put[];
+extern const enum cs_store_col_type cs_store_slot_cols[CS_STORE_SLOT_COLS];
+/* Whether a put of a slot whose row is old (params) leaves new in its place:
+ * the upsert's own rule, for two puts of one slot in one batch. */
+bool cs_store_slot_replaces(const struct cs_store_params *old, const struct cs_store_params *new);
 extern const char cs_store_sql_slot_list[];
 extern const char cs_store_sql_slot_last[];
 void cs_store_slot_params(const Csched__V1__Slot *slot, struct cs_store_params *p);

@@ -5,18 +5,39 @@
  * A row is written in the same batch (one transaction) as the run it
  * makes, so a slot never has a run the database lost, nor a run two slots.
  * Writing a row again keeps a started slot as it is: a backfill may turn a
- * skipped slot into a started one, never the other way. */
+ * skipped slot into a started one, never the other way, but for the one
+ * case that names the slot's own run: it waited past the starting deadline
+ * and never started. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "store_internal.h"
 
+/* One statement for every slot of a batch (store_bulk.c), each column an
+ * array; the row's WHERE is the rule above. */
 const char cs_store_sql_slot_put[] =
     "INSERT INTO slots (job_name, slot_unix_ms, outcome, skip_reason, run_id, due_unix_ms,"
-    " decided_unix_ms, message, backfill) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    " decided_unix_ms, message, backfill)"
+    " SELECT n, t, o::smallint, r::smallint, id, due, dec, m, b FROM unnest($1::text[],"
+    " $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[],"
+    " $8::text[], $9::boolean[]) AS u(n, t, o, r, id, due, dec, m, b)"
     " ON CONFLICT (job_name, slot_unix_ms) DO UPDATE SET outcome = EXCLUDED.outcome,"
     " skip_reason = EXCLUDED.skip_reason, run_id = EXCLUDED.run_id,"
     " due_unix_ms = EXCLUDED.due_unix_ms, decided_unix_ms = EXCLUDED.decided_unix_ms,"
-    " message = EXCLUDED.message, backfill = EXCLUDED.backfill WHERE slots.outcome = 2";
+    " message = EXCLUDED.message, backfill = EXCLUDED.backfill"
+    " WHERE slots.outcome = 2 OR slots.run_id = EXCLUDED.run_id";
+
+const enum cs_store_col_type cs_store_slot_cols[CS_STORE_SLOT_COLS] = {
+    CS_STORE_COL_TEXT, CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,
+    CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_BOOL,
+};
+
+bool cs_store_slot_replaces(const struct cs_store_params *old, const struct cs_store_params *new)
+{
+    return strcmp(old->values[CS_STORE_SLOT_COL_OUTCOME], "2") == 0 ||
+           strcmp(old->values[CS_STORE_SLOT_COL_RUN_ID], new->values[CS_STORE_SLOT_COL_RUN_ID]) ==
+               0;
+}
 
 /* Newest first; the lateness is read from the run's start (-1 before it).
  * $2..$4 bound the range and the outcome, 0 meaning none. */

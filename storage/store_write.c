@@ -71,6 +71,7 @@ void cs_store_slot_put(struct cs_store *store, const Csched__V1__Slot *slot, cs_
 {
     struct cs_store_op *op = write_new(store, CS_STORE_STMT_SLOT_PUT, cb, arg);
 
+    op->key[0] = slot->slot_unix_ms; /* with the job's name, params.values[0] */
     cs_store_slot_params(slot, &op->params);
     cs_store_op_submit(store, op);
 }

@@ -334,7 +334,7 @@ check sched_json 0 -o json job get nightly
 jexpect sched_json 'd["schedule"]["text"] == "30 2 * * *" and d["schedule"]["timeZone"] == "Europe/Berlin"'
 jexpect sched_json 'd["nextFires"][0]["atUnixMs"].isdigit()'
 check sched_bad 83 job create bad-sched --schedule '0 0 32 * *' -- true
-expect sched_bad err 'job.schedule.text: field 3 \(day of month\): 32 is out of range 1-31'
+expect sched_bad err 'job.schedule.text: cron field 3 \(day of month\): 32 is out of range 1-31'
 check sched_bad_policy 64 job create bad-sched --overlap sometimes -- true
 expect sched_bad_policy err 'overlap takes allow, forbid, replace or queue_one'
 printf 'jobs:\n  - name: every\n    shell: "true"\n    schedule: "@every 1h"\n    overlap: queue_one\n' \

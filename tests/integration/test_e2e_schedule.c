@@ -1,6 +1,7 @@
 /* End-to-end tests of a job's schedule through the real API: CreateJob and
  * UpdateJob check it (INVALID_ARGUMENT naming the field and the rule),
- * GetJob shows the next fire times in the job's zone and in UTC, and a
+ * GetJob shows the next fire times in the job's zone and in UTC (ListJobs
+ * the next one), and a
  * restart keeps the schedule. One server serves every test of this file. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,7 +49,7 @@ static void test_e2e_schedule_refused(void **state)
     Csched__V1__Job *job;
 
     assert_refused(e, scheduled_job("bad-dom", "0 0 32 * *", ""),
-                   "job.schedule.text: field 3 (day of month): 32 is out of range 1-31");
+                   "job.schedule.text: cron field 3 (day of month): 32 is out of range 1-31");
     assert_refused(e, scheduled_job("bad-zone", "@daily", "Europe/Berln"),
                    "job.schedule.time_zone: unknown time zone \"Europe/Berln\"");
     assert_refused(e, scheduled_job("bad-every", "@every 0s", ""), "job.schedule.text");
@@ -98,6 +99,28 @@ static void test_e2e_schedule_next_fires(void **state)
             assert_true(gap >= 23 * 3600000LL && gap <= 25 * 3600000LL);
         }
     }
+
+    /* ListJobs shows the first of them; a job without a schedule none. */
+    Csched__V1__ListJobsRequest lreq = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+    Csched__V1__ListJobsResponse *list = NULL;
+    struct cs_status st = {0};
+    size_t seen = 0;
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, "unscheduled", "true"), NULL);
+    assert_int_equal(cs_scheduler_list_jobs(e->client, &lreq, &list, cs_e2e_opts(), &st), 0);
+    for (size_t i = 0; i < list->n_jobs; i++) {
+        const Csched__V1__Job *j = list->jobs[i];
+        if (strcmp(j->name, "berlin") == 0) {
+            assert_int_equal(j->n_next_fires, 1);
+            assert_int_equal(j->next_fires[0]->at_unix_ms, got->next_fires[0]->at_unix_ms);
+            assert_string_equal(j->next_fires[0]->local_time, got->next_fires[0]->local_time);
+            seen++;
+        } else if (strcmp(j->name, "unscheduled") == 0) {
+            assert_int_equal(j->n_next_fires, 0);
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 2);
+    csched__v1__list_jobs_response__free_unpacked(list, NULL);
     csched__v1__job__free_unpacked(got, NULL);
 }
 

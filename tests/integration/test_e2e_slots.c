@@ -103,7 +103,8 @@ static void assert_slots(struct cs_e2e *e, const Csched__V1__ListSlotsResponse *
         const Csched__V1__Slot *s = r->slots[i];
         if (i > 0)
             assert_int_equal(r->slots[i - 1]->slot_unix_ms - s->slot_unix_ms, 1000);
-        if (s->outcome != STARTED) {
+        if (s->outcome != STARTED &&
+            s->skip_reason != CSCHED__V1__SKIP_REASON__SKIP_REASON_DEADLINE_PASSED) {
             assert_int_equal(s->run_id, 0);
             assert_true(s->message[0] != '\0');
             continue;
@@ -111,7 +112,11 @@ static void assert_slots(struct cs_e2e *e, const Csched__V1__ListSlotsResponse *
         Csched__V1__Run *run = cs_e2e_get_run(e, s->run_id);
         assert_int_equal(run->slot_unix_ms, s->slot_unix_ms);
         assert_string_equal(run->job_name, s->job_name);
-        assert_string_equal(run->triggered_by, "schedule");
+        /* A backfill's run names its caller, over the unix socket here. */
+        if (s->backfill)
+            assert_true(strncmp(run->triggered_by, "unix:uid=", 9) == 0);
+        else
+            assert_string_equal(run->triggered_by, "schedule");
         csched__v1__run__free_unpacked(run, NULL);
         for (size_t k = 0; k < i; k++)
             assert_true(r->slots[k]->run_id != s->run_id);
@@ -328,7 +333,7 @@ static void test_e2e_slots_pages_update_delete(void **state)
 }
 
 /* Backfill makes the runs of past slots once: a second call finds them
- * started. */
+ * started. With overlap forbid they all run, one at a time, oldest first. */
 static void test_e2e_slots_backfill(void **state)
 {
     struct cs_e2e *e = *state;
@@ -338,7 +343,7 @@ static void test_e2e_slots_backfill(void **state)
     struct cs_status st = {0};
     int64_t t = now_ms() / 1000 * 1000;
 
-    create_every_second(e, "backfilled", "true", CSCHED__V1__OVERLAP__OVERLAP_ALLOW,
+    create_every_second(e, "backfilled", "sleep 0.2", CSCHED__V1__OVERLAP__OVERLAP_FORBID,
                         CSCHED__V1__MISFIRE__MISFIRE_SKIP, 0);
     req.name = "backfilled";
     req.from_unix_ms = t - 20000;
@@ -358,8 +363,56 @@ static void test_e2e_slots_backfill(void **state)
     lr.to_unix_ms = t - 11000;
     assert_int_equal(cs_scheduler_list_slots(e->client, &lr, &r, cs_e2e_opts(), &st), 0);
     assert_int_equal(r->n_slots, 10);
-    for (size_t i = 0; i < r->n_slots; i++)
+    int64_t ended = 0;
+    for (size_t i = r->n_slots; i-- > 0;) {
         assert_true(r->slots[i]->backfill);
+        Csched__V1__Run *run = cs_e2e_wait_end(e, r->slots[i]->run_id);
+        assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+        assert_true(run->started_unix_ms >= ended);
+        ended = run->ended_unix_ms;
+        csched__v1__run__free_unpacked(run, NULL);
+    }
+    assert_slots(e, r);
+    csched__v1__list_slots_response__free_unpacked(r, NULL);
+}
+
+/* max_running 1 and a 4 s run ahead: the slots' runs that wait in the queue
+ * past the 1 s starting deadline are cancelled unstarted, their slots
+ * recorded DEADLINE_PASSED, and each run says why. */
+static void test_e2e_slots_deadline_in_the_queue(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__Schedule sc = CSCHED__V1__SCHEDULE__INIT;
+    size_t passed = 0;
+
+    job.name = "queued-deadline";
+    job.shell = "sleep 4";
+    job.max_running = 1;
+    sc.text = "@every 1s";
+    sc.starting_deadline_seconds = 1;
+    job.schedule = &sc;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    sleep_ms(6000);
+    csched__v1__job__free_unpacked(job_call(e, "pause", job.name, "test over"), NULL);
+
+    Csched__V1__ListSlotsResponse *r = list_slots(e, job.name);
+    for (size_t i = 0; i < r->n_slots; i++) {
+        const Csched__V1__Slot *slot = r->slots[i];
+        if (slot->skip_reason != CSCHED__V1__SKIP_REASON__SKIP_REASON_DEADLINE_PASSED)
+            continue;
+        passed++;
+        assert_true(slot->run_id != 0);
+        assert_non_null(strstr(slot->message, "starting_deadline_seconds"));
+        Csched__V1__Run *run = cs_e2e_get_run(e, slot->run_id);
+        assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+        assert_int_equal(run->n_attempts, 0);
+        assert_non_null(strstr(run->message, "starting_deadline_seconds"));
+        csched__v1__run__free_unpacked(run, NULL);
+    }
+    /* Slots 2 and 3 waited 3 and 2 s behind the first run; slot 5 started. */
+    assert_true(passed >= 2);
+    assert_true(count(r, STARTED, 0) >= 2);
     assert_slots(e, r);
     csched__v1__list_slots_response__free_unpacked(r, NULL);
 }
@@ -405,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_e2e_slots_overlap),
         cmocka_unit_test(test_e2e_slots_pause_resume),
         cmocka_unit_test(test_e2e_slots_backfill),
+        cmocka_unit_test(test_e2e_slots_deadline_in_the_queue),
         cmocka_unit_test(test_e2e_slots_misfire_across_a_crash),
     };
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

@@ -1,6 +1,7 @@
 /* The store's reads against a real PostgreSQL: run lists filtered and
  * paged, events after a sequence number, a run by id and by idempotency
- * key, and texts that need quoting in any text form. */
+ * key, texts that need quoting in any text form, and the slots of one batch
+ * written as their upserts, one after another, would have left them. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -272,6 +273,73 @@ static void test_store_event_text_round_trips(void **state)
     cs_store_events_free(r.events, r.n);
 }
 
+struct slots_result {
+    bool done;
+    int status;
+    Csched__V1__Slot **slots;
+    size_t n;
+};
+
+static void slots_cb(void *arg, int status, Csched__V1__Slot **slots, size_t n)
+{
+    struct slots_result *r = arg;
+    *r = (struct slots_result){true, status, slots, n};
+}
+
+static void put_slot(struct fixture *f, int64_t at_ms, Csched__V1__SlotOutcome outcome,
+                     int64_t run_id)
+{
+    Csched__V1__Slot slot = CSCHED__V1__SLOT__INIT;
+    slot.job_name = "j";
+    slot.slot_unix_ms = at_ms;
+    slot.outcome = outcome;
+    slot.run_id = run_id;
+    slot.message = outcome == CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED ? "s" : "k";
+    cs_store_slot_put(f->store, &slot, write_cb, f);
+}
+
+/* In one turn (one batch): 100 slots, and three slots put twice. Skipped then
+ * started: started. Started then skipped without its run: still started.
+ * Started then skipped naming its run (its deadline passed): skipped. */
+static void test_store_slots_of_one_batch(void **state)
+{
+    struct fixture *f = *state;
+    const Csched__V1__SlotOutcome started = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED;
+    const Csched__V1__SlotOutcome skipped = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED;
+    struct cs_store_slot_filter filter = {.job_name = "j", .from_unix_ms = 1, .limit = 1000};
+    struct slots_result r = {0};
+
+    store_open(f);
+    for (int64_t i = 1; i <= 100; i++)
+        put_slot(f, i * 1000, started, i);
+    put_slot(f, 101000, skipped, 0);
+    put_slot(f, 101000, started, 101);
+    put_slot(f, 102000, started, 102);
+    put_slot(f, 102000, skipped, 0);
+    put_slot(f, 103000, started, 103);
+    put_slot(f, 103000, skipped, 103);
+    wait_writes(f, 106);
+    assert_int_equal(f->writes_ok, 106);
+
+    cs_store_slot_list(f->store, &filter, slots_cb, &r);
+    run_until(f, &r.done, 10000);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.n, 103);
+    /* Newest first. */
+    assert_int_equal(r.slots[0]->outcome, skipped);
+    assert_int_equal(r.slots[0]->run_id, 103);
+    assert_int_equal(r.slots[1]->outcome, started);
+    assert_int_equal(r.slots[1]->run_id, 102);
+    assert_int_equal(r.slots[2]->outcome, started);
+    assert_int_equal(r.slots[2]->run_id, 101);
+    for (size_t i = 3; i < r.n; i++) {
+        assert_int_equal(r.slots[i]->slot_unix_ms, (int64_t)(103 - i) * 1000);
+        assert_int_equal(r.slots[i]->run_id, (int64_t)(103 - i));
+        assert_string_equal(r.slots[i]->message, "s");
+    }
+    cs_store_slots_free(r.slots, r.n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +353,7 @@ int main(void)
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_event_text_round_trips, store_setup,
                                         store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_slots_of_one_batch, store_setup, store_teardown),
     };
 
     return STORE_RUN_TESTS(tests);

@@ -261,8 +261,18 @@ class InteropTest(unittest.TestCase):
         self.assertTrue(err.details(), "NOT_FOUND carries no message")
 
     def test_invalid_job_has_field_violation(self):
-        status_cls, bad_request_cls = rich_error_classes()
         job = pb.Job(name="interop-bad-labels", command=["true"], labels={"k" * 64: "v"})
+        self.assertIn("63 bytes", self.field_violation(job, "job.labels"))
+
+    def test_bad_schedule_names_its_field_and_form(self):
+        job = pb.Job(name="interop-bad-cron", command=["true"],
+                     schedule=pb.Schedule(text="0 0 32 * *"))
+        self.assertEqual(self.field_violation(job, "job.schedule.text"),
+                         "job.schedule.text: cron field 3 (day of month): 32 is out of range 1-31")
+
+    def field_violation(self, job, field):
+        """CreateJob(job) fails with one BadRequest violation of field: its words."""
+        status_cls, bad_request_cls = rich_error_classes()
         with self.assertRaises(grpc.RpcError) as ctx:
             self.stub.CreateJob(pb.CreateJobRequest(job=job), timeout=RPC_TIMEOUT_S)
         err = ctx.exception
@@ -276,8 +286,8 @@ class InteropTest(unittest.TestCase):
         self.assertEqual(status.details[0].type_url, "type.googleapis.com/google.rpc.BadRequest")
         bad = bad_request_cls.FromString(status.details[0].value)
         self.assertEqual([(v.field, v.description) for v in bad.field_violations],
-                         [("job.labels", err.details())])
-        self.assertIn("63 bytes", err.details())
+                         [(field, err.details())])
+        return err.details()
 
     def test_error_without_field_has_no_details(self):
         with self.assertRaises(grpc.RpcError) as ctx:

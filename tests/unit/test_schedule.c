@@ -296,25 +296,29 @@ static void test_schedule_intervals(void **state)
 static void test_schedule_parse_errors(void **state)
 {
     static const char *const cases[][2] = {
-        {"@every", "expected \"@every DURATION\" or \"@every DURATION from ANCHOR\""},
-        {"@every 1m at :05", "expected \"@every DURATION\" or \"@every DURATION from ANCHOR\""},
-        {"@every 0s", "duration \"0s\" is out of range 1s-366d"},
-        {"@every 367d", "duration \"367d\" is out of range 1s-366d"},
+        {"@every", "@every: expected \"@every DURATION\" or \"@every DURATION from ANCHOR\""},
+        {"@every 1m at :05",
+         "@every: expected \"@every DURATION\" or \"@every DURATION from ANCHOR\""},
+        {"@every 0s", "@every: duration \"0s\" is out of range 1s-366d"},
+        {"@every 367d", "@every: duration \"367d\" is out of range 1s-366d"},
         {"@every 99999999999999999999s",
-         "duration \"99999999999999999999s\" is out of range 1s-366d"},
-        {"@every 500ms", "\"500ms\": durations are whole seconds"},
-        {"@every 90", "\"90\" is not a duration (numbers with units d h m s, largest first, as in "
-                      "90s or 1h30m)"},
-        {"@every 30m1h", "\"30m1h\" is not a duration (numbers with units d h m s, largest "
+         "@every: duration \"99999999999999999999s\" is out of range 1s-366d"},
+        {"@every 500ms", "@every: \"500ms\": durations are whole seconds"},
+        {"@every 90",
+         "@every: \"90\" is not a duration (numbers with units d h m s, largest first, as in "
+         "90s or 1h30m)"},
+        {"@every 30m1h", "@every: \"30m1h\" is not a duration (numbers with units d h m s, largest "
                          "first, as in 90s or 1h30m)"},
-        {"@every 1m from :60", "anchor \":60\" is not :MM, :MM:SS, HH:MM, HH:MM:SS or "
+        {"@every 1m from :60", "@every: anchor \":60\" is not :MM, :MM:SS, HH:MM, HH:MM:SS or "
                                "YYYY-MM-DDTHH:MM:SSZ (UTC)"},
-        {"@every 1m from 24:00", "anchor \"24:00\" is not :MM, :MM:SS, HH:MM, HH:MM:SS or "
+        {"@every 1m from 24:00", "@every: anchor \"24:00\" is not :MM, :MM:SS, HH:MM, HH:MM:SS or "
                                  "YYYY-MM-DDTHH:MM:SSZ (UTC)"},
-        {"@every 1m from 2026-02-29T00:00:00Z", "anchor \"2026-02-29T00:00:00Z\" is not :MM, "
-                                                ":MM:SS, HH:MM, HH:MM:SS or "
-                                                "YYYY-MM-DDTHH:MM:SSZ (UTC)"},
-        {"0 0 32 * *", "field 3 (day of month): 32 is out of range 1-31"},
+        {"@every 1m from 2026-02-29T00:00:00Z",
+         "@every: anchor \"2026-02-29T00:00:00Z\" is not :MM, "
+         ":MM:SS, HH:MM, HH:MM:SS or "
+         "YYYY-MM-DDTHH:MM:SSZ (UTC)"},
+        {"0 0 32 * *", "cron field 3 (day of month): 32 is out of range 1-31"},
+        {"0 0 * *", "cron: expected 5 or 6 fields, got 4"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct cs_schedule s;
