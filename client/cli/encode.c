@@ -177,7 +177,8 @@ static void flat_value(FILE *f, const char *path, const ProtobufCFieldDescriptor
     char sub[512];
 
     if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
-        snprintf(sub, sizeof(sub), "%s.", path);
+        /* Paths are short; one too long to fit is cut, never overrun. */
+        snprintf(sub, sizeof(sub), "%.*s.", (int)sizeof(sub) - 2, path);
         cs_cli_flatten(f, sub, *(ProtobufCMessage *const *)p);
     } else if (!is_default(fd, p)) {
         fprintf(f, "%s: ", path);
