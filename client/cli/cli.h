@@ -349,6 +349,25 @@ struct cs_cli_table {
     size_t ncols, nrows, cap;
     char **cells;
 };
+/* A paged List call for cs_cli_list_pages: fetch_cb makes one call for
+ * req with page_size and page_token (borrowed), items names the response's
+ * repeated field, row_cb adds one item to the table, what names the call
+ * for an error ("list runs"); at most limit items are shown. */
+typedef int (*cs_cli_page_fetch_cb)(struct cs_cli *cli, void *req, uint32_t page_size,
+                                    const char *page_token, ProtobufCMessage **resp,
+                                    const struct cs_call_opts *opts, struct cs_status *st);
+struct cs_cli_pages {
+    const char *what;
+    const char *items;
+    void *req;
+    uint32_t limit;
+    cs_cli_page_fetch_cb fetch_cb;
+    void (*row_cb)(struct cs_cli_table *t, const ProtobufCMessage *item);
+};
+/* Prints every page (the table t made by the caller, when the format is a
+ * table): 0, or the exit code of cs_cli_fail. */
+int cs_cli_list_pages(struct cs_cli *cli, const struct cs_cli_pages *p, struct cs_cli_table *t);
+
 /* Starts a table of ncols columns with ncols header strings. */
 void cs_cli_table_init(struct cs_cli_table *t, size_t ncols, ...);
 /* Adds a row of ncols cells (copied). */

@@ -112,15 +112,27 @@ static void print_row(struct cs_cli_table *t, const Csched__V1__AuditEntry *e)
     cs_cli_table_row(t, (const char *const[]){id, at, e->method, e->identity, target, outcome});
 }
 
+static int fetch_audit(struct cs_cli *cli, void *req, uint32_t page_size, const char *page_token,
+                       ProtobufCMessage **resp, const struct cs_call_opts *opts,
+                       struct cs_status *st)
+{
+    Csched__V1__ListAuditRequest *r = req;
+    r->page_size = page_size;
+    r->page_token = (char *)page_token;
+    return cs_scheduler_list_audit(cli->client, r, (Csched__V1__ListAuditResponse **)resp, opts,
+                                   st);
+}
+
+static void audit_row(struct cs_cli_table *t, const ProtobufCMessage *item)
+{
+    print_row(t, (const Csched__V1__AuditEntry *)item);
+}
+
 int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
-    uint32_t limit = AUDIT_DEFAULT_LIMIT, shown = 0;
-    struct cs_call_opts opts;
-    struct cs_cli_list list;
+    uint32_t limit = AUDIT_DEFAULT_LIMIT;
     struct cs_cli_table t;
-    char *token = NULL;
-    struct cs_status st;
     int rc;
 
     for (int i = 0; i < argc; i++) {
@@ -133,36 +145,9 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
         if (rc != 0)
             return rc;
     }
-    opts = cs_cli_call_opts(cli);
     if (cli->format == CS_FORMAT_TABLE)
         cs_cli_table_init(&t, 6, "ID", "AT", "METHOD", "IDENTITY", "TARGET", "OUTCOME");
-    cs_cli_list_begin(&list, cli, "entries");
-    do {
-        Csched__V1__ListAuditResponse *resp;
-
-        req.page_size = limit - shown < 1000 ? limit - shown : 1000;
-        req.page_token = token != NULL ? token : (char *)"";
-        rc = cs_scheduler_list_audit(cli->client, &req, &resp, &opts, &st);
-        free(token);
-        token = NULL;
-        if (rc != 0) {
-            /* The rows read so far, then why the rest is missing. */
-            if (cli->format == CS_FORMAT_TABLE)
-                cs_cli_table_print(&t, cli->out, "");
-            return cs_cli_fail(cli, "list audit", rc, &st);
-        }
-        for (size_t i = 0; i < resp->n_entries && shown < limit; i++, shown++) {
-            if (cli->format != CS_FORMAT_TABLE)
-                cs_cli_list_add(&list, &resp->entries[i]->base);
-            else
-                print_row(&t, resp->entries[i]);
-        }
-        if (resp->next_page_token[0] != '\0' && shown < limit)
-            token = cs_cli_xstrdup(resp->next_page_token);
-        csched__v1__list_audit_response__free_unpacked(resp, NULL);
-    } while (token != NULL);
-    cs_cli_list_end(&list, "");
-    if (cli->format == CS_FORMAT_TABLE)
-        cs_cli_table_print(&t, cli->out, "");
-    return 0;
+    const struct cs_cli_pages pages = {"list audit", "entries",   &req,
+                                       limit,        fetch_audit, audit_row};
+    return cs_cli_list_pages(cli, &pages, &t);
 }

@@ -42,52 +42,35 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
     return 0;
 }
 
+static int fetch_runs(struct cs_cli *cli, void *req, uint32_t page_size, const char *page_token,
+                      ProtobufCMessage **resp, const struct cs_call_opts *opts,
+                      struct cs_status *st)
+{
+    Csched__V1__ListRunsRequest *r = req;
+    r->page_size = page_size;
+    r->page_token = (char *)page_token;
+    return cs_scheduler_list_runs(cli->client, r, (Csched__V1__ListRunsResponse **)resp, opts, st);
+}
+
+static void run_row(struct cs_cli_table *t, const ProtobufCMessage *item)
+{
+    cs_cli_run_table_row(t, (const Csched__V1__Run *)item);
+}
+
 int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
-    uint32_t limit = RUNS_DEFAULT_LIMIT, shown = 0;
-    struct cs_call_opts opts;
-    struct cs_cli_list list;
+    uint32_t limit = RUNS_DEFAULT_LIMIT;
     struct cs_cli_table t;
-    char *token = NULL;
-    struct cs_status st;
     int rc;
 
     rc = parse_runs(cli, argc, argv, &req, &limit);
     if (rc != 0)
         return rc;
-    opts = cs_cli_call_opts(cli);
     if (cli->format == CS_FORMAT_TABLE)
         cs_cli_run_table_init(&t);
-    cs_cli_list_begin(&list, cli, "runs");
-    do {
-        Csched__V1__ListRunsResponse *resp;
-
-        req.page_size = limit - shown < 1000 ? limit - shown : 1000;
-        req.page_token = token != NULL ? token : (char *)"";
-        rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
-        free(token);
-        token = NULL;
-        if (rc != 0) {
-            /* The rows read so far, then why the rest is missing. */
-            if (cli->format == CS_FORMAT_TABLE)
-                cs_cli_table_print(&t, cli->out, "");
-            return cs_cli_fail(cli, "list runs", rc, &st);
-        }
-        for (size_t i = 0; i < resp->n_runs && shown < limit; i++, shown++) {
-            if (cli->format != CS_FORMAT_TABLE)
-                cs_cli_list_add(&list, &resp->runs[i]->base);
-            else
-                cs_cli_run_table_row(&t, resp->runs[i]);
-        }
-        if (resp->next_page_token[0] != '\0' && shown < limit)
-            token = cs_cli_xstrdup(resp->next_page_token);
-        csched__v1__list_runs_response__free_unpacked(resp, NULL);
-    } while (token != NULL);
-    cs_cli_list_end(&list, "");
-    if (cli->format == CS_FORMAT_TABLE)
-        cs_cli_table_print(&t, cli->out, "");
-    return 0;
+    const struct cs_cli_pages pages = {"list runs", "runs", &req, limit, fetch_runs, run_row};
+    return cs_cli_list_pages(cli, &pages, &t);
 }
 
 /* Parses "ID" for run and cancel. Returns 0 or an exit code. */
