@@ -10,12 +10,14 @@
 #   6. csched-minder built with the sanitizers too, and its own tests
 #   7. the libFuzzer targets (tests/fuzz/) in a clang build: their committed
 #      corpora replayed (ctest -L fuzz), then each fuzzed for a fixed time
+#   8. a Release build, the configuration deploy/quickstart.sh builds (its
+#      -O3 warnings differ), and its unit tests
 #
 # Every stage runs even when an earlier one failed; the exit status is 0 only
 # when all of them passed. Benchmarks (tests/bench/) are not run.
 #
 # Environment: CSCHED_BUILD_ROOT (default <repo>/build; builds go to plain/,
-# asan/, asan-minder/ and fuzz/ under it), CSCHED_JOBS (parallel compile jobs, default nproc),
+# asan/, asan-minder/, fuzz/ and release/ under it), CSCHED_JOBS (parallel compile jobs, default nproc),
 # CSCHED_SKIP_DEPS=1 to skip stage 1, CSCHED_FUZZ_SECONDS (per fuzz target,
 # default 20).
 set -euo pipefail
@@ -153,9 +155,13 @@ else
     failed=1
 fi
 
+stage "Release build, as deploy/quickstart.sh makes it, and its unit tests ($build_root/release)"
+build_and_test release "$build_root/release" "" '^unit_' -DCMAKE_BUILD_TYPE=Release \
+    -DCSCHED_SANITIZE= || failed=1
+
 stage "summary"
 printf '%s\n' "${summary[@]}"
-for name in plain asan asan-minder fuzz; do
+for name in plain asan asan-minder fuzz release; do
     log=$build_root/$name/ctest.log
     [ -f "$log" ] || continue
     echo "-- $name:"

@@ -375,6 +375,8 @@ void cs_cli_table_row(struct cs_cli_table *t, const char *const *cells);
 /* Writes the table, each line after indent, columns two spaces apart and as
  * wide as their widest cell; frees it. */
 void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent);
+/* Frees the table unprinted. */
+void cs_cli_table_free(struct cs_cli_table *t);
 
 /* --- help.c --- */
 

@@ -126,15 +126,11 @@ static int job_next(struct cs_cli *cli, int argc, char **argv)
     return 0;
 }
 
-static void print_job_row(struct cs_cli *cli, struct cs_cli_list *list, struct cs_cli_table *t,
-                          const Csched__V1__Job *job)
+static void job_row(struct cs_cli_table *t, const ProtobufCMessage *item)
 {
+    const Csched__V1__Job *job = (const Csched__V1__Job *)item;
     char cmd[64], running[16], timeout[16], attempts[16], version[24];
 
-    if (cli->format != CS_FORMAT_TABLE) {
-        cs_cli_list_add(list, &job->base);
-        return;
-    }
     if (job->n_command > 0) {
         size_t used = 0;
 
@@ -152,48 +148,30 @@ static void print_job_row(struct cs_cli *cli, struct cs_cli_list *list, struct c
     cs_cli_table_row(t, (const char *const[]){job->name, running, timeout, attempts, version, cmd});
 }
 
+static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const char *page_token,
+                      ProtobufCMessage **resp, const struct cs_call_opts *opts,
+                      struct cs_status *st)
+{
+    Csched__V1__ListJobsRequest *r = req;
+    r->page_size = page_size;
+    r->page_token = (char *)page_token;
+    return cs_scheduler_list_jobs(cli->client, r, (Csched__V1__ListJobsResponse **)resp, opts, st);
+}
+
 static int job_list(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
-    struct cs_call_opts opts;
     struct cs_cli_table t;
-    struct cs_cli_list list;
-    char *token = NULL;
-    struct cs_status st;
     int rc;
 
     rc = cs_cli_positionals(cli, argc, argv, NULL, 0, "csched job list");
     if (rc != 0)
         return rc;
-    opts = cs_cli_call_opts(cli);
     if (cli->format == CS_FORMAT_TABLE)
         cs_cli_table_init(&t, 6, "NAME", "MAX_RUNNING", "TIMEOUT", "ATTEMPTS", "VERSION",
                           "COMMAND");
-    cs_cli_list_begin(&list, cli, "jobs");
-    do {
-        Csched__V1__ListJobsResponse *resp;
-
-        req.page_size = 1000;
-        req.page_token = token != NULL ? token : (char *)"";
-        rc = cs_scheduler_list_jobs(cli->client, &req, &resp, &opts, &st);
-        free(token);
-        token = NULL;
-        if (rc != 0) {
-            /* The rows read so far, then why the rest is missing. */
-            if (cli->format == CS_FORMAT_TABLE)
-                cs_cli_table_print(&t, cli->out, "");
-            return cs_cli_fail(cli, "list jobs", rc, &st);
-        }
-        for (size_t i = 0; i < resp->n_jobs; i++)
-            print_job_row(cli, &list, &t, resp->jobs[i]);
-        if (resp->next_page_token[0] != '\0')
-            token = cs_cli_xstrdup(resp->next_page_token);
-        csched__v1__list_jobs_response__free_unpacked(resp, NULL);
-    } while (token != NULL);
-    cs_cli_list_end(&list, "");
-    if (cli->format == CS_FORMAT_TABLE)
-        cs_cli_table_print(&t, cli->out, "");
-    return 0;
+    const struct cs_cli_pages pages = {"list jobs", "jobs", &req, UINT32_MAX, fetch_jobs, job_row};
+    return cs_cli_list_pages(cli, &pages, &t);
 }
 
 static int job_delete(struct cs_cli *cli, int argc, char **argv)

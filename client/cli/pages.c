@@ -44,8 +44,12 @@ int cs_cli_list_pages(struct cs_cli *cli, const struct cs_cli_pages *p, struct c
         free(token);
         token = NULL;
         if (rc != 0) {
-            if (table)
+            /* The rows read so far, if any: a bare header would read as
+             * an empty list. */
+            if (table && shown > 0)
                 cs_cli_table_print(t, cli->out, "");
+            else if (table)
+                cs_cli_table_free(t);
             return cs_cli_fail(cli, p->what, rc, &st);
         }
         size_t n = page_items(resp, p->items, &items);

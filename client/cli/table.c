@@ -70,11 +70,17 @@ void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent)
             /* No spaces after the last column. */
             if (c + 1 < t->ncols)
                 fprintf(f, "%*s", (int)(widths[c] - width(cell) + 2), "");
-            free(t->cells[r * t->ncols + c]);
         }
         fputc('\n', f);
     }
     free(widths);
+    cs_cli_table_free(t);
+}
+
+void cs_cli_table_free(struct cs_cli_table *t)
+{
+    for (size_t i = 0; i < t->nrows * t->ncols; i++)
+        free(t->cells[i]);
     free(t->cells);
     t->cells = NULL;
 }

@@ -208,6 +208,22 @@ if [ "$(id -u)" -eq 0 ]; then
     expect logs_as out '^nobody$'
     check create_as_unknown 83 job create as-nobody-else --run-as-user no-such-user-csched -- true
     expect create_as_unknown err 'INVALID_ARGUMENT: job.run_as_user "no-such-user-csched": no such user'
+    # A user with no role: the refusal alone, no empty table before it.
+    if runuser -u nobody -- "$bin/csched" --help >/dev/null 2>&1; then
+        for list in "job list" runs; do
+            # shellcheck disable=SC2086 # the list command is two words
+            runuser -u nobody -- "$bin/csched" $list >"$tmp/out" 2>"$tmp/err"
+            got=$?
+            if [ "$got" -eq 87 ] && [ ! -s "$tmp/out" ]; then
+                passed=$((passed + 1))
+            else
+                failed=$((failed + 1))
+                echo "FAIL nobody $list: exit $got, want 87 and nothing on stdout:"
+                sed 's/^/  /' "$tmp/out"
+            fi
+            expect "nobody_$list" err 'PERMISSION_DENIED: List(Jobs|Runs) needs role viewer'
+        done
+    fi
 else
     check create_as_other 89 job create as-root --run-as-user root -- true
     expect create_as_other err 'FAILED_PRECONDITION: cschedd runs as uid'
