@@ -171,7 +171,8 @@ int main(int argc, char **argv)
     CS_TEST_OK(cs_testpg_start_opts(&args.pg, &pg));
     printf("csched benchmark: %ld cores, PostgreSQL fsync=%s, median of %u, bin %s\n\n",
            sysconf(_SC_NPROCESSORS_ONLN), args.pg.fsync ? "on" : "off", repeat, bin_dir);
-    bench_print_header();
+    if (selected(only, "A") || selected(only, "T"))
+        bench_print_header();
     for (size_t i = 0; i < 2; i++) {
         if (selected(only, workloads[i].key)) {
             outcomes[i] = run_workload(&workloads[i], bin_dir, pg, repeat);
