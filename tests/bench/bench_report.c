@@ -115,11 +115,11 @@ void bench_print_sustained(const struct sustained *s, unsigned n)
     printf("\nS: true triggered at a steady rate for %u s, one job, limit %d; lateness from due "
            "to RUNNING on Watch\n",
            s[0].seconds, S_LIMIT);
-    printf("  %8s %10s %9s %22s %15s %8s %9s %14s %10s\n", "rate/s", "triggers/s", "starts/s",
+    printf("  %8s %10s %9s %25s %17s %8s %9s %14s %10s\n", "rate/s", "triggers/s", "starts/s",
            "lateness p50/p99/max", "answer p50/p99", "backlog", "keeps up", "cschedd us/run",
            "db us/run");
     for (unsigned i = 0; i < n; i++)
-        printf("  %8.0f %10.1f %9.1f %8.1f/%6.1f/%6.0f %7.1f/%7.1f %8u %9s %14.0f %10.0f%s\n",
+        printf("  %8.0f %10.1f %9.1f %8.1f/%8.1f/%7.0f %8.1f/%8.1f %8u %9s %14.0f %10.0f%s\n",
                s[i].rate, s[i].trigger_rate, s[i].start_rate, s[i].late_p50_ms, s[i].late_p99_ms,
                s[i].late_max_ms, s[i].answer_p50_ms, s[i].answer_p99_ms, s[i].backlog,
                s[i].keeps_up ? "yes" : "no", s[i].own_cpu_us_per_run, s[i].db_cpu_us_per_run,

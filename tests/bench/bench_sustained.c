@@ -21,7 +21,7 @@
 #include "testlib.h"
 #include "testwatch.h"
 
-enum { S_SENDERS = 32, DRAIN_MIN_MS = 30000 };
+enum { S_SENDERS = 64, DRAIN_MIN_MS = 30000 };
 
 /* A run's attempt seen RUNNING on Watch. */
 struct s_start {
