@@ -2,9 +2,16 @@
  *
  *   A  200 runs of `sleep 0.2` (200 jobs), limit 200: the spec's burst;
  *   T  2000 runs of `true` (one job), global limit 64: throughput;
+ *   S  `true` triggered at a steady rate for 60 s, at 500/s and at the
+ *      floor's T rate: lateness from due to started, and whether csched
+ *      keeps up (bench_sustained.c);
+ *   API  unary calls/s and latency of GetRun, GetJob and TriggerJob, from
+ *      1 and 16 client threads, beside csched-bench-rpcfloor, the same gRPC
+ *      core answering an empty method (bench_api.c);
  *   M  the minder's own cost: 1000 x posix_spawn + wait of
- *      `csched-minder -d DIR -- /bin/true`, of a static (musl) true, and of
- *      the dynamic /bin/true.
+ *      `csched-minder -d DIR -- /bin/true` (each on a fresh attempt
+ *      directory), of a static (musl) true, and of the dynamic /bin/true,
+ *      and the verdict: a machine of fast or of slow process creation.
  *
  * For A and T, "csched" is a real cschedd (fresh per workload) on a throwaway
  * PostgreSQL, driven through libcsched: wall time runs from the release of
@@ -16,15 +23,20 @@
  * PostgreSQL's is shown apart.
  *
  * With --repeat N each side runs N times, alternating, and the run of median
- * wall time is shown. Temp dirs are removed only at the end: on ext4 without
- * a journal, the files one run deletes slow the file creations of the next
+ * wall time is shown; API alternates the floor and cschedd N times too. S
+ * runs once per rate (each run is a minute, and its floor is a rate). Temp dirs are removed only at
+ * the end: on ext4 without a journal, the files one run deletes slow the file creations of the next
  * (each allocation skips every inode deleted in the last seconds), and that
  * would charge one side for the other's clean-up.
  *
  * This file holds the command line and the order of the work; the workloads
  * are run and measured in bench_run.c, and printed by bench_report.c.
  *
- * Usage: csched-bench [--fsync on|off] [--only A|T|M] [--repeat N] */
+ * Usage: csched-bench [--fsync on|off] [--only LINE[,LINE...]] [--repeat N]
+ *                    [--s-seconds N] [--s-rate R] [--api-calls N]
+ * LINE is A, T, S, API or M. --s-rate gives S's second rate instead of the
+ * floor's T rate (measured by a floor run of T when T itself is not run).
+ * Exits 1 if a run of S or a call of API failed. */
 #include "bench.h"
 
 #include <stdio.h>
@@ -40,6 +52,9 @@
 
 static const char *const sleep_cmd[] = {"sleep", "0.2", NULL};
 static const char *const true_cmd[] = {"true", NULL};
+
+/* Line S's fixed rate; its other is the floor's T rate. */
+#define S_RATE 500.0
 
 static const struct workload workloads[] = {
     {"A", "A: 200 x sleep 0.2, limit 200", "bench-a", 200, 200, 200, sleep_cmd},
@@ -66,7 +81,23 @@ struct bench_args {
     struct cs_testpg_options pg;
     const char *only;
     unsigned repeat;
+    unsigned s_seconds;
+    double s_rate;
+    unsigned api_calls;
 };
+
+/* selected says whether line key is in --only's comma-separated list. */
+static bool selected(const char *only, const char *key)
+{
+    size_t n = strlen(key);
+
+    for (const char *p = only; p != NULL; p = strchr(p, ',')) {
+        p += *p == ',';
+        if (strncmp(p, key, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    }
+    return only == NULL;
+}
 
 static bool parse_args(int argc, char **argv, struct bench_args *a)
 {
@@ -79,24 +110,56 @@ static bool parse_args(int argc, char **argv, struct bench_args *a)
             a->only = argv[++i];
         else if (strcmp(argv[i], "--repeat") == 0)
             a->repeat = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--s-seconds") == 0)
+            a->s_seconds = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--s-rate") == 0)
+            a->s_rate = strtod(argv[++i], NULL);
+        else if (strcmp(argv[i], "--api-calls") == 0)
+            a->api_calls = (unsigned)strtoul(argv[++i], NULL, 10);
         else
             return false;
     }
-    return a->repeat >= 1 && a->repeat <= MAX_REPEAT;
+    return a->repeat >= 1 && a->repeat <= MAX_REPEAT && a->s_seconds >= 1 && a->s_rate >= 0 &&
+           a->api_calls >= API_THREADS;
+}
+
+/* The rates of line S: S_RATE, and the floor's T rate (given, from T's
+ * floor runs, or measured now by one). */
+static void run_sustained(const struct bench_args *args, const char *bin_dir, struct cs_testpg *pg,
+                          const struct outcome *t, struct sustained s[2])
+{
+    double floor_rate = args->s_rate;
+
+    if (floor_rate == 0 && t != NULL)
+        floor_rate = t->floor_runs_per_s;
+    if (floor_rate == 0) {
+        struct measure f;
+        fprintf(stderr, "bench: the floor's T rate, for S\n");
+        bench_run_floor(&workloads[1], bin_dir, &f);
+        floor_rate = f.runs / (f.wall_ms / 1e3);
+    }
+    bench_run_sustained(pg, S_RATE, args->s_seconds, &s[0]);
+    bench_run_sustained(pg, floor_rate, args->s_seconds, &s[1]);
+    bench_print_sustained(s, 2);
 }
 
 int main(int argc, char **argv)
 {
-    struct bench_args args = {.pg = {.fsync = true}, .repeat = 1};
+    struct bench_args args = {
+        .pg = {.fsync = true}, .repeat = 1, .s_seconds = 60, .api_calls = 3000};
     struct outcome outcomes[2];
-    bool ran[2] = {false, false};
+    bool ran[2] = {false, false}, ok = true;
     struct spawn_cost cost[SPAWN_KINDS];
+    struct sustained sustained[2];
+    struct api_measure api[MAX_REPEAT];
     struct cs_testpg *pg = NULL;
     char bin_dir[1024];
 
     if (!parse_args(argc, argv, &args)) {
-        fprintf(stderr, "usage: %s [--fsync on|off] [--only A|T|M] [--repeat 1-%d]\n", argv[0],
-                MAX_REPEAT);
+        fprintf(stderr,
+                "usage: %s [--fsync on|off] [--only A|T|S|API|M[,...]] [--repeat 1-%d]\n"
+                "       [--s-seconds N] [--s-rate RUNS_PER_S] [--api-calls N >= %d]\n",
+                argv[0], MAX_REPEAT, API_THREADS);
         return 2;
     }
     const char *only = args.only;
@@ -108,19 +171,30 @@ int main(int argc, char **argv)
     CS_TEST_OK(cs_testpg_start_opts(&args.pg, &pg));
     printf("csched benchmark: %ld cores, PostgreSQL fsync=%s, median of %u, bin %s\n\n",
            sysconf(_SC_NPROCESSORS_ONLN), args.pg.fsync ? "on" : "off", repeat, bin_dir);
-    bench_print_header();
+    if (selected(only, "A") || selected(only, "T"))
+        bench_print_header();
     for (size_t i = 0; i < 2; i++) {
-        if (only == NULL || strcmp(only, workloads[i].key) == 0) {
+        if (selected(only, workloads[i].key)) {
             outcomes[i] = run_workload(&workloads[i], bin_dir, pg, repeat);
             ran[i] = true;
         }
     }
+    bool ran_s = selected(only, "S"), ran_api = selected(only, "API");
+    if (ran_s) {
+        run_sustained(&args, bin_dir, pg, ran[1] ? &outcomes[1] : NULL, sustained);
+        ok = sustained[0].ok && sustained[1].ok;
+    }
+    if (ran_api) {
+        bench_run_api(pg, bin_dir, args.api_calls, repeat, api);
+        ok = bench_print_api(api, repeat, args.api_calls) && ok;
+    }
     cs_testpg_stop(pg);
     cs_test_defer_discards(false);
-    if (only == NULL || strcmp(only, "M") == 0) {
+    if (selected(only, "M")) {
         bench_minder_cost(bin_dir, cost);
         bench_print_minder_cost(cost);
     }
-    bench_print_targets(ran[0] ? &outcomes[0] : NULL, ran[1] ? &outcomes[1] : NULL);
-    return 0;
+    bench_print_targets(ran[0] ? &outcomes[0] : NULL, ran[1] ? &outcomes[1] : NULL, sustained,
+                        ran_s ? 2 : 0, ran_api ? api : NULL, repeat);
+    return ok ? 0 : 1;
 }

@@ -1,12 +1,15 @@
 /* bench: what the parts of csched-bench share. bench_run.c runs the
- * workloads, each on csched or on its floor, and measures them; bench_report.c
- * turns those measures into the table, the paired ratios and the verdicts on
- * stdout. Everything runs on the main thread (bench_run.c samples /proc from
- * threads of its own); progress and per-run details go to stderr. */
+ * bursts A and T, each on csched or on its floor, and line M;
+ * bench_sustained.c line S and bench_api.c line API; bench_report.c turns
+ * those measures into the table, the paired ratios and the verdicts on
+ * stdout. Everything is called from the main thread (the lines start client
+ * and sampler threads of their own); progress and per-run details go to
+ * stderr. */
 #ifndef CS_BENCH_H
 #define CS_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "testlib.h"
@@ -32,6 +35,7 @@ struct measure {
     double wall_ms;
     unsigned peak_alive;
     double cpu_ms;
+    double own_cpu_ms; /* cschedd's own, without its minders' (csched only) */
     double db_cpu_ms;
     bool has_lag;
     int64_t lag_p50_us, lag_p99_us, lag_max_us;
@@ -50,6 +54,10 @@ struct outcome {
     struct spread wall_ratio; /* csched wall / floor wall */
     struct spread peak_ratio; /* csched peak alive / floor's */
     struct spread lag_p99_ms, lag_max_ms;
+    double floor_runs_per_s; /* the floor's run of median wall time */
+    /* Medians over the csched runs, per run: cschedd's own CPU (launch
+     * thread, loop, gRPC; not its minders) and PostgreSQL's. */
+    double own_cpu_us_per_run, db_cpu_us_per_run;
 };
 
 /* The programs line M times, in the order it shows them. */
@@ -61,6 +69,14 @@ struct spawn_cost {
     bool measured;
     double wall_us, cpu_us;
 };
+
+/* The monotonic clock in ns; the wall clock in ms, as the server stamps
+ * its *_unix_ms fields. */
+int64_t bench_now_ns(void);
+double bench_unix_ms(void);
+
+/* Sorts v[0..n) in ascending order. */
+void bench_sort(double *v, size_t n);
 
 /* Runs w once on csched-floor from bin_dir and fills m. Exits the program
  * if the floor cannot be started or read. */
@@ -84,7 +100,66 @@ struct outcome bench_report_workload(const struct workload *w, struct measure *f
 /* Prints line M. */
 void bench_print_minder_cost(const struct spawn_cost cost[SPAWN_KINDS]);
 
-/* Prints the verdicts on the targets of A and T; NULL for one not run. */
-void bench_print_targets(const struct outcome *a, const struct outcome *t);
+/* Line S: runs of `true` triggered at a steady rate, one job, limit
+ * S_LIMIT. Lateness runs from a trigger's due time to its attempt's RUNNING
+ * event on Watch (the server's at_unix_ms). */
+enum { S_LIMIT = 64 };
+
+struct sustained {
+    bool ok; /* every trigger answered, every run started and succeeded */
+    bool keeps_up;
+    double rate;  /* asked for, runs/s */
+    unsigned due; /* runs due in the window: rate x seconds */
+    unsigned seconds;
+    unsigned errors;     /* TriggerJob calls that failed */
+    unsigned started;    /* runs whose attempt reached RUNNING */
+    unsigned succeeded;  /* runs that ended SUCCEEDED */
+    unsigned backlog;    /* due by the window's end, not started by then */
+    double trigger_rate; /* triggers answered / (last answer - first due) */
+    double start_rate;   /* starts within the window / its length */
+    double late_p50_ms, late_p99_ms, late_max_ms;
+    double answer_p50_ms, answer_p99_ms; /* due -> TriggerJob answered */
+    double own_cpu_us_per_run, db_cpu_us_per_run;
+};
+
+/* Runs line S once at rate for seconds on a fresh cschedd on pg, then
+ * waits for the backlog to drain (bounded), and fills s. */
+void bench_run_sustained(struct cs_testpg *pg, double rate, unsigned seconds, struct sustained *s);
+
+/* Prints line S's rows, one per rate. */
+void bench_print_sustained(const struct sustained *s, unsigned n);
+
+/* Line API: unary calls, each kind timed sequentially and from
+ * API_THREADS client threads (one channel each). API_FLOOR is GetRun
+ * answered with an empty Run by csched-bench-rpcfloor. */
+enum { API_FLOOR, API_GET_RUN, API_GET_JOB, API_TRIGGER, API_KINDS };
+enum { API_SEQUENTIAL, API_CONCURRENT, API_MODES };
+enum { API_THREADS = 16 };
+
+struct api_figure {
+    double calls_per_s;
+    double p50_us, p99_us;
+    double server_cpu_us; /* the serving process's CPU per call */
+    unsigned errors;
+};
+
+struct api_measure {
+    struct api_figure fig[API_KINDS][API_MODES];
+};
+
+/* Runs line API repeat times (the floor and cschedd alternating, calls
+ * per figure) into m[0..repeat). cschedd runs fresh on pg; the floor is
+ * bin_dir's csched-bench-rpcfloor. */
+void bench_run_api(struct cs_testpg *pg, const char *bin_dir, unsigned calls, unsigned repeat,
+                   struct api_measure *m);
+
+/* Prints line API: medians over the repeats, and paired ratios to the
+ * floor. Returns false if any call failed. */
+bool bench_print_api(const struct api_measure *m, unsigned repeat, unsigned calls);
+
+/* Prints the verdicts on the targets; NULL (or n_s 0) for a line not run. */
+void bench_print_targets(const struct outcome *a, const struct outcome *t,
+                         const struct sustained *s, unsigned n_s, const struct api_measure *api,
+                         unsigned api_repeat);
 
 #endif

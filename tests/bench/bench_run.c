@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,11 +27,23 @@ extern char **environ;
 
 enum { TRIGGER_THREADS = 10, BURST_TIMEOUT_MS = 120000 };
 
-static double now_ms(void)
+int64_t bench_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+double bench_unix_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double now_ms(void)
+{
+    return (double)bench_now_ns() / 1e6;
 }
 
 static double tv_ms(struct timeval tv)
@@ -199,14 +212,19 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
     m->wall_ms = r.wall_ms;
     m->peak_alive = r.proc_peak;
     m->cpu_ms = srv1 - srv0;
+    m->own_cpu_ms = own1 - own0;
     m->db_cpu_ms = db1 - db0;
     int status = cs_testd_stop(d);
     if (status != 0)
         fprintf(stderr, "bench: cschedd exited with status %d\n", status);
 }
 
-/* spawn_cost times n posix_spawn + waitpid of argv, per spawn. */
-static void spawn_cost(char *const argv[], unsigned n, struct spawn_cost *cost)
+/* spawn_cost times n posix_spawn + waitpid of argv, per spawn. With dirs,
+ * argv[dir_arg] is dirs[i] for spawn i: the minder refuses a directory that
+ * holds a pid file already, so each spawn gets the fresh attempt directory
+ * cschedd's launch thread would have made for it. */
+static void spawn_cost(char *argv[], int dir_arg, char *const *dirs, unsigned n,
+                       struct spawn_cost *cost)
 {
     struct rusage before, after;
     int wstatus;
@@ -215,6 +233,8 @@ static void spawn_cost(char *const argv[], unsigned n, struct spawn_cost *cost)
     getrusage(RUSAGE_CHILDREN, &before);
     double t0 = now_ms();
     for (unsigned i = 0; i < n; i++) {
+        if (dirs != NULL)
+            argv[dir_arg] = dirs[i];
         CS_TEST_OK(posix_spawn(&pid, argv[0], NULL, NULL, argv, environ));
         CS_TEST_EQ(waitpid(pid, &wstatus, 0), pid);
         CS_TEST_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
@@ -230,18 +250,28 @@ static void spawn_cost(char *const argv[], unsigned n, struct spawn_cost *cost)
 void bench_minder_cost(const char *bin_dir, struct spawn_cost cost[SPAWN_KINDS])
 {
     char minder[1200], static_true[1200], dir[] = "/tmp/cs-bench-minder-XXXXXX";
+    char **attempt_dirs = calloc(SPAWN_COST_N, sizeof(*attempt_dirs));
 
     snprintf(minder, sizeof(minder), "%s/csched-minder", bin_dir);
     snprintf(static_true, sizeof(static_true), "%s/csched-bench-true", bin_dir);
-    CS_TEST_TRUE(mkdtemp(dir) != NULL);
-    char *minder_argv[] = {minder, "-d", dir, "--", "/bin/true", NULL};
+    CS_TEST_TRUE(attempt_dirs != NULL && mkdtemp(dir) != NULL);
+    /* Made before the timed loop: in cschedd too the launch thread makes
+     * them, outside the minder's own cost. */
+    for (unsigned i = 0; i < SPAWN_COST_N; i++) {
+        CS_TEST_TRUE(asprintf(&attempt_dirs[i], "%s/%u-1", dir, i + 1) > 0);
+        CS_TEST_OK(mkdir(attempt_dirs[i], 0755));
+    }
+    char *minder_argv[] = {minder, "-d", NULL, "--", "/bin/true", NULL};
     char *static_argv[] = {static_true, NULL};
     char *dynamic_argv[] = {"/bin/true", NULL};
 
     memset(cost, 0, SPAWN_KINDS * sizeof(cost[0]));
-    spawn_cost(minder_argv, SPAWN_COST_N, &cost[SPAWN_MINDER]);
+    spawn_cost(minder_argv, 2, attempt_dirs, SPAWN_COST_N, &cost[SPAWN_MINDER]);
     if (access(static_true, X_OK) == 0)
-        spawn_cost(static_argv, SPAWN_COST_N, &cost[SPAWN_STATIC_TRUE]);
-    spawn_cost(dynamic_argv, SPAWN_COST_N, &cost[SPAWN_DYNAMIC_TRUE]);
+        spawn_cost(static_argv, 0, NULL, SPAWN_COST_N, &cost[SPAWN_STATIC_TRUE]);
+    spawn_cost(dynamic_argv, 0, NULL, SPAWN_COST_N, &cost[SPAWN_DYNAMIC_TRUE]);
+    for (unsigned i = 0; i < SPAWN_COST_N; i++)
+        free(attempt_dirs[i]);
+    free(attempt_dirs);
     cs_test_rmtree(dir);
 }
