@@ -259,7 +259,7 @@ static int sched_init(struct server *srv)
     int rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)
         rc = cs_probe_start(srv->loop, &s->probe);
-    if (rc == 0)
+    if (rc == 0 && srv->config.metrics_listen != NULL)
         rc = cs_metrics_start(srv->loop, cs_metrics_sched_gauges_cb, s);
     if (rc == 0)
         rc = cs_dir_check_start(&srv->dir_check, srv->loop, s->state_dir, dir_checked_cb, s);

@@ -191,7 +191,10 @@ int cs_metrics_http_start(const struct cs_config *config, struct cs_metrics_http
     }
     if ((rc = read_files(h, err)) != 0)
         goto err_free;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* epoll (libmicrohttpd's choice on Linux), not select: cschedd may hold
+     * far more than FD_SETSIZE descriptors, and a scrape's socket can get a
+     * number above it. */
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
     if (addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (h->cert_pem != NULL)
