@@ -1,7 +1,8 @@
 /* The Prometheus endpoint of a real cschedd on loopback (--metrics-listen
  * 127.0.0.1:PORT, plain HTTP): a scrape after real runs passes promtool's
  * check and lint, and its counters moved by what was done (runs succeeded
- * and failed, the gRPC calls made); other paths and methods get 404 and 405;
+ * and failed, the gRPC calls made, a schedule's slots, a reconnect to the
+ * database); other paths and methods get 404 and 405;
  * 200 scrapes in a row leave the loop's lag within the usual bounds; and a
  * real Prometheus scraping every second answers its HTTP API with the
  * expected series. One server serves every test of this file, in order. */
@@ -16,6 +17,7 @@
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 #include <fcntl.h>
+#include <libpq-fe.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,7 +93,8 @@ static void test_scrape_after_runs(void **state)
     struct cs_e2e *e = *state;
     run_job(e, "ok", "echo hi", 3);
     run_job(e, "bad", "exit 3", 1);
-    char *text = scrape_until(SUCCEEDED, 3);
+    /* The failed run ended last: once it shows, so does all before it. */
+    char *text = scrape_until("csched_runs_finished_total{state=\"failed\"}", 1);
     cs_metrics_promtool_ok(text);
     assert_value(text, SUCCEEDED, 3);
     assert_value(text, "csched_runs_finished_total{state=\"failed\"}", 1);
@@ -150,6 +153,49 @@ static void test_rapid_scrapes_leave_loop_free(void **state)
     }
     csched__v1__run__free_unpacked(cs_e2e_wait_end(e, last), NULL);
     cs_testd_assert_lag_ok(e->d);
+}
+
+/* A schedule's slots are counted by outcome, and their lateness observed. */
+static void test_schedule_slots_counted(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *job = calloc(1, sizeof(*job));
+    Csched__V1__Schedule *sc = calloc(1, sizeof(*sc));
+    assert_true(job != NULL && sc != NULL);
+    csched__v1__job__init(job);
+    csched__v1__schedule__init(sc);
+    job->name = strdup("every-second");
+    job->shell = strdup("true");
+    sc->text = strdup("@every 1s");
+    sc->time_zone = strdup("");
+    job->schedule = sc;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+    free(scrape_until("csched_schedule_slots_total{outcome=\"started\"}", 2));
+    free(scrape_until("csched_schedule_fire_lateness_seconds_count", 2));
+    Csched__V1__DeleteJobRequest req = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
+    req.name = "every-second";
+    Csched__V1__DeleteJobResponse *resp = NULL;
+    struct cs_status st = {0};
+    assert_int_equal(cs_scheduler_delete_job(e->client, &req, &resp, cs_e2e_opts(), &st), 0);
+    csched__v1__delete_job_response__free_unpacked(resp, NULL);
+}
+
+/* A connection the database drops is counted when cschedd makes it again. */
+static void test_db_reconnect_counted(void **state)
+{
+    struct cs_e2e *e = *state;
+    PGconn *conn = PQconnectdb(cs_testpg_url(e->pg));
+    assert_int_equal(PQstatus(conn), CONNECTION_OK);
+    PGresult *res = PQexec(conn, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                 "WHERE application_name LIKE 'cschedd%'");
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) < 1)
+        fail_msg("terminating cschedd's session: %s", PQerrorMessage(conn));
+    PQclear(res);
+    PQfinish(conn);
+    free(scrape_until("csched_db_reconnects_total", 1));
+    free(scrape_until("csched_db_up", 1));
+    run_job(e, "after-reconnect", "true", 1);
 }
 
 /* Prometheus's own HTTP API: the body of GET /api/v1/query?query=q. */
@@ -238,6 +284,8 @@ int main(void)
         cmocka_unit_test(test_scrape_after_runs),
         cmocka_unit_test(test_other_paths_refused),
         cmocka_unit_test(test_rapid_scrapes_leave_loop_free),
+        cmocka_unit_test(test_schedule_slots_counted),
+        cmocka_unit_test(test_db_reconnect_counted),
         cmocka_unit_test(test_prometheus_scrapes),
     };
     return cmocka_run_group_tests(tests, group_setup, cs_e2e_teardown);
