@@ -16,6 +16,11 @@ set -euo pipefail
 # clang 14) build the fuzz targets of tests/fuzz. libicu-dev: ICU's calendar
 # API, the time zones of schedules (server/tz.c). grpc-proto: gRPC's own
 # .proto files (grpc.health.v1), which the API uses rather than a copy.
+# libmicrohttpd-dev: the metrics endpoint's HTTP server (with GnuTLS);
+# prometheus (promtool with it) and curl: the metrics tests scrape with them
+# and run a real Prometheus on ports of their own. On a machine with systemd,
+# installing prometheus also starts its daemon on :9090; the tests never use
+# that one.
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
     libgrpc-dev grpc-proto protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
@@ -24,12 +29,13 @@ BUILD_PACKAGES=(
     python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml
     clang-format procps util-linux
     clang libclang-rt-14-dev
+    libmicrohttpd-dev prometheus curl
 )
 
 # Shared libraries of cschedd and csched, the PostgreSQL server binaries for
 # the embedded database, runuser for running PostgreSQL unprivileged as root.
 RUNTIME_PACKAGES=(
-    libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2 libssl3
+    libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2 libssl3 libmicrohttpd12
     postgresql-15 procps util-linux ca-certificates
 )
 

@@ -40,6 +40,9 @@ static const struct {
      * are set up (docs/security.md). */
     {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE},
     {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE},
+    /* Not a gRPC method: the metrics endpoint's one path (metrics_http.h),
+     * as read as GetStats. */
+    {"/metrics", CS_ROLE_VIEWER},
 };
 
 enum cs_role cs_access_needed(const char *path)

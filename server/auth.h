@@ -72,5 +72,9 @@ struct cs_auth_load {
 /* Pool thread (or the main thread before the loop runs): reads, checks and
  * parses work->data's files into its results. */
 void cs_auth_load_work(uv_work_t *work);
+/* Off the loop: the whole of path into *out (NUL-terminated, the caller
+ * frees it); with private set, a file others may read is refused. 0 or a
+ * negative errno, err saying which file and why. */
+int cs_auth_read_file(const char *path, bool private, char **out, struct cs_err *err);
 
 #endif

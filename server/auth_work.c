@@ -23,7 +23,7 @@
 /* The whole of path into *out (NUL-terminated, the caller frees it). With
  * private set, a file others may read is refused. 0 or a negative errno,
  * err set. */
-static int read_file(const char *path, bool private, char **out, struct cs_err *err)
+int cs_auth_read_file(const char *path, bool private, char **out, struct cs_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -115,15 +115,16 @@ static int load_tls(struct cs_auth_load *l)
 {
     const struct cs_auth_paths *p = &l->paths;
     char *cert = NULL, *key = NULL, *ca = NULL;
-    int rc = read_file(p->tls_cert, false, &cert, &l->err);
+    int rc = cs_auth_read_file(p->tls_cert, false, &cert, &l->err);
     if (rc != 0)
         return rc;
-    if ((rc = read_file(p->tls_key, true, &key, &l->err)) != 0)
+    if ((rc = cs_auth_read_file(p->tls_key, true, &key, &l->err)) != 0)
         goto err_free_cert;
     if ((rc = check_pair(p->tls_cert, cert, p->tls_key, key, &l->err)) != 0)
         goto err_free_key;
-    if (p->tls_client_ca != NULL && ((rc = read_file(p->tls_client_ca, false, &ca, &l->err)) != 0 ||
-                                     (rc = check_ca(p->tls_client_ca, ca, &l->err)) != 0))
+    if (p->tls_client_ca != NULL &&
+        ((rc = cs_auth_read_file(p->tls_client_ca, false, &ca, &l->err)) != 0 ||
+         (rc = check_ca(p->tls_client_ca, ca, &l->err)) != 0))
         goto err_free_ca;
     grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
     /* gRPC's fetcher path asserts some roots even when no client certificate
@@ -146,13 +147,14 @@ void cs_auth_load_work(uv_work_t *work)
     const struct cs_auth_paths *p = &l->paths;
     char *text = NULL;
     int rc = p->tls_cert != NULL ? load_tls(l) : 0;
-    if (rc == 0 && p->tokens != NULL && (rc = read_file(p->tokens, true, &text, &l->err)) == 0) {
+    if (rc == 0 && p->tokens != NULL &&
+        (rc = cs_auth_read_file(p->tokens, true, &text, &l->err)) == 0) {
         rc = cs_tokens_parse(p->tokens, text, &l->tokens, &l->err);
         OPENSSL_cleanse(text, strlen(text));
         free(text);
     }
     if (rc == 0 && p->client_roles != NULL &&
-        (rc = read_file(p->client_roles, false, &text, &l->err)) == 0) {
+        (rc = cs_auth_read_file(p->client_roles, false, &text, &l->err)) == 0) {
         rc = cs_cert_roles_parse(p->client_roles, text, &l->cert_roles, &l->err);
         free(text);
     }

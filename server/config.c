@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net_addr.h"
+
 enum {
     OPT_SOCKET = 256,
     OPT_LISTEN,
@@ -31,7 +33,8 @@ enum {
     OPT_TLS_CLIENT_ROLES,
     OPT_TOKENS_FILE,
     OPT_JOB_USER,
-    OPT_AUDIT_RETENTION_DAYS
+    OPT_AUDIT_RETENTION_DAYS,
+    OPT_METRICS_LISTEN
 };
 
 static const struct option options[] = {
@@ -58,6 +61,7 @@ static const struct option options[] = {
     {"tokens-file", required_argument, NULL, OPT_TOKENS_FILE},
     {"job-user", required_argument, NULL, OPT_JOB_USER},
     {"audit-retention-days", required_argument, NULL, OPT_AUDIT_RETENTION_DAYS},
+    {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -112,6 +116,9 @@ void cs_config_usage(const char *prog)
             "  --job-user NAME         as root, who a job without run_as_user runs as\n"
             "                          (default: csched-job if it exists, else nobody)\n"
             "                                                           [CSCHED_JOB_USER]\n"
+            "  --metrics-listen HOST:PORT  serve Prometheus metrics on GET /metrics (off by\n"
+            "                          default); beyond loopback it needs --tls-cert and\n"
+            "                          --tokens-file, or --insecure-tcp [CSCHED_METRICS_LISTEN]\n"
             "  SIGHUP rereads the TLS files and the tokens and client-roles files.\n",
             prog, CS_DEFAULT_MAX_RUNNING, CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
 }
@@ -255,6 +262,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
         case OPT_JOB_USER:
             c->job_user = optarg[0] != '\0' ? optarg : NULL;
             break;
+        case OPT_METRICS_LISTEN:
+            c->metrics_listen = optarg[0] != '\0' ? optarg : NULL;
+            break;
         case OPT_AUDIT_RETENTION_DAYS:
             raw->audit_retention = (struct raw){optarg, "--audit-retention-days"};
             break;
@@ -302,6 +312,27 @@ static int parse_log_style(const struct raw_settings *raw, struct cs_config *c, 
     return 0;
 }
 
+/* The metrics endpoint follows the gRPC listener's rules: beyond loopback,
+ * TLS and a token, or the operator's explicit --insecure-tcp. */
+static int check_metrics(struct cs_config *c, struct cs_err *err)
+{
+    struct sockaddr_storage addr;
+    if (c->metrics_listen == NULL)
+        return 0;
+    if (cs_net_addr_parse("--metrics-listen", c->metrics_listen, &addr, err) != 0)
+        return -EINVAL;
+    c->metrics_loopback = cs_net_addr_is_loopback(&addr);
+    if (c->metrics_loopback || c->insecure_tcp ||
+        (c->auth.tls_cert != NULL && c->auth.tokens != NULL))
+        return 0;
+    return cs_err_set(err, -EPERM,
+                      "--metrics-listen %s is beyond loopback: without TLS and bearer tokens "
+                      "anyone who reaches it reads cschedd's metrics; give --tls-cert, --tls-key "
+                      "and --tokens-file, pass --insecure-tcp to accept that, or listen on "
+                      "127.0.0.1",
+                      c->metrics_listen);
+}
+
 /* Checks and converts the settings read as text: 0 or -EINVAL. */
 static int check_settings(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
 {
@@ -340,8 +371,10 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
         return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
     if (check_auth(&c->auth, err) != 0)
         return -EINVAL;
-    if (c->auth.tls_cert != NULL && c->listen == NULL)
-        return cs_err_set(err, -EINVAL, "--tls-cert secures the TCP listener: it needs --listen");
+    if (c->auth.tls_cert != NULL && c->listen == NULL && c->metrics_listen == NULL)
+        return cs_err_set(err, -EINVAL,
+                          "--tls-cert secures the TCP listeners: it needs --listen or "
+                          "--metrics-listen");
     if (c->auth.tls_cert != NULL && c->insecure_tcp)
         return cs_err_set(err, -EINVAL, "--insecure-tcp and --tls-cert exclude each other");
     /* Plain TCP lets anyone who reaches the port do anything: only on the
@@ -353,7 +386,7 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
                           "--tls-cert and --tls-key (with --tokens-file or --tls-client-ca), pass "
                           "--insecure-tcp to accept that, or use the unix socket %s",
                           c->listen, c->socket_path);
-    return 0;
+    return check_metrics(c, err);
 }
 
 int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *err)
@@ -361,6 +394,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     memset(c, 0, sizeof(*c));
     c->socket_path = env_or("CSCHED_SOCKET", CS_DEFAULT_SOCKET);
     c->listen = env_or("CSCHED_LISTEN", NULL);
+    c->metrics_listen = env_or("CSCHED_METRICS_LISTEN", NULL);
     c->insecure_tcp = strcmp(env_or("CSCHED_INSECURE_TCP", "0"), "1") == 0;
     c->admin_group = env_or("CSCHED_ADMIN_GROUP", NULL);
     c->operator_group = env_or("CSCHED_OPERATOR_GROUP", NULL);

@@ -29,10 +29,12 @@ struct cs_auth_paths {
 };
 
 struct cs_config {
-    const char *socket_path; /* the unix socket, always served */
-    const char *listen;      /* TCP "host:port"; NULL: none */
-    bool insecure_tcp;       /* TCP without TLS or authentication: everyone is admin */
-    const char *admin_group; /* NULL: CS_DEFAULT_ADMIN_GROUP if it exists; "": none */
+    const char *socket_path;    /* the unix socket, always served */
+    const char *listen;         /* TCP "host:port"; NULL: none */
+    const char *metrics_listen; /* the Prometheus endpoint's "host:port"; NULL: none */
+    bool metrics_loopback;      /* metrics_listen is a loopback address: plain HTTP, no token */
+    bool insecure_tcp;          /* TCP without TLS or authentication: everyone is admin */
+    const char *admin_group;    /* NULL: CS_DEFAULT_ADMIN_GROUP if it exists; "": none */
     const char *operator_group;
     const char *viewer_group;
     const char *database_url; /* NULL: the embedded PostgreSQL */
@@ -56,9 +58,10 @@ struct cs_config {
  * CSCHED_VIEWER_GROUP, CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
  * CSCHED_LOG_FORMAT, CSCHED_LOG_RUNS, * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS,
  * CSCHED_AUDIT_RETENTION_DAYS, CSCHED_TLS_CERT, CSCHED_TLS_KEY, CSCHED_TLS_CLIENT_CA,
- * CSCHED_TLS_CLIENT_ROLES, CSCHED_TOKENS_FILE, CSCHED_JOB_USER). Strings point into argv or
- * environ. 0 or -EINVAL with err naming the flag; -EPERM when TCP would be served without TLS and
- * --insecure-tcp was not given. */
+ * CSCHED_TLS_CLIENT_ROLES, CSCHED_TOKENS_FILE, CSCHED_JOB_USER, CSCHED_METRICS_LISTEN). Strings
+ * point into argv or environ. 0 or -EINVAL with err naming the flag; -EPERM when TCP would be
+ * served without TLS and
+ * --insecure-tcp was not given, or --metrics-listen beyond loopback without TLS and tokens. */
 int cs_config_parse(int argc, char **argv, struct cs_config *config, struct cs_err *err);
 void cs_config_usage(const char *prog);
 

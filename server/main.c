@@ -28,6 +28,9 @@
 #include "launcher.h"
 #include "local_listen.h"
 #include "log.h"
+#include "metrics.h"
+#include "metrics_http.h"
+#include "metrics_sched.h"
 #include "priority.h"
 #include "ready_work.h"
 #include "retention.h"
@@ -53,6 +56,7 @@ struct server {
     struct cs_state_lock state_lock; /* held until release() */
     struct cs_dir_check dir_check;
     struct cs_auth auth;
+    struct cs_metrics_http *metrics_http; /* NULL without --metrics-listen */
     char minder_path[PATH_MAX];
     char embedded_dir[PATH_MAX];
     bool stopping;
@@ -191,6 +195,7 @@ static void launcher_stopped_cb(void *arg)
     struct cs_sched *s = &srv->sched;
     cs_dispatch_close(s);
     cs_probe_stop(&s->probe);
+    cs_metrics_stop();
     cs_retention_stop(&srv->retention);
     cs_audit_expiry_stop(&srv->audit_expiry);
     cs_slots_stop(s);
@@ -254,6 +259,8 @@ static int sched_init(struct server *srv)
     int rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)
         rc = cs_probe_start(srv->loop, &s->probe);
+    if (rc == 0 && srv->config.metrics_listen != NULL)
+        rc = cs_metrics_start(srv->loop, cs_metrics_sched_gauges_cb, s);
     if (rc == 0)
         rc = cs_dir_check_start(&srv->dir_check, srv->loop, s->state_dir, dir_checked_cb, s);
     return rc;
@@ -361,6 +368,10 @@ static int listen_all(struct server *srv)
         cs_log_error("cannot listen on %s", c->listen != NULL ? c->listen : c->socket_path);
         goto err_stop_local;
     }
+    if (c->metrics_listen != NULL && cs_metrics_http_start(c, &srv->metrics_http, &err) != 0) {
+        cs_log_error("%s", err.msg);
+        goto err_stop_local;
+    }
     rc = cs_local_listen_start(&srv->local, local_handoff_cb, srv);
     if (rc != 0) {
         cs_log_error("starting the accept thread of %s failed: %s", c->socket_path,
@@ -384,6 +395,7 @@ static void release(struct server *srv)
     int rc = uv_loop_close(srv->loop);
     if (rc != 0)
         cs_log_warn("stopping: closing the loop failed: %s (handles still open)", uv_strerror(rc));
+    cs_metrics_http_stop(srv->metrics_http);
     grpc_shutdown_blocking();
     cs_auth_free(&srv->auth);
     cs_log_info("stopped");

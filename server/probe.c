@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "metrics.h"
 #include "util.h"
 
 /* Values below 16 us get a bucket each; above, 8 buckets per power of two. */
@@ -72,6 +73,7 @@ static void tick_cb(uv_timer_t *timer)
     int64_t late_us = now > probe->due_ns ? (int64_t)((now - probe->due_ns) / 1000) : 0;
 
     cs_lag_hist_record(&probe->since_start, late_us);
+    cs_metrics_observe(CS_METRIC_LOOP_LAG, (double)late_us / 1e6);
     uint64_t second = now / 1000000000u;
     unsigned slot = (unsigned)(second % CS_PROBE_WINDOW_S);
     if (probe->window_second[slot] != second) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics.h"
 #include "status.h"
 #include "status_details.h"
 #include "util.h"
@@ -108,6 +109,7 @@ struct cs_call *cs_call_open(size_t *open_calls, grpc_call *gcall, const struct 
     struct cs_call *call = cs_xcalloc(1, sizeof(*call));
     call->open_calls = open_calls;
     (*open_calls)++;
+    call->opened_ns = cs_now_mono_ns();
     call->call = gcall;
     call->method = method;
     call->close_tag.done_cb = close_done_cb;
@@ -172,6 +174,8 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
     }
     n++;
     call->finishing = true;
+    cs_metrics_count_grpc(call->method->path, code,
+                          (double)(cs_now_mono_ns() - call->opened_ns) / 1e9);
     cs_call_start_batch(call, ops, n, &call->final_tag);
     grpc_slice_unref(details);
     if (has_rich)

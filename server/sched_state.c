@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "metrics.h"
 #include "util.h"
 
 bool cs_run_state_is_terminal(Csched__V1__RunState state)
@@ -130,11 +131,39 @@ static void log_change(const Csched__V1__Run *run, uint32_t attempt, Csched__V1_
                             name);
 }
 
+/* What a run's change measures: its start (its queue wait, the first
+ * time), its minder running (the spawn's latency), its end. */
+static void measure_run_change(struct cs_run *run, Csched__V1__RunState state)
+{
+    const Csched__V1__Run *msg = run->msg;
+    int64_t now_ns = cs_now_mono_ns();
+    if (state == CSCHED__V1__RUN_STATE__RUN_STATE_STARTING) {
+        cs_metrics_count_start((uint32_t)msg->n_attempts);
+        run->starting_ns = now_ns;
+        int64_t due_ms = msg->not_before_unix_ms > msg->created_unix_ms ? msg->not_before_unix_ms
+                                                                        : msg->created_unix_ms;
+        int64_t wait_ms = cs_now_unix_ms() - due_ms;
+        if (msg->n_attempts == 1 && msg->started_unix_ms == 0 && due_ms > 0)
+            cs_metrics_observe(CS_METRIC_QUEUE_WAIT, (double)(wait_ms > 0 ? wait_ms : 0) / 1000);
+    } else if (state == CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING && run->starting_ns != 0) {
+        cs_metrics_observe(CS_METRIC_SPAWN, (double)(now_ns - run->starting_ns) / 1e9);
+        run->starting_ns = 0;
+    } else if (cs_run_state_is_terminal(state)) {
+        cs_metrics_count_end(0, state);
+    }
+}
+
 void cs_sched_set_attempt_state(const Csched__V1__Run *run, Csched__V1__Attempt *a,
                                 Csched__V1__RunState state)
 {
     CS_ASSERT_LOOP();
     a->state = state;
+    if (cs_run_state_is_terminal(state)) {
+        cs_metrics_count_end(a->number, state);
+        if (a->started_unix_ms > 0 && a->ended_unix_ms >= a->started_unix_ms)
+            cs_metrics_observe(CS_METRIC_ATTEMPT_DURATION,
+                               (double)(a->ended_unix_ms - a->started_unix_ms) / 1000);
+    }
     log_change(run, a->number, state, cs_outcome_of_attempt(a), a->started_unix_ms,
                a->ended_unix_ms);
 }
@@ -144,6 +173,7 @@ void cs_sched_set_run_state(struct cs_sched *s, struct cs_run *run, Csched__V1__
     CS_ASSERT_LOOP();
     log_change(run->msg, 0, state, cs_outcome_of_run(run->msg), run->msg->started_unix_ms,
                run->msg->ended_unix_ms);
+    measure_run_change(run, state);
     uint32_t *from = count_of(s, run->msg->state), *to = count_of(s, state);
     if (from != NULL)
         (*from)--;

@@ -73,6 +73,7 @@ struct cs_run {
     int64_t retry_delay_ms;  /* the wait before the next attempt, recorded with it, */
     int64_t retry_jitter_ms; /* and the random part taken off that wait */
     struct cs_run *key_next; /* in its run_keys bucket */
+    int64_t starting_ns;     /* cs_now_mono_ns() when it last went STARTING, for metrics */
 };
 
 struct cs_sched {

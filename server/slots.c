@@ -13,6 +13,7 @@
 #include "dispatch.h"
 #include "job.h"
 #include "log.h"
+#include "metrics.h"
 #include "store.h"
 
 /* How long to wait before reading the newest slots again after a failure. */
@@ -123,6 +124,8 @@ int64_t cs_slots_record(struct cs_sched *s, struct cs_job *job, int64_t slot_s, 
             slot.message = "missed while cschedd was down, and misfire is skip";
     }
     cs_store_slot_put(s->store, &slot, NULL, NULL);
+    cs_metrics_count_slot(d->outcome, d->reason,
+                          slot.backfill ? -1 : (double)(now_ms - slot.due_unix_ms) / 1000);
     return slot.run_id;
 }
 

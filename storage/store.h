@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "csched/v1/scheduler.pb-c.h"
+#include "store_stats.h"
 
 struct cs_store;
 
@@ -110,6 +111,9 @@ void cs_store_snapshot_free(struct cs_store_snapshot *snapshot);
  * stops the embedded PostgreSQL, then calls closed_cb; after it the store is
  * freed. */
 void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *arg);
+/* Copies the store's measurements (store_stats.h) into out, up included:
+ * for cschedd's metrics. */
+void cs_store_stats_get(const struct cs_store *store, struct cs_store_stats *out);
 
 /* True while connected and the backlog of unsent writes is below the limit:
  * the server refuses state-changing RPCs with UNAVAILABLE otherwise. A

@@ -183,6 +183,7 @@ int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err)
         store->inflight_tail = b;
         store->n_inflight++;
         cs_store_answer_wait(store);
+        b->sent_ns = cs_store_stats_sent(&store->stats, n);
         if (cs_store_batch_send(store->conn, b) != 0 || !PQpipelineSync(store->conn))
             return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
     }
@@ -206,6 +207,7 @@ static void batch_done(struct cs_store *store)
     if (store->inflight_head == NULL)
         store->inflight_tail = NULL;
     store->n_inflight--;
+    cs_store_stats_done(&store->stats, b->sent_ns, b->failed);
     while ((op = queue_pop(&b->ops)) != NULL)
         op_finish(store, op, b->failed ? -EIO : 0);
     if (b->done_cb != NULL)
@@ -227,6 +229,8 @@ static int take_result(struct cs_store *store, struct cs_store_batch *b, PGresul
     const struct cs_store_sent *sent = b->next_result < b->n_sent ? &b->sent[b->next_result] : NULL;
     struct cs_store_op *op = sent != NULL ? sent->op : NULL;
 
+    if (b->next_result == 0)
+        cs_store_stats_answered(&store->stats, b->sent_ns);
     if (st == PGRES_FATAL_ERROR) {
         if (cs_store_is_conn_error(store, res)) {
             cs_store_err_set(err, -ENOTCONN, "%s", PQresultErrorMessage(res));

@@ -91,6 +91,7 @@ static void setup_done_cb(struct cs_store *store, int status)
         cs_store_log(&store->log, CS_STORE_LOG_INFO,
                      "reconnected to the database; %zu writes to send", store->n_writes);
     store->unanswered_since_ns = 0;
+    store->stats.reconnects += store->opened;
     store->state = CS_STORE_CONN_READY;
     store->backoff_ms = BACKOFF_MIN_MS;
     store->conn_cbs.ready_cb(store);

@@ -220,6 +220,7 @@ struct cs_store_batch {
     size_t cap_sent;
     size_t next_result; /* index in sent of the statement whose result comes next */
     bool failed;
+    int64_t sent_ns;                /* when it was sent, for store_stats */
     cs_store_batch_done_cb done_cb; /* the prepares of a new connection, else NULL */
 };
 
@@ -321,6 +322,8 @@ struct cs_store {
     int work_status;
     char work_conninfo[512];
     bool pg_started;
+
+    struct cs_store_stats stats; /* store_batch.c and store_conn.c, through store_stats.h */
 
     bool snapshot_queued; /* its reads are sent again after a reconnect */
     bool opened;          /* open_cb has run */

@@ -36,7 +36,8 @@ static const char *const env_names[] = {"CSCHED_LISTEN",
                                         "CSCHED_TLS_CLIENT_ROLES",
                                         "CSCHED_TOKENS_FILE",
                                         "CSCHED_JOB_USER",
-                                        "CSCHED_AUDIT_RETENTION_DAYS"};
+                                        "CSCHED_AUDIT_RETENTION_DAYS",
+                                        "CSCHED_METRICS_LISTEN"};
 
 static int clear_env(void **state)
 {
@@ -480,7 +481,8 @@ static void test_config_missing_value_names_flag(void **state)
         "--ready-file",       "--minder",       "--log-level",   "--nice",
         "--retention-days",   "--socket",       "--admin-group", "--operator-group",
         "--viewer-group",     "--tls-cert",     "--tls-key",     "--tls-client-ca",
-        "--tls-client-roles", "--tokens-file",  "--job-user",    "--audit-retention-days"};
+        "--tls-client-roles", "--tokens-file",  "--job-user",    "--audit-retention-days",
+        "--metrics-listen"};
     struct cs_config c;
     struct cs_err err;
 
@@ -525,6 +527,38 @@ static void test_config_tls(void **state)
     assert_null(c.auth.tls_cert);
 }
 
+/* The metrics endpoint: off by default; on loopback as it is; beyond it
+ * only with TLS and tokens, or --insecure-tcp. */
+static void test_config_metrics_listen(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_null(c.metrics_listen);
+    assert_int_equal(parse(&c, &err, "--metrics-listen", "127.0.0.1:9464", NULL), 0);
+    assert_str_or_null(c.metrics_listen, "127.0.0.1:9464");
+    assert_true(c.metrics_loopback);
+    assert_int_equal(setenv("CSCHED_METRICS_LISTEN", "[::1]:0", 1), 0);
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_true(c.metrics_loopback);
+    assert_int_equal(parse(&c, &err, "--metrics-listen", "0.0.0.0:9464", NULL), -EPERM);
+    assert_non_null(strstr(err.msg, "--metrics-listen 0.0.0.0:9464 is beyond loopback"));
+    assert_int_equal(parse(&c, &err, "--metrics-listen", "0.0.0.0:9464", "--insecure-tcp", NULL),
+                     0);
+    assert_false(c.metrics_loopback);
+    assert_int_equal(parse(&c, &err, "--metrics-listen", "0.0.0.0:1", "--tls-cert", "/c",
+                           "--tls-key", "/k", NULL),
+                     -EPERM);
+    /* TLS for the endpoint alone: no --listen needed. */
+    assert_int_equal(parse(&c, &err, "--metrics-listen", "0.0.0.0:1", "--tls-cert", "/c",
+                           "--tls-key", "/k", "--tokens-file", "/t", NULL),
+                     0);
+    int rc = parse(&c, &err, "--metrics-listen", "metrics.example:1", NULL);
+    assert_rejected(rc, err, "--metrics-listen");
+    assert_int_equal(unsetenv("CSCHED_METRICS_LISTEN"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,6 +581,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_socket_and_groups, clear_env),
         cmocka_unit_test_setup(test_config_tcp_needs_insecure_flag, clear_env),
         cmocka_unit_test_setup(test_config_tls, clear_env),
+        cmocka_unit_test_setup(test_config_metrics_listen, clear_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

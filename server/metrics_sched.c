@@ -1,0 +1,20 @@
+/* metrics_sched: the scheduler's gauges for the metrics snapshot (see
+ * metrics_sched.h). Loop thread; O(1). */
+#include "metrics_sched.h"
+
+#include "sched_state.h"
+#include "util.h"
+
+void cs_metrics_sched_gauges_cb(void *ctx, struct cs_metrics_gauges *g)
+{
+    CS_ASSERT_LOOP();
+    const struct cs_sched *s = ctx;
+    g->jobs = (uint32_t)s->n_jobs;
+    g->runs_queued = s->queued;
+    g->runs_starting = s->starting;
+    g->runs_running = s->running;
+    g->slots_used = cs_sched_slots_used(s);
+    g->max_running = s->max_running;
+    if (s->store != NULL)
+        cs_store_stats_get(s->store, &g->store);
+}
