@@ -405,6 +405,10 @@ int cs_note_write(const char *dir, const struct cs_note *note)
         rc = -errno;
         goto err_close_tmp;
     }
+    /* Synced before the minder exits, with the directory below: once it has
+     * exited, a crash of the machine cannot lose the outcome and have a
+     * finished command taken for a vanished one and run again (see
+     * docs/operations.md, "The start path and a crash of the machine"). */
     if (fsync(fd) < 0) {
         rc = -errno;
         goto err_close_tmp;

@@ -34,7 +34,8 @@ enum {
     OPT_TOKENS_FILE,
     OPT_JOB_USER,
     OPT_AUDIT_RETENTION_DAYS,
-    OPT_METRICS_LISTEN
+    OPT_METRICS_LISTEN,
+    OPT_LAUNCH_THREADS
 };
 
 static const struct option options[] = {
@@ -62,6 +63,7 @@ static const struct option options[] = {
     {"job-user", required_argument, NULL, OPT_JOB_USER},
     {"audit-retention-days", required_argument, NULL, OPT_AUDIT_RETENTION_DAYS},
     {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
+    {"launch-threads", required_argument, NULL, OPT_LAUNCH_THREADS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -88,6 +90,8 @@ void cs_config_usage(const char *prog)
             ")              [CSCHED_STATE_DIR]\n"
             "  --max-running N         runs at once, all jobs together (default %d)\n"
             "                                                             [CSCHED_MAX_RUNNING]\n"
+            "  --launch-threads N      threads that start the minders: 1 to %d (default %d)\n"
+            "                                                      [CSCHED_LAUNCH_THREADS]\n"
             "  --ready-file PATH       written with the bound HOST:PORT once serving\n"
             "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
             "                                                             [CSCHED_MINDER]\n"
@@ -120,7 +124,8 @@ void cs_config_usage(const char *prog)
             "                          default); beyond loopback it needs --tls-cert and\n"
             "                          --tokens-file, or --insecure-tcp [CSCHED_METRICS_LISTEN]\n"
             "  SIGHUP rereads the TLS files and the tokens and client-roles files.\n",
-            prog, CS_DEFAULT_MAX_RUNNING, CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
+            prog, CS_DEFAULT_MAX_RUNNING, CS_LAUNCH_THREADS_MAX, CS_DEFAULT_LAUNCH_THREADS,
+            CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -192,7 +197,8 @@ static int missing_value(char **argv, struct cs_err *err)
 
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
-    struct raw state_dir, max_running, level, format, runs, nice, retention, audit_retention;
+    struct raw state_dir, max_running, launch_threads, level, format, runs, nice, retention,
+        audit_retention;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -230,6 +236,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_MAX_RUNNING:
             raw->max_running = (struct raw){optarg, "--max-running"};
+            break;
+        case OPT_LAUNCH_THREADS:
+            raw->launch_threads = (struct raw){optarg, "--launch-threads"};
             break;
         case OPT_READY_FILE:
             c->ready_file = optarg;
@@ -333,6 +342,23 @@ static int check_metrics(struct cs_config *c, struct cs_err *err)
                       c->metrics_listen);
 }
 
+/* --max-running and --launch-threads: 0 or -EINVAL. */
+static int parse_counts(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
+{
+    long v = CS_DEFAULT_MAX_RUNNING;
+    if (raw->max_running.text != NULL && parse_whole(raw->max_running.text, raw->max_running.source,
+                                                     1, CS_MAX_RUNNING_LIMIT, &v, err) != 0)
+        return -EINVAL;
+    c->max_running = (uint32_t)v;
+    v = CS_DEFAULT_LAUNCH_THREADS;
+    if (raw->launch_threads.text != NULL &&
+        parse_whole(raw->launch_threads.text, raw->launch_threads.source, 1, CS_LAUNCH_THREADS_MAX,
+                    &v, err) != 0)
+        return -EINVAL;
+    c->launch_threads = (unsigned)v;
+    return 0;
+}
+
 /* Checks and converts the settings read as text: 0 or -EINVAL. */
 static int check_settings(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
 {
@@ -340,18 +366,15 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
     if (c->state_dir[0] != '/')
         return cs_err_set(err, -EINVAL, "%s \"%s\" must be an absolute path", raw->state_dir.source,
                           c->state_dir);
-    long v = CS_DEFAULT_MAX_RUNNING;
-    if (raw->max_running.text != NULL && parse_whole(raw->max_running.text, raw->max_running.source,
-                                                     1, CS_MAX_RUNNING_LIMIT, &v, err) != 0)
+    if (parse_counts(raw, c, err) != 0)
         return -EINVAL;
-    c->max_running = (uint32_t)v;
     c->log_level = CS_LOG_INFO;
     if (raw->level.text != NULL &&
         parse_level(raw->level.text, raw->level.source, &c->log_level, err) != 0)
         return -EINVAL;
     if (parse_log_style(raw, c, err) != 0)
         return -EINVAL;
-    v = CS_DEFAULT_NICE;
+    long v = CS_DEFAULT_NICE;
     if (raw->nice.text != NULL &&
         parse_whole(raw->nice.text, raw->nice.source, CS_NICE_MIN, CS_NICE_MAX, &v, err) != 0)
         return -EINVAL;
@@ -412,6 +435,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     struct raw_settings raw = {
         .state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR),
         .max_running = from_env("CSCHED_MAX_RUNNING", NULL),
+        .launch_threads = from_env("CSCHED_LAUNCH_THREADS", NULL),
         .level = from_env("CSCHED_LOG_LEVEL", NULL),
         .format = from_env("CSCHED_LOG_FORMAT", "text"),
         .runs = from_env("CSCHED_LOG_RUNS", "true"),

@@ -12,6 +12,9 @@
 #define CS_DEFAULT_STATE_DIR "/var/lib/csched"
 #define CS_DEFAULT_MAX_RUNNING 64
 #define CS_MAX_RUNNING_LIMIT 100000
+/* Launch threads (launcher.h): 1 to CS_LAUNCH_THREADS_MAX. */
+#define CS_DEFAULT_LAUNCH_THREADS 2
+#define CS_LAUNCH_THREADS_MAX 16
 #define CS_DEFAULT_NICE (-10)
 #define CS_NICE_MIN (-20)
 #define CS_NICE_MAX 19
@@ -40,6 +43,7 @@ struct cs_config {
     const char *database_url; /* NULL: the embedded PostgreSQL */
     const char *state_dir;
     uint32_t max_running;
+    unsigned launch_threads; /* that start the minders */
     const char *ready_file;  /* NULL: none */
     const char *minder_path; /* NULL: found beside cschedd */
     enum cs_log_level log_level;
@@ -55,7 +59,8 @@ struct cs_config {
 
 /* Fills config from argv and the environment (CSCHED_SOCKET, CSCHED_LISTEN,
  * CSCHED_INSECURE_TCP, CSCHED_ADMIN_GROUP, CSCHED_OPERATOR_GROUP,
- * CSCHED_VIEWER_GROUP, CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING, CSCHED_LOG_LEVEL,
+ * CSCHED_VIEWER_GROUP, CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING,
+ * CSCHED_LAUNCH_THREADS, CSCHED_LOG_LEVEL,
  * CSCHED_LOG_FORMAT, CSCHED_LOG_RUNS, * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS,
  * CSCHED_AUDIT_RETENTION_DAYS, CSCHED_TLS_CERT, CSCHED_TLS_KEY, CSCHED_TLS_CLIENT_CA,
  * CSCHED_TLS_CLIENT_ROLES, CSCHED_TOKENS_FILE, CSCHED_JOB_USER, CSCHED_METRICS_LISTEN). Strings

@@ -1,6 +1,6 @@
 /* launcher: the loop's half of the launcher (see launcher.h): it queues
- * launches for the thread, hands the finished ones to done_cb from the
- * mailbox, and stops the thread at shutdown. Loop thread, except
+ * launches for the threads, hands the finished ones to done_cb from the
+ * mailbox, and stops the threads at shutdown. Loop thread, except
  * cs_launch_free. */
 #define CS_LOG_COMPONENT "launch"
 #include "launcher.h"
@@ -20,30 +20,50 @@ static void mail_cb(struct cs_mailbox *box, struct cs_queue *mails)
         l->done_cb(CS_CONTAINER_OF(m, struct cs_launch, mail.link), l->ctx);
 }
 
+static void launcher_free(struct cs_launcher *l)
+{
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->wake);
+    free(l->threads);
+    free(l);
+}
+
 static void closed_cb(uv_handle_t *handle)
 {
     struct cs_launcher *l = CS_MAILBOX_OF(handle)->data;
     cs_launcher_stopped_cb stopped_cb = l->stopped_cb;
     void *arg = l->stopped_arg;
-    pthread_mutex_destroy(&l->lock);
-    pthread_cond_destroy(&l->wake);
-    free(l);
+    launcher_free(l);
     if (stopped_cb != NULL)
         stopped_cb(arg);
 }
 
-struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path,
+/* Sets stop, wakes every thread and joins them: each finishes what it took
+ * and what is queued first. */
+static void stop_threads(struct cs_launcher *l, unsigned n_started)
+{
+    pthread_mutex_lock(&l->lock);
+    l->stop = true;
+    pthread_cond_broadcast(&l->wake);
+    pthread_mutex_unlock(&l->lock);
+    for (unsigned i = 0; i < n_started; i++)
+        CS_ASSERT(uv_thread_join(&l->threads[i]) == 0);
+}
+
+struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path, unsigned n_threads,
                                       cs_launch_done_cb done_cb, void *ctx)
 {
     CS_ASSERT_LOOP();
+    CS_ASSERT(n_threads >= 1);
     struct cs_launcher *l = cs_xcalloc(1, sizeof(*l));
     l->loop = loop;
     l->minder_path = minder_path;
     l->done_cb = done_cb;
     l->ctx = ctx;
+    l->threads = cs_xcalloc(n_threads, sizeof(*l->threads));
     cs_queue_init(&l->queue);
     CS_ASSERT(pthread_mutex_init(&l->lock, NULL) == 0);
-    /* The launch thread's timed waits count in monotonic time. */
+    /* The launch threads' timed waits count in monotonic time. */
     pthread_condattr_t attr;
     CS_ASSERT(pthread_condattr_init(&attr) == 0);
     CS_ASSERT(pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0);
@@ -51,21 +71,23 @@ struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path,
     (void)pthread_condattr_destroy(&attr); /* frees nothing on Linux */
     if (cs_mailbox_init(loop, &l->done_box, mail_cb, l) != 0)
         goto err_free;
-    int rc = uv_thread_create(&l->thread, cs_launcher_thread_main, l);
-    if (rc != 0) {
-        cs_log_error("uv_thread_create(launch) failed: %s", uv_strerror(rc));
-        goto err_close;
+    for (; l->n_threads < n_threads; l->n_threads++) {
+        int rc = uv_thread_create(&l->threads[l->n_threads], cs_launcher_thread_main, l);
+        if (rc != 0) {
+            cs_log_error("uv_thread_create(launch) failed: %s", uv_strerror(rc));
+            goto err_stop;
+        }
     }
     return l;
 
-err_close:
+err_stop:
+    /* Nothing was queued yet: the threads started end at once. */
+    stop_threads(l, l->n_threads);
     /* The launcher is freed once the handle is closed. */
     cs_mailbox_close(&l->done_box, closed_cb);
     return NULL;
 err_free:
-    pthread_mutex_destroy(&l->lock);
-    pthread_cond_destroy(&l->wake);
-    free(l);
+    launcher_free(l);
     return NULL;
 }
 
@@ -82,6 +104,7 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
     launch->fd_waits = 0;
     pthread_mutex_lock(&l->lock);
     cs_queue_push(&l->queue, &launch->link);
+    l->n_queued++;
     pthread_cond_signal(&l->wake);
     pthread_mutex_unlock(&l->lock);
 }
@@ -89,12 +112,8 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
 void cs_launcher_stop(struct cs_launcher *l, cs_launcher_stopped_cb stopped_cb, void *arg)
 {
     CS_ASSERT_LOOP();
-    pthread_mutex_lock(&l->lock);
-    l->stop = true;
-    pthread_cond_signal(&l->wake);
-    pthread_mutex_unlock(&l->lock);
-    /* The thread finishes what is queued (a few spawns at most) and ends. */
-    CS_ASSERT(uv_thread_join(&l->thread) == 0);
+    /* The threads finish what is queued (a few spawns at most) and end. */
+    stop_threads(l, l->n_threads);
     /* Deliver the last results before closing the mailbox. */
     cs_mailbox_drain(&l->done_box);
     l->stopped_cb = stopped_cb;

@@ -1,12 +1,14 @@
-/* launcher: hands each attempt's start to the launch thread, which makes
+/* launcher: hands each attempt's start to a launch thread, which makes
  * the attempt's directory (new, and synced before the minder starts, so a
  * restart finds every attempt that may have run), starts the minder with
  * posix_spawn (never a fork of this big process) and opens a pidfd on it,
  * so that none of that work lands on the loop. The minder writes its own
  * pid file before it starts the command (minder_contract.h). Results come
  * back to the loop through a mailbox. This is the loop's half
- * (launcher.c); the thread's own code is launcher_thread.c. One thread
- * (docs/architecture.md says why). */
+ * (launcher.c); the threads' own code is launcher_thread.c. One or more
+ * threads (--launch-threads) share one queue; launches of one run never
+ * overlap (the pump starts an attempt only after the last ended), so their
+ * order across threads does not matter. */
 #ifndef CS_LAUNCHER_H
 #define CS_LAUNCHER_H
 
@@ -55,13 +57,14 @@ struct cs_launch {
 struct cs_launcher;
 typedef void (*cs_launch_done_cb)(struct cs_launch *launch, void *ctx);
 
-/* Loop thread. minder_path is borrowed for the launcher's life; done_cb
- * gets each launch back on the loop thread, with its results. NULL if the
- * thread or its mailbox could not be made (logged). */
-struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path,
+/* Loop thread. minder_path is borrowed for the launcher's life; n_threads
+ * (at least 1) launch threads start; done_cb gets each launch back on the
+ * loop thread, with its results, in the order they finish. NULL if a
+ * thread or the mailbox could not be made (logged). */
+struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path, unsigned n_threads,
                                       cs_launch_done_cb done_cb, void *ctx);
-/* Loop thread: hands launch to the thread (ownership moves with it and comes
- * back in done_cb). Out of file descriptors, the thread keeps it, its minder
+/* Loop thread: hands launch to the threads (ownership moves with it and comes
+ * back in done_cb). Out of file descriptors, its thread keeps it, its minder
  * running unwatched by the loop but supervising its command, until it can
  * open the pidfd and the pid file (retried every 20 ms to 1 s): done_cb
  * hears of it only then, or at shutdown, with the minder stopped. */
@@ -69,7 +72,7 @@ void cs_launcher_submit(struct cs_launcher *launcher, struct cs_launch *launch);
 typedef void (*cs_launcher_stopped_cb)(void *arg);
 /* Loop thread: finishes the queued launches (one still out of file
  * descriptors fails, its minder stopped: up to its kill grace), joins the
- * thread, then calls stopped_cb and frees the launcher. */
+ * threads, then calls stopped_cb and frees the launcher. */
 void cs_launcher_stop(struct cs_launcher *launcher, cs_launcher_stopped_cb stopped_cb, void *arg);
 /* Frees argv, envp (wiped), the secrets, dir and the run-as names (any thread). */
 void cs_launch_free(struct cs_launch *launch);

@@ -1,11 +1,11 @@
-/* launcher_thread: the launch thread. A queue guarded by a mutex and a
- * condition variable feeds it the launches; it makes their directories,
- * syncs them, spawns their minders and posts each one back to the loop. All
- * its signals are blocked so that SIGTERM and SIGINT reach the loop thread;
- * the minder gets a clean mask. Invariant: a launch is posted only once its
- * minder can be watched (a pidfd) or is stopped and reaped: out of file
- * descriptors, it waits here, its minder running as our unreaped child, and
- * is tried again. */
+/* launcher_thread: the launch threads. One queue guarded by a mutex and a
+ * condition variable feeds them the launches; each takes its share, makes
+ * their directories, syncs them, spawns their minders and posts each one
+ * back to the loop. All their signals are blocked so that SIGTERM and
+ * SIGINT reach the loop thread; the minder gets a clean mask. Invariant: a
+ * launch is posted only once its minder can be watched (a pidfd) or is
+ * stopped and reaped: out of file descriptors, it waits with the thread that
+ * took it, its minder running as our unreaped child, and is tried again. */
 #define CS_LOG_COMPONENT "launch"
 #include "launcher_thread.h"
 
@@ -28,9 +28,9 @@
 #include "secret_thread.h"
 #include "util.h"
 
-/* Launches taken off the queue at once: their directories are made one by
- * one and synced together, so a burst pays for about one journal commit
- * instead of one per minder. */
+/* The most launches one thread takes off the queue at once: their
+ * directories are made one by one and synced together, so a burst pays for
+ * one sync of the attempts folder per group instead of one per minder. */
 #define LAUNCH_GROUP_MAX 16
 
 /* File descriptors held in reserve, so that a server out of them (too many
@@ -405,11 +405,20 @@ static bool launch_group(struct cs_launcher *l, struct reserve *r, struct cs_lau
     return any_waits;
 }
 
+/* How many queued launches this thread takes: an even share with the
+ * threads that wait for work (so that a burst spreads over all of them),
+ * up to a group. The lock is held. */
+static size_t share_of(const struct cs_launcher *l)
+{
+    size_t share = (l->n_queued + l->n_idle) / (l->n_idle + 1);
+    return share < LAUNCH_GROUP_MAX ? share : LAUNCH_GROUP_MAX;
+}
+
 void cs_launcher_thread_main(void *arg)
 {
     struct cs_launcher *l = arg;
     struct reserve reserve;
-    /* Launches out of fds, the thread's own: tried again at retry_at_ms. */
+    /* Launches out of fds, this thread's own: tried again at retry_at_ms. */
     struct cs_queue waiting;
     int64_t retry_at_ms = 0, retry_ms = FD_RETRY_FIRST_MS;
     sigset_t all;
@@ -424,20 +433,25 @@ void cs_launcher_thread_main(void *arg)
 
     pthread_mutex_lock(&l->lock);
     for (;;) {
+        l->n_idle++;
         while (cs_queue_is_empty(&l->queue) && !l->stop &&
                (cs_queue_is_empty(&waiting) || mono_ms() < retry_at_ms))
             wait_until(l, cs_queue_is_empty(&waiting) ? 0 : retry_at_ms);
+        l->n_idle--;
         if (cs_queue_is_empty(&l->queue) && cs_queue_is_empty(&waiting))
             break;
         bool final = l->stop;
         struct cs_launch *group[LAUNCH_GROUP_MAX];
-        size_t n = 0;
+        size_t n = 0, share = share_of(l);
         /* The oldest first: those waiting for fds, when their time has come. */
         if (final || mono_ms() >= retry_at_ms)
             while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(&waiting))
                 group[n++] = CS_CONTAINER_OF(cs_queue_pop(&waiting), struct cs_launch, link);
-        while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(&l->queue))
+        for (size_t taken = 0; taken < share && n < LAUNCH_GROUP_MAX; taken++, l->n_queued--)
             group[n++] = CS_CONTAINER_OF(cs_queue_pop(&l->queue), struct cs_launch, link);
+        /* A wake-up may have gone to this thread alone: the rest is the others'. */
+        if (!cs_queue_is_empty(&l->queue) && l->n_idle > 0)
+            pthread_cond_signal(&l->wake);
         pthread_mutex_unlock(&l->lock);
         if (launch_group(l, &reserve, group, n, &waiting, final)) {
             retry_at_ms = mono_ms() + retry_ms;

@@ -1,5 +1,5 @@
-/* launcher_thread: the launch thread's half of the launcher, and the state
- * both halves share. Private to launcher.c and launcher_thread.c. */
+/* launcher_thread: the launch threads' half of the launcher, and the state
+ * all of them share. Private to launcher.c and launcher_thread.c. */
 #ifndef CS_LAUNCHER_THREAD_H
 #define CS_LAUNCHER_THREAD_H
 
@@ -13,18 +13,23 @@ struct cs_launcher {
     const char *minder_path;
     cs_launch_done_cb done_cb;
     void *ctx;
-    struct cs_mailbox done_box; /* the thread posts each finished launch */
-    uv_thread_t thread;
+    struct cs_mailbox done_box; /* the threads post each finished launch */
+    uv_thread_t *threads;       /* n_threads of them, all started */
+    unsigned n_threads;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    struct cs_queue queue; /* of struct cs_launch, guarded by lock */
-    bool stop;             /* guarded by lock */
+    /* Guarded by lock: the launches not yet taken (n_queued of them), how
+     * many threads wait for work, and whether to stop. */
+    struct cs_queue queue;
+    size_t n_queued;
+    unsigned n_idle;
+    bool stop;
     cs_launcher_stopped_cb stopped_cb;
     void *stopped_arg;
 };
 
-/* The launch thread (arg is the launcher): spawns what is queued until
- * stop is set and the queue is empty. */
+/* A launch thread (arg is the launcher): spawns its share of what is queued
+ * until stop is set and the queue is empty. */
 void cs_launcher_thread_main(void *arg);
 
 #endif

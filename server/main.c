@@ -142,7 +142,8 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
         cs_store_snapshot_free(snap);
         return;
     }
-    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, cs_dispatch_launch_done_cb, s);
+    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, srv->config.launch_threads,
+                                    cs_dispatch_launch_done_cb, s);
     if (s->launcher == NULL) {
         cs_store_snapshot_free(snap);
         begin_shutdown(srv, 1);

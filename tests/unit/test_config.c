@@ -37,7 +37,8 @@ static const char *const env_names[] = {"CSCHED_LISTEN",
                                         "CSCHED_TOKENS_FILE",
                                         "CSCHED_JOB_USER",
                                         "CSCHED_AUDIT_RETENTION_DAYS",
-                                        "CSCHED_METRICS_LISTEN"};
+                                        "CSCHED_METRICS_LISTEN",
+                                        "CSCHED_LAUNCH_THREADS"};
 
 static int clear_env(void **state)
 {
@@ -99,6 +100,7 @@ static void test_config_defaults(void **state)
     assert_str_or_null(c.database_url, NULL);
     assert_str_or_null(c.state_dir, CS_DEFAULT_STATE_DIR);
     assert_int_equal(c.max_running, CS_DEFAULT_MAX_RUNNING);
+    assert_int_equal(c.launch_threads, CS_DEFAULT_LAUNCH_THREADS);
     assert_str_or_null(c.ready_file, NULL);
     assert_str_or_null(c.minder_path, NULL);
     assert_int_equal(c.log_level, CS_LOG_INFO);
@@ -374,6 +376,30 @@ static void test_config_bad_retention_days(void **state)
                    "forever");
 }
 
+/* --launch-threads: 1 to 16 from the flag or the environment, the flag
+ * winning; anything else refused, naming where it came from. */
+static void test_config_launch_threads(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+
+    assert_int_equal(parse(&c, &err, "--launch-threads", "1", NULL), 0);
+    assert_int_equal(c.launch_threads, 1);
+    assert_int_equal(parse(&c, &err, "--launch-threads=16", NULL), 0);
+    assert_int_equal(c.launch_threads, CS_LAUNCH_THREADS_MAX);
+    setenv("CSCHED_LAUNCH_THREADS", "3", 1);
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_int_equal(c.launch_threads, 3);
+    assert_int_equal(parse(&c, &err, "--launch-threads", "2", NULL), 0);
+    assert_int_equal(c.launch_threads, 2);
+    unsetenv("CSCHED_LAUNCH_THREADS");
+
+    static const char *const bad[] = {"0", "17", "-1", "", "four", "4x", "+4", " 4", "1.5"};
+    assert_refused("--launch-threads", "CSCHED_LAUNCH_THREADS", bad, sizeof(bad) / sizeof(bad[0]),
+                   "100");
+    assert_rejected(parse(&c, &err, "--launch-threads", "17", NULL), err, "from 1 to 16");
+}
+
 static void test_config_bad_audit_retention_days(void **state)
 {
     static const char *const bad[] = {"-1", "36501", "", "year", "+7", "1.5"};
@@ -574,6 +600,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_log_style, clear_env),
         cmocka_unit_test_setup(test_config_bad_nice, clear_env),
         cmocka_unit_test_setup(test_config_bad_retention_days, clear_env),
+        cmocka_unit_test_setup(test_config_launch_threads, clear_env),
         cmocka_unit_test_setup(test_config_bad_audit_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_bad_state_dir, clear_env),
         cmocka_unit_test_setup(test_config_unknown_and_extra, clear_env),
