@@ -25,7 +25,7 @@ void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, voi
     cs_probe_summary(&s->probe, &since_start, &last_minute);
     fill_lag(&since, &since_start);
     fill_lag(&minute, &last_minute);
-    stats.running = s->running;
+    stats.running = cs_sched_running_alive(s);
     stats.starting = s->starting;
     stats.queued = s->queued;
     stats.max_running = s->max_running;

@@ -72,6 +72,19 @@ static int backstop_start(struct cs_attempt *att, int64_t deadline_unix_ms)
     return rc;
 }
 
+/* Whether a minder that ended with wstatus left nothing of its attempt
+ * alive: it exited 0 (its command and what that left were ended and reaped
+ * before it wrote its note) or started nothing. A minder killed, or ended
+ * by a system error, may leave its command running until the note read
+ * stops its group. */
+static bool exited_clean(int wstatus)
+{
+    if (!WIFEXITED(wstatus))
+        return false;
+    int code = WEXITSTATUS(wstatus);
+    return code == 0 || code == CS_MINDER_EXIT_NO_SPACE || code == CS_MINDER_EXIT_GIVEN_UP;
+}
+
 struct cs_attempt *cs_attempt_new(struct cs_sched *sched, struct cs_run *run, uint32_t number,
                                   const char *dir, const struct cs_attempt_ops *ops)
 {
@@ -91,15 +104,21 @@ void cs_attempt_exit_cb(void *ctx)
     CS_ASSERT_LOOP();
     struct cs_attempt *att = ctx;
     backstop_end(att);
+    bool clean = false;
     if (att->is_child) {
         /* Reap our own minder; the pidfd said it is gone, so this never waits. */
         int wstatus;
         if (waitpid(att->pid, &wstatus, WNOHANG) < 0)
             cs_log_warn("reaping minder %d of run %lld attempt %u: waitpid failed: %s",
                         (int)att->pid, (long long)att->run->msg->id, att->number, strerror(errno));
-        else
+        else {
             att->no_space = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == CS_MINDER_EXIT_NO_SPACE;
+            clean = exited_clean(wstatus);
+        }
     }
+    att->exited = true;
+    if (clean)
+        att->ops->exited_cb(att);
     /* Only an invalid argument fails: there is no way on without the note. */
     int rc = uv_queue_work(att->sched->loop, &att->work, cs_attempt_read_note_work, note_read_cb);
     CS_ASSERT(rc == 0);
@@ -146,7 +165,7 @@ void cs_attempt_adopt(struct cs_attempt *att)
 int cs_attempt_cancel(struct cs_attempt *att)
 {
     CS_ASSERT_LOOP();
-    if (att->pid <= 0)
+    if (att->pid <= 0 || att->exited)
         return 0;
     if (kill(att->pid, SIGTERM) == 0)
         return 0;

@@ -18,6 +18,13 @@ struct cs_attempt;
 
 /* What an attempt tells its owner (dispatch), on the loop thread. */
 struct cs_attempt_ops {
+    /* A minder this process started has exited cleanly (0 after its note,
+     * or having started nothing): as a subreaper it ended and reaped all its
+     * command left, so nothing of the attempt is alive. The note is read
+     * next, then ended_cb. Not called for a minder killed or failed (its
+     * command may outlive it until the note read stops its group), nor for
+     * an adopted one, whose exit status is not ours to read. */
+    void (*exited_cb)(struct cs_attempt *att);
     /* The minder has ended and its note was read (note_rc says whether
      * there is one); the owner frees the attempt. */
     void (*ended_cb)(struct cs_attempt *att);
@@ -43,6 +50,8 @@ struct cs_attempt {
     pid_t pid;           /* the minder, once started; 0 before */
     int pidfd;           /* -1 when not watching */
     bool is_child;       /* started by this process: reap it */
+    bool exited;         /* its pidfd fired: the pid may be another process's now */
+    bool holds_slot;     /* counted in the limits (dispatch's) */
     bool launch_failed;  /* the minder could not be started (note.message says why) */
     bool backstop_fired; /* the minder outlived its deadline and was killed */
     bool no_space;       /* no room in the state dir to make the attempt or its note: nothing ran */
@@ -71,8 +80,8 @@ struct cs_attempt *cs_attempt_new(struct cs_sched *sched, struct cs_run *run, ui
  * command's group is stopped. 0 or a negative errno. */
 int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms);
 /* The exit watch's callback (ctx is the attempt): reaps the minder if it is
- * ours (no_space tells its refusal to run apart) and reads its note on the
- * pool, then ops->ended_cb. */
+ * ours (no_space tells its refusal to run apart), calls ops->exited_cb if
+ * it exited cleanly, and reads the note on the pool, then ops->ended_cb. */
 void cs_attempt_exit_cb(void *ctx);
 /* After a restart, for the first attempt of its run the store does not
  * know to have ended (att->number, which may not be recorded yet). On the
@@ -87,7 +96,8 @@ void cs_attempt_exit_cb(void *ctx);
  * -> ops->adopted_cb. */
 void cs_attempt_adopt(struct cs_attempt *att);
 /* Tells a running minder to cancel its command (SIGTERM: it stops the
- * group and writes its note); nothing before it has a pid. 0 or -errno. */
+ * group and writes its note); nothing before it has a pid, nor after it
+ * has exited. 0 or -errno. */
 int cs_attempt_cancel(struct cs_attempt *att);
 /* Once the minder has ended: fills a, the attempt's message, from the note
  * (its end, resource use, outcome and message; a message saying why when

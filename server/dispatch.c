@@ -28,11 +28,13 @@
  * the minder itself, and the server kills it. */
 #define BACKSTOP_MARGIN_MS 5000
 
+static void attempt_exited_cb(struct cs_attempt *att);
 static void attempt_ended_cb(struct cs_attempt *att);
 static void attempt_adopted_cb(struct cs_attempt *att);
 static void attempt_not_started_cb(struct cs_attempt *att);
 
 static const struct cs_attempt_ops attempt_ops = {
+    .exited_cb = attempt_exited_cb,
     .ended_cb = attempt_ended_cb,
     .adopted_cb = attempt_adopted_cb,
     .not_started_cb = attempt_not_started_cb,
@@ -215,12 +217,28 @@ static struct cs_attempt *attempt_new(struct cs_sched *s, struct cs_run *run)
     return run->attempt;
 }
 
-/* Gives back a job's slot once its run has left STARTING/RUNNING, so the
- * global count is already down when the pump looks. */
-static void release_slot(struct cs_sched *s, struct cs_job *job)
+/* att takes a slot of both limits: from now until its minder has ended,
+ * its command may be alive. */
+static void take_slot(struct cs_sched *s, struct cs_attempt *att)
 {
-    CS_ASSERT(job->slots > 0);
+    CS_ASSERT(!att->holds_slot);
+    att->holds_slot = true;
+    att->run->job->slots++;
+    s->slots_held++;
+}
+
+/* Gives back att's slot, if it holds one, and lets the pump look: called
+ * when nothing of the attempt can be alive any more (its minder has ended,
+ * or never started). */
+static void give_slot(struct cs_sched *s, struct cs_attempt *att)
+{
+    struct cs_job *job = att->run->job;
+    if (!att->holds_slot)
+        return;
+    CS_ASSERT(job->slots > 0 && s->slots_held > 0);
+    att->holds_slot = false;
     job->slots--;
+    s->slots_held--;
     cs_pump_job_changed(s, job);
 }
 
@@ -314,7 +332,7 @@ static void start_cb(struct cs_sched *s, struct cs_run *run)
         return;
     }
     struct cs_attempt *att = attempt_new(s, run);
-    run->job->slots++;
+    take_slot(s, att);
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
     if (run->msg->started_unix_ms == 0)
         run->msg->started_unix_ms = cs_now_unix_ms();
@@ -393,7 +411,7 @@ void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx)
 
 /* What adoption found before its last attempt, and that attempt itself,
  * become records; a run the store had as QUEUED takes its slot now, which
- * the attempt's end gives back. */
+ * the minder's end gives back. */
 static void resume_settle(struct cs_attempt *att)
 {
     struct cs_sched *s = att->sched;
@@ -412,7 +430,7 @@ static void resume_settle(struct cs_attempt *att)
     while (run->msg->n_attempts < att->number)
         (void)cs_run_attempt_add(run->msg);
     if (run->msg->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED) {
-        run->job->slots++;
+        take_slot(s, att);
         cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
     }
 }
@@ -431,6 +449,7 @@ static void attempt_not_started_cb(struct cs_attempt *att)
         attempt_ended_cb(att);
         return;
     }
+    give_slot(s, att);
     run->attempt = NULL;
     cs_attempt_free(att);
     if (run->msg->cancel_requested)
@@ -458,6 +477,17 @@ static void retry_run(struct cs_sched *s, struct cs_run *run)
     write_run(s, run, NULL, NULL);
 }
 
+/* The minder has exited cleanly, and with it everything its command left
+ * (it is a subreaper and reaps them before it exits): its slot goes to the
+ * next run now, while the note is still to be read and the end to commit. */
+static void attempt_exited_cb(struct cs_attempt *att)
+{
+    give_slot(att->sched, att);
+}
+
+/* The slot, if still held, is given back here: a minder that never
+ * started, one killed or failed (the note read has stopped what its
+ * command left), an adopted one, one that adoption found ended. */
 static void attempt_ended_cb(struct cs_attempt *att)
 {
     struct cs_sched *s = att->sched;
@@ -470,15 +500,14 @@ static void attempt_ended_cb(struct cs_attempt *att)
     enum cs_retry_verdict verdict =
         att->no_space ? CS_RETRY_NO : cs_retry_decide(run, state, cs_now_unix_ms());
     write_attempt(s, run, att);
+    give_slot(s, att);
     run->attempt = NULL;
     cs_attempt_free(att);
 
-    struct cs_job *job = run->job;
     if (verdict == CS_RETRY_YES)
         retry_run(s, run);
     else
         end_after(s, run, a, state, verdict == CS_RETRY_PAST_DEADLINE);
-    release_slot(s, job);
 }
 
 /* --- cancel, resume, life ------------------------------------------------- */
@@ -531,7 +560,6 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
             run->retry_delay_ms = msg->not_before_unix_ms - last->ended_unix_ms;
     } else {
         cs_sched_set_run_state(s, run, state);
-        run->job->slots++;
         first--;
     }
     if (attempt_dir != NULL && first == msg->n_attempts)
@@ -539,6 +567,9 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
     else
         (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, msg->id, first);
     run->attempt = cs_attempt_new(s, run, first, dir, &attempt_ops);
+    /* Its minder may still be alive: it counts until adoption says. */
+    if (run->msg->state != CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED)
+        take_slot(s, run->attempt);
     cs_attempt_adopt(run->attempt);
 }
 

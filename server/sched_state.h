@@ -26,7 +26,8 @@ struct cs_sched;
 struct cs_run;
 
 /* The pump's hand-off: start run, just taken off its job's queue. The
- * callback takes one slot of the global limit and one of the job's. */
+ * callback takes one slot of the global limit and one of the job's, held
+ * by the attempt it makes until that attempt's minder has ended. */
 typedef void (*cs_pump_start_cb)(struct cs_sched *sched, struct cs_run *run);
 /* A committed event, for the open Watch streams (borrowed for the call). */
 typedef void (*cs_event_publish_cb)(void *ctx, const Csched__V1__Event *event);
@@ -54,7 +55,7 @@ struct cs_sched_ops {
 struct cs_job {
     Csched__V1__Job *spec;        /* owned; freed with protobuf_c_message_free_unpacked */
     uint32_t active;              /* runs of this job not yet terminal */
-    uint32_t slots;               /* runs holding a slot (STARTING or RUNNING) */
+    uint32_t slots;               /* attempts holding a slot: their minder may be alive */
     struct cs_queue queue;        /* runs ready to start, oldest first */
     size_t heap_index;            /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
     struct cs_schedule *schedule; /* owned, parsed from spec->schedule; NULL: none */
@@ -104,7 +105,12 @@ struct cs_sched {
     struct cs_heap later;   /* runs waiting for their not_before, of struct cs_run */
     uv_timer_t later_timer; /* armed for the earliest of them */
 
-    /* Runs per state; starting + running is the number of slots held. */
+    /* Attempts whose minder may be alive: what both limits count. A slot
+     * is taken at STARTING and given back when the minder's pidfd fires,
+     * before its note is read (docs/architecture.md, the pump). */
+    uint32_t slots_held;
+    /* Runs per state, for Stats: a run stays RUNNING until its note is
+     * read and its end committed, so running can exceed slots_held. */
     uint32_t queued;
     uint32_t starting;
     uint32_t running;
@@ -125,7 +131,14 @@ struct cs_sched {
 
 static inline uint32_t cs_sched_slots_used(const struct cs_sched *sched)
 {
-    return sched->starting + sched->running;
+    return sched->slots_held;
+}
+
+/* The runs in RUNNING whose minder may still be alive (Stats.running): the
+ * slots held but those of runs in STARTING, which all hold one. */
+static inline uint32_t cs_sched_running_alive(const struct cs_sched *sched)
+{
+    return sched->slots_held > sched->starting ? sched->slots_held - sched->starting : 0;
 }
 
 /* Loop thread: moves run to state, keeping the per-state counts right, and

@@ -100,14 +100,24 @@ static void fake_launch(struct cs_launcher *launcher, struct cs_launch *launch)
     fx.launches[fx.n_launches++] = launch;
 }
 
-/* A process that stands for a minder; reaped by dispatch or at teardown. */
-pid_t spawn_sleep(void)
+/* A process that stands for a minder, reaped by dispatch or at teardown:
+ * a cat of a pipe, which exits 0 when the test closes the pipe (a minder's
+ * clean exit) and can be killed outright. */
+pid_t spawn_minder(void)
 {
-    char *argv[] = {"sleep", "1000", NULL};
+    char *argv[] = {"cat", NULL};
+    int fds[2];
     pid_t pid;
-    assert_int_equal(posix_spawnp(&pid, "sleep", NULL, NULL, argv, environ), 0);
+    posix_spawn_file_actions_t actions;
     assert_true(fx.n_children < MAX_CHILDREN);
-    fx.children[fx.n_children++] = pid;
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    assert_int_equal(posix_spawn_file_actions_init(&actions), 0);
+    assert_int_equal(posix_spawn_file_actions_adddup2(&actions, fds[0], 0), 0);
+    assert_int_equal(posix_spawnp(&pid, "cat", &actions, NULL, argv, environ), 0);
+    assert_int_equal(posix_spawn_file_actions_destroy(&actions), 0);
+    assert_int_equal(close(fds[0]), 0);
+    fx.children[fx.n_children] = pid;
+    fx.child_stdin[fx.n_children++] = fds[1];
     return pid;
 }
 
@@ -133,7 +143,7 @@ pid_t launch_ok(int64_t run_id)
     struct cs_launch *l = take_launch(run_id);
     assert_true(l->argv != NULL && strcmp(l->argv[0], fx.s.minder_path) == 0);
     assert_true(mkdir(l->dir, 0700) == 0 || errno == EEXIST);
-    l->pid = spawn_sleep();
+    l->pid = spawn_minder();
     l->pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0);
     assert_true(l->pidfd >= 0);
     l->started_unix_ms = cs_now_unix_ms();
@@ -244,17 +254,23 @@ void write_note(int64_t run_id, uint32_t attempt, enum cs_note_outcome outcome, 
     assert_int_equal(cs_note_write(dir, &note), 0);
 }
 
-/* The minder of pid ends (its note, if any, written before). */
+/* The minder of pid is killed outright (its note, if any, written before). */
 void minder_ends(pid_t pid)
 {
     assert_int_equal(kill(pid, SIGKILL), 0);
 }
 
-/* The minder of run_id's attempt writes its note and ends. */
+/* The minder of run_id's attempt writes its note and exits 0. */
 void minder_exits(int64_t run_id, uint32_t attempt, pid_t pid, int exit_code)
 {
     write_note(run_id, attempt, CS_NOTE_EXITED, exit_code, 0, "");
-    minder_ends(pid);
+    for (size_t i = 0; i < fx.n_children; i++)
+        if (fx.children[i] == pid) {
+            assert_int_equal(close(fx.child_stdin[i]), 0);
+            fx.child_stdin[i] = -1;
+            return;
+        }
+    fail_msg("minder %d is not one of the test's", (int)pid);
 }
 
 /* --- fixture ---------------------------------------------------------------- */
@@ -295,9 +311,12 @@ int teardown(void **state)
     assert_int_equal(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&fx.loop), 0);
     /* Minders dispatch still watched at the end: end and reap them. */
-    for (size_t i = 0; i < fx.n_children; i++)
+    for (size_t i = 0; i < fx.n_children; i++) {
         if (kill(fx.children[i], SIGKILL) == 0)
             (void)waitpid(fx.children[i], NULL, 0);
+        if (fx.child_stdin[i] >= 0)
+            (void)close(fx.child_stdin[i]);
+    }
     char cmd[160];
     (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", fx.state_dir);
     assert_int_equal(system(cmd), 0);

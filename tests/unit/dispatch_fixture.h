@@ -11,6 +11,7 @@
 #define CS_TEST_DISPATCH_FIXTURE_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -71,6 +72,7 @@ struct dispatch_fixture {
     struct cs_launch *launches[MAX_LAUNCHES]; /* submitted, not yet answered */
     size_t n_launches;
     pid_t children[MAX_CHILDREN];
+    int child_stdin[MAX_CHILDREN]; /* closing it makes the child exit 0; -1 once closed */
     size_t n_children;
     int cancel_commits;  /* calls of cancel_done_cb */
     int64_t last_run_id; /* the last run row written: */
@@ -93,11 +95,11 @@ void commit_with(int status);
 
 /* The launch thread: takes run_id's submitted launch (failing the test if
  * there is none); answers it with a running minder (its pid returned), or
- * with a failed posix_spawn. spawn_sleep makes a stand-in minder. */
+ * with a failed posix_spawn. spawn_minder makes a stand-in minder. */
 struct cs_launch *take_launch(int64_t run_id);
 pid_t launch_ok(int64_t run_id);
 void launch_fails(int64_t run_id);
-pid_t spawn_sleep(void);
+pid_t spawn_minder(void);
 
 /* The loop: one turn that does not wait; or turns until pred(arg) holds,
  * for an event of run_id (attempt 0: the run's own) in state, or for a run
@@ -110,7 +112,8 @@ void wait_for(int64_t run_id, uint32_t attempt, Csched__V1__RunState state);
 bool is_queued(const void *arg);
 
 /* The minder: the attempt's directory, the note it leaves, and its end
- * (minder_exits: an EXITED note with exit_code, then the end). */
+ * (minder_ends: killed outright; minder_exits: an EXITED note with
+ * exit_code, then a clean exit). */
 void attempt_dir(int64_t run_id, uint32_t attempt, char *buf, size_t cap);
 void write_note(int64_t run_id, uint32_t attempt, enum cs_note_outcome outcome, int exit_code,
                 int term_signal, const char *message);

@@ -2,7 +2,7 @@
  * by hand on a real uv loop: jobs from cs_job_insert, runs made here around a
  * Csched__V1__Run, and a fake start callback given to cs_pump_init in place
  * of dispatch's. The fake does what the real one does to the counts (the
- * job's slots and the global starting count go up; nothing else is told),
+ * job's slots and the global slots held go up; nothing else is told),
  * and checks at every start that the run was the oldest that could start and
  * that no limit is exceeded. One uv_run(UV_RUN_NOWAIT) is one loop turn.
  * Static, as loop_test.h is: each test file has its own fixture and its own
@@ -80,7 +80,7 @@ static inline void start_cb(struct cs_sched *s, struct cs_run *run)
     if (fx.n_started < MAX_RUNS)
         fx.started[fx.n_started++] = run->msg->id;
     run->msg->state = CSCHED__V1__RUN_STATE__RUN_STATE_STARTING;
-    s->starting++;
+    s->slots_held++;
     job->slots++;
 }
 
@@ -168,7 +168,7 @@ static inline void finish(struct cs_run *run)
 {
     assert_int_equal(run->msg->state, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
     run->msg->state = CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
-    fx.s->starting--;
+    fx.s->slots_held--;
     run->job->slots--;
     run->job->active--;
     cs_pump_job_changed(fx.s, run->job);
@@ -180,7 +180,7 @@ static inline void retry(struct cs_run *run)
 {
     assert_int_equal(run->msg->state, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
     run->msg->state = CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED;
-    fx.s->starting--;
+    fx.s->slots_held--;
     cs_pump_enqueue(fx.s, run);
     run->job->slots--;
     cs_pump_job_changed(fx.s, run->job);

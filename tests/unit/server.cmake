@@ -43,6 +43,9 @@ endforeach()
 # faked through the ops dispatch takes at init.
 cs_unit_test(dispatch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch.c
              ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
+# When a run holds its slot, on the same fixture.
+cs_unit_test(dispatch_slots SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch_slots.c
+             ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
 # Retries, deadlines, the kill grace and signal, and runs for later, on the
 # same fixture.
 cs_unit_test(retry SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_retry.c

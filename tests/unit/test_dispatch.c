@@ -144,7 +144,7 @@ static void test_dispatch_start_fails(void **state)
     id = trigger(job);
     turn();
     struct cs_launch *l = take_launch(id);
-    l->pid = spawn_sleep();
+    l->pid = spawn_minder();
     l->pidfd = -1;
     cs_dispatch_launch_done_cb(l, &fx.s);
     assert_string_equal(history(id), START_TO_RUNNING " a1:LOST run:LOST");

@@ -39,7 +39,7 @@ static void test_pump_global_limit(void **state)
     assert_int_equal(cs_sched_slots_used(s), 5);
 
     /* A slot freed elsewhere (cs_sched_slots_used drops) and a kick. */
-    s->starting--;
+    s->slots_held--;
     cs_pump_kick(s);
     assert_int_equal(turn(), 1);
     assert_started(7, IDS(8));

@@ -33,7 +33,7 @@ static void test_pump_batch_per_turn(void **state)
     assert_int_equal(turn(), 0);
     for (size_t i = 0; i < 40; i++)
         assert_int_equal(fx.started[i], (int64_t)i + 1);
-    assert_int_equal(s->starting, 40);
+    assert_int_equal(s->slots_held, 40);
     assert_int_equal(a->slots, 40);
     /* An idle pump does no work per turn. */
     assert_false(pump_active());

@@ -1,0 +1,130 @@
+/* Unit tests of when a run holds its slot (dispatch on the fixture of
+ * dispatch_fixture.h): from STARTING until its minder's pidfd fires, not
+ * until its note is read and its end committed. The fake launcher checks
+ * both limits at every launch; the loop is driven turn by turn. */
+#include "dispatch_fixture.h"
+
+static bool job_has_no_slot(const void *arg)
+{
+    return ((const struct cs_job *)arg)->slots == 0;
+}
+
+/* The minder's end gives the slot back in the loop turn its pidfd fires:
+ * the run is still RUNNING, its note not yet read and no end written. */
+static void test_dispatch_slot_free_at_exit(void **state)
+{
+    struct cs_sched *s = &fx.s;
+    struct cs_job *job = add_job("a", 1, 1, 0);
+    pid_t pid;
+    int64_t id = start_running(job, &pid);
+    assert_int_equal(cs_sched_slots_used(s), 1);
+    minder_exits(id, 1, pid, 0);
+    run_until(job_has_no_slot, job, "the minder's end to give its slot back");
+    assert_int_equal(cs_sched_slots_used(s), 0);
+    assert_non_null(run_of(id));
+    assert_int_equal(run_of(id)->msg->state, RU);
+    assert_int_equal(s->running, 1); /* Stats still say RUNNING */
+    assert_null(find_event(id, 0, OK));
+    wait_for(id, 0, OK);
+    assert_int_equal(s->running, 0);
+    assert_string_equal(history(id), START_TO_RUNNING " a1:SUCCEEDED run:SUCCEEDED");
+}
+
+static bool attempt_has_exited(const void *arg)
+{
+    const struct cs_run *run = run_of(*(const int64_t *)arg);
+    return run != NULL && run->attempt != NULL && run->attempt->exited;
+}
+
+/* A minder killed outright may leave its command running: its slot is kept
+ * until the note read has stopped what the command left, and the run ends
+ * LOST. */
+static void test_dispatch_killed_minder_keeps_slot(void **state)
+{
+    struct cs_job *job = add_job("a", 1, 1, 0);
+    pid_t pid;
+    int64_t id = start_running(job, &pid);
+    int64_t second = trigger(job);
+    minder_ends(pid);
+    run_until(attempt_has_exited, &id, "the killed minder's pidfd to fire");
+    assert_int_equal(job->slots, 1);
+    turn();
+    assert_int_equal(run_of(second)->msg->state, Q);
+    wait_for(id, 0, LO);
+    assert_int_equal(run_of(second)->msg->state, Q);
+    wait_for(second, 0, ST);
+    assert_true(find_event(id, 0, LO) < find_event(second, 0, ST));
+}
+
+/* At max_running 1 the next run starts before the one before it has read
+ * its note: its STARTING is written ahead of the other's end, and each run's
+ * own events stay in order. */
+static void test_dispatch_next_run_starts_before_note(void **state)
+{
+    struct cs_job *job = add_job("a", 1, 1, 0);
+    pid_t pid;
+    int64_t first = start_running(job, &pid);
+    int64_t second = trigger(job);
+    turn();
+    assert_int_equal(run_of(second)->msg->state, Q); /* the job is at its limit */
+    minder_exits(first, 1, pid, 0);
+    wait_for(second, 0, ST);
+    assert_int_equal(job->slots, 1);
+    wait_for(first, 0, OK);
+    assert_true(find_event(second, 0, ST) < find_event(first, 0, OK));
+    pid = launch_ok(second);
+    assert_string_equal(history(first), START_TO_RUNNING " a1:SUCCEEDED run:SUCCEEDED");
+    minder_exits(second, 1, pid, 3);
+    wait_for(second, 0, FA);
+    assert_string_equal(history(second), START_TO_RUNNING " a1:FAILED run:FAILED");
+    assert_int_equal(job->slots, 0);
+}
+
+/* A retry gives its slot back at the minder's end and takes one again
+ * through the queue; a launch that fails gives its slot back at once. */
+static void test_dispatch_slot_retry_and_launch_failure(void **state)
+{
+    struct cs_sched *s = &fx.s;
+    struct cs_job *job = add_job("a", 1, 2, 0);
+    pid_t pid;
+    int64_t id = start_running(job, &pid);
+    minder_exits(id, 1, pid, 1);
+    run_until(job_has_no_slot, job, "the minder's end to give its slot back");
+    wait_for(id, 2, ST);
+    assert_int_equal(job->slots, 1);
+    launch_fails(id);
+    assert_int_equal(job->slots, 0);
+    assert_int_equal(cs_sched_slots_used(s), 0);
+    wait_for(id, 0, FA);
+    assert_string_equal(history(id), START_TO_RUNNING " a1:FAILED run:QUEUED run:STARTING "
+                                                      "a2:STARTING a2:FAILED run:FAILED");
+}
+
+/* A cancel that comes after the minder's end, while its note is read,
+ * signals nothing (its pid may be another process's by then) and the run
+ * ends CANCELLED. */
+static void test_dispatch_cancel_after_exit(void **state)
+{
+    struct cs_job *job = add_job("a", 0, 1, 0);
+    pid_t pid;
+    int64_t id = start_running(job, &pid);
+    minder_exits(id, 1, pid, 0);
+    run_until(job_has_no_slot, job, "the minder's end to give its slot back");
+    assert_true(run_of(id)->attempt->exited);
+    assert_int_equal(cs_attempt_cancel(run_of(id)->attempt), 0);
+    assert_int_equal(cancel(id), RU);
+    wait_for(id, 0, CA);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_dispatch_slot_free_at_exit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_killed_minder_keeps_slot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_next_run_starts_before_note, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_slot_retry_and_launch_failure, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_cancel_after_exit, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
