@@ -124,8 +124,9 @@ static void bulk_init(struct bulk *bk, const enum cs_store_col_type *types, int 
 }
 
 /* Appends one row. Rows are made as a single statement's parameters (text,
- * bytea in binary; see cs_store_run_params): integers are printed in decimal and
- * read back exactly, text and bytea are copied as they are. */
+ * bytea in binary; see cs_store_run_params): integers are taken as the
+ * values they were made from (or read back from their decimal text when
+ * given as text), text and bytea are copied as they are. */
 static void bulk_add(struct bulk *bk, const struct cs_store_params *p)
 {
     static const uint32_t oids[] = {
@@ -150,7 +151,7 @@ static void bulk_add(struct bulk *bk, const struct cs_store_params *p)
         }
         switch (bk->types[i]) {
         case CS_STORE_COL_INT:
-            cs_store_array_int(a, strtoll(v, NULL, 10));
+            cs_store_array_int(a, (p->is_int & (1u << i)) != 0 ? p->ints[i] : strtoll(v, NULL, 10));
             break;
         case CS_STORE_COL_BOOL:
             cs_store_array_bool(a, v[0] == 't');

@@ -41,13 +41,23 @@
 
 #define CS_STORE_PARAMS_MAX 16
 
+/* Room for an int8 in decimal, its sign and the terminating NUL. */
+#define CS_STORE_INT_TEXT 21
+
 /* Parameters of one statement: text format, except bytea values, which go in
- * binary. Every value is owned (freed by cs_store_params_clear). */
+ * binary. Text and bytea values are owned (freed by cs_store_params_clear);
+ * an integer's text lives in the struct itself beside its value, and a
+ * bool's is a literal, so that the many integers of a run's rows cost no
+ * allocation, and store_bulk.c reads them back without parsing. */
 struct cs_store_params {
     int n;
     char *values[CS_STORE_PARAMS_MAX];
     int lengths[CS_STORE_PARAMS_MAX];
     int formats[CS_STORE_PARAMS_MAX];
+    uint32_t borrowed; /* bit i: values[i] is not malloc'd */
+    uint32_t is_int;   /* bit i: ints[i] is values[i]'s value */
+    int64_t ints[CS_STORE_PARAMS_MAX];
+    char int_text[CS_STORE_PARAMS_MAX][CS_STORE_INT_TEXT];
 };
 
 /* Appends a copy of s; NULL appends SQL NULL. */

@@ -99,6 +99,33 @@ static uint32_t be32_at(const uint8_t *p)
 /* The layout of PostgreSQL's array_recv: ndim, has-null flag, element type,
  * then length and lower bound of the dimension; each element a length (-1
  * for NULL) and its bytes. */
+/* Integers keep their value beside their decimal text, which is exact at
+ * both ends of the range; bools and ints are not freed with the text. */
+static void test_store_params_int_text(void **state)
+{
+    struct cs_store_params p = {0};
+    const int64_t v[] = {0, 7, -1, 1234567890123, INT64_MAX, INT64_MIN};
+    const char *const want[] = {
+        "0", "7", "-1", "1234567890123", "9223372036854775807", "-9223372036854775808"};
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+        cs_store_params_int(&p, v[i]);
+    cs_store_params_text(&p, "x");
+    cs_store_params_bool(&p, true);
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        assert_string_equal(p.values[i], want[i]);
+        assert_true((p.is_int & (1u << i)) != 0);
+        assert_true(p.ints[i] == v[i]);
+    }
+    assert_string_equal(p.values[6], "x");
+    assert_false((p.is_int & (1u << 6)) != 0);
+    assert_string_equal(p.values[7], "t");
+    cs_store_params_clear(&p);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(p.is_int, 0);
+}
+
 static void test_store_array_binary_layout(void **state)
 {
     struct cs_store_array a;
@@ -596,6 +623,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_row_reads_each_int_width),
+        cmocka_unit_test(test_store_params_int_text),
         cmocka_unit_test(test_store_array_binary_layout),
         cmocka_unit_test(test_store_job_params_round_trip),
         cmocka_unit_test(test_store_job_from_row_refuses_garbage),
