@@ -8,6 +8,7 @@
 #define CS_ATTEMPT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -91,9 +92,10 @@ void cs_attempt_exit_cb(void *ctx);
  * and reading the notes of the ones before it into earlier. The last is
  * then told apart: no directory -> ops->not_started_cb; a note, or a minder
  * gone without one (LOST, the message says whether its command had
- * started), or a pid file it could claim before any minder published one
- * (LOST, it never started and never will) -> ops->ended_cb; a live minder
- * -> ops->adopted_cb. */
+ * started), or no pid file in a directory from before the machine's last
+ * boot (LOST, its command may have run), or a pid file it could claim before
+ * any minder published one (LOST, it never started and never will) ->
+ * ops->ended_cb; a live minder -> ops->adopted_cb. */
 void cs_attempt_adopt(struct cs_attempt *att);
 /* Tells a running minder to cancel its command (SIGTERM: it stops the
  * group and writes its note); nothing before it has a pid, nor after it
@@ -109,6 +111,28 @@ Csched__V1__RunState cs_attempt_apply_earlier(const struct cs_attempt *att, uint
                                               Csched__V1__Attempt *a);
 /* Stops watching and frees att once its handle is closed. */
 void cs_attempt_free(struct cs_attempt *att);
+
+/* What a restart found of the last attempt's minder in its directory. */
+enum cs_attempt_left {
+    CS_ATTEMPT_LEFT_NOTE,    /* its note: the attempt ended as it says */
+    CS_ATTEMPT_LEFT_PID,     /* a pid file (a minder's, or a claim): adopt, or gone */
+    CS_ATTEMPT_LEFT_NOTHING, /* neither, in this boot: claim it, it never started */
+    /* Neither, in a directory last changed before the machine booted: the
+     * unsynced pid file of a minder that started its command may have been
+     * lost with the machine, so the attempt ends LOST and counts. */
+    CS_ATTEMPT_LEFT_PRE_BOOT,
+};
+/* Tells the above apart from whether the note and the pid file are there,
+ * the directory's mtime and the machine's boot time (seconds since the
+ * epoch; a boot time of 0, unknown, puts every directory in this boot).
+ * Pure; any thread. */
+enum cs_attempt_left cs_attempt_left_classify(bool has_note, bool has_pid, int64_t dir_mtime_s,
+                                              int64_t boot_time_s);
+/* The message of an attempt ended CS_ATTEMPT_LEFT_PRE_BOOT. */
+#define CS_ATTEMPT_PRE_BOOT_MESSAGE                                                                \
+    "the machine restarted while the attempt was starting: its directory predates the boot "       \
+    "and its minder left no pid file, so its command may have started before the machine "         \
+    "restarted"
 
 /* Pool work (attempt_work.c). */
 void cs_attempt_read_note_work(uv_work_t *work);

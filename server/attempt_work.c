@@ -1,10 +1,13 @@
 /* attempt work: the blocking parts of watching a minder, run on libuv's
  * pool: reading the status note, and after a restart walking a run's
  * attempt directories and telling its last attempt apart (never started,
- * running, ended, gone). Each call works on its own attempt, which the loop
- * leaves alone until the work's done callback. */
+ * running, ended, gone, or made before the machine last booted). Each call
+ * works on its own attempt, which the loop leaves alone until the work's
+ * done callback. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,25 +114,79 @@ static void set_gone_message(struct cs_attempt *att, pid_t pid)
                    started ? "its command had started" : "its command may not have started");
 }
 
-/* The last attempt, its directory there: ended (a note, or a minder gone
- * without one), running (adopt_pidfd), or never to start (claimed). */
+enum cs_attempt_left cs_attempt_left_classify(bool has_note, bool has_pid, int64_t dir_mtime_s,
+                                              int64_t boot_time_s)
+{
+    if (has_note)
+        return CS_ATTEMPT_LEFT_NOTE;
+    if (has_pid)
+        return CS_ATTEMPT_LEFT_PID;
+    return dir_mtime_s < boot_time_s ? CS_ATTEMPT_LEFT_PRE_BOOT : CS_ATTEMPT_LEFT_NOTHING;
+}
+
+static int64_t boot_time_s;
+static pthread_once_t boot_time_once = PTHREAD_ONCE_INIT;
+
+/* The machine's boot time (btime in /proc/stat) into boot_time_s; left 0
+ * when unknown, which takes every directory for this boot's. */
+static void read_boot_time(void)
+{
+    FILE *f = fopen("/proc/stat", "re");
+    char line[256];
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "btime %" SCNd64, &boot_time_s) == 1)
+            break;
+    if (f != NULL)
+        (void)fclose(f); /* read-only: nothing to lose */
+}
+
+/* The last modification of dir in seconds since the epoch, or INT64_MAX
+ * (this boot's) when it cannot be read. */
+static int64_t dir_mtime_s(const char *dir)
+{
+    struct stat st;
+    return stat(dir, &st) == 0 ? (int64_t)st.st_mtim.tv_sec : INT64_MAX;
+}
+
+/* Claims the pid file of an attempt no minder has published, so that none
+ * will start its command. False, with the message set, if the claim failed;
+ * else *pid is 0 (claimed) or the pid a minder published just now. */
+static bool claim(struct cs_attempt *att, pid_t *pid)
+{
+    int rc = cs_attempt_pid_claim(att->dir);
+    *pid = rc == -EEXIST ? read_number(att->dir, CS_ATTEMPT_PID_FILE) : 0;
+    if (rc == 0 || rc == -EEXIST)
+        return true;
+    (void)snprintf(att->note.message, sizeof(att->note.message),
+                   "neither a note nor a pid file, and claiming the pid file failed: "
+                   "%s; whether its command started is unknown",
+                   strerror(-rc));
+    return false;
+}
+
+/* The last attempt, its directory there: ended (a note, a minder gone
+ * without one, or a directory from before the last boot with no pid file),
+ * running (adopt_pidfd), or never to start (claimed). The directory's time
+ * is read before the claim, which changes it. */
 static void classify_last(struct cs_attempt *att)
 {
     att->note_rc = cs_note_read(att->dir, &att->note);
-    if (att->note_rc != -ENOENT)
+    pid_t pid = att->note_rc == -ENOENT ? read_number(att->dir, CS_ATTEMPT_PID_FILE) : 0;
+    (void)pthread_once(&boot_time_once, read_boot_time);
+    switch (cs_attempt_left_classify(att->note_rc != -ENOENT, pid != -ENOENT, dir_mtime_s(att->dir),
+                                     boot_time_s)) {
+    case CS_ATTEMPT_LEFT_NOTE:
         return;
-    pid_t pid = read_number(att->dir, CS_ATTEMPT_PID_FILE);
-    if (pid == -ENOENT) {
-        int rc = cs_attempt_pid_claim(att->dir);
-        if (rc == -EEXIST) /* the minder published its pid just now */
-            pid = read_number(att->dir, CS_ATTEMPT_PID_FILE);
-        else if (rc != 0) {
-            (void)snprintf(att->note.message, sizeof(att->note.message),
-                           "neither a note nor a pid file, and claiming the pid file failed: "
-                           "%s; whether its command started is unknown",
-                           strerror(-rc));
+    case CS_ATTEMPT_LEFT_PRE_BOOT:
+        (void)snprintf(att->note.message, sizeof(att->note.message), "%s",
+                       CS_ATTEMPT_PRE_BOOT_MESSAGE);
+        return;
+    case CS_ATTEMPT_LEFT_NOTHING:
+        if (!claim(att, &pid))
             return;
-        }
+        break;
+    case CS_ATTEMPT_LEFT_PID:
+        break;
     }
     if (pid <= 0) {
         /* Claimed, now or by an earlier restart: no minder starts it. */

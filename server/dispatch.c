@@ -1,8 +1,10 @@
-/* dispatch: run and attempt transitions. Each transition updates the run's
+/* dispatch: attempt transitions, from a run's start to its attempt's end,
+ * and a run taken over after a restart. Each transition updates the run's
  * message, the slot counts and the queues, writes the rows and emits the
  * events, all in the same loop turn so they commit together. Below it: the
- * pump (which calls back to start a run), attempts (which call back when a
- * minder was adopted or has ended), retries, and the launcher. */
+ * run's own records (dispatch_run.c), the pump (which calls back to start a
+ * run), attempts (which call back when a minder was adopted or has ended),
+ * retries, and the launcher. Loop thread only. */
 #define CS_LOG_COMPONENT "dispatch"
 #include "dispatch.h"
 
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "attempt.h"
+#include "dispatch_run.h"
 #include "env.h"
 #include "event.h"
 #include "job.h"
@@ -20,7 +23,6 @@
 #include "minder_contract.h"
 #include "pump.h"
 #include "retry.h"
-#include "slot_rules.h"
 #include "util.h"
 
 /* A minder ends by its job's timeout, plus its kill grace, plus the drain,
@@ -47,12 +49,6 @@ const struct cs_sched_ops cs_dispatch_cschedd_ops = {
     .launch_cb = cs_launcher_submit,
 };
 
-static void write_run(struct cs_sched *s, struct cs_run *run, cs_store_done_cb cb, void *arg)
-{
-    s->ops->run_put_cb(s->store, run->msg, NULL, NULL);
-    cs_event_emit(s, run, NULL, cb, arg);
-}
-
 static Csched__V1__Attempt *attempt_msg(struct cs_attempt *att)
 {
     return att->run->msg->attempts[att->number - 1];
@@ -68,136 +64,6 @@ static void put_attempt(struct cs_sched *s, struct cs_run *run, const Csched__V1
 static void write_attempt(struct cs_sched *s, struct cs_run *run, struct cs_attempt *att)
 {
     put_attempt(s, run, attempt_msg(att), att->dir);
-}
-
-static struct cs_run *run_new(struct cs_sched *s, struct cs_job *job, Csched__V1__Run *msg)
-{
-    struct cs_run *run = cs_xcalloc(1, sizeof(*run));
-    run->msg = msg;
-    run->job = job;
-    run->later_index = CS_NOT_IN_HEAP;
-    job->active++;
-    cs_idmap_put(&s->runs, msg->id, run);
-    cs_run_keys_add(&s->run_keys, run);
-    return run;
-}
-
-/* Drops run from memory (its rows, if any, are written). */
-static void run_forget(struct cs_sched *s, struct cs_run *run)
-{
-    CS_ASSERT(run->attempt == NULL && !run->queued && !cs_later_is_waiting(run));
-    run->job->active--;
-    CS_ASSERT(cs_idmap_remove(&s->runs, run->msg->id) == run);
-    cs_run_keys_remove(&s->run_keys, run);
-    protobuf_c_message_free_unpacked(&run->msg->base, NULL);
-    free(run);
-}
-
-/* The run has reached a terminal state and its rows are written: forget it. */
-static void run_retire(struct cs_sched *s, struct cs_run *run)
-{
-    s->runs_finished++;
-    run_forget(s, run);
-}
-
-/* Moves run to a terminal state and forgets it; returns a copy of its final
- * message if want_copy. */
-static Csched__V1__Run *finish_run(struct cs_sched *s, struct cs_run *run,
-                                   Csched__V1__RunState state, int64_t ended_unix_ms,
-                                   cs_store_done_cb cb, void *arg, bool want_copy)
-{
-    run->msg->ended_unix_ms = ended_unix_ms;
-    cs_sched_set_run_state(s, run, state);
-    /* cancel_requested means "being stopped": an ended run is past that. */
-    run->msg->cancel_requested = false;
-    write_run(s, run, cb, arg);
-    Csched__V1__Run *copy = want_copy ? (Csched__V1__Run *)cs_message_copy(&run->msg->base) : NULL;
-    run_retire(s, run);
-    return copy;
-}
-
-/* Ends a run that has no attempt running, cancelled (see finish_run). */
-static Csched__V1__Run *cancel_unstarted(struct cs_sched *s, struct cs_run *run,
-                                         cs_store_done_cb cb, void *arg, bool want_copy)
-{
-    run->msg->cancel_requested = true;
-    cs_message_set_str(&run->msg->message, run->msg->n_attempts > 0
-                                               ? "cancelled while waiting to retry"
-                                               : "cancelled before it started");
-    return finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, cs_now_unix_ms(), cb, arg,
-                      want_copy);
-}
-
-/* A triggered run waits for its creation to commit before it may start, so
- * that no command runs for a run a restart would not know of. */
-struct created {
-    struct cs_sched *sched;
-    int64_t run_id;
-    cs_store_done_cb cb;
-    void *arg;
-};
-
-static void created_cb(void *arg, int status)
-{
-    struct created c = *(struct created *)arg;
-    free(arg);
-    struct cs_run *run = cs_idmap_get(&c.sched->runs, c.run_id);
-    /* Cancelled meanwhile, the run is gone: nothing to do. */
-    if (run != NULL && run->msg->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED && !run->queued &&
-        run->attempt == NULL && !cs_later_is_waiting(run)) {
-        if (status == 0) {
-            cs_later_enqueue(c.sched, run);
-        } else {
-            /* Never stored, as its client is told: it must not run. */
-            cs_sched_set_run_state(c.sched, run, CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED);
-            run_forget(c.sched, run);
-        }
-    }
-    if (c.cb != NULL)
-        c.cb(c.arg, status);
-}
-
-struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
-                                   const Csched__V1__TriggerJobRequest *request,
-                                   const char *triggered_by, cs_store_done_cb cb, void *arg)
-{
-    return cs_dispatch_trigger_slot(s, job, request, 0, triggered_by, cb, arg);
-}
-
-struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *s, struct cs_job *job,
-                                        const Csched__V1__TriggerJobRequest *request,
-                                        int64_t slot_unix_ms, const char *triggered_by,
-                                        cs_store_done_cb cb, void *arg)
-{
-    CS_ASSERT_LOOP();
-    Csched__V1__Run *msg = cs_xmalloc(sizeof(*msg));
-    csched__v1__run__init(msg);
-    msg->id = s->next_run_id++;
-    msg->slot_unix_ms = slot_unix_ms;
-    msg->job_name = cs_xstrdup(job->spec->name);
-    msg->idempotency_key = cs_xstrdup(request->idempotency_key);
-    msg->created_unix_ms = cs_now_unix_ms();
-    if (request->not_before_unix_ms > msg->created_unix_ms)
-        msg->not_before_unix_ms = request->not_before_unix_ms;
-    msg->message = cs_xstrdup("");
-    msg->triggered_by = cs_xstrdup(triggered_by);
-    if (request->n_env > 0) {
-        msg->n_env = request->n_env;
-        msg->env = cs_xcalloc(request->n_env, sizeof(*msg->env));
-        for (size_t i = 0; i < request->n_env; i++) {
-            msg->env[i] = cs_xmalloc(sizeof(*msg->env[i]));
-            csched__v1__run__env_entry__init(msg->env[i]);
-            msg->env[i]->key = cs_xstrdup(request->env[i]->key);
-            msg->env[i]->value = cs_xstrdup(request->env[i]->value);
-        }
-    }
-    msg->state = CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED;
-    struct cs_run *run = run_new(s, job, msg);
-    cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
-    struct created *c = cs_xmalloc(sizeof(*c));
-    *c = (struct created){.sched = s, .run_id = msg->id, .cb = cb, .arg = arg};
-    write_run(s, run, created_cb, c);
-    return run;
 }
 
 /* --- starting ------------------------------------------------------------ */
@@ -272,63 +138,19 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
     return launch;
 }
 
-/* Ends run after its last attempt a, in state (CANCELLED if asked to
- * stop), saying so if its deadline ended it. It ended when a did, which may
- * be before the server heard of it (a minder adopted after a restart). */
-static void end_after(struct cs_sched *s, struct cs_run *run, const Csched__V1__Attempt *a,
-                      Csched__V1__RunState state, bool past_deadline)
-{
-    if (run->msg->cancel_requested)
-        state = CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
-    cs_outcome_set_run(run->msg, cs_outcome_of_attempt(a));
-    if (past_deadline)
-        cs_retry_set_deadline_message(run, a->message);
-    else
-        cs_message_set_str(&run->msg->message, a->message);
-    (void)finish_run(s, run, state, a->ended_unix_ms, NULL, NULL, false);
-}
-
-/* Ends run, made by its slot, if it waited in the queue past the slot's
- * starting deadline: cancelled unstarted, its slot turned DEADLINE_PASSED
- * (the row keeps the run's id, which says why). */
-static bool end_past_slot_deadline(struct cs_sched *s, struct cs_run *run)
-{
-    const Csched__V1__Job *spec = run->job->spec;
-    Csched__V1__Slot slot = CSCHED__V1__SLOT__INIT;
-    int64_t now_ms = cs_now_unix_ms();
-
-    if (!cs_slot_run_waits_on_deadline(run->msg))
-        return false;
-    slot.due_unix_ms = cs_slot_due_ms(spec, run->msg->slot_unix_ms / 1000);
-    if (!cs_slot_deadline_passed(spec->schedule, slot.due_unix_ms, now_ms))
-        return false;
-    slot.job_name = spec->name;
-    slot.slot_unix_ms = run->msg->slot_unix_ms;
-    slot.decided_unix_ms = now_ms;
-    slot.outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED;
-    slot.skip_reason = CSCHED__V1__SKIP_REASON__SKIP_REASON_DEADLINE_PASSED;
-    slot.run_id = run->msg->id;
-    slot.message = "its run waited to start past starting_deadline_seconds and was cancelled";
-    cs_store_slot_put(s->store, &slot, NULL, NULL);
-    cs_message_set_str(&run->msg->message, "cancelled before it started: it waited past its slot's "
-                                           "starting_deadline_seconds");
-    (void)finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, now_ms, NULL, NULL, false);
-    return true;
-}
-
 /* The pump's start callback: the run, off its queue, takes its slots and
  * its next attempt goes to the launcher; but a retry that waited for a slot
  * until past the run's deadline ends the run instead, and so does a slot's
  * run past the slot's starting deadline. */
 static void start_cb(struct cs_sched *s, struct cs_run *run)
 {
-    if (end_past_slot_deadline(s, run))
+    if (cs_dispatch_end_past_slot_deadline(s, run))
         return;
     int64_t deadline = cs_retry_deadline_unix_ms(run);
     if (deadline != 0 && run->msg->n_attempts > 0 && cs_now_unix_ms() >= deadline) {
         const Csched__V1__Attempt *last = run->msg->attempts[run->msg->n_attempts - 1];
         run->retry_delay_ms = 0;
-        end_after(s, run, last, last->state, true);
+        cs_dispatch_end_after(s, run, last, last->state, true);
         return;
     }
     struct cs_attempt *att = attempt_new(s, run);
@@ -337,7 +159,7 @@ static void start_cb(struct cs_sched *s, struct cs_run *run)
     if (run->msg->started_unix_ms == 0)
         run->msg->started_unix_ms = cs_now_unix_ms();
     s->runs_started++;
-    write_run(s, run, NULL, NULL);
+    cs_dispatch_write_run(s, run, NULL, NULL);
     write_attempt(s, run, att);
     s->ops->launch_cb(s->launcher, launch_new(s, att));
 }
@@ -359,7 +181,7 @@ static void attempt_running(struct cs_sched *s, struct cs_attempt *att, int64_t 
         write_attempt(s, run, att);
     if (run->msg->state != CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING) {
         cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
-        write_run(s, run, NULL, NULL);
+        cs_dispatch_write_run(s, run, NULL, NULL);
     }
     /* The minder got this timeout at its launch, give or take the few ms
      * the launch took, which the margin covers. */
@@ -453,7 +275,7 @@ static void attempt_not_started_cb(struct cs_attempt *att)
     run->attempt = NULL;
     cs_attempt_free(att);
     if (run->msg->cancel_requested)
-        (void)cancel_unstarted(s, run, NULL, NULL, false);
+        (void)cs_dispatch_cancel_unstarted(s, run, NULL, NULL, false);
     else
         cs_later_enqueue(s, run);
 }
@@ -474,7 +296,7 @@ static void retry_run(struct cs_sched *s, struct cs_run *run)
 {
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
     cs_retry_schedule(s, run);
-    write_run(s, run, NULL, NULL);
+    cs_dispatch_write_run(s, run, NULL, NULL);
 }
 
 /* The minder has exited cleanly, and with it everything its command left
@@ -507,29 +329,10 @@ static void attempt_ended_cb(struct cs_attempt *att)
     if (verdict == CS_RETRY_YES)
         retry_run(s, run);
     else
-        end_after(s, run, a, state, verdict == CS_RETRY_PAST_DEADLINE);
+        cs_dispatch_end_after(s, run, a, state, verdict == CS_RETRY_PAST_DEADLINE);
 }
 
-/* --- cancel, resume, life ------------------------------------------------- */
-
-Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_store_done_cb cb,
-                                    void *arg)
-{
-    CS_ASSERT_LOOP();
-    if (run->attempt == NULL) {
-        /* Queued, or waiting to retry: nothing runs, so it ends now. */
-        if (run->queued)
-            cs_pump_dequeue(s, run);
-        cs_later_remove(s, run);
-        return cancel_unstarted(s, run, cb, arg, true);
-    }
-    run->msg->cancel_requested = true;
-    /* A minder still being launched is told as soon as it runs; a failure
-     * to tell a running one is logged, and it ends as it would have. */
-    (void)cs_attempt_cancel(run->attempt);
-    s->ops->run_put_cb(s->store, run->msg, cb, arg);
-    return (Csched__V1__Run *)cs_message_copy(&run->msg->base);
-}
+/* --- resume, life ------------------------------------------------------- */
 
 void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *attempt_dir)
 {
@@ -543,7 +346,7 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
     }
     Csched__V1__RunState state = msg->state;
     msg->state = CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED;
-    struct cs_run *run = run_new(s, job, msg);
+    struct cs_run *run = cs_dispatch_run_new(s, job, msg);
     /* The store may not know of every attempt that started (the database
      * was away, or a write had not committed): adoption walks the attempt
      * directories from the first attempt the store has not seen end. */

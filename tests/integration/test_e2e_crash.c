@@ -8,6 +8,7 @@
  * the table these rows test. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,6 +29,8 @@
 
 #define CRASH_AT_ENV "CSCHED_TEST_CRASH_AT"
 #define BURST_RUNS 200
+/* 2020-01-01: before any boot of a machine these tests run on. */
+#define LONG_BEFORE_BOOT 1577836800
 
 /* The directory the commands count their executions in. */
 static char counts[4096];
@@ -159,6 +162,25 @@ static void test_e2e_crash_after_spawn(void **state)
     crash_at(*state, "after-spawn", "sleep 2; exit 0", 1);
 }
 
+/* Waits until run id's attempt 1 runs, then kills cschedd and its minder
+ * (SIGKILL) and waits for the minder to be gone. */
+static void kill_server_and_minder(struct cs_e2e *e, int64_t id)
+{
+    char path[4200];
+    csched__v1__run__free_unpacked(
+        cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CS_E2E_RUN_TIMEOUT_MS),
+        NULL);
+    (void)snprintf(path, sizeof(path), "%s/attempts/%lld-1/pid", cs_testd_state_dir(e->d),
+                   (long long)id);
+    pid_t minder = cs_e2e_read_pgid(path, 5000);
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    assert_int_equal(kill(minder, SIGKILL), 0);
+    for (int64_t until = cs_test_now_ms() + 5000; kill(minder, 0) == 0;) {
+        assert_true(cs_test_now_ms() < until);
+        cs_test_sleep_ms(20);
+    }
+}
+
 /* kill -9 of cschedd and then of the running attempt's minder: the restart
  * finds the minder's pid file naming a dead process and no note, so the
  * attempt is LOST, saying its command had started, and the command's group,
@@ -169,20 +191,9 @@ static void test_e2e_crash_with_the_minder(void **state)
     char then[4200], path[4200];
     (void)snprintf(then, sizeof(then), "cut -d' ' -f5 /proc/$$/stat > %s/pgid; sleep 30", counts);
     int64_t id = make_job_and_trigger(e, "with-minder", 1, then);
-    csched__v1__run__free_unpacked(
-        cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CS_E2E_RUN_TIMEOUT_MS),
-        NULL);
     (void)snprintf(path, sizeof(path), "%s/pgid", counts);
+    kill_server_and_minder(e, id);
     pid_t pgid = cs_e2e_read_pgid(path, 5000);
-    (void)snprintf(path, sizeof(path), "%s/attempts/%lld-1/pid", cs_testd_state_dir(e->d),
-                   (long long)id);
-    pid_t minder = cs_e2e_read_pgid(path, 5000);
-    assert_int_equal(cs_testd_kill(e->d), 0);
-    assert_int_equal(kill(minder, SIGKILL), 0);
-    for (int64_t until = cs_test_now_ms() + 5000; kill(minder, 0) == 0;) {
-        assert_true(cs_test_now_ms() < until);
-        cs_test_sleep_ms(20);
-    }
     assert_int_equal(cs_testd_restart(e->d), 0);
     Csched__V1__Run *run = wait_end_after_crash(e, id);
     assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
@@ -191,6 +202,43 @@ static void test_e2e_crash_with_the_minder(void **state)
         fail_msg("attempt 1: \"%s\", want it to say its command had started",
                  run->attempts[0]->message);
     cs_e2e_assert_group_gone(pgid, 2000);
+    assert_int_equal(executions(id), 1);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
+/* A crash of the machine while attempt 1's command ran, before its pid file
+ * reached the disk: cschedd, the minder and the command die, the pid file
+ * and the group file are gone, and the directory's times are set to before
+ * the boot. The restart must not take the attempt for one that never
+ * started: it ends LOST, counted against max_attempts 1, and the command,
+ * which ran in part, does not run a second time. */
+static void test_e2e_crash_of_the_machine(void **state)
+{
+    struct cs_e2e *e = *state;
+    char dir[4200], path[4300];
+    int64_t id =
+        make_job_and_trigger(e, "machine", 1, "[ \"$CSCHED_ATTEMPT\" = 1 ] && sleep 30; exit 0");
+    (void)snprintf(dir, sizeof(dir), "%s/attempts/%lld-1", cs_testd_state_dir(e->d), (long long)id);
+    (void)snprintf(path, sizeof(path), "%s/pgid", dir);
+    pid_t pgid = cs_e2e_read_pgid(path, 5000);
+    kill_server_and_minder(e, id);
+    (void)kill(-pgid, SIGKILL);
+    cs_e2e_assert_group_gone(pgid, 2000);
+    const char *lost[] = {"pid", "pid.tmp", "pgid", "status", "status.tmp"};
+    for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++) {
+        (void)snprintf(path, sizeof(path), "%s/%s", dir, lost[i]);
+        assert_true(unlink(path) == 0 || errno == ENOENT);
+    }
+    struct timespec times[2] = {{.tv_sec = LONG_BEFORE_BOOT}, {.tv_sec = LONG_BEFORE_BOOT}};
+    assert_int_equal(utimensat(AT_FDCWD, dir, times, 0), 0);
+    assert_int_equal(cs_testd_restart(e->d), 0);
+    Csched__V1__Run *run = wait_end_after_crash(e, id);
+    if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_LOST || run->n_attempts != 1 ||
+        strstr(run->attempts[0]->message, "may have started before the machine restarted") == NULL)
+        fail_msg("run %lld ended %s with %zu attempts (attempt 1: \"%s\"), want LOST with "
+                 "one attempt whose command may have started before the machine restarted",
+                 (long long)id, cs_test_run_state_name(run->state), run->n_attempts,
+                 run->attempts[0]->message);
     assert_int_equal(executions(id), 1);
     csched__v1__run__free_unpacked(run, NULL);
 }
@@ -301,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_e2e_crash_before_spawn),
         cmocka_unit_test(test_e2e_crash_after_spawn),
         cmocka_unit_test(test_e2e_crash_with_the_minder),
+        cmocka_unit_test(test_e2e_crash_of_the_machine),
         cmocka_unit_test(test_e2e_crash_retries_while_db_frozen),
         cmocka_unit_test(test_e2e_crash_during_burst),
     };

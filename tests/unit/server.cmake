@@ -46,6 +46,8 @@ cs_unit_test(dispatch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch.c
 # When a run holds its slot, on the same fixture.
 cs_unit_test(dispatch_slots SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch_slots.c
              ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
+# What a restart makes of an attempt's directory: note, pid file, boot time.
+cs_unit_test(attempt_left SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_attempt_left.c LIBS cs_dispatch)
 # Retries, deadlines, the kill grace and signal, and runs for later, on the
 # same fixture.
 cs_unit_test(retry SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_retry.c
