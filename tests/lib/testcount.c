@@ -5,7 +5,15 @@
  * thread); each child's /proc/<pid>/stat gives its name, state and parent. A
  * counter keeps all these files open and re-reads them with pread, so that a
  * sample every 2 ms costs a few syscalls per process and takes little CPU
- * from the server it watches. */
+ * from the server it watches.
+ *
+ * A sweep is not atomic: between reading one launch thread's children and
+ * another's, a minder may exit and the next one start, and a plain sweep
+ * would count both. So each minder found live is read again once the sweep
+ * is over, and only those still live count: each was then alive from its
+ * first read to its second, and every first read came before every second,
+ * so all of them were alive at one instant. A count never exceeds what
+ * really ran at once; it may miss a minder that ended during the sweep. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +35,7 @@ struct kid {
     pid_t pid;
     int fd; /* /proc/<pid>/stat */
     bool seen;
+    bool live; /* at its first read of this sweep */
 };
 
 struct cs_test_minder_counter {
@@ -125,20 +134,29 @@ static struct kid *kid_get(struct cs_test_minder_counter *c, pid_t pid)
     return &c->kids[c->n_kids++];
 }
 
-/* count_listed counts the live minders among the pids of one children file
- * and marks them seen. */
-static int count_listed(struct cs_test_minder_counter *c, char *list)
+/* mark_listed marks the pids of one children file seen, and the live
+ * minders among them live. */
+static void mark_listed(struct cs_test_minder_counter *c, char *list)
 {
     char *save = NULL;
-    int count = 0;
 
     for (char *tok = strtok_r(list, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
         struct kid *k = kid_get(c, (pid_t)atoi(tok));
         if (k == NULL)
             continue;
         k->seen = true;
-        count += read_live_minder(k->fd, c->server);
+        k->live = read_live_minder(k->fd, c->server);
     }
+}
+
+/* still_live reads again the minders the sweep found live: those still
+ * live were all alive at once. */
+static int still_live(struct cs_test_minder_counter *c)
+{
+    int count = 0;
+
+    for (size_t i = 0; i < c->n_kids; i++)
+        count += c->kids[i].live && read_live_minder(c->kids[i].fd, c->server);
     return count;
 }
 
@@ -158,10 +176,11 @@ static void forget_unseen(struct cs_test_minder_counter *c)
     c->n_kids = kept;
 }
 
-/* What scan_cb counts: the live minders of server. */
+/* What scan_cb finds: the stat files of the live minders of server. */
 struct scan {
     pid_t server;
-    int count;
+    int fds[MAX_KIDS];
+    size_t n;
 };
 
 static void scan_cb(pid_t pid, void *arg)
@@ -171,17 +190,29 @@ static void scan_cb(pid_t pid, void *arg)
 
     if (fd < 0)
         return;
-    s->count += read_live_minder(fd, s->server);
-    close(fd);
+    if (s->n < MAX_KIDS && read_live_minder(fd, s->server))
+        s->fds[s->n++] = fd;
+    else
+        close(fd);
 }
 
-/* count_by_scan walks every process in /proc (no children files). */
+/* count_by_scan walks every process in /proc (no children files), then
+ * reads the live ones again. */
 static int count_by_scan(pid_t server)
 {
-    struct scan s = {.server = server};
-    int rc = cs_test__each_process(scan_cb, &s);
+    struct scan *s = calloc(1, sizeof(*s));
+    int count = 0;
 
-    return rc != 0 ? rc : s.count;
+    if (s == NULL)
+        return -ENOMEM;
+    s->server = server;
+    int rc = cs_test__each_process(scan_cb, s);
+    for (size_t i = 0; i < s->n; i++) {
+        count += read_live_minder(s->fds[i], server);
+        close(s->fds[i]);
+    }
+    free(s);
+    return rc != 0 ? rc : count;
 }
 
 int cs_test_minder_counter_new(pid_t server_pid, struct cs_test_minder_counter **out)
@@ -199,7 +230,6 @@ int cs_test_minder_counter_new(pid_t server_pid, struct cs_test_minder_counter *
 
 int cs_test_minder_counter_count(struct cs_test_minder_counter *c)
 {
-    int count = 0;
 
     if (c->server <= 0)
         return 0;
@@ -212,10 +242,10 @@ int cs_test_minder_counter_count(struct cs_test_minder_counter *c)
         if (n <= 0)
             continue;
         c->buf[n] = '\0';
-        count += count_listed(c, c->buf);
+        mark_listed(c, c->buf);
     }
     forget_unseen(c);
-    return count;
+    return still_live(c);
 }
 
 void cs_test_minder_counter_free(struct cs_test_minder_counter *c)
