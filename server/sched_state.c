@@ -160,9 +160,13 @@ void cs_sched_set_attempt_state(const Csched__V1__Run *run, Csched__V1__Attempt 
     a->state = state;
     if (cs_run_state_is_terminal(state)) {
         cs_metrics_count_end(a->number, state);
-        if (a->started_unix_ms > 0 && a->ended_unix_ms >= a->started_unix_ms)
+        /* The start is the launch thread's clock after the spawn, the end
+         * the minder's: a command quicker than the launch thread's next
+         * step can seem to end first. It still ran, and counts as 0 s. */
+        int64_t ran_ms = a->ended_unix_ms - a->started_unix_ms;
+        if (a->started_unix_ms > 0 && a->ended_unix_ms > 0)
             cs_metrics_observe(CS_METRIC_ATTEMPT_DURATION,
-                               (double)(a->ended_unix_ms - a->started_unix_ms) / 1000);
+                               (double)(ran_ms > 0 ? ran_ms : 0) / 1000);
     }
     log_change(run, a->number, state, cs_outcome_of_attempt(a), a->started_unix_ms,
                a->ended_unix_ms);
