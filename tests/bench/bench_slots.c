@@ -103,10 +103,29 @@ static void put_job(struct cs_client *c, unsigned i, const char *text, bool upda
 }
 
 struct tally {
-    int64_t *start_late, *decide_late;
-    size_t n_start, n_decide;
+    int64_t *start_late, *decide_late, *dequeue_late;
+    size_t n_start, n_decide, n_dequeue;
     unsigned started, skipped, due;
 };
+
+/* When run id's first attempt started (its minder spawned); the run's own
+ * start, which ListSlots' lateness counts from, is its taking a slot. */
+static int64_t run_started_ms(struct cs_client *c, int64_t id)
+{
+    Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+    int64_t started;
+
+    req.run_id = id;
+    if (cs_scheduler_get_run(c, &req, &run, NULL, &st) != 0) {
+        fprintf(stderr, "bench-slots: GetRun %lld: %s\n", (long long)id, st.message);
+        exit(1);
+    }
+    started = run->n_attempts > 0 ? run->attempts[0]->started_unix_ms : 0;
+    csched__v1__run__free_unpacked(run, NULL);
+    return started;
+}
 
 /* The slots of job i in [from_ms, to_ms]: what became of each. */
 static void read_slots(struct cs_client *c, unsigned i, int64_t from_ms, int64_t to_ms,
@@ -134,6 +153,8 @@ static void read_slots(struct cs_client *c, unsigned i, int64_t from_ms, int64_t
         t->decide_late[t->n_decide++] = s->decided_unix_ms - s->due_unix_ms;
         if (s->lateness_ms >= 0)
             t->start_late[t->n_start++] = s->lateness_ms;
+        if (s->run_id > 0)
+            t->dequeue_late[t->n_dequeue++] = run_started_ms(c, s->run_id) - s->due_unix_ms;
     }
     csched__v1__list_slots_response__free_unpacked(resp, NULL);
 }
@@ -162,6 +183,7 @@ static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds)
     Csched__V1__Stats *stats = cs_test_get_stats(c);
     t.start_late = calloc((size_t)n_jobs * (size_t)(seconds / 60 + 2), sizeof(int64_t));
     t.decide_late = calloc((size_t)n_jobs * (size_t)(seconds / 60 + 2), sizeof(int64_t));
+    t.dequeue_late = calloc((size_t)n_jobs * (size_t)(seconds / 60 + 2), sizeof(int64_t));
     for (unsigned i = 0; i < n_jobs; i++) {
         read_slots(c, i, from_ms, to_ms, &t);
         /* Slots of job i (second i % 60 of each minute) in [from, to]. */
@@ -173,11 +195,13 @@ static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds)
            t.skipped);
     print_spread("lateness: scheduled -> run start", t.start_late, t.n_start);
     print_spread("lateness: due -> slot decided", t.decide_late, t.n_decide);
+    print_spread("lateness: due -> attempt started", t.dequeue_late, t.n_dequeue);
     printf("%-34s p99 %6.1f ms  max %6.1f ms (last minute)\n", "probe",
            stats->lag_last_minute->p99_us / 1000.0, stats->lag_last_minute->max_us / 1000.0);
     csched__v1__stats__free_unpacked(stats, NULL);
     free(t.start_late);
     free(t.decide_late);
+    free(t.dequeue_late);
 }
 
 /* The idle phase: every job moved to a yearly schedule, then cschedd's
