@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "audit.h"
+#include "dispatch.h"
 #include "job.h"
 #include "log.h"
 #include "pump.h"
@@ -311,14 +312,19 @@ void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, vo
     struct cs_job *job = cs_api_find_job(call, s, req->name, "name");
     if (job == NULL)
         return;
-    if (job->active > 0) {
+    /* Runs its schedule made ahead for slots not yet due go with it. */
+    struct cs_run **ahead = cs_xcalloc(job->active + 1, sizeof(*ahead));
+    size_t n_ahead = cs_dispatch_runs_ahead(s, job, ahead, job->active);
+    if (job->active > n_ahead) {
         cs_call_fail(call, -EBUSY,
                      "job %s has %u runs queued or running: cancel them or wait for them to end",
-                     req->name, job->active);
-        return;
+                     req->name, job->active - (uint32_t)n_ahead);
+        goto out_free;
     }
     if (cs_api_require_store(call, s) != 0)
-        return;
+        goto out_free;
+    for (size_t i = 0; i < n_ahead; i++)
+        protobuf_c_message_free_unpacked(&cs_dispatch_cancel(s, ahead[i], NULL, NULL)->base, NULL);
     Csched__V1__DeleteJobResponse *resp = cs_xmalloc(sizeof(*resp));
     csched__v1__delete_job_response__init(resp);
     struct cs_store_mark mark = cs_store_mark_take(s->store);
@@ -327,6 +333,8 @@ void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, vo
     cs_audit_change(s, call, &mark, req->name, 0);
     cs_slots_job_removed(s, job);
     cs_job_remove(s, job);
+out_free:
+    free(ahead);
 }
 
 void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size_t n)

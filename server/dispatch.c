@@ -141,10 +141,10 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
 /* The pump's start callback: the run, off its queue, takes its slots and
  * its next attempt goes to the launcher; but a retry that waited for a slot
  * until past the run's deadline ends the run instead, and so does a slot's
- * run past the slot's starting deadline. */
+ * run its slot may no longer start. */
 static void start_cb(struct cs_sched *s, struct cs_run *run)
 {
-    if (cs_dispatch_end_past_slot_deadline(s, run))
+    if (cs_dispatch_end_slot_run_unstartable(s, run))
         return;
     int64_t deadline = cs_retry_deadline_unix_ms(run);
     if (deadline != 0 && run->msg->n_attempts > 0 && cs_now_unix_ms() >= deadline) {

@@ -169,32 +169,59 @@ void cs_dispatch_end_after(struct cs_sched *s, struct cs_run *run, const Csched_
     (void)finish_run(s, run, state, a->ended_unix_ms, NULL, NULL, false);
 }
 
-/* Ends run, made by its slot, if it waited in the queue past the slot's
- * starting deadline: cancelled unstarted, its slot turned DEADLINE_PASSED
- * (the row keeps the run's id, which says why). */
-bool cs_dispatch_end_past_slot_deadline(struct cs_sched *s, struct cs_run *run)
+/* Ends run, made by its slot, if the slot may no longer start it: it
+ * waited in the queue past the slot's starting deadline (DEADLINE_PASSED),
+ * or its job was paused before the slot came due (PAUSED: a slot decided
+ * ahead, slots.h). Cancelled unstarted; the slot row keeps the run's id,
+ * which says why, and a PAUSED one is what ResumeJob's misfire policy reads. */
+bool cs_dispatch_end_slot_run_unstartable(struct cs_sched *s, struct cs_run *run)
 {
     const Csched__V1__Job *spec = run->job->spec;
     Csched__V1__Slot slot = CSCHED__V1__SLOT__INIT;
     int64_t now_ms = cs_now_unix_ms();
+    const char *run_message;
 
     if (!cs_slot_run_waits_on_deadline(run->msg))
         return false;
     slot.due_unix_ms = cs_slot_due_ms(spec, run->msg->slot_unix_ms / 1000);
-    if (!cs_slot_deadline_passed(spec->schedule, slot.due_unix_ms, now_ms))
+    if (spec->paused && spec->paused_unix_ms <= slot.due_unix_ms) {
+        slot.skip_reason = CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED;
+        slot.message = "the job was paused after its run was made, before the slot came due";
+        run_message = "cancelled before it started: its job was paused before its slot came due";
+    } else if (cs_slot_deadline_passed(spec->schedule, slot.due_unix_ms, now_ms)) {
+        slot.skip_reason = CSCHED__V1__SKIP_REASON__SKIP_REASON_DEADLINE_PASSED;
+        slot.message = "its run waited to start past starting_deadline_seconds and was cancelled";
+        run_message = "cancelled before it started: it waited past its slot's "
+                      "starting_deadline_seconds";
+    } else {
         return false;
+    }
     slot.job_name = spec->name;
     slot.slot_unix_ms = run->msg->slot_unix_ms;
     slot.decided_unix_ms = now_ms;
     slot.outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED;
-    slot.skip_reason = CSCHED__V1__SKIP_REASON__SKIP_REASON_DEADLINE_PASSED;
     slot.run_id = run->msg->id;
-    slot.message = "its run waited to start past starting_deadline_seconds and was cancelled";
     cs_store_slot_put(s->store, &slot, NULL, NULL);
-    cs_message_set_str(&run->msg->message, "cancelled before it started: it waited past its slot's "
-                                           "starting_deadline_seconds");
+    cs_message_set_str(&run->msg->message, run_message);
     (void)finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, now_ms, NULL, NULL, false);
     return true;
+}
+
+size_t cs_dispatch_runs_ahead(struct cs_sched *s, const struct cs_job *job, struct cs_run **out,
+                              size_t max)
+{
+    CS_ASSERT_LOOP();
+    int64_t now_ms = cs_now_unix_ms();
+    size_t n = 0, pos = 0;
+    void *value;
+
+    while (n < max && cs_idmap_next(&s->runs, &pos, &value) != 0) {
+        struct cs_run *run = value;
+        if (run->job == job && cs_slot_run_waits_on_deadline(run->msg) &&
+            run->msg->not_before_unix_ms > now_ms)
+            out[n++] = run;
+    }
+    return n;
 }
 
 Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_store_done_cb cb,

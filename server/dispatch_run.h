@@ -24,8 +24,9 @@ Csched__V1__Run *cs_dispatch_cancel_unstarted(struct cs_sched *s, struct cs_run 
  * stop), saying so if its deadline ended it, and forgets it. */
 void cs_dispatch_end_after(struct cs_sched *s, struct cs_run *run, const Csched__V1__Attempt *a,
                            Csched__V1__RunState state, bool past_deadline);
-/* Ends run, made by its slot, if it waited in the queue past the slot's
- * starting deadline, and forgets it: true if it did. */
-bool cs_dispatch_end_past_slot_deadline(struct cs_sched *s, struct cs_run *run);
+/* Ends run, made by its slot, if the slot may no longer start it (it
+ * waited past the slot's starting deadline, or the job was paused before
+ * the slot came due), and forgets it: true if it did. */
+bool cs_dispatch_end_slot_run_unstartable(struct cs_sched *s, struct cs_run *run);
 
 #endif

@@ -33,18 +33,20 @@ struct cs_zones {
 
 /* Where a job's schedule stands (slots.c): every slot up to after_s has
  * been decided; next_s is the next one, due at due_ms (jitter added), while
- * the job sits in the due heap. */
+ * the job sits in the due heap, to be looked at from look_ms on (due_ms,
+ * or CS_SLOT_LEAD_MS before it when its run may be made ahead). */
 struct cs_slot_state {
     int64_t after_s;
     int64_t next_s;
     int64_t due_ms;
+    int64_t look_ms;
     size_t heap_index; /* in cs_slots.due, or CS_NOT_IN_HEAP */
 };
 
 /* The slot engine's state (slots.c): one timer for the earliest due slot of
  * every job, whatever their number. */
 struct cs_slots {
-    struct cs_heap due; /* of struct cs_job, by slot.due_ms */
+    struct cs_heap due; /* of struct cs_job, by slot.look_ms */
     uv_timer_t timer;
     bool on;          /* the newest slots are read back: slots are decided */
     int64_t start_ms; /* this server's start: slots due before were missed */

@@ -22,7 +22,7 @@
 static bool due_less_cb(const void *a, const void *b)
 {
     const struct cs_job *x = a, *y = b;
-    return x->slot.due_ms < y->slot.due_ms;
+    return x->slot.look_ms < y->slot.look_ms;
 }
 
 static void due_moved_cb(void *item, size_t index)
@@ -41,8 +41,15 @@ static void arm(struct cs_sched *s, bool busy)
         uv_timer_stop(&s->slots.timer);
         return;
     }
-    int64_t wait_ms = busy ? 0 : top->slot.due_ms - cs_now_unix_ms();
+    int64_t wait_ms = busy ? 0 : top->slot.look_ms - cs_now_unix_ms();
     uv_timer_start(&s->slots.timer, timer_cb, wait_ms > 0 ? (uint64_t)wait_ms : 0, 0);
+}
+
+/* Whether job's next slot, decided now, surely starts its run: its run may
+ * then be made ahead. */
+static bool may_decide_ahead(const struct cs_job *job)
+{
+    return !job->spec->paused && job->spec->schedule->overlap == CSCHED__V1__OVERLAP__OVERLAP_ALLOW;
 }
 
 /* Puts job in the heap at its first slot after slot.after_s, or leaves it
@@ -58,6 +65,7 @@ static void place(struct cs_sched *s, struct cs_job *job)
         return;
     job->slot.next_s = fire.at_s;
     job->slot.due_ms = cs_slot_due_ms(job->spec, fire.at_s);
+    job->slot.look_ms = job->slot.due_ms - (may_decide_ahead(job) ? CS_SLOT_LEAD_MS : 0);
     cs_heap_push(&s->slots.due, job);
 }
 
@@ -107,6 +115,9 @@ int64_t cs_slots_record(struct cs_sched *s, struct cs_job *job, int64_t slot_s, 
     if (d->outcome == CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED) {
         Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
         req.job_name = job->spec->name;
+        /* Decided ahead, the run waits for its due time; otherwise that
+         * time has passed, and it starts at once. */
+        req.not_before_unix_ms = slot.due_unix_ms;
         if (d->cancel_active)
             cancel_active(s, job);
         slot.run_id =
@@ -124,12 +135,14 @@ int64_t cs_slots_record(struct cs_sched *s, struct cs_job *job, int64_t slot_s, 
             slot.message = "missed while cschedd was down, and misfire is skip";
     }
     cs_store_slot_put(s->store, &slot, NULL, NULL);
-    cs_metrics_count_slot(d->outcome, d->reason,
-                          slot.backfill ? -1 : (double)(now_ms - slot.due_unix_ms) / 1000);
+    /* A slot decided ahead was on time. */
+    int64_t late_ms = now_ms > slot.due_unix_ms ? now_ms - slot.due_unix_ms : 0;
+    cs_metrics_count_slot(d->outcome, d->reason, slot.backfill ? -1 : (double)late_ms / 1000);
     return slot.run_id;
 }
 
-/* Decides the job's next slot, due by now_ms, and moves it on to the next. */
+/* Decides the job's next slot, due by now_ms (or, decided ahead, due
+ * within CS_SLOT_LEAD_MS), and moves it on to the next. */
 static void fire(struct cs_sched *s, struct cs_job *job, int64_t now_ms)
 {
     uint32_t limit = cs_slot_catchup_limit(job->spec->schedule);
@@ -160,8 +173,14 @@ static void timer_cb(uv_timer_t *timer)
         return;
     for (; n < CS_SLOTS_PER_TURN; n++) {
         struct cs_job *job = cs_heap_top(&s->slots.due);
-        if (job == NULL || job->slot.due_ms > now_ms)
+        if (job == NULL || job->slot.look_ms > now_ms)
             break;
+        if (job->slot.due_ms > now_ms && !may_decide_ahead(job)) {
+            /* Paused, or its policy changed, since it was placed: decided when due. */
+            job->slot.look_ms = job->slot.due_ms;
+            cs_heap_fix(&s->slots.due, job->slot.heap_index);
+            continue;
+        }
         fire(s, job, now_ms);
     }
     arm(s, n == CS_SLOTS_PER_TURN);

@@ -17,6 +17,14 @@
 /* Slots decided per loop turn at most; more due go on in the next turn. */
 #define CS_SLOTS_PER_TURN 256
 
+/* A slot that will surely start its run (the job not paused, overlap
+ * ALLOW) is decided this long before it is due: its row and its run's
+ * commit ahead, and the run, waiting for its not_before (the due time),
+ * starts on time with no commit left to wait for. A pause made in the
+ * meantime still skips it, at its start (dispatch_run.c); a change of the
+ * schedule applies from the next slot (docs/schedules.md). */
+#define CS_SLOT_LEAD_MS 500
+
 /* Once the jobs are loaded: reads back the newest slot of every job, then
  * decides every slot due since (the misfire policy) and arms the timer. */
 void cs_slots_start(struct cs_sched *sched);

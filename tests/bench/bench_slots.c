@@ -1,6 +1,6 @@
 /* csched-bench-slots: the schedules at scale, run by hand (README.md,
  * "Schedules at scale"):
- *   csched-bench-slots [JOBS [SECONDS]]
+ *   csched-bench-slots [JOBS [SECONDS [LAUNCH_THREADS]]]
  * JOBS jobs (default 10000) on `@every 60s` schedules staggered over the
  * 60 seconds of a minute, running `true`, watched for SECONDS (default 75):
  * fire lateness (scheduled time -> the run's start, and -> the slot's
@@ -225,7 +225,8 @@ int main(int argc, char **argv)
 {
     unsigned n_jobs = argc > 1 ? (unsigned)atoi(argv[1]) : 10000;
     int seconds = argc > 2 ? atoi(argv[2]) : 75;
-    struct cs_testd_options dopts = {.max_running = 512};
+    const char *threads_args[] = {"--launch-threads", argc > 3 ? argv[3] : "2", NULL};
+    struct cs_testd_options dopts = {.max_running = 512, .extra_args = threads_args};
     struct cs_testpg *pg;
     struct cs_testd *d;
     struct cs_client *c;

@@ -249,6 +249,44 @@ Csched__V1__Run *cs_e2e_get_run(struct cs_e2e *e, int64_t run_id)
     return run;
 }
 
+Csched__V1__Slot *cs_e2e_get_slot(struct cs_e2e *e, const char *job, int64_t slot_unix_ms)
+{
+    Csched__V1__ListSlotsRequest req = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
+    Csched__V1__ListSlotsResponse *resp = NULL;
+    Csched__V1__Slot *slot = NULL;
+    struct cs_status st = {0};
+
+    req.job_name = (char *)job;
+    req.from_unix_ms = req.to_unix_ms = slot_unix_ms;
+    if (cs_scheduler_list_slots(e->client, &req, &resp, cs_e2e_opts(), &st) != 0)
+        fail_msg("ListSlots(%s): %s", job, st.message);
+    assert_true(resp->n_slots <= 1);
+    if (resp->n_slots == 1) {
+        /* Taken out of the response, which then frees the rest. */
+        slot = resp->slots[0];
+        resp->n_slots = 0;
+    }
+    csched__v1__list_slots_response__free_unpacked(resp, NULL);
+    return slot;
+}
+
+size_t cs_e2e_count_slot_runs(struct cs_e2e *e, const char *job, int64_t slot_unix_ms)
+{
+    Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    Csched__V1__ListRunsResponse *resp = NULL;
+    struct cs_status st = {0};
+    size_t n = 0;
+
+    req.job_name = (char *)job;
+    req.page_size = 1000;
+    if (cs_scheduler_list_runs(e->client, &req, &resp, cs_e2e_opts(), &st) != 0)
+        fail_msg("ListRuns(%s): %s", job, st.message);
+    for (size_t i = 0; i < resp->n_runs; i++)
+        n += resp->runs[i]->slot_unix_ms == slot_unix_ms;
+    csched__v1__list_runs_response__free_unpacked(resp, NULL);
+    return n;
+}
+
 Csched__V1__Run *cs_e2e_wait_state(struct cs_e2e *e, int64_t run_id, Csched__V1__RunState state,
                                    int64_t timeout_ms)
 {

@@ -86,6 +86,15 @@ int64_t cs_e2e_last_seq(struct cs_e2e *e);
 /* cs_e2e_get_run fetches a run and asserts OK (caller frees). */
 Csched__V1__Run *cs_e2e_get_run(struct cs_e2e *e, int64_t run_id);
 
+/* cs_e2e_get_slot reads job's slot at slot_unix_ms from ListSlots (so as
+ * committed), asserting OK: the slot, or NULL when there is none (caller
+ * frees). */
+Csched__V1__Slot *cs_e2e_get_slot(struct cs_e2e *e, const char *job, int64_t slot_unix_ms);
+
+/* cs_e2e_count_slot_runs counts job's runs (of its newest 1000) made for
+ * its slot at slot_unix_ms. */
+size_t cs_e2e_count_slot_runs(struct cs_e2e *e, const char *job, int64_t slot_unix_ms);
+
 /* cs_e2e_wait_state polls GetRun until the run reaches state or any terminal
  * state, for at most timeout_ms; fails the test on timeout. Returns the run
  * as last seen (caller frees). */

@@ -1,0 +1,223 @@
+/* End-to-end tests of slots decided ahead (server/slots.h, CS_SLOT_LEAD_MS)
+ * against a real cschedd, the real clock and a real PostgreSQL: an
+ * `@every 1s` job's run is made and committed before its slot is due, and
+ * still never starts before it; a pause or a delete in that window takes the
+ * run back; a SIGKILL in that window leaves a slot that runs once, after
+ * the restart. One server serves every test of this file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "e2e.h"
+#include "testlib.h"
+
+/* How long the tests poll for a run made ahead: several slots. */
+#define AHEAD_WAIT_MS 5000
+
+/* The wall clock, which run and slot times are in. */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void create_ticking(struct cs_e2e *e, const char *name)
+{
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__Schedule sc = CSCHED__V1__SCHEDULE__INIT;
+
+    job.name = (char *)name;
+    job.shell = "true";
+    sc.text = "@every 1s";
+    job.schedule = &sc;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+}
+
+/* Waits for a run of job made ahead of its slot whose due time is at least
+ * min_left_ms away, its slot row committed (ListSlots reads the database).
+ * Returns the run (caller frees). */
+static Csched__V1__Run *wait_ahead(struct cs_e2e *e, const char *job, int64_t min_left_ms)
+{
+    int64_t until = wall_ms() + AHEAD_WAIT_MS;
+
+    while (wall_ms() < until) {
+        Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+        Csched__V1__ListRunsResponse *resp = NULL;
+        Csched__V1__Run *found = NULL;
+        struct cs_status st = {0};
+
+        req.job_name = (char *)job;
+        req.page_size = 5;
+        if (cs_scheduler_list_runs(e->client, &req, &resp, cs_e2e_opts(), &st) != 0)
+            fail_msg("ListRuns(%s): %s", job, st.message);
+        for (size_t i = 0; i < resp->n_runs && found == NULL; i++) {
+            const Csched__V1__Run *r = resp->runs[i];
+            if (r->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED &&
+                r->not_before_unix_ms - wall_ms() >= min_left_ms)
+                found = cs_e2e_get_run(e, r->id);
+        }
+        csched__v1__list_runs_response__free_unpacked(resp, NULL);
+        if (found != NULL) {
+            Csched__V1__Slot *slot;
+            while ((slot = cs_e2e_get_slot(e, job, found->slot_unix_ms)) == NULL)
+                cs_test_sleep_ms(5);
+            assert_int_equal(slot->run_id, found->id);
+            csched__v1__slot__free_unpacked(slot, NULL);
+            return found;
+        }
+        cs_test_sleep_ms(20);
+    }
+    fail_msg("no run of %s made ahead of its slot in %d ms", job, AHEAD_WAIT_MS);
+    return NULL;
+}
+
+static void delete_job(struct cs_e2e *e, const char *name)
+{
+    Csched__V1__DeleteJobRequest del = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
+    Csched__V1__DeleteJobResponse *resp = NULL;
+    struct cs_status st = {0};
+
+    del.name = (char *)name;
+    if (cs_scheduler_delete_job(e->client, &del, &resp, cs_e2e_opts(), &st) != 0)
+        fail_msg("DeleteJob(%s): %s", name, st.message);
+    csched__v1__delete_job_response__free_unpacked(resp, NULL);
+}
+
+/* The run is made and its slot decided before the due time, and it starts
+ * at that time, never before. */
+static void test_e2e_slots_ahead_starts_on_time(void **state)
+{
+    struct cs_e2e *e = *state;
+    create_ticking(e, "ahead");
+    Csched__V1__Run *run = wait_ahead(e, "ahead", 50);
+    Csched__V1__Slot *slot = cs_e2e_get_slot(e, "ahead", run->slot_unix_ms);
+
+    /* No jitter: due at the slot itself. */
+    assert_int_equal(run->not_before_unix_ms, run->slot_unix_ms);
+    assert_true(run->created_unix_ms < run->not_before_unix_ms);
+    assert_true(slot->decided_unix_ms < slot->due_unix_ms);
+    assert_int_equal(slot->outcome, CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED);
+    csched__v1__slot__free_unpacked(slot, NULL);
+
+    Csched__V1__Run *done = cs_e2e_wait_end(e, run->id);
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_true(done->started_unix_ms >= run->not_before_unix_ms);
+    assert_true(done->attempts[0]->started_unix_ms >= run->not_before_unix_ms);
+    csched__v1__run__free_unpacked(done, NULL);
+    csched__v1__run__free_unpacked(run, NULL);
+    delete_job(e, "ahead");
+}
+
+/* Paused after the run was made, before its slot came due: the run is
+ * cancelled unstarted and the slot recorded PAUSED, naming the run. */
+static void test_e2e_slots_ahead_paused(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Run *run = NULL;
+    bool in_time = false;
+
+    create_ticking(e, "ahead-pause");
+    /* A pause that lands after the due time proves nothing: try again. */
+    for (int tries = 0; tries < 5 && !in_time; tries++) {
+        Csched__V1__PauseJobRequest preq = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
+        Csched__V1__ResumeJobRequest rreq = CSCHED__V1__RESUME_JOB_REQUEST__INIT;
+        Csched__V1__Job *job = NULL;
+        struct cs_status st = {0};
+
+        if (run != NULL)
+            csched__v1__run__free_unpacked(run, NULL);
+        run = wait_ahead(e, "ahead-pause", 200);
+        preq.name = rreq.name = "ahead-pause";
+        assert_int_equal(cs_scheduler_pause_job(e->client, &preq, &job, cs_e2e_opts(), &st), 0);
+        in_time = job->paused_unix_ms < run->not_before_unix_ms;
+        csched__v1__job__free_unpacked(job, NULL);
+        if (!in_time) {
+            assert_int_equal(
+                cs_scheduler_resume_job(e->client, &rreq, &job, cs_e2e_opts(), &st), 0);
+            csched__v1__job__free_unpacked(job, NULL);
+        }
+    }
+    assert_true(in_time);
+
+    Csched__V1__Run *done = cs_e2e_wait_end(e, run->id);
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    assert_int_equal(done->n_attempts, 0);
+    assert_non_null(strstr(done->message, "paused"));
+    csched__v1__run__free_unpacked(done, NULL);
+    Csched__V1__Slot *slot;
+    int64_t until = wall_ms() + AHEAD_WAIT_MS;
+    /* The slot's row is rewritten in the turn the run ends; it commits soon after. */
+    while ((slot = cs_e2e_get_slot(e, "ahead-pause", run->slot_unix_ms))->outcome !=
+               CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED &&
+           wall_ms() < until) {
+        csched__v1__slot__free_unpacked(slot, NULL);
+        cs_test_sleep_ms(20);
+    }
+    assert_int_equal(slot->outcome, CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED);
+    assert_int_equal(slot->skip_reason, CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED);
+    assert_int_equal(slot->run_id, run->id);
+    csched__v1__slot__free_unpacked(slot, NULL);
+    csched__v1__run__free_unpacked(run, NULL);
+    delete_job(e, "ahead-pause");
+}
+
+/* A job whose next run is made ahead can still be deleted: that run goes
+ * with it, cancelled unstarted. */
+static void test_e2e_slots_ahead_deleted(void **state)
+{
+    struct cs_e2e *e = *state;
+    create_ticking(e, "ahead-delete");
+    Csched__V1__Run *run = wait_ahead(e, "ahead-delete", 200);
+
+    delete_job(e, "ahead-delete");
+    Csched__V1__Run *done = cs_e2e_wait_end(e, run->id);
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    assert_int_equal(done->n_attempts, 0);
+    csched__v1__run__free_unpacked(done, NULL);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
+/* cschedd killed with SIGKILL after a run was made ahead and committed,
+ * before its slot came due: after the restart that run starts, once, and
+ * no other run is made for its slot. */
+static void test_e2e_slots_ahead_across_a_crash(void **state)
+{
+    struct cs_e2e *e = *state;
+    create_ticking(e, "ahead-crash");
+    Csched__V1__Run *run = wait_ahead(e, "ahead-crash", 150);
+
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    assert_int_equal(cs_testd_restart(e->d), 0);
+    Csched__V1__Run *done = cs_e2e_wait_end(e, run->id);
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_int_equal(done->n_attempts, 1);
+    assert_true(done->attempts[0]->started_unix_ms >= run->not_before_unix_ms);
+    csched__v1__run__free_unpacked(done, NULL);
+
+    Csched__V1__Slot *slot = cs_e2e_get_slot(e, "ahead-crash", run->slot_unix_ms);
+    assert_int_equal(slot->outcome, CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_STARTED);
+    assert_int_equal(slot->run_id, run->id);
+    csched__v1__slot__free_unpacked(slot, NULL);
+    assert_int_equal(cs_e2e_count_slot_runs(e, "ahead-crash", run->slot_unix_ms), 1);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_e2e_slots_ahead_starts_on_time),
+        cmocka_unit_test(test_e2e_slots_ahead_paused),
+        cmocka_unit_test(test_e2e_slots_ahead_deleted),
+        cmocka_unit_test(test_e2e_slots_ahead_across_a_crash),
+    };
+    return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
+}
