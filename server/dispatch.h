@@ -37,8 +37,8 @@ Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *sched, struct cs_run *run, 
                                     void *arg);
 /* The runs of job its slots made ahead (slots.h) that still wait for their
  * due time, up to max of them into out: how many. O(active runs). */
-size_t cs_dispatch_runs_ahead(struct cs_sched *sched, const struct cs_job *job,
-                              struct cs_run **out, size_t max);
+size_t cs_dispatch_runs_ahead(struct cs_sched *sched, const struct cs_job *job, struct cs_run **out,
+                              size_t max);
 /* After a start: takes over a run from the store's snapshot (run owned). */
 void cs_dispatch_resume(struct cs_sched *sched, Csched__V1__Run *run, const char *attempt_dir);
 /* The launcher's done callback (ctx is the struct cs_sched). */

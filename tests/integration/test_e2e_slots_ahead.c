@@ -141,8 +141,8 @@ static void test_e2e_slots_ahead_paused(void **state)
         in_time = job->paused_unix_ms < run->not_before_unix_ms;
         csched__v1__job__free_unpacked(job, NULL);
         if (!in_time) {
-            assert_int_equal(
-                cs_scheduler_resume_job(e->client, &rreq, &job, cs_e2e_opts(), &st), 0);
+            assert_int_equal(cs_scheduler_resume_job(e->client, &rreq, &job, cs_e2e_opts(), &st),
+                             0);
             csched__v1__job__free_unpacked(job, NULL);
         }
     }
