@@ -64,9 +64,9 @@
 #define CS_ATTEMPT_STDOUT_FILE "stdout"
 #define CS_ATTEMPT_STDERR_FILE "stderr"
 #define CS_ATTEMPT_PGID_FILE "pgid"
-/* The working directory of a command run with -u and without -C: the server
- * makes it and gives it to the command's user; the minder enters it before
- * the drop, so the path to it need not be open to that user. */
+/* The working directory of a command run with -u and without -C: the
+ * minder makes it, gives it to the command's user and enters it before the
+ * drop, so the path to it need not be open to that user. */
 #define CS_ATTEMPT_WORK_DIR "work"
 
 /* The minder's exit code when it found its attempt given up (see

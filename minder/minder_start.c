@@ -220,6 +220,37 @@ static int fork_dropped(int devnull_fd, int out_fd, int err_fd)
     return r.err != 0 ? r.err : EIO;
 }
 
+static void refuse_if_no_space(int rc, const char *what);
+
+/* Makes DIR/work, the working directory of a command run as another user
+ * without -C, and gives it to that user: theirs to write in, inside DIR,
+ * which stays the server's (the command can neither forge its note nor
+ * plant a link there). Made here rather than by the server so that each
+ * minder pays for its own inode, not the thread that starts them all.
+ * Returns false if it could not (the note says why). */
+static bool make_work_dir(void)
+{
+    int fd, err = 0;
+
+    if (mkdir(m.workdir, 0700) < 0)
+        err = errno;
+    else if ((fd = openat(AT_FDCWD, m.workdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+             0)
+        err = errno;
+    else {
+        if (fchown(fd, m.uid, m.gid) < 0)
+            err = errno;
+        (void)close(fd); /* a directory: nothing to lose */
+    }
+    if (err == 0)
+        return true;
+    refuse_if_no_space(-err, "the command's working directory");
+    m.note.outcome = CS_NOTE_START_FAILED;
+    m.note.exit_code = EXIT_START_FAILED;
+    set_message("making %s for uid %u failed: %s", m.workdir, (unsigned)m.uid, strerror(err));
+    return false;
+}
+
 /* Starts the command: its own process group, the working directory, stdin
  * from /dev/null, output into the pipes, no signal blocked or ignored (the
  * server may ignore SIGPIPE, and ignored signals survive exec), and, with
@@ -228,6 +259,8 @@ bool start(void)
 {
     int out_pipe[2], err_pipe[2], devnull_fd, rc;
 
+    if (m.enter_first && !make_work_dir())
+        return false;
     devnull_fd = openat(AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull_fd < 0)
         die_unable("open", "/dev/null");

@@ -131,7 +131,6 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
     launch->run_as_user = cs_xstrdup(spec->run_as_user);
     launch->run_as_group = cs_xstrdup(spec->run_as_group);
     launch->default_user = s->job_user;
-    launch->own_workdir = spec->working_dir[0] == '\0';
     launch->secrets = cs_secrets_copy(spec, &launch->n_secrets);
     launch->server_env = s->server_env;
     launch->owner = att;

@@ -28,12 +28,10 @@ struct cs_launch {
     char **argv;          /* the minder's argv, NULL-terminated */
     char **envp;          /* the command's environment, NULL-terminated */
     /* Who the command runs as (runas.h): the job's run_as_user and
-     * run_as_group ("" when unset), the default job user (borrowed; NULL:
-     * runas.h's default), and whether the command works in the attempt's
-     * directory (no working_dir of its own). Resolved by the thread. */
+     * run_as_group ("" when unset) and the default job user (borrowed; NULL:
+     * runas.h's default). Resolved by the thread. */
     char *run_as_user, *run_as_group;
     const char *default_user;
-    bool own_workdir;
     /* The job's secret_env, set into envp by the thread just before the
      * spawn (secret_thread.h); server_env is borrowed (cschedd's
      * environment at start, kept for the server's life). */

@@ -113,17 +113,15 @@ static int make_dir(struct cs_launch *launch)
 /* Resolves who the command runs as (NSS, here rather than on the loop) and
  * hands the ids to the minder (-u, -G, -S) with HOME, USER and LOGNAME in
  * the command's env. A command working in the attempt's directory gets
- * DIR/work, its user's, to write in (the minder enters it before the drop),
- * while DIR itself (the note, the logs, the start record) stays cschedd's,
- * mode 0700: the command can neither forge its note nor plant a link there
- * for the minder to write through.
+ * DIR/work, its user's, to write in (the minder makes it and enters it
+ * before the drop), while DIR itself (the note, the logs, the start record)
+ * stays cschedd's, mode 0700.
  * Returns 0, a negative errno (the message set), or -EMFILE or -ENFILE when
  * a lookup ran out of fds (nothing set: it is tried again). */
 static int prepare_user(struct cs_launch *launch)
 {
     struct cs_runas r;
     struct cs_err err;
-    char work[4096];
     int rc =
         cs_runas_resolve(launch->run_as_user, launch->run_as_group, launch->default_user, &r, &err);
     if (rc != 0 && !out_of_fds(-rc)) {
@@ -136,16 +134,6 @@ static int prepare_user(struct cs_launch *launch)
         goto out_clear;
     struct cs_minder_creds creds = {
         .uid = r.uid, .gid = r.gid, .groups = r.groups, .n_groups = r.n_groups};
-    if (launch->own_workdir) {
-        (void)snprintf(work, sizeof(work), "%s/%s", launch->dir, CS_ATTEMPT_WORK_DIR);
-        if (mkdir(work, 0700) != 0 || chown(work, r.uid, r.gid) != 0) {
-            rc = launch->err = -errno;
-            (void)snprintf(launch->message, sizeof(launch->message),
-                           "making %.160s for uid %u failed: %s", work, (unsigned)r.uid,
-                           strerror(errno));
-            goto out_clear;
-        }
-    }
     /* Out of memory: the server aborts, as cs_xmalloc does. */
     CS_ASSERT(cs_minder_argv_add_creds(&launch->argv, &creds) == 0);
     cs_runas_set_env(&launch->envp, &r);
