@@ -3,16 +3,23 @@
  *   csched-bench-slots [JOBS [SECONDS [LAUNCH_THREADS]]]
  * JOBS jobs (default 10000) on `@every 60s` schedules staggered over the
  * 60 seconds of a minute, running `true`, watched for SECONDS (default 75):
- * fire lateness (scheduled time -> the run's start, and -> the slot's
- * decision) p50/p99/max from ListSlots, slots started against slots due
- * (none missed, none doubled), the loop-lag probe. Then the same jobs with
+ * fire lateness (scheduled time -> the attempt's start, its minder spawned;
+ * -> the run's start, its slot taken; -> the slot's decision) p50/p99/max
+ * from ListSlots and GetRun, slots started against slots due (none missed,
+ * none doubled), the loop-lag probe; beside it the floor of such a burst:
+ * as many minders as fire in one second, each on its own new directory,
+ * spawned back to back by this small process. Then the same jobs with
  * nothing due for a minute (each moved to a yearly schedule): cschedd's CPU
  * and RSS from /proc. Results on stdout, progress on stderr. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,15 +38,69 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void print_spread(const char *what, int64_t *v, size_t n)
+/* Prints v's p50, p99 and max; returns the p99 (-1 without samples). */
+static int64_t print_spread(const char *what, int64_t *v, size_t n)
 {
     if (n == 0) {
         printf("%-34s no samples\n", what);
-        return;
+        return -1;
     }
     qsort(v, n, sizeof(*v), cmp_i64);
     printf("%-34s p50 %6" PRId64 " ms  p99 %6" PRId64 " ms  max %6" PRId64 " ms  (%zu)\n", what,
            v[n / 2], v[n * 99 / 100], v[n - 1], n);
+    return v[n * 99 / 100];
+}
+
+extern char **environ;
+
+/* The floor of one second's burst: n minders running true, each on a new
+ * directory under a fresh one (synced once, as a launch thread syncs a
+ * group), spawned one after the other: when each spawn returned, from the
+ * first mkdir on, and then all of them reaped. */
+static int64_t burst_floor(unsigned n)
+{
+    char root[] = "/tmp/cs-burst-XXXXXX", dir[64], minder[1200];
+    char *argv[] = {"csched-minder", "-d", dir, "--", "true", NULL};
+    int64_t *at = calloc(n, sizeof(*at));
+    pid_t *pids = calloc(n, sizeof(*pids));
+    int64_t t0;
+    int fd;
+
+    snprintf(minder, sizeof(minder), "%s/csched-minder", cs_test_bin_dir());
+    if (at == NULL || pids == NULL || mkdtemp(root) == NULL) {
+        perror("bench-slots: burst floor");
+        exit(1);
+    }
+    t0 = wall_ms();
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(dir, sizeof(dir), "%s/%u-1", root, i + 1);
+        if (mkdir(dir, 0700) != 0) {
+            perror("bench-slots: burst floor: mkdir");
+            exit(1);
+        }
+    }
+    fd = open(root, O_RDONLY | O_DIRECTORY);
+    if (fd < 0 || fsync(fd) != 0) {
+        perror("bench-slots: burst floor: fsync");
+        exit(1);
+    }
+    close(fd);
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(dir, sizeof(dir), "%s/%u-1", root, i + 1);
+        if (posix_spawn(&pids[i], minder, NULL, NULL, argv, environ) != 0) {
+            perror("bench-slots: burst floor: posix_spawn");
+            exit(1);
+        }
+        at[i] = wall_ms() - t0;
+    }
+    for (unsigned i = 0; i < n; i++)
+        (void)waitpid(pids[i], NULL, 0);
+    printf("burst floor: %u minders on new directories, spawned back to back\n", n);
+    int64_t p99 = print_spread("floor: burst start -> spawned", at, n);
+    cs_test_discard_dir("burst floor", root);
+    free(at);
+    free(pids);
+    return p99;
 }
 
 /* utime + stime of pid in clock ticks, and its RSS in kB. */
@@ -159,8 +220,9 @@ static void read_slots(struct cs_client *c, unsigned i, int64_t from_ms, int64_t
     csched__v1__list_slots_response__free_unpacked(resp, NULL);
 }
 
-/* The firing phase: creates the jobs, watches them for seconds, reports. */
-static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds)
+/* The firing phase: creates the jobs, watches them for seconds, reports
+ * beside the burst floor's p99. */
+static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds, int64_t floor_p99)
 {
     struct tally t = {0};
     char text[96];
@@ -193,9 +255,11 @@ static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds)
     printf("schedules: %u jobs, @every 60s staggered over the minute, running true\n", n_jobs);
     printf("%-34s %u due, %u started, %u skipped\n", "slots in the window", t.due, t.started,
            t.skipped);
+    int64_t p99 = print_spread("lateness: due -> attempt started", t.dequeue_late, t.n_dequeue);
+    if (p99 >= 0 && floor_p99 > 0)
+        printf("%-34s %.2fx the burst floor's p99\n", "", (double)p99 / (double)floor_p99);
     print_spread("lateness: scheduled -> run start", t.start_late, t.n_start);
     print_spread("lateness: due -> slot decided", t.decide_late, t.n_decide);
-    print_spread("lateness: due -> attempt started", t.dequeue_late, t.n_dequeue);
     printf("%-34s p99 %6.1f ms  max %6.1f ms (last minute)\n", "probe",
            stats->lag_last_minute->p99_us / 1000.0, stats->lag_last_minute->max_us / 1000.0);
     csched__v1__stats__free_unpacked(stats, NULL);
@@ -237,7 +301,7 @@ int main(int argc, char **argv)
     if (cs_testd_start(&dopts, &d) != 0)
         return 1;
     c = cs_test_client_new(cs_testd_target(d));
-    bench_firing(c, n_jobs, seconds);
+    bench_firing(c, n_jobs, seconds, burst_floor(n_jobs / 60 > 0 ? n_jobs / 60 : 1));
     bench_idle(c, cs_testd_pid(d), n_jobs);
     cs_client_free(c);
     cs_testd_stop(d);

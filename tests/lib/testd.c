@@ -42,7 +42,7 @@ struct cs_testd {
     const struct cs_client_opts *client;
 };
 
-static const char *bin_dir(void)
+const char *cs_test_bin_dir(void)
 {
     const char *v = getenv("CSCHED_BIN_DIR");
     return v != NULL && v[0] != '\0' ? v : CSCHED_BIN_DIR;
@@ -120,7 +120,7 @@ static int spawn_daemon(struct cs_testd *d)
     const char *argv[16 + MAX_EXTRA_ARGS];
     size_t n = 0;
 
-    snprintf(path, sizeof(path), "%s/cschedd", bin_dir());
+    snprintf(path, sizeof(path), "%s/cschedd", cs_test_bin_dir());
     argv[n++] = path;
     argv[n++] = "--socket";
     argv[n++] = d->socket_path;

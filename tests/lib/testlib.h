@@ -65,6 +65,10 @@ struct cs_testd_options {
 
 struct cs_testd;
 
+/* cs_test_bin_dir is where cschedd and csched-minder are: CSCHED_BIN_DIR
+ * from the environment, else the build's bin dir. */
+const char *cs_test_bin_dir(void);
+
 /* cs_testd_start starts cschedd with --socket DIR/csched.sock and --ready-file,
  * waits (up to 120 s) for the ready file and then for the health service to
  * answer SERVING, and stores the handle in *out. opts is copied (NULL: the
