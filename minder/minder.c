@@ -396,18 +396,13 @@ int main(int argc, char **argv)
     int sfd;
 
     /* First its own session, so nothing sent to the server's process group
-     * (a Ctrl-C, a stop of its service) reaches the minder from now on. It
-     * fails only for a group leader, e.g. one spawned with
-     * POSIX_SPAWN_SETSID, which is already out of that group. */
-    (void)setsid();
-    /* Then block the signals at once: a cancel sent right after the start
-     * waits in the signalfd made below instead of killing the minder. */
+     * (a Ctrl-C, a stop of its service) reaches the minder from now on; a
+     * cancel sent right after the start waits in the signalfd made below. */
+    enter_own_session();
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
-    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-        die_unable("block", "signals");
     parse_args(argc, argv);
     sanitize_std_fds();
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)

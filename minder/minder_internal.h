@@ -79,6 +79,14 @@ __attribute__((format(printf, 1, 2))) void set_message(const char *fmt, ...);
 /* Fills m's command line from argv, or exits with the usage status. */
 void parse_args(int argc, char **argv);
 
+/* Leaves the server's session and process group for its own; of the
+ * signals that came before, keeps only a cancel from the server (its
+ * parent). The server spawns the minder with every signal blocked and in
+ * its own session: a session made in the spawned child before its exec
+ * would be a new autogroup of the kernel's scheduler, weighed like one of
+ * the hundreds of minders a burst starts, while the launch thread waits for
+ * that exec. Leaves CHLD, TERM and INT blocked, for the signalfd. */
+void enter_own_session(void);
 /* Makes sure fds 0-2 are open, so no pipe lands on them and gets clobbered by
  * the child's dup2() calls. */
 void sanitize_std_fds(void);

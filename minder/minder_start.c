@@ -19,6 +19,40 @@
 
 #define EXIT_START_FAILED 127
 
+void enter_own_session(void)
+{
+    pid_t server = getppid();
+    struct timespec none_left = {0, 0};
+    sigset_t all, kept;
+    siginfo_t si;
+    bool cancel = false;
+
+    /* Fails only for a session leader (a minder spawned into a session of
+     * its own): it then has one already. */
+    (void)setsid();
+    sigfillset(&all);
+    if (sigprocmask(SIG_BLOCK, &all, NULL) < 0)
+        die_unable("block", "signals");
+    while (sigtimedwait(&all, &si, &none_left) > 0) {
+        if ((si.si_signo == SIGTERM || si.si_signo == SIGINT) && si.si_pid == server)
+            cancel = true;
+        else
+            say(PROG ": signal %d (%s), sent to the server's process group before the minder "
+                     "had a session of its own, ignored\n",
+                si.si_signo, strsignal(si.si_signo));
+    }
+    /* From here on a cancel waits in the signalfd: TERM and INT stay blocked,
+     * with CHLD; everything else acts as it would. */
+    sigemptyset(&kept);
+    sigaddset(&kept, SIGCHLD);
+    sigaddset(&kept, SIGTERM);
+    sigaddset(&kept, SIGINT);
+    if (sigprocmask(SIG_SETMASK, &kept, NULL) < 0)
+        die_unable("block", "signals");
+    if (cancel)
+        (void)kill(getpid(), SIGTERM); /* pending again, for the signalfd */
+}
+
 void sanitize_std_fds(void)
 {
     /* One poll() tells all three apart: a closed fd reports POLLNVAL. */

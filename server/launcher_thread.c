@@ -164,20 +164,19 @@ static int sync_attempts_dir(const char *attempt_dir)
 }
 
 /* posix_spawn of the minder: stdin and stdout on /dev/null, no other fd of
- * ours but stderr, its own session, a clean signal mask. Returns
- * posix_spawn's error number. */
+ * ours but stderr, every signal blocked. Returns posix_spawn's error number. */
 static int spawn_minder(const char *minder_path, struct cs_launch *launch)
 {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     sigset_t blocked, defaults;
-    /* Born with cancel and exit signals blocked: a cancel sent the moment the
-     * spawn returns waits for the minder's signalfd instead of killing it
-     * before it could write a note. The minder unblocks them for the command. */
-    sigemptyset(&blocked);
-    sigaddset(&blocked, SIGTERM);
-    sigaddset(&blocked, SIGINT);
-    sigaddset(&blocked, SIGCHLD);
+    /* Born with every signal blocked and in our session, the minder makes
+     * its own session first thing and keeps of what came before only a
+     * cancel from us (minder_internal.h, enter_own_session): a session made
+     * here, before the exec, would weigh the exec like one job among the
+     * hundreds a burst starts, while this thread waits for it. A cancel sent
+     * the moment the spawn returns waits for the minder's signalfd. */
+    sigfillset(&blocked);
     sigemptyset(&defaults);
     sigaddset(&defaults, SIGTERM);
     sigaddset(&defaults, SIGINT);
@@ -191,9 +190,7 @@ static int spawn_minder(const char *minder_path, struct cs_launch *launch)
      * without close-on-exec would otherwise reach every command. */
     posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
     posix_spawnattr_init(&attr);
-    /* Its own session from the first instruction: a signal to our group never reaches it. */
-    posix_spawnattr_setflags(&attr,
-                             POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     posix_spawnattr_setsigmask(&attr, &blocked);
     posix_spawnattr_setsigdefault(&attr, &defaults);
 

@@ -7,6 +7,11 @@ cs_unit_test(minder SOURCES test_minder.c LIBS cs_note)
 add_dependencies(test_minder csched_minder)
 target_compile_definitions(test_minder PRIVATE CS_MINDER_PATH="${CS_MINDER_PATH}")
 
+# What the minder finds pending at its start, before its own session.
+cs_unit_test(minder_session SOURCES test_minder_session.c LIBS cs_note)
+add_dependencies(test_minder_session csched_minder)
+target_compile_definitions(test_minder_session PRIVATE CS_MINDER_PATH="${CS_MINDER_PATH}")
+
 # The contract between server and minder: the argv built, the attempt
 # directory's path and parser, and the real minder taking the argv.
 cs_unit_test(minder_contract SOURCES test_minder_contract.c LIBS cs_note)
