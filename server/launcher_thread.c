@@ -25,6 +25,7 @@
 #include "log.h"
 #include "minder_contract.h"
 #include "runas.h"
+#include "runas_cache.h"
 #include "secret_thread.h"
 #include "util.h"
 
@@ -110,7 +111,9 @@ static int make_dir(struct cs_launch *launch)
     return launch->err;
 }
 
-/* Resolves who the command runs as (NSS, here rather than on the loop) and
+/* Resolves who the command runs as (NSS, here rather than on the loop;
+ * through the launch threads' cache, runas_cache.h, so that a start
+ * repeats no lookup made in the last seconds with the files unchanged) and
  * hands the ids to the minder (-u, -G, -S) with HOME, USER and LOGNAME in
  * the command's env. A command working in the attempt's directory gets
  * DIR/work, its user's, to write in (the minder makes it and enters it
@@ -122,8 +125,8 @@ static int prepare_user(struct cs_launch *launch)
 {
     struct cs_runas r;
     struct cs_err err;
-    int rc =
-        cs_runas_resolve(launch->run_as_user, launch->run_as_group, launch->default_user, &r, &err);
+    int rc = cs_runas_cache_resolve(cs_runas_cache_shared(), launch->run_as_user,
+                                    launch->run_as_group, launch->default_user, &r, &err);
     if (rc != 0 && !out_of_fds(-rc)) {
         launch->err = rc;
         (void)snprintf(launch->message, sizeof(launch->message), "%s", err.msg);

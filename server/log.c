@@ -135,6 +135,13 @@ static size_t utf8_len(const unsigned char *s)
     return n;
 }
 
+/* Whether byte c goes into a line as it is: printable ASCII but the
+ * backslash, and the quote when quoted. */
+static bool plain_byte(unsigned char c, bool quote_escaped)
+{
+    return c >= 0x20 && c < 0x7f && c != '\\' && (c != '"' || !quote_escaped);
+}
+
 /* Appends s escaped: JSON's escapes in either format (the text format writes
  * them only for control bytes, the backslash, and the quote when quoted).
  * Invalid UTF-8 becomes U+FFFD in JSON and \xNN in text. Stops before a
@@ -145,6 +152,21 @@ static void put_escaped(struct line *l, const char *str, bool quote_escaped)
     const unsigned char *s = (const unsigned char *)str;
     bool json = format == CS_LOG_JSON;
     while (*s != '\0') {
+        /* Most values are plain ASCII: copied as one run, not byte by byte. */
+        size_t plain = 0;
+        while (plain_byte(s[plain], quote_escaped))
+            plain++;
+        if (plain > 0) {
+            size_t fits = room(l) > 0 ? room(l) - 1 : 0; /* a byte for the quote */
+            memcpy(l->buf + l->len, s, plain < fits ? plain : fits);
+            l->len += plain < fits ? plain : fits;
+            if (plain > fits) {
+                l->full = true;
+                return;
+            }
+            s += plain;
+            continue;
+        }
         char esc[8];
         size_t n = 0, take = 1;
         unsigned c = *s;
@@ -190,6 +212,25 @@ static void put_close_quote(struct line *l)
     l->buf[l->len++] = '"';
 }
 
+/* Writes v in decimal into buf (at least 21 bytes, not terminated);
+ * returns its length. snprintf's cost, a few times over, on every line. */
+static size_t format_int(char *buf, int64_t v)
+{
+    char rev[20];
+    size_t n = 0, len = 0;
+    /* Negated as unsigned, so INT64_MIN is whole. */
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        rev[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        buf[len++] = '-';
+    while (n > 0)
+        buf[len++] = rev[--n];
+    return len;
+}
+
 static void put_field(struct line *l, const struct cs_log_field *f)
 {
     char num[24];
@@ -203,8 +244,7 @@ static void put_field(struct line *l, const struct cs_log_field *f)
     put_str(l, f->key);
     put_str(l, json ? "\":" : "=");
     if (f->str == NULL) {
-        (void)snprintf(num, sizeof(num), "%lld", (long long)f->num);
-        put_str(l, num);
+        put_raw(l, num, format_int(num, f->num));
         return;
     }
     bool quoted = json || text_needs_quotes(f->str);
@@ -215,15 +255,37 @@ static void put_field(struct line *l, const struct cs_log_field *f)
         put_close_quote(l);
 }
 
-static void put_head(struct line *l, enum cs_log_level level, const char *component)
+/* The time for a line's head, "YYYY-MM-DDTHH:MM:SS.mmmZ" (UTC) into ts (at
+ * least 40 bytes): the seconds part is formatted once per second and thread
+ * (strftime and gmtime_r cost more than the rest of a line). */
+static void format_time(char *ts)
 {
-    char ts[40];
+    static __thread time_t cached_sec = -1;
+    static __thread char cached[32];
+    static __thread size_t cached_len;
     struct timespec now;
     struct tm tm;
     (void)clock_gettime(CLOCK_REALTIME, &now);
-    (void)gmtime_r(&now.tv_sec, &tm);
-    size_t n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    (void)snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", now.tv_nsec / 1000000);
+    if (now.tv_sec != cached_sec) {
+        (void)gmtime_r(&now.tv_sec, &tm);
+        cached_len = strftime(cached, sizeof(cached), "%Y-%m-%dT%H:%M:%S", &tm);
+        cached_sec = now.tv_sec;
+    }
+    long ms = now.tv_nsec / 1000000;
+    memcpy(ts, cached, cached_len);
+    char *p = ts + cached_len;
+    *p++ = '.';
+    *p++ = (char)('0' + ms / 100);
+    *p++ = (char)('0' + ms / 10 % 10);
+    *p++ = (char)('0' + ms % 10);
+    *p++ = 'Z';
+    *p = '\0';
+}
+
+static void put_head(struct line *l, enum cs_log_level level, const char *component)
+{
+    char ts[40];
+    format_time(ts);
     if (format == CS_LOG_JSON) {
         put_str(l, "{\"time\":\"");
         put_str(l, ts);

@@ -2,9 +2,10 @@
  * run_as_user and run_as_group (names or numeric ids) into the ids, the
  * supplementary groups and HOME/USER/LOGNAME; those lookups are NSS calls
  * (files, LDAP, sssd: they may block on the network), so it runs only off
- * the loop: in the launch thread at each start (runas_work.c), and on
- * libuv's pool for the check at CreateJob/UpdateJob (cs_runas_check, whose
- * loop half is runas.c). Invariant: under a root cschedd every command
+ * the loop: in the launch threads for each start (runas_work.c, through
+ * runas_cache.h's cache of recent answers), and on libuv's pool for the
+ * check at CreateJob/UpdateJob (cs_runas_check, whose loop half is
+ * runas.c). Invariant: under a root cschedd every command
  * drops to a user, the default job user unless run_as_user names one; under
  * any other uid nothing changes user, and a job that asks for another is
  * refused. */

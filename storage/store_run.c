@@ -122,9 +122,12 @@ bool cs_store_run_list_more(const PGresult *res)
     return PQntuples(res) > 0 && cs_store_row_int(res, 0, COL_LEFT_OUT) > 0;
 }
 
+/* A run's ended_unix_ms is 0 until it ends: the condition lets the scan
+ * use runs_unended (0006), which keeps state out of every index so that a
+ * run's updates before its end are HOT. */
 const char cs_store_sql_run_active[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
-    " WHERE r.state IN (1, 2, 3) ORDER BY r.id, a.number";
+    " WHERE r.ended_unix_ms = 0 AND r.state IN (1, 2, 3) ORDER BY r.id, a.number";
 
 const char cs_store_sql_max_ids[] = "SELECT (SELECT coalesce(max(id), 0) FROM runs),"
                                     " (SELECT coalesce(max(seq), 0) FROM events),"

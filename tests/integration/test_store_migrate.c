@@ -1,6 +1,7 @@
 /* The store's life against a real PostgreSQL: migrations applied once; a
  * second server on the same database refused, naming the first; the snapshot after a reopen; a
- * close that commits what is pending; the embedded server; a host name resolved before connecting.
+ * close that commits what is pending; a database of an older version migrated, its run updates
+ * then HOT; the embedded server; a host name resolved before connecting.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -154,6 +155,61 @@ static void test_store_snapshot_after_reopen(void **state)
     assert_int_equal(f->snapshot->max_event_seq, 7);
 }
 
+/* Reads runs' HOT update count until it reaches want (the closed store's
+ * backend reports its counts as it exits, a moment after the close). */
+static long long wait_hot_updates(const char *conninfo, long long want)
+{
+    long long hot = 0;
+    for (int i = 0; i < 100 && hot < want; i++) {
+        hot = admin_value(conninfo, "SELECT n_tup_hot_upd FROM pg_stat_user_tables"
+                                    " WHERE relname = 'runs'");
+        if (hot < want)
+            (void)usleep(50 * 1000);
+    }
+    return hot;
+}
+
+/* A database made by 0001-0005 migrates on open; its active runs are still
+ * found (now through runs_unended), and a run's updates before its end are
+ * HOT: state is in no index any more. */
+static void test_store_old_database_migrates_to_hot_updates(void **state)
+{
+    struct fixture *f = *state;
+    char *sql = cs_store_migrate_sql(cs_store_migrations, 5, 0, 1000);
+    Csched__V1__Run run = make_run(3, "alpha", CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+
+    admin_exec(f->conninfo, cs_store_migrate_list_sql);
+    admin_exec(f->conninfo, sql);
+    free(sql);
+    admin_exec(f->conninfo, "INSERT INTO runs (id, job_name, state, created_unix_ms, ended_unix_ms)"
+                            " VALUES (1, 'alpha', 1, 1, 0), (2, 'alpha', 4, 1, 5)");
+    store_open(f);
+    assert_int_equal(admin_value(f->conninfo, "SELECT max(version) FROM schema_migrations"),
+                     (int)cs_store_migrations_count);
+    assert_int_equal(f->snapshot->n_active_runs, 1);
+    assert_int_equal(f->snapshot->active_runs[0]->id, 1);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM pg_indexes WHERE tablename ="
+                                              " 'runs' AND indexdef LIKE '%state%'"),
+                     0);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM pg_class WHERE relname IN"
+                                              " ('runs', 'attempts') AND 'fillfactor=80' ="
+                                              " ANY (reloptions)"),
+                     2);
+
+    /* Inserted, then updated twice while it runs. */
+    cs_store_run_put(f->store, &run, write_cb, f);
+    wait_writes(f, 1);
+    run.message = "first";
+    cs_store_run_put(f->store, &run, write_cb, f);
+    wait_writes(f, 2);
+    run.message = "second";
+    cs_store_run_put(f->store, &run, write_cb, f);
+    wait_writes(f, 3);
+    assert_int_equal(f->writes_ok, 3);
+    store_close(f);
+    assert_int_equal(wait_hot_updates(f->conninfo, 2), 2);
+}
+
 static void test_store_close_commits_pending_writes(void **state)
 {
     struct fixture *f = *state;
@@ -249,6 +305,8 @@ int main(void)
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_snapshot_after_reopen, store_setup,
                                         store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_old_database_migrates_to_hot_updates,
+                                        store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_store_close_commits_pending_writes, store_setup,
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_embedded_server_started_and_stopped, store_setup,
