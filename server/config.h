@@ -15,7 +15,7 @@
 /* Launch threads (launcher.h): 1 to CS_LAUNCH_THREADS_MAX. */
 #define CS_DEFAULT_LAUNCH_THREADS 2
 #define CS_LAUNCH_THREADS_MAX 16
-#define CS_DEFAULT_NICE (-10)
+#define CS_DEFAULT_NICE (-20)
 #define CS_NICE_MIN (-20)
 #define CS_NICE_MAX 19
 #define CS_DEFAULT_RETENTION_DAYS 30

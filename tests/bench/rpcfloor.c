@@ -5,7 +5,7 @@
  * Run from the one thread that drives its one completion queue: no bridge to
  * a loop, no handler, no store. The benchmark calls it with libcsched's
  * cs_scheduler_get_run, as it calls cschedd. Like cschedd it leads its
- * session (the benchmark spawns it so) and sets that session to nice -10,
+ * session (the benchmark spawns it so) and sets that session to nice -20,
  * cschedd's default --nice, so that both sides have the same share of the
  * CPU against the client threads.
  *
@@ -86,8 +86,8 @@ static void set_session_nice(void)
 {
     int fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
 
-    if (fd < 0 || write(fd, "-10", 3) != 3)
-        fprintf(stderr, "csched-bench-rpcfloor: cannot set the session to nice -10\n");
+    if (fd < 0 || write(fd, "-20", 3) != 3)
+        fprintf(stderr, "csched-bench-rpcfloor: cannot set the session to nice -20\n");
     if (fd >= 0)
         close(fd);
 }
