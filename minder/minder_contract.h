@@ -75,6 +75,9 @@
 
 /* The folder of the state dir that holds every attempt's directory. */
 #define CS_ATTEMPTS_DIR "attempts"
+/* An attempt directory's name with this appended is its copy made ahead of
+ * the start by cschedd (server/ahead_dir.h), empty and never a minder's. */
+#define CS_AHEAD_DIR_SUFFIX ".ahead"
 
 /* What one attempt's minder is told. Strings are borrowed. */
 struct cs_minder_cmd {

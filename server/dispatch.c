@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ahead_dir.h"
 #include "attempt.h"
 #include "dispatch_run.h"
 #include "env.h"
@@ -124,6 +125,7 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
     };
     struct cs_launch *launch = cs_xcalloc(1, sizeof(*launch));
     launch->dir = cs_xstrdup(att->dir);
+    launch->ahead_dir = cs_ahead_dir_take(s, att->run, att->number);
     launch->argv = cs_minder_argv_new(&cmd);
     /* Out of memory: the server aborts, as cs_xmalloc does. */
     CS_ASSERT(launch->argv != NULL);
@@ -406,6 +408,7 @@ void cs_dispatch_close(struct cs_sched *s)
 {
     CS_ASSERT_LOOP();
     void *value;
+    cs_ahead_dir_close(s);
     for (size_t pos = 0; cs_idmap_next(&s->runs, &pos, &value) != 0;) {
         struct cs_run *run = value;
         if (run->attempt != NULL)

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "ahead_dir.h"
 #include "attempt.h"
 #include "dispatch.h"
 #include "event.h"
@@ -39,6 +40,7 @@ struct cs_run *cs_dispatch_run_new(struct cs_sched *s, struct cs_job *job, Csche
 static void run_forget(struct cs_sched *s, struct cs_run *run)
 {
     CS_ASSERT(run->attempt == NULL && !run->queued && !cs_later_is_waiting(run));
+    cs_ahead_dir_drop(s, run);
     run->job->active--;
     CS_ASSERT(cs_idmap_remove(&s->runs, run->msg->id) == run);
     cs_run_keys_remove(&s->run_keys, run);

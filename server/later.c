@@ -2,6 +2,7 @@
  * re-armed for the new earliest whenever the top of the heap changes. */
 #include "later.h"
 
+#include "ahead_dir.h"
 #include "pump.h"
 #include "util.h"
 
@@ -76,6 +77,7 @@ void cs_later_enqueue(struct cs_sched *s, struct cs_run *run)
         return;
     }
     cs_heap_push(&s->later, run);
+    cs_ahead_dir_make(s, run);
     if (run->later_index == 0)
         arm(s);
 }

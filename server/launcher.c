@@ -130,6 +130,7 @@ void cs_launch_free(struct cs_launch *launch)
     cs_env_free(launch->envp);
     cs_secrets_free(launch->secrets, launch->n_secrets);
     free(launch->dir);
+    free(launch->ahead_dir);
     free(launch->run_as_user);
     free(launch->run_as_group);
     free(launch);

@@ -25,6 +25,7 @@ struct cs_launch {
     struct cs_mail mail;  /* the trip back to the loop */
     struct cs_qlink link; /* the queue to the thread */
     char *dir;            /* the attempt's directory, made by the thread */
+    char *ahead_dir;      /* where its copy made ahead would be (ahead_dir.h): renamed to dir */
     char **argv;          /* the minder's argv, NULL-terminated */
     char **envp;          /* the command's environment, NULL-terminated */
     /* Who the command runs as (runas.h): the job's run_as_user and

@@ -99,9 +99,27 @@ static void crash_point(const char *step)
 }
 
 /* Makes the attempt's directory, which must be new: an attempt directory is
- * never used twice. Returns 0 or a negative errno (the message set). */
+ * never used twice. One made ahead is renamed into place, which allocates
+ * no inode and replaces nothing; without it (or where the file system
+ * cannot rename so), a mkdir. Returns 0 or a negative errno (the message
+ * set). */
 static int make_dir(struct cs_launch *launch)
 {
+    if (launch->ahead_dir != NULL) {
+        int rc =
+            renameat2(AT_FDCWD, launch->ahead_dir, AT_FDCWD, launch->dir, RENAME_NOREPLACE) == 0
+                ? 0
+                : errno;
+        if (rc != 0 && rc != ENOENT) {
+            cs_log_debug("attempt %s: renaming %s failed (%s): made anew", launch->dir,
+                         launch->ahead_dir, strerror(rc));
+            (void)rmdir(launch->ahead_dir); /* empty: nothing to lose */
+        }
+        free(launch->ahead_dir);
+        launch->ahead_dir = NULL;
+        if (rc == 0)
+            return 0;
+    }
     if (mkdir(launch->dir, 0700) == 0)
         return 0;
     launch->err = -errno;

@@ -13,9 +13,18 @@
 
 #include "minder_contract.h"
 
-/* The run of an attempt directory's name; 0 if it is not one. */
+/* The run of an attempt directory's name, or of its copy made ahead (one a
+ * crash left behind goes with its run); 0 if it is neither. */
 static int64_t run_of(const char *name)
 {
+    char plain[256];
+    size_t len = strlen(name), suffix = strlen(CS_AHEAD_DIR_SUFFIX);
+    if (len > suffix && len - suffix < sizeof(plain) &&
+        strcmp(name + len - suffix, CS_AHEAD_DIR_SUFFIX) == 0) {
+        memcpy(plain, name, len - suffix);
+        plain[len - suffix] = '\0';
+        name = plain;
+    }
     int64_t run;
     uint32_t attempt;
     return cs_minder_dir_parse(name, &run, &attempt) == 0 ? run : 0;

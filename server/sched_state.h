@@ -64,17 +64,22 @@ struct cs_job {
 
 struct cs_attempt;
 
+/* Where the directory of a run's next attempt made ahead stands (ahead_dir.h). */
+enum cs_ahead_state { CS_AHEAD_NONE, CS_AHEAD_MAKING, CS_AHEAD_READY };
+
 struct cs_run {
     Csched__V1__Run *msg;       /* owned: the run as clients see it, attempts included */
     struct cs_job *job;         /* borrowed: a job is never deleted while it has active runs */
     struct cs_qlink queue_link; /* in its job's queue while queued */
     bool queued;                /* on its job's queue */
     struct cs_attempt *attempt; /* the live attempt, or NULL */
-    size_t later_index;      /* in sched->later while waiting for not_before, or CS_NOT_IN_HEAP */
-    int64_t retry_delay_ms;  /* the wait before the next attempt, recorded with it, */
-    int64_t retry_jitter_ms; /* and the random part taken off that wait */
-    struct cs_run *key_next; /* in its run_keys bucket */
-    int64_t starting_ns;     /* cs_now_mono_ns() when it last went STARTING, for metrics */
+    size_t later_index;        /* in sched->later while waiting for not_before, or CS_NOT_IN_HEAP */
+    int64_t retry_delay_ms;    /* the wait before the next attempt, recorded with it, */
+    int64_t retry_jitter_ms;   /* and the random part taken off that wait */
+    struct cs_run *key_next;   /* in its run_keys bucket */
+    int64_t starting_ns;       /* cs_now_mono_ns() when it last went STARTING, for metrics */
+    enum cs_ahead_state ahead; /* its next attempt's directory made ahead, */
+    uint32_t ahead_number;     /* for this attempt */
 };
 
 struct cs_sched {
@@ -104,6 +109,7 @@ struct cs_sched {
 
     struct cs_heap later;   /* runs waiting for their not_before, of struct cs_run */
     uv_timer_t later_timer; /* armed for the earliest of them */
+    bool ahead_closed;      /* ahead_dir.h: the runs are gone, work on the pool frees itself */
 
     /* Attempts whose minder may be alive: what both limits count. A slot
      * is taken at STARTING and given back when the minder's pidfd fires,

@@ -1,15 +1,19 @@
 /* End-to-end tests of slots decided ahead (server/slots.h, CS_SLOT_LEAD_MS)
  * against a real cschedd, the real clock and a real PostgreSQL: an
  * `@every 1s` job's run is made and committed before its slot is due, and
- * still never starts before it; a pause or a delete in that window takes the
- * run back; a SIGKILL in that window leaves a slot that runs once, after
- * the restart. One server serves every test of this file. */
+ * still never starts before it, its attempt directory made ahead too
+ * (server/ahead_dir.h) and renamed into place at the start; a pause or a
+ * delete in that window takes the run back and removes that directory; a
+ * SIGKILL in that window leaves a slot that runs once, after the restart.
+ * One server serves every test of this file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +21,7 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "minder_contract.h"
 #include "testlib.h"
 
 /* How long the tests poll for a run made ahead: several slots. */
@@ -28,6 +33,27 @@ static int64_t wall_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether run's first attempt directory (suffix "") or its copy made ahead
+ * (CS_AHEAD_DIR_SUFFIX) is there. */
+static bool attempt_dir_is(struct cs_e2e *e, int64_t run_id, const char *suffix)
+{
+    char path[4096];
+    struct stat st;
+    (void)snprintf(path, sizeof(path), "%s/" CS_ATTEMPTS_DIR "/%lld-1%s", cs_testd_state_dir(e->d),
+                   (long long)run_id, suffix);
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Waits until the copy made ahead of run's first attempt directory is
+ * there (want) or gone; false if it did not come to that in time. */
+static bool wait_ahead_dir(struct cs_e2e *e, int64_t run_id, bool want)
+{
+    int64_t until = wall_ms() + AHEAD_WAIT_MS;
+    while (attempt_dir_is(e, run_id, CS_AHEAD_DIR_SUFFIX) != want && wall_ms() < until)
+        cs_test_sleep_ms(5);
+    return attempt_dir_is(e, run_id, CS_AHEAD_DIR_SUFFIX) == want;
 }
 
 static void create_ticking(struct cs_e2e *e, const char *name)
@@ -98,8 +124,12 @@ static void test_e2e_slots_ahead_starts_on_time(void **state)
 {
     struct cs_e2e *e = *state;
     create_ticking(e, "ahead");
-    Csched__V1__Run *run = wait_ahead(e, "ahead", 50);
+    Csched__V1__Run *run = wait_ahead(e, "ahead", 200);
     Csched__V1__Slot *slot = cs_e2e_get_slot(e, "ahead", run->slot_unix_ms);
+
+    /* Its directory is made ahead too, and only renamed at the start. */
+    assert_true(wait_ahead_dir(e, run->id, true));
+    assert_false(attempt_dir_is(e, run->id, ""));
 
     /* No jitter: due at the slot itself. */
     assert_int_equal(run->not_before_unix_ms, run->slot_unix_ms);
@@ -112,6 +142,8 @@ static void test_e2e_slots_ahead_starts_on_time(void **state)
     assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     assert_true(done->started_unix_ms >= run->not_before_unix_ms);
     assert_true(done->attempts[0]->started_unix_ms >= run->not_before_unix_ms);
+    assert_true(attempt_dir_is(e, run->id, ""));
+    assert_false(attempt_dir_is(e, run->id, CS_AHEAD_DIR_SUFFIX));
     csched__v1__run__free_unpacked(done, NULL);
     csched__v1__run__free_unpacked(run, NULL);
     delete_job(e, "ahead");
@@ -152,6 +184,9 @@ static void test_e2e_slots_ahead_paused(void **state)
     assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
     assert_int_equal(done->n_attempts, 0);
     assert_non_null(strstr(done->message, "paused"));
+    /* The directory made for it ahead goes with it; none was made. */
+    assert_true(wait_ahead_dir(e, run->id, false));
+    assert_false(attempt_dir_is(e, run->id, ""));
     csched__v1__run__free_unpacked(done, NULL);
     Csched__V1__Slot *slot;
     int64_t until = wall_ms() + AHEAD_WAIT_MS;
@@ -182,6 +217,8 @@ static void test_e2e_slots_ahead_deleted(void **state)
     Csched__V1__Run *done = cs_e2e_wait_end(e, run->id);
     assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
     assert_int_equal(done->n_attempts, 0);
+    assert_true(wait_ahead_dir(e, run->id, false));
+    assert_false(attempt_dir_is(e, run->id, ""));
     csched__v1__run__free_unpacked(done, NULL);
     csched__v1__run__free_unpacked(run, NULL);
 }
@@ -195,12 +232,16 @@ static void test_e2e_slots_ahead_across_a_crash(void **state)
     create_ticking(e, "ahead-crash");
     Csched__V1__Run *run = wait_ahead(e, "ahead-crash", 150);
 
+    /* Killed with the directory made ahead: the restart makes no other. */
+    assert_true(wait_ahead_dir(e, run->id, true));
     assert_int_equal(cs_testd_kill(e->d), 0);
     assert_int_equal(cs_testd_restart(e->d), 0);
     Csched__V1__Run *done = cs_e2e_wait_end(e, run->id);
     assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     assert_int_equal(done->n_attempts, 1);
     assert_true(done->attempts[0]->started_unix_ms >= run->not_before_unix_ms);
+    assert_true(attempt_dir_is(e, run->id, ""));
+    assert_false(attempt_dir_is(e, run->id, CS_AHEAD_DIR_SUFFIX));
     csched__v1__run__free_unpacked(done, NULL);
 
     Csched__V1__Slot *slot = cs_e2e_get_slot(e, "ahead-crash", run->slot_unix_ms);

@@ -163,6 +163,42 @@ static void test_retention_removes_only_expired_attempts(void **state)
     assert_false(res.more);
 }
 
+/* An empty directory changed at dir_time: a copy made ahead of a start. */
+static void make_ahead(const struct tree *t, const char *name, time_t dir_time)
+{
+    char dir[256];
+    path_of(dir, sizeof(dir), t->attempts, name);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    touch_at(dir, dir_time);
+}
+
+/* A copy made ahead that a crash left behind goes with its run's
+ * directories: once the run is not active and the copy is old enough. */
+static void test_retention_removes_ahead_copies(void **state)
+{
+    struct tree *t = *state;
+    time_t old = t->now - 40 * DAY, young = t->now - 1 * DAY, cutoff = t->now - 30 * DAY;
+
+    make_ahead(t, "5-1" CS_AHEAD_DIR_SUFFIX, old);   /* its run ended: goes */
+    make_ahead(t, "6-2" CS_AHEAD_DIR_SUFFIX, old);   /* its run is active: stays */
+    make_ahead(t, "8-1" CS_AHEAD_DIR_SUFFIX, young); /* made recently: stays */
+    static const char *const not_ahead[] = {CS_AHEAD_DIR_SUFFIX, "x" CS_AHEAD_DIR_SUFFIX,
+                                            "5-1" CS_AHEAD_DIR_SUFFIX "x",
+                                            "5-1" CS_AHEAD_DIR_SUFFIX CS_AHEAD_DIR_SUFFIX};
+    for (size_t i = 0; i < sizeof(not_ahead) / sizeof(not_ahead[0]); i++)
+        make_ahead(t, not_ahead[i], old);
+
+    int64_t active[] = {6};
+    struct cs_sweep_result res = cs_retention_sweep(t->attempts, active, 1, cutoff, 100);
+    assert_int_equal(res.removed, 1);
+    assert_int_equal(res.failed, 0);
+    assert_false(exists(t, "5-1" CS_AHEAD_DIR_SUFFIX));
+    assert_true(exists(t, "6-2" CS_AHEAD_DIR_SUFFIX));
+    assert_true(exists(t, "8-1" CS_AHEAD_DIR_SUFFIX));
+    for (size_t i = 0; i < sizeof(not_ahead) / sizeof(not_ahead[0]); i++)
+        assert_true(exists(t, not_ahead[i]));
+}
+
 static void test_retention_sweep_is_bounded(void **state)
 {
     struct tree *t = *state;
@@ -261,6 +297,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_retention_removes_only_expired_attempts, setup_tree,
+                                        teardown_tree),
+        cmocka_unit_test_setup_teardown(test_retention_removes_ahead_copies, setup_tree,
                                         teardown_tree),
         cmocka_unit_test_setup_teardown(test_retention_sweep_is_bounded, setup_tree, teardown_tree),
         cmocka_unit_test_setup_teardown(test_retention_failure_does_not_block, setup_tree,
