@@ -6,9 +6,11 @@
  * fire lateness (scheduled time -> the attempt's start, its minder spawned;
  * -> the run's start, its slot taken; -> the slot's decision) p50/p99/max
  * from ListSlots and GetRun, slots started against slots due (none missed,
- * none doubled), the loop-lag probe; beside it the floor of such a burst:
+ * none doubled), the loop-lag probe; beside it two floors of such a burst:
  * as many minders as fire in one second, each on its own new directory,
- * spawned back to back by this small process. Then the same jobs with
+ * spawned back to back by this small process, with the directories made
+ * in the burst, and made before it (as cschedd makes those of runs that
+ * start within seconds, server/ahead_dir.h). Then the same jobs with
  * nothing due for a minute (each moved to a yearly schedule): cschedd's CPU
  * and RSS from /proc. Results on stdout, progress on stderr. */
 #include <errno.h>
@@ -56,8 +58,9 @@ extern char **environ;
 /* The floor of one second's burst: n minders running true, each on a new
  * directory under a fresh one (synced once, as a launch thread syncs a
  * group), spawned one after the other: when each spawn returned, from the
- * first mkdir on, and then all of them reaped. */
-static int64_t burst_floor(unsigned n)
+ * first mkdir on (or, dirs_ahead, from the first spawn, the directories
+ * made and synced before), and then all of them reaped. */
+static int64_t burst_floor(unsigned n, bool dirs_ahead)
 {
     char root[] = "/tmp/cs-burst-XXXXXX", dir[64], minder[1200];
     char *argv[] = {"csched-minder", "-d", dir, "--", "true", NULL};
@@ -85,6 +88,8 @@ static int64_t burst_floor(unsigned n)
         exit(1);
     }
     close(fd);
+    if (dirs_ahead)
+        t0 = wall_ms();
     for (unsigned i = 0; i < n; i++) {
         snprintf(dir, sizeof(dir), "%s/%u-1", root, i + 1);
         if (posix_spawn(&pids[i], minder, NULL, NULL, argv, environ) != 0) {
@@ -95,8 +100,11 @@ static int64_t burst_floor(unsigned n)
     }
     for (unsigned i = 0; i < n; i++)
         (void)waitpid(pids[i], NULL, 0);
-    printf("burst floor: %u minders on new directories, spawned back to back\n", n);
-    int64_t p99 = print_spread("floor: burst start -> spawned", at, n);
+    printf("burst floor: %u minders on new directories made %s, spawned back to back\n", n,
+           dirs_ahead ? "before the burst" : "in the burst");
+    int64_t p99 = print_spread(dirs_ahead ? "floor, dirs ahead: start -> spawned"
+                                          : "floor: burst start -> spawned",
+                               at, n);
     cs_test_discard_dir("burst floor", root);
     free(at);
     free(pids);
@@ -221,8 +229,9 @@ static void read_slots(struct cs_client *c, unsigned i, int64_t from_ms, int64_t
 }
 
 /* The firing phase: creates the jobs, watches them for seconds, reports
- * beside the burst floor's p99. */
-static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds, int64_t floor_p99)
+ * beside the burst floors' p99 (directories made in the burst, and ahead). */
+static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds, int64_t floor_p99,
+                         int64_t ahead_floor_p99)
 {
     struct tally t = {0};
     char text[96];
@@ -258,6 +267,9 @@ static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds, int6
     int64_t p99 = print_spread("lateness: due -> attempt started", t.dequeue_late, t.n_dequeue);
     if (p99 >= 0 && floor_p99 > 0)
         printf("%-34s %.2fx the burst floor's p99\n", "", (double)p99 / (double)floor_p99);
+    if (p99 >= 0 && ahead_floor_p99 > 0)
+        printf("%-34s %.2fx the floor's p99 with directories made ahead\n", "",
+               (double)p99 / (double)ahead_floor_p99);
     print_spread("lateness: scheduled -> run start", t.start_late, t.n_start);
     print_spread("lateness: due -> slot decided", t.decide_late, t.n_decide);
     printf("%-34s p99 %6.1f ms  max %6.1f ms (last minute)\n", "probe",
@@ -305,7 +317,9 @@ int main(int argc, char **argv)
     if (cs_testd_start(&dopts, &d) != 0)
         return 1;
     c = cs_test_client_new(cs_testd_target(d));
-    bench_firing(c, n_jobs, seconds, burst_floor(n_jobs / 60 > 0 ? n_jobs / 60 : 1));
+    unsigned burst = n_jobs / 60 > 0 ? n_jobs / 60 : 1;
+    int64_t floor_p99 = burst_floor(burst, false);
+    bench_firing(c, n_jobs, seconds, floor_p99, burst_floor(burst, true));
     bench_idle(c, cs_testd_pid(d), n_jobs);
     cs_client_free(c);
     cs_testd_stop(d);
