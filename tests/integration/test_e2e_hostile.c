@@ -59,10 +59,55 @@ static void test_e2e_hostile_list_slots_filter(void **state)
     assert_alive(e);
 }
 
+/* Opens a Watch after after_seq and reads it for at most timeout_ms:
+ * returns the status it ended with (DEADLINE_EXCEEDED while it waits on). */
+static int watch_after(struct cs_e2e *e, int64_t after_seq, int64_t timeout_ms,
+                       struct cs_status *st)
+{
+    struct cs_call_opts opts = {.timeout_ms = timeout_ms};
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    Csched__V1__WatchResponse *batch = NULL;
+    struct cs_stream *s = NULL;
+    int rc;
+
+    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+    req.after_seq = after_seq;
+    rc = cs_scheduler_watch(e->client, &req, &s, &opts, st);
+    if (rc != 0)
+        return rc;
+    while ((rc = cs_scheduler_watch_next(s, &batch, st)) == 1)
+        csched__v1__watch_response__free_unpacked(batch, NULL);
+    cs_stream_free(s);
+    assert_int_equal(rc, 0);
+    return (int)st->code;
+}
+
+/* A seq past the last event (a client resuming against a replaced database)
+ * waited in silence, dropping every event up to it; the last seq itself is a
+ * live watch. */
+static void test_e2e_hostile_watch_after_future_seq(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct cs_status st = {0};
+    int64_t last;
+
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, "watched", "true"), NULL);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, cs_e2e_trigger(e, "watched")), NULL);
+    last = cs_e2e_last_seq(e);
+    assert_true(last > 0);
+    cs_e2e_assert_status(watch_after(e, last + 1000, 5000, &st), &st, GRPC_STATUS_OUT_OF_RANGE,
+                         "after_seq");
+    cs_e2e_assert_status(watch_after(e, INT64_MAX, 5000, &st), &st, GRPC_STATUS_OUT_OF_RANGE,
+                         "past the last event");
+    assert_int_equal(watch_after(e, last, 500, &st), GRPC_STATUS_DEADLINE_EXCEEDED);
+    assert_alive(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_hostile_list_slots_filter),
+        cmocka_unit_test(test_e2e_hostile_watch_after_future_seq),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
