@@ -4,9 +4,11 @@
  * connections open and answers nothing, so only cschedd's own watchdog can
  * see it: health must turn NOT_SERVING within seconds, state-changing calls
  * answer UNAVAILABLE at once and reads within a bounded time, and after the
- * thaw every run ends once, as its command did, with nothing written twice.
+ * thaw every run ends once, as its command did, with nothing written twice;
+ * and a SIGTERM while a trigger waits for its commit ends cleanly.
  * Its own executable: it freezes the fixture's database. */
 #include <dirent.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -275,6 +277,58 @@ static void test_e2e_dbfreeze_unstored_run_never_starts(void **state)
     cs_test_rmtree(dir);
 }
 
+/* How long the thread of the next test lets the database stay frozen. */
+#define THAW_AFTER_MS 2000
+
+static void *thaw_later(void *arg)
+{
+    cs_test_sleep_ms(THAW_AFTER_MS);
+    signal_cluster(*(pid_t *)arg, SIGCONT);
+    return NULL;
+}
+
+/* SIGTERM while a trigger waits for its commit (the database frozen): the
+ * server aborted on its way out (its gRPC side gone with a call still
+ * open). It must wait for the commit, answer and exit 0, and the run, once
+ * committed, runs once. */
+static void test_e2e_dbfreeze_sigterm_while_a_commit_waits(void **state)
+{
+    struct cs_e2e *e = *state;
+    pid_t postmaster = cs_testpg_pid(e->pg);
+    Csched__V1__TriggerJobRequest trig = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    Csched__V1__ListRunsRequest list = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    Csched__V1__ListRunsResponse *page = NULL;
+    struct cs_call_opts short_call = {.timeout_ms = 500};
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+    char dir[4096], shell[4400], name[64];
+    pthread_t thawer;
+
+    cs_e2e_tmpdir(dir);
+    (void)snprintf(shell, sizeof(shell), "echo x >> %s/$CSCHED_RUN_ID", dir);
+    cs_e2e_name(name, sizeof(name), "sigterm");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
+
+    signal_cluster(postmaster, SIGSTOP);
+    frozen = postmaster;
+    trig.job_name = name;
+    cs_e2e_assert_status(cs_scheduler_trigger_job(e->client, &trig, &run, &short_call, &st), &st,
+                         GRPC_STATUS_DEADLINE_EXCEEDED, NULL);
+    assert_int_equal(pthread_create(&thawer, NULL, thaw_later, &postmaster), 0);
+    int status = cs_testd_restart(e->d);
+    assert_int_equal(pthread_join(thawer, NULL), 0);
+    frozen = 0;
+    assert_int_equal(status, 0);
+
+    list.job_name = name;
+    assert_int_equal(cs_scheduler_list_runs(e->client, &list, &page, cs_e2e_opts(), &st), 0);
+    assert_int_equal(page->n_runs, 1);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, page->runs[0]->id), NULL);
+    assert_int_equal(cs_e2e_executions(dir, page->runs[0]->id), 1);
+    csched__v1__list_runs_response__free_unpacked(page, NULL);
+    cs_test_rmtree(dir);
+}
+
 static int thaw_teardown(void **state)
 {
     (void)state;
@@ -289,6 +343,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_e2e_dbfreeze_detected_and_resumed, thaw_teardown),
         cmocka_unit_test_teardown(test_e2e_dbfreeze_unstored_run_never_starts, thaw_teardown),
+        cmocka_unit_test_teardown(test_e2e_dbfreeze_sigterm_while_a_commit_waits, thaw_teardown),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
