@@ -255,6 +255,17 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
         cs_call_fail_err(call, &err);
         return;
     }
+    /* Checked here: the database stores the outcome as a smallint, and a
+     * value out of its range would fail the query as if the database had. */
+    if (req->outcome < 0 || req->outcome > CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED) {
+        cs_call_fail(call, -EINVAL, "outcome %d is not a SlotOutcome", (int)req->outcome);
+        return;
+    }
+    if (req->from_unix_ms != 0 && req->to_unix_ms != 0 && req->to_unix_ms < req->from_unix_ms) {
+        cs_call_fail(call, -EINVAL, "to_unix_ms %lld is before from_unix_ms %lld",
+                     (long long)req->to_unix_ms, (long long)req->from_unix_ms);
+        return;
+    }
     if (req->page_token[0] != '\0') {
         char *end;
         long long before;

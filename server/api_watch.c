@@ -158,6 +158,18 @@ void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *c
                      (long long)req->after_seq);
         return;
     }
+    /* A seq this server never published comes from another database (one
+     * restored or replaced): waiting for it would drop every event up to it
+     * without a word. */
+    if (replay && req->after_seq > s->last_published_seq) {
+        cs_call_fail(
+            call, -ERANGE,
+            "after_seq %lld is past the last event, seq %lld: this server never sent it "
+            "(was its database replaced?); watch from %lld, or from 0 to replay everything",
+            (long long)req->after_seq, (long long)s->last_published_seq,
+            (long long)s->last_published_seq);
+        return;
+    }
     struct cs_watch *w = watch_new(s, call);
     w->job_name = req->job_name[0] != '\0' ? cs_xstrdup(req->job_name) : NULL;
     if (replay) {

@@ -55,6 +55,8 @@ void cs_idmap_put(struct cs_idmap *map, int64_t id, void *value)
 
 void *cs_idmap_get(const struct cs_idmap *map, int64_t id)
 {
+    if (map->cap == 0)
+        return NULL; /* closed */
     for (size_t i = slot_of(map, id); map->slots[i].id != 0; i = (i + 1) & (map->cap - 1))
         if (map->slots[i].id == id)
             return map->slots[i].value;
@@ -63,8 +65,8 @@ void *cs_idmap_get(const struct cs_idmap *map, int64_t id)
 
 void *cs_idmap_remove(struct cs_idmap *map, int64_t id)
 {
-    if (id <= 0)
-        return NULL; /* 0 marks an empty slot: it is never a member */
+    if (id <= 0 || map->cap == 0)
+        return NULL; /* 0 marks an empty slot: it is never a member; or closed */
     size_t i = slot_of(map, id);
     while (map->slots[i].id != id) {
         if (map->slots[i].id == 0)

@@ -19,6 +19,8 @@ struct cs_idmap {
 };
 
 void cs_idmap_init(struct cs_idmap *map);
+/* Frees the table; the map stays empty: get and remove find nothing (a
+ * commit answered during the shutdown may still look its run up). */
 void cs_idmap_close(struct cs_idmap *map);
 /* id must be > 0 and not yet present. */
 void cs_idmap_put(struct cs_idmap *map, int64_t id, void *value);

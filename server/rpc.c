@@ -57,15 +57,17 @@ struct cs_rpc_server {
     void *ctx;
     int port;
     bool shutting_down;
+    bool bridge_stopping;
     struct cs_tag shutdown_tag;
     cs_rpc_server_done_cb done_cb;
     void *done_arg;
-    size_t open_calls; /* made and not yet freed */
+    struct cs_call_count open_calls;
     struct cs_rpc_refused_hook refused;
     size_t open_slots;
 };
 
 static void arm_slot(struct cs_rpc_server *server, struct registered *reg);
+static void calls_ended_cb(struct cs_call_count *count);
 
 /* --- slots ----------------------------------------------------------------- */
 
@@ -251,6 +253,7 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const struct cs_rpc_lis
     server->ctx = ctx;
     server->listen = *listen;
     server->port = -1;
+    server->open_calls.zero_cb = calls_ended_cb;
     if (cs_grpc_bridge_start(loop, &server->bridge) != 0) {
         free(server);
         return NULL;
@@ -310,12 +313,33 @@ int cs_rpc_server_serve(struct cs_rpc_server *server)
 static void bridge_drained_cb(struct cs_grpc_bridge *bridge)
 {
     struct cs_rpc_server *server = bridge->data;
-    CS_ASSERT(server->open_calls == 0 && server->open_slots == 0);
+    CS_ASSERT(server->open_calls.n == 0 && server->open_slots == 0);
     free(server->regs);
-    cs_rpc_server_done_cb done_cb = server->done_cb;
-    void *done_arg = server->done_arg;
     free(server);
-    done_cb(done_arg);
+}
+
+/* A call whose handler still waits (a commit while the database is away)
+ * is answered through the bridge, so the bridge stops after the last. */
+static void stop_bridge_once_idle(struct cs_rpc_server *server)
+{
+    if (!server->shutting_down || server->server != NULL || server->open_calls.n > 0 ||
+        server->bridge_stopping)
+        return;
+    server->bridge_stopping = true;
+    cs_grpc_bridge_stop(&server->bridge, bridge_drained_cb);
+}
+
+static void calls_ended_cb(struct cs_call_count *count)
+{
+    stop_bridge_once_idle(CS_CONTAINER_OF(count, struct cs_rpc_server, open_calls));
+}
+
+/* No call can arrive any more: the server's owner may close what the
+ * handlers of the calls still open wait for (the store fails its writes). */
+static void server_stopped(struct cs_rpc_server *server)
+{
+    server->done_cb(server->done_arg);
+    stop_bridge_once_idle(server);
 }
 
 static void server_shutdown_cb(struct cs_tag *tag, bool ok)
@@ -323,7 +347,7 @@ static void server_shutdown_cb(struct cs_tag *tag, bool ok)
     struct cs_rpc_server *server = CS_CONTAINER_OF(tag, struct cs_rpc_server, shutdown_tag);
     grpc_server_destroy(server->server);
     server->server = NULL;
-    cs_grpc_bridge_stop(&server->bridge, bridge_drained_cb);
+    server_stopped(server);
 }
 
 void cs_rpc_server_shutdown(struct cs_rpc_server *server, cs_rpc_server_done_cb done_cb, void *arg)
@@ -333,7 +357,7 @@ void cs_rpc_server_shutdown(struct cs_rpc_server *server, cs_rpc_server_done_cb 
     server->done_cb = done_cb;
     server->done_arg = arg;
     if (server->server == NULL) {
-        cs_grpc_bridge_stop(&server->bridge, bridge_drained_cb);
+        server_stopped(server);
         return;
     }
     server->shutdown_tag.done_cb = server_shutdown_cb;

@@ -111,8 +111,10 @@ void cs_rpc_server_add_fd(struct cs_rpc_server *server, int fd);
 /* Starts taking calls (until then they wait). 0 or a negative errno. */
 int cs_rpc_server_serve(struct cs_rpc_server *server);
 typedef void (*cs_rpc_server_done_cb)(void *arg);
-/* Stops accepting calls and cancels the open ones; done_cb runs once every
- * call has ended and the server's threads are gone; then the server is freed. */
+/* Stops accepting calls and cancels the open ones; done_cb runs once no
+ * call can arrive. A call whose handler still waits (on a commit) is
+ * answered after that, when its handler ends it; once the last has gone,
+ * the server's threads stop and it frees itself. */
 void cs_rpc_server_shutdown(struct cs_rpc_server *server, cs_rpc_server_done_cb done_cb, void *arg);
 
 /* Who made the call (valid for the call's life). */

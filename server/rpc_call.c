@@ -70,13 +70,16 @@ void cs_call_maybe_free(struct cs_call *call)
 {
     if (call->pending > 0 || !call->finishing)
         return;
-    (*call->open_calls)--;
+    struct cs_call_count *count = call->open_calls;
     if (call->request != NULL)
         protobuf_c_message_free_unpacked(call->request, NULL);
     free(call->final_message);
     free(call->bad_field);
     grpc_call_unref(call->call);
     free(call);
+    /* Last: the callback may free the server, and the count with it. */
+    if (--count->n == 0 && count->zero_cb != NULL)
+        count->zero_cb(count);
 }
 
 static void close_done_cb(struct cs_tag *tag, bool ok)
@@ -104,11 +107,12 @@ static void meta_done_cb(struct cs_tag *tag, bool ok)
     cs_call_maybe_free(call);
 }
 
-struct cs_call *cs_call_open(size_t *open_calls, grpc_call *gcall, const struct cs_method *method)
+struct cs_call *cs_call_open(struct cs_call_count *open_calls, grpc_call *gcall,
+                             const struct cs_method *method)
 {
     struct cs_call *call = cs_xcalloc(1, sizeof(*call));
     call->open_calls = open_calls;
-    (*open_calls)++;
+    open_calls->n++;
     call->opened_ns = cs_now_mono_ns();
     call->call = gcall;
     call->method = method;

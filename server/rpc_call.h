@@ -20,8 +20,15 @@
 
 struct cs_outgoing; /* a stream message waiting to be sent (rpc_stream.c) */
 
+/* The server's count of the calls made and not yet freed. */
+struct cs_call_count {
+    size_t n;
+    /* Run when a freed call brings n to 0. */
+    void (*zero_cb)(struct cs_call_count *count);
+};
+
 struct cs_call {
-    size_t *open_calls; /* the server's count, which this call is in */
+    struct cs_call_count *open_calls; /* the server's count, which this call is in */
     grpc_call *call;
     const struct cs_method *method;
     struct cs_identity who;                    /* set before the handler runs */
@@ -52,9 +59,10 @@ struct cs_call {
 };
 
 /* Makes the record for a call gRPC handed over (call taken), counts it in
- * *open_calls until it is freed, and starts watching for its close, as
+ * open_calls until it is freed, and starts watching for its close, as
  * every call needs; a stream also sends its initial metadata now. */
-struct cs_call *cs_call_open(size_t *open_calls, grpc_call *call, const struct cs_method *method);
+struct cs_call *cs_call_open(struct cs_call_count *open_calls, grpc_call *call,
+                             const struct cs_method *method);
 /* Unpacks payload (borrowed) as the method's request into call->request: 0,
  * or -EINVAL with a message for the client in why. */
 int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, size_t cap);

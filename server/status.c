@@ -21,6 +21,7 @@ static const struct {
     {EPERM, GRPC_STATUS_UNAUTHENTICATED},
     {ECANCELED, GRPC_STATUS_CANCELLED},
     {ESTALE, GRPC_STATUS_ABORTED},
+    {ERANGE, GRPC_STATUS_OUT_OF_RANGE},
 };
 
 grpc_status_code cs_status_from_errno(int code)

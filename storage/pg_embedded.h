@@ -31,6 +31,10 @@ struct cs_pg_embedded_options {
     /* Also listen on 127.0.0.1 at this TCP port (tests of TCP connections);
      * 0 means unix socket only. */
     int tcp_port;
+    /* A start after the connection to the server was lost: a server that
+     * runs is left alone without a log line; one that does not (it was
+     * killed, or stopped by hand) is started with a warning. */
+    bool again;
     /* Where its log lines go, from the calling thread; NULL: stderr. */
     cs_store_log_cb log_cb;
     void *log_arg;

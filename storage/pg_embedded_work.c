@@ -391,10 +391,16 @@ int cs_pg_embedded_start(const char *dir, const struct cs_pg_embedded_options *o
         return rc;
     if ((rc = initdb(&c, opts, pw)) != 0)
         return rc;
-    if (is_running(&c))
+    bool again = opts != NULL && opts->again, running = is_running(&c);
+    if (running && !again)
         cs_store_log(&c.logger, CS_STORE_LOG_INFO, "embedded PostgreSQL already runs in %s",
                      c.data);
-    else if ((rc = pg_start(&c, opts, sock_dir)) != 0)
+    if (!running && again)
+        cs_store_log(&c.logger, CS_STORE_LOG_WARN,
+                     "embedded PostgreSQL in %s is not running (killed, or stopped by hand); "
+                     "starting it again",
+                     c.data);
+    if (!running && (rc = pg_start(&c, opts, sock_dir)) != 0)
         return rc;
     if ((size_t)snprintf(conninfo_out, cap, "host='%s' port=%d user=postgres dbname=postgres",
                          sock_dir, port(opts)) >= cap)
@@ -405,8 +411,9 @@ int cs_pg_embedded_start(const char *dir, const struct cs_pg_embedded_options *o
     size_t len = strlen(conninfo_out);
     if ((size_t)snprintf(conninfo_out + len, cap - len, " password=%s", pw) >= cap - len)
         return -ENAMETOOLONG;
-    cs_store_log(&c.logger, CS_STORE_LOG_INFO, "embedded PostgreSQL runs in %s (socket in %s)",
-                 c.data, sock_dir);
+    if (!(running && again))
+        cs_store_log(&c.logger, CS_STORE_LOG_INFO, "embedded PostgreSQL runs in %s (socket in %s)",
+                     c.data, sock_dir);
     return 0;
 }
 

@@ -157,10 +157,44 @@ static void turn_end_cb(uv_prepare_t *handle)
     maybe_finish_close(store);
 }
 
+static void embedded_restarted_cb(uv_work_t *req, int status)
+{
+    struct cs_store *store = req->data;
+
+    store->work_busy = false;
+    store->state = CS_STORE_CONN_IDLE;
+    if (store->closing) {
+        maybe_finish_close(store);
+        return;
+    }
+    if (status == 0)
+        status = store->work_status;
+    if (status != 0) {
+        cs_store_conn_lost(store, "the embedded PostgreSQL could not be started again");
+        return;
+    }
+    cs_store_conn_start(store);
+}
+
+/* Before each reconnect, the embedded server is started again if it no
+ * longer runs: no one else would, since cschedd is the only one that knows
+ * it (a kill -9 of its postmaster left the store retrying forever). */
+static void conn_retry_cb(struct cs_store *store)
+{
+    if (store->embedded_dir == NULL || store->work_busy ||
+        uv_queue_work(store->loop, &store->work, cs_store_embedded_restart_work,
+                      embedded_restarted_cb) != 0) {
+        cs_store_conn_start(store);
+        return;
+    }
+    store->state = CS_STORE_CONN_STARTING;
+    store->work_busy = true;
+}
+
 struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config)
 {
-    static const struct cs_store_conn_cbs conn_cbs = {conn_ready_cb, conn_failed_cb,
-                                                      conn_fenced_cb};
+    static const struct cs_store_conn_cbs conn_cbs = {conn_ready_cb, conn_failed_cb, conn_fenced_cb,
+                                                      conn_retry_cb};
     struct cs_store *store = cs_store_xcalloc(1, sizeof(*store));
 
     store->loop = loop;

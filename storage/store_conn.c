@@ -404,7 +404,7 @@ void cs_store_conn_start(struct cs_store *store)
 
 static void retry_cb(uv_timer_t *timer)
 {
-    cs_store_conn_start(timer->data);
+    ((struct cs_store *)timer->data)->conn_cbs.retry_cb(timer->data);
 }
 
 /* The watchdog. Idle, it pings. Otherwise the server is frozen: the batch

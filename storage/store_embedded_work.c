@@ -5,13 +5,23 @@
 #include "pg_embedded.h"
 #include "store_internal.h"
 
-void cs_store_embedded_start_work(uv_work_t *req)
+static void start(struct cs_store *store, bool again)
 {
-    struct cs_store *store = req->data;
-    struct cs_pg_embedded_options opts = {.log_cb = store->log.cb, .log_arg = store->log.arg};
+    struct cs_pg_embedded_options opts = {
+        .log_cb = store->log.cb, .log_arg = store->log.arg, .again = again};
 
     store->work_status = cs_pg_embedded_start(store->embedded_dir, &opts, store->work_conninfo,
                                               sizeof(store->work_conninfo));
+}
+
+void cs_store_embedded_start_work(uv_work_t *req)
+{
+    start(req->data, false);
+}
+
+void cs_store_embedded_restart_work(uv_work_t *req)
+{
+    start(req->data, true);
 }
 
 void cs_store_embedded_stop_work(uv_work_t *req)

@@ -264,6 +264,9 @@ struct cs_store_conn_cbs {
     /* After the open, another server took the lock: the connection is gone
      * for good (FENCED; already logged). */
     void (*fenced_cb)(struct cs_store *store);
+    /* The wait after a lost connection is over: the store may first see to
+     * its embedded server, then calls cs_store_conn_start. */
+    void (*retry_cb)(struct cs_store *store);
 };
 
 /* The store itself. store.c owns its life; each field's comment names the
@@ -455,6 +458,9 @@ void cs_store_snapshot_load(struct cs_store *store, cs_store_snapshot_cb snapsho
 /* store_embedded_work.c: libuv pool work of the embedded server; req->data
  * is the store. The result goes to store->work_status. */
 void cs_store_embedded_start_work(uv_work_t *req);
+/* Starts the embedded server again if it no longer runs (killed, or stopped
+ * by hand); one that runs is left alone. */
+void cs_store_embedded_restart_work(uv_work_t *req);
 void cs_store_embedded_stop_work(uv_work_t *req);
 
 /* store_url.c */

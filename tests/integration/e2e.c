@@ -91,6 +91,25 @@ err_free:
     return rc;
 }
 
+int cs_e2e_setup_embedded(void **state)
+{
+    struct cs_e2e *e = calloc(1, sizeof(*e));
+    int rc;
+
+    if (e == NULL)
+        return -ENOMEM;
+    rc = cs_testd_start(NULL, &e->d);
+    if (rc == 0)
+        rc = cs_client_new(cs_testd_target(e->d), &e->client);
+    if (rc != 0) {
+        (void)cs_testd_stop(e->d); /* Already failing; its status adds nothing. */
+        free(e);
+        return rc;
+    }
+    *state = e;
+    return 0;
+}
+
 int cs_e2e_teardown(void **state)
 {
     struct cs_e2e *e = *state;

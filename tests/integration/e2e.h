@@ -45,6 +45,10 @@ int cs_e2e_setup(void **state);
  * (NULL-terminated, or NULL). */
 int cs_e2e_start(void **state, const char *const *extra_args);
 
+/* cs_e2e_setup_embedded is a group setup like cs_e2e_setup for a server
+ * with its embedded PostgreSQL in its own state dir, no shared cluster. */
+int cs_e2e_setup_embedded(void **state);
+
 /* cs_e2e_teardown is a cmocka group teardown: asserts the loop-lag bounds,
  * stops the server (which must exit 0) and the database, frees the fixture. */
 int cs_e2e_teardown(void **state);

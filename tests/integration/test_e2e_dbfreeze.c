@@ -4,9 +4,12 @@
  * connections open and answers nothing, so only cschedd's own watchdog can
  * see it: health must turn NOT_SERVING within seconds, state-changing calls
  * answer UNAVAILABLE at once and reads within a bounded time, and after the
- * thaw every run ends once, as its command did, with nothing written twice.
+ * thaw every run ends once, as its command did, with nothing written twice;
+ * and a SIGTERM while a trigger waits for its commit ends cleanly.
  * Its own executable: it freezes the fixture's database. */
 #include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -223,6 +226,47 @@ static int entries(const char *dir)
     return n;
 }
 
+/* Makes a job (named after prefix, into name) whose command appends a line
+ * to dir/$CSCHED_RUN_ID in a new temp dir (into dir, PATH_MAX bytes),
+ * freezes the database and triggers the job: the trigger waits for a commit
+ * that cannot come, so the call runs out of its timeout_ms. */
+static void trigger_while_frozen(struct cs_e2e *e, const char *prefix, char *name, size_t cap,
+                                 char *dir, int64_t timeout_ms)
+{
+    Csched__V1__TriggerJobRequest trig = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    struct cs_call_opts short_call = {.timeout_ms = timeout_ms};
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+    char shell[PATH_MAX + 64];
+
+    cs_e2e_tmpdir(dir);
+    (void)snprintf(shell, sizeof(shell), "echo x >> %s/$CSCHED_RUN_ID", dir);
+    cs_e2e_name(name, cap, prefix);
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
+    frozen = cs_testpg_pid(e->pg);
+    signal_cluster(frozen, SIGSTOP);
+    trig.job_name = name;
+    cs_e2e_assert_status(cs_scheduler_trigger_job(e->client, &trig, &run, &short_call, &st), &st,
+                         GRPC_STATUS_DEADLINE_EXCEEDED, NULL);
+}
+
+/* The id of job's only run, or 0 without one (at most one is allowed). */
+static int64_t only_run(struct cs_e2e *e, const char *job)
+{
+    Csched__V1__ListRunsRequest list = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    Csched__V1__ListRunsResponse *page = NULL;
+    struct cs_status st = {0};
+    int64_t run_id = 0;
+
+    list.job_name = (char *)job;
+    assert_int_equal(cs_scheduler_list_runs(e->client, &list, &page, cs_e2e_opts(), &st), 0);
+    assert_true(page->n_runs <= 1);
+    if (page->n_runs == 1)
+        run_id = page->runs[0]->id;
+    csched__v1__list_runs_response__free_unpacked(page, NULL);
+    return run_id;
+}
+
 /* A run triggered just as the database froze: its creation cannot commit,
  * so its command must not start; cschedd then dies before the thaw. After
  * the restart the run exists (the frozen backend committed it after all) and
@@ -231,26 +275,9 @@ static void test_e2e_dbfreeze_unstored_run_never_starts(void **state)
 {
     struct cs_e2e *e = *state;
     pid_t postmaster = cs_testpg_pid(e->pg);
-    Csched__V1__TriggerJobRequest trig = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
-    Csched__V1__ListRunsRequest list = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
-    Csched__V1__ListRunsResponse *page = NULL;
-    struct cs_call_opts short_call = {.timeout_ms = 1000};
-    Csched__V1__Run *run = NULL;
-    struct cs_status st = {0};
-    char dir[4096], shell[4400], name[64];
-    int64_t run_id = 0;
-    int rc;
+    char dir[PATH_MAX], name[64];
 
-    cs_e2e_tmpdir(dir);
-    (void)snprintf(shell, sizeof(shell), "echo x >> %s/$CSCHED_RUN_ID", dir);
-    cs_e2e_name(name, sizeof(name), "unstored");
-    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
-
-    signal_cluster(postmaster, SIGSTOP);
-    frozen = postmaster;
-    trig.job_name = name;
-    rc = cs_scheduler_trigger_job(e->client, &trig, &run, &short_call, &st);
-    cs_e2e_assert_status(rc, &st, GRPC_STATUS_DEADLINE_EXCEEDED, NULL);
+    trigger_while_frozen(e, "unstored", name, sizeof(name), dir, 1000);
     cs_test_sleep_ms(1000);
     assert_int_equal(entries(dir), 0); /* nothing ran */
     assert_int_equal(cs_testd_kill(e->d), 0);
@@ -258,12 +285,7 @@ static void test_e2e_dbfreeze_unstored_run_never_starts(void **state)
     frozen = 0;
     assert_int_equal(cs_testd_restart(e->d), 0);
 
-    list.job_name = name;
-    assert_int_equal(cs_scheduler_list_runs(e->client, &list, &page, cs_e2e_opts(), &st), 0);
-    assert_true(page->n_runs <= 1);
-    if (page->n_runs == 1)
-        run_id = page->runs[0]->id;
-    csched__v1__list_runs_response__free_unpacked(page, NULL);
+    int64_t run_id = only_run(e, name);
     if (run_id != 0)
         csched__v1__run__free_unpacked(cs_e2e_wait_end(e, run_id), NULL);
     printf("dbfreeze: a trigger while frozen, then kill -9: %s after the restart, executions %d\n",
@@ -272,6 +294,41 @@ static void test_e2e_dbfreeze_unstored_run_never_starts(void **state)
         assert_int_equal(cs_e2e_executions(dir, run_id), 1);
     else
         assert_int_equal(entries(dir), 0);
+    cs_test_rmtree(dir);
+}
+
+/* How long the thread of the next test lets the database stay frozen. */
+#define THAW_AFTER_MS 2000
+
+static void *thaw_later(void *arg)
+{
+    cs_test_sleep_ms(THAW_AFTER_MS);
+    signal_cluster(*(pid_t *)arg, SIGCONT);
+    return NULL;
+}
+
+/* SIGTERM while a trigger waits for its commit (the database frozen): the
+ * server aborted on its way out (its gRPC side gone with a call still
+ * open). It must wait for the commit, answer and exit 0, and the run, once
+ * committed, runs once. */
+static void test_e2e_dbfreeze_sigterm_while_a_commit_waits(void **state)
+{
+    struct cs_e2e *e = *state;
+    pid_t postmaster = cs_testpg_pid(e->pg);
+    char dir[PATH_MAX], name[64];
+    pthread_t thawer;
+
+    trigger_while_frozen(e, "sigterm", name, sizeof(name), dir, 500);
+    assert_int_equal(pthread_create(&thawer, NULL, thaw_later, &postmaster), 0);
+    int status = cs_testd_restart(e->d);
+    assert_int_equal(pthread_join(thawer, NULL), 0);
+    frozen = 0;
+    assert_int_equal(status, 0);
+
+    int64_t run_id = only_run(e, name);
+    assert_true(run_id > 0);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, run_id), NULL);
+    assert_int_equal(cs_e2e_executions(dir, run_id), 1);
     cs_test_rmtree(dir);
 }
 
@@ -289,6 +346,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_e2e_dbfreeze_detected_and_resumed, thaw_teardown),
         cmocka_unit_test_teardown(test_e2e_dbfreeze_unstored_run_never_starts, thaw_teardown),
+        cmocka_unit_test_teardown(test_e2e_dbfreeze_sigterm_while_a_commit_waits, thaw_teardown),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

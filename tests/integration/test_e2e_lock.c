@@ -82,27 +82,6 @@ static void test_e2e_lock_free_after_stop_and_kill(void **state)
     assert_still_serving(e);
 }
 
-/* The fixture of the state-dir test: a server with its embedded
- * PostgreSQL, no shared cluster. */
-static int embedded_setup(void **state)
-{
-    struct cs_e2e *e = calloc(1, sizeof(*e));
-    int rc;
-
-    if (e == NULL)
-        return -1;
-    rc = cs_testd_start(NULL, &e->d);
-    if (rc == 0)
-        rc = cs_client_new(cs_testd_target(e->d), &e->client);
-    if (rc != 0) {
-        (void)cs_testd_stop(e->d); /* Already failing; its status adds nothing. */
-        free(e);
-        return rc;
-    }
-    *state = e;
-    return 0;
-}
-
 static void test_e2e_lock_same_state_dir_refused(void **state)
 {
     struct cs_e2e *e = *state;
@@ -210,6 +189,6 @@ int main(void)
     };
     int failed = cmocka_run_group_tests(database, cs_e2e_setup, cs_e2e_teardown);
 
-    failed += cmocka_run_group_tests(state_dir, embedded_setup, cs_e2e_teardown);
+    failed += cmocka_run_group_tests(state_dir, cs_e2e_setup_embedded, cs_e2e_teardown);
     return failed + cmocka_run_group_tests(fenced, cs_e2e_setup, stopped_teardown);
 }

@@ -214,6 +214,23 @@ static void test_idmap_sparse_ids(void **state)
     cs_idmap_close(&map);
 }
 
+/* A closed map is empty: a lookup from a commit answered during the
+ * shutdown finds nothing instead of reading the freed table. */
+static void test_idmap_closed_is_empty(void **state)
+{
+    struct cs_idmap map;
+    size_t pos = 0;
+    void *value;
+
+    cs_idmap_init(&map);
+    cs_idmap_put(&map, 7, value_of(7));
+    cs_idmap_close(&map);
+    assert_null(cs_idmap_get(&map, 7));
+    assert_null(cs_idmap_get(&map, 8));
+    assert_null(cs_idmap_remove(&map, 7));
+    assert_int_equal(cs_idmap_next(&map, &pos, &value), 0);
+}
+
 /* Collects up to max ids whose home in a 64-slot table is home. */
 static size_t ids_with_home(size_t home, int64_t *out, size_t max)
 {
@@ -349,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_idmap_colliding_ids),
         cmocka_unit_test(test_idmap_random_against_reference),
         cmocka_unit_test(test_idmap_random_strided_ids),
+        cmocka_unit_test(test_idmap_closed_is_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

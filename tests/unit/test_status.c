@@ -32,6 +32,7 @@ static void test_status_table(void **state)
         {-EPERM, GRPC_STATUS_UNAUTHENTICATED},
         {-ECANCELED, GRPC_STATUS_CANCELLED},
         {-ESTALE, GRPC_STATUS_ABORTED},
+        {-ERANGE, GRPC_STATUS_OUT_OF_RANGE},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
