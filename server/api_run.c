@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "api.h"
 #include "audit.h"
 #include "dispatch.h"
@@ -30,6 +31,17 @@ static void trigger_now(struct cs_call *call, struct cs_sched *s,
     struct cs_job *job = cs_job_find(s, req->job_name);
     if (job == NULL) {
         cs_call_fail(call, -ENOENT, "job %s does not exist", req->job_name);
+        return;
+    }
+    const struct cs_identity *who = cs_call_identity(call);
+    const char *refused =
+        who->role >= CS_ROLE_ADMIN ? NULL : cs_job_trigger_env_refused(job->spec, req);
+    if (refused != NULL) {
+        /* A trigger's env can change what the command runs (LD_PRELOAD, PATH). */
+        cs_call_fail(call, -EACCES,
+                     "setting env %.64s on a trigger of %s needs role admin, or the job's "
+                     "trigger_env naming it; %s has %s",
+                     refused, req->job_name, who->name, cs_role_name(who->role));
         return;
     }
     if (req->idempotency_key[0] != '\0') {

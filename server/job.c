@@ -117,6 +117,39 @@ static int validate_exec_size(const Csched__V1__Job *spec, struct cs_err *err)
 }
 
 /* The signals a job may name as its kill_signal, as minder_contract allows. */
+/* trigger_env: names as env's, none twice, at most CS_TRIGGER_ENV_MAX. */
+static int validate_trigger_env(const Csched__V1__Job *spec, struct cs_err *err)
+{
+    if (spec->n_trigger_env > CS_TRIGGER_ENV_MAX)
+        return cs_err_set(err, -EINVAL, "job.trigger_env has %zu names; the limit is %d",
+                          spec->n_trigger_env, CS_TRIGGER_ENV_MAX);
+    for (size_t i = 0; i < spec->n_trigger_env; i++) {
+        const char *name = spec->trigger_env[i];
+        if (name[0] == '\0' || strlen(name) > CS_ENV_KEY_BYTES_MAX || strchr(name, '=') != NULL)
+            return cs_err_set(err, -EINVAL,
+                              "job.trigger_env[%zu] \"%.64s\" is not a variable name: 1-%d bytes "
+                              "without '='",
+                              i, name, CS_ENV_KEY_BYTES_MAX);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(spec->trigger_env[j], name) == 0)
+                return cs_err_set(err, -EINVAL, "job.trigger_env names \"%.64s\" twice", name);
+    }
+    return 0;
+}
+
+const char *cs_job_trigger_env_refused(const Csched__V1__Job *spec,
+                                       const Csched__V1__TriggerJobRequest *req)
+{
+    for (size_t i = 0; i < req->n_env; i++) {
+        bool named = false;
+        for (size_t j = 0; j < spec->n_trigger_env && !named; j++)
+            named = strcmp(spec->trigger_env[j], req->env[i]->key) == 0;
+        if (!named)
+            return req->env[i]->key;
+    }
+    return NULL;
+}
+
 static const struct {
     const char *name;
     int signo;
@@ -260,6 +293,8 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         rc = validate_exec_size(spec, err);
     if (rc == 0)
         rc = validate_labels(spec, err);
+    if (rc == 0)
+        rc = validate_trigger_env(spec, err);
     if (rc == 0)
         rc = validate_account(spec->run_as_user, "job.run_as_user", err);
     if (rc == 0)

@@ -18,6 +18,8 @@
  * the loop) well under a millisecond. */
 #define CS_ENV_ENTRIES_MAX 1024
 #define CS_ENV_KEY_BYTES_MAX 256
+/* The most names a job's trigger_env may list. */
+#define CS_TRIGGER_ENV_MAX 64
 #define CS_JOB_LABELS_MAX 64
 /* A run's definition: TriggerJobRequest encoded (job_name, env overrides,
  * idempotency_key). Every run is stored, held while active and listed by
@@ -58,6 +60,11 @@ struct cs_kv {
  * bytes, without '=', each KEY=VALUE at most CS_JOB_ARG_BYTES_MAX bytes.
  * Linear in the entries' size. */
 int cs_env_validate(struct cs_kv *const *env, size_t n, const char *field, struct cs_err *err);
+
+/* The first variable of req's env that spec's trigger_env does not name (what
+ * an operator may not set), or NULL. */
+const char *cs_job_trigger_env_refused(const Csched__V1__Job *spec,
+                                       const Csched__V1__TriggerJobRequest *req);
 
 struct cs_job *cs_job_find(const struct cs_sched *sched, const char *name);
 /* Index of the first job whose name sorts after name ("" for the start). */

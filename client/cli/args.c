@@ -357,16 +357,21 @@ void cs_cli_set_string(char **field, const char *s)
     *field = cs_cli_xstrdup(s);
 }
 
-void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg)
+void cs_cli_strings_add(char ***list, size_t *n, const char *s)
 {
-    char **cmd = realloc(job->command, (job->n_command + 1) * sizeof(*cmd));
+    char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
 
-    if (cmd == NULL) {
+    if (grown == NULL) {
         fputs("csched: out of memory\n", stderr);
         exit(CS_EXIT_SOFTWARE);
     }
-    cmd[job->n_command++] = cs_cli_xstrdup(arg);
-    job->command = cmd;
+    grown[(*n)++] = cs_cli_xstrdup(s);
+    *list = grown;
+}
+
+void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg)
+{
+    cs_cli_strings_add(&job->command, &job->n_command, arg);
 }
 
 /* Takes one job flag with its value. Returns 1 if argv[*i] was one, 0 if
@@ -423,6 +428,12 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
             return bad(err, errlen,
                        "--secret-env %s: the reference is file:/PATH or env:VAR, not '%s'", name,
                        eq + 1);
+        return 1;
+    }
+    if (cs_cli_flag("--trigger-env", argc, argv, i, &v)) {
+        if (v == NULL || v[0] == '\0')
+            return bad(err, errlen, "--trigger-env needs a variable name an operator may set");
+        cs_cli_strings_add(&job->trigger_env, &job->n_trigger_env, v);
         return 1;
     }
     if (cs_cli_flag("--label", argc, argv, i, &v)) {

@@ -153,6 +153,8 @@ void cs_cli_set_string(char **field, const char *s);
 
 /* Appends a copy of arg to the job's command. */
 void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg);
+/* Appends a copy of s to a repeated string field (exits when out of memory). */
+void cs_cli_strings_add(char ***list, size_t *n, const char *s);
 
 /* Parses the arguments of "job create/update": NAME, then flags, then
  * either "-- ARGV..." or "--shell STR". Stores a new heap job in *out.

@@ -16,6 +16,7 @@
     "  --env K=V                  a variable of the command (repeats)\n"                           \
     "  --secret-env NAME=file:/PATH | NAME=env:VAR\n"                                              \
     "                             a variable cschedd reads when each attempt starts\n"             \
+    "  --trigger-env NAME         a variable an operator's trigger may set (repeats)\n"            \
     "  --label K=V                a label (repeats)\n"                                             \
     "  --workdir DIR              the working directory\n"                                         \
     "  --run-as-user U, --run-as-group G\n"                                                        \

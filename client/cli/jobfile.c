@@ -68,22 +68,32 @@ static int parse_string(struct jf *jf, const yaml_node_t *node, const char *key,
     return 0;
 }
 
-static int parse_command(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job)
+/* A list of strings under key, appended to (list, n); hint says what else the
+ * key may not be. */
+static int parse_strings(struct jf *jf, const yaml_node_t *node, const char *key, const char *hint,
+                         char ***list, size_t *n)
 {
     yaml_node_item_t *item;
 
     if (node->type != YAML_SEQUENCE_NODE)
-        return jf_error(jf, node, "command: must be a list of strings (use shell: for a string)");
+        return jf_error(jf, node, "%s: must be a list of strings%s", key, hint);
     for (item = node->data.sequence.items.start; item < node->data.sequence.items.top; item++) {
         yaml_node_t *arg = yaml_document_get_node(jf->doc, *item);
 
         if (arg->type != YAML_SCALAR_NODE)
-            return jf_error(jf, arg, "command: each item must be a string");
-        cs_cli_job_add_command(job, jf_scalar(arg));
+            return jf_error(jf, arg, "%s: each item must be a string", key);
+        cs_cli_strings_add(list, n, jf_scalar(arg));
     }
-    if (job->n_command == 0)
-        return jf_error(jf, node, "command: must not be empty");
     return 0;
+}
+
+static int parse_command(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job)
+{
+    int rc = parse_strings(jf, node, "command", " (use shell: for a string)", &job->command,
+                           &job->n_command);
+    if (rc == 0 && job->n_command == 0)
+        return jf_error(jf, node, "command: must not be empty");
+    return rc;
 }
 
 static int parse_map(struct jf *jf, const yaml_node_t *node, const char *key,
@@ -215,6 +225,8 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
                          &job->n_env);
     if (strcmp(key, "secret_env") == 0)
         return parse_secret_env(jf, v, job);
+    if (strcmp(key, "trigger_env") == 0)
+        return parse_strings(jf, v, key, "", &job->trigger_env, &job->n_trigger_env);
     if (strcmp(key, "labels") == 0)
         return parse_map(jf, v, key, &csched__v1__job__labels_entry__descriptor,
                          (void ***)&job->labels, &job->n_labels);
@@ -276,13 +288,14 @@ int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out)
         }
         rc = job_key(jf, jf_scalar(k), v, job);
         if (rc > 0)
-            rc = jf_error(jf, k,
-                          "unknown key '%s' (known: name, command, shell, env, working_dir, "
-                          "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
-                          "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
-                          "kill_signal, labels, secret_env, schedule, time_zone, misfire, overlap, "
-                          "jitter_seconds, max_catchup, starting_deadline_seconds)",
-                          jf_scalar(k));
+            rc = jf_error(
+                jf, k,
+                "unknown key '%s' (known: name, command, shell, env, working_dir, "
+                "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
+                "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
+                "kill_signal, labels, secret_env, trigger_env, schedule, time_zone, misfire, overlap, "
+                "jitter_seconds, max_catchup, starting_deadline_seconds)",
+                jf_scalar(k));
         if (rc != 0)
             goto err_free;
     }

@@ -168,6 +168,15 @@ static void test_e2e_errors_oversized_values(void **state)
     job.n_labels = 1;
     job.labels = labels;
     create_fails(e, &job, GRPC_STATUS_INVALID_ARGUMENT, "label");
+    job.n_labels = 0;
+    /* trigger_env: a name with '=', and a name twice. */
+    char *bad_name[] = {"A=B"}, *twice[] = {"A", "A"};
+    job.trigger_env = bad_name;
+    job.n_trigger_env = 1;
+    create_fails(e, &job, GRPC_STATUS_INVALID_ARGUMENT, "job.trigger_env[0] \"A=B\"");
+    job.trigger_env = twice;
+    job.n_trigger_env = 2;
+    create_fails(e, &job, GRPC_STATUS_INVALID_ARGUMENT, "job.trigger_env names \"A\" twice");
 }
 
 static void test_e2e_errors_bad_trigger(void **state)

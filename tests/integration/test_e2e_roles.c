@@ -7,7 +7,9 @@
  * needs to exist. Also: health is open to anyone, a peer without a role
  * changes nothing, and many short connections of two uids interleaved each
  * get their own role (an fd number reused by the server must never carry
- * one connection's role to another's call). Needs root to change uid. */
+ * one connection's role to another's call); and a trigger's env, which an
+ * operator may set only for the variables the job's trigger_env names.
+ * Needs root to change uid. */
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -132,8 +134,21 @@ static int call_method(struct cs_client *c, const char *method, const char *arg,
         Csched__V1__GetStatsRequest req = CSCHED__V1__GET_STATS_REQUEST__INIT;
         rc = cs_scheduler_get_stats(c, &req, (Csched__V1__Stats **)&reply, &opts, st);
     } else if (strcmp(method, "TriggerJob") == 0) {
+        /* "JOB" or "JOB:NAME=VALUE", a variable of the run's env. */
         Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
-        req.job_name = (char *)arg;
+        Csched__V1__TriggerJobRequest__EnvEntry var =
+            CSCHED__V1__TRIGGER_JOB_REQUEST__ENV_ENTRY__INIT;
+        Csched__V1__TriggerJobRequest__EnvEntry *vars[] = {&var};
+        char name[64], *colon = strchr(arg, ':'), *eq = colon != NULL ? strchr(colon, '=') : NULL;
+        (void)snprintf(name, sizeof(name), "%.*s", colon != NULL ? (int)(colon - arg) : 63, arg);
+        req.job_name = name;
+        if (eq != NULL) {
+            *eq = '\0';
+            var.key = colon + 1;
+            var.value = eq + 1;
+            req.env = vars;
+            req.n_env = 1;
+        }
         rc = cs_scheduler_trigger_job(c, &req, (Csched__V1__Run **)&reply, &opts, st);
     } else if (strcmp(method, "CancelRun") == 0) {
         Csched__V1__CancelRunRequest req = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
@@ -385,6 +400,49 @@ static void test_e2e_roles_every_method(void **state)
     assert_denial_audited(e, &peers[CS_E2E_ARRAY_LEN(peers) - 1], "CreateJob");
 }
 
+/* A trigger's env: an operator may set the variables the job's trigger_env
+ * names and no other (PERMISSION_DENIED, no run made); an admin any. */
+static void test_e2e_roles_trigger_env(void **state)
+{
+    if (geteuid() != 0)
+        skip();
+    struct cs_e2e *e = *state;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    char *allowed[] = {"REPORT_DATE"}, msg[600], want[400], before[8192], after[8192];
+    const struct peer *op = NULL, *admin = NULL;
+    for (size_t k = 0; k < CS_E2E_ARRAY_LEN(peers); k++) {
+        op = peers[k].role == OPERATOR ? &peers[k] : op;
+        admin = peers[k].role == ADMIN ? &peers[k] : admin;
+    }
+    job.name = "roles-env";
+    job.shell = "true";
+    job.trigger_env = allowed;
+    job.n_trigger_env = 1;
+    Csched__V1__Job *stored = cs_e2e_create_job(e, &job);
+    assert_int_equal(stored->n_trigger_env, 1);
+    assert_string_equal(stored->trigger_env[0], "REPORT_DATE");
+    csched__v1__job__free_unpacked(stored, NULL);
+
+    snapshot(e, before, sizeof(before));
+    int code = call_as(e, op, "TriggerJob", "roles-env:LD_PRELOAD=/tmp/x.so", msg, sizeof(msg));
+    (void)snprintf(want, sizeof(want),
+                   "setting env LD_PRELOAD on a trigger of roles-env needs role admin, or the "
+                   "job's trigger_env naming it; unix:uid=%u has operator",
+                   (unsigned)op->uid);
+    if (code != GRPC_STATUS_PERMISSION_DENIED || strcmp(msg, want) != 0)
+        fail_msg("LD_PRELOAD as operator: expected PERMISSION_DENIED \"%s\", got %d \"%s\"", want,
+                 code, msg);
+    snapshot(e, after, sizeof(after));
+    assert_string_equal(after, before);
+
+    code = call_as(e, op, "TriggerJob", "roles-env:REPORT_DATE=2026-12-01", msg, sizeof(msg));
+    if (code != 0)
+        fail_msg("REPORT_DATE as operator: got %d \"%s\"", code, msg);
+    code = call_as(e, admin, "TriggerJob", "roles-env:LD_PRELOAD=/tmp/x.so", msg, sizeof(msg));
+    if (code != 0)
+        fail_msg("LD_PRELOAD as admin: got %d \"%s\"", code, msg);
+}
+
 /* The health service answers anyone, with or without a role. */
 static void test_e2e_roles_health_open(void **state)
 {
@@ -435,6 +493,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_roles_every_method),
         cmocka_unit_test(test_e2e_roles_health_open),
+        cmocka_unit_test(test_e2e_roles_trigger_env),
         cmocka_unit_test(test_e2e_roles_fd_reuse),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -50,6 +50,7 @@ static void test_cli_jobfile_full(void **state)
                                "    max_attempts: 3\n"
                                "    retry_backoff_ms: 500\n"
                                "    labels: {team: core}\n"
+                               "    trigger_env: [TARGET, REPORT_DATE]\n"
                                "  - name: report\n"
                                "    shell: |\n"
                                "      date\n"
@@ -74,6 +75,8 @@ static void test_cli_jobfile_full(void **state)
     assert_int_equal(jobs[0]->retry_backoff_ms, 500);
     assert_string_equal(cs_test_map_get((void **)jobs[0]->labels, jobs[0]->n_labels, "team"),
                         "core");
+    assert_int_equal(jobs[0]->n_trigger_env, 2);
+    assert_string_equal(jobs[0]->trigger_env[1], "REPORT_DATE");
     assert_string_equal(jobs[1]->name, "report");
     assert_string_equal(jobs[1]->shell, "date\necho done\n");
     assert_int_equal(jobs[1]->n_command, 0);
