@@ -44,20 +44,6 @@ static int by_name_then_pos(const void *a, const void *b)
     return c;
 }
 
-/* Sorts the n defs by name and returns, by position (0 to n-1), the one
- * that wins for its name, NULL where a later one overrides it. The caller
- * frees the array. A sort, not a scan per definition: an attempt with
- * thousands of variables must not stall the loop. */
-static const struct def **pick_winners(struct def *defs, size_t n)
-{
-    qsort(defs, n, sizeof(*defs), by_name_then_pos);
-    const struct def **wins = cs_xcalloc(n ? n : 1, sizeof(*wins));
-    for (size_t i = 0; i < n; i++)
-        if (i + 1 == n || by_name(&defs[i], &defs[i + 1]) != 0)
-            wins[defs[i].pos] = &defs[i];
-    return wins;
-}
-
 static char *def_entry(const struct def *d)
 {
     if (d->value == NULL)
@@ -68,6 +54,26 @@ static char *def_entry(const struct def *d)
     entry[d->name_len] = '=';
     memcpy(entry + d->name_len + 1, d->value, value_len + 1);
     return entry;
+}
+
+/* Appends to all, from out on, the definition of defs (n of them, at
+ * positions 0 to n - 1, sorted by by_name_then_pos) that wins for each
+ * name, in the order of their positions, and the NULL that ends all; frees
+ * defs. A sort, not a scan per definition: an attempt with thousands of
+ * variables must not stall the loop. */
+static char **end_with_winners(char **all, size_t out, struct def *defs, size_t n)
+{
+    const struct def **wins = cs_xcalloc(n ? n : 1, sizeof(*wins));
+    for (size_t i = 0; i < n; i++)
+        if (i + 1 == n || by_name(&defs[i], &defs[i + 1]) != 0)
+            wins[defs[i].pos] = &defs[i];
+    for (size_t p = 0; p < n; p++)
+        if (wins[p] != NULL)
+            all[out++] = def_entry(wins[p]);
+    all[out] = NULL;
+    free(wins);
+    free(defs);
+    return all;
 }
 
 static size_t count(char *const *base)
@@ -107,17 +113,9 @@ char **cs_env_build(char *const *base, const struct cs_env_source *sources, size
     for (size_t i = 0; i < n_base; i++)
         defs[i] = (struct def){base[i], NULL, name_len(base[i]), i};
     size_t n = add_sources(defs, n_base, sources, n_sources);
-    const struct def **wins = pick_winners(defs, n);
+    qsort(defs, n, sizeof(*defs), by_name_then_pos);
     /* By position, to keep the order of base and sources. */
-    char **all = cs_xmalloc((n + 1) * sizeof(*all));
-    size_t out = 0;
-    for (size_t p = 0; p < n; p++)
-        if (wins[p] != NULL)
-            all[out++] = def_entry(wins[p]);
-    all[out] = NULL;
-    free(wins);
-    free(defs);
-    return all;
+    return end_with_winners(cs_xmalloc((n + 1) * sizeof(char *)), 0, defs, n);
 }
 
 /* As cs_env_build for a base whose names are unique: only the sources'
@@ -129,7 +127,7 @@ static char **build_over_unique(char *const *base, const struct cs_env_source *s
     size_t n_base = count(base), k = count_sources(sources, n_sources);
     struct def *defs = cs_xmalloc((k ? k : 1) * sizeof(*defs));
     add_sources(defs, 0, sources, n_sources);
-    const struct def **wins = pick_winners(defs, k);
+    qsort(defs, k, sizeof(*defs), by_name_then_pos);
     char **all = cs_xmalloc((n_base + k + 1) * sizeof(*all));
     size_t out = 0;
     for (size_t i = 0; i < n_base; i++) {
@@ -137,13 +135,7 @@ static char **build_over_unique(char *const *base, const struct cs_env_source *s
         if (bsearch(&d, defs, k, sizeof(*defs), by_name) == NULL)
             all[out++] = cs_xstrdup(base[i]);
     }
-    for (size_t p = 0; p < k; p++)
-        if (wins[p] != NULL)
-            all[out++] = def_entry(wins[p]);
-    all[out] = NULL;
-    free(wins);
-    free(defs);
-    return all;
+    return end_with_winners(all, out, defs, k);
 }
 
 char **cs_env_build_attempt(char *const *base, const Csched__V1__Job *spec,
