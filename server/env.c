@@ -14,74 +14,128 @@ static size_t name_len(const char *entry)
     return eq != NULL ? (size_t)(eq - entry) : strlen(entry);
 }
 
-/* Orders indexes into entries by name, then by position: the last of each
- * run of equal names is the definition that wins. */
-static int by_name_then_index(const void *a, const void *b, void *arg)
+/* One definition of the merge: a whole "NAME=VALUE" entry of the base
+ * (value NULL) or a source's key and value. The name's length is measured
+ * once, not at each comparison of the sort. */
+struct def {
+    const char *name;
+    const char *value;
+    size_t name_len;
+    size_t pos; /* its place in the order of base and sources */
+};
+
+static int by_name(const void *a, const void *b)
 {
-    char **entries = arg;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    size_t li = name_len(entries[i]), lj = name_len(entries[j]);
-    int c = memcmp(entries[i], entries[j], li < lj ? li : lj);
-    if (c == 0 && li != lj)
-        c = li < lj ? -1 : 1;
-    if (c == 0)
-        c = i < j ? -1 : 1;
+    const struct def *x = a, *y = b;
+    int c = memcmp(x->name, y->name, x->name_len < y->name_len ? x->name_len : y->name_len);
+    if (c == 0 && x->name_len != y->name_len)
+        c = x->name_len < y->name_len ? -1 : 1;
     return c;
 }
 
-static bool same_name(const char *a, const char *b)
+/* Orders definitions by name, then by position: the last of each run of
+ * equal names is the definition that wins. */
+static int by_name_then_pos(const void *a, const void *b)
 {
-    size_t len = name_len(a);
-    return name_len(b) == len && memcmp(a, b, len) == 0;
+    const struct def *x = a, *y = b;
+    int c = by_name(a, b);
+    if (c == 0)
+        c = x->pos < y->pos ? -1 : 1;
+    return c;
 }
 
-/* Frees every entry a later one of the same name overrides and compacts the
- * rest in order; returns how many are left. A sort, not a scan per entry: an
- * attempt with thousands of variables must not stall the loop. */
-static size_t drop_overridden(char **entries, size_t n)
+static char *def_entry(const struct def *d)
 {
-    size_t *order = cs_xmalloc((n ? n : 1) * sizeof(*order));
-    for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    qsort_r(order, n, sizeof(*order), by_name_then_index, entries);
-    for (size_t i = 0; i + 1 < n; i++) {
-        if (same_name(entries[order[i]], entries[order[i + 1]])) {
-            free(entries[order[i]]);
-            entries[order[i]] = NULL;
-        }
-    }
-    free(order);
-    size_t out = 0;
-    for (size_t i = 0; i < n; i++)
-        if (entries[i] != NULL)
-            entries[out++] = entries[i];
-    return out;
+    if (d->value == NULL)
+        return cs_xstrdup(d->name);
+    size_t value_len = strlen(d->value);
+    char *entry = cs_xmalloc(d->name_len + value_len + 2);
+    memcpy(entry, d->name, d->name_len);
+    entry[d->name_len] = '=';
+    memcpy(entry + d->name_len + 1, d->value, value_len + 1);
+    return entry;
 }
 
-char **cs_env_build(char *const *base, const struct cs_env_source *sources, size_t n_sources)
+/* Appends to all, from out on, the definition of defs (n of them, at
+ * positions 0 to n - 1, sorted by by_name_then_pos) that wins for each
+ * name, in the order of their positions, and the NULL that ends all; frees
+ * defs. A sort, not a scan per definition: an attempt with thousands of
+ * variables must not stall the loop. */
+static char **end_with_winners(char **all, size_t out, struct def *defs, size_t n)
+{
+    const struct def **wins = cs_xcalloc(n ? n : 1, sizeof(*wins));
+    for (size_t i = 0; i < n; i++)
+        if (i + 1 == n || by_name(&defs[i], &defs[i + 1]) != 0)
+            wins[defs[i].pos] = &defs[i];
+    for (size_t p = 0; p < n; p++)
+        if (wins[p] != NULL)
+            all[out++] = def_entry(wins[p]);
+    all[out] = NULL;
+    free(wins);
+    free(defs);
+    return all;
+}
+
+static size_t count(char *const *base)
 {
     size_t n = 0;
     while (base[n] != NULL)
         n++;
-    size_t total = n;
-    for (size_t s = 0; s < n_sources; s++)
-        total += sources[s].n;
+    return n;
+}
 
-    char **all = cs_xmalloc((total + 1) * sizeof(*all));
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        all[k++] = cs_xstrdup(base[i]);
+/* Appends the definitions of the sources to defs from position n on;
+ * returns the new count. */
+static size_t add_sources(struct def *defs, size_t n, const struct cs_env_source *sources,
+                          size_t n_sources)
+{
     for (size_t s = 0; s < n_sources; s++) {
-        for (size_t i = 0; i < sources[s].n; i++) {
+        for (size_t i = 0; i < sources[s].n; i++, n++) {
             const struct cs_kv *kv = sources[s].entries[i];
-            size_t len = strlen(kv->key) + strlen(kv->value) + 2;
-            all[k] = cs_xmalloc(len);
-            (void)snprintf(all[k++], len, "%s=%s", kv->key, kv->value);
+            defs[n] = (struct def){kv->key, kv->value, strlen(kv->key), n};
         }
     }
-    /* Keep only the last definition of each name, in order. */
-    all[drop_overridden(all, k)] = NULL;
-    return all;
+    return n;
+}
+
+static size_t count_sources(const struct cs_env_source *sources, size_t n_sources)
+{
+    size_t n = 0;
+    for (size_t s = 0; s < n_sources; s++)
+        n += sources[s].n;
+    return n;
+}
+
+char **cs_env_build(char *const *base, const struct cs_env_source *sources, size_t n_sources)
+{
+    size_t n_base = count(base), total = n_base + count_sources(sources, n_sources);
+    struct def *defs = cs_xmalloc((total ? total : 1) * sizeof(*defs));
+    for (size_t i = 0; i < n_base; i++)
+        defs[i] = (struct def){base[i], NULL, name_len(base[i]), i};
+    size_t n = add_sources(defs, n_base, sources, n_sources);
+    qsort(defs, n, sizeof(*defs), by_name_then_pos);
+    /* By position, to keep the order of base and sources. */
+    return end_with_winners(cs_xmalloc((n + 1) * sizeof(char *)), 0, defs, n);
+}
+
+/* As cs_env_build for a base whose names are unique: only the sources'
+ * few definitions are sorted, and each entry of the base is looked up among
+ * them; an attempt pays that, not a sort of the whole environment. */
+static char **build_over_unique(char *const *base, const struct cs_env_source *sources,
+                                size_t n_sources)
+{
+    size_t n_base = count(base), k = count_sources(sources, n_sources);
+    struct def *defs = cs_xmalloc((k ? k : 1) * sizeof(*defs));
+    add_sources(defs, 0, sources, n_sources);
+    qsort(defs, k, sizeof(*defs), by_name_then_pos);
+    char **all = cs_xmalloc((n_base + k + 1) * sizeof(*all));
+    size_t out = 0;
+    for (size_t i = 0; i < n_base; i++) {
+        struct def d = {base[i], NULL, name_len(base[i]), 0};
+        if (bsearch(&d, defs, k, sizeof(*defs), by_name) == NULL)
+            all[out++] = cs_xstrdup(base[i]);
+    }
+    return end_with_winners(all, out, defs, k);
 }
 
 char **cs_env_build_attempt(char *const *base, const Csched__V1__Job *spec,
@@ -101,7 +155,7 @@ char **cs_env_build_attempt(char *const *base, const Csched__V1__Job *spec,
         {(struct cs_kv *const *)run->env, run->n_env},
         {var_ptrs, 3},
     };
-    return cs_env_build(base, sources, CS_ARRAY_LEN(sources));
+    return build_over_unique(base, sources, CS_ARRAY_LEN(sources));
 }
 
 char **cs_env_copy(char *const *env)

@@ -18,7 +18,9 @@ struct cs_env_source {
 char **cs_env_build(char *const *base, const struct cs_env_source *sources, size_t n_sources);
 /* The environment of attempt number attempt of run (of the job spec):
  * base, then the job's env, then the run's overrides, then CSCHED_RUN_ID,
- * CSCHED_JOB_NAME and CSCHED_ATTEMPT. Owned by the caller, as above. */
+ * CSCHED_JOB_NAME and CSCHED_ATTEMPT. base's names must be unique, as in
+ * what cs_env_base_for_jobs returns: only the few definitions over it are
+ * sorted. Owned by the caller, as above. */
 char **cs_env_build_attempt(char *const *base, const Csched__V1__Job *spec,
                             const Csched__V1__Run *run, uint32_t attempt);
 /* Copies a NULL-terminated environ. */

@@ -2,16 +2,18 @@
 #include "event.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
+/* One allocation per event, its strings' copies after it: seven events a
+ * run made three mallocs each. */
 struct emitted {
     struct cs_sched *sched;
-    Csched__V1__Event event; /* strings borrowed from the copies below */
-    char *job_name;
-    char *message;
+    Csched__V1__Event event; /* its strings point into text */
     cs_store_done_cb cb;
     void *arg;
+    char text[]; /* the job name, then the message, each NUL-terminated */
 };
 
 static void committed_cb(void *arg, int status)
@@ -25,8 +27,6 @@ static void committed_cb(void *arg, int status)
         if (s->publish_cb != NULL)
             s->publish_cb(s->publish_ctx, &e->event);
     }
-    free(e->job_name);
-    free(e->message);
     free(e);
 }
 
@@ -41,27 +41,28 @@ void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,
                    const Csched__V1__Attempt *attempt, cs_store_done_cb cb, void *arg)
 {
     CS_ASSERT_LOOP();
-    struct emitted *e = cs_xmalloc(sizeof(*e));
+    const char *message = attempt != NULL ? attempt->message : run->msg->message;
+    size_t name_len = strlen(run->msg->job_name) + 1, message_len = strlen(message) + 1;
+    struct emitted *e = cs_xmalloc(sizeof(*e) + name_len + message_len);
     Csched__V1__Event init = CSCHED__V1__EVENT__INIT;
     e->event = init;
     e->sched = sched;
     e->cb = cb;
     e->arg = arg;
-    e->job_name = cs_xstrdup(run->msg->job_name);
+    memcpy(e->text, run->msg->job_name, name_len);
+    memcpy(e->text + name_len, message, message_len);
     e->event.seq = sched->next_seq++;
     e->event.at_unix_ms = cs_now_unix_ms();
     e->event.run_id = run->msg->id;
-    e->event.job_name = e->job_name;
+    e->event.job_name = e->text;
+    e->event.message = e->text + name_len;
     if (attempt != NULL) {
         e->event.attempt = attempt->number;
         e->event.state = attempt->state;
-        e->message = cs_xstrdup(attempt->message);
         cs_outcome_set_event(&e->event, cs_outcome_of_attempt(attempt));
     } else {
         e->event.state = run->msg->state;
-        e->message = cs_xstrdup(run->msg->message);
         cs_outcome_set_event(&e->event, cs_outcome_of_run(run->msg));
     }
-    e->event.message = e->message;
     sched->ops->event_put_cb(sched->store, &e->event, committed_cb, e);
 }

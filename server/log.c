@@ -2,10 +2,13 @@
  * write(2) to stderr. Runs on any thread; the settings are made once at
  * start. Every string that reaches a line (message and values) is escaped,
  * so a job name with a newline or a quote cannot forge or break a line, and
- * a JSON line stays valid JSON even when it is cut short. */
+ * a JSON line stays valid JSON even when it is cut short. The loop thread's
+ * info and debug lines are gathered and written together at the end of its
+ * turn, in whole lines of at most PIPE_BUF bytes a write. */
 #include "log.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +30,19 @@ static const char syslog_levels[] = {'3', '4', '6', '7'};
 #define LINE_MAX_BYTES 2048
 /* Room kept for what closes a line: "...\"}\n" or "...\n". */
 #define LINE_TAIL 8
+
+/* The lines the gathering thread (the loop's) has made this turn: a write
+ * of at most PIPE_BUF bytes to a pipe is never interleaved with another
+ * thread's line, and a line always fits. Touched by that thread only (and
+ * by exit, on it). */
+static struct {
+    char buf[PIPE_BUF];
+    size_t len;
+    uv_prepare_t turn_end;
+} gathered;
+static __thread bool gathers; /* this thread's info and debug lines wait in gathered */
+
+_Static_assert(LINE_MAX_BYTES <= PIPE_BUF, "a whole line fits in one gathered write");
 
 void cs_log_set_level(enum cs_log_level level)
 {
@@ -308,6 +324,53 @@ static void put_head(struct line *l, enum cs_log_level level, const char *compon
     put_str(l, ": ");
 }
 
+static void write_out(const char *buf, size_t len)
+{
+    /* A failed log write has nowhere to be reported. */
+    (void)!write(STDERR_FILENO, buf, len);
+}
+
+void cs_log_write_gathered(void)
+{
+    if (!gathers || gathered.len == 0)
+        return;
+    write_out(gathered.buf, gathered.len);
+    gathered.len = 0;
+}
+
+/* The prepare phase is the last of a turn before the loop blocks. */
+static void turn_end_cb(uv_prepare_t *handle)
+{
+    cs_log_write_gathered();
+}
+
+int cs_log_gather_start(uv_loop_t *loop)
+{
+    int rc = uv_prepare_init(loop, &gathered.turn_end);
+    if (rc != 0)
+        return rc;
+    /* uv_prepare_start fails only for a NULL callback. */
+    (void)uv_prepare_start(&gathered.turn_end, turn_end_cb);
+    /* The lines never keep the loop alive. */
+    uv_unref((uv_handle_t *)&gathered.turn_end);
+    /* A return from main before the loop's end still writes them. */
+    if (atexit(cs_log_write_gathered) != 0) {
+        uv_close((uv_handle_t *)&gathered.turn_end, NULL);
+        return -ENOMEM;
+    }
+    gathers = true;
+    return 0;
+}
+
+void cs_log_gather_stop(void)
+{
+    if (!gathers)
+        return;
+    cs_log_write_gathered();
+    gathers = false;
+    uv_close((uv_handle_t *)&gathered.turn_end, NULL);
+}
+
 __attribute__((format(printf, 5, 0))) static void
 write_line(enum cs_log_level level, const char *component, const struct cs_log_field *fields,
            size_t n_fields, const char *fmt, va_list ap)
@@ -326,8 +389,20 @@ write_line(enum cs_log_level level, const char *component, const struct cs_log_f
     if (format == CS_LOG_JSON)
         l.buf[l.len++] = '}';
     l.buf[l.len++] = '\n';
-    /* A failed log write has nowhere to be reported. */
-    (void)!write(STDERR_FILENO, l.buf, l.len);
+    if (!gathers) {
+        write_out(l.buf, l.len);
+        return;
+    }
+    /* An error or a warning goes out at once, after what came before it. */
+    if (level <= CS_LOG_WARN || gathered.len + l.len > sizeof(gathered.buf)) {
+        cs_log_write_gathered();
+        if (level <= CS_LOG_WARN) {
+            write_out(l.buf, l.len);
+            return;
+        }
+    }
+    memcpy(gathered.buf + gathered.len, l.buf, l.len);
+    gathered.len += l.len;
 }
 
 void cs_log_write(enum cs_log_level level, const char *component, const char *fmt, ...)

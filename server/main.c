@@ -187,6 +187,7 @@ static void store_closed_cb(void *arg)
     cs_job_free_all(&srv->sched);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
+    cs_log_gather_stop();
     cs_auth_stop(&srv->auth);
 }
 
@@ -469,7 +470,7 @@ int main(int argc, char **argv)
      * a signal number that does not exist. */
     (void)signal(SIGPIPE, SIG_IGN);
     set_priority(srv.config.nice);
-    if (prepare_files(&srv) != 0 || start_loop(&srv) != 0)
+    if (prepare_files(&srv) != 0 || start_loop(&srv) != 0 || cs_log_gather_start(srv.loop) != 0)
         return 1;
 
     struct cs_store_config store_config = {

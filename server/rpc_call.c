@@ -121,6 +121,11 @@ struct cs_call *cs_call_open(struct cs_call_count *open_calls, grpc_call *gcall,
     call->meta_tag.done_cb = meta_done_cb;
     cs_queue_init(&call->out);
 
+    /* A unary call learns nothing from its close that it would act on: the
+     * close is received in its final batch, one batch and one completion
+     * fewer per call. A stream watches it from the start, to stop on it. */
+    if (method->streaming == 0)
+        return call;
     grpc_op op;
     memset(&op, 0, sizeof(op));
     op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
@@ -159,9 +164,13 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
     bool has_rich = code != GRPC_STATUS_OK && call->bad_field != NULL;
     if (has_rich)
         rich.value = cs_status_details_pack(code, message != NULL ? message : "", call->bad_field);
-    grpc_op ops[3];
+    grpc_op ops[4];
     size_t n = 0;
     memset(ops, 0, sizeof(ops));
+    if (call->method->streaming == 0) {
+        ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        ops[n++].data.recv_close_on_server.cancelled = &call->cancelled;
+    }
     if ((call->method->streaming & CS_STREAM_SERVER) == 0) {
         ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
         if (reply != NULL) {

@@ -2,7 +2,8 @@
  * by no one else. Loop thread only.
  *
  * A call is made when a request slot completes (rpc.c) and freed when its
- * final batch and its close have both completed (pending == 0 once
+ * final batch and its close have both completed (one batch for a unary
+ * call, two for a stream: pending == 0 once
  * finishing); nothing else frees it. rpc_stream.c queues a streaming call's
  * messages on top of these functions; they never call into it. */
 #ifndef CS_RPC_CALL_H
@@ -59,8 +60,9 @@ struct cs_call {
 };
 
 /* Makes the record for a call gRPC handed over (call taken), counts it in
- * open_calls until it is freed, and starts watching for its close, as
- * every call needs; a stream also sends its initial metadata now. */
+ * open_calls until it is freed; a stream starts watching for its close
+ * and sends its initial metadata now (a unary call's close comes with its
+ * final batch). */
 struct cs_call *cs_call_open(struct cs_call_count *open_calls, grpc_call *call,
                              const struct cs_method *method);
 /* Unpacks payload (borrowed) as the method's request into call->request: 0,
@@ -68,8 +70,8 @@ struct cs_call *cs_call_open(struct cs_call_count *open_calls, grpc_call *call,
 int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, size_t cap);
 /* Starts a batch of n ops on call, completed through tag. */
 void cs_call_start_batch(struct cs_call *call, const grpc_op *ops, size_t n, struct cs_tag *tag);
-/* Starts the final batch: status (and for a unary call its initial metadata
- * and reply, which is taken). */
+/* Starts the final batch: status (and for a unary call its initial metadata,
+ * its reply, which is taken, and the receipt of its close). */
 void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char *message,
                          grpc_byte_buffer *reply);
 /* Reads the next request of a bidirectional stream, unless one is being

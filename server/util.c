@@ -8,8 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
+
 void cs_assert_fail(const char *what, const char *file, int line)
 {
+    cs_log_write_gathered();
     fprintf(stderr, "cschedd: assertion failed: %s at %s:%d\n", what, file, line);
     abort();
 }

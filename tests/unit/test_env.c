@@ -307,6 +307,40 @@ static void test_env_many_variables(void **state)
     free(names);
 }
 
+static void test_env_attempt_over_the_base(void **state)
+{
+    char *base[] = {"A=base", "HOME=/root", "B=base", "CSCHED_ATTEMPT=from-base", NULL};
+    Csched__V1__Job spec = CSCHED__V1__JOB__INIT;
+    Csched__V1__Run run = CSCHED__V1__RUN__INIT;
+    struct kv_list job = {0}, trigger = {0};
+
+    kv_add(&job, "B", "job");
+    kv_add(&job, "J", "job");
+    kv_add(&job, "J", "job-again");
+    kv_add(&trigger, "J", "trigger");
+    kv_add(&trigger, "T", "trigger");
+    spec.env = (Csched__V1__Job__EnvEntry **)job.ptrs;
+    spec.n_env = job.n;
+    run.env = (Csched__V1__Run__EnvEntry **)trigger.ptrs;
+    run.n_env = trigger.n;
+    run.id = 42;
+    run.job_name = "nightly";
+    char **env = cs_env_build_attempt(base, &spec, &run, 3);
+    const char *want[] = {"A=base",
+                          "HOME=/root",
+                          "B=job",
+                          "J=trigger",
+                          "T=trigger",
+                          "CSCHED_RUN_ID=42",
+                          "CSCHED_JOB_NAME=nightly",
+                          "CSCHED_ATTEMPT=3"};
+    assert_int_equal(env_len(env), sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        assert_string_equal(env[i], want[i]);
+    cs_env_free(env);
+    (void)state;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_env_keeps_order),
         cmocka_unit_test(test_env_empty),
         cmocka_unit_test(test_env_copy),
+        cmocka_unit_test(test_env_attempt_over_the_base),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

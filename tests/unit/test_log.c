@@ -14,6 +14,7 @@
 #include <unistd.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
+#include <uv.h>
 
 #include "log.h"
 
@@ -159,6 +160,77 @@ static void test_parse(void **state)
     assert_true(cs_log_runs_enabled());
 }
 
+/* The size of what stderr (a file) holds so far; got holds it. */
+static long stderr_now(void)
+{
+    long len = lseek(STDERR_FILENO, 0, SEEK_END);
+    assert_true(len >= 0 && len < (long)sizeof(got));
+    assert_int_equal(pread(STDERR_FILENO, got, (size_t)len, 0), len);
+    got[len] = '\0';
+    return len;
+}
+
+static void turn_cb(uv_timer_t *timer)
+{
+    (void)timer;
+}
+
+static void test_gathered_lines_wait_for_the_turn_end(void **state)
+{
+    (void)state;
+    cs_log_configure(CS_LOG_TEXT, true);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    int saved = dup(STDERR_FILENO);
+    assert_true(dup2(fileno(f), STDERR_FILENO) >= 0);
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(cs_log_gather_start(&loop), 0);
+
+    cs_log_write(CS_LOG_INFO, "t", "one");
+    cs_log_write(CS_LOG_DEBUG, "t", "not written: above the level");
+    cs_log_write(CS_LOG_INFO, "t", "two");
+    assert_int_equal(stderr_now(), 0);
+    /* A warning goes out at once, after what waited before it. */
+    cs_log_write(CS_LOG_WARN, "t", "three");
+    stderr_now();
+    const char *one = strstr(got, "one\n"), *two = strstr(got, "two\n");
+    const char *three = strstr(got, "three\n");
+    assert_true(one != NULL && two > one && three > two);
+    long before = stderr_now();
+    cs_log_write(CS_LOG_INFO, "t", "four");
+    assert_int_equal(stderr_now(), before);
+    /* A turn of the loop: a loop without a referenced handle runs none. */
+    uv_timer_t turn;
+    assert_int_equal(uv_timer_init(&loop, &turn), 0);
+    assert_int_equal(uv_timer_start(&turn, turn_cb, 0, 0), 0);
+    assert_int_equal(uv_run(&loop, UV_RUN_NOWAIT), 0); /* the handle keeps no loop alive */
+    assert_true(stderr_now() > before && strstr(got, "four\n") != NULL);
+
+    /* More than a write's worth goes out in whole lines before the turn ends. */
+    before = stderr_now();
+    for (int i = 0; i < 40; i++)
+        cs_log_write(CS_LOG_INFO, "t", "line %02d %0100d", i, 0);
+    long mid = stderr_now();
+    assert_true(mid > before && got[mid - 1] == '\n' && strstr(got, "line 39") == NULL);
+    cs_log_write_gathered();
+    assert_non_null(strstr(got + stderr_now() - 150, "line 39"));
+
+    cs_log_write(CS_LOG_INFO, "t", "five");
+    cs_log_gather_stop();
+    uv_close((uv_handle_t *)&turn, NULL);
+    assert_non_null(strstr(got + stderr_now() - 60, "five\n"));
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    /* Stopped: a line goes out at once again. */
+    before = stderr_now();
+    cs_log_write(CS_LOG_INFO, "t", "six");
+    assert_true(stderr_now() > before);
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_long_lines_stay_whole),
         cmocka_unit_test(test_journal_prefix_only_on_its_stream),
         cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_gathered_lines_wait_for_the_turn_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
