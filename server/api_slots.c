@@ -261,6 +261,10 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
         cs_call_fail(call, -EINVAL, "outcome %d is not a SlotOutcome", (int)req->outcome);
         return;
     }
+    if (req->from_unix_ms < 0 || req->to_unix_ms < 0) {
+        cs_call_fail(call, -EINVAL, "from_unix_ms and to_unix_ms may not be negative");
+        return;
+    }
     if (req->from_unix_ms != 0 && req->to_unix_ms != 0 && req->to_unix_ms < req->from_unix_ms) {
         cs_call_fail(call, -EINVAL, "to_unix_ms %lld is before from_unix_ms %lld",
                      (long long)req->to_unix_ms, (long long)req->from_unix_ms);

@@ -56,6 +56,13 @@ static void test_e2e_hostile_list_slots_filter(void **state)
     req.from_unix_ms = 2000;
     req.to_unix_ms = 1000;
     list_slots_fails(e, &req, GRPC_STATUS_INVALID_ARGUMENT, "to_unix_ms");
+    /* Negative times, refused as ListAudit refuses them. */
+    req.from_unix_ms = -1;
+    req.to_unix_ms = 0;
+    list_slots_fails(e, &req, GRPC_STATUS_INVALID_ARGUMENT, "may not be negative");
+    req.from_unix_ms = 0;
+    req.to_unix_ms = INT64_MIN;
+    list_slots_fails(e, &req, GRPC_STATUS_INVALID_ARGUMENT, "may not be negative");
     assert_alive(e);
 }
 
