@@ -5,7 +5,6 @@
 #define CS_LOG_COMPONENT "dispatch"
 #include "ahead_dir.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -116,7 +116,6 @@ static int validate_exec_size(const Csched__V1__Job *spec, struct cs_err *err)
     return 0;
 }
 
-/* The signals a job may name as its kill_signal, as minder_contract allows. */
 /* trigger_env: names as env's, none twice, at most CS_TRIGGER_ENV_MAX. */
 static int validate_trigger_env(const Csched__V1__Job *spec, struct cs_err *err)
 {
@@ -150,6 +149,7 @@ const char *cs_job_trigger_env_refused(const Csched__V1__Job *spec,
     return NULL;
 }
 
+/* The signals a job may name as its kill_signal, as minder_contract allows. */
 static const struct {
     const char *name;
     int signo;
