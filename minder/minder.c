@@ -44,6 +44,7 @@ struct minder m = {
     .stop_signal = SIGTERM,
     .cap_bytes = DEFAULT_CAP_BYTES,
     .cont = true,
+    .wait_fd = -1,
     .deadline_ns = NO_DEADLINE,
     .out = {{.name = CS_ATTEMPT_STDOUT_FILE, .pipe_fd = -1, .file_fd = -1},
             {.name = CS_ATTEMPT_STDERR_FILE, .pipe_fd = -1, .file_fd = -1}},
@@ -415,6 +416,8 @@ int main(int argc, char **argv)
     sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (sfd < 0)
         die_unable("create", "a signalfd");
+    if (m.wait_fd >= 0)
+        wait_for_go();
     publish_pid();
     open_logs();
     reserve_note();

@@ -96,6 +96,11 @@ void parse_args(int argc, char **argv)
                 die_usage("-s wants the number of TERM, INT, HUP, QUIT, USR1 or USR2");
             m.stop_signal = (int)value;
             break;
+        case CS_MINDER_OPT_WAIT:
+            if (parse_u64(optarg, INT32_MAX, &value) < 0 || value <= STDERR_FILENO)
+                die_usage("-w wants a file descriptor above 2");
+            m.wait_fd = (int)value;
+            break;
         case CS_MINDER_OPT_UID:
             m.uid = parse_id(optarg, "-u wants a user id");
             creds |= 1;

@@ -89,43 +89,66 @@ char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
     return NULL;
 }
 
-int cs_minder_argv_add_creds(char ***argv, const struct cs_minder_creds *creds)
+/* Replaces *argv with argv[0], the strings b holds (b->n of them, from
+ * index 1) and the rest of *argv; on failure frees what b holds. */
+static int put_after_path(char ***argv, size_t n, struct builder *b)
+{
+    if (b->failed) {
+        for (size_t i = 1; i < b->n; i++)
+            free(b->argv[i]);
+        free(b->argv);
+        return -ENOMEM;
+    }
+    b->argv[0] = (*argv)[0];
+    memcpy(b->argv + b->n, *argv + 1, n * sizeof(char *)); /* the NULL too */
+    free(*argv);
+    *argv = b->argv;
+    return 0;
+}
+
+static size_t argv_len(char **argv)
 {
     size_t n = 0;
-    while ((*argv)[n] != NULL)
+    while (argv[n] != NULL)
         n++;
+    return n;
+}
+
+int cs_minder_argv_add_creds(char ***argv, const struct cs_minder_creds *creds)
+{
+    size_t n = argv_len(*argv);
     /* Each group is at most 10 digits and a comma; "-" stands for none. */
     char *list = malloc(creds->n_groups * 11 + 2);
-    struct builder b = {.argv = calloc(n + 7, sizeof(char *))};
-    if (list == NULL || b.argv == NULL)
-        goto err_free;
+    struct builder b = {.argv = calloc(n + 7, sizeof(char *)), .n = 1};
+    if (list == NULL || b.argv == NULL) {
+        free(b.argv);
+        free(list);
+        return -ENOMEM;
+    }
     size_t len = 0;
     for (size_t i = 0; i < creds->n_groups; i++)
         len += (size_t)sprintf(list + len, "%s%u", i > 0 ? "," : "", (unsigned)creds->groups[i]);
     if (creds->n_groups == 0)
         strcpy(list, "-");
-    b.argv[b.n++] = (*argv)[0];
     add_flag(&b, CS_MINDER_OPT_UID);
     add_u64(&b, creds->uid);
     add_flag(&b, CS_MINDER_OPT_GID);
     add_u64(&b, creds->gid);
     add_flag(&b, CS_MINDER_OPT_GROUPS);
     add(&b, list);
-    if (b.failed) {
-        for (size_t i = 1; i < b.n; i++)
-            free(b.argv[i]);
-        goto err_free;
-    }
-    memcpy(b.argv + b.n, *argv + 1, n * sizeof(char *)); /* the NULL too */
-    free(*argv);
     free(list);
-    *argv = b.argv;
-    return 0;
+    return put_after_path(argv, n, &b);
+}
 
-err_free:
-    free(b.argv);
-    free(list);
-    return -ENOMEM;
+int cs_minder_argv_add_wait(char ***argv, int fd)
+{
+    size_t n = argv_len(*argv);
+    struct builder b = {.argv = calloc(n + 1 + CS_MINDER_WAIT_ARGS, sizeof(char *)), .n = 1};
+    if (b.argv == NULL)
+        return -ENOMEM;
+    add_flag(&b, CS_MINDER_OPT_WAIT);
+    add_u64(&b, (uint64_t)fd);
+    return put_after_path(argv, n, &b);
 }
 
 int cs_minder_dir_format(char *buf, size_t cap, const char *state_dir, int64_t run_id,

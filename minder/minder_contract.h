@@ -22,16 +22,21 @@
 #define CS_MINDER_OPT_CAP 'c'     /* -c LOG_CAP_BYTES per output stream */
 #define CS_MINDER_OPT_WORKDIR 'C' /* -C WORKDIR; absent: the attempt's dir (DIR/work with -u) */
 #define CS_MINDER_OPT_SIGNAL 's'  /* -s SIGNO sent first on timeout or cancel, TERM if absent */
+/* -w FD: started ahead of its attempt, the minder waits, touching nothing,
+ * until one byte (CS_MINDER_GO) arrives on FD, and exits with
+ * CS_MINDER_EXIT_GIVEN_UP at end of file (cschedd gone or done with it). */
+#define CS_MINDER_OPT_WAIT 'w'
+#define CS_MINDER_GO 'g'
 /* The command's credentials, all three or none: the minder (root) drops to
  * them between fork and exec (setgroups, setgid, setuid, in that order). */
 #define CS_MINDER_OPT_UID 'u'    /* -u UID */
 #define CS_MINDER_OPT_GID 'G'    /* -G GID */
 #define CS_MINDER_OPT_GROUPS 'S' /* -S GID,GID,... (supplementary; "-" for none) */
-#define CS_MINDER_OPTSTRING "+d:t:g:c:C:s:u:G:S:"
+#define CS_MINDER_OPTSTRING "+d:t:g:c:C:s:w:u:G:S:"
 #define CS_MINDER_USAGE                                                                            \
     CS_MINDER_NAME                                                                                 \
     " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] [-s SIGNO]"     \
-    " [-u UID -G GID -S GROUPS] -- ARGV..."
+    " [-w FD] [-u UID -G GID -S GROUPS] -- ARGV..."
 /* The most supplementary groups -S takes (the kernel's NGROUPS_MAX). */
 #define CS_MINDER_GROUPS_MAX 65536
 
@@ -70,7 +75,8 @@
 #define CS_ATTEMPT_WORK_DIR "work"
 
 /* The minder's exit code when it found its attempt given up (see
- * cs_attempt_pid_claim): it started nothing and wrote no note. */
+ * cs_attempt_pid_claim), or waited (-w) and was never told to go: it
+ * started nothing and wrote no note. */
 #define CS_MINDER_EXIT_GIVEN_UP 112
 
 /* The folder of the state dir that holds every attempt's directory. */
@@ -110,6 +116,10 @@ char **cs_minder_argv_new(const struct cs_minder_cmd *cmd);
  * the array is replaced, its strings kept. 0, or -ENOMEM with *argv as it
  * was. Linear in the groups. */
 int cs_minder_argv_add_creds(char ***argv, const struct cs_minder_creds *creds);
+/* Puts -w FD into *argv right after argv[0], the two strings
+ * CS_MINDER_WAIT_ARGS, as cs_minder_argv_add_creds does. 0 or -ENOMEM. */
+#define CS_MINDER_WAIT_ARGS 2
+int cs_minder_argv_add_wait(char ***argv, int fd);
 
 /* Writes STATE_DIR/attempts/<run_id>-<attempt> into buf. 0, or
  * -ENAMETOOLONG when it does not fit in cap bytes. */

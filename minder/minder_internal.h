@@ -47,6 +47,7 @@ struct minder {
     /* -u, -G and -S: the command is forked and drops to these before exec;
      * enter_first: without -C, into DIR/work, entered before the drop. */
     bool drop, enter_first;
+    int wait_fd; /* -w: the go comes on it; -1 without */
     uid_t uid;
     gid_t gid;
     gid_t *groups;
@@ -90,6 +91,8 @@ void enter_own_session(void);
 /* Makes sure fds 0-2 are open, so no pipe lands on them and gets clobbered by
  * the child's dup2() calls. */
 void sanitize_std_fds(void);
+/* Started ahead (-w), waits for the server's go; exits if it never comes. */
+void wait_for_go(void);
 /* The attempt's start record; exits unless it is written (see minder_start.c). */
 void publish_pid(void);
 /* Reserves the note's space; exits if there is none. */

@@ -329,6 +329,23 @@ static void refuse_if_no_space(int rc, const char *what)
     _exit(CS_MINDER_EXIT_NO_SPACE);
 }
 
+/* A minder started ahead of its attempt's due time has everything a start
+ * costs behind it, and touches nothing until the server says go: then it
+ * goes on as one just started would. At end of file (the server gone, or
+ * done with it) there is nothing to undo. */
+void wait_for_go(void)
+{
+    char byte = 0;
+    ssize_t n;
+
+    while ((n = read(m.wait_fd, &byte, 1)) < 0 && errno == EINTR)
+        continue;
+    if (n != 1 || byte != CS_MINDER_GO)
+        _exit(CS_MINDER_EXIT_GIVEN_UP);
+    (void)close(m.wait_fd); /* the command must not inherit it */
+    m.wait_fd = -1;
+}
+
 /* The attempt's start record, before anything of the command exists: a
  * restart of the server that finds it adopts this minder; one that finds
  * it missing claims the file, and then this minder starts nothing. A file

@@ -1,6 +1,7 @@
 /* ahead_dir: the loop's side of attempt directories made ahead (see
  * ahead_dir.h): which run has one made or being made, handing it to the
- * start, and removing those no start took. A work item names its run by id,
+ * start, and removing those no start took; and the launch of the minder
+ * started ahead with it (ahead_minder.h). A work item names its run by id,
  * so a run that ended meanwhile is simply not found. */
 #define CS_LOG_COMPONENT "dispatch"
 #include "ahead_dir.h"
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launch_build.h"
 #include "log.h"
 #include "minder_contract.h"
 #include "util.h"
@@ -63,6 +65,20 @@ static void work_done_cb(uv_work_t *work, int status)
     free(w);
 }
 
+/* The attempt's minder, started ahead by a launch thread (ahead_minder.h),
+ * as the start would build it at the due time. */
+static void start_minder_ahead(struct cs_sched *s, struct cs_run *run, uint32_t number)
+{
+    char dir[4096];
+    if (s->ops->launch_ahead_cb == NULL ||
+        cs_minder_dir_format(dir, sizeof(dir), s->state_dir, run->msg->id, number) != 0)
+        return;
+    int64_t due_ms = run->msg->not_before_unix_ms;
+    struct cs_launch *launch = cs_launch_build(s, run, number, dir, due_ms);
+    launch->due_unix_ms = due_ms;
+    s->ops->launch_ahead_cb(s->launcher, launch);
+}
+
 void cs_ahead_dir_make(struct cs_sched *s, struct cs_run *run)
 {
     CS_ASSERT_LOOP();
@@ -74,6 +90,7 @@ void cs_ahead_dir_make(struct cs_sched *s, struct cs_run *run)
         return; /* too long a path: the start says so */
     run->ahead = CS_AHEAD_MAKING;
     run->ahead_number = number;
+    start_minder_ahead(s, run, number);
 }
 
 char *cs_ahead_dir_take(struct cs_sched *s, struct cs_run *run, uint32_t number)

@@ -20,8 +20,9 @@
  * those waiting longer (a delayed trigger) make it at their start. */
 #define CS_AHEAD_DIR_HORIZON_MS 2000
 
-/* Starts making the directory of run's next attempt, if run starts within
- * CS_AHEAD_DIR_HORIZON_MS and has none made or being made. */
+/* Starts making the directory of run's next attempt, and starting its
+ * minder (ahead_minder.h), if run starts within CS_AHEAD_DIR_HORIZON_MS and
+ * has none made or being made. */
 void cs_ahead_dir_make(struct cs_sched *sched, struct cs_run *run);
 
 /* At the start of run's attempt number: the path its directory made ahead

@@ -16,10 +16,10 @@
 #include "ahead_dir.h"
 #include "attempt.h"
 #include "dispatch_run.h"
-#include "env.h"
 #include "event.h"
 #include "job.h"
 #include "later.h"
+#include "launch_build.h"
 #include "log.h"
 #include "minder_contract.h"
 #include "pump.h"
@@ -48,6 +48,7 @@ const struct cs_sched_ops cs_dispatch_cschedd_ops = {
     .attempt_put_cb = cs_store_attempt_put,
     .event_put_cb = cs_store_event_put,
     .launch_cb = cs_launcher_submit,
+    .launch_ahead_cb = cs_launcher_submit_ahead,
 };
 
 static Csched__V1__Attempt *attempt_msg(struct cs_attempt *att)
@@ -111,30 +112,9 @@ static void give_slot(struct cs_sched *s, struct cs_attempt *att)
 
 static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
 {
-    const Csched__V1__Job *spec = att->run->job->spec;
-    struct cs_minder_cmd cmd = {
-        .minder_path = s->minder_path,
-        .dir = att->dir,
-        .timeout_ms = cs_retry_attempt_timeout_ms(att->run, cs_now_unix_ms()),
-        .grace_ms = cs_job_kill_grace_ms(spec),
-        .stop_signal = cs_job_kill_signal(spec),
-        .workdir = spec->working_dir,
-        .command = spec->command,
-        .n_command = spec->n_command,
-        .shell = spec->shell,
-    };
-    struct cs_launch *launch = cs_xcalloc(1, sizeof(*launch));
-    launch->dir = cs_xstrdup(att->dir);
+    struct cs_launch *launch =
+        cs_launch_build(s, att->run, att->number, att->dir, cs_now_unix_ms());
     launch->ahead_dir = cs_ahead_dir_take(s, att->run, att->number);
-    launch->argv = cs_minder_argv_new(&cmd);
-    /* Out of memory: the server aborts, as cs_xmalloc does. */
-    CS_ASSERT(launch->argv != NULL);
-    launch->envp = cs_env_build_attempt(s->base_env, spec, att->run->msg, att->number);
-    launch->run_as_user = cs_xstrdup(spec->run_as_user);
-    launch->run_as_group = cs_xstrdup(spec->run_as_group);
-    launch->default_user = s->job_user;
-    launch->secrets = cs_secrets_copy(spec, &launch->n_secrets);
-    launch->server_env = s->server_env;
     launch->owner = att;
     return launch;
 }
@@ -291,12 +271,24 @@ static void attempt_adopted_cb(struct cs_attempt *att)
 
 /* --- ending -------------------------------------------------------------- */
 
+/* Puts run (QUEUED, off its queue) back on its job's queue once its wait
+ * (run->retry_delay_ms, from now) is over, or at once when there is none:
+ * sets its not_before, to be written with the run. A cancel takes it out
+ * with cs_later_remove. */
+static void schedule_retry(struct cs_sched *s, struct cs_run *run)
+{
+    CS_ASSERT(!run->queued && !cs_later_is_waiting(run));
+    if (run->retry_delay_ms > 0)
+        run->msg->not_before_unix_ms = cs_now_unix_ms() + run->retry_delay_ms;
+    cs_later_enqueue(s, run);
+}
+
 /* Back to QUEUED, to start again once its backoff has passed: the row
  * written carries the time, so a restart keeps the wait. */
 static void retry_run(struct cs_sched *s, struct cs_run *run)
 {
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
-    cs_retry_schedule(s, run);
+    schedule_retry(s, run);
     cs_dispatch_write_run(s, run, NULL, NULL);
 }
 

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "env.h"
 #include "launcher_thread.h"
 #include "log.h"
 #include "util.h"
@@ -22,6 +21,9 @@ static void mail_cb(struct cs_mailbox *box, struct cs_queue *mails)
 
 static void launcher_free(struct cs_launcher *l)
 {
+    for (struct cs_qlink *q; (q = cs_queue_pop(&l->ahead_queue)) != NULL;)
+        cs_launch_free(CS_CONTAINER_OF(q, struct cs_launch, link));
+    cs_ahead_minders_free(&l->ahead);
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->wake);
     free(l->threads);
@@ -62,6 +64,8 @@ struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path, 
     l->ctx = ctx;
     l->threads = cs_xcalloc(n_threads, sizeof(*l->threads));
     cs_queue_init(&l->queue);
+    cs_queue_init(&l->ahead_queue);
+    cs_ahead_minders_init(&l->ahead);
     CS_ASSERT(pthread_mutex_init(&l->lock, NULL) == 0);
     /* The launch threads' timed waits count in monotonic time. */
     pthread_condattr_t attr;
@@ -109,6 +113,17 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
     pthread_mutex_unlock(&l->lock);
 }
 
+void cs_launcher_submit_ahead(struct cs_launcher *l, struct cs_launch *launch)
+{
+    CS_ASSERT_LOOP();
+    launch->pid = -1;
+    launch->pidfd = -1;
+    pthread_mutex_lock(&l->lock);
+    cs_queue_push(&l->ahead_queue, &launch->link);
+    pthread_cond_signal(&l->wake);
+    pthread_mutex_unlock(&l->lock);
+}
+
 void cs_launcher_stop(struct cs_launcher *l, cs_launcher_stopped_cb stopped_cb, void *arg)
 {
     CS_ASSERT_LOOP();
@@ -119,19 +134,4 @@ void cs_launcher_stop(struct cs_launcher *l, cs_launcher_stopped_cb stopped_cb, 
     l->stopped_cb = stopped_cb;
     l->stopped_arg = arg;
     cs_mailbox_close(&l->done_box, closed_cb);
-}
-
-void cs_launch_free(struct cs_launch *launch)
-{
-    if (launch->argv != NULL)
-        for (char **p = launch->argv; *p != NULL; p++)
-            free(*p);
-    free(launch->argv);
-    cs_env_free(launch->envp);
-    cs_secrets_free(launch->secrets, launch->n_secrets);
-    free(launch->dir);
-    free(launch->ahead_dir);
-    free(launch->run_as_user);
-    free(launch->run_as_group);
-    free(launch);
 }

@@ -39,7 +39,8 @@ struct cs_launch {
     struct cs_secret *secrets;
     size_t n_secrets;
     char *const *server_env;
-    void *owner; /* for the loop: the attempt */
+    void *owner;         /* for the loop: the attempt */
+    int64_t due_unix_ms; /* a launch ahead (cs_launcher_submit_ahead): when it starts */
     /* Results, written by the thread. */
     int err; /* 0 or a negative errno; then no minder is left running */
     char message[256];
@@ -68,6 +69,10 @@ struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path, 
  * open the pidfd and the pid file (retried every 20 ms to 1 s): done_cb
  * hears of it only then, or at shutdown, with the minder stopped. */
 void cs_launcher_submit(struct cs_launcher *launcher, struct cs_launch *launch);
+/* Loop thread: launch, due at launch->due_unix_ms, gets its minder started
+ * ahead (ahead_minder.h) when a thread has nothing to start now; the
+ * launcher owns it and nothing comes back. */
+void cs_launcher_submit_ahead(struct cs_launcher *launcher, struct cs_launch *launch);
 typedef void (*cs_launcher_stopped_cb)(void *arg);
 /* Loop thread: finishes the queued launches (one still out of file
  * descriptors fails, its minder stopped: up to its kill grace), joins the

@@ -129,41 +129,6 @@ static int make_dir(struct cs_launch *launch)
     return launch->err;
 }
 
-/* Resolves who the command runs as (NSS, here rather than on the loop;
- * through the launch threads' cache, runas_cache.h, so that a start
- * repeats no lookup made in the last seconds with the files unchanged) and
- * hands the ids to the minder (-u, -G, -S) with HOME, USER and LOGNAME in
- * the command's env. A command working in the attempt's directory gets
- * DIR/work, its user's, to write in (the minder makes it and enters it
- * before the drop), while DIR itself (the note, the logs, the start record)
- * stays cschedd's, mode 0700.
- * Returns 0, a negative errno (the message set), or -EMFILE or -ENFILE when
- * a lookup ran out of fds (nothing set: it is tried again). */
-static int prepare_user(struct cs_launch *launch)
-{
-    struct cs_runas r;
-    struct cs_err err;
-    int rc = cs_runas_cache_resolve(cs_runas_cache_shared(), launch->run_as_user,
-                                    launch->run_as_group, launch->default_user, &r, &err);
-    if (rc != 0 && !out_of_fds(-rc)) {
-        launch->err = rc;
-        (void)snprintf(launch->message, sizeof(launch->message), "%s", err.msg);
-    }
-    if (rc != 0)
-        return rc;
-    if (!r.drop)
-        goto out_clear;
-    struct cs_minder_creds creds = {
-        .uid = r.uid, .gid = r.gid, .groups = r.groups, .n_groups = r.n_groups};
-    /* Out of memory: the server aborts, as cs_xmalloc does. */
-    CS_ASSERT(cs_minder_argv_add_creds(&launch->argv, &creds) == 0);
-    cs_runas_set_env(&launch->envp, &r);
-
-out_clear:
-    cs_runas_clear(&r);
-    return rc;
-}
-
 /* Syncs the folder that holds the attempt directories, so that each one made
  * is durable before its command can run: the restart finds every attempt
  * that may have started. Returns 0 or a negative errno. */
@@ -181,43 +146,6 @@ static int sync_attempts_dir(const char *attempt_dir)
         return -errno;
     int rc = fsync(fd) == 0 ? 0 : -errno;
     (void)close(fd); /* read-only */
-    return rc;
-}
-
-/* posix_spawn of the minder: stdin and stdout on /dev/null, no other fd of
- * ours but stderr, every signal blocked. Returns posix_spawn's error number. */
-static int spawn_minder(const char *minder_path, struct cs_launch *launch)
-{
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    sigset_t blocked, defaults;
-    /* Born with every signal blocked and in our session, the minder makes
-     * its own session first thing and keeps of what came before only a
-     * cancel from us (minder_internal.h, enter_own_session): a session made
-     * here, before the exec, would weigh the exec like one job among the
-     * hundreds a burst starts, while this thread waits for it. A cancel sent
-     * the moment the spawn returns waits for the minder's signalfd. */
-    sigfillset(&blocked);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGTERM);
-    sigaddset(&defaults, SIGINT);
-    sigaddset(&defaults, SIGPIPE);
-    sigaddset(&defaults, SIGHUP);
-    sigaddset(&defaults, SIGCHLD);
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    /* Nothing of ours beyond stderr (the log): an fd cschedd inherited
-     * without close-on-exec would otherwise reach every command. */
-    posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setsigmask(&attr, &blocked);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-
-    int rc = posix_spawn(&launch->pid, minder_path, &actions, &attr, launch->argv, launch->envp);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
     return rc;
 }
 
@@ -260,7 +188,7 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
 
     if (!launch->user_ready) {
         reserve_release(r); /* NSS opens files */
-        rc = -prepare_user(launch);
+        rc = -cs_launch_prepare_user(launch);
         if (rc != 0) {
             if (!out_of_fds(rc))
                 rc = 0; /* failed, the message set */
@@ -284,9 +212,11 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
             cs_log_debug("attempt %s: %zu secret_env variables set", launch->dir,
                          launch->n_secrets);
     }
-    if (launch->pid <= 0) {
+    if (launch->pid <= 0 && cs_ahead_minder_go(&l->ahead, launch) == 0) {
+        launch->started_unix_ms = cs_now_unix_ms();
+    } else if (launch->pid <= 0) {
         reserve_release(r);
-        rc = spawn_minder(l->minder_path, launch);
+        rc = cs_launch_spawn_minder(l->minder_path, launch, -1);
         if (rc != 0) {
             launch->pid = -1;
             if (out_of_fds(rc))
@@ -373,6 +303,12 @@ static void wait_until(struct cs_launcher *l, int64_t retry_at_ms)
     (void)pthread_cond_timedwait(&l->wake, &l->lock, &ts); /* ETIMEDOUT is the point */
 }
 
+/* The earlier of two times, where 0 is none. */
+static int64_t earliest(int64_t a_ms, int64_t b_ms)
+{
+    return a_ms == 0 || (b_ms != 0 && b_ms < a_ms) ? b_ms : a_ms;
+}
+
 /* Spawns one group of launches; those that ran out of fds go to waiting,
  * unless final (shutdown), when they are given up. Returns whether any did. */
 static bool launch_group(struct cs_launcher *l, struct reserve *r, struct cs_launch **group,
@@ -434,6 +370,8 @@ void cs_launcher_thread_main(void *arg)
     /* Launches out of fds, this thread's own: tried again at retry_at_ms. */
     struct cs_queue waiting;
     int64_t retry_at_ms = 0, retry_ms = FD_RETRY_FIRST_MS;
+    /* When a minder started ahead is next due to be sent away; 0: none. */
+    int64_t expire_at_ms = 0;
     sigset_t all;
     /* The name shows in top -H and /proc, so an operator can tell the threads apart. */
     pthread_setname_np(pthread_self(), "csched-launch");
@@ -448,11 +386,30 @@ void cs_launcher_thread_main(void *arg)
     for (;;) {
         l->n_idle++;
         while (cs_queue_is_empty(&l->queue) && !l->stop &&
-               (cs_queue_is_empty(&waiting) || mono_ms() < retry_at_ms))
-            wait_until(l, cs_queue_is_empty(&waiting) ? 0 : retry_at_ms);
+               (cs_queue_is_empty(&waiting) || mono_ms() < retry_at_ms) &&
+               cs_queue_is_empty(&l->ahead_queue) &&
+               (expire_at_ms == 0 || mono_ms() < expire_at_ms))
+            wait_until(l, earliest(cs_queue_is_empty(&waiting) ? 0 : retry_at_ms, expire_at_ms));
         l->n_idle--;
-        if (cs_queue_is_empty(&l->queue) && cs_queue_is_empty(&waiting))
+        if (cs_queue_is_empty(&l->queue) && cs_queue_is_empty(&waiting) && l->stop)
             break;
+        if (expire_at_ms != 0 && mono_ms() >= expire_at_ms) {
+            pthread_mutex_unlock(&l->lock);
+            expire_at_ms = cs_ahead_minders_expire(&l->ahead, mono_ms());
+            pthread_mutex_lock(&l->lock);
+            continue;
+        }
+        /* Starts ahead come second: a start due now waits for none of them. */
+        if (cs_queue_is_empty(&l->queue) && !l->stop && !cs_queue_is_empty(&l->ahead_queue) &&
+            (cs_queue_is_empty(&waiting) || mono_ms() < retry_at_ms)) {
+            struct cs_launch *ahead =
+                CS_CONTAINER_OF(cs_queue_pop(&l->ahead_queue), struct cs_launch, link);
+            pthread_mutex_unlock(&l->lock);
+            expire_at_ms =
+                earliest(expire_at_ms, cs_ahead_minder_start(&l->ahead, l->minder_path, ahead));
+            pthread_mutex_lock(&l->lock);
+            continue;
+        }
         bool final = l->stop;
         struct cs_launch *group[LAUNCH_GROUP_MAX];
         size_t n = 0, share = share_of(l);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "ahead_minder.h"
 #include "launcher.h"
 
 struct cs_launcher {
@@ -22,11 +23,33 @@ struct cs_launcher {
      * many threads wait for work, and whether to stop. */
     struct cs_queue queue;
     size_t n_queued;
+    struct cs_queue ahead_queue; /* launches ahead, started when queue is empty */
     unsigned n_idle;
     bool stop;
+    struct cs_ahead_minders ahead; /* the minders started ahead, waiting */
     cs_launcher_stopped_cb stopped_cb;
     void *stopped_arg;
 };
+
+/* launch_spawn_thread.c: */
+/* Resolves who the command runs as (NSS, here rather than on the loop;
+ * through the launch threads' cache, runas_cache.h, so that a start
+ * repeats no lookup made in the last seconds with the files unchanged) and
+ * hands the ids to the minder (-u, -G, -S) with HOME, USER and LOGNAME in
+ * the command's env. A command working in the attempt's directory gets
+ * DIR/work, its user's, to write in (the minder makes it and enters it
+ * before the drop), while DIR itself (the note, the logs, the start record)
+ * stays cschedd's, mode 0700.
+ * Returns 0, a negative errno (the message set), or -EMFILE or -ENFILE when
+ * a lookup ran out of fds (nothing set: it is tried again). */
+int cs_launch_prepare_user(struct cs_launch *launch);
+/* The fd a minder started ahead reads its go from (-w). */
+#define CS_LAUNCH_WAIT_FD 3
+/* posix_spawn of launch's minder: stdin and stdout on /dev/null, no other fd
+ * of ours but stderr and, unless wait_fd is -1, wait_fd as
+ * CS_LAUNCH_WAIT_FD; every signal blocked. Returns posix_spawn's error
+ * number, launch->pid set on success. */
+int cs_launch_spawn_minder(const char *minder_path, struct cs_launch *launch, int wait_fd);
 
 /* A launch thread (arg is the launcher): spawns its share of what is queued
  * until stop is set and the queue is empty. */

@@ -1,6 +1,7 @@
-/* retry: the backoff computation, the choice to retry, and the wait before
- * the next attempt, which is the run's not_before: the run waits with the
- * runs triggered for later (later.c), and its wait is stored with it. */
+/* retry: the backoff computation, the choice to retry, the deadlines and
+ * the wait before the next attempt (which dispatch.c makes the run's
+ * not_before: it waits with the runs triggered for later, later.c). Pure
+ * but for the random draw of the jitter. */
 #include "retry.h"
 
 #include <stdio.h>
@@ -8,7 +9,6 @@
 #include <sys/random.h>
 
 #include "job.h"
-#include "later.h"
 #include "util.h"
 
 uint32_t cs_retry_max_attempts(const Csched__V1__Job *spec)
@@ -138,13 +138,4 @@ void cs_retry_set_deadline_message(struct cs_run *run, const char *attempt_messa
     if (attempt_message[0] != '\0' && n > 0 && (size_t)n < sizeof(text))
         (void)snprintf(text + n, sizeof(text) - (size_t)n, ": %s", attempt_message);
     cs_message_set_str(&run->msg->message, text);
-}
-
-void cs_retry_schedule(struct cs_sched *s, struct cs_run *run)
-{
-    CS_ASSERT_LOOP();
-    CS_ASSERT(!run->queued && !cs_later_is_waiting(run));
-    if (run->retry_delay_ms > 0)
-        run->msg->not_before_unix_ms = cs_now_unix_ms() + run->retry_delay_ms;
-    cs_later_enqueue(s, run);
 }

@@ -51,10 +51,5 @@ enum cs_retry_verdict cs_retry_decide(struct cs_run *run, Csched__V1__RunState s
  * which way (the deadline passed, or the wait would end past it), then what
  * its last attempt said. */
 void cs_retry_set_deadline_message(struct cs_run *run, const char *attempt_message);
-/* Puts run (QUEUED, off its queue) back on its job's queue once its wait
- * (run->retry_delay_ms, from now) is over, or at once when there is none:
- * sets its not_before, to be written with the run. A cancel takes it out
- * with cs_later_remove. */
-void cs_retry_schedule(struct cs_sched *sched, struct cs_run *run);
 
 #endif

@@ -50,6 +50,9 @@ struct cs_sched_ops {
     /* Hands launch to the launch thread; it comes back to
      * cs_dispatch_launch_done_cb. */
     void (*launch_cb)(struct cs_launcher *launcher, struct cs_launch *launch);
+    /* Hands a launch ahead to the launch threads (cs_launcher_submit_ahead),
+     * to start its minder before its due time; NULL: none started ahead. */
+    void (*launch_ahead_cb)(struct cs_launcher *launcher, struct cs_launch *launch);
 };
 
 struct cs_job {

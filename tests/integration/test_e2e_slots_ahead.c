@@ -2,10 +2,14 @@
  * against a real cschedd, the real clock and a real PostgreSQL: an
  * `@every 1s` job's run is made and committed before its slot is due, and
  * still never starts before it, its attempt directory made ahead too
- * (server/ahead_dir.h) and renamed into place at the start; a pause or a
- * delete in that window takes the run back and removes that directory; a
- * SIGKILL in that window leaves a slot that runs once, after the restart.
+ * (server/ahead_dir.h) and renamed into place at the start, and its minder
+ * started ahead, waiting, and told to go at the due time
+ * (server/ahead_minder.h); a job changed in that window runs as changed; a
+ * pause or a delete in that window takes the run back and removes that
+ * directory; a SIGKILL in that window leaves a slot that runs once, after
+ * the restart, and no minder started ahead behind.
  * One server serves every test of this file. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,16 +60,92 @@ static bool wait_ahead_dir(struct cs_e2e *e, int64_t run_id, bool want)
     return attempt_dir_is(e, run_id, CS_AHEAD_DIR_SUFFIX) == want;
 }
 
-static void create_ticking(struct cs_e2e *e, const char *name)
+/* Reads /proc/PID/cmdline into buf (NUL-separated); its length, or 0. */
+static size_t read_cmdline(pid_t pid, char *buf, size_t cap)
+{
+    char path[64];
+    (void)snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(buf, 1, cap - 1, f);
+    (void)fclose(f);
+    buf[n] = '\0';
+    return n;
+}
+
+/* Whether the NUL-separated cmdline holds the argument arg. */
+static bool has_arg(const char *cmdline, size_t len, const char *arg)
+{
+    for (size_t i = 0; i < len; i += strlen(cmdline + i) + 1)
+        if (strcmp(cmdline + i, arg) == 0)
+            return true;
+    return false;
+}
+
+/* The pid of the minder started ahead (-w) for run's first attempt, or 0. */
+static pid_t waiting_minder(struct cs_e2e *e, int64_t run_id)
+{
+    char dir[4096], cmdline[8192];
+    (void)snprintf(dir, sizeof(dir), "%s/" CS_ATTEMPTS_DIR "/%lld-1", cs_testd_state_dir(e->d),
+                   (long long)run_id);
+    DIR *proc = opendir("/proc");
+    pid_t found = 0;
+    assert_non_null(proc);
+    for (struct dirent *d; found == 0 && (d = readdir(proc)) != NULL;) {
+        pid_t pid = (pid_t)atoi(d->d_name);
+        size_t len = pid > 0 ? read_cmdline(pid, cmdline, sizeof(cmdline)) : 0;
+        if (len > 0 && strstr(cmdline, CS_MINDER_NAME) != NULL && has_arg(cmdline, len, "-w") &&
+            has_arg(cmdline, len, dir))
+            found = pid;
+    }
+    (void)closedir(proc);
+    return found;
+}
+
+/* Waits, until run is due, for the minder started ahead for it. */
+static pid_t wait_waiting_minder(struct cs_e2e *e, const Csched__V1__Run *run)
+{
+    pid_t pid = 0;
+    while ((pid = waiting_minder(e, run->id)) == 0 && wall_ms() < run->not_before_unix_ms)
+        cs_test_sleep_ms(5);
+    return pid;
+}
+
+/* Whether pid is gone or a zombie no one reaped yet: no longer running. */
+static bool wait_not_running(pid_t pid)
+{
+    char path[64], stat_line[512];
+    (void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    for (int64_t until = wall_ms() + AHEAD_WAIT_MS; wall_ms() < until; cs_test_sleep_ms(5)) {
+        FILE *f = fopen(path, "re");
+        if (f == NULL)
+            return true;
+        size_t n = fread(stat_line, 1, sizeof(stat_line) - 1, f);
+        (void)fclose(f);
+        stat_line[n] = '\0';
+        const char *close_paren = strrchr(stat_line, ')');
+        if (close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z')
+            return true;
+    }
+    return false;
+}
+
+static void create_job(struct cs_e2e *e, const char *name, const char *shell)
 {
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
     Csched__V1__Schedule sc = CSCHED__V1__SCHEDULE__INIT;
 
     job.name = (char *)name;
-    job.shell = "true";
+    job.shell = (char *)shell;
     sc.text = "@every 1s";
     job.schedule = &sc;
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+}
+
+static void create_ticking(struct cs_e2e *e, const char *name)
+{
+    create_job(e, name, "true");
 }
 
 /* Waits for a run of job made ahead of its slot whose due time is at least
@@ -130,6 +210,9 @@ static void test_e2e_slots_ahead_starts_on_time(void **state)
     /* Its directory is made ahead too, and only renamed at the start. */
     assert_true(wait_ahead_dir(e, run->id, true));
     assert_false(attempt_dir_is(e, run->id, ""));
+    /* And its minder is started ahead, to wait for the due time. */
+    pid_t waiting = wait_waiting_minder(e, run);
+    assert_true(waiting > 0);
 
     /* No jitter: due at the slot itself. */
     assert_int_equal(run->not_before_unix_ms, run->slot_unix_ms);
@@ -142,11 +225,51 @@ static void test_e2e_slots_ahead_starts_on_time(void **state)
     assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     assert_true(done->started_unix_ms >= run->not_before_unix_ms);
     assert_true(done->attempts[0]->started_unix_ms >= run->not_before_unix_ms);
+    assert_int_equal(done->attempts[0]->minder_pid, waiting);
     assert_true(attempt_dir_is(e, run->id, ""));
     assert_false(attempt_dir_is(e, run->id, CS_AHEAD_DIR_SUFFIX));
     csched__v1__run__free_unpacked(done, NULL);
     csched__v1__run__free_unpacked(run, NULL);
     delete_job(e, "ahead");
+}
+
+/* The job's command changed after its minder was started ahead: that
+ * minder is sent away without running anything, and the run runs the
+ * command as it is at the due time. */
+static void test_e2e_slots_ahead_job_changed(void **state)
+{
+    struct cs_e2e *e = *state;
+    create_job(e, "ahead-change", "echo old");
+    Csched__V1__Run *run = wait_ahead(e, "ahead-change", 300);
+    pid_t waiting = wait_waiting_minder(e, run);
+    assert_true(waiting > 0);
+
+    Csched__V1__GetJobRequest greq = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__UpdateJobRequest ureq = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
+    Csched__V1__Job *job = NULL, *updated = NULL;
+    struct cs_status st = {0};
+    greq.name = "ahead-change";
+    assert_int_equal(cs_scheduler_get_job(e->client, &greq, &job, cs_e2e_opts(), &st), 0);
+    free(job->shell);
+    job->shell = strdup("echo new");
+    ureq.job = job;
+    assert_int_equal(cs_scheduler_update_job(e->client, &ureq, &updated, cs_e2e_opts(), &st), 0);
+    csched__v1__job__free_unpacked(updated, NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+    /* The update must land before the due time for the test to say anything. */
+    assert_true(wall_ms() < run->not_before_unix_ms);
+
+    Csched__V1__Run *done = cs_e2e_wait_end(e, run->id);
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_true(done->attempts[0]->minder_pid != waiting);
+    size_t len;
+    char *out = cs_e2e_read_logs(e, run->id, 1, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
+    assert_string_equal(out, "new\n");
+    free(out);
+    assert_true(wait_not_running(waiting));
+    csched__v1__run__free_unpacked(done, NULL);
+    csched__v1__run__free_unpacked(run, NULL);
+    delete_job(e, "ahead-change");
 }
 
 /* Paused after the run was made, before its slot came due: the run is
@@ -234,12 +357,17 @@ static void test_e2e_slots_ahead_across_a_crash(void **state)
 
     /* Killed with the directory made ahead: the restart makes no other. */
     assert_true(wait_ahead_dir(e, run->id, true));
+    /* And with its minder started ahead: that one ends with cschedd. */
+    pid_t waiting = wait_waiting_minder(e, run);
+    assert_true(waiting > 0);
     assert_int_equal(cs_testd_kill(e->d), 0);
+    assert_true(wait_not_running(waiting));
     assert_int_equal(cs_testd_restart(e->d), 0);
     Csched__V1__Run *done = cs_e2e_wait_end(e, run->id);
     assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
     assert_int_equal(done->n_attempts, 1);
     assert_true(done->attempts[0]->started_unix_ms >= run->not_before_unix_ms);
+    assert_true(done->attempts[0]->minder_pid != waiting);
     assert_true(attempt_dir_is(e, run->id, ""));
     assert_false(attempt_dir_is(e, run->id, CS_AHEAD_DIR_SUFFIX));
     csched__v1__run__free_unpacked(done, NULL);
@@ -256,6 +384,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_slots_ahead_starts_on_time),
+        cmocka_unit_test(test_e2e_slots_ahead_job_changed),
         cmocka_unit_test(test_e2e_slots_ahead_paused),
         cmocka_unit_test(test_e2e_slots_ahead_deleted),
         cmocka_unit_test(test_e2e_slots_ahead_across_a_crash),

@@ -4,16 +4,19 @@
  * behind (even out of its session) stopped and counted, start failures,
  * usage. These wait for real processes; each takes well under a second but
  * the one that waits out the leftover grace. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -210,6 +213,73 @@ static void test_minder_given_up(void **state)
     assert_int_equal(cs_note_read(dir, &note), -ENOENT);
     assert_int_equal(file_size(CS_ATTEMPT_PID_FILE), 0);
     assert_int_equal(cs_attempt_pid_publish(dir, 42), -EEXIST);
+}
+
+/* A minder started ahead (-w): fd 3 of the child is the socket's end. */
+static pid_t spawn_waiting(int fd, const char *command)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (dup2(fd, 3) != 3)
+            _exit(98);
+        execl(CS_MINDER_PATH, "csched-minder", "-w", "3", "-d", dir, "--", "sh", "-c", command,
+              (char *)NULL);
+        _exit(99);
+    }
+    return pid;
+}
+
+static bool dir_is_empty(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    bool empty = true;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        empty = empty && (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0);
+    closedir(d);
+    return empty;
+}
+
+/* Until the byte comes, the minder touches nothing; then it runs as one
+ * just started, and its command does not inherit the socket. */
+static void test_minder_waits_for_go(void **state)
+{
+    int sv[2];
+    char buf[64];
+    const char go = CS_MINDER_GO;
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    pid_t pid =
+        spawn_waiting(sv[1], "if [ -e /proc/$$/fd/3 ]; then echo leaked; else echo ran; fi");
+    close(sv[1]);
+    pause_ms(200);
+    assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
+    assert_true(dir_is_empty());
+    assert_int_equal(write(sv[0], &go, 1), 1);
+    close(sv[0]);
+    assert_int_equal(wait_minder(pid), 0);
+    assert_int_equal(read_note().outcome, CS_NOTE_EXITED);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_string_equal(buf, "ran\n");
+    read_file(CS_ATTEMPT_PID_FILE, buf, sizeof(buf));
+    assert_int_equal(atoi(buf), pid);
+}
+
+/* Sent away (the socket closed without the byte, as when cschedd dies):
+ * the minder exits having started nothing and written nothing. */
+static void test_minder_sent_away(void **state)
+{
+    int sv[2];
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    pid_t pid = spawn_waiting(sv[1], "echo ran");
+    close(sv[1]);
+    close(sv[0]);
+    assert_int_equal(wait_minder(pid), CS_MINDER_EXIT_GIVEN_UP);
+    assert_true(dir_is_empty());
 }
 
 static void test_minder_exit_code(void **state)
@@ -552,6 +622,8 @@ static void test_minder_usage(void **state)
     const char *const bad_cap[] = {"-d", dir, "-c", "1k", "--", "true", NULL};
     const char *const unknown[] = {"-d", dir, "-x", "--", "true", NULL};
     const char *const missing_value[] = {"-d", NULL};
+    const char *const wait_on_stderr[] = {"-w", "2", "-d", dir, "--", "true", NULL};
+    const char *const wait_not_fd[] = {"-w", "three", "-d", dir, "--", "true", NULL};
 
     assert_int_equal(run_minder(none), 100);
     assert_int_equal(run_minder(no_dir), 100);
@@ -562,6 +634,8 @@ static void test_minder_usage(void **state)
     assert_int_equal(run_minder(bad_cap), 100);
     assert_int_equal(run_minder(unknown), 100);
     assert_int_equal(run_minder(missing_value), 100);
+    assert_int_equal(run_minder(wait_on_stderr), 100);
+    assert_int_equal(run_minder(wait_not_fd), 100);
     assert_int_equal(cs_note_read(dir, &(struct cs_note){0}), -ENOENT);
 }
 
@@ -579,6 +653,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_minder_exit_zero),
         TEST(test_minder_given_up),
+        TEST(test_minder_waits_for_go),
+        TEST(test_minder_sent_away),
         TEST(test_minder_exit_code),
         TEST(test_minder_signal_death),
         TEST(test_minder_output_captured),

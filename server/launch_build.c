@@ -1,0 +1,39 @@
+/* launch_build: an attempt's launch from its job's definition (see
+ * launch_build.h). */
+#include "launch_build.h"
+
+#include "env.h"
+#include "job.h"
+#include "minder_contract.h"
+#include "retry.h"
+#include "secret.h"
+#include "util.h"
+
+struct cs_launch *cs_launch_build(struct cs_sched *s, struct cs_run *run, uint32_t number,
+                                  const char *dir, int64_t now_unix_ms)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__Job *spec = run->job->spec;
+    struct cs_minder_cmd cmd = {
+        .minder_path = s->minder_path,
+        .dir = dir,
+        .timeout_ms = cs_retry_attempt_timeout_ms(run, now_unix_ms),
+        .grace_ms = cs_job_kill_grace_ms(spec),
+        .stop_signal = cs_job_kill_signal(spec),
+        .workdir = spec->working_dir,
+        .command = spec->command,
+        .n_command = spec->n_command,
+        .shell = spec->shell,
+    };
+    struct cs_launch *launch = cs_xcalloc(1, sizeof(*launch));
+    launch->dir = cs_xstrdup(dir);
+    launch->argv = cs_minder_argv_new(&cmd);
+    CS_ASSERT(launch->argv != NULL);
+    launch->envp = cs_env_build_attempt(s->base_env, spec, run->msg, number);
+    launch->run_as_user = cs_xstrdup(spec->run_as_user);
+    launch->run_as_group = cs_xstrdup(spec->run_as_group);
+    launch->default_user = s->job_user;
+    launch->secrets = cs_secrets_copy(spec, &launch->n_secrets);
+    launch->server_env = s->server_env;
+    return launch;
+}
