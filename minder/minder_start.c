@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -335,13 +337,20 @@ static void refuse_if_no_space(int rc, const char *what)
  * done with it) there is nothing to undo. */
 void wait_for_go(void)
 {
+    struct sched_param param = {0};
     char byte = 0;
     ssize_t n;
 
+    /* A burst tells hundreds to go back to back: woken as a batch task, a
+     * minder does not preempt the launch thread still telling the others.
+     * The syscall itself, as musl leaves sched_setscheduler out; a failure
+     * costs only that, so it is not checked. */
+    (void)syscall(SYS_sched_setscheduler, 0, SCHED_BATCH, &param);
     while ((n = read(m.wait_fd, &byte, 1)) < 0 && errno == EINTR)
         continue;
     if (n != 1 || byte != CS_MINDER_GO)
         _exit(CS_MINDER_EXIT_GIVEN_UP);
+    (void)syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &param);
     (void)close(m.wait_fd); /* the command must not inherit it */
     m.wait_fd = -1;
 }

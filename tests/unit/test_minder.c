@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -252,18 +253,22 @@ static void test_minder_waits_for_go(void **state)
     const char go = CS_MINDER_GO;
 
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    /* Field 41 of stat is the scheduling policy: the command's must be 0, SCHED_OTHER. */
     pid_t pid =
-        spawn_waiting(sv[1], "if [ -e /proc/$$/fd/3 ]; then echo leaked; else echo ran; fi");
+        spawn_waiting(sv[1], "if [ -e /proc/$$/fd/3 ]; then echo leaked; else echo ran; fi; "
+                             "cut -d' ' -f41 /proc/$$/stat");
     close(sv[1]);
     pause_ms(200);
     assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
     assert_true(dir_is_empty());
+    /* Waiting, a batch task: its wake-up does not preempt the server. */
+    assert_int_equal(sched_getscheduler(pid), SCHED_BATCH);
     assert_int_equal(write(sv[0], &go, 1), 1);
     close(sv[0]);
     assert_int_equal(wait_minder(pid), 0);
     assert_int_equal(read_note().outcome, CS_NOTE_EXITED);
     read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
-    assert_string_equal(buf, "ran\n");
+    assert_string_equal(buf, "ran\n0\n");
     read_file(CS_ATTEMPT_PID_FILE, buf, sizeof(buf));
     assert_int_equal(atoi(buf), pid);
 }
