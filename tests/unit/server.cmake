@@ -140,3 +140,7 @@ add_test(NAME unit_server_loop_symbols_negative
                  $<TARGET_OBJECTS:cs_loop_symbols_bad> ${cs_loop_bad_syms}
          COMMAND_EXPAND_LISTS)
 set_tests_properties(unit_server_loop_symbols_negative PROPERTIES LABELS unit TIMEOUT 60)
+# Minders started ahead, with the real csched-minder.
+cs_unit_test(ahead_minder SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ahead_minder.c LIBS cs_launch)
+add_dependencies(test_ahead_minder csched_minder)
+target_compile_definitions(test_ahead_minder PRIVATE CS_MINDER_PATH="${CS_MINDER_PATH}")

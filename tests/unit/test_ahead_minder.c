@@ -1,0 +1,184 @@
+/* Unit tests of the minders started ahead (server/ahead_minder.h) with the
+ * real csched-minder: one started ahead is told to go when the start is the
+ * same, sent away and reaped when it differs or its time is past, and never
+ * started for a launch with secrets or a due time gone. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "ahead_minder.h"
+#include "launcher_thread.h"
+#include "minder_contract.h"
+#include "note.h"
+#include "util.h"
+
+static char state_dir[64], dir[128];
+static struct cs_ahead_minders table;
+
+static int setup(void **state)
+{
+    (void)state;
+    strcpy(state_dir, "/tmp/test_ahead_minder.XXXXXX");
+    assert_non_null(mkdtemp(state_dir));
+    (void)snprintf(dir, sizeof(dir), "%s/1-1", state_dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    cs_ahead_minders_init(&table);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    cs_ahead_minders_free(&table);
+    char cmd[256];
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", state_dir);
+    assert_int_equal(system(cmd), 0);
+    return 0;
+}
+
+/* A launch of shell in dir, due in due_in_ms, as the loop would build it. */
+static struct cs_launch *launch_of(const char *shell, int64_t due_in_ms)
+{
+    struct cs_minder_cmd cmd = {
+        .minder_path = CS_MINDER_PATH, .dir = dir, .grace_ms = 1000, .shell = shell};
+    struct cs_launch *launch = cs_xcalloc(1, sizeof(*launch));
+    launch->dir = cs_xstrdup(dir);
+    launch->argv = cs_minder_argv_new(&cmd);
+    launch->envp = cs_xcalloc(2, sizeof(char *));
+    launch->envp[0] = cs_xstrdup("PATH=/usr/bin:/bin");
+    launch->run_as_user = cs_xstrdup("");
+    launch->run_as_group = cs_xstrdup("");
+    launch->due_unix_ms = cs_now_unix_ms() + due_in_ms;
+    launch->pid = -1;
+    return launch;
+}
+
+/* The start of launch, as a launch thread makes it ready. */
+static struct cs_launch *ready(struct cs_launch *launch)
+{
+    assert_int_equal(cs_launch_prepare_user(launch), 0);
+    return launch;
+}
+
+static bool no_children(void)
+{
+    return waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD;
+}
+
+static bool dir_is_empty(void)
+{
+    DIR *d = opendir(dir);
+    bool empty = true;
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        empty = empty && e->d_name[0] == '.';
+    closedir(d);
+    return empty;
+}
+
+static void test_ahead_minder_goes_when_the_start_is_the_same(void **state)
+{
+    (void)state;
+    int64_t expires = cs_ahead_minder_start(&table, CS_MINDER_PATH, launch_of("echo hi", 300));
+    assert_true(expires > cs_now_mono_ns() / 1000000);
+    assert_int_equal(table.n, 1);
+    struct cs_launch *now = ready(launch_of("echo hi", 0));
+    assert_int_equal(cs_ahead_minder_go(&table, now), 0);
+    assert_true(now->pid > 0);
+    assert_int_equal(table.n, 0);
+    assert_int_equal(table.n_went, 1);
+
+    int wstatus;
+    assert_int_equal(waitpid(now->pid, &wstatus, 0), now->pid);
+    assert_true(WIFEXITED(wstatus));
+    assert_int_equal(WEXITSTATUS(wstatus), 0);
+    struct cs_note note;
+    assert_int_equal(cs_note_read(dir, &note), 0);
+    assert_int_equal(note.outcome, CS_NOTE_EXITED);
+    assert_int_equal(note.exit_code, 0);
+    cs_launch_free(now);
+}
+
+static void test_ahead_minder_sent_away_when_the_start_differs(void **state)
+{
+    (void)state;
+    assert_true(cs_ahead_minder_start(&table, CS_MINDER_PATH, launch_of("echo old", 300)) > 0);
+    struct cs_launch *now = ready(launch_of("echo new", 0));
+    assert_int_equal(cs_ahead_minder_go(&table, now), -ENOENT);
+    assert_int_equal(now->pid, -1);
+    assert_int_equal(table.n, 0);
+    assert_int_equal(table.n_sent_away, 1);
+    /* Reaped, and it touched nothing. */
+    assert_true(no_children());
+    assert_true(dir_is_empty());
+    /* No second one for the same directory either. */
+    assert_int_equal(cs_ahead_minder_go(&table, now), -ENOENT);
+    cs_launch_free(now);
+}
+
+static void test_ahead_minder_sent_away_past_its_time(void **state)
+{
+    (void)state;
+    int64_t expires = cs_ahead_minder_start(&table, CS_MINDER_PATH, launch_of("echo hi", 100));
+    assert_true(expires > 0);
+    assert_int_equal(cs_ahead_minders_expire(&table, expires - 1), expires);
+    assert_int_equal(table.n, 1);
+    assert_int_equal(cs_ahead_minders_expire(&table, expires), 0);
+    assert_int_equal(table.n, 0);
+    assert_true(no_children());
+    assert_true(dir_is_empty());
+}
+
+static void test_ahead_minder_none_for_secrets_or_a_past_due_time(void **state)
+{
+    (void)state;
+    struct cs_launch *secret = launch_of("echo hi", 300);
+    secret->secrets = cs_xcalloc(1, sizeof(*secret->secrets));
+    secret->secrets[0].name = cs_xstrdup("TOKEN");
+    secret->secrets[0].ref = cs_xstrdup("/nonexistent");
+    secret->secrets[0].is_file = true;
+    secret->n_secrets = 1;
+    assert_int_equal(cs_ahead_minder_start(&table, CS_MINDER_PATH, secret), 0);
+    assert_int_equal(cs_ahead_minder_start(&table, CS_MINDER_PATH, launch_of("echo hi", -1)), 0);
+    assert_int_equal(table.n, 0);
+    assert_true(no_children());
+}
+
+/* The table's end sends away and reaps whatever still waits. */
+static void test_ahead_minder_free_reaps_the_waiting(void **state)
+{
+    (void)state;
+    assert_true(cs_ahead_minder_start(&table, CS_MINDER_PATH, launch_of("echo hi", 5000)) > 0);
+    cs_ahead_minders_free(&table);
+    assert_true(no_children());
+    assert_true(dir_is_empty());
+    cs_ahead_minders_init(&table); /* for the teardown */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_ahead_minder_goes_when_the_start_is_the_same, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_ahead_minder_sent_away_when_the_start_differs, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_ahead_minder_sent_away_past_its_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ahead_minder_none_for_secrets_or_a_past_due_time,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ahead_minder_free_reaps_the_waiting, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
