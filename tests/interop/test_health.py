@@ -19,13 +19,11 @@ import threading
 import time
 import unittest
 
-from test_interop import ARGS, RPC_TIMEOUT_S, UNITTEST_ARGV, Server
+from test_interop import RPC_TIMEOUT_S, UNITTEST_ARGV, ServerTest
 
 import grpc  # noqa: E402
 import health_pb2  # noqa: E402
-import health_pb2_grpc  # noqa: E402
 from csched.v1 import scheduler_pb2 as pb  # noqa: E402
-from csched.v1 import scheduler_pb2_grpc  # noqa: E402
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -83,30 +81,10 @@ def cluster_of(state_dir):
     return pids
 
 
-class HealthWatchTest(unittest.TestCase):
-    server = None
-    channel = None
-
+class HealthWatchTest(ServerTest):
     @classmethod
-    def setUpClass(cls):
-        cls.server = Server(ARGS.bin_dir)
-        cls.channel = grpc.insecure_channel(
-            "unix:" + os.path.join(cls.server.state_dir, "csched.sock"))
-        grpc.channel_ready_future(cls.channel).result(timeout=RPC_TIMEOUT_S)
-        cls.stub = scheduler_pb2_grpc.SchedulerStub(cls.channel)
-        cls.health = health_pb2_grpc.HealthStub(cls.channel)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.channel is not None:
-            cls.channel.close()
-        if cls.server is not None:
-            status = cls.server.stop()
-            log = cls.server.log_text()
-            if status == 0:
-                cls.server.remove()
-            assert status == 0, "cschedd exit status %r, want 0 (state dir %s):\n%s" % (
-                status, cls.server.state_dir, log)
+    def open_channel(cls):
+        return grpc.insecure_channel("unix:" + os.path.join(cls.server.state_dir, "csched.sock"))
 
     def test_watch_follows_a_frozen_database(self):
         watch = Statuses(self.health, "")
