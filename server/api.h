@@ -47,12 +47,17 @@ void cs_api_health_watch(struct cs_call *call, const ProtobufCMessage *request, 
 /* One request of a server reflection stream, v1 or v1alpha (api_reflection.c). */
 void cs_api_reflection_info(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 
-/* Keeps a health Watch stream open until the client leaves or the server
- * stops (api_watch owns the list of open streams). */
-void cs_api_health_watch_open(struct cs_sched *sched, struct cs_call *call);
+/* How often an open health Watch looks for a change of the serving status. */
+#define CS_HEALTH_POLL_MS 500
+/* At start: the health Watch streams' list and the timer that sends them
+ * each change of the serving status (api_health.c). 0 or a negative errno
+ * from libuv. */
+int cs_api_health_init(struct cs_sched *sched);
+/* At shutdown: ends every open health Watch stream and closes the timer. */
+void cs_api_health_close_all(struct cs_sched *sched);
 /* At start: has every committed event handed to the open Watch streams. */
 void cs_api_watch_init(struct cs_sched *sched);
-/* At shutdown: ends every open Watch and health Watch stream. */
+/* At shutdown: ends every open Watch stream. */
 void cs_api_watch_close_all(struct cs_sched *sched);
 
 #endif

@@ -1,9 +1,8 @@
-/* api_stats: GetStats, and the grpc.health.v1 Health service. */
+/* api_stats: GetStats. */
 #include <errno.h>
 #include <string.h>
 
 #include "api.h"
-#include "grpc/health/v1/health.pb-c.h"
 #include "util.h"
 
 static void fill_lag(Csched__V1__LoopLag *out, const struct cs_lag_summary *in)
@@ -36,46 +35,4 @@ void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, voi
     stats.uptime_ms = (cs_now_mono_ns() - s->started_mono_ns) / 1000000;
     stats.last_seq = s->last_published_seq;
     cs_call_reply(call, &stats.base);
-}
-
-/* "" is the whole server; the one named service is ours. */
-static bool known_service(const char *name)
-{
-    return name[0] == '\0' || strcmp(name, "csched.v1.Scheduler") == 0;
-}
-
-/* Serving needs a database that answers (the store's watchdog takes a
- * frozen one for gone) and a state dir that can be written (dir_check). */
-static Grpc__Health__V1__HealthCheckResponse__ServingStatus serving(struct cs_sched *s)
-{
-    return cs_store_is_accepting(s->store) && s->state_dir_status == 0
-               ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
-               : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
-}
-
-void cs_api_health_check(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
-{
-    CS_ASSERT_LOOP();
-    const Grpc__Health__V1__HealthCheckRequest *req =
-        (const Grpc__Health__V1__HealthCheckRequest *)request;
-    if (!known_service(req->service)) {
-        cs_call_fail(call, -ENOENT, "service %.100s is not served here", req->service);
-        return;
-    }
-    Grpc__Health__V1__HealthCheckResponse resp = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
-    resp.status = serving(ctx);
-    cs_call_reply(call, &resp.base);
-}
-
-void cs_api_health_watch(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
-{
-    CS_ASSERT_LOOP();
-    const Grpc__Health__V1__HealthCheckRequest *req =
-        (const Grpc__Health__V1__HealthCheckRequest *)request;
-    Grpc__Health__V1__HealthCheckResponse resp = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
-    resp.status = known_service(req->service)
-                      ? serving(ctx)
-                      : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVICE_UNKNOWN;
-    cs_call_push(call, &resp.base);
-    cs_api_health_watch_open(ctx, call);
 }

@@ -27,7 +27,6 @@ struct cs_watch {
     struct cs_call *call; /* NULL once the stream has ended */
     char *job_name;       /* NULL: every job */
     int64_t last_seq;     /* the last event sent (or skipped by the filter) */
-    bool health;          /* a grpc.health.v1 Watch: gets no events */
     bool live;
     bool fetching;
 };
@@ -107,7 +106,7 @@ static void fetch_page(struct cs_watch *w)
 static void on_drained(struct cs_call *call, void *ctx)
 {
     struct cs_watch *w = ctx;
-    if (!w->health && !w->live && !w->fetching && w->call != NULL)
+    if (!w->live && !w->fetching && w->call != NULL)
         fetch_page(w);
 }
 
@@ -130,14 +129,6 @@ static struct cs_watch *watch_new(struct cs_sched *s, struct cs_call *call)
     s->watches = w;
     cs_call_set_stream_ops(call, &watch_ops, w);
     return w;
-}
-
-void cs_api_health_watch_open(struct cs_sched *sched, struct cs_call *call)
-{
-    CS_ASSERT_LOOP();
-    struct cs_watch *w = watch_new(sched, call);
-    w->health = true;
-    w->live = true;
 }
 
 void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -187,7 +178,7 @@ static void publish_cb(void *ctx, const Csched__V1__Event *ev)
     struct cs_sched *s = ctx;
     for (struct cs_watch *w = s->watches, *next; w != NULL; w = next) {
         next = w->next;
-        if (w->health || !w->live || ev->seq <= w->last_seq)
+        if (!w->live || ev->seq <= w->last_seq)
             continue;
         if (cs_call_backlog(w->call) >= MAX_BACKLOG) {
             char message[160];

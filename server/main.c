@@ -224,6 +224,7 @@ static void begin_shutdown(struct server *srv, int exit_code)
     srv->exit_code = exit_code;
     srv->sched.stopping = true;
     cs_api_watch_close_all(&srv->sched);
+    cs_api_health_close_all(&srv->sched);
     /* No connection may reach gRPC once its shutdown has begun. */
     cs_local_listen_stop(&srv->local);
     if (srv->rpc != NULL)
@@ -258,7 +259,9 @@ static int sched_init(struct server *srv)
     s->base_env = cs_env_base_for_jobs(environ);
     s->server_env = cs_env_copy(environ);
     cs_api_watch_init(s);
-    int rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
+    int rc = cs_api_health_init(s);
+    if (rc == 0)
+        rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)
         rc = cs_probe_start(srv->loop, &s->probe);
     if (rc == 0 && srv->config.metrics_listen != NULL)

@@ -22,6 +22,7 @@
 struct cs_store;
 struct cs_launcher;
 struct cs_watch;
+struct cs_health;
 struct cs_sched;
 struct cs_run;
 
@@ -132,6 +133,7 @@ struct cs_sched {
     uint64_t runs_started, runs_finished;
 
     struct cs_watch *watches; /* open Watch streams */
+    struct cs_health *health; /* open health Watch streams (api_health.c) */
     struct cs_probe probe;
     int64_t started_mono_ns;
     char **base_env;   /* the server's environment, for every command */

@@ -103,6 +103,10 @@ static int parse_map(struct jf *jf, const yaml_node_t *node, const char *key,
 
     if (node->type != YAML_MAPPING_NODE)
         return jf_error(jf, node, "%s: must be a mapping of KEY: VALUE", key);
+    /* Each entry is matched against those before it (a later one wins). */
+    if (node->data.mapping.pairs.top - node->data.mapping.pairs.start > JF_MAP_ENTRIES_MAX)
+        return jf_error(jf, node, "%s: more than %d entries, more than the server takes", key,
+                        JF_MAP_ENTRIES_MAX);
     for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
         yaml_node_t *k = yaml_document_get_node(jf->doc, pair->key);
         yaml_node_t *v = yaml_document_get_node(jf->doc, pair->value);
@@ -249,22 +253,43 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
     return schedule_key(jf, key, v, job);
 }
 
+/* A key of a mapping and its place in it, sorted by text then place. */
+struct key_at {
+    const yaml_node_t *node;
+    size_t at;
+};
+
+static int key_at_cmp(const void *a, const void *b)
+{
+    const struct key_at *x = a, *y = b;
+    int c = strcmp(jf_scalar(x->node), jf_scalar(y->node));
+
+    return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
+}
+
 int jf_unique_keys(struct jf *jf, const yaml_node_t *node)
 {
-    yaml_node_pair_t *a, *b;
+    size_t n = 0, pairs = (size_t)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
+    struct key_at *keys = cs_cli_xmalloc((pairs ? pairs : 1) * sizeof(*keys));
+    const struct key_at *dup = NULL;
 
-    for (a = node->data.mapping.pairs.start; a < node->data.mapping.pairs.top; a++) {
-        yaml_node_t *ka = yaml_document_get_node(jf->doc, a->key);
+    /* Sorted, a repeated key sits next to its first place: the one to name
+     * is the repeat that comes first in the file. */
+    for (size_t i = 0; i < pairs; i++) {
+        yaml_node_t *k = yaml_document_get_node(jf->doc, node->data.mapping.pairs.start[i].key);
 
-        for (b = node->data.mapping.pairs.start; b < a; b++) {
-            yaml_node_t *kb = yaml_document_get_node(jf->doc, b->key);
-
-            if (ka->type == YAML_SCALAR_NODE && kb->type == YAML_SCALAR_NODE &&
-                strcmp(jf_scalar(ka), jf_scalar(kb)) == 0)
-                return jf_error(jf, ka, "key '%s' appears twice", jf_scalar(ka));
-        }
+        if (k->type == YAML_SCALAR_NODE)
+            keys[n++] = (struct key_at){k, i};
     }
-    return 0;
+    qsort(keys, n, sizeof(*keys), key_at_cmp);
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(jf_scalar(keys[i].node), jf_scalar(keys[i - 1].node)) == 0 &&
+            (dup == NULL || keys[i].at < dup->at))
+            dup = &keys[i];
+    int rc =
+        dup != NULL ? jf_error(jf, dup->node, "key '%s' appears twice", jf_scalar(dup->node)) : 0;
+    free(keys);
+    return rc;
 }
 
 int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out)

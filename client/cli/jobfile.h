@@ -15,6 +15,14 @@ struct jf {
     size_t errlen;
 };
 
+/* The most entries a map of a job file (env, labels) may have: the most any
+ * field of a request may hold on the server (server/wire_check.h). */
+#define JF_MAP_ENTRIES_MAX 4096
+/* The deepest nesting of lists and mappings a job file may have; a job
+ * needs 4 ({jobs: [{labels: {}}]}). libyaml's scanner takes time growing
+ * with the square of the depth. */
+#define JF_DEPTH_MAX 64
+
 /* Writes "NAME:LINE: message" (the node's line) to jf->err; returns -EINVAL. */
 int jf_error(struct jf *jf, const yaml_node_t *node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -6,6 +6,7 @@
  * Single-threaded; uses libyaml's document API (the whole file is small).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,37 @@ static bool empty_document(const yaml_node_t *root)
            root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 }
 
+/* Refuses a text nested deeper than JF_DEPTH_MAX, reading its events only
+ * that far; anything else wrong is left for the loader to name. */
+static int check_depth(const char *name, const char *text, size_t len, char *err, size_t errlen)
+{
+    yaml_parser_t parser;
+    yaml_event_t event;
+    int depth = 0, rc = 0;
+    bool more = true;
+
+    if (!yaml_parser_initialize(&parser)) {
+        snprintf(err, errlen, "%s: out of memory", name);
+        return -ENOMEM;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    while (more && rc == 0 && yaml_parser_parse(&parser, &event)) {
+        if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT)
+            depth++;
+        else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
+            depth--;
+        if (depth > JF_DEPTH_MAX) {
+            snprintf(err, errlen, "%s:%lu: nested deeper than %d lists and mappings", name,
+                     (unsigned long)event.start_mark.line + 1, JF_DEPTH_MAX);
+            rc = -EINVAL;
+        }
+        more = event.type != YAML_STREAM_END_EVENT;
+        yaml_event_delete(&event);
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 int cs_cli_jobfile_parse(const char *name, const char *text, size_t len, Csched__V1__Job ***jobs,
                          unsigned **lines, size_t *n, char *err, size_t errlen)
 {
@@ -113,6 +145,8 @@ int cs_cli_jobfile_parse(const char *name, const char *text, size_t len, Csched_
 
     *jobs = NULL;
     *n = 0;
+    if ((rc = check_depth(name, text, len, err, errlen)) != 0)
+        return rc;
     if (!yaml_parser_initialize(&parser)) {
         snprintf(err, errlen, "%s: out of memory", name);
         return -ENOMEM;

@@ -197,14 +197,20 @@ class GeneratedPackagesTest(unittest.TestCase):
             shutil.rmtree(out)
 
 
-class InteropTest(unittest.TestCase):
+class ServerTest(unittest.TestCase):
+    """One cschedd for the class's tests, reached through open_channel; it
+    must stop with exit status 0."""
     server = None
     channel = None
 
     @classmethod
+    def open_channel(cls):
+        return cls.server.channel(ADMIN_TOKEN)
+
+    @classmethod
     def setUpClass(cls):
         cls.server = Server(ARGS.bin_dir)
-        cls.channel = cls.server.channel(ADMIN_TOKEN)
+        cls.channel = cls.open_channel()
         grpc.channel_ready_future(cls.channel).result(timeout=RPC_TIMEOUT_S)
         cls.stub = scheduler_pb2_grpc.SchedulerStub(cls.channel)
         cls.health = health_pb2_grpc.HealthStub(cls.channel)
@@ -221,6 +227,8 @@ class InteropTest(unittest.TestCase):
             assert status == 0, "cschedd exit status %r, want 0 (state dir %s):\n%s" % (
                 status, cls.server.state_dir, log)
 
+
+class InteropTest(ServerTest):
     def test_health_serving(self):
         reply = self.health.Check(health_pb2.HealthCheckRequest(service=""),
                                   timeout=RPC_TIMEOUT_S)

@@ -1,5 +1,5 @@
-/* Unit tests of csched's YAML job files (apply -f): a full valid file, and
- * every error with the line it names. */
+/* Unit tests of csched's YAML job files (apply -f): a full valid file,
+ * every error with the line it names, and hostile files refused at once. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
@@ -187,6 +188,68 @@ static void test_cli_jobfile_job_errors(void **state)
     expect_error("jobs:\n  - name: a\n    shell: x\n    [k]: v\n", "job keys must be strings");
 }
 
+/* head, then n copies of unit, then n of tail: a heap string. */
+static char *repeated(const char *head, const char *unit, const char *tail, size_t n)
+{
+    size_t hl = strlen(head), ul = strlen(unit), tl = strlen(tail);
+    char *s = malloc(hl + n * (ul + tl) + 1), *p = s;
+
+    assert_non_null(s);
+    memcpy(p, head, hl);
+    p += hl;
+    for (size_t i = 0; i < n; i++, p += ul)
+        memcpy(p, unit, ul);
+    for (size_t i = 0; i < n; i++, p += tl)
+        memcpy(p, tail, tl);
+    *p = '\0';
+    return s;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Refused with want, within a second; each took 30 s to a minute (libyaml's
+ * scanner is quadratic in the nesting, the key checks were in the keys). */
+static void expect_prompt_error(char *text, const char *want)
+{
+    double t0 = now_s();
+
+    expect_error(text, want);
+    if (now_s() - t0 > 1.0)
+        fail_msg("refusing '%s' took %.1f s", want, now_s() - t0);
+    free(text);
+}
+
+static void test_cli_jobfile_hostile(void **state)
+{
+    char *text;
+    size_t len;
+
+    expect_prompt_error(repeated("jobs:\n  - name: a\n    command: ", "[", "]", 100000),
+                        "jobs.yaml:3: nested deeper than 64 lists and mappings");
+    expect_prompt_error(repeated("jobs:\n  - name: a\n    labels: ", "{a: ", "}", 100000),
+                        "nested deeper than 64");
+    /* 100000 keys, each unknown: the first is named, after a sort of all. */
+    text = malloc(32 + 100000 * sizeof("x99999: 1\n"));
+    assert_non_null(text);
+    len = (size_t)sprintf(text, "name: a\nshell: x\n");
+    for (int i = 0; i < 100000; i++)
+        len += (size_t)sprintf(text + len, "x%d: 1\n", i);
+    expect_prompt_error(text, "jobs.yaml:3: unknown key 'x0'");
+    expect_prompt_error(repeated("name: a\nshell: x\nlabels:\n", "  k: v\n", "", 100000),
+                        "jobs.yaml:4: labels: more than 4096 entries");
+    /* Of two repeated keys, the one repeated first in the file is named. */
+    expect_error("shell: x\nb: 1\na: 2\nname: n\nb: 3\na: 4\n",
+                 "jobs.yaml:5: key 'b' appears twice");
+    expect_error("shell: x\nb: 1\na: 2\nname: n\na: 3\nb: 4\n",
+                 "jobs.yaml:5: key 'a' appears twice");
+}
+
 static void test_cli_jobfile_load(void **state)
 {
     char path[] = "/tmp/test_cli_jobfile_XXXXXX";
@@ -219,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_cli_jobfile_strict_types),
         cmocka_unit_test(test_cli_jobfile_structure_errors),
         cmocka_unit_test(test_cli_jobfile_job_errors),
+        cmocka_unit_test(test_cli_jobfile_hostile),
         cmocka_unit_test(test_cli_jobfile_load),
     };
 
