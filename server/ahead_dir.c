@@ -93,11 +93,12 @@ void cs_ahead_dir_make(struct cs_sched *s, struct cs_run *run)
     start_minder_ahead(s, run, number);
 }
 
-char *cs_ahead_dir_take(struct cs_sched *s, struct cs_run *run, uint32_t number)
+char *cs_ahead_dir_take(struct cs_sched *s, struct cs_run *run, uint32_t number, bool *made)
 {
     CS_ASSERT_LOOP();
     if (run->ahead == CS_AHEAD_READY && run->ahead_number != number)
         cs_ahead_dir_drop(s, run);
+    *made = run->ahead == CS_AHEAD_READY;
     /* Still being made, it is the start's if made in time, and otherwise
      * removed once made (work_done_cb). */
     run->ahead = CS_AHEAD_NONE;

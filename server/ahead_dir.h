@@ -12,6 +12,7 @@
 #ifndef CS_AHEAD_DIR_H
 #define CS_AHEAD_DIR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sched_state.h"
@@ -28,9 +29,10 @@ void cs_ahead_dir_make(struct cs_sched *sched, struct cs_run *run);
 /* At the start of run's attempt number: the path its directory made ahead
  * has, if it was (owned by the caller, who tries to rename it into place):
  * being made still, or left by a crash before this server made any, it may
- * be there all the same. NULL for a path too long. What run had is no
+ * be there all the same. NULL for a path too long. *made: whether this
+ * server made it (the rename is then all but sure). What run had is no
  * longer its own. */
-char *cs_ahead_dir_take(struct cs_sched *sched, struct cs_run *run, uint32_t number);
+char *cs_ahead_dir_take(struct cs_sched *sched, struct cs_run *run, uint32_t number, bool *made);
 
 /* run ends or is forgotten without starting: its directory made ahead, if
  * any, is removed on the pool. */

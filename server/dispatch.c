@@ -114,7 +114,7 @@ static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
 {
     struct cs_launch *launch =
         cs_launch_build(s, att->run, att->number, att->dir, cs_now_unix_ms());
-    launch->ahead_dir = cs_ahead_dir_take(s, att->run, att->number);
+    launch->ahead_dir = cs_ahead_dir_take(s, att->run, att->number, &launch->ahead_dir_made);
     launch->owner = att;
     return launch;
 }

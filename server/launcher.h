@@ -26,6 +26,7 @@ struct cs_launch {
     struct cs_qlink link; /* the queue to the thread */
     char *dir;            /* the attempt's directory, made by the thread */
     char *ahead_dir;      /* where its copy made ahead would be (ahead_dir.h): renamed to dir */
+    bool ahead_dir_made;  /* and whether the loop saw it made: a rename, not a mkdir */
     char **argv;          /* the minder's argv, NULL-terminated */
     char **envp;          /* the command's environment, NULL-terminated */
     /* Who the command runs as (runas.h): the job's run_as_user and

@@ -38,6 +38,9 @@
 /* Of a group, how many are spawned (or told to go) before the loop hears
  * of them: their results are posted together, one wake-up of the loop. */
 #define LAUNCH_POST_MAX 16
+/* Of a group, how many may need a mkdir (no copy made ahead): a mkdir
+ * allocates an inode, and a group's first spawn waits for all of them. */
+#define LAUNCH_MKDIR_MAX 16
 
 /* File descriptors held in reserve, so that a server out of them (too many
  * connections) can still watch what it starts: one freed for each call that
@@ -438,8 +441,14 @@ void cs_launcher_thread_main(void *arg)
         if (final || mono_ms() >= retry_at_ms)
             while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(&waiting))
                 group[n++] = CS_CONTAINER_OF(cs_queue_pop(&waiting), struct cs_launch, link);
-        for (size_t taken = 0; taken < share && n < LAUNCH_GROUP_MAX; taken++, l->n_queued--)
+        for (size_t taken = 0, mkdirs = 0; taken < share && n < LAUNCH_GROUP_MAX;
+             taken++, l->n_queued--) {
+            struct cs_launch *next = CS_CONTAINER_OF(l->queue.head, struct cs_launch, link);
+            mkdirs += !next->ahead_dir_made;
+            if (mkdirs > LAUNCH_MKDIR_MAX)
+                break;
             group[n++] = CS_CONTAINER_OF(cs_queue_pop(&l->queue), struct cs_launch, link);
+        }
         /* A wake-up may have gone to this thread alone: the rest is the others'. */
         if (!cs_queue_is_empty(&l->queue) && l->n_idle > 0)
             pthread_cond_signal(&l->wake);
