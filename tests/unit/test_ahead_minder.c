@@ -168,17 +168,16 @@ static void test_ahead_minder_free_reaps_the_waiting(void **state)
     cs_ahead_minders_init(&table); /* for the teardown */
 }
 
+#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_ahead_minder_goes_when_the_start_is_the_same, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_ahead_minder_sent_away_when_the_start_differs, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_ahead_minder_sent_away_past_its_time, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ahead_minder_none_for_secrets_or_a_past_due_time,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ahead_minder_free_reaps_the_waiting, setup, teardown),
+        TEST(test_ahead_minder_goes_when_the_start_is_the_same),
+        TEST(test_ahead_minder_sent_away_when_the_start_differs),
+        TEST(test_ahead_minder_sent_away_past_its_time),
+        TEST(test_ahead_minder_none_for_secrets_or_a_past_due_time),
+        TEST(test_ahead_minder_free_reaps_the_waiting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
