@@ -11,10 +11,10 @@
  * shortened the timeout, secrets to read) it is sent away and a minder is
  * spawned as ever.
  *
- * Sending one away closes its socket: the minder exits at end of file with
- * nothing done, and the thread reaps it. cschedd's end, SIGKILL included,
- * closes them all the same way, so a minder started ahead never outlives
- * cschedd without its go. One not taken within CS_AHEAD_MINDER_LINGER_MS of
+ * Sending one away closes its socket and kills it (it has done nothing),
+ * and the thread reaps it. cschedd's end, SIGKILL included, closes every
+ * such socket: the minder exits at end of file, so one started ahead never
+ * outlives cschedd without its go. One not taken within CS_AHEAD_MINDER_LINGER_MS of
  * its due time is sent away.
  *
  * Launch threads, and the loop at the launcher's stop; the table has its

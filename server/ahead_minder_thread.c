@@ -4,6 +4,7 @@
  * it, so no thread waits on another's spawn or reap. */
 #define CS_LOG_COMPONENT "launch"
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +59,15 @@ static struct cs_ahead_minder *unlink_dir(struct cs_ahead_minders *t, const char
     return NULL;
 }
 
-/* Closes the socket, so the minder exits having done nothing, and reaps it
- * (our child: it exits as soon as it reads the end of file). */
+/* Closes the socket and kills the minder, which has done nothing, then
+ * reaps it. The KILL (our unreaped child: its pid is its own) makes the
+ * reap prompt even for a minder someone stopped, which would never read
+ * the end of file. */
 static void send_away(struct cs_ahead_minder *e)
 {
     int wstatus;
     (void)close(e->go_fd); /* a socket: nothing to lose */
+    (void)kill(e->launch->pid, SIGKILL);
     while (waitpid(e->launch->pid, &wstatus, 0) < 0 && errno == EINTR)
         continue;
     cs_launch_free(e->launch);

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -157,6 +158,32 @@ static void test_ahead_minder_none_for_secrets_or_a_past_due_time(void **state)
     assert_true(no_children());
 }
 
+/* This process's one child, the minder started ahead, read from /proc. */
+static pid_t only_child(void)
+{
+    char path[96];
+    (void)snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+    FILE *f = fopen(path, "re");
+    int pid = 0;
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    return (pid_t)pid;
+}
+
+/* One someone stopped never reads its end of file: sending it away still
+ * returns at once, and reaps it. */
+static void test_ahead_minder_sent_away_when_stopped(void **state)
+{
+    (void)state;
+    int64_t expires = cs_ahead_minder_start(&table, CS_MINDER_PATH, launch_of("echo hi", 100));
+    assert_true(expires > 0);
+    assert_int_equal(kill(only_child(), SIGSTOP), 0);
+    assert_int_equal(cs_ahead_minders_expire(&table, expires), 0);
+    assert_true(no_children());
+    assert_true(dir_is_empty());
+}
+
 /* The table's end sends away and reaps whatever still waits. */
 static void test_ahead_minder_free_reaps_the_waiting(void **state)
 {
@@ -176,6 +203,7 @@ int main(void)
         TEST(test_ahead_minder_goes_when_the_start_is_the_same),
         TEST(test_ahead_minder_sent_away_when_the_start_differs),
         TEST(test_ahead_minder_sent_away_past_its_time),
+        TEST(test_ahead_minder_sent_away_when_stopped),
         TEST(test_ahead_minder_none_for_secrets_or_a_past_due_time),
         TEST(test_ahead_minder_free_reaps_the_waiting),
     };
