@@ -325,6 +325,11 @@ void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, vo
         goto out_free;
     for (size_t i = 0; i < n_ahead; i++)
         protobuf_c_message_free_unpacked(&cs_dispatch_cancel(s, ahead[i], NULL, NULL)->base, NULL);
+    /* One whose minder was already on its way at its due time is cancelled, not gone. */
+    if (job->active > 0) {
+        cs_call_fail(call, -EBUSY, "job %s has a run starting now: wait for it to end", req->name);
+        goto out_free;
+    }
     Csched__V1__DeleteJobResponse *resp = cs_xmalloc(sizeof(*resp));
     csched__v1__delete_job_response__init(resp);
     struct cs_store_mark mark = cs_store_mark_take(s->store);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "dispatch.h"
 #include "job.h"
 #include "log.h"
 #include "util.h"
@@ -39,6 +40,7 @@ void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, voi
         job->spec->paused_unix_ms = cs_now_unix_ms();
     job->spec->paused = true;
     cs_message_set_str(&job->spec->pause_reason, req->reason);
+    cs_dispatch_job_paused(s, job);
     cs_api_reply_job_on_commit(call, s, job->spec);
 }
 

@@ -42,20 +42,24 @@ struct cs_attempt_end {
     struct cs_note note;
 };
 
+struct cs_launch;
+
 struct cs_attempt {
     struct cs_sched *sched;
     const struct cs_attempt_ops *ops; /* borrowed: static in the owner */
     struct cs_run *run;
     uint32_t number;
-    char *dir;           /* owned */
-    pid_t pid;           /* the minder, once started; 0 before */
-    int pidfd;           /* -1 when not watching */
-    bool is_child;       /* started by this process: reap it */
-    bool exited;         /* its pidfd fired: the pid may be another process's now */
-    bool holds_slot;     /* counted in the limits (dispatch's) */
-    bool launch_failed;  /* the minder could not be started (note.message says why) */
-    bool backstop_fired; /* the minder outlived its deadline and was killed */
-    bool no_space;       /* no room in the state dir to make the attempt or its note: nothing ran */
+    char *dir;                /* owned */
+    pid_t pid;                /* the minder, once started; 0 before */
+    int pidfd;                /* -1 when not watching */
+    bool is_child;            /* started by this process: reap it */
+    bool exited;              /* its pidfd fired: the pid may be another process's now */
+    bool holds_slot;          /* counted in the limits (dispatch's) */
+    struct cs_launch *launch; /* with the launcher, until it comes back (dispatch's) */
+    int taking_back;          /* why that launch is being taken back, 0 if not (dispatch's) */
+    bool launch_failed;       /* the minder could not be started (note.message says why) */
+    bool backstop_fired;      /* the minder outlived its deadline and was killed */
+    bool no_space; /* no room in the state dir to make the attempt or its note: nothing ran */
     struct cs_backstop *backstop; /* NULL when the job has no timeout */
     uv_work_t work;
     /* Results of the pool work. */

@@ -49,6 +49,7 @@ const struct cs_sched_ops cs_dispatch_cschedd_ops = {
     .event_put_cb = cs_store_event_put,
     .launch_cb = cs_launcher_submit,
     .launch_ahead_cb = cs_launcher_submit_ahead,
+    .revoke_cb = cs_launcher_revoke,
 };
 
 static Csched__V1__Attempt *attempt_msg(struct cs_attempt *att)
@@ -110,13 +111,71 @@ static void give_slot(struct cs_sched *s, struct cs_attempt *att)
     cs_pump_job_changed(s, job);
 }
 
-static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att)
+/* The launch of att, whose minder starts at start_ms: a time still to
+ * come makes it held until then (launcher.h). */
+static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att, int64_t start_ms)
 {
-    struct cs_launch *launch =
-        cs_launch_build(s, att->run, att->number, att->dir, cs_now_unix_ms());
+    struct cs_launch *launch = cs_launch_build(s, att->run, att->number, att->dir, start_ms);
     launch->ahead_dir = cs_ahead_dir_take(s, att->run, att->number, &launch->ahead_dir_made);
+    launch->due_unix_ms = start_ms > cs_now_unix_ms() ? start_ms : 0;
     launch->owner = att;
     return launch;
+}
+
+/* Why a launch is taken back before its start, and what its attempt says. */
+enum take_back_why { TAKE_BACK_CANCEL = 1, TAKE_BACK_PAUSE };
+
+static const char *const take_back_message[] = {
+    [TAKE_BACK_CANCEL] = "cancelled before its minder started",
+    [TAKE_BACK_PAUSE] = CS_SLOT_RUN_PAUSED_MESSAGE,
+};
+
+/* Ends att, whose launch was taken back, CANCELLED, its command never
+ * run; returns its run, left without an attempt. */
+static struct cs_run *end_unstarted(struct cs_sched *s, struct cs_attempt *att,
+                                    enum take_back_why why)
+{
+    struct cs_run *run = att->run;
+    Csched__V1__Attempt *a = attempt_msg(att);
+    a->ended_unix_ms = cs_now_unix_ms();
+    cs_message_set_str(&a->message, take_back_message[why]);
+    cs_sched_set_attempt_state(run->msg, a, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    write_attempt(s, run, att);
+    give_slot(s, att);
+    run->attempt = NULL;
+    cs_attempt_free(att);
+    return run;
+}
+
+/* Ends a run whose launch was taken back, as why says: cancelled
+ * unstarted, its slot skipped PAUSED after a pause. */
+static void end_run_taken_back(struct cs_sched *s, struct cs_run *run, enum take_back_why why)
+{
+    if (why == TAKE_BACK_PAUSE)
+        cs_dispatch_skip_slot_run(s, run, CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED,
+                                  CS_SLOT_PAUSED_MESSAGE, CS_SLOT_RUN_PAUSED_MESSAGE);
+    else
+        (void)cs_dispatch_cancel_unstarted(s, run, NULL, NULL, false);
+}
+
+/* Takes att's launch back from the launcher if its minder has not started
+ * (cs_launcher_revoke). DONE: nothing of it ran, and the attempt has ended,
+ * its run left without one for the caller to end. PENDING: the launch
+ * comes back unstarted, and then both end as why says. TOO_LATE: its
+ * minder is on its way, to be stopped once it runs. */
+static enum cs_revoke take_back(struct cs_sched *s, struct cs_attempt *att, enum take_back_why why)
+{
+    if (att->launch == NULL || s->ops->revoke_cb == NULL)
+        return CS_REVOKE_TOO_LATE;
+    enum cs_revoke rc = s->ops->revoke_cb(s->launcher, att->launch);
+    if (rc == CS_REVOKE_PENDING) {
+        att->taking_back = why;
+    } else if (rc == CS_REVOKE_DONE) {
+        cs_launch_free(att->launch);
+        att->launch = NULL;
+        (void)end_unstarted(s, att, why);
+    }
+    return rc;
 }
 
 /* The pump's start callback: the run, off its queue, takes its slots and
@@ -134,15 +193,61 @@ static void start_cb(struct cs_sched *s, struct cs_run *run)
         cs_dispatch_end_after(s, run, last, last->state, true);
         return;
     }
+    /* Let go before its not_before (later.h), it starts then. */
+    int64_t now_ms = cs_now_unix_ms();
+    int64_t start_ms =
+        run->msg->not_before_unix_ms > now_ms ? run->msg->not_before_unix_ms : now_ms;
     struct cs_attempt *att = attempt_new(s, run);
     take_slot(s, att);
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+    /* The spawn's time, in the metrics, counts from then too. */
+    run->starting_ns += (start_ms - now_ms) * 1000000;
     if (run->msg->started_unix_ms == 0)
-        run->msg->started_unix_ms = cs_now_unix_ms();
+        run->msg->started_unix_ms = start_ms;
     s->runs_started++;
     cs_dispatch_write_run(s, run, NULL, NULL);
     write_attempt(s, run, att);
-    s->ops->launch_cb(s->launcher, launch_new(s, att));
+    att->launch = launch_new(s, att, start_ms);
+    s->ops->launch_cb(s->launcher, att->launch);
+}
+
+Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_store_done_cb cb,
+                                    void *arg)
+{
+    CS_ASSERT_LOOP();
+    if (run->attempt == NULL || take_back(s, run->attempt, TAKE_BACK_CANCEL) == CS_REVOKE_DONE) {
+        /* Queued, waiting to retry, or held for its due time: nothing runs, so it ends now. */
+        if (run->queued)
+            cs_pump_dequeue(s, run);
+        cs_later_remove(s, run);
+        return cs_dispatch_cancel_unstarted(s, run, cb, arg, true);
+    }
+    run->msg->cancel_requested = true;
+    /* A minder still being launched is told as soon as it runs; a failure
+     * to tell a running one is logged, and it ends as it would have. */
+    (void)cs_attempt_cancel(run->attempt);
+    s->ops->run_put_cb(s->store, run->msg, cb, arg);
+    return (Csched__V1__Run *)cs_message_copy(&run->msg->base);
+}
+
+void cs_dispatch_job_paused(struct cs_sched *s, struct cs_job *job)
+{
+    CS_ASSERT_LOOP();
+    struct cs_run **held = cs_xcalloc(job->active + 1, sizeof(*held));
+    size_t n = 0, pos = 0;
+    void *value;
+
+    /* Collected first: each one ended leaves the map. */
+    while (n < job->active && cs_idmap_next(&s->runs, &pos, &value) != 0) {
+        struct cs_run *run = value;
+        if (run->job == job && cs_dispatch_slot_start_held(run) &&
+            run->attempt->launch->due_unix_ms >= job->spec->paused_unix_ms)
+            held[n++] = run;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (take_back(s, held[i]->attempt, TAKE_BACK_PAUSE) == CS_REVOKE_DONE)
+            end_run_taken_back(s, held[i], TAKE_BACK_PAUSE);
+    free(held);
 }
 
 /* The minder is running (started by us or found after a restart). */
@@ -190,6 +295,13 @@ void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx)
     CS_ASSERT_LOOP();
     struct cs_sched *s = ctx;
     struct cs_attempt *att = launch->owner;
+    att->launch = NULL;
+    if (launch->err == -ECANCELED && att->taking_back != 0) {
+        cs_launch_free(launch);
+        enum take_back_why why = (enum take_back_why)att->taking_back;
+        end_run_taken_back(s, end_unstarted(s, att, why), why);
+        return;
+    }
     if (launch->err != 0) {
         cs_log_error("attempt %s: %s", att->dir, launch->message);
         att->note_rc = launch->err;

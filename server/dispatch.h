@@ -29,14 +29,20 @@ struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *sched, struct cs_job *j
                                         const Csched__V1__TriggerJobRequest *request,
                                         int64_t slot_unix_ms, const char *triggered_by,
                                         cs_store_done_cb cb, void *arg);
-/* Cancels an active run: a queued one ends CANCELLED now; a starting or
- * running one has its minder told to stop its process group. cb runs once
+/* Cancels an active run: a queued one, or one whose launch is still held
+ * for its due time, ends CANCELLED now; a starting or running one has its
+ * minder told to stop its process group. cb runs once
  * the change has committed. Returns a copy of the run as it is after the
  * change (owned by the caller). */
 Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *sched, struct cs_run *run, cs_store_done_cb cb,
                                     void *arg);
+/* After job was paused: its slots' runs held for a due time since the
+ * pause (launcher.h) are taken back, their slots skipped PAUSED, as they
+ * would be had they waited for that time. O(active runs). */
+void cs_dispatch_job_paused(struct cs_sched *sched, struct cs_job *job);
 /* The runs of job its slots made ahead (slots.h) that still wait for their
- * due time, up to max of them into out: how many. O(active runs). */
+ * due time, queued or held, up to max of them into out: how many.
+ * O(active runs). */
 size_t cs_dispatch_runs_ahead(struct cs_sched *sched, const struct cs_job *job, struct cs_run **out,
                               size_t max);
 /* After a start: takes over a run from the store's snapshot (run owned). */

@@ -6,6 +6,7 @@
 #include "dispatch_run.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "ahead_dir.h"
 #include "attempt.h"
@@ -13,6 +14,7 @@
 #include "event.h"
 #include "job.h"
 #include "later.h"
+#include "launcher.h"
 #include "pump.h"
 #include "retry.h"
 #include "slot_rules.h"
@@ -76,9 +78,13 @@ Csched__V1__Run *cs_dispatch_cancel_unstarted(struct cs_sched *s, struct cs_run 
                                               cs_store_done_cb cb, void *arg, bool want_copy)
 {
     run->msg->cancel_requested = true;
-    cs_message_set_str(&run->msg->message, run->msg->n_attempts > 0
-                                               ? "cancelled while waiting to retry"
-                                               : "cancelled before it started");
+    /* A last attempt CANCELLED was taken back before its minder started. */
+    const Csched__V1__Attempt *last =
+        run->msg->n_attempts > 0 ? run->msg->attempts[run->msg->n_attempts - 1] : NULL;
+    cs_message_set_str(&run->msg->message,
+                       last != NULL && last->state != CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED
+                           ? "cancelled while waiting to retry"
+                           : "cancelled before it started");
     return finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, cs_now_unix_ms(), cb, arg,
                       want_copy);
 }
@@ -179,34 +185,49 @@ void cs_dispatch_end_after(struct cs_sched *s, struct cs_run *run, const Csched_
 bool cs_dispatch_end_slot_run_unstartable(struct cs_sched *s, struct cs_run *run)
 {
     const Csched__V1__Job *spec = run->job->spec;
-    Csched__V1__Slot slot = CSCHED__V1__SLOT__INIT;
-    int64_t now_ms = cs_now_unix_ms();
-    const char *run_message;
 
     if (!cs_slot_run_waits_on_deadline(run->msg))
         return false;
-    slot.due_unix_ms = cs_slot_due_ms(spec, run->msg->slot_unix_ms / 1000);
-    if (spec->paused && spec->paused_unix_ms <= slot.due_unix_ms) {
-        slot.skip_reason = CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED;
-        slot.message = "the job was paused after its run was made, before the slot came due";
-        run_message = "cancelled before it started: its job was paused before its slot came due";
-    } else if (cs_slot_deadline_passed(spec->schedule, slot.due_unix_ms, now_ms)) {
-        slot.skip_reason = CSCHED__V1__SKIP_REASON__SKIP_REASON_DEADLINE_PASSED;
-        slot.message = "its run waited to start past starting_deadline_seconds and was cancelled";
-        run_message = "cancelled before it started: it waited past its slot's "
-                      "starting_deadline_seconds";
-    } else {
+    int64_t due_ms = cs_slot_due_ms(spec, run->msg->slot_unix_ms / 1000);
+    if (spec->paused && spec->paused_unix_ms <= due_ms)
+        cs_dispatch_skip_slot_run(s, run, CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED,
+                                  CS_SLOT_PAUSED_MESSAGE, CS_SLOT_RUN_PAUSED_MESSAGE);
+    else if (cs_slot_deadline_passed(spec->schedule, due_ms, cs_now_unix_ms()))
+        cs_dispatch_skip_slot_run(
+            s, run, CSCHED__V1__SKIP_REASON__SKIP_REASON_DEADLINE_PASSED,
+            "its run waited to start past starting_deadline_seconds and was cancelled",
+            "cancelled before it started: it waited past its slot's starting_deadline_seconds");
+    else
         return false;
-    }
+    return true;
+}
+
+void cs_dispatch_skip_slot_run(struct cs_sched *s, struct cs_run *run,
+                               Csched__V1__SkipReason reason, const char *slot_message,
+                               const char *run_message)
+{
+    const Csched__V1__Job *spec = run->job->spec;
+    Csched__V1__Slot slot = CSCHED__V1__SLOT__INIT;
+    int64_t now_ms = cs_now_unix_ms();
+
     slot.job_name = spec->name;
     slot.slot_unix_ms = run->msg->slot_unix_ms;
+    slot.due_unix_ms = cs_slot_due_ms(spec, run->msg->slot_unix_ms / 1000);
     slot.decided_unix_ms = now_ms;
     slot.outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED;
+    slot.skip_reason = reason;
+    slot.message = (char *)slot_message;
     slot.run_id = run->msg->id;
     cs_store_slot_put(s->store, &slot, NULL, NULL);
     cs_message_set_str(&run->msg->message, run_message);
     (void)finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, now_ms, NULL, NULL, false);
-    return true;
+}
+
+bool cs_dispatch_slot_start_held(const struct cs_run *run)
+{
+    return run->msg->n_attempts == 1 && run->msg->slot_unix_ms != 0 &&
+           strcmp(run->msg->triggered_by, CS_SLOT_TRIGGERED_BY) == 0 && run->attempt != NULL &&
+           run->attempt->launch != NULL && run->attempt->launch->due_unix_ms != 0;
 }
 
 size_t cs_dispatch_runs_ahead(struct cs_sched *s, const struct cs_job *job, struct cs_run **out,
@@ -219,28 +240,10 @@ size_t cs_dispatch_runs_ahead(struct cs_sched *s, const struct cs_job *job, stru
 
     while (n < max && cs_idmap_next(&s->runs, &pos, &value) != 0) {
         struct cs_run *run = value;
-        if (run->job == job && cs_slot_run_waits_on_deadline(run->msg) &&
-            run->msg->not_before_unix_ms > now_ms)
+        if (run->job == job &&
+            ((cs_slot_run_waits_on_deadline(run->msg) && run->msg->not_before_unix_ms > now_ms) ||
+             cs_dispatch_slot_start_held(run)))
             out[n++] = run;
     }
     return n;
-}
-
-Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_store_done_cb cb,
-                                    void *arg)
-{
-    CS_ASSERT_LOOP();
-    if (run->attempt == NULL) {
-        /* Queued, or waiting to retry: nothing runs, so it ends now. */
-        if (run->queued)
-            cs_pump_dequeue(s, run);
-        cs_later_remove(s, run);
-        return cs_dispatch_cancel_unstarted(s, run, cb, arg, true);
-    }
-    run->msg->cancel_requested = true;
-    /* A minder still being launched is told as soon as it runs; a failure
-     * to tell a running one is logged, and it ends as it would have. */
-    (void)cs_attempt_cancel(run->attempt);
-    s->ops->run_put_cb(s->store, run->msg, cb, arg);
-    return (Csched__V1__Run *)cs_message_copy(&run->msg->base);
 }

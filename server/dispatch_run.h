@@ -28,5 +28,19 @@ void cs_dispatch_end_after(struct cs_sched *s, struct cs_run *run, const Csched_
  * waited past the slot's starting deadline, or the job was paused before
  * the slot came due), and forgets it: true if it did. */
 bool cs_dispatch_end_slot_run_unstartable(struct cs_sched *s, struct cs_run *run);
+/* What a slot run ended by a pause before its slot came due says: the slot's
+ * record and the run's message. */
+#define CS_SLOT_PAUSED_MESSAGE "the job was paused after its run was made, before the slot came due"
+#define CS_SLOT_RUN_PAUSED_MESSAGE                                                                 \
+    "cancelled before it started: its job was paused before its slot came due"
+/* Ends run, made by its slot and not started, CANCELLED with run_message,
+ * and records its slot SKIPPED for reason, saying slot_message; forgets it. */
+void cs_dispatch_skip_slot_run(struct cs_sched *s, struct cs_run *run,
+                               Csched__V1__SkipReason reason, const char *slot_message,
+                               const char *run_message);
+/* Whether run, made by its slot, has its first attempt's launch with the
+ * launcher, held for the slot's due time (launcher.h): it may still be
+ * taken back. */
+bool cs_dispatch_slot_start_held(const struct cs_run *run);
 
 #endif

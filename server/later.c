@@ -10,6 +10,12 @@
  * go on the next turn, so a thousand runs due at once never stall it. */
 #define LATER_BATCH 64
 
+/* When a run is let go to its queue: its not_before less the lead. */
+static int64_t release_ms(const struct cs_run *run)
+{
+    return run->msg->not_before_unix_ms - CS_LATER_LEAD_MS;
+}
+
 static bool earlier(const void *a, const void *b)
 {
     const struct cs_run *x = a, *y = b;
@@ -34,7 +40,7 @@ static void arm(struct cs_sched *s)
         (void)uv_timer_stop(&s->later_timer); /* fails only for a closing handle */
         return;
     }
-    int64_t wait = top->msg->not_before_unix_ms - cs_now_unix_ms();
+    int64_t wait = release_ms(top) - cs_now_unix_ms();
     /* uv_timer_start fails only for a closing handle, which dispatch never
      * asks for: the close comes last. */
     (void)uv_timer_start(&s->later_timer, timer_cb, wait > 0 ? (uint64_t)wait : 0, 0);
@@ -46,7 +52,7 @@ static void timer_cb(uv_timer_t *timer)
     int64_t now = cs_now_unix_ms();
     for (int i = 0; i < LATER_BATCH; i++) {
         struct cs_run *top = cs_heap_top(&s->later);
-        if (top == NULL || top->msg->not_before_unix_ms > now)
+        if (top == NULL || release_ms(top) > now)
             break;
         cs_heap_remove(&s->later, 0);
         cs_pump_enqueue(s, top);
@@ -72,7 +78,7 @@ void cs_later_enqueue(struct cs_sched *s, struct cs_run *run)
 {
     CS_ASSERT_LOOP();
     CS_ASSERT(!run->queued && run->later_index == CS_NOT_IN_HEAP);
-    if (run->msg->not_before_unix_ms <= cs_now_unix_ms()) {
+    if (release_ms(run) <= cs_now_unix_ms()) {
         cs_pump_enqueue(s, run);
         return;
     }

@@ -1,11 +1,23 @@
-/* later: runs triggered for a later time (TriggerJob's not_before_unix_ms).
- * Such a run is QUEUED and stored at once, but waits off its job's queue in
- * a min-heap by its time, under one loop timer armed for the earliest of
- * them all, so a thousand waiting runs cost one timer. Loop thread only. */
+/* later: runs triggered for a later time (TriggerJob's not_before_unix_ms,
+ * a slot's run, a retry after its backoff). Such a run is QUEUED and stored
+ * at once, but waits off its job's queue in a min-heap by its time, under
+ * one loop timer armed for the earliest of them all, so a thousand waiting
+ * runs cost one timer. It goes to its queue CS_LATER_LEAD_MS before its
+ * time: started from there, it takes its slot of the limits, and its launch
+ * is made (attempt directory, argv) and held by the launcher until the
+ * time itself, so that a hundred runs due in the same second each only have
+ * their minder told to go then, the loop's and the launch threads' work for
+ * them done. Loop thread only. */
 #ifndef CS_LATER_H
 #define CS_LATER_H
 
 #include "sched_state.h"
+
+/* How long before its time a waiting run goes to its queue: long enough for
+ * the loop and the launch threads to make a burst's launches (about 10-30 ms
+ * for 166 on a 2-core machine), short enough that a slot of the limits is
+ * held only that long before the command may run. */
+#define CS_LATER_LEAD_MS 100
 
 /* Sets up the heap and its timer (stopped). 0, or a negative errno from
  * uv_timer_init. */

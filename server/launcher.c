@@ -65,6 +65,7 @@ struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path, 
     l->threads = cs_xcalloc(n_threads, sizeof(*l->threads));
     cs_queue_init(&l->queue);
     cs_queue_init(&l->ahead_queue);
+    cs_queue_init(&l->held);
     cs_ahead_minders_init(&l->ahead);
     CS_ASSERT(pthread_mutex_init(&l->lock, NULL) == 0);
     /* The launch threads' timed waits count in monotonic time. */
@@ -106,11 +107,35 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
     launch->dir_synced = false;
     launch->user_ready = false;
     launch->fd_waits = 0;
+    launch->revoked = false;
     pthread_mutex_lock(&l->lock);
+    launch->at = CS_LAUNCH_AT_QUEUE;
     cs_queue_push(&l->queue, &launch->link);
     l->n_queued++;
     pthread_cond_signal(&l->wake);
     pthread_mutex_unlock(&l->lock);
+}
+
+enum cs_revoke cs_launcher_revoke(struct cs_launcher *l, struct cs_launch *launch)
+{
+    CS_ASSERT_LOOP();
+    enum cs_revoke rc = CS_REVOKE_TOO_LATE;
+    pthread_mutex_lock(&l->lock);
+    /* Only a launch with a due time is taken back: one without is as good as started. */
+    if (launch->due_unix_ms == 0 || launch->at == CS_LAUNCH_AT_GOING) {
+        rc = CS_REVOKE_TOO_LATE;
+    } else if (launch->at == CS_LAUNCH_AT_THREAD) {
+        launch->revoked = true; /* seen where the thread would hold it */
+        rc = CS_REVOKE_PENDING;
+    } else {
+        bool queued = launch->at == CS_LAUNCH_AT_QUEUE;
+        cs_queue_remove(queued ? &l->queue : &l->held, &launch->link);
+        l->n_queued -= queued;
+        launch->at = CS_LAUNCH_AT_GOING;
+        rc = CS_REVOKE_DONE;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return rc;
 }
 
 void cs_launcher_submit_ahead(struct cs_launcher *l, struct cs_launch *launch)

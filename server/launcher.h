@@ -8,7 +8,9 @@
  * (launcher.c); the threads' own code is launcher_thread.c. One or more
  * threads (--launch-threads) share one queue; launches of one run never
  * overlap (the pump starts an attempt only after the last ended), so their
- * order across threads does not matter. */
+ * order across threads does not matter. A launch may come with a due time:
+ * its directory is made and synced at once, and it is held until then, so
+ * that at the due time only its minder's start is left (later.h). */
 #ifndef CS_LAUNCHER_H
 #define CS_LAUNCHER_H
 
@@ -20,6 +22,22 @@
 #include "mailbox.h"
 #include "queue.h"
 #include "secret.h"
+
+/* Where a launch is, for cs_launcher_revoke: the launcher's own, guarded
+ * by its lock. */
+enum cs_launch_at {
+    CS_LAUNCH_AT_QUEUE,  /* not yet taken by a thread */
+    CS_LAUNCH_AT_THREAD, /* a thread's, its directory being made */
+    CS_LAUNCH_AT_HELD,   /* its directory made, held for its due time */
+    CS_LAUNCH_AT_GOING,  /* its minder being started, or it is on its way back */
+};
+
+/* What cs_launcher_revoke did. */
+enum cs_revoke {
+    CS_REVOKE_DONE,     /* the caller owns the launch again; nothing of it ran */
+    CS_REVOKE_PENDING,  /* a thread is making it: it comes back to done_cb unstarted */
+    CS_REVOKE_TOO_LATE, /* no due time, or its minder is being started */
+};
 
 struct cs_launch {
     struct cs_mail mail;  /* the trip back to the loop */
@@ -40,8 +58,12 @@ struct cs_launch {
     struct cs_secret *secrets;
     size_t n_secrets;
     char *const *server_env;
-    void *owner;         /* for the loop: the attempt */
-    int64_t due_unix_ms; /* a launch ahead (cs_launcher_submit_ahead): when it starts */
+    void *owner; /* for the loop: the attempt */
+    /* When its minder starts: for a launch, not before then (0: at once);
+     * for a launch ahead (cs_launcher_submit_ahead), when it is due. */
+    int64_t due_unix_ms;
+    enum cs_launch_at at;
+    bool revoked; /* taken back while a thread made it: comes back with err -ECANCELED */
     /* Results, written by the thread. */
     int err; /* 0 or a negative errno; then no minder is left running */
     char message[256];
@@ -70,6 +92,12 @@ struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path, 
  * open the pidfd and the pid file (retried every 20 ms to 1 s): done_cb
  * hears of it only then, or at shutdown, with the minder stopped. */
 void cs_launcher_submit(struct cs_launcher *launcher, struct cs_launch *launch);
+/* Loop thread: takes back a launch with a due time whose minder has not
+ * started. Queued or held, it is the caller's again at once (DONE; its
+ * directory, if launch->dir_made, is there, synced and empty); while a
+ * thread makes its directory, it comes back to done_cb unstarted, err
+ * -ECANCELED (PENDING); else it goes its way (TOO_LATE). */
+enum cs_revoke cs_launcher_revoke(struct cs_launcher *launcher, struct cs_launch *launch);
 /* Loop thread: launch, due at launch->due_unix_ms, gets its minder started
  * ahead (ahead_minder.h) when a thread has nothing to start now; the
  * launcher owns it and nothing comes back. */

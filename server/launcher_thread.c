@@ -1,6 +1,7 @@
 /* launcher_thread: the launch threads. One queue guarded by a mutex and a
  * condition variable feeds them the launches; each takes its share, makes
- * their directories, syncs them, spawns their minders and posts each one
+ * their directories, syncs them, holds those due later until their time
+ * (any thread starts them then), spawns their minders and posts each one
  * back to the loop. All their signals are blocked so that SIGTERM and
  * SIGINT reach the loop thread; the minder gets a clean mask. Invariant: a
  * launch is posted only once its minder can be watched (a pidfd) or is
@@ -363,14 +364,82 @@ static bool spawn_and_post(struct cs_launcher *l, struct reserve *r, struct cs_l
     return any_waits;
 }
 
-/* Makes the directories of one group of launches, syncs them, and spawns
- * them, posting each part as it is done. Returns whether any went to
- * waiting for fds. */
+static struct cs_launch *first_held(const struct cs_launcher *l)
+{
+    return CS_CONTAINER_OF(l->held.head, struct cs_launch, link);
+}
+
+/* Puts launch in the held queue, in due order. Most come in that order, so
+ * the walk from the head is only for the few that do not. The lock is held. */
+static void hold(struct cs_launcher *l, struct cs_launch *launch)
+{
+    struct cs_qlink *prev = l->held.tail;
+    if (prev != NULL &&
+        CS_CONTAINER_OF(prev, struct cs_launch, link)->due_unix_ms > launch->due_unix_ms) {
+        prev = NULL;
+        for (struct cs_qlink *q = l->held.head;
+             CS_CONTAINER_OF(q, struct cs_launch, link)->due_unix_ms <= launch->due_unix_ms;
+             q = q->next)
+            prev = q;
+    }
+    cs_queue_insert_after(&l->held, prev, &launch->link);
+    launch->at = CS_LAUNCH_AT_HELD;
+}
+
+/* Holds those of a group's launches that are due later, their directories
+ * made and synced, until their due time; the rest move to the front of
+ * group. Returns how many those are. */
+static size_t hold_later(struct cs_launcher *l, struct cs_launch **group, size_t n)
+{
+    int64_t now_ms = cs_now_unix_ms();
+    size_t kept = 0;
+    pthread_mutex_lock(&l->lock);
+    struct cs_launch *was_first = cs_queue_is_empty(&l->held) ? NULL : first_held(l);
+    for (size_t i = 0; i < n; i++) {
+        struct cs_launch *launch = group[i];
+        if (launch->revoked) {
+            launch->err = -ECANCELED;
+            (void)snprintf(launch->message, sizeof(launch->message), "taken back before its start");
+        }
+        if (launch->due_unix_ms > now_ms && launch->err == 0 && launch->dir_synced) {
+            hold(l, launch);
+            continue;
+        }
+        launch->at = CS_LAUNCH_AT_GOING;
+        group[kept++] = launch;
+    }
+    /* A thread asleep until the old first one would wake too late. */
+    if (!cs_queue_is_empty(&l->held) && first_held(l) != was_first && l->n_idle > 0)
+        pthread_cond_signal(&l->wake);
+    pthread_mutex_unlock(&l->lock);
+    return kept;
+}
+
+/* Whether the first held launch is due. The lock is held. */
+static bool held_due(const struct cs_launcher *l)
+{
+    return !cs_queue_is_empty(&l->held) && first_held(l)->due_unix_ms <= cs_now_unix_ms();
+}
+
+/* When the first held launch is due, on the monotonic clock; 0: none. The
+ * lock is held. */
+static int64_t held_wake_ms(const struct cs_launcher *l)
+{
+    if (cs_queue_is_empty(&l->held))
+        return 0;
+    int64_t wait_ms = first_held(l)->due_unix_ms - cs_now_unix_ms();
+    return mono_ms() + (wait_ms > 0 ? wait_ms : 0);
+}
+
+/* Makes the directories of one group of launches, syncs them, holds those
+ * due later and spawns the others, posting each part as it is done.
+ * Returns whether any went to waiting for fds. */
 static bool launch_group(struct cs_launcher *l, struct reserve *r, struct cs_launch **group,
                          size_t n, struct cs_queue *waiting, bool final)
 {
     bool any_waits = false;
     int sync_rc = make_dirs(r, group, n);
+    n = hold_later(l, group, n);
     for (size_t at = 0; at < n; at += LAUNCH_POST_MAX) {
         size_t part = n - at < LAUNCH_POST_MAX ? n - at : LAUNCH_POST_MAX;
         any_waits |= spawn_and_post(l, r, group + at, part, sync_rc, waiting, final);
@@ -385,6 +454,61 @@ static size_t share_of(const struct cs_launcher *l)
 {
     size_t share = (l->n_queued + l->n_idle) / (l->n_idle + 1);
     return share < LAUNCH_GROUP_MAX ? share : LAUNCH_GROUP_MAX;
+}
+
+/* Whether a thread has anything to do now: a launch queued or due, one
+ * waiting for fds whose time has come, one to start ahead, a minder
+ * started ahead to send away; or to end, at the stop, once nothing is held
+ * or waits. The lock is held. */
+static bool has_work(const struct cs_launcher *l, const struct cs_queue *waiting,
+                     int64_t retry_at_ms, int64_t expire_at_ms)
+{
+    if (!cs_queue_is_empty(&l->queue) || held_due(l))
+        return true;
+    if (!cs_queue_is_empty(waiting) && (l->stop || mono_ms() >= retry_at_ms))
+        return true;
+    if (expire_at_ms != 0 && mono_ms() >= expire_at_ms)
+        return true;
+    if (l->stop)
+        return cs_queue_is_empty(&l->held);
+    return !cs_queue_is_empty(&l->ahead_queue);
+}
+
+/* Takes the group a thread starts next: the held launches that are due,
+ * or else those waiting for fds (when their time has come) and its share
+ * of the queue. The lock is held. */
+static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct cs_queue *waiting,
+                         int64_t retry_at_ms)
+{
+    size_t n = 0;
+    if (held_due(l)) {
+        /* Due now: spawned and posted in one part, the rest left to the others. */
+        while (n < LAUNCH_POST_MAX && held_due(l)) {
+            group[n] = CS_CONTAINER_OF(cs_queue_pop(&l->held), struct cs_launch, link);
+            group[n++]->at = CS_LAUNCH_AT_GOING;
+        }
+        if (held_due(l) && l->n_idle > 0)
+            pthread_cond_signal(&l->wake);
+        return n;
+    }
+    size_t share = share_of(l);
+    /* The oldest first: those waiting for fds, when their time has come. */
+    if (l->stop || mono_ms() >= retry_at_ms)
+        while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(waiting))
+            group[n++] = CS_CONTAINER_OF(cs_queue_pop(waiting), struct cs_launch, link);
+    for (size_t taken = 0, mkdirs = 0; taken < share && n < LAUNCH_GROUP_MAX;
+         taken++, l->n_queued--) {
+        struct cs_launch *next = CS_CONTAINER_OF(l->queue.head, struct cs_launch, link);
+        mkdirs += !next->ahead_dir_made;
+        if (mkdirs > LAUNCH_MKDIR_MAX)
+            break;
+        group[n] = CS_CONTAINER_OF(cs_queue_pop(&l->queue), struct cs_launch, link);
+        group[n++]->at = CS_LAUNCH_AT_THREAD;
+    }
+    /* A wake-up may have gone to this thread alone: the rest is the others'. */
+    if (!cs_queue_is_empty(&l->queue) && l->n_idle > 0)
+        pthread_cond_signal(&l->wake);
+    return n;
 }
 
 void cs_launcher_thread_main(void *arg)
@@ -409,13 +533,13 @@ void cs_launcher_thread_main(void *arg)
     pthread_mutex_lock(&l->lock);
     for (;;) {
         l->n_idle++;
-        while (cs_queue_is_empty(&l->queue) && !l->stop &&
-               (cs_queue_is_empty(&waiting) || mono_ms() < retry_at_ms) &&
-               cs_queue_is_empty(&l->ahead_queue) &&
-               (expire_at_ms == 0 || mono_ms() < expire_at_ms))
-            wait_until(l, earliest(cs_queue_is_empty(&waiting) ? 0 : retry_at_ms, expire_at_ms));
+        while (!has_work(l, &waiting, retry_at_ms, expire_at_ms))
+            wait_until(
+                l, earliest(earliest(cs_queue_is_empty(&waiting) ? 0 : retry_at_ms, expire_at_ms),
+                            held_wake_ms(l)));
         l->n_idle--;
-        if (cs_queue_is_empty(&l->queue) && cs_queue_is_empty(&waiting) && l->stop)
+        if (cs_queue_is_empty(&l->queue) && cs_queue_is_empty(&waiting) &&
+            cs_queue_is_empty(&l->held) && l->stop)
             break;
         if (expire_at_ms != 0 && mono_ms() >= expire_at_ms) {
             pthread_mutex_unlock(&l->lock);
@@ -423,8 +547,9 @@ void cs_launcher_thread_main(void *arg)
             pthread_mutex_lock(&l->lock);
             continue;
         }
-        /* Starts ahead come second: a start due now waits for none of them. */
-        if (cs_queue_is_empty(&l->queue) && !l->stop && !cs_queue_is_empty(&l->ahead_queue) &&
+        /* Starts ahead come last: a start due now waits for none of them. */
+        if (cs_queue_is_empty(&l->queue) && !held_due(l) && !l->stop &&
+            !cs_queue_is_empty(&l->ahead_queue) &&
             (cs_queue_is_empty(&waiting) || mono_ms() < retry_at_ms)) {
             struct cs_launch *ahead =
                 CS_CONTAINER_OF(cs_queue_pop(&l->ahead_queue), struct cs_launch, link);
@@ -436,22 +561,7 @@ void cs_launcher_thread_main(void *arg)
         }
         bool final = l->stop;
         struct cs_launch *group[LAUNCH_GROUP_MAX];
-        size_t n = 0, share = share_of(l);
-        /* The oldest first: those waiting for fds, when their time has come. */
-        if (final || mono_ms() >= retry_at_ms)
-            while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(&waiting))
-                group[n++] = CS_CONTAINER_OF(cs_queue_pop(&waiting), struct cs_launch, link);
-        for (size_t taken = 0, mkdirs = 0; taken < share && n < LAUNCH_GROUP_MAX;
-             taken++, l->n_queued--) {
-            struct cs_launch *next = CS_CONTAINER_OF(l->queue.head, struct cs_launch, link);
-            mkdirs += !next->ahead_dir_made;
-            if (mkdirs > LAUNCH_MKDIR_MAX)
-                break;
-            group[n++] = CS_CONTAINER_OF(cs_queue_pop(&l->queue), struct cs_launch, link);
-        }
-        /* A wake-up may have gone to this thread alone: the rest is the others'. */
-        if (!cs_queue_is_empty(&l->queue) && l->n_idle > 0)
-            pthread_cond_signal(&l->wake);
+        size_t n = take_group(l, group, &waiting, retry_at_ms);
         pthread_mutex_unlock(&l->lock);
         if (launch_group(l, &reserve, group, n, &waiting, final)) {
             retry_at_ms = mono_ms() + retry_ms;

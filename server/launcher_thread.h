@@ -24,6 +24,7 @@ struct cs_launcher {
     struct cs_queue queue;
     size_t n_queued;
     struct cs_queue ahead_queue; /* launches ahead, started when queue is empty */
+    struct cs_queue held;        /* launches made, held for their due time, earliest first */
     unsigned n_idle;
     bool stop;
     struct cs_ahead_minders ahead; /* the minders started ahead, waiting */

@@ -15,6 +15,7 @@
 #include "heap.h"
 #include "idmap.h"
 #include "job_schedule.h"
+#include "launcher.h"
 #include "probe.h"
 #include "queue.h"
 #include "run_keys.h"
@@ -54,6 +55,9 @@ struct cs_sched_ops {
     /* Hands a launch ahead to the launch threads (cs_launcher_submit_ahead),
      * to start its minder before its due time; NULL: none started ahead. */
     void (*launch_ahead_cb)(struct cs_launcher *launcher, struct cs_launch *launch);
+    /* Takes back a launch with a due time (cs_launcher_revoke); NULL: none
+     * is ever taken back. */
+    enum cs_revoke (*revoke_cb)(struct cs_launcher *launcher, struct cs_launch *launch);
 };
 
 struct cs_job {

@@ -7,7 +7,10 @@
  * (server/ahead_minder.h); a job changed in that window runs as changed; a
  * pause or a delete in that window takes the run back and removes that
  * directory; a SIGKILL in that window leaves a slot that runs once, after
- * the restart, and no minder started ahead behind.
+ * the restart, and no minder started ahead behind. The run is let go
+ * CS_LATER_LEAD_MS before its due time (server/later.h): STARTING, its
+ * directory made and its launch held until the time itself; a pause, a
+ * cancel or a delete then still takes it back, its command never run.
  * One server serves every test of this file. */
 #include <dirent.h>
 #include <setjmp.h>
@@ -198,6 +201,58 @@ static void delete_job(struct cs_e2e *e, const char *name)
     csched__v1__delete_job_response__free_unpacked(resp, NULL);
 }
 
+/* Whether a minder has worked in run's first attempt directory: its pid
+ * file, written before the command starts, is there. */
+static bool minder_worked(struct cs_e2e *e, int64_t run_id)
+{
+    char path[4096];
+    (void)snprintf(path, sizeof(path), "%s/" CS_ATTEMPTS_DIR "/%lld-1/" CS_ATTEMPT_PID_FILE,
+                   cs_testd_state_dir(e->d), (long long)run_id);
+    return access(path, F_OK) == 0;
+}
+
+/* Waits for a run of job let go before its due time with min_left_ms still
+ * to go: STARTING, its attempt directory in place, no minder at work in it.
+ * Returns it as read then (caller frees); tries several slots. */
+static Csched__V1__Run *wait_held(struct cs_e2e *e, const char *job, int64_t min_left_ms)
+{
+    for (int tries = 0; tries < 5; tries++) {
+        Csched__V1__Run *run = wait_ahead(e, job, 200);
+        int64_t id = run->id, latest_ms = run->not_before_unix_ms - min_left_ms;
+        csched__v1__run__free_unpacked(run, NULL);
+        while (wall_ms() < latest_ms) {
+            Csched__V1__Run *now = cs_e2e_get_run(e, id);
+            if (now->state == CSCHED__V1__RUN_STATE__RUN_STATE_STARTING &&
+                attempt_dir_is(e, id, "") && !minder_worked(e, id) && wall_ms() < latest_ms)
+                return now;
+            csched__v1__run__free_unpacked(now, NULL);
+            cs_test_sleep_ms(2);
+        }
+    }
+    fail_msg("no run of %s held for its due time with %lld ms to go", job, (long long)min_left_ms);
+    return NULL;
+}
+
+/* Waits for the slot of job at slot_ms to be recorded SKIPPED for reason,
+ * naming run_id: its row is rewritten in the turn the run ends and commits
+ * soon after. */
+static void wait_slot_skipped(struct cs_e2e *e, const char *job, int64_t slot_ms,
+                              Csched__V1__SkipReason reason, int64_t run_id)
+{
+    Csched__V1__Slot *slot;
+    int64_t until = wall_ms() + AHEAD_WAIT_MS;
+    while ((slot = cs_e2e_get_slot(e, job, slot_ms))->outcome !=
+               CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED &&
+           wall_ms() < until) {
+        csched__v1__slot__free_unpacked(slot, NULL);
+        cs_test_sleep_ms(20);
+    }
+    assert_int_equal(slot->outcome, CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED);
+    assert_int_equal(slot->skip_reason, reason);
+    assert_int_equal(slot->run_id, run_id);
+    csched__v1__slot__free_unpacked(slot, NULL);
+}
+
 /* The run is made and its slot decided before the due time, and it starts
  * at that time, never before. */
 static void test_e2e_slots_ahead_starts_on_time(void **state)
@@ -311,21 +366,133 @@ static void test_e2e_slots_ahead_paused(void **state)
     assert_true(wait_ahead_dir(e, run->id, false));
     assert_false(attempt_dir_is(e, run->id, ""));
     csched__v1__run__free_unpacked(done, NULL);
-    Csched__V1__Slot *slot;
-    int64_t until = wall_ms() + AHEAD_WAIT_MS;
-    /* The slot's row is rewritten in the turn the run ends; it commits soon after. */
-    while ((slot = cs_e2e_get_slot(e, "ahead-pause", run->slot_unix_ms))->outcome !=
-               CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED &&
-           wall_ms() < until) {
-        csched__v1__slot__free_unpacked(slot, NULL);
-        cs_test_sleep_ms(20);
-    }
-    assert_int_equal(slot->outcome, CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED);
-    assert_int_equal(slot->skip_reason, CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED);
-    assert_int_equal(slot->run_id, run->id);
-    csched__v1__slot__free_unpacked(slot, NULL);
+    wait_slot_skipped(e, "ahead-pause", run->slot_unix_ms,
+                      CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED, run->id);
     csched__v1__run__free_unpacked(run, NULL);
     delete_job(e, "ahead-pause");
+}
+
+/* Let go before its due time, the run is STARTING with its directory made,
+ * and its minder starts at the due time, not before. */
+static void test_e2e_slots_ahead_held_until_due(void **state)
+{
+    struct cs_e2e *e = *state;
+    create_ticking(e, "ahead-held");
+    Csched__V1__Run *held = wait_held(e, "ahead-held", 20);
+    assert_int_equal(held->n_attempts, 1);
+    assert_int_equal(held->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+
+    Csched__V1__Run *done = cs_e2e_wait_end(e, held->id);
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    assert_int_equal(done->n_attempts, 1);
+    assert_true(done->attempts[0]->started_unix_ms >= held->not_before_unix_ms);
+    assert_true(minder_worked(e, held->id));
+    csched__v1__run__free_unpacked(done, NULL);
+    csched__v1__run__free_unpacked(held, NULL);
+    delete_job(e, "ahead-held");
+}
+
+/* Paused while its run is held for the due time: the run is taken back,
+ * its command never run, and the slot recorded PAUSED. */
+static void test_e2e_slots_ahead_paused_while_held(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Run *held = NULL;
+    bool in_time = false;
+
+    create_ticking(e, "ahead-held-pause");
+    for (int tries = 0; tries < 5 && !in_time; tries++) {
+        Csched__V1__PauseJobRequest preq = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
+        Csched__V1__ResumeJobRequest rreq = CSCHED__V1__RESUME_JOB_REQUEST__INIT;
+        Csched__V1__Job *job = NULL;
+        struct cs_status st = {0};
+
+        if (held != NULL)
+            csched__v1__run__free_unpacked(held, NULL);
+        held = wait_held(e, "ahead-held-pause", 30);
+        preq.name = rreq.name = "ahead-held-pause";
+        assert_int_equal(cs_scheduler_pause_job(e->client, &preq, &job, cs_e2e_opts(), &st), 0);
+        in_time = job->paused_unix_ms < held->not_before_unix_ms;
+        csched__v1__job__free_unpacked(job, NULL);
+        if (!in_time) {
+            assert_int_equal(cs_scheduler_resume_job(e->client, &rreq, &job, cs_e2e_opts(), &st),
+                             0);
+            csched__v1__job__free_unpacked(job, NULL);
+        }
+    }
+    assert_true(in_time);
+
+    Csched__V1__Run *done = cs_e2e_wait_end(e, held->id);
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    assert_non_null(strstr(done->message, "paused"));
+    assert_int_equal(done->n_attempts, 1);
+    assert_int_equal(done->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    cs_test_sleep_ms(200); /* past the due time: still no minder at work */
+    assert_false(minder_worked(e, held->id));
+    csched__v1__run__free_unpacked(done, NULL);
+    wait_slot_skipped(e, "ahead-held-pause", held->slot_unix_ms,
+                      CSCHED__V1__SKIP_REASON__SKIP_REASON_PAUSED, held->id);
+    csched__v1__run__free_unpacked(held, NULL);
+    delete_job(e, "ahead-held-pause");
+}
+
+/* Cancelled while held for the due time: it ends at once, its command
+ * never run. */
+static void test_e2e_slots_ahead_cancelled_while_held(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__CancelRunRequest req = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    Csched__V1__Run *cancelled = NULL;
+    struct cs_status st = {0};
+
+    create_ticking(e, "ahead-held-cancel");
+    Csched__V1__Run *held = wait_held(e, "ahead-held-cancel", 30);
+    req.run_id = held->id;
+    assert_int_equal(cs_scheduler_cancel_run(e->client, &req, &cancelled, cs_e2e_opts(), &st), 0);
+    /* Ended at once if held; while its directory was being made, a moment later. */
+    assert_true(cancelled->state == CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED ||
+                cancelled->cancel_requested);
+    csched__v1__run__free_unpacked(cancelled, NULL);
+    Csched__V1__Run *done = cs_e2e_wait_end(e, held->id);
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    assert_string_equal(done->message, "cancelled before it started");
+    assert_int_equal(done->n_attempts, 1);
+    assert_int_equal(done->attempts[0]->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    assert_string_equal(done->attempts[0]->message, "cancelled before its minder started");
+    cs_test_sleep_ms(200); /* past the due time: still no minder at work */
+    assert_false(minder_worked(e, held->id));
+    csched__v1__run__free_unpacked(done, NULL);
+    csched__v1__run__free_unpacked(held, NULL);
+    delete_job(e, "ahead-held-cancel");
+}
+
+/* Deleted while its run is held for the due time: the run is taken back,
+ * its command never run, and the delete goes through (or, while that run's
+ * directory was still being made, fails FAILED_PRECONDITION until the run
+ * has ended, a moment later). */
+static void test_e2e_slots_ahead_deleted_while_held(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__DeleteJobRequest del = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
+    Csched__V1__DeleteJobResponse *resp = NULL;
+    struct cs_status st = {0};
+
+    create_ticking(e, "ahead-held-delete");
+    Csched__V1__Run *held = wait_held(e, "ahead-held-delete", 30);
+    del.name = "ahead-held-delete";
+    int rc = cs_scheduler_delete_job(e->client, &del, &resp, cs_e2e_opts(), &st);
+    if (rc == 0)
+        csched__v1__delete_job_response__free_unpacked(resp, NULL);
+    else
+        assert_int_equal(st.code, GRPC_STATUS_FAILED_PRECONDITION);
+    Csched__V1__Run *done = cs_e2e_wait_end(e, held->id);
+    if (rc != 0)
+        delete_job(e, "ahead-held-delete");
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    cs_test_sleep_ms(200); /* past the due time: still no minder at work */
+    assert_false(minder_worked(e, held->id));
+    csched__v1__run__free_unpacked(done, NULL);
+    csched__v1__run__free_unpacked(held, NULL);
 }
 
 /* A job whose next run is made ahead can still be deleted: that run goes
@@ -387,6 +554,10 @@ int main(void)
         cmocka_unit_test(test_e2e_slots_ahead_job_changed),
         cmocka_unit_test(test_e2e_slots_ahead_paused),
         cmocka_unit_test(test_e2e_slots_ahead_deleted),
+        cmocka_unit_test(test_e2e_slots_ahead_held_until_due),
+        cmocka_unit_test(test_e2e_slots_ahead_paused_while_held),
+        cmocka_unit_test(test_e2e_slots_ahead_cancelled_while_held),
+        cmocka_unit_test(test_e2e_slots_ahead_deleted_while_held),
         cmocka_unit_test(test_e2e_slots_ahead_across_a_crash),
     };
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

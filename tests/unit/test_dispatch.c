@@ -210,15 +210,20 @@ static void test_dispatch_backoff_doubles_to_its_cap(void **state)
 }
 
 /* RUNNING -> QUEUED after a failed attempt, back on the queue only once its
- * backoff has passed (5 ms, then 10), waiting with the runs for later; the
- * last allowed attempt's failure ends the run. */
+ * backoff has passed but for the lead (200 ms, then 400), waiting with the
+ * runs for later, its launch then held for the end of the backoff; the last
+ * allowed attempt's failure ends the run. */
 static void test_dispatch_retry_with_backoff(void **state)
 {
-    struct cs_job *job = add_job("a", 0, 3, 5);
+    struct cs_job *job = add_job("a", 0, 3, 2 * CS_LATER_LEAD_MS);
     int64_t id = trigger(job);
+    int64_t due = 0;
     for (uint32_t attempt = 1; attempt <= 3; attempt++) {
         turn();
         assert_int_equal(fx.n_launches, 1);
+        /* Held for the backoff's end, unless that has passed already. */
+        assert_true(fx.launches[0]->due_unix_ms == due ||
+                    (fx.launches[0]->due_unix_ms == 0 && cs_now_unix_ms() >= due));
         minder_exits(id, attempt, launch_ok(id), 1);
         wait_for(id, attempt, FA);
         if (attempt == 3)
@@ -232,12 +237,13 @@ static void test_dispatch_retry_with_backoff(void **state)
         assert_true(cs_later_is_waiting(run));
         assert_false(run->queued);
         assert_int_equal(fx.n_launches, 0);
-        int64_t due = run->msg->not_before_unix_ms;
+        due = run->msg->not_before_unix_ms;
         run_until(is_queued, run, "the retry to be queued");
         /* The wait is on the wall clock, whose milliseconds round apart from
          * the loop's by up to one. */
-        assert_true(uv_now(&fx.loop) - failed_at + 1 >= cs_retry_backoff_ms(job->spec, attempt));
-        assert_true(cs_now_unix_ms() >= due);
+        assert_true(uv_now(&fx.loop) - failed_at + 1 + CS_LATER_LEAD_MS >=
+                    cs_retry_backoff_ms(job->spec, attempt));
+        assert_true(cs_now_unix_ms() >= due - CS_LATER_LEAD_MS);
         assert_false(cs_later_is_waiting(run));
     }
     assert_string_equal(history(id), START_TO_RUNNING " a1:FAILED run:QUEUED run:STARTING "

@@ -236,14 +236,14 @@ static int64_t trigger_at(struct cs_job *job, int64_t not_before_unix_ms)
     return id;
 }
 
-/* A run for later waits off its queue until its time (wall clock), the
- * earliest first; one in the past starts at once. */
+/* A run for later waits off its queue until its time (wall clock) less
+ * the lead (later.h), the earliest first; one in the past starts at once. */
 static void test_retry_later_runs_wait_for_their_time(void **state)
 {
     struct cs_job *job = add_job("a", 0, 1, 0);
     int64_t t0 = cs_now_unix_ms();
-    int64_t late = trigger_at(job, t0 + 80);
-    int64_t soon = trigger_at(job, t0 + 30);
+    int64_t late = trigger_at(job, t0 + CS_LATER_LEAD_MS + 80);
+    int64_t soon = trigger_at(job, t0 + CS_LATER_LEAD_MS + 30);
     int64_t now = trigger_at(job, t0 - 1000);
     assert_int_equal(run_of(now)->msg->not_before_unix_ms, 0);
     assert_true(run_of(now)->queued);
@@ -254,7 +254,7 @@ static void test_retry_later_runs_wait_for_their_time(void **state)
     assert_true(cs_later_is_waiting(run_of(late)));
     run_until(is_queued, run_of(late), "the later run to be queued");
     assert_true(cs_now_unix_ms() >= t0 + 80);
-    assert_int_equal(run_of(late)->msg->not_before_unix_ms, t0 + 80);
+    assert_int_equal(run_of(late)->msg->not_before_unix_ms, t0 + CS_LATER_LEAD_MS + 80);
 }
 
 /* A waiting run can be cancelled; the timer then waits for the next. */
@@ -262,8 +262,8 @@ static void test_retry_later_run_cancelled(void **state)
 {
     struct cs_job *job = add_job("a", 0, 1, 0);
     int64_t t0 = cs_now_unix_ms();
-    int64_t first = trigger_at(job, t0 + 20);
-    int64_t second = trigger_at(job, t0 + 40);
+    int64_t first = trigger_at(job, t0 + CS_LATER_LEAD_MS + 20);
+    int64_t second = trigger_at(job, t0 + CS_LATER_LEAD_MS + 40);
     assert_int_equal(cancel(first), CA);
     assert_null(run_of(first));
     assert_string_equal(history(first), "run:QUEUED run:CANCELLED");
