@@ -415,6 +415,22 @@ static size_t hold_later(struct cs_launcher *l, struct cs_launch **group, size_t
     return kept;
 }
 
+/* Resolves the users of the group's launches due later now, so that at
+ * their due time only their minders' starts are left. One that fails here
+ * is tried again there, where its failure is told. */
+static void prepare_users_ahead(struct reserve *r, struct cs_launch **group, size_t n)
+{
+    int64_t now_ms = cs_now_unix_ms();
+    for (size_t i = 0; i < n; i++) {
+        struct cs_launch *launch = group[i];
+        if (launch->due_unix_ms <= now_ms || launch->err != 0 || launch->user_ready)
+            continue;
+        reserve_release(r); /* NSS opens files */
+        launch->user_ready = cs_launch_prepare_user(launch) == 0;
+        reserve_take(r);
+    }
+}
+
 /* Whether the first held launch is due. The lock is held. */
 static bool held_due(const struct cs_launcher *l)
 {
@@ -439,6 +455,7 @@ static bool launch_group(struct cs_launcher *l, struct reserve *r, struct cs_lau
 {
     bool any_waits = false;
     int sync_rc = make_dirs(r, group, n);
+    prepare_users_ahead(r, group, n);
     n = hold_later(l, group, n);
     for (size_t at = 0; at < n; at += LAUNCH_POST_MAX) {
         size_t part = n - at < LAUNCH_POST_MAX ? n - at : LAUNCH_POST_MAX;
@@ -482,8 +499,8 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
 {
     size_t n = 0;
     if (held_due(l)) {
-        /* Due now: spawned and posted in one part, the rest left to the others. */
-        while (n < LAUNCH_POST_MAX && held_due(l)) {
+        /* Due now: started and posted, the rest left to the others. */
+        while (n < LAUNCH_GROUP_MAX && held_due(l)) {
             group[n] = CS_CONTAINER_OF(cs_queue_pop(&l->held), struct cs_launch, link);
             group[n++]->at = CS_LAUNCH_AT_GOING;
         }
