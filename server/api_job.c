@@ -59,7 +59,7 @@ void cs_api_reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
 {
     void *later = cs_api_reply_later(call, cs_message_copy(&spec->base));
     struct cs_store_mark mark = cs_store_mark_take(s->store);
-    cs_store_job_put(s->store, spec, cs_api_reply_cb, later);
+    cs_store_job_put(s->store, spec, s->next_run_id, cs_api_reply_cb, later);
     cs_audit_change(s, call, &mark, spec->name, 0);
 }
 
