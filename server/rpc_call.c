@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "status.h"
 #include "status_details.h"
+#include "utf8.h"
 #include "util.h"
 #include "wire_check.h"
 
@@ -208,16 +209,22 @@ void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *mes
 {
     CS_ASSERT_LOOP();
     CS_ASSERT(call->final_message == NULL && !call->finishing);
+    /* A message quoting a client's string with "%.64s", or cut at its
+     * buffer's end, may end inside a character: the audit row's text
+     * column would refuse it, and with it the whole batch. */
+    char *clean = cs_xstrdup(message);
+    cs_utf8_scrub(clean);
     if (code != GRPC_STATUS_OK && call->refused != NULL && call->refused->cb != NULL)
-        call->refused->cb(call->refused->arg, call, code, message);
+        call->refused->cb(call->refused->arg, call, code, clean);
     /* A stream keeps a message in flight while any is queued: the status
      * waits for them, and rpc_stream.c sends it once they have gone. */
     if (call->sending == NULL || call->cancel_seen) {
-        cs_call_send_status(call, code, message, NULL);
+        cs_call_send_status(call, code, clean, NULL);
+        free(clean);
         return;
     }
     call->final_code = code;
-    call->final_message = cs_xstrdup(message);
+    call->final_message = clean;
 }
 
 void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)
