@@ -49,6 +49,11 @@ void cs_api_fail_store(struct cs_call *call, int status, const char *what)
     if (status == -ENOTCONN)
         cs_call_fail(call, -ENOTCONN, "the database is unreachable (%s); retry in a few seconds",
                      what);
+    else if (status == -ENOSPC)
+        cs_call_fail(call, -EAGAIN,
+                     "the database is out of disk space (%s failed); free space on the disk that "
+                     "holds its data, then retry",
+                     what);
     else
         cs_call_fail(call, -EIO, "the database failed while %s; the server log has the details",
                      what);

@@ -30,7 +30,9 @@ void cs_api_reply_cb(void *arg, int status);
 struct cs_job *cs_api_find_job(struct cs_call *call, struct cs_sched *sched, const char *name,
                                const char *field);
 
-/* Fails call for a store read that returned status. */
+/* Fails call for a store read or write that returned status: UNAVAILABLE
+ * for an unreachable database, RESOURCE_EXHAUSTED for one out of disk
+ * space, INTERNAL for any other error. */
 void cs_api_fail_store(struct cs_call *call, int status, const char *what);
 
 /* Pages: page_size 0 means CS_API_PAGE_SIZE_DEFAULT and more than

@@ -54,13 +54,47 @@ static Csched__V1__Job *spec_copy(const struct cs_call *call, const Csched__V1__
     return spec;
 }
 
+/* Queues the job's row and its audit row; cb gets arg and the commit's
+ * status. */
+static void put_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *spec,
+                    cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_mark mark = cs_store_mark_take(s->store);
+    cs_store_job_put(s->store, spec, s->next_run_id, cb, arg);
+    cs_audit_change(s, call, &mark, spec->name, 0);
+}
+
 void cs_api_reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
                                 const Csched__V1__Job *spec)
 {
-    void *later = cs_api_reply_later(call, cs_message_copy(&spec->base));
-    struct cs_store_mark mark = cs_store_mark_take(s->store);
-    cs_store_job_put(s->store, spec, s->next_run_id, cs_api_reply_cb, later);
-    cs_audit_change(s, call, &mark, spec->name, 0);
+    put_job(call, s, spec, cs_api_reply_cb, cs_api_reply_later(call, cs_message_copy(&spec->base)));
+}
+
+struct job_created {
+    struct cs_sched *sched;
+    struct cs_reply_later *later; /* its msg: the job as created */
+};
+
+/* A new job whose row did not commit is not kept: its client is told it
+ * was not made, and a restart would not find it. Unless it was deleted or
+ * made again meanwhile, or has runs already (which it then keeps). */
+static void job_created_cb(void *arg, int status)
+{
+    struct job_created *c = arg;
+    const Csched__V1__Job *spec = (const Csched__V1__Job *)c->later->msg;
+    struct cs_job *job = status != 0 ? cs_job_find(c->sched, spec->name) : NULL;
+    if (job != NULL && job->spec->created_unix_ms == spec->created_unix_ms &&
+        job->spec->version == spec->version) {
+        if (job->active == 0) {
+            cs_slots_job_removed(c->sched, job);
+            cs_job_remove(c->sched, job);
+        } else {
+            cs_log_warn("job %s is kept though its row did not commit: it has %u runs", spec->name,
+                        job->active);
+        }
+    }
+    cs_api_reply_cb(c->later, status);
+    free(c);
 }
 
 /* 0, or a negative errno once call has been failed with why. */
@@ -147,7 +181,10 @@ static void create_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     struct cs_job *job = cs_job_insert(s, spec_copy(call, in, NULL));
     job->schedule = schedule;
     cs_slots_job_changed(s, job, job->spec->created_unix_ms / 1000);
-    cs_api_reply_job_on_commit(call, s, job->spec);
+    struct job_created *c = cs_xmalloc(sizeof(*c));
+    c->sched = s;
+    c->later = cs_api_reply_later(call, cs_message_copy(&job->spec->base));
+    put_job(call, s, job->spec, job_created_cb, c);
     return;
 
 err_free_schedule:

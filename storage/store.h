@@ -68,7 +68,8 @@ struct cs_store_config {
 
 /* Status codes passed to callbacks: 0, or a negative errno: -ENOTCONN (the
  * database is unreachable), -EIO (the database reported an error; the
- * message goes to the log callback), -ENOENT (read found nothing). */
+ * message goes to the log callback), -ENOSPC (the database is out of disk
+ * space, SQLSTATE 53100; logged too), -ENOENT (read found nothing). */
 typedef void (*cs_store_done_cb)(void *arg, int status);
 
 /* What the server needs to resume after a start: every job, every run not

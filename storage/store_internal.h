@@ -230,6 +230,7 @@ struct cs_store_batch {
     size_t cap_sent;
     size_t next_result; /* index in sent of the statement whose result comes next */
     bool failed;
+    int failed_status;              /* its operations' status once failed (store_batch.c) */
     int64_t sent_ns;                /* when it was sent, for store_stats */
     cs_store_batch_done_cb done_cb; /* the prepares of a new connection, else NULL */
 };
