@@ -20,6 +20,11 @@
 #define REPLAY_PAGE 512
 /* A client further behind than this is cut off and told where to resume. */
 #define MAX_BACKLOG 20000
+/* Each open Watch is visited for every event and may hold MAX_BACKLOG of
+ * them (a few MB) for a client that does not read: the streams one caller
+ * (identity) and all callers may have open at once. */
+#define MAX_WATCHES_PER_CALLER 64
+#define MAX_WATCHES 1024
 
 struct cs_watch {
     struct cs_watch *prev, *next;
@@ -118,6 +123,32 @@ static void on_cancel(struct cs_call *call, void *ctx)
 
 static const struct cs_stream_ops watch_ops = {.drained_cb = on_drained, .cancel_cb = on_cancel};
 
+/* 0, or -EAGAIN once call has been failed because its caller, or all
+ * callers together, hold as many Watch streams as they may. Walks the open
+ * streams, of which there are at most MAX_WATCHES. */
+static int check_room(struct cs_sched *s, struct cs_call *call)
+{
+    const char *who = cs_call_identity(call)->name;
+    size_t all = 0, mine = 0;
+    for (const struct cs_watch *w = s->watches; w != NULL; w = w->next) {
+        all++;
+        mine += strcmp(cs_call_identity(w->call)->name, who) == 0;
+    }
+    if (mine >= MAX_WATCHES_PER_CALLER) {
+        cs_call_fail(call, -EAGAIN,
+                     "%s has %zu Watch streams open, the most one caller may; close one (one "
+                     "stream with no job_name sees every job)",
+                     who, mine);
+        return -EAGAIN;
+    }
+    if (all >= MAX_WATCHES) {
+        cs_call_fail(call, -EAGAIN,
+                     "%zu Watch streams are open, the most cschedd keeps; retry later", all);
+        return -EAGAIN;
+    }
+    return 0;
+}
+
 static struct cs_watch *watch_new(struct cs_sched *s, struct cs_call *call)
 {
     struct cs_watch *w = cs_xcalloc(1, sizeof(*w));
@@ -161,6 +192,8 @@ void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *c
             (long long)s->last_published_seq);
         return;
     }
+    if (check_room(s, call) != 0)
+        return;
     struct cs_watch *w = watch_new(s, call);
     w->job_name = req->job_name[0] != '\0' ? cs_xstrdup(req->job_name) : NULL;
     if (replay) {
