@@ -20,11 +20,6 @@
 #define REPLAY_PAGE 512
 /* A client further behind than this is cut off and told where to resume. */
 #define MAX_BACKLOG 20000
-/* Each open Watch is visited for every event and may hold MAX_BACKLOG of
- * them (a few MB) for a client that does not read: the streams one caller
- * (identity) and all callers may have open at once. */
-#define MAX_WATCHES_PER_CALLER 64
-#define MAX_WATCHES 1024
 
 struct cs_watch {
     struct cs_watch *prev, *next;
@@ -123,9 +118,10 @@ static void on_cancel(struct cs_call *call, void *ctx)
 
 static const struct cs_stream_ops watch_ops = {.drained_cb = on_drained, .cancel_cb = on_cancel};
 
-/* 0, or -EAGAIN once call has been failed because its caller, or all
- * callers together, hold as many Watch streams as they may. Walks the open
- * streams, of which there are at most MAX_WATCHES. */
+/* Each open Watch is visited for every event and may hold MAX_BACKLOG of
+ * them (a few MB) for a client that does not read: 0, or -EAGAIN once call
+ * has been failed for one too many. Walks the open streams, of which there
+ * are at most CS_API_STREAMS_MAX. */
 static int check_room(struct cs_sched *s, struct cs_call *call)
 {
     const char *who = cs_call_identity(call)->name;
@@ -134,19 +130,8 @@ static int check_room(struct cs_sched *s, struct cs_call *call)
         all++;
         mine += strcmp(cs_call_identity(w->call)->name, who) == 0;
     }
-    if (mine >= MAX_WATCHES_PER_CALLER) {
-        cs_call_fail(call, -EAGAIN,
-                     "%s has %zu Watch streams open, the most one caller may; close one (one "
-                     "stream with no job_name sees every job)",
-                     who, mine);
-        return -EAGAIN;
-    }
-    if (all >= MAX_WATCHES) {
-        cs_call_fail(call, -EAGAIN,
-                     "%zu Watch streams are open, the most cschedd keeps; retry later", all);
-        return -EAGAIN;
-    }
-    return 0;
+    return cs_api_stream_room(call, all, mine, "Watch",
+                              "close one (one stream with no job_name sees every job)");
 }
 
 static struct cs_watch *watch_new(struct cs_sched *s, struct cs_call *call)
