@@ -39,6 +39,11 @@ struct cs_rpc_server;
  * least): enough for any client's parallel calls, and a client with more
  * waits for its own to end rather than growing cschedd's memory. */
 #define CS_RPC_MAX_STREAMS_PER_CONNECTION 100
+/* The largest request (each message of a stream) a method open to every
+ * caller takes (health, reflection): a request lives as long as its call,
+ * and one of a megabyte held by each of a role-less user's thousands of
+ * health Watch or reflection streams would be gigabytes. */
+#define CS_RPC_MAX_OPEN_REQUEST_BYTES 4096
 
 /* Runs a method on the loop thread; request is borrowed until the call ends
  * (a bidirectional stream's: until its next message arrives). */

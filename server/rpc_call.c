@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "metrics.h"
 #include "status.h"
 #include "status_details.h"
@@ -33,6 +34,16 @@ static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
 int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, size_t cap)
 {
     const ProtobufCMessageDescriptor *desc = call->method->input;
+    /* A request is kept while its call lasts (a health Watch for good), and
+     * a method open to every caller needs no more than a name or two. */
+    size_t size = grpc_byte_buffer_length(payload);
+    if (size > CS_RPC_MAX_OPEN_REQUEST_BYTES &&
+        cs_access_needed(call->method->path) == CS_ROLE_NONE) {
+        (void)snprintf(why, cap,
+                       "the request is %zu bytes; %s, open to every caller, takes at most %d", size,
+                       call->method->path, CS_RPC_MAX_OPEN_REQUEST_BYTES);
+        return -EINVAL;
+    }
     grpc_byte_buffer_reader reader;
     if (!grpc_byte_buffer_reader_init(&reader, payload)) {
         (void)snprintf(why, cap, "the request could not be decompressed");

@@ -13,6 +13,8 @@ are bounded: a connection holds at most 100 streams at once (the client
 waits for one of its own to end), all callers together at most
 --max-health-watches Watch streams (one more is RESOURCE_EXHAUSTED), and a
 user without role admin at most 64 connections (more are closed at once).
+A request to a method open to all is at most 4 KiB, as a Watch keeps it:
+one of a megabyte per stream would have made each cost 100 times more.
 Run with /usr/bin/python3 (Debian's python3-grpcio and python3-grpc-tools).
 """
 
@@ -176,6 +178,24 @@ class HealthWatchTest(UnixSocketTest):
 
 class StreamLimitsTest(UnixSocketTest):
     server_args = ("--max-health-watches", "150")
+
+    def test_open_methods_take_small_requests(self):
+        with self.assertRaises(grpc.RpcError) as refused:
+            next(self.health.Watch(health_pb2.HealthCheckRequest(service="x" * 5000),
+                                   timeout=RPC_TIMEOUT_S))
+        self.assertEqual(refused.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("the request is 5003 bytes; /grpc.health.v1.Health/Watch, open to every "
+                      "caller, takes at most 4096", refused.exception.details())
+        reflect = self.channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo")
+        # file_by_filename (field 3) of 5000 bytes, by hand: no reflection stubs here.
+        big = b"\x1a\x88\x27" + b"x" * 5000
+        with self.assertRaises(grpc.RpcError) as refused:
+            list(reflect(iter([big]), timeout=RPC_TIMEOUT_S))
+        self.assertEqual(refused.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("takes at most 4096", refused.exception.details())
+        self.assertEqual(next(self.health.Watch(health_pb2.HealthCheckRequest(service="x" * 4000),
+                                                timeout=RPC_TIMEOUT_S)).status, SERVICE_UNKNOWN)
 
     def test_a_connection_holds_at_most_its_streams(self):
         channel = unix_channel(self.socket())
