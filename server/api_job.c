@@ -191,6 +191,52 @@ err_free_schedule:
     free(schedule);
 }
 
+struct job_updated {
+    struct cs_sched *sched;
+    struct cs_reply_later *later; /* its msg: the job as updated */
+    Csched__V1__Job *old;         /* the job before */
+};
+
+/* Puts the job's spec before an update back, with its schedule: 0, or
+ * -EAGAIN when that schedule's zone is no longer open. */
+static int restore_spec(struct cs_sched *s, struct cs_job *job, Csched__V1__Job *old)
+{
+    struct cs_schedule *schedule;
+    struct cs_err err;
+    int rc = cs_job_schedule_parse(&s->zones, old, false, &schedule, &err);
+    if (rc != 0)
+        return rc;
+    cs_job_replace_spec(job, old);
+    free(job->schedule);
+    job->schedule = schedule;
+    cs_slots_job_changed(s, job, job->slot.after_s);
+    cs_pump_job_changed(s, job);
+    return 0;
+}
+
+/* An update whose row did not commit is undone, as its client is told it
+ * was not made and a restart would not see it; unless the job changed
+ * again meanwhile. */
+static void job_updated_cb(void *arg, int status)
+{
+    struct job_updated *u = arg;
+    const Csched__V1__Job *spec = (const Csched__V1__Job *)u->later->msg;
+    struct cs_job *job = status != 0 ? cs_job_find(u->sched, spec->name) : NULL;
+    if (job != NULL && job->spec->version == spec->version &&
+        job->spec->updated_unix_ms == spec->updated_unix_ms) {
+        if (restore_spec(u->sched, job, u->old) == 0)
+            u->old = NULL;
+        else
+            cs_log_warn("job %s keeps version %llu though it did not commit: the zone of its "
+                        "version before is gone",
+                        spec->name, (unsigned long long)spec->version);
+    }
+    if (u->old != NULL)
+        protobuf_c_message_free_unpacked(&u->old->base, NULL);
+    cs_api_reply_cb(u->later, status);
+    free(u);
+}
+
 static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *in,
                        uint64_t expected_version)
 {
@@ -210,6 +256,9 @@ static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     }
     if (cs_api_require_store(call, s) != 0)
         goto err_free_schedule;
+    struct job_updated *u = cs_xmalloc(sizeof(*u));
+    u->sched = s;
+    u->old = (Csched__V1__Job *)cs_message_copy(&job->spec->base);
     cs_job_replace_spec(job, spec_copy(call, in, job->spec));
     free(job->schedule);
     job->schedule = schedule;
@@ -218,7 +267,8 @@ static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     cs_slots_job_changed(s, job, job->slot.after_s > now_s ? job->slot.after_s : now_s);
     /* Its own limit may have changed. */
     cs_pump_job_changed(s, job);
-    cs_api_reply_job_on_commit(call, s, job->spec);
+    u->later = cs_api_reply_later(call, cs_message_copy(&job->spec->base));
+    put_job(call, s, job->spec, job_updated_cb, u);
     return;
 
 err_free_schedule:

@@ -8,9 +8,10 @@
  * directory never made; and once there is room again everything works.
  * And a database out of disk space (the jobs table moved to a tablespace on
  * a small tmpfs, then filled): a change is RESOURCE_EXHAUSTED saying so, not
- * INTERNAL; the job it would have made does not exist (it was kept in
- * memory, so that its retry was ALREADY_EXISTS and a restart lost it); and
- * it works once there is room.
+ * INTERNAL; the job it would have made does not exist, and an update
+ * that failed so is undone (both were kept in memory, though not in the
+ * database: a retry was ALREADY_EXISTS, and a restart lost them); and it
+ * works once there is room.
  * Needs root for the mount: skipped otherwise. */
 #include <errno.h>
 #include <fcntl.h>
@@ -168,8 +169,9 @@ static void sql(PGconn *conn, const char *query)
     PQclear(res);
 }
 
-/* A job whose env (random hex, so it does not compress) needs new pages. */
-static int try_big_job(struct cs_e2e *e, const char *name, struct cs_status *st)
+/* Creates, or with update updates, a job whose env (random hex, so it
+ * does not compress) needs new pages. */
+static int try_big_job(struct cs_e2e *e, const char *name, bool update, struct cs_status *st)
 {
     static char values[8][8193];
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
@@ -190,7 +192,28 @@ static int try_big_job(struct cs_e2e *e, const char *name, struct cs_status *st)
     job.n_command = 1;
     job.env = envp;
     job.n_env = 8;
-    return cs_e2e_try_create_job(e, &job, st);
+    if (!update)
+        return cs_e2e_try_create_job(e, &job, st);
+    Csched__V1__UpdateJobRequest req = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
+    Csched__V1__Job *out = NULL;
+    req.job = &job;
+    int rc = cs_scheduler_update_job(e->client, &req, &out, cs_e2e_opts(), st);
+    if (out != NULL)
+        csched__v1__job__free_unpacked(out, NULL);
+    return rc;
+}
+
+/* The job's version and its number of env variables, as GetJob says. */
+static void assert_job(struct cs_e2e *e, const char *name, uint64_t version, size_t n_env)
+{
+    Csched__V1__GetJobRequest get = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *got = NULL;
+    struct cs_status st = {0};
+    get.name = (char *)name;
+    assert_int_equal(cs_scheduler_get_job(e->client, &get, &got, cs_e2e_opts(), &st), 0);
+    assert_int_equal(got->version, version);
+    assert_int_equal(got->n_env, n_env);
+    csched__v1__job__free_unpacked(got, NULL);
 }
 
 static void test_e2e_diskfull_database_full(void **state)
@@ -198,7 +221,7 @@ static void test_e2e_diskfull_database_full(void **state)
     struct cs_e2e *e = *state;
     struct cs_status st = {0};
     struct stat pg;
-    char path[64], query[4400], name[64];
+    char path[64], query[4400], name[64], kept[64];
 
     if (geteuid() != 0)
         skip(); /* mounting the small tmpfs needs root */
@@ -213,10 +236,12 @@ static void test_e2e_diskfull_database_full(void **state)
     (void)snprintf(query, sizeof(query), "CREATE TABLESPACE small LOCATION '%s'", tablespace);
     sql(conn, query);
     sql(conn, "ALTER TABLE jobs SET TABLESPACE small");
+    cs_e2e_name(kept, sizeof(kept), "dbfull-kept");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, kept, "true"), NULL);
     fill(tablespace, false);
 
     cs_e2e_name(name, sizeof(name), "dbfull");
-    int code = try_big_job(e, name, &st);
+    int code = try_big_job(e, name, false, &st);
     if (code != GRPC_STATUS_RESOURCE_EXHAUSTED || strstr(st.message, "out of disk space") == NULL)
         fail_msg("CreateJob on a full database: %s \"%s\"", cs_status_code_name(code), st.message);
     Csched__V1__GetJobRequest get = CSCHED__V1__GET_JOB_REQUEST__INIT;
@@ -224,8 +249,13 @@ static void test_e2e_diskfull_database_full(void **state)
     get.name = name;
     cs_e2e_assert_status(cs_scheduler_get_job(e->client, &get, &got, cs_e2e_opts(), &st), &st,
                          GRPC_STATUS_NOT_FOUND, "does not exist");
+    /* An update that did not commit is undone. */
+    code = try_big_job(e, kept, true, &st);
+    if (code != GRPC_STATUS_RESOURCE_EXHAUSTED)
+        fail_msg("UpdateJob on a full database: %s \"%s\"", cs_status_code_name(code), st.message);
+    assert_job(e, kept, 1, 0);
     unfill(tablespace);
-    code = try_big_job(e, name, &st);
+    code = try_big_job(e, name, false, &st);
     if (code != GRPC_STATUS_OK)
         fail_msg("CreateJob with room again: %s \"%s\"", cs_status_code_name(code), st.message);
     sql(conn, "ALTER TABLE jobs SET TABLESPACE pg_default");
