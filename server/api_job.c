@@ -82,7 +82,9 @@ static void job_created_cb(void *arg, int status)
 {
     struct job_created *c = arg;
     const Csched__V1__Job *spec = (const Csched__V1__Job *)c->later->msg;
-    struct cs_job *job = status != 0 ? cs_job_find(c->sched, spec->name) : NULL;
+    /* At shutdown the jobs go with the server: nothing is left to undo. */
+    struct cs_job *job =
+        status != 0 && !c->sched->stopping ? cs_job_find(c->sched, spec->name) : NULL;
     if (job != NULL && job->spec->created_unix_ms == spec->created_unix_ms &&
         job->spec->version == spec->version) {
         if (job->active == 0) {
@@ -221,7 +223,8 @@ static void job_updated_cb(void *arg, int status)
 {
     struct job_updated *u = arg;
     const Csched__V1__Job *spec = (const Csched__V1__Job *)u->later->msg;
-    struct cs_job *job = status != 0 ? cs_job_find(u->sched, spec->name) : NULL;
+    struct cs_job *job =
+        status != 0 && !u->sched->stopping ? cs_job_find(u->sched, spec->name) : NULL;
     if (job != NULL && job->spec->version == spec->version &&
         job->spec->updated_unix_ms == spec->updated_unix_ms) {
         if (restore_spec(u->sched, job, u->old) == 0)
