@@ -49,10 +49,10 @@ void cs_api_reflection_info(struct cs_call *call, const ProtobufCMessage *reques
 
 /* How often an open health Watch looks for a change of the serving status. */
 #define CS_HEALTH_POLL_MS 500
-/* At start: the health Watch streams' list and the timer that sends them
- * each change of the serving status (api_health.c). 0 or a negative errno
- * from libuv. */
-int cs_api_health_init(struct cs_sched *sched);
+/* At start: the health Watch streams' list, of at most max_watches, and the
+ * timer that sends them each change of the serving status (api_health.c).
+ * 0 or a negative errno from libuv. */
+int cs_api_health_init(struct cs_sched *sched, size_t max_watches);
 /* At shutdown: ends every open health Watch stream and closes the timer. */
 void cs_api_health_close_all(struct cs_sched *sched);
 /* At start: has every committed event handed to the open Watch streams. */

@@ -43,11 +43,34 @@ void cs_api_reply_cb(void *arg, int status)
     free(r);
 }
 
+int cs_api_stream_room(struct cs_call *call, size_t all, size_t mine, const char *what,
+                       const char *hint)
+{
+    CS_ASSERT_LOOP();
+    const char *who = cs_call_identity(call)->name;
+    if (mine >= CS_API_STREAMS_PER_CALLER) {
+        cs_call_fail(call, -EAGAIN, "%s has %zu %s streams open, the most one caller may; %s", who,
+                     mine, what, hint);
+        return -EAGAIN;
+    }
+    if (all >= CS_API_STREAMS_MAX) {
+        cs_call_fail(call, -EAGAIN, "%zu %s streams are open, the most cschedd keeps; retry later",
+                     all, what);
+        return -EAGAIN;
+    }
+    return 0;
+}
+
 void cs_api_fail_store(struct cs_call *call, int status, const char *what)
 {
     CS_ASSERT_LOOP();
     if (status == -ENOTCONN)
         cs_call_fail(call, -ENOTCONN, "the database is unreachable (%s); retry in a few seconds",
+                     what);
+    else if (status == -ENOSPC)
+        cs_call_fail(call, -EAGAIN,
+                     "the database is out of disk space (%s failed); free space on the disk that "
+                     "holds its data, then retry",
                      what);
     else
         cs_call_fail(call, -EIO, "the database failed while %s; the server log has the details",

@@ -3,7 +3,9 @@
  * whenever it changes, which a timer looks for every CS_HEALTH_POLL_MS
  * while a Watch is open. Health streams are listed apart from the event
  * Watch streams: they get no events, so the thousands a caller without a
- * role may open add nothing to what each event costs. Loop thread. */
+ * role may open add nothing to what each event costs. Each one holds
+ * memory, so at most max_watches are open at once: one more is refused
+ * with RESOURCE_EXHAUSTED. Loop thread. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@ struct cs_health_watch {
 struct cs_health {
     uv_timer_t timer;
     struct cs_health_watch *watches;
+    size_t n_watches, max_watches;
     Grpc__Health__V1__HealthCheckResponse__ServingStatus sent; /* to the known watches */
 };
 
@@ -86,6 +89,7 @@ static void watch_remove(struct cs_health_watch *w)
     if (w->next != NULL)
         w->next->prev = w->prev;
     free(w);
+    h->n_watches--;
     if (h->watches == NULL)
         (void)uv_timer_stop(&h->timer);
 }
@@ -105,6 +109,13 @@ void cs_api_health_watch(struct cs_call *call, const ProtobufCMessage *request, 
         (const Grpc__Health__V1__HealthCheckRequest *)request;
     struct cs_sched *s = ctx;
     struct cs_health *h = s->health;
+    if (h->n_watches >= h->max_watches) {
+        cs_call_fail(call, -EAGAIN,
+                     "%zu health Watch streams are open, the most cschedd keeps "
+                     "(--max-health-watches); close some, or use Check",
+                     h->n_watches);
+        return;
+    }
     struct cs_health_watch *w = cs_xcalloc(1, sizeof(*w));
     w->health = h;
     w->call = call;
@@ -117,16 +128,18 @@ void cs_api_health_watch(struct cs_call *call, const ProtobufCMessage *request, 
     if (h->watches != NULL)
         h->watches->prev = w;
     h->watches = w;
+    h->n_watches++;
     cs_call_set_stream_ops(call, &health_ops, w);
     push_status(
         call, w->known ? h->sent
                        : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVICE_UNKNOWN);
 }
 
-int cs_api_health_init(struct cs_sched *s)
+int cs_api_health_init(struct cs_sched *s, size_t max_watches)
 {
     CS_ASSERT_LOOP();
     struct cs_health *h = cs_xcalloc(1, sizeof(*h));
+    h->max_watches = max_watches;
     int rc = uv_timer_init(s->loop, &h->timer);
     if (rc != 0) {
         free(h);

@@ -54,13 +54,49 @@ static Csched__V1__Job *spec_copy(const struct cs_call *call, const Csched__V1__
     return spec;
 }
 
+/* Queues the job's row and its audit row; cb gets arg and the commit's
+ * status. */
+static void put_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *spec,
+                    cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_mark mark = cs_store_mark_take(s->store);
+    cs_store_job_put(s->store, spec, s->next_run_id, cb, arg);
+    cs_audit_change(s, call, &mark, spec->name, 0);
+}
+
 void cs_api_reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
                                 const Csched__V1__Job *spec)
 {
-    void *later = cs_api_reply_later(call, cs_message_copy(&spec->base));
-    struct cs_store_mark mark = cs_store_mark_take(s->store);
-    cs_store_job_put(s->store, spec, cs_api_reply_cb, later);
-    cs_audit_change(s, call, &mark, spec->name, 0);
+    put_job(call, s, spec, cs_api_reply_cb, cs_api_reply_later(call, cs_message_copy(&spec->base)));
+}
+
+struct job_created {
+    struct cs_sched *sched;
+    struct cs_reply_later *later; /* its msg: the job as created */
+};
+
+/* A new job whose row did not commit is not kept: its client is told it
+ * was not made, and a restart would not find it. Unless it was deleted or
+ * made again meanwhile, or has runs already (which it then keeps). */
+static void job_created_cb(void *arg, int status)
+{
+    struct job_created *c = arg;
+    const Csched__V1__Job *spec = (const Csched__V1__Job *)c->later->msg;
+    /* At shutdown the jobs go with the server: nothing is left to undo. */
+    struct cs_job *job =
+        status != 0 && !c->sched->stopping ? cs_job_find(c->sched, spec->name) : NULL;
+    if (job != NULL && job->spec->created_unix_ms == spec->created_unix_ms &&
+        job->spec->version == spec->version) {
+        if (job->active == 0) {
+            cs_slots_job_removed(c->sched, job);
+            cs_job_remove(c->sched, job);
+        } else {
+            cs_log_warn("job %s is kept though its row did not commit: it has %u runs", spec->name,
+                        job->active);
+        }
+    }
+    cs_api_reply_cb(c->later, status);
+    free(c);
 }
 
 /* 0, or a negative errno once call has been failed with why. */
@@ -147,11 +183,61 @@ static void create_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     struct cs_job *job = cs_job_insert(s, spec_copy(call, in, NULL));
     job->schedule = schedule;
     cs_slots_job_changed(s, job, job->spec->created_unix_ms / 1000);
-    cs_api_reply_job_on_commit(call, s, job->spec);
+    struct job_created *c = cs_xmalloc(sizeof(*c));
+    c->sched = s;
+    c->later = cs_api_reply_later(call, cs_message_copy(&job->spec->base));
+    put_job(call, s, job->spec, job_created_cb, c);
     return;
 
 err_free_schedule:
     free(schedule);
+}
+
+struct job_updated {
+    struct cs_sched *sched;
+    struct cs_reply_later *later; /* its msg: the job as updated */
+    Csched__V1__Job *old;         /* the job before */
+};
+
+/* Puts the job's spec before an update back, with its schedule: 0, or
+ * -EAGAIN when that schedule's zone is no longer open. */
+static int restore_spec(struct cs_sched *s, struct cs_job *job, Csched__V1__Job *old)
+{
+    struct cs_schedule *schedule;
+    struct cs_err err;
+    int rc = cs_job_schedule_parse(&s->zones, old, false, &schedule, &err);
+    if (rc != 0)
+        return rc;
+    cs_job_replace_spec(job, old);
+    free(job->schedule);
+    job->schedule = schedule;
+    cs_slots_job_changed(s, job, job->slot.after_s);
+    cs_pump_job_changed(s, job);
+    return 0;
+}
+
+/* An update whose row did not commit is undone, as its client is told it
+ * was not made and a restart would not see it; unless the job changed
+ * again meanwhile. */
+static void job_updated_cb(void *arg, int status)
+{
+    struct job_updated *u = arg;
+    const Csched__V1__Job *spec = (const Csched__V1__Job *)u->later->msg;
+    struct cs_job *job =
+        status != 0 && !u->sched->stopping ? cs_job_find(u->sched, spec->name) : NULL;
+    if (job != NULL && job->spec->version == spec->version &&
+        job->spec->updated_unix_ms == spec->updated_unix_ms) {
+        if (restore_spec(u->sched, job, u->old) == 0)
+            u->old = NULL;
+        else
+            cs_log_warn("job %s keeps version %llu though it did not commit: the zone of its "
+                        "version before is gone",
+                        spec->name, (unsigned long long)spec->version);
+    }
+    if (u->old != NULL)
+        protobuf_c_message_free_unpacked(&u->old->base, NULL);
+    cs_api_reply_cb(u->later, status);
+    free(u);
 }
 
 static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *in,
@@ -173,6 +259,9 @@ static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     }
     if (cs_api_require_store(call, s) != 0)
         goto err_free_schedule;
+    struct job_updated *u = cs_xmalloc(sizeof(*u));
+    u->sched = s;
+    u->old = (Csched__V1__Job *)cs_message_copy(&job->spec->base);
     cs_job_replace_spec(job, spec_copy(call, in, job->spec));
     free(job->schedule);
     job->schedule = schedule;
@@ -181,7 +270,8 @@ static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     cs_slots_job_changed(s, job, job->slot.after_s > now_s ? job->slot.after_s : now_s);
     /* Its own limit may have changed. */
     cs_pump_job_changed(s, job);
-    cs_api_reply_job_on_commit(call, s, job->spec);
+    u->later = cs_api_reply_later(call, cs_message_copy(&job->spec->base));
+    put_job(call, s, job->spec, job_updated_cb, u);
     return;
 
 err_free_schedule:

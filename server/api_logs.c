@@ -7,7 +7,11 @@
  * read in rounds, each to its current end; after a round that found nothing
  * new, the next starts FOLLOW_POLL_MS later. The stream ends after a round
  * that found nothing and began once the attempt had ended: the minder, which
- * writes the files, has exited by then, so no last bytes are missed. */
+ * writes the files, has exited by then, so no last bytes are missed.
+ *
+ * Each open stream holds its chunk's buffer and up to two open files until
+ * it ends, even for a client that reads nothing: the open streams are
+ * listed, and bounded per caller and in all (api_common.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -28,8 +32,10 @@ struct log_file {
     int64_t offset;
 };
 
-struct log_read {
-    struct cs_call *call; /* NULL once the client has gone */
+struct cs_log_read {
+    struct cs_log_read *prev, *next; /* in sched->log_reads */
+    char who[CS_IDENTITY_NAME_MAX];  /* the caller, for its bound */
+    struct cs_call *call;            /* NULL once the client has gone */
     struct cs_sched *sched;
     int64_t run_id;
     uint32_t attempt;
@@ -47,7 +53,7 @@ struct log_read {
     char buf[CHUNK_BYTES];
 };
 
-static void next_step(struct log_read *r);
+static void next_step(struct cs_log_read *r);
 
 static void log_file_closed_cb(uv_fs_t *req)
 {
@@ -57,7 +63,7 @@ static void log_file_closed_cb(uv_fs_t *req)
 
 /* Closes f on libuv's pool (a close may flush, and nothing waits for it); f
  * forgets the fd at once. */
-static void close_log_file(struct log_read *r, struct log_file *f)
+static void close_log_file(struct cs_log_read *r, struct log_file *f)
 {
     uv_fs_t *req = cs_xmalloc(sizeof(*req));
     CS_ASSERT(uv_fs_close(r->sched->loop, req, f->fd, log_file_closed_cb) == 0);
@@ -69,7 +75,7 @@ static void handle_free_cb(uv_handle_t *handle)
     free(handle);
 }
 
-static void log_read_end(struct log_read *r, int code, const char *message)
+static void log_read_end(struct cs_log_read *r, int code, const char *message)
 {
     if (r->call != NULL) {
         if (code == 0)
@@ -81,6 +87,12 @@ static void log_read_end(struct log_read *r, int code, const char *message)
     for (size_t i = 0; i < r->n_files; i++)
         if (r->files[i].fd >= 0)
             close_log_file(r, &r->files[i]);
+    if (r->prev != NULL)
+        r->prev->next = r->next;
+    else
+        r->sched->log_reads = r->next;
+    if (r->next != NULL)
+        r->next->prev = r->prev;
     if (r->pause != NULL)
         uv_close((uv_handle_t *)r->pause, handle_free_cb);
     free(r);
@@ -88,13 +100,13 @@ static void log_read_end(struct log_read *r, int code, const char *message)
 
 /* Whether the attempt being read has ended: its run is no longer active, or
  * the attempt has its end time. */
-static bool attempt_ended(const struct log_read *r)
+static bool attempt_ended(const struct cs_log_read *r)
 {
     const struct cs_run *run = cs_idmap_get(&r->sched->runs, r->run_id);
     return run == NULL || run->msg->attempts[r->attempt - 1]->ended_unix_ms != 0;
 }
 
-static void start_round(struct log_read *r)
+static void start_round(struct cs_log_read *r)
 {
     r->current = 0;
     r->round_found = false;
@@ -103,14 +115,14 @@ static void start_round(struct log_read *r)
 
 static void pause_over_cb(uv_timer_t *timer)
 {
-    struct log_read *r = timer->data;
+    struct cs_log_read *r = timer->data;
     r->busy = false;
     start_round(r);
     next_step(r);
 }
 
 /* Waits FOLLOW_POLL_MS, then calls cb; cancel_cb cuts the wait short. */
-static void pause_then(struct log_read *r, uv_timer_cb cb)
+static void pause_then(struct cs_log_read *r, uv_timer_cb cb)
 {
     if (r->pause == NULL) {
         r->pause = cs_xmalloc(sizeof(*r->pause));
@@ -123,7 +135,7 @@ static void pause_then(struct log_read *r, uv_timer_cb cb)
 
 /* Finishes r's request and gives its result: 0, or -ECANCELED when the
  * client has gone meanwhile and r has been ended (closing a file just opened). */
-static int take_result(struct log_read *r, uv_fs_t *req, ssize_t *result)
+static int take_result(struct cs_log_read *r, uv_fs_t *req, ssize_t *result)
 {
     *result = req->result;
     if (req->fs_type == UV_FS_OPEN && *result >= 0)
@@ -138,7 +150,7 @@ static int take_result(struct log_read *r, uv_fs_t *req, ssize_t *result)
 
 static void read_cb(uv_fs_t *req)
 {
-    struct log_read *r = req->data;
+    struct cs_log_read *r = req->data;
     ssize_t n;
     if (take_result(r, req, &n) != 0)
         return;
@@ -168,7 +180,7 @@ static void read_cb(uv_fs_t *req)
 
 static void open_cb(uv_fs_t *req)
 {
-    struct log_read *r = req->data;
+    struct cs_log_read *r = req->data;
     ssize_t fd;
     if (take_result(r, req, &fd) != 0)
         return;
@@ -186,7 +198,7 @@ static void open_cb(uv_fs_t *req)
     next_step(r);
 }
 
-static void attempt_dir(const struct log_read *r, char *path, size_t size)
+static void attempt_dir(const struct cs_log_read *r, char *path, size_t size)
 {
     /* A state dir too long for a path fails the open that follows. */
     (void)cs_minder_dir_format(path, size, r->sched->state_dir, r->run_id, r->attempt);
@@ -195,7 +207,7 @@ static void attempt_dir(const struct log_read *r, char *path, size_t size)
 /* A missing directory is output that is gone, not output that is empty. */
 static void dir_stat_cb(uv_fs_t *req)
 {
-    struct log_read *r = req->data;
+    struct cs_log_read *r = req->data;
     ssize_t result;
     if (take_result(r, req, &result) != 0)
         return;
@@ -220,7 +232,7 @@ static void dir_stat_cb(uv_fs_t *req)
 }
 
 /* After the last file of a round: the end, another round, or a pause. */
-static void round_over(struct log_read *r)
+static void round_over(struct cs_log_read *r)
 {
     if (!r->following || (!r->round_found && r->ended_before_round)) {
         log_read_end(r, 0, "");
@@ -234,7 +246,7 @@ static void round_over(struct log_read *r)
     pause_then(r, pause_over_cb);
 }
 
-static void next_step(struct log_read *r)
+static void next_step(struct cs_log_read *r)
 {
     if (r->current >= r->n_files) {
         round_over(r);
@@ -265,14 +277,14 @@ static void next_step(struct log_read *r)
 
 static void drained_cb(struct cs_call *call, void *ctx)
 {
-    struct log_read *r = ctx;
+    struct cs_log_read *r = ctx;
     if (!r->busy && r->call != NULL)
         next_step(r);
 }
 
 static void cancel_cb(struct cs_call *call, void *ctx)
 {
-    struct log_read *r = ctx;
+    struct cs_log_read *r = ctx;
     cs_call_finish(call, GRPC_STATUS_CANCELLED, "the client went away");
     r->call = NULL;
     /* Between rounds nothing is in flight: the pause is cut short. */
@@ -282,14 +294,14 @@ static void cancel_cb(struct cs_call *call, void *ctx)
 
 static const struct cs_stream_ops log_ops = {.drained_cb = drained_cb, .cancel_cb = cancel_cb};
 
-static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32_t wanted,
+static void start_reading(struct cs_log_read *r, const Csched__V1__Run *run, uint32_t wanted,
                           bool follow);
 
 /* Following a run that has not started the attempt wanted yet: looks again
  * until it has, or the run has ended without it. */
 static void attempt_check_cb(uv_timer_t *timer)
 {
-    struct log_read *r = timer->data;
+    struct cs_log_read *r = timer->data;
     r->busy = false;
     const struct cs_run *run = cs_idmap_get(&r->sched->runs, r->run_id);
     if (run != NULL) {
@@ -309,7 +321,7 @@ static void attempt_check_cb(uv_timer_t *timer)
 
 /* r->attempt is the attempt wanted (0: the latest) until reading starts. A
  * follower of a run still active waits for that attempt to start. */
-static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32_t wanted,
+static void start_reading(struct cs_log_read *r, const Csched__V1__Run *run, uint32_t wanted,
                           bool follow)
 {
     if ((run->n_attempts == 0 || wanted > run->n_attempts) && follow &&
@@ -348,7 +360,7 @@ static void start_reading(struct log_read *r, const Csched__V1__Run *run, uint32
 
 static void stored_run_cb(void *arg, int status, Csched__V1__Run *run)
 {
-    struct log_read *r = arg;
+    struct cs_log_read *r = arg;
     if (status != 0) {
         char message[80];
         (void)snprintf(message, sizeof(message), "run %lld does not exist", (long long)r->run_id);
@@ -359,6 +371,19 @@ static void stored_run_cb(void *arg, int status, Csched__V1__Run *run)
     /* A run only in the store has ended: there is nothing to follow. */
     start_reading(r, run, r->attempt, false);
     protobuf_c_message_free_unpacked(&run->base, NULL);
+}
+
+/* 0, or -EAGAIN once call has been failed for one stream too many. */
+static int check_room(struct cs_sched *s, struct cs_call *call)
+{
+    const char *who = cs_call_identity(call)->name;
+    size_t all = 0, mine = 0;
+    for (const struct cs_log_read *r = s->log_reads; r != NULL; r = r->next) {
+        all++;
+        mine += strcmp(r->who, who) == 0;
+    }
+    return cs_api_stream_room(call, all, mine, "ReadLogs",
+                              "end one (csched logs without -f reads to the end and stops)");
 }
 
 void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -375,7 +400,14 @@ void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, voi
         cs_call_fail(call, -EINVAL, "stream %d is not a LogStream", (int)req->stream);
         return;
     }
-    struct log_read *r = cs_xcalloc(1, sizeof(*r));
+    if (check_room(s, call) != 0)
+        return;
+    struct cs_log_read *r = cs_xcalloc(1, sizeof(*r));
+    (void)snprintf(r->who, sizeof(r->who), "%s", cs_call_identity(call)->name);
+    r->next = s->log_reads;
+    if (s->log_reads != NULL)
+        s->log_reads->prev = r;
+    s->log_reads = r;
     r->call = call;
     r->sched = s;
     r->run_id = req->run_id;

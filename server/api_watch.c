@@ -118,6 +118,22 @@ static void on_cancel(struct cs_call *call, void *ctx)
 
 static const struct cs_stream_ops watch_ops = {.drained_cb = on_drained, .cancel_cb = on_cancel};
 
+/* Each open Watch is visited for every event and may hold MAX_BACKLOG of
+ * them (a few MB) for a client that does not read: 0, or -EAGAIN once call
+ * has been failed for one too many. Walks the open streams, of which there
+ * are at most CS_API_STREAMS_MAX. */
+static int check_room(struct cs_sched *s, struct cs_call *call)
+{
+    const char *who = cs_call_identity(call)->name;
+    size_t all = 0, mine = 0;
+    for (const struct cs_watch *w = s->watches; w != NULL; w = w->next) {
+        all++;
+        mine += strcmp(cs_call_identity(w->call)->name, who) == 0;
+    }
+    return cs_api_stream_room(call, all, mine, "Watch",
+                              "close one (one stream with no job_name sees every job)");
+}
+
 static struct cs_watch *watch_new(struct cs_sched *s, struct cs_call *call)
 {
     struct cs_watch *w = cs_xcalloc(1, sizeof(*w));
@@ -161,6 +177,8 @@ void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *c
             (long long)s->last_published_seq);
         return;
     }
+    if (check_room(s, call) != 0)
+        return;
     struct cs_watch *w = watch_new(s, call);
     w->job_name = req->job_name[0] != '\0' ? cs_xstrdup(req->job_name) : NULL;
     if (replay) {

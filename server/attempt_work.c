@@ -67,6 +67,24 @@ static pid_t session_of(pid_t pid)
     return (pid_t)session;
 }
 
+/* How long a note read waits for a file descriptor: a server out of them
+ * (a flood of client connections) must not take an attempt that ended
+ * well for one that left no note. */
+#define NOTE_FD_WAIT_MS 100
+#define NOTE_FD_TRIES 600
+
+/* cs_note_read, tried again while the process is out of file descriptors:
+ * only the note's reader waits, on this pool thread, never the loop. */
+static int read_note(const char *dir, struct cs_note *note)
+{
+    int rc = cs_note_read(dir, note);
+    for (int i = 1; (rc == -EMFILE || rc == -ENFILE) && i < NOTE_FD_TRIES; i++) {
+        (void)usleep(NOTE_FD_WAIT_MS * 1000);
+        rc = cs_note_read(dir, note);
+    }
+    return rc;
+}
+
 /* A minder that died without a note (killed outright) leaves its command
  * running. Its group is stopped if its leader is still in the minder's
  * session, which a recycled pid would not be. */
@@ -80,7 +98,7 @@ static void stop_orphaned_group(const char *dir, pid_t minder_pid)
 void cs_attempt_read_note_work(uv_work_t *work)
 {
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
-    att->note_rc = cs_note_read(att->dir, &att->note);
+    att->note_rc = read_note(att->dir, &att->note);
     if (att->note_rc == -ENOENT)
         stop_orphaned_group(att->dir, att->pid);
 }
@@ -170,7 +188,7 @@ static bool claim(struct cs_attempt *att, pid_t *pid)
  * is read before the claim, which changes it. */
 static void classify_last(struct cs_attempt *att)
 {
-    att->note_rc = cs_note_read(att->dir, &att->note);
+    att->note_rc = read_note(att->dir, &att->note);
     pid_t pid = att->note_rc == -ENOENT ? read_number(att->dir, CS_ATTEMPT_PID_FILE) : 0;
     (void)pthread_once(&boot_time_once, read_boot_time);
     switch (cs_attempt_left_classify(att->note_rc != -ENOENT, pid != -ENOENT, dir_mtime_s(att->dir),
@@ -231,7 +249,7 @@ void cs_attempt_adopt_work(uv_work_t *work)
         att->earlier = cs_xrealloc(att->earlier, (att->n_earlier + 1) * sizeof(*att->earlier));
         struct cs_attempt_end *end = &att->earlier[att->n_earlier++];
         memset(end, 0, sizeof(*end));
-        end->note_rc = cs_note_read(att->dir, &end->note);
+        end->note_rc = read_note(att->dir, &end->note);
         free(att->dir);
         att->dir = cs_xstrdup(next);
         att->number++;

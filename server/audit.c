@@ -3,9 +3,12 @@
 #define CS_LOG_COMPONENT "audit"
 #include "audit.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "job.h"
 #include "log.h"
+#include "utf8.h"
 #include "util.h"
 
 typedef void (*target_cb)(const ProtobufCMessage *req, const char **job_name, int64_t *run_id);
@@ -69,11 +72,19 @@ void cs_audit_record(struct cs_sched *sched, const struct cs_audit_entry *entry,
 {
     CS_ASSERT_LOOP();
     Csched__V1__AuditEntry row = CSCHED__V1__AUDIT_ENTRY__INIT;
+    /* A refused call's job name is the client's, of any length: past a
+     * btree entry's limit the row, and the batch it shares, would fail.
+     * No job has a longer name. One byte more than kept tells the clip
+     * whether the cut falls inside a character. */
+    char job_name[CS_JOB_NAME_MAX + 2];
+    (void)snprintf(job_name, sizeof(job_name), "%s",
+                   entry->job_name != NULL ? entry->job_name : "");
+    cs_utf8_clip(job_name, CS_JOB_NAME_MAX);
     row.id = sched->next_audit_id++;
     row.at_unix_ms = cs_now_unix_ms();
     row.method = (char *)entry->method;
     row.identity = (char *)entry->identity;
-    row.job_name = (char *)(entry->job_name != NULL ? entry->job_name : "");
+    row.job_name = job_name;
     row.run_id = entry->run_id;
     row.code = (int32_t)entry->code;
     row.message = (char *)(entry->message != NULL ? entry->message : "");

@@ -35,7 +35,8 @@ enum {
     OPT_JOB_USER,
     OPT_AUDIT_RETENTION_DAYS,
     OPT_METRICS_LISTEN,
-    OPT_LAUNCH_THREADS
+    OPT_LAUNCH_THREADS,
+    OPT_MAX_HEALTH_WATCHES
 };
 
 static const struct option options[] = {
@@ -64,6 +65,7 @@ static const struct option options[] = {
     {"audit-retention-days", required_argument, NULL, OPT_AUDIT_RETENTION_DAYS},
     {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
     {"launch-threads", required_argument, NULL, OPT_LAUNCH_THREADS},
+    {"max-health-watches", required_argument, NULL, OPT_MAX_HEALTH_WATCHES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -92,6 +94,8 @@ void cs_config_usage(const char *prog)
             "                                                             [CSCHED_MAX_RUNNING]\n"
             "  --launch-threads N      threads that start the minders: 1 to %d (default %d)\n"
             "                                                      [CSCHED_LAUNCH_THREADS]\n"
+            "  --max-health-watches N  health Watch streams open at once, all callers\n"
+            "                          together (default %d)  [CSCHED_MAX_HEALTH_WATCHES]\n"
             "  --ready-file PATH       written with the bound HOST:PORT once serving\n"
             "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
             "                                                             [CSCHED_MINDER]\n"
@@ -125,7 +129,7 @@ void cs_config_usage(const char *prog)
             "                          --tokens-file, or --insecure-tcp [CSCHED_METRICS_LISTEN]\n"
             "  SIGHUP rereads the TLS files and the tokens and client-roles files.\n",
             prog, CS_DEFAULT_MAX_RUNNING, CS_LAUNCH_THREADS_MAX, CS_DEFAULT_LAUNCH_THREADS,
-            CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
+            CS_DEFAULT_MAX_HEALTH_WATCHES, CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -197,8 +201,8 @@ static int missing_value(char **argv, struct cs_err *err)
 
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
-    struct raw state_dir, max_running, launch_threads, level, format, runs, nice, retention,
-        audit_retention;
+    struct raw state_dir, max_running, launch_threads, health_watches, level, format, runs, nice,
+        retention, audit_retention;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -239,6 +243,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_LAUNCH_THREADS:
             raw->launch_threads = (struct raw){optarg, "--launch-threads"};
+            break;
+        case OPT_MAX_HEALTH_WATCHES:
+            raw->health_watches = (struct raw){optarg, "--max-health-watches"};
             break;
         case OPT_READY_FILE:
             c->ready_file = optarg;
@@ -342,7 +349,7 @@ static int check_metrics(struct cs_config *c, struct cs_err *err)
                       c->metrics_listen);
 }
 
-/* --max-running and --launch-threads: 0 or -EINVAL. */
+/* --max-running, --launch-threads and --max-health-watches: 0 or -EINVAL. */
 static int parse_counts(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
 {
     long v = CS_DEFAULT_MAX_RUNNING;
@@ -356,6 +363,12 @@ static int parse_counts(const struct raw_settings *raw, struct cs_config *c, str
                     &v, err) != 0)
         return -EINVAL;
     c->launch_threads = (unsigned)v;
+    v = CS_DEFAULT_MAX_HEALTH_WATCHES;
+    if (raw->health_watches.text != NULL &&
+        parse_whole(raw->health_watches.text, raw->health_watches.source, 1,
+                    CS_MAX_HEALTH_WATCHES_LIMIT, &v, err) != 0)
+        return -EINVAL;
+    c->max_health_watches = (uint32_t)v;
     return 0;
 }
 
@@ -436,6 +449,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR),
         .max_running = from_env("CSCHED_MAX_RUNNING", NULL),
         .launch_threads = from_env("CSCHED_LAUNCH_THREADS", NULL),
+        .health_watches = from_env("CSCHED_MAX_HEALTH_WATCHES", NULL),
         .level = from_env("CSCHED_LOG_LEVEL", NULL),
         .format = from_env("CSCHED_LOG_FORMAT", "text"),
         .runs = from_env("CSCHED_LOG_RUNS", "true"),

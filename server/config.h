@@ -18,6 +18,9 @@
 #define CS_DEFAULT_NICE (-20)
 #define CS_NICE_MIN (-20)
 #define CS_NICE_MAX 19
+/* Each open health Watch holds about 9 KB: 10000 of them about 90 MB. */
+#define CS_DEFAULT_MAX_HEALTH_WATCHES 10000
+#define CS_MAX_HEALTH_WATCHES_LIMIT 1000000
 #define CS_DEFAULT_RETENTION_DAYS 30
 #define CS_RETENTION_DAYS_MAX 36500
 
@@ -43,9 +46,10 @@ struct cs_config {
     const char *database_url; /* NULL: the embedded PostgreSQL */
     const char *state_dir;
     uint32_t max_running;
-    unsigned launch_threads; /* that start the minders */
-    const char *ready_file;  /* NULL: none */
-    const char *minder_path; /* NULL: found beside cschedd */
+    unsigned launch_threads;     /* that start the minders */
+    uint32_t max_health_watches; /* open at once, all callers together */
+    const char *ready_file;      /* NULL: none */
+    const char *minder_path;     /* NULL: found beside cschedd */
     enum cs_log_level log_level;
     enum cs_log_format log_format;
     bool log_runs;                 /* an info line per run and attempt state change */
@@ -60,7 +64,7 @@ struct cs_config {
 /* Fills config from argv and the environment (CSCHED_SOCKET, CSCHED_LISTEN,
  * CSCHED_INSECURE_TCP, CSCHED_ADMIN_GROUP, CSCHED_OPERATOR_GROUP,
  * CSCHED_VIEWER_GROUP, CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING,
- * CSCHED_LAUNCH_THREADS, CSCHED_LOG_LEVEL,
+ * CSCHED_LAUNCH_THREADS, CSCHED_MAX_HEALTH_WATCHES, CSCHED_LOG_LEVEL,
  * CSCHED_LOG_FORMAT, CSCHED_LOG_RUNS, * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS,
  * CSCHED_AUDIT_RETENTION_DAYS, CSCHED_TLS_CERT, CSCHED_TLS_KEY, CSCHED_TLS_CLIENT_CA,
  * CSCHED_TLS_CLIENT_ROLES, CSCHED_TOKENS_FILE, CSCHED_JOB_USER, CSCHED_METRICS_LISTEN). Strings

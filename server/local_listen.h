@@ -15,6 +15,7 @@
 
 #include <grpc/grpc.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <uv.h>
@@ -23,6 +24,12 @@
 #include "local_peers.h"
 #include "local_role.h"
 #include "util.h"
+
+/* Connections a uid without role admin may have open at once: more are
+ * closed as soon as accepted, so one local user cannot take all of
+ * cschedd's fds or grow its memory with connections (each may also hold
+ * CS_RPC_MAX_STREAMS_PER_CONNECTION streams). */
+#define CS_LOCAL_MAX_CONNECTIONS_PER_UID 64
 
 /* Takes a connected socket (any thread: the accept thread calls it). */
 typedef void (*cs_local_handoff_cb)(void *ctx, int fd);
@@ -37,6 +44,8 @@ struct cs_local_listen {
     uv_thread_t thread;
     int wake[2]; /* the thread's stop signal: a byte written to wake[1] */
     bool running;
+    uint64_t refused;           /* connections over their uid's limit (accept thread) */
+    uint64_t refused_logged_ms; /* when the last was logged; 0: never */
 };
 
 /* Before the loop runs: creates path's directory if missing (mode 0755),

@@ -6,6 +6,7 @@
  * hands the fd to gRPC. Stops when a byte arrives on the wake pipe. */
 #define CS_LOG_COMPONENT "local"
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -61,6 +62,22 @@ static int peer_role(const struct cs_local_listen *l, int fd, struct ucred *cred
     return rc;
 }
 
+/* Closes a connection of a uid that has as many open as it may have: the
+ * client sees the connection reset. Logged once a minute at most, as a
+ * flood would otherwise flood the log too. */
+static void refuse(struct cs_local_listen *l, int fd, uid_t uid)
+{
+    (void)close(fd);
+    l->refused++;
+    uint64_t now_ms = uv_hrtime() / 1000000;
+    if (l->refused_logged_ms != 0 && now_ms - l->refused_logged_ms < 60 * 1000)
+        return;
+    cs_log_warn("refused a connection on %s: uid %u already has %d open, the most a user "
+                "without role admin may have; refused=%" PRIu64,
+                l->path, (unsigned)uid, CS_LOCAL_MAX_CONNECTIONS_PER_UID, l->refused);
+    l->refused_logged_ms = now_ms;
+}
+
 /* Identifies the connection fd (non-blocking, as gRPC needs it), records it
  * and hands it over; a connection whose peer cannot be read is closed. */
 static void take(struct cs_local_listen *l, int fd)
@@ -76,8 +93,15 @@ static void take(struct cs_local_listen *l, int fd)
         (void)close(fd);
         return;
     }
+    if (peer.who.role != CS_ROLE_ADMIN &&
+        cs_local_peers_count_open(&l->peers, cred.uid) >= CS_LOCAL_MAX_CONNECTIONS_PER_UID) {
+        refuse(l, fd, cred.uid);
+        return;
+    }
     name_peer(cred.uid, peer.who.name, sizeof(peer.who.name));
     peer.ino = st.st_ino;
+    peer.dev = st.st_dev;
+    peer.uid = cred.uid;
     cs_local_peers_record(&l->peers, fd, &peer);
     l->handoff_cb(l->handoff_ctx, fd);
 }

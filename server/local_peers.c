@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util.h"
 
@@ -47,4 +48,21 @@ bool cs_local_peers_lookup(struct cs_local_peers *t, int fd, struct cs_local_pee
     }
     uv_mutex_unlock(&t->lock);
     return found;
+}
+
+size_t cs_local_peers_count_open(struct cs_local_peers *t, uid_t uid)
+{
+    size_t n = 0;
+    uv_mutex_lock(&t->lock);
+    for (size_t fd = 0; fd < t->n_peers; fd++) {
+        const struct cs_local_peer *p = &t->peers[fd];
+        struct stat st;
+        /* A connection gRPC has closed leaves its entry behind: its fd is
+         * closed, or reused by something that is not this socket. */
+        if (p->used && p->uid == uid && fstat((int)fd, &st) == 0 && st.st_ino == p->ino &&
+            st.st_dev == p->dev)
+            n++;
+    }
+    uv_mutex_unlock(&t->lock);
+    return n;
 }

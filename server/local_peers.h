@@ -15,6 +15,8 @@
 /* What the table holds of a connection. */
 struct cs_local_peer {
     ino_t ino; /* of the socket: checked again at each call */
+    dev_t dev; /* with ino: whether fd is still this connection */
+    uid_t uid;
     struct cs_identity who;
     bool used;
 };
@@ -31,6 +33,9 @@ void cs_local_peers_free(struct cs_local_peers *t);
 /* Any thread: records peer as the connection fd, replacing what an earlier
  * connection with that fd number left. */
 void cs_local_peers_record(struct cs_local_peers *t, int fd, const struct cs_local_peer *peer);
+/* Any thread: how many recorded connections of uid are still open, their
+ * fd still the socket recorded (one fstat each, under the lock). */
+size_t cs_local_peers_count_open(struct cs_local_peers *t, uid_t uid);
 /* Any thread: copies the entry of fd into *peer; false when there is none. */
 bool cs_local_peers_lookup(struct cs_local_peers *t, int fd, struct cs_local_peer *peer);
 

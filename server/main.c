@@ -259,7 +259,7 @@ static int sched_init(struct server *srv)
     s->base_env = cs_env_base_for_jobs(environ);
     s->server_env = cs_env_copy(environ);
     cs_api_watch_init(s);
-    int rc = cs_api_health_init(s);
+    int rc = cs_api_health_init(s, srv->config.max_health_watches);
     if (rc == 0)
         rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
     if (rc == 0)

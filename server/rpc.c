@@ -206,6 +206,12 @@ static void create_grpc_server(struct cs_rpc_server *server, const struct cs_met
         {.type = GRPC_ARG_INTEGER,
          .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
          .value.integer = CS_RPC_MAX_REQUEST_BYTES},
+        /* gRPC's default is no limit, so one connection could hold any
+         * number of streams (Watch streams, each with its buffers); a
+         * client past it waits for one of its own streams to end. */
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_ARG_MAX_CONCURRENT_STREAMS,
+         .value.integer = CS_RPC_MAX_STREAMS_PER_CONNECTION},
     };
     grpc_channel_args args = {.num_args = CS_ARRAY_LEN(arg), .args = arg};
     server->server = grpc_server_create(&args, NULL);

@@ -34,6 +34,16 @@ struct cs_rpc_server;
  * before they reach the loop: no job needs more (a command line is bounded by
  * the kernel's ARG_MAX of 2 MiB), and unpacking megabytes would stall it. */
 #define CS_RPC_MAX_REQUEST_BYTES (1024 * 1024)
+/* Streams one connection may have open at once (HTTP/2's
+ * SETTINGS_MAX_CONCURRENT_STREAMS, at the 100 RFC 9113 recommends as the
+ * least): enough for any client's parallel calls, and a client with more
+ * waits for its own to end rather than growing cschedd's memory. */
+#define CS_RPC_MAX_STREAMS_PER_CONNECTION 100
+/* The largest request (each message of a stream) a method open to every
+ * caller takes (health, reflection): a request lives as long as its call,
+ * and one of a megabyte held by each of a role-less user's thousands of
+ * health Watch or reflection streams would be gigabytes. */
+#define CS_RPC_MAX_OPEN_REQUEST_BYTES 4096
 
 /* Runs a method on the loop thread; request is borrowed until the call ends
  * (a bidirectional stream's: until its next message arrives). */

@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "metrics.h"
 #include "status.h"
 #include "status_details.h"
+#include "utf8.h"
 #include "util.h"
 #include "wire_check.h"
 
@@ -32,6 +34,16 @@ static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
 int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, size_t cap)
 {
     const ProtobufCMessageDescriptor *desc = call->method->input;
+    /* A request is kept while its call lasts (a health Watch for good), and
+     * a method open to every caller needs no more than a name or two. */
+    size_t size = grpc_byte_buffer_length(payload);
+    if (size > CS_RPC_MAX_OPEN_REQUEST_BYTES &&
+        cs_access_needed(call->method->path) == CS_ROLE_NONE) {
+        (void)snprintf(why, cap,
+                       "the request is %zu bytes; %s, open to every caller, takes at most %d", size,
+                       call->method->path, CS_RPC_MAX_OPEN_REQUEST_BYTES);
+        return -EINVAL;
+    }
     grpc_byte_buffer_reader reader;
     if (!grpc_byte_buffer_reader_init(&reader, payload)) {
         (void)snprintf(why, cap, "the request could not be decompressed");
@@ -208,16 +220,22 @@ void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *mes
 {
     CS_ASSERT_LOOP();
     CS_ASSERT(call->final_message == NULL && !call->finishing);
+    /* A message quoting a client's string with "%.64s", or cut at its
+     * buffer's end, may end inside a character: the audit row's text
+     * column would refuse it, and with it the whole batch. */
+    char *clean = cs_xstrdup(message);
+    cs_utf8_scrub(clean);
     if (code != GRPC_STATUS_OK && call->refused != NULL && call->refused->cb != NULL)
-        call->refused->cb(call->refused->arg, call, code, message);
+        call->refused->cb(call->refused->arg, call, code, clean);
     /* A stream keeps a message in flight while any is queued: the status
      * waits for them, and rpc_stream.c sends it once they have gone. */
     if (call->sending == NULL || call->cancel_seen) {
-        cs_call_send_status(call, code, message, NULL);
+        cs_call_send_status(call, code, clean, NULL);
+        free(clean);
         return;
     }
     call->final_code = code;
-    call->final_message = cs_xstrdup(message);
+    call->final_message = clean;
 }
 
 void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)

@@ -24,6 +24,7 @@ struct cs_store;
 struct cs_launcher;
 struct cs_watch;
 struct cs_health;
+struct cs_log_read;
 struct cs_sched;
 struct cs_run;
 
@@ -136,8 +137,9 @@ struct cs_sched {
     void *publish_ctx;
     uint64_t runs_started, runs_finished;
 
-    struct cs_watch *watches; /* open Watch streams */
-    struct cs_health *health; /* open health Watch streams (api_health.c) */
+    struct cs_watch *watches;      /* open Watch streams */
+    struct cs_log_read *log_reads; /* open ReadLogs streams (api_logs.c) */
+    struct cs_health *health;      /* open health Watch streams (api_health.c) */
     struct cs_probe probe;
     int64_t started_mono_ns;
     char **base_env;   /* the server's environment, for every command */

@@ -68,7 +68,8 @@ struct cs_store_config {
 
 /* Status codes passed to callbacks: 0, or a negative errno: -ENOTCONN (the
  * database is unreachable), -EIO (the database reported an error; the
- * message goes to the log callback), -ENOENT (read found nothing). */
+ * message goes to the log callback), -ENOSPC (the database is out of disk
+ * space, SQLSTATE 53100; logged too), -ENOENT (read found nothing). */
 typedef void (*cs_store_done_cb)(void *arg, int status);
 
 /* What the server needs to resume after a start: every job, every run not
@@ -124,8 +125,11 @@ void cs_store_stats_get(const struct cs_store *store, struct cs_store_stats *out
 bool cs_store_is_accepting(const struct cs_store *store);
 
 /* Writes. cb may be NULL. */
-void cs_store_job_put(struct cs_store *store, const Csched__V1__Job *job, cs_store_done_cb cb,
-                      void *arg);
+/* Upserts the job; first_run_id, the lowest run id that can be the job's
+ * own (the next run id), is kept only by the insert that makes it: an
+ * idempotency key finds only runs from there on (cs_store_run_find_by_key). */
+void cs_store_job_put(struct cs_store *store, const Csched__V1__Job *job, int64_t first_run_id,
+                      cs_store_done_cb cb, void *arg);
 void cs_store_job_delete(struct cs_store *store, const char *name, cs_store_done_cb cb, void *arg);
 /* Upserts the run row (not its attempts). */
 void cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_store_done_cb cb,
@@ -172,7 +176,8 @@ typedef void (*cs_store_jobs_cb)(void *arg, int status, Csched__V1__Job **jobs, 
 
 /* The run with its attempts; -ENOENT if there is none. */
 void cs_store_run_get(struct cs_store *store, int64_t run_id, cs_store_run_cb cb, void *arg);
-/* The run of job_name made with idempotency_key, or -ENOENT. */
+/* The run of job_name made with idempotency_key since the job of that name
+ * was created (a job deleted and created again is a new one), or -ENOENT. */
 void cs_store_run_find_by_key(struct cs_store *store, const char *job_name,
                               const char *idempotency_key, cs_store_run_cb cb, void *arg);
 

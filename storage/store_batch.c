@@ -20,8 +20,9 @@
  *
  * Results: each statement yields one result then NULL; a batch ends with
  * PGRES_PIPELINE_SYNC (not followed by NULL). A statement's error aborts the
- * rest of its batch: every operation of a failed batch gets -EIO, and the
- * first error is logged with its statement's name. A lost connection is not
+ * rest of its batch: every operation of a failed batch gets -EIO (-ENOSPC
+ * when the database is out of disk space, SQLSTATE 53100), and the first
+ * error is logged with its statement's name. A lost connection is not
  * an error of the batch: its writes (and the snapshot reads) go back to the
  * front of the queue and are sent again after reconnecting (every write is
  * an idempotent upsert, and they are coalesced afresh); other reads fail
@@ -209,9 +210,9 @@ static void batch_done(struct cs_store *store)
     store->n_inflight--;
     cs_store_stats_done(&store->stats, b->sent_ns, b->failed);
     while ((op = queue_pop(&b->ops)) != NULL)
-        op_finish(store, op, b->failed ? -EIO : 0);
+        op_finish(store, op, b->failed ? b->failed_status : 0);
     if (b->done_cb != NULL)
-        b->done_cb(store, b->failed ? -EIO : 0);
+        b->done_cb(store, b->failed ? b->failed_status : 0);
     /* After done_cb: the prepares' batch makes the connection READY. */
     cs_store_answer_wait(store);
     cs_store_batch_free(b);
@@ -239,7 +240,11 @@ static int take_result(struct cs_store *store, struct cs_store_batch *b, PGresul
         }
         if (!b->failed) {
             char msg[512];
+            const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
+            /* A full disk is the operator's to fix, not a fault of the
+             * batch: callers say so rather than "the database failed". */
+            b->failed_status = state != NULL && strcmp(state, "53100") == 0 ? -ENOSPC : -EIO;
             cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
             cs_store_log(&store->log, CS_STORE_LOG_ERROR, "statement %s failed: %s",
                          sent != NULL ? cs_store_stmts[sent->stmt].name : "?", msg);

@@ -230,6 +230,7 @@ struct cs_store_batch {
     size_t cap_sent;
     size_t next_result; /* index in sent of the statement whose result comes next */
     bool failed;
+    int failed_status;              /* its operations' status once failed (store_batch.c) */
     int64_t sent_ns;                /* when it was sent, for store_stats */
     cs_store_batch_done_cb done_cb; /* the prepares of a new connection, else NULL */
 };
@@ -482,7 +483,8 @@ size_t cs_store_addr_lists(const struct addrinfo *res, const char *host, char *h
 extern const char cs_store_sql_job_put[];
 extern const char cs_store_sql_job_delete[];
 extern const char cs_store_sql_job_all[];
-void cs_store_job_params(const Csched__V1__Job *job, struct cs_store_params *p);
+void cs_store_job_params(const Csched__V1__Job *job, int64_t first_run_id,
+                         struct cs_store_params *p);
 /* NULL when the stored spec does not unpack (logged). */
 Csched__V1__Job *cs_store_job_from_row(const struct cs_store_logger *log, const PGresult *res,
                                        int row);

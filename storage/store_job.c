@@ -5,9 +5,10 @@
 
 #include "store_internal.h"
 
+/* first_run_id is set by the insert only: an update keeps the job's. */
 const char cs_store_sql_job_put[] =
-    "INSERT INTO jobs (name, spec, version, created_unix_ms, updated_unix_ms)"
-    " VALUES ($1, $2, $3, $4, $5)"
+    "INSERT INTO jobs (name, spec, version, created_unix_ms, updated_unix_ms, first_run_id)"
+    " VALUES ($1, $2, $3, $4, $5, $6)"
     " ON CONFLICT (name) DO UPDATE SET spec = EXCLUDED.spec, version = EXCLUDED.version,"
     " created_unix_ms = EXCLUDED.created_unix_ms, updated_unix_ms = EXCLUDED.updated_unix_ms";
 
@@ -16,7 +17,8 @@ const char cs_store_sql_job_delete[] = "DELETE FROM jobs WHERE name = $1";
 const char cs_store_sql_job_all[] =
     "SELECT name, spec, version, created_unix_ms, updated_unix_ms FROM jobs ORDER BY name";
 
-void cs_store_job_params(const Csched__V1__Job *job, struct cs_store_params *p)
+void cs_store_job_params(const Csched__V1__Job *job, int64_t first_run_id,
+                         struct cs_store_params *p)
 {
     size_t len = protobuf_c_message_get_packed_size(&job->base);
     uint8_t *buf = len > 0 ? cs_store_xmalloc(len) : NULL;
@@ -28,6 +30,7 @@ void cs_store_job_params(const Csched__V1__Job *job, struct cs_store_params *p)
     cs_store_params_int(p, (int64_t)job->version);
     cs_store_params_int(p, job->created_unix_ms);
     cs_store_params_int(p, job->updated_unix_ms);
+    cs_store_params_int(p, first_run_id);
 }
 
 Csched__V1__Job *cs_store_job_from_row(const struct cs_store_logger *log, const PGresult *res,

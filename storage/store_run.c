@@ -82,11 +82,13 @@ const char cs_store_sql_run_get[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
     " WHERE r.id = $1 ORDER BY a.number";
 
-/* The literal idempotency_key <> '' lets the planner use the partial unique
- * index. */
+/* The literal idempotency_key <> '' lets the planner use the partial
+ * index. A run made before the job of that name was (last) created belongs
+ * to another job: no job, no run. */
 const char cs_store_sql_run_by_key[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
     " WHERE r.job_name = $1 AND r.idempotency_key = $2 AND r.idempotency_key <> ''"
+    " AND r.id >= (SELECT j.first_run_id FROM jobs j WHERE j.name = $1)"
     " ORDER BY r.id, a.number";
 
 /* Two statements rather than one with "$1 = '' OR job_name = $1", so that a

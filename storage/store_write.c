@@ -18,12 +18,12 @@ static struct cs_store_op *write_new(struct cs_store *store, enum cs_store_stmt 
     return cs_store_op_new(store, stmt, true, write_done_cb, (void (*)(void))cb, arg);
 }
 
-void cs_store_job_put(struct cs_store *store, const Csched__V1__Job *job, cs_store_done_cb cb,
-                      void *arg)
+void cs_store_job_put(struct cs_store *store, const Csched__V1__Job *job, int64_t first_run_id,
+                      cs_store_done_cb cb, void *arg)
 {
     struct cs_store_op *op = write_new(store, CS_STORE_STMT_JOB_PUT, cb, arg);
 
-    cs_store_job_params(job, &op->params);
+    cs_store_job_params(job, first_run_id, &op->params);
     cs_store_op_submit(store, op);
 }
 

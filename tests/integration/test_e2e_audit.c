@@ -1,9 +1,10 @@
 /* End-to-end tests of the audit trail: who made each change (created_by,
  * updated_by, triggered_by), one audit row per change, trigger and cancel
  * and per refused call, ListAudit's paging and filters, and a row that
- * commits with its change (kill -9 right after a trigger's reply), and the
- * expiry of old rows. One server, with --audit-retention-days 1, serves
- * every test of this file. */
+ * commits with its change (kill -9 right after a trigger's reply), the
+ * expiry of old rows, and refusals whose job name or message a database
+ * index or text column would not take as they came. One server, with --audit-retention-days 1,
+ * serves every test of this file. */
 #include <libpq-fe.h>
 #include <pwd.h>
 #include <setjmp.h>
@@ -169,6 +170,62 @@ static void test_e2e_audit_refusals(void **state)
     csched__v1__list_audit_response__free_unpacked(audit, NULL);
 }
 
+/* A refused trigger of a job name of 600000 bytes is recorded under its
+ * first 128 bytes, and a refusal whose message quotes a name cut inside a
+ * character is recorded with that character replaced: neither row is lost
+ * (the database refused both, and the batch they were in). */
+static void test_e2e_audit_refusals_of_hostile_text(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct cs_status st = {0};
+    enum { HUGE = 600000 };
+    char *huge = malloc(HUGE + 1);
+    char kept[129];
+
+    assert_non_null(huge);
+    cs_e2e_name(huge, 64, "hostile");
+    size_t n = strlen(huge);
+    memset(huge + n, 'x', HUGE - n);
+    huge[HUGE] = '\0';
+    memcpy(kept, huge, 128);
+    kept[128] = '\0';
+    Csched__V1__TriggerJobRequest trig = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    trig.job_name = huge;
+    cs_e2e_assert_status(cs_scheduler_trigger_job(e->client, &trig, &run, cs_e2e_opts(), &st), &st,
+                         GRPC_STATUS_INVALID_ARGUMENT, "job_name");
+    free(huge);
+    Csched__V1__ListAuditResponse *audit = audit_of_job(e, kept);
+    assert_int_equal(audit->n_entries, 1);
+    assert_entry(audit->entries[0], "TriggerJob", kept, GRPC_STATUS_INVALID_ARGUMENT);
+    csched__v1__list_audit_response__free_unpacked(audit, NULL);
+
+    /* "job.env variable name \"%.64s\"" cuts this key inside an e-acute. */
+    char name[64], key[128] = "a";
+    cs_e2e_name(name, sizeof(name), "cut-utf8");
+    for (int i = 0; i < 40; i++)
+        strcat(key, "\xc3\xa9");
+    strcat(key, "=");
+    Csched__V1__Job bad = CSCHED__V1__JOB__INIT;
+    Csched__V1__Job__EnvEntry env = CSCHED__V1__JOB__ENV_ENTRY__INIT;
+    Csched__V1__Job__EnvEntry *envp[] = {&env};
+    char *argv[] = {"true"};
+    env.key = key;
+    env.value = "v";
+    bad.name = name;
+    bad.command = argv;
+    bad.n_command = 1;
+    bad.env = envp;
+    bad.n_env = 1;
+    cs_e2e_assert_status(cs_e2e_try_create_job(e, &bad, &st), &st, GRPC_STATUS_INVALID_ARGUMENT,
+                         "contains '='");
+    audit = audit_of_job(e, name);
+    assert_int_equal(audit->n_entries, 1);
+    assert_entry(audit->entries[0], "CreateJob", name, GRPC_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(audit->entries[0]->message, "\xc3\xa9?\" contains '='"));
+    csched__v1__list_audit_response__free_unpacked(audit, NULL);
+}
+
 /* Pages of two follow each other newest first without gaps; each filter
  * narrows the rows; a bad token and an empty range are refused. */
 static void test_e2e_audit_paging_and_filters(void **state)
@@ -329,6 +386,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_audit_every_change),
         cmocka_unit_test(test_e2e_audit_refusals),
+        cmocka_unit_test(test_e2e_audit_refusals_of_hostile_text),
         cmocka_unit_test(test_e2e_audit_paging_and_filters),
         cmocka_unit_test(test_e2e_audit_commits_with_the_trigger),
         cmocka_unit_test(test_e2e_audit_old_rows_expire),

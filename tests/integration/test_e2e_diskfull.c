@@ -6,6 +6,12 @@
  * recorded; each run fails once, not retried into the same wall, with a
  * message that names the full disk; ReadLogs must not blame retention for a
  * directory never made; and once there is room again everything works.
+ * And a database out of disk space (the jobs table moved to a tablespace on
+ * a small tmpfs, then filled): a change is RESOURCE_EXHAUSTED saying so, not
+ * INTERNAL; the job it would have made does not exist, and an update
+ * that failed so is undone (both were kept in memory, though not in the
+ * database: a retry was ALREADY_EXISTS, and a restart lost them); and it
+ * works once there is room.
  * Needs root for the mount: skipped otherwise. */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,10 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
+#include <libpq-fe.h>
 
 #include "e2e.h"
 #include "testlib.h"
@@ -32,16 +40,17 @@
 
 static char attempts[4200];
 static bool mounted;
+static char tablespace[4200]; /* the database's small disk, when mounted */
 
-/* Fills the file system of attempts: one file takes every block left; with
+/* Fills the file system of dir: one file takes every block left; with
  * inodes, empty files take every inode left. */
-static void fill(bool inodes)
+static void fill(const char *dir, bool inodes)
 {
     static const char block[4096];
     char path[4400];
     int fd;
 
-    (void)snprintf(path, sizeof(path), "%s/filler", attempts);
+    (void)snprintf(path, sizeof(path), "%s/filler", dir);
     fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
     assert_true(fd >= 0);
     while (write(fd, block, sizeof(block)) > 0)
@@ -49,7 +58,7 @@ static void fill(bool inodes)
     assert_int_equal(errno, ENOSPC);
     (void)close(fd);
     for (int i = 0; inodes; i++) {
-        (void)snprintf(path, sizeof(path), "%s/inode-%d", attempts, i);
+        (void)snprintf(path, sizeof(path), "%s/inode-%d", dir, i);
         fd = open(path, O_WRONLY | O_CREAT, 0600);
         if (fd < 0) {
             assert_int_equal(errno, ENOSPC);
@@ -59,14 +68,14 @@ static void fill(bool inodes)
     }
 }
 
-static void unfill(void)
+static void unfill(const char *dir)
 {
     char path[4400];
 
-    (void)snprintf(path, sizeof(path), "%s/filler", attempts);
+    (void)snprintf(path, sizeof(path), "%s/filler", dir);
     (void)unlink(path);
     for (int i = 0;; i++) {
-        (void)snprintf(path, sizeof(path), "%s/inode-%d", attempts, i);
+        (void)snprintf(path, sizeof(path), "%s/inode-%d", dir, i);
         if (unlink(path) != 0)
             break;
     }
@@ -120,7 +129,7 @@ static void test_e2e_diskfull_nothing_runs_unrecorded(void **state)
     csched__v1__job__free_unpacked(retried_job(e, name, shell), NULL);
 
     /* Blocks full: the note cannot be written, so the minder must refuse. */
-    fill(false);
+    fill(attempts, false);
     cs_e2e_wait_health(e, GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING,
                        HEALTH_MS);
     for (int i = 0; i < RUNS; i++)
@@ -132,7 +141,7 @@ static void test_e2e_diskfull_nothing_runs_unrecorded(void **state)
     assert_int_equal(ended_ok, RUNS);
 
     /* Inodes full too: not even the directory can be made. */
-    fill(true);
+    fill(attempts, true);
     id = cs_e2e_trigger(e, name);
     assert_true(failed_for_disk(e, dir, id, "No space left on device"));
     logs.run_id = id;
@@ -141,7 +150,7 @@ static void test_e2e_diskfull_nothing_runs_unrecorded(void **state)
         fail_msg("ReadLogs of a directory never made: \"%s\"", st.message);
 
     /* Room again: health comes back and a run runs once. */
-    unfill();
+    unfill(attempts);
     cs_e2e_wait_health(e, GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING,
                        HEALTH_MS);
     id = cs_e2e_trigger(e, name);
@@ -152,6 +161,108 @@ static void test_e2e_diskfull_nothing_runs_unrecorded(void **state)
     cs_test_rmtree(dir);
 }
 
+static void sql(PGconn *conn, const char *query)
+{
+    PGresult *res = PQexec(conn, query);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        fail_msg("%s: %s", query, PQerrorMessage(conn));
+    PQclear(res);
+}
+
+/* Creates, or with update updates, a job whose env (random hex, so it
+ * does not compress) needs new pages. */
+static int try_big_job(struct cs_e2e *e, const char *name, bool update, struct cs_status *st)
+{
+    static char values[8][8193];
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__Job__EnvEntry entries[8], *envp[8];
+    char keys[8][8], *argv[] = {"true"};
+
+    for (int i = 0; i < 8; i++) {
+        for (int k = 0; k < 8192; k++)
+            values[i][k] = "0123456789abcdef"[random() % 16];
+        (void)snprintf(keys[i], sizeof(keys[i]), "V%d", i);
+        csched__v1__job__env_entry__init(&entries[i]);
+        entries[i].key = keys[i];
+        entries[i].value = values[i];
+        envp[i] = &entries[i];
+    }
+    job.name = (char *)name;
+    job.command = argv;
+    job.n_command = 1;
+    job.env = envp;
+    job.n_env = 8;
+    if (!update)
+        return cs_e2e_try_create_job(e, &job, st);
+    Csched__V1__UpdateJobRequest req = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
+    Csched__V1__Job *out = NULL;
+    req.job = &job;
+    int rc = cs_scheduler_update_job(e->client, &req, &out, cs_e2e_opts(), st);
+    if (out != NULL)
+        csched__v1__job__free_unpacked(out, NULL);
+    return rc;
+}
+
+/* The job's version and its number of env variables, as GetJob says. */
+static void assert_job(struct cs_e2e *e, const char *name, uint64_t version, size_t n_env)
+{
+    Csched__V1__GetJobRequest get = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *got = NULL;
+    struct cs_status st = {0};
+    get.name = (char *)name;
+    assert_int_equal(cs_scheduler_get_job(e->client, &get, &got, cs_e2e_opts(), &st), 0);
+    assert_int_equal(got->version, version);
+    assert_int_equal(got->n_env, n_env);
+    csched__v1__job__free_unpacked(got, NULL);
+}
+
+static void test_e2e_diskfull_database_full(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct cs_status st = {0};
+    struct stat pg;
+    char path[64], query[4400], name[64], kept[64];
+
+    if (geteuid() != 0)
+        skip(); /* mounting the small tmpfs needs root */
+    cs_e2e_tmpdir(tablespace);
+    assert_int_equal(mount("tmpfs", tablespace, "tmpfs", 0, "size=512k"), 0);
+    /* The tablespace's directory is the database server's own. */
+    (void)snprintf(path, sizeof(path), "/proc/%d", (int)cs_testpg_pid(e->pg));
+    assert_int_equal(stat(path, &pg), 0);
+    assert_int_equal(chown(tablespace, pg.st_uid, pg.st_gid), 0);
+    PGconn *conn = PQconnectdb(cs_testpg_url(e->pg));
+    assert_int_equal(PQstatus(conn), CONNECTION_OK);
+    (void)snprintf(query, sizeof(query), "CREATE TABLESPACE small LOCATION '%s'", tablespace);
+    sql(conn, query);
+    sql(conn, "ALTER TABLE jobs SET TABLESPACE small");
+    cs_e2e_name(kept, sizeof(kept), "dbfull-kept");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, kept, "true"), NULL);
+    fill(tablespace, false);
+
+    cs_e2e_name(name, sizeof(name), "dbfull");
+    int code = try_big_job(e, name, false, &st);
+    if (code != GRPC_STATUS_RESOURCE_EXHAUSTED || strstr(st.message, "out of disk space") == NULL)
+        fail_msg("CreateJob on a full database: %s \"%s\"", cs_status_code_name(code), st.message);
+    Csched__V1__GetJobRequest get = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *got = NULL;
+    get.name = name;
+    cs_e2e_assert_status(cs_scheduler_get_job(e->client, &get, &got, cs_e2e_opts(), &st), &st,
+                         GRPC_STATUS_NOT_FOUND, "does not exist");
+    /* An update that did not commit is undone. */
+    code = try_big_job(e, kept, true, &st);
+    if (code != GRPC_STATUS_RESOURCE_EXHAUSTED)
+        fail_msg("UpdateJob on a full database: %s \"%s\"", cs_status_code_name(code), st.message);
+    assert_job(e, kept, 1, 0);
+    unfill(tablespace);
+    code = try_big_job(e, name, false, &st);
+    if (code != GRPC_STATUS_OK)
+        fail_msg("CreateJob with room again: %s \"%s\"", cs_status_code_name(code), st.message);
+    sql(conn, "ALTER TABLE jobs SET TABLESPACE pg_default");
+    sql(conn, "DROP TABLESPACE small");
+    PQfinish(conn);
+}
+
 /* Unmounts the tmpfs even when the test failed, before the fixture's
  * teardown removes the state dir. */
 static int unmount_teardown(void **state)
@@ -160,6 +271,9 @@ static int unmount_teardown(void **state)
     if (mounted && umount2(attempts, MNT_DETACH) != 0)
         fprintf(stderr, "umount %s: %s\n", attempts, strerror(errno));
     mounted = false;
+    if (tablespace[0] != '\0' && umount2(tablespace, MNT_DETACH) != 0)
+        fprintf(stderr, "umount %s: %s\n", tablespace, strerror(errno));
+    tablespace[0] = '\0';
     return 0;
 }
 
@@ -167,6 +281,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_e2e_diskfull_nothing_runs_unrecorded, unmount_teardown),
+        cmocka_unit_test_teardown(test_e2e_diskfull_database_full, unmount_teardown),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

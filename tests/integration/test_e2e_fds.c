@@ -4,7 +4,8 @@
  * command running unseen: each command runs exactly once, every run ends
  * SUCCEEDED once the connections are gone, and no process of the job is
  * left. Across a shutdown while they are exhausted, nothing runs unseen or
- * twice either. */
+ * twice either. And commands that end while they are exhausted are not
+ * taken for LOST because their notes cannot be opened then. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -121,15 +122,16 @@ static int connect_to(const char *target)
     return fd;
 }
 
-/* Makes a job of the test's marker command in a fresh dir (into dir, name). */
-static void make_job(struct cs_e2e *e, char *dir, char *name, size_t name_size)
+/* Makes a job of the test's marker command, taking seconds, in a fresh dir
+ * (into dir, name). */
+static void make_job(struct cs_e2e *e, const char *seconds, char *dir, char *name, size_t name_size)
 {
     char shell[2 * PATH_MAX + 128];
 
     cs_e2e_tmpdir(dir);
     /* The directory in the command line marks the job's processes. */
-    (void)snprintf(shell, sizeof(shell),
-                   "echo ran >> %s/exec.$CSCHED_RUN_ID; sleep " COMMAND_SECONDS "; : %s", dir, dir);
+    (void)snprintf(shell, sizeof(shell), "echo ran >> %s/exec.$CSCHED_RUN_ID; sleep %s; : %s", dir,
+                   seconds, dir);
     cs_e2e_name(name, name_size, "fds");
     csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
 }
@@ -184,7 +186,7 @@ static void test_e2e_fds_shutdown_while_exhausted(void **state)
     int64_t ids[RUNS];
     int n;
 
-    make_job(e, dir, name, sizeof(name));
+    make_job(e, COMMAND_SECONDS, dir, name, sizeof(name));
     n = exhaust_fds(e, conns);
     for (int i = 0; i < RUNS; i++)
         ids[i] = cs_e2e_trigger(e, name);
@@ -219,7 +221,7 @@ static void test_e2e_fds_exhausted(void **state)
     int64_t ids[RUNS];
     int n, waited;
 
-    make_job(e, dir, name, sizeof(name));
+    make_job(e, COMMAND_SECONDS, dir, name, sizeof(name));
     waited = count_log_lines(e, "out of file descriptors");
     n = exhaust_fds(e, conns);
     for (int i = 0; i < RUNS; i++)
@@ -256,11 +258,40 @@ static void test_e2e_fds_exhausted(void **state)
     cs_test_rmtree(dir);
 }
 
+/* Commands shorter than the exhaustion: the launches the reserve covers
+ * end while no fd is free to open their notes with. */
+static void test_e2e_fds_ends_while_exhausted(void **state)
+{
+    struct cs_e2e *e = *state;
+    char dir[PATH_MAX], name[64];
+    static int conns[MAX_CONNECTIONS];
+    int64_t ids[RUNS];
+    int n;
+
+    make_job(e, "0.1", dir, name, sizeof(name));
+    n = exhaust_fds(e, conns);
+    for (int i = 0; i < RUNS; i++)
+        ids[i] = cs_e2e_trigger(e, name);
+    cs_test_sleep_ms(EXHAUSTED_MS);
+    for (int i = 0; i < n; i++)
+        close(conns[i]);
+    for (int i = 0; i < RUNS; i++) {
+        Csched__V1__Run *run = cs_e2e_wait_end(e, ids[i]);
+
+        if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
+            fail_msg("run %lld ended %s: %s", (long long)ids[i], cs_test_run_state_name(run->state),
+                     run->message);
+        csched__v1__run__free_unpacked(run, NULL);
+    }
+    cs_test_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_fds_shutdown_while_exhausted),
         cmocka_unit_test(test_e2e_fds_exhausted),
+        cmocka_unit_test(test_e2e_fds_ends_while_exhausted),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

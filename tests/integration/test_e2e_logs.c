@@ -252,6 +252,51 @@ static void test_e2e_logs_follow_client_leaves(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* ReadLogs streams the server's own limit (api_common.h). */
+#define LOG_STREAMS_PER_CALLER 64
+
+/* One caller may follow 64 logs at once (each holds a buffer and open
+ * files): the next ReadLogs is RESOURCE_EXHAUSTED, and another works once
+ * one has ended. */
+static void test_e2e_logs_streams_per_caller(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    Csched__V1__CancelRunRequest cancel = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    struct cs_call_opts opts = {.timeout_ms = 30000};
+    struct cs_stream *open[LOG_STREAMS_PER_CALLER];
+    Csched__V1__LogChunk *chunk = NULL;
+    struct cs_status st = {0};
+    Csched__V1__Run *run = NULL;
+    struct collected c;
+
+    req.run_id = start_shell(e, "follow-many", "echo waiting; sleep 30");
+    req.stream = STDOUT_LOG;
+    req.follow = true;
+    for (int i = 0; i < LOG_STREAMS_PER_CALLER; i++) {
+        assert_int_equal(cs_scheduler_read_logs(e->client, &req, &open[i], &opts, &st), 0);
+        assert_int_equal(cs_scheduler_read_logs_next(open[i], &chunk, &st), 1);
+        csched__v1__log_chunk__free_unpacked(chunk, NULL);
+    }
+    collect(e, &req, 5000, &c, NULL, NULL);
+    assert_int_equal(c.st.code, GRPC_STATUS_RESOURCE_EXHAUSTED);
+    if (strstr(c.st.message, "ReadLogs streams open, the most one caller may") == NULL)
+        fail_msg("ReadLogs past the limit: \"%s\"", c.st.message);
+    collected_free(&c);
+    cs_stream_free(open[0]);
+    cs_test_sleep_ms(500);
+    collect(e, &req, 700, &c, NULL, NULL);
+    assert_string_equal(c.text[STDOUT_LOG], "waiting\n");
+    collected_free(&c);
+    for (int i = 1; i < LOG_STREAMS_PER_CALLER; i++)
+        cs_stream_free(open[i]);
+
+    cancel.run_id = req.run_id;
+    assert_int_equal(cs_scheduler_cancel_run(e->client, &cancel, &run, cs_e2e_opts(), &st), 0);
+    csched__v1__run__free_unpacked(run, NULL);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, req.run_id), NULL);
+}
+
 /* Output far larger than a chunk (> 64 KiB) comes back exactly. */
 static void test_e2e_logs_large_output(void **state)
 {
@@ -310,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_e2e_logs_follow),
         cmocka_unit_test(test_e2e_logs_follow_queued_run),
         cmocka_unit_test(test_e2e_logs_follow_client_leaves),
+        cmocka_unit_test(test_e2e_logs_streams_per_caller),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

@@ -1,7 +1,8 @@
 /* End-to-end tests of many runs of a job, through libcsched against a real
  * cschedd and real minders: an idempotency key that gives back the same run,
- * the job's max_running seen through Watch, and ListRuns' filters, order and
- * paging. One server serves every test of this file. */
+ * but not a run of a job deleted before its name was taken again, the job's max_running seen
+ * through Watch, and ListRuns' filters, order and paging. One server serves every test of this
+ * file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,6 +60,44 @@ static void test_e2e_runs_idempotency_key(void **state)
     csched__v1__run__free_unpacked(c, NULL);
     csched__v1__run__free_unpacked(b, NULL);
     csched__v1__run__free_unpacked(a, NULL);
+}
+
+static void delete_job(struct cs_e2e *e, const char *name)
+{
+    Csched__V1__DeleteJobRequest req = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
+    Csched__V1__DeleteJobResponse *resp = NULL;
+    struct cs_status st = {0};
+
+    req.name = (char *)name;
+    if (cs_scheduler_delete_job(e->client, &req, &resp, cs_e2e_opts(), &st) != 0)
+        fail_msg("DeleteJob(%s): %s \"%s\"", name, cs_status_code_name(st.code), st.message);
+    csched__v1__delete_job_response__free_unpacked(resp, NULL);
+}
+
+/* A job deleted and created again under its name is a new job: a key its
+ * old runs carry makes a run of the new one, which that key then returns. */
+static void test_e2e_runs_idempotency_key_of_a_new_job(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Run *old, *fresh, *again, *end;
+    char name[64];
+
+    cs_e2e_name(name, sizeof(name), "idem-new");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "true"), NULL);
+    old = trigger_key(e, name, "key-1");
+    end = cs_e2e_wait_end(e, old->id);
+    csched__v1__run__free_unpacked(end, NULL);
+    delete_job(e, name);
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "true"), NULL);
+    fresh = trigger_key(e, name, "key-1");
+    assert_true(fresh->id > old->id);
+    end = cs_e2e_wait_end(e, fresh->id);
+    csched__v1__run__free_unpacked(end, NULL);
+    again = trigger_key(e, name, "key-1");
+    assert_int_equal(again->id, fresh->id);
+    csched__v1__run__free_unpacked(again, NULL);
+    csched__v1__run__free_unpacked(fresh, NULL);
+    csched__v1__run__free_unpacked(old, NULL);
 }
 
 /* What Watch showed of one job's runs, counted over the runs' own events
@@ -254,6 +293,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_runs_idempotency_key),
+        cmocka_unit_test(test_e2e_runs_idempotency_key_of_a_new_job),
         cmocka_unit_test(test_e2e_runs_job_max_running),
         cmocka_unit_test(test_e2e_runs_list_filters_and_paging),
     };

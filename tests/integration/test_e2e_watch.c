@@ -389,10 +389,55 @@ static void test_e2e_watch_replay_is_batched(void **state)
         fail_msg("%zu events came in %zu messages: not batched", events, messages);
 }
 
+/* Watch streams the server's own limits (api_watch.c). */
+#define WATCHES_PER_CALLER 64
+
+/* Ends s and returns its final status code, or -1 when it sent events. */
+static int watch_end_code(struct cs_stream *s, struct cs_status *st)
+{
+    Csched__V1__WatchResponse *msg = NULL;
+    int rc = cs_scheduler_watch_next(s, &msg, st);
+    if (msg != NULL)
+        csched__v1__watch_response__free_unpacked(msg, NULL);
+    return rc == 1 ? -1 : st->code;
+}
+
+/* One caller may hold 64 Watch streams: the next is RESOURCE_EXHAUSTED,
+ * saying how to do with fewer, and one more is served once one has ended. */
+static void test_e2e_watch_streams_per_caller(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct cs_stream *open[WATCHES_PER_CALLER], *s;
+    struct cs_status st = {0};
+    char name[64];
+
+    cs_e2e_name(name, sizeof(name), "many");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "true"), NULL);
+    for (int i = 0; i < WATCHES_PER_CALLER; i++)
+        open[i] = watch_open(e, false, 0, "");
+    /* Time for the server to take each of them. */
+    cs_test_sleep_ms(1000);
+    s = watch_open(e, false, 0, "");
+    assert_int_equal(watch_end_code(s, &st), GRPC_STATUS_RESOURCE_EXHAUSTED);
+    if (strstr(st.message, "the most one caller may") == NULL)
+        fail_msg("Watch past the limit: \"%s\"", st.message);
+    cs_stream_free(s);
+
+    cs_stream_free(open[0]);
+    cs_test_sleep_ms(1000);
+    s = watch_open(e, true, 0, name);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, cs_e2e_trigger(e, name)), NULL);
+    assert_int_equal(watch_end_code(s, &st), -1);
+    cs_stream_free(s);
+    for (int i = 1; i < WATCHES_PER_CALLER; i++)
+        cs_stream_free(open[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_watch_full_sequence),
+        cmocka_unit_test(test_e2e_watch_streams_per_caller),
         cmocka_unit_test(test_e2e_watch_attempts_of_a_retry),
         cmocka_unit_test(test_e2e_watch_live_only),
         cmocka_unit_test(test_e2e_watch_resume),

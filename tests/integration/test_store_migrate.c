@@ -118,8 +118,8 @@ static void test_store_snapshot_after_reopen(void **state)
     a2.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
     a2.minder_pid = 4242;
     store_open(f);
-    cs_store_job_put(f->store, &job, write_cb, f);
-    cs_store_job_put(f->store, &job2, write_cb, f);
+    cs_store_job_put(f->store, &job, 1, write_cb, f);
+    cs_store_job_put(f->store, &job2, 1, write_cb, f);
     cs_store_run_put(f->store, &queued, write_cb, f);
     cs_store_run_put(f->store, &done, write_cb, f);
     cs_store_attempt_put(f->store, 1, &a1, "/state/1/1", write_cb, f);
@@ -210,6 +210,34 @@ static void test_store_old_database_migrates_to_hot_updates(void **state)
     assert_int_equal(wait_hot_updates(f->conninfo, 2), 2);
 }
 
+/* A database made by 0001-0006 migrates on open: each job's first run id
+ * is its first run made since the job was (an older run with its name is a
+ * deleted job's), or the next id for a job with none; and the same job
+ * name and key may be on two runs. */
+static void test_store_old_database_migrates_to_first_run_ids(void **state)
+{
+    struct fixture *f = *state;
+    char *sql = cs_store_migrate_sql(cs_store_migrations, 6, 0, 1000);
+
+    admin_exec(f->conninfo, cs_store_migrate_list_sql);
+    admin_exec(f->conninfo, sql);
+    free(sql);
+    admin_exec(f->conninfo,
+               "INSERT INTO jobs (name, spec, version, created_unix_ms, updated_unix_ms)"
+               " VALUES ('alpha', '', 1, 100, 100), ('beta', '', 1, 100, 100);"
+               "INSERT INTO runs (id, job_name, state, created_unix_ms, ended_unix_ms,"
+               " idempotency_key) VALUES (1, 'alpha', 4, 50, 60, 'k'),"
+               " (2, 'alpha', 4, 150, 160, 'k2'), (3, 'gone', 4, 170, 180, '')");
+    store_open(f);
+    assert_int_equal(admin_value(f->conninfo, "SELECT first_run_id FROM jobs WHERE name = 'alpha'"),
+                     2);
+    assert_int_equal(admin_value(f->conninfo, "SELECT first_run_id FROM jobs WHERE name = 'beta'"),
+                     4);
+    admin_exec(f->conninfo, "INSERT INTO runs (id, job_name, state, created_unix_ms,"
+                            " idempotency_key) VALUES (4, 'alpha', 1, 200, 'k')");
+    store_close(f);
+}
+
 static void test_store_close_commits_pending_writes(void **state)
 {
     struct fixture *f = *state;
@@ -245,7 +273,7 @@ static void test_store_embedded_server_started_and_stopped(void **state)
         assert_int_equal(f->open_status, 0);
         assert_int_equal(access(pid_file, F_OK), 0);
         assert_int_equal(f->snapshot->n_jobs, (size_t)round);
-        cs_store_job_put(f->store, &job, write_cb, f);
+        cs_store_job_put(f->store, &job, 1, write_cb, f);
         store_close(f);
         assert_int_equal(f->writes_ok, round + 1);
         assert_int_not_equal(access(pid_file, F_OK), 0);
@@ -306,6 +334,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_snapshot_after_reopen, store_setup,
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_old_database_migrates_to_hot_updates,
+                                        store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_old_database_migrates_to_first_run_ids,
                                         store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_store_close_commits_pending_writes, store_setup,
                                         store_teardown),

@@ -164,25 +164,32 @@ static void test_store_event_list_after_seq(void **state)
     cs_store_events_free(r.events, r.n);
 }
 
+static void find_by_key(struct fixture *f, const char *job, const char *key, struct read_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    cs_store_run_find_by_key(f->store, job, key, run_cb, r);
+    run_until(f, &r->done, 10000);
+}
+
 static void test_store_find_by_key_and_get(void **state)
 {
     struct fixture *f = *state;
+    char *argv[] = {"true"};
+    Csched__V1__Job job = make_job("alpha", argv, 1);
     Csched__V1__Run run = make_run(3, "alpha", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
     struct read_result r = {0};
 
     run.idempotency_key = "abc";
     store_open(f);
+    cs_store_job_put(f->store, &job, 1, write_cb, f);
     cs_store_run_put(f->store, &run, write_cb, f);
     /* Reads queued after a write see it. */
-    cs_store_run_find_by_key(f->store, "alpha", "abc", run_cb, &r);
-    run_until(f, &r.done, 10000);
+    find_by_key(f, "alpha", "abc", &r);
     assert_int_equal(r.status, 0);
     assert_int_equal(r.run->id, 3);
     protobuf_c_message_free_unpacked(&r.run->base, NULL);
 
-    memset(&r, 0, sizeof(r));
-    cs_store_run_find_by_key(f->store, "alpha", "other", run_cb, &r);
-    run_until(f, &r.done, 10000);
+    find_by_key(f, "alpha", "other", &r);
     assert_int_equal(r.status, -ENOENT);
     assert_null(r.run);
 
@@ -192,6 +199,23 @@ static void test_store_find_by_key_and_get(void **state)
     assert_int_equal(r.status, 0);
     assert_string_equal(r.run->job_name, "alpha");
     assert_int_equal(r.run->n_attempts, 0);
+    protobuf_c_message_free_unpacked(&r.run->base, NULL);
+
+    /* Without its job, or with a job of that name made after it, the run
+     * is no longer the key's; the new job's run with that key is. */
+    cs_store_job_delete(f->store, "alpha", write_cb, f);
+    find_by_key(f, "alpha", "abc", &r);
+    assert_int_equal(r.status, -ENOENT);
+    cs_store_job_put(f->store, &job, 4, write_cb, f);
+    find_by_key(f, "alpha", "abc", &r);
+    assert_int_equal(r.status, -ENOENT);
+    run.id = 4;
+    cs_store_run_put(f->store, &run, write_cb, f);
+    job.version = 2;
+    cs_store_job_put(f->store, &job, 9, write_cb, f); /* an update keeps first_run_id */
+    find_by_key(f, "alpha", "abc", &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.run->id, 4);
     protobuf_c_message_free_unpacked(&r.run->base, NULL);
 
     memset(&r, 0, sizeof(r));

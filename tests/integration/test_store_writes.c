@@ -24,7 +24,7 @@ static void put_job(struct fixture *f, const char *name, uint64_t version)
     Csched__V1__Job job = make_job(name, argv, 1);
 
     job.version = version;
-    cs_store_job_put(f->store, &job, write_cb, f);
+    cs_store_job_put(f->store, &job, 1, write_cb, f);
 }
 
 static void test_store_same_writes_twice_same_rows(void **state)
@@ -292,7 +292,7 @@ static void test_store_large_job_keeps_loop_free(void **state)
     for (int round = 0; round < 3; round++) {
         int64_t turn = thread_cpu_ns();
 
-        cs_store_job_put(f->store, &job, write_cb, f);
+        cs_store_job_put(f->store, &job, 1, write_cb, f);
         while (f->writes_ok + f->writes_failed < round + 1) {
             uv_run(&f->loop, UV_RUN_ONCE);
             turn = thread_cpu_ns() - turn;

@@ -83,7 +83,7 @@ def rich_error_classes():
 class Server:
     """A cschedd child process on a unix socket in its own state dir."""
 
-    def __init__(self, bin_dir):
+    def __init__(self, bin_dir, extra_args=()):
         self.state_dir = tempfile.mkdtemp(prefix="csched-interop-")
         self.ready_file = os.path.join(self.state_dir, "ready")
         self.log_path = os.path.join(self.state_dir, "cschedd.log")
@@ -106,7 +106,7 @@ class Server:
             "--tls-cert", self.cert("server.pem"),
             "--tls-key", self.cert("server.key"),
             "--tokens-file", tokens,
-        ]
+        ] + list(extra_args)
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         self.target = self._wait_ready()
 
@@ -198,10 +198,11 @@ class GeneratedPackagesTest(unittest.TestCase):
 
 
 class ServerTest(unittest.TestCase):
-    """One cschedd for the class's tests, reached through open_channel; it
-    must stop with exit status 0."""
+    """One cschedd for the class's tests, started with server_args more and
+    reached through open_channel; it must stop with exit status 0."""
     server = None
     channel = None
+    server_args = ()
 
     @classmethod
     def open_channel(cls):
@@ -209,7 +210,7 @@ class ServerTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(ARGS.bin_dir)
+        cls.server = Server(ARGS.bin_dir, cls.server_args)
         cls.channel = cls.open_channel()
         grpc.channel_ready_future(cls.channel).result(timeout=RPC_TIMEOUT_S)
         cls.stub = scheduler_pb2_grpc.SchedulerStub(cls.channel)

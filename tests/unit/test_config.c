@@ -38,7 +38,8 @@ static const char *const env_names[] = {"CSCHED_LISTEN",
                                         "CSCHED_JOB_USER",
                                         "CSCHED_AUDIT_RETENTION_DAYS",
                                         "CSCHED_METRICS_LISTEN",
-                                        "CSCHED_LAUNCH_THREADS"};
+                                        "CSCHED_LAUNCH_THREADS",
+                                        "CSCHED_MAX_HEALTH_WATCHES"};
 
 static int clear_env(void **state)
 {
@@ -400,6 +401,27 @@ static void test_config_launch_threads(void **state)
     assert_rejected(parse(&c, &err, "--launch-threads", "17", NULL), err, "from 1 to 16");
 }
 
+/* --max-health-watches: 10000 unless the flag or the environment says,
+ * 1 to 1000000. */
+static void test_config_max_health_watches(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_int_equal(c.max_health_watches, CS_DEFAULT_MAX_HEALTH_WATCHES);
+    assert_int_equal(parse(&c, &err, "--max-health-watches", "1", NULL), 0);
+    assert_int_equal(c.max_health_watches, 1);
+    setenv("CSCHED_MAX_HEALTH_WATCHES", "1000000", 1);
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_int_equal(c.max_health_watches, CS_MAX_HEALTH_WATCHES_LIMIT);
+    unsetenv("CSCHED_MAX_HEALTH_WATCHES");
+
+    static const char *const bad[] = {"0", "1000001", "-1", "", "many", "1e3"};
+    assert_refused("--max-health-watches", "CSCHED_MAX_HEALTH_WATCHES", bad,
+                   sizeof(bad) / sizeof(bad[0]), "none");
+}
+
 static void test_config_bad_audit_retention_days(void **state)
 {
     static const char *const bad[] = {"-1", "36501", "", "year", "+7", "1.5"};
@@ -601,6 +623,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_bad_nice, clear_env),
         cmocka_unit_test_setup(test_config_bad_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_launch_threads, clear_env),
+        cmocka_unit_test_setup(test_config_max_health_watches, clear_env),
         cmocka_unit_test_setup(test_config_bad_audit_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_bad_state_dir, clear_env),
         cmocka_unit_test_setup(test_config_unknown_and_extra, clear_env),

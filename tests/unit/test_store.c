@@ -188,11 +188,12 @@ static void test_store_job_params_round_trip(void **state)
     job.version = 4;
     job.created_unix_ms = 11;
     job.updated_unix_ms = 12;
-    cs_store_job_params(&job, &p);
-    assert_int_equal(p.n, 5);
+    cs_store_job_params(&job, 7, &p);
+    assert_int_equal(p.n, 6);
     assert_string_equal(p.values[0], "nightly");
     assert_int_equal(p.formats[1], 1);
     assert_string_equal(p.values[2], "4");
+    assert_string_equal(p.values[5], "7");
     set_text(res, 0, 0, "nightly");
     assert_true(PQsetvalue(res, 0, 1, p.values[1], p.lengths[1]));
     set_int(res, 0, 2, 5, 8);
