@@ -173,6 +173,16 @@ static int exhaust_fds(struct cs_e2e *e, int *conns)
     return n;
 }
 
+/* Waits for run id to end, which must be SUCCEEDED; returns it (caller frees). */
+static Csched__V1__Run *wait_succeeded(struct cs_e2e *e, int64_t id)
+{
+    Csched__V1__Run *run = cs_e2e_wait_end(e, id);
+    if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
+        fail_msg("run %lld ended %s: %s", (long long)id, cs_test_run_state_name(run->state),
+                 run->message);
+    return run;
+}
+
 /* A server stopped while launches still wait for fds gives each a last try
  * (its connections are closing by then): one that gets them is adopted by
  * the next server as usual; one that does not has its minder stopped and
@@ -241,11 +251,7 @@ static void test_e2e_fds_exhausted(void **state)
         close(conns[i]);
 
     for (int i = 0; i < RUNS; i++) {
-        Csched__V1__Run *run = cs_e2e_wait_end(e, ids[i]);
-
-        if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
-            fail_msg("run %lld ended %s: %s", (long long)ids[i], cs_test_run_state_name(run->state),
-                     run->message);
+        Csched__V1__Run *run = wait_succeeded(e, ids[i]);
         assert_int_equal(run->n_attempts, 1);
         csched__v1__run__free_unpacked(run, NULL);
         (void)snprintf(path, sizeof(path), "%s/exec.%lld", dir, (long long)ids[i]);
@@ -275,14 +281,8 @@ static void test_e2e_fds_ends_while_exhausted(void **state)
     cs_test_sleep_ms(EXHAUSTED_MS);
     for (int i = 0; i < n; i++)
         close(conns[i]);
-    for (int i = 0; i < RUNS; i++) {
-        Csched__V1__Run *run = cs_e2e_wait_end(e, ids[i]);
-
-        if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED)
-            fail_msg("run %lld ended %s: %s", (long long)ids[i], cs_test_run_state_name(run->state),
-                     run->message);
-        csched__v1__run__free_unpacked(run, NULL);
-    }
+    for (int i = 0; i < RUNS; i++)
+        csched__v1__run__free_unpacked(wait_succeeded(e, ids[i]), NULL);
     cs_test_rmtree(dir);
 }
 

@@ -253,6 +253,37 @@ static void wait_slot_skipped(struct cs_e2e *e, const char *job, int64_t slot_ms
     csched__v1__slot__free_unpacked(slot, NULL);
 }
 
+/* Pauses job once wait_run (wait_ahead or wait_held, with min_left_ms)
+ * found its next run, until a pause lands before that run's due time (one
+ * after it proves nothing: the job is resumed and the next slot tried).
+ * Returns that run (caller frees). */
+static Csched__V1__Run *pause_before_due(struct cs_e2e *e, const char *job,
+                                         Csched__V1__Run *(*wait_run)(struct cs_e2e *, const char *,
+                                                                      int64_t),
+                                         int64_t min_left_ms)
+{
+    for (int tries = 0; tries < 5; tries++) {
+        Csched__V1__PauseJobRequest preq = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
+        Csched__V1__ResumeJobRequest rreq = CSCHED__V1__RESUME_JOB_REQUEST__INIT;
+        Csched__V1__Job *paused = NULL, *resumed = NULL;
+        struct cs_status st = {0};
+
+        Csched__V1__Run *run = wait_run(e, job, min_left_ms);
+        preq.name = rreq.name = (char *)job;
+        assert_int_equal(cs_scheduler_pause_job(e->client, &preq, &paused, cs_e2e_opts(), &st), 0);
+        bool in_time = paused->paused_unix_ms < run->not_before_unix_ms;
+        csched__v1__job__free_unpacked(paused, NULL);
+        if (in_time)
+            return run;
+        csched__v1__run__free_unpacked(run, NULL);
+        assert_int_equal(cs_scheduler_resume_job(e->client, &rreq, &resumed, cs_e2e_opts(), &st),
+                         0);
+        csched__v1__job__free_unpacked(resumed, NULL);
+    }
+    fail_msg("no pause of %s landed before its run's due time", job);
+    return NULL;
+}
+
 /* The run is made and its slot decided before the due time, and it starts
  * at that time, never before. */
 static void test_e2e_slots_ahead_starts_on_time(void **state)
@@ -332,31 +363,8 @@ static void test_e2e_slots_ahead_job_changed(void **state)
 static void test_e2e_slots_ahead_paused(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__Run *run = NULL;
-    bool in_time = false;
-
     create_ticking(e, "ahead-pause");
-    /* A pause that lands after the due time proves nothing: try again. */
-    for (int tries = 0; tries < 5 && !in_time; tries++) {
-        Csched__V1__PauseJobRequest preq = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
-        Csched__V1__ResumeJobRequest rreq = CSCHED__V1__RESUME_JOB_REQUEST__INIT;
-        Csched__V1__Job *job = NULL;
-        struct cs_status st = {0};
-
-        if (run != NULL)
-            csched__v1__run__free_unpacked(run, NULL);
-        run = wait_ahead(e, "ahead-pause", 200);
-        preq.name = rreq.name = "ahead-pause";
-        assert_int_equal(cs_scheduler_pause_job(e->client, &preq, &job, cs_e2e_opts(), &st), 0);
-        in_time = job->paused_unix_ms < run->not_before_unix_ms;
-        csched__v1__job__free_unpacked(job, NULL);
-        if (!in_time) {
-            assert_int_equal(cs_scheduler_resume_job(e->client, &rreq, &job, cs_e2e_opts(), &st),
-                             0);
-            csched__v1__job__free_unpacked(job, NULL);
-        }
-    }
-    assert_true(in_time);
+    Csched__V1__Run *run = pause_before_due(e, "ahead-pause", wait_ahead, 200);
 
     Csched__V1__Run *done = cs_e2e_wait_end(e, run->id);
     assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
@@ -397,30 +405,8 @@ static void test_e2e_slots_ahead_held_until_due(void **state)
 static void test_e2e_slots_ahead_paused_while_held(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__Run *held = NULL;
-    bool in_time = false;
-
     create_ticking(e, "ahead-held-pause");
-    for (int tries = 0; tries < 5 && !in_time; tries++) {
-        Csched__V1__PauseJobRequest preq = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
-        Csched__V1__ResumeJobRequest rreq = CSCHED__V1__RESUME_JOB_REQUEST__INIT;
-        Csched__V1__Job *job = NULL;
-        struct cs_status st = {0};
-
-        if (held != NULL)
-            csched__v1__run__free_unpacked(held, NULL);
-        held = wait_held(e, "ahead-held-pause", 30);
-        preq.name = rreq.name = "ahead-held-pause";
-        assert_int_equal(cs_scheduler_pause_job(e->client, &preq, &job, cs_e2e_opts(), &st), 0);
-        in_time = job->paused_unix_ms < held->not_before_unix_ms;
-        csched__v1__job__free_unpacked(job, NULL);
-        if (!in_time) {
-            assert_int_equal(cs_scheduler_resume_job(e->client, &rreq, &job, cs_e2e_opts(), &st),
-                             0);
-            csched__v1__job__free_unpacked(job, NULL);
-        }
-    }
-    assert_true(in_time);
+    Csched__V1__Run *held = pause_before_due(e, "ahead-held-pause", wait_held, 30);
 
     Csched__V1__Run *done = cs_e2e_wait_end(e, held->id);
     assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
