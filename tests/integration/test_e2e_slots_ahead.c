@@ -533,6 +533,39 @@ static void test_e2e_slots_ahead_across_a_crash(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* cschedd killed with SIGKILL while a run is held for its due time, its
+ * directory made: after the restart the slot's command runs once, and an
+ * attempt found with its directory but no minder is recorded as never
+ * started. */
+static void test_e2e_slots_ahead_crash_while_held(void **state)
+{
+    struct cs_e2e *e = *state;
+    char dir[] = "/tmp/cs-ahead-held-crash.XXXXXX", out[64], shell[128];
+
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0777), 0); /* the job's user writes there */
+    (void)snprintf(out, sizeof(out), "%s/ran", dir);
+    (void)snprintf(shell, sizeof(shell), "echo x >> %s", out);
+    create_job(e, "ahead-held-crash", shell);
+    Csched__V1__Run *held = wait_held(e, "ahead-held-crash", 30);
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    assert_int_equal(cs_testd_restart(e->d), 0);
+
+    Csched__V1__Run *done = cs_e2e_wait_end(e, held->id);
+    assert_int_equal(done->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    for (size_t i = 0; i + 1 < done->n_attempts; i++) {
+        assert_int_equal(done->attempts[i]->state, CSCHED__V1__RUN_STATE__RUN_STATE_LOST);
+        assert_non_null(strstr(done->attempts[i]->message, "never started"));
+    }
+    assert_true(done->attempts[done->n_attempts - 1]->started_unix_ms >= held->not_before_unix_ms);
+    assert_int_equal(cs_e2e_count_lines(out), 1);
+    assert_int_equal(cs_e2e_count_slot_runs(e, "ahead-held-crash", held->slot_unix_ms), 1);
+    csched__v1__run__free_unpacked(done, NULL);
+    csched__v1__run__free_unpacked(held, NULL);
+    delete_job(e, "ahead-held-crash");
+    cs_test_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -545,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_e2e_slots_ahead_cancelled_while_held),
         cmocka_unit_test(test_e2e_slots_ahead_deleted_while_held),
         cmocka_unit_test(test_e2e_slots_ahead_across_a_crash),
+        cmocka_unit_test(test_e2e_slots_ahead_crash_while_held),
     };
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
 }
