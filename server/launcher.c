@@ -122,12 +122,11 @@ enum cs_revoke cs_launcher_revoke(struct cs_launcher *l, struct cs_launch *launc
     enum cs_revoke rc = CS_REVOKE_TOO_LATE;
     pthread_mutex_lock(&l->lock);
     /* Only a launch with a due time is taken back: one without is as good as started. */
-    if (launch->due_unix_ms == 0 || launch->at == CS_LAUNCH_AT_GOING) {
-        rc = CS_REVOKE_TOO_LATE;
-    } else if (launch->at == CS_LAUNCH_AT_THREAD) {
+    bool held_back = launch->due_unix_ms != 0 && launch->at != CS_LAUNCH_AT_GOING;
+    if (held_back && launch->at == CS_LAUNCH_AT_THREAD) {
         launch->revoked = true; /* seen where the thread would hold it */
         rc = CS_REVOKE_PENDING;
-    } else {
+    } else if (held_back) {
         bool queued = launch->at == CS_LAUNCH_AT_QUEUE;
         cs_queue_remove(queued ? &l->queue : &l->held, &launch->link);
         l->n_queued -= queued;

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "ahead_minder.h"
+#include "launch_test.h"
 #include "launcher_thread.h"
 #include "minder_contract.h"
 #include "note.h"
@@ -53,18 +54,7 @@ static int teardown(void **state)
 /* A launch of shell in dir, due in due_in_ms, as the loop would build it. */
 static struct cs_launch *launch_of(const char *shell, int64_t due_in_ms)
 {
-    struct cs_minder_cmd cmd = {
-        .minder_path = CS_MINDER_PATH, .dir = dir, .grace_ms = 1000, .shell = shell};
-    struct cs_launch *launch = cs_xcalloc(1, sizeof(*launch));
-    launch->dir = cs_xstrdup(dir);
-    launch->argv = cs_minder_argv_new(&cmd);
-    launch->envp = cs_xcalloc(2, sizeof(char *));
-    launch->envp[0] = cs_xstrdup("PATH=/usr/bin:/bin");
-    launch->run_as_user = cs_xstrdup("");
-    launch->run_as_group = cs_xstrdup("");
-    launch->due_unix_ms = cs_now_unix_ms() + due_in_ms;
-    launch->pid = -1;
-    return launch;
+    return launch_test_new(dir, shell, cs_now_unix_ms() + due_in_ms);
 }
 
 /* The start of launch, as a launch thread makes it ready. */

@@ -18,6 +18,7 @@
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
+#include "launch_test.h"
 #include "launcher_thread.h"
 #include "minder_contract.h"
 #include "util.h"
@@ -83,17 +84,7 @@ static struct cs_launch *launch_of(uint32_t number, int64_t due_unix_ms)
 {
     char dir[128];
     (void)snprintf(dir, sizeof(dir), "%s/1-%u", state_dir, number);
-    struct cs_minder_cmd cmd = {
-        .minder_path = CS_MINDER_PATH, .dir = dir, .grace_ms = 1000, .shell = "true"};
-    struct cs_launch *launch = cs_xcalloc(1, sizeof(*launch));
-    launch->dir = cs_xstrdup(dir);
-    launch->argv = cs_minder_argv_new(&cmd);
-    launch->envp = cs_xcalloc(2, sizeof(char *));
-    launch->envp[0] = cs_xstrdup("PATH=/usr/bin:/bin");
-    launch->run_as_user = cs_xstrdup("");
-    launch->run_as_group = cs_xstrdup("");
-    launch->due_unix_ms = due_unix_ms;
-    return launch;
+    return launch_test_new(dir, "true", due_unix_ms);
 }
 
 static bool dir_exists(const struct cs_launch *launch)
