@@ -24,9 +24,14 @@
 #define CS_MINDER_OPT_SIGNAL 's'  /* -s SIGNO sent first on timeout or cancel, TERM if absent */
 /* -w FD: started ahead of its attempt, the minder waits, touching nothing,
  * until one byte (CS_MINDER_GO) arrives on FD, and exits with
- * CS_MINDER_EXIT_GIVEN_UP at end of file (cschedd gone or done with it). */
+ * CS_MINDER_EXIT_GIVEN_UP at end of file (cschedd gone or done with it).
+ * CS_MINDER_ARM instead comes with one fd (SCM_RIGHTS), its release gate:
+ * the minder then goes once that fd is readable, which cschedd makes it at
+ * the due time for every minder due then at once; an end of file on FD
+ * before that still sends it away. */
 #define CS_MINDER_OPT_WAIT 'w'
 #define CS_MINDER_GO 'g'
+#define CS_MINDER_ARM 'a'
 /* The command's credentials, all three or none: the minder (root) drops to
  * them between fork and exec (setgroups, setgid, setuid, in that order). */
 #define CS_MINDER_OPT_UID 'u'    /* -u UID */

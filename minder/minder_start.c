@@ -11,6 +11,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -335,21 +336,72 @@ static void refuse_if_no_space(int rc, const char *what)
  * costs behind it, and touches nothing until the server says go: then it
  * goes on as one just started would. At end of file (the server gone, or
  * done with it) there is nothing to undo. */
+/* Reads the server's byte from the wait socket: CS_MINDER_GO, or
+ * CS_MINDER_ARM with its gate (its fd in *gate_fd), or exits: an end of
+ * file or anything else means the server is gone or done with this minder. */
+static char read_word(int *gate_fd)
+{
+    char byte = 0;
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control.buf,
+                         .msg_controllen = sizeof(control.buf)};
+    ssize_t n;
+
+    while ((n = recvmsg(m.wait_fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        continue;
+    struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+    if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(gate_fd, CMSG_DATA(c), sizeof(int));
+    if (n == 1 && byte == CS_MINDER_GO)
+        return byte;
+    if (n == 1 && byte == CS_MINDER_ARM && *gate_fd >= 0)
+        return byte;
+    _exit(CS_MINDER_EXIT_GIVEN_UP);
+}
+
+/* Armed: waits for the gate to open, or for the socket to say otherwise.
+ * The gate comes first: the server opens it before it closes the socket
+ * of a minder it released, and kills one it takes back before it opens. */
+static void wait_for_gate(int gate_fd)
+{
+    struct pollfd fds[2] = {{.fd = gate_fd, .events = POLLIN}, {.fd = m.wait_fd, .events = POLLIN}};
+
+    for (;;) {
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            die_unable("wait for", "the release gate");
+        }
+        if (fds[0].revents & POLLIN)
+            break;
+        if (fds[1].revents != 0) {
+            int none = -1;
+            (void)read_word(&none); /* a go, or the exit */
+            break;
+        }
+    }
+    (void)close(gate_fd); /* an eventfd shared with the others: nothing to lose */
+}
+
 void wait_for_go(void)
 {
     struct sched_param param = {0};
-    char byte = 0;
-    ssize_t n;
+    int gate_fd = -1;
 
-    /* A burst tells hundreds to go back to back: woken as a batch task, a
-     * minder does not preempt the launch thread still telling the others.
-     * The syscall itself, as musl leaves sched_setscheduler out; a failure
-     * costs only that, so it is not checked. */
+    /* A burst releases hundreds at once: woken as a batch task, a minder
+     * does not preempt the launch thread still releasing the others, or
+     * the loop. The syscall itself, as musl leaves sched_setscheduler out;
+     * a failure costs only that, so it is not checked. */
     (void)syscall(SYS_sched_setscheduler, 0, SCHED_BATCH, &param);
-    while ((n = read(m.wait_fd, &byte, 1)) < 0 && errno == EINTR)
-        continue;
-    if (n != 1 || byte != CS_MINDER_GO)
-        _exit(CS_MINDER_EXIT_GIVEN_UP);
+    if (read_word(&gate_fd) == CS_MINDER_ARM)
+        wait_for_gate(gate_fd);
     (void)syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &param);
     (void)close(m.wait_fd); /* the command must not inherit it */
     m.wait_fd = -1;

@@ -23,6 +23,7 @@
 #define CS_AHEAD_MINDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,9 +60,22 @@ int64_t cs_ahead_minder_start(struct cs_ahead_minders *table, const char *minder
                               struct cs_launch *launch);
 /* The start of launch (its directory made and synced, its user resolved,
  * no minder yet): the minder started ahead for its directory, if one waits
- * with the same argv and environment, is told to go. 0 with launch->pid set,
+ * with the same argv and environment, is told to go (or, if armed, its
+ * gate has opened: it went). 0 with launch->pid set,
  * or -ENOENT (none such; one that differs is sent away): spawn one. */
 int cs_ahead_minder_go(struct cs_ahead_minders *table, struct cs_launch *launch);
+/* A launch held for its due time (the launcher's lock held, as it is
+ * while the gate is shut): the minder started ahead for its directory, if
+ * one waits with the same argv and environment, is armed with gate_fd
+ * (release_gate.h) and goes by itself when the gate opens. Returns whether
+ * it was; one that differs is killed, and a minder is spawned at the due
+ * time. */
+bool cs_ahead_minder_arm(struct cs_ahead_minders *table, const struct cs_launch *launch,
+                         int gate_fd);
+/* A held launch taken back (the launcher's lock held, its gate still
+ * shut): the minder started ahead for dir is killed at once, and reaped
+ * at its expiry. */
+void cs_ahead_minder_take_back(struct cs_ahead_minders *table, const char *dir);
 /* Sends away the minders past their time. Returns when the next one is
  * (CLOCK_MONOTONIC ms), or 0 when none waits. */
 int64_t cs_ahead_minders_expire(struct cs_ahead_minders *table, int64_t now_mono_ms);

@@ -24,6 +24,8 @@ struct cs_ahead_minder {
     struct cs_launch *launch;     /* as started: -w in its argv, its user set, its pid */
     int go_fd;                    /* our end of the minder's socket */
     int64_t expires_mono_ms;
+    bool armed;  /* handed its release gate: it goes when that opens */
+    bool killed; /* taken back, or started otherwise: reaped at its expiry */
 };
 
 void cs_ahead_minders_init(struct cs_ahead_minders *t)
@@ -159,6 +161,70 @@ out_free:
     return 0;
 }
 
+/* The entry of dir, left in the table; NULL if none. The lock is held. */
+static struct cs_ahead_minder *find_dir(struct cs_ahead_minders *t, const char *dir)
+{
+    for (struct cs_ahead_minder *e = *bucket_of(t, dir); e != NULL; e = e->next)
+        if (strcmp(e->launch->dir, dir) == 0)
+            return e;
+    return NULL;
+}
+
+/* Kills a minder that is not to go, leaving the reap to its expiry, so
+ * that the caller waits for nothing. The lock is held. */
+static void kill_waiting(struct cs_ahead_minders *t, struct cs_ahead_minder *e)
+{
+    (void)kill(e->launch->pid, SIGKILL); /* our unreaped child: its pid is its own */
+    e->killed = true;
+    t->n_sent_away++;
+}
+
+/* Hands the minder its gate with the byte that arms it. */
+static bool send_gate(int go_fd, int gate_fd)
+{
+    char arm = CS_MINDER_ARM;
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct iovec iov = {.iov_base = &arm, .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control.buf,
+                         .msg_controllen = sizeof(control.buf)};
+    memset(&control, 0, sizeof(control));
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &gate_fd, sizeof(int));
+    return sendmsg(go_fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1;
+}
+
+bool cs_ahead_minder_arm(struct cs_ahead_minders *t, const struct cs_launch *launch, int gate_fd)
+{
+    pthread_mutex_lock(&t->lock);
+    struct cs_ahead_minder *e = find_dir(t, launch->dir);
+    bool armed = false;
+    if (e != NULL && !e->killed && !e->armed) {
+        armed = same_start(e->launch, launch) && send_gate(e->go_fd, gate_fd);
+        if (!armed)
+            kill_waiting(t, e); /* a new one is spawned at the due time */
+        e->armed = armed;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return armed;
+}
+
+void cs_ahead_minder_take_back(struct cs_ahead_minders *t, const char *dir)
+{
+    pthread_mutex_lock(&t->lock);
+    struct cs_ahead_minder *e = find_dir(t, dir);
+    if (e != NULL && !e->killed)
+        kill_waiting(t, e);
+    pthread_mutex_unlock(&t->lock);
+}
+
 int cs_ahead_minder_go(struct cs_ahead_minders *t, struct cs_launch *launch)
 {
     pthread_mutex_lock(&t->lock);
@@ -166,9 +232,15 @@ int cs_ahead_minder_go(struct cs_ahead_minders *t, struct cs_launch *launch)
     pthread_mutex_unlock(&t->lock);
     if (e == NULL)
         return -ENOENT;
+    if (e->killed) {
+        send_away(e); /* reaped now; counted when killed */
+        return -ENOENT;
+    }
     const char go = CS_MINDER_GO;
-    /* A minder that died waiting closed its end: EPIPE, and one is spawned. */
-    bool went = same_start(e->launch, launch) && send(e->go_fd, &go, 1, MSG_NOSIGNAL) == 1;
+    /* An armed one went when its gate opened, before this call. A minder
+     * that died waiting closed its end: EPIPE, and one is spawned. */
+    bool went =
+        e->armed || (same_start(e->launch, launch) && send(e->go_fd, &go, 1, MSG_NOSIGNAL) == 1);
     pthread_mutex_lock(&t->lock);
     t->n_went += went;
     t->n_sent_away += !went;
@@ -184,7 +256,9 @@ int cs_ahead_minder_go(struct cs_ahead_minders *t, struct cs_launch *launch)
     return 0;
 }
 
-int64_t cs_ahead_minders_expire(struct cs_ahead_minders *t, int64_t now_mono_ms)
+/* Sends away the minders past their time; with even_armed (at the end),
+ * the armed ones too. */
+static int64_t expire(struct cs_ahead_minders *t, int64_t now_mono_ms, bool even_armed)
 {
     struct cs_ahead_minder *gone = NULL;
     int64_t next_ms = 0;
@@ -192,6 +266,12 @@ int64_t cs_ahead_minders_expire(struct cs_ahead_minders *t, int64_t now_mono_ms)
     for (size_t i = 0; i < CS_AHEAD_MINDER_BUCKETS && t->n > 0; i++) {
         for (struct cs_ahead_minder **p = &t->buckets[i]; *p != NULL;) {
             struct cs_ahead_minder *e = *p;
+            /* An armed one belongs to its held launch, which takes it: once
+             * its gate opens, it runs the command. */
+            if (e->armed && !e->killed && !even_armed) {
+                p = &e->next;
+                continue;
+            }
             if (e->expires_mono_ms > now_mono_ms) {
                 if (next_ms == 0 || e->expires_mono_ms < next_ms)
                     next_ms = e->expires_mono_ms;
@@ -200,7 +280,7 @@ int64_t cs_ahead_minders_expire(struct cs_ahead_minders *t, int64_t now_mono_ms)
             }
             *p = e->next;
             t->n--;
-            t->n_sent_away++;
+            t->n_sent_away += !e->killed;
             e->next = gone;
             gone = e;
         }
@@ -214,9 +294,14 @@ int64_t cs_ahead_minders_expire(struct cs_ahead_minders *t, int64_t now_mono_ms)
     return next_ms;
 }
 
+int64_t cs_ahead_minders_expire(struct cs_ahead_minders *t, int64_t now_mono_ms)
+{
+    return expire(t, now_mono_ms, false);
+}
+
 void cs_ahead_minders_free(struct cs_ahead_minders *t)
 {
-    (void)cs_ahead_minders_expire(t, INT64_MAX);
+    (void)expire(t, INT64_MAX, true);
     if (t->n_went + t->n_sent_away > 0)
         cs_log_info("minders started ahead: %llu went, %llu sent away",
                     (unsigned long long)t->n_went, (unsigned long long)t->n_sent_away);

@@ -24,6 +24,7 @@ static void launcher_free(struct cs_launcher *l)
     for (struct cs_qlink *q; (q = cs_queue_pop(&l->ahead_queue)) != NULL;)
         cs_launch_free(CS_CONTAINER_OF(q, struct cs_launch, link));
     cs_ahead_minders_free(&l->ahead);
+    cs_release_gates_free(&l->gates);
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->wake);
     free(l->threads);
@@ -108,6 +109,8 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
     launch->user_ready = false;
     launch->fd_waits = 0;
     launch->revoked = false;
+    launch->armed = false;
+    launch->released_unix_ms = 0;
     pthread_mutex_lock(&l->lock);
     launch->at = CS_LAUNCH_AT_QUEUE;
     cs_queue_push(&l->queue, &launch->link);
@@ -121,8 +124,10 @@ enum cs_revoke cs_launcher_revoke(struct cs_launcher *l, struct cs_launch *launc
     CS_ASSERT_LOOP();
     enum cs_revoke rc = CS_REVOKE_TOO_LATE;
     pthread_mutex_lock(&l->lock);
-    /* Only a launch with a due time is taken back: one without is as good as started. */
-    bool held_back = launch->due_unix_ms != 0 && launch->at != CS_LAUNCH_AT_GOING;
+    /* Only a launch with a due time is taken back: one without is as good
+     * as started, and so is one whose gate has opened. */
+    bool held_back = launch->due_unix_ms != 0 && launch->at != CS_LAUNCH_AT_GOING &&
+                     launch->released_unix_ms == 0;
     if (held_back && launch->at == CS_LAUNCH_AT_THREAD) {
         launch->revoked = true; /* seen where the thread would hold it */
         rc = CS_REVOKE_PENDING;
@@ -130,6 +135,10 @@ enum cs_revoke cs_launcher_revoke(struct cs_launcher *l, struct cs_launch *launc
         bool queued = launch->at == CS_LAUNCH_AT_QUEUE;
         cs_queue_remove(queued ? &l->queue : &l->held, &launch->link);
         l->n_queued -= queued;
+        /* Killed before its gate opens, which needs this lock. */
+        if (!queued)
+            cs_ahead_minder_take_back(&l->ahead, launch->dir);
+        launch->armed = false;
         launch->at = CS_LAUNCH_AT_GOING;
         rc = CS_REVOKE_DONE;
     }

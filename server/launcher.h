@@ -64,6 +64,10 @@ struct cs_launch {
     int64_t due_unix_ms;
     enum cs_launch_at at;
     bool revoked; /* taken back while a thread made it: comes back with err -ECANCELED */
+    /* Held with its minder started ahead and armed (release_gate.h), and
+     * when its gate opened (0: shut). The launcher's, under its lock. */
+    bool armed;
+    int64_t released_unix_ms;
     /* Results, written by the thread. */
     int err; /* 0 or a negative errno; then no minder is left running */
     char message[256];

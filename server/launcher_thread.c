@@ -222,7 +222,7 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
                          launch->n_secrets);
     }
     if (launch->pid <= 0 && cs_ahead_minder_go(&l->ahead, launch) == 0) {
-        launch->started_unix_ms = cs_now_unix_ms();
+        launch->started_unix_ms = launch->armed ? launch->released_unix_ms : cs_now_unix_ms();
     } else if (launch->pid <= 0) {
         reserve_release(r);
         rc = cs_launch_spawn_minder(l->minder_path, launch, -1);
@@ -386,6 +386,17 @@ static void hold(struct cs_launcher *l, struct cs_launch *launch)
     launch->at = CS_LAUNCH_AT_HELD;
 }
 
+/* Arms the minder started ahead for a launch just held, if there is one
+ * and it was started as this launch would start it: at the due time its
+ * gate opens, with those of all the launches due then. The lock is held. */
+static void arm(struct cs_launcher *l, struct cs_launch *launch)
+{
+    if (!launch->user_ready || launch->n_secrets > 0)
+        return;
+    int gate_fd = cs_release_gate_of(&l->gates, launch->due_unix_ms);
+    launch->armed = gate_fd >= 0 && cs_ahead_minder_arm(&l->ahead, launch, gate_fd);
+}
+
 /* Holds those of a group's launches that are due later, their directories
  * made and synced, until their due time; the rest move to the front of
  * group. Returns how many those are. */
@@ -403,6 +414,7 @@ static size_t hold_later(struct cs_launcher *l, struct cs_launch **group, size_t
         }
         if (launch->due_unix_ms > now_ms && launch->err == 0 && launch->dir_synced) {
             hold(l, launch);
+            arm(l, launch);
             continue;
         }
         launch->at = CS_LAUNCH_AT_GOING;
@@ -437,14 +449,43 @@ static bool held_due(const struct cs_launcher *l)
     return !cs_queue_is_empty(&l->held) && first_held(l)->due_unix_ms <= cs_now_unix_ms();
 }
 
-/* When the first held launch is due, on the monotonic clock; 0: none. The
- * lock is held. */
+/* Whether the first shut gate is due. The lock is held. */
+static bool gate_due(const struct cs_launcher *l)
+{
+    int64_t due_ms = cs_release_gates_first_due(&l->gates);
+    return due_ms != 0 && due_ms <= cs_now_unix_ms();
+}
+
+/* When the first held launch or gate is due, on the monotonic clock; 0:
+ * none. The lock is held. */
 static int64_t held_wake_ms(const struct cs_launcher *l)
 {
-    if (cs_queue_is_empty(&l->held))
+    int64_t due_ms = earliest(cs_queue_is_empty(&l->held) ? 0 : first_held(l)->due_unix_ms,
+                              cs_release_gates_first_due(&l->gates));
+    if (due_ms == 0)
         return 0;
-    int64_t wait_ms = first_held(l)->due_unix_ms - cs_now_unix_ms();
+    int64_t wait_ms = due_ms - cs_now_unix_ms();
     return mono_ms() + (wait_ms > 0 ? wait_ms : 0);
+}
+
+/* Opens the gates due: every armed minder due by now goes at once, and its
+ * held launch can no longer be taken back (it is released). The lock is
+ * held, so that cs_launcher_revoke sees a launch either held with its gate
+ * shut, or released. */
+static void open_gates(struct cs_launcher *l)
+{
+    if (!gate_due(l))
+        return;
+    int64_t now_ms = cs_now_unix_ms();
+    cs_release_gates_open(&l->gates, now_ms);
+    int64_t released_ms = cs_now_unix_ms();
+    for (struct cs_qlink *q = l->held.head; q != NULL; q = q->next) {
+        struct cs_launch *launch = CS_CONTAINER_OF(q, struct cs_launch, link);
+        if (launch->due_unix_ms > now_ms)
+            break;
+        if (launch->armed && launch->released_unix_ms == 0)
+            launch->released_unix_ms = released_ms;
+    }
 }
 
 /* Makes the directories of one group of launches, syncs them, holds those
@@ -480,7 +521,7 @@ static size_t share_of(const struct cs_launcher *l)
 static bool has_work(const struct cs_launcher *l, const struct cs_queue *waiting,
                      int64_t retry_at_ms, int64_t expire_at_ms)
 {
-    if (!cs_queue_is_empty(&l->queue) || held_due(l))
+    if (!cs_queue_is_empty(&l->queue) || held_due(l) || gate_due(l))
         return true;
     if (!cs_queue_is_empty(waiting) && (l->stop || mono_ms() >= retry_at_ms))
         return true;
@@ -498,6 +539,7 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
                          int64_t retry_at_ms)
 {
     size_t n = 0;
+    open_gates(l);
     if (held_due(l)) {
         /* Due now: started and posted, the rest left to the others. */
         while (n < LAUNCH_GROUP_MAX && held_due(l)) {
@@ -565,7 +607,7 @@ void cs_launcher_thread_main(void *arg)
             continue;
         }
         /* Starts ahead come last: a start due now waits for none of them. */
-        if (cs_queue_is_empty(&l->queue) && !held_due(l) && !l->stop &&
+        if (cs_queue_is_empty(&l->queue) && !held_due(l) && !gate_due(l) && !l->stop &&
             !cs_queue_is_empty(&l->ahead_queue) &&
             (cs_queue_is_empty(&waiting) || mono_ms() < retry_at_ms)) {
             struct cs_launch *ahead =

@@ -8,6 +8,7 @@
 
 #include "ahead_minder.h"
 #include "launcher.h"
+#include "release_gate.h"
 
 struct cs_launcher {
     uv_loop_t *loop;
@@ -23,8 +24,9 @@ struct cs_launcher {
      * many threads wait for work, and whether to stop. */
     struct cs_queue queue;
     size_t n_queued;
-    struct cs_queue ahead_queue; /* launches ahead, started when queue is empty */
-    struct cs_queue held;        /* launches made, held for their due time, earliest first */
+    struct cs_queue ahead_queue;   /* launches ahead, started when queue is empty */
+    struct cs_queue held;          /* launches made, held for their due time, earliest first */
+    struct cs_release_gates gates; /* of the held launches whose minders are armed */
     unsigned n_idle;
     bool stop;
     struct cs_ahead_minders ahead; /* the minders started ahead, waiting */

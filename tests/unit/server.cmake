@@ -145,6 +145,7 @@ set_tests_properties(unit_server_loop_symbols_negative PROPERTIES LABELS unit TI
 cs_unit_test(ahead_minder SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ahead_minder.c LIBS cs_launch)
 add_dependencies(test_ahead_minder csched_minder)
 target_compile_definitions(test_ahead_minder PRIVATE CS_MINDER_PATH="${CS_MINDER_PATH}")
+cs_unit_test(release_gate SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_release_gate.c LIBS cs_launch)
 cs_unit_test(launcher_hold SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_launcher_hold.c LIBS cs_launch)
 add_dependencies(test_launcher_hold csched_minder)
 target_compile_definitions(test_launcher_hold PRIVATE CS_MINDER_PATH="${CS_MINDER_PATH}")

@@ -1,7 +1,9 @@
 /* Unit tests of the minders started ahead (server/ahead_minder.h) with the
  * real csched-minder: one started ahead is told to go when the start is the
  * same, sent away and reaped when it differs or its time is past, and never
- * started for a launch with secrets or a due time gone. */
+ * started for a launch with secrets or a due time gone; one armed with its
+ * release gate (release_gate.h) goes when the gate opens, and never if it
+ * is taken back first or its server dies. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,6 +28,7 @@
 #include "launcher_thread.h"
 #include "minder_contract.h"
 #include "note.h"
+#include "release_gate.h"
 #include "util.h"
 
 static char state_dir[64], dir[128];
@@ -185,6 +189,95 @@ static void test_ahead_minder_free_reaps_the_waiting(void **state)
     cs_ahead_minders_init(&table); /* for the teardown */
 }
 
+/* Whether the minder has started its attempt: its start record is there. */
+static bool minder_started(void)
+{
+    char pid_file[192];
+    (void)snprintf(pid_file, sizeof(pid_file), "%s/%s", dir, CS_ATTEMPT_PID_FILE);
+    return access(pid_file, F_OK) == 0;
+}
+
+/* A minder started ahead and armed for a launch due in due_in_ms, with its
+ * gate in gates; returns the launch, which is the caller's. */
+static struct cs_launch *armed(struct cs_release_gates *gates, int64_t due_in_ms)
+{
+    assert_true(cs_ahead_minder_start(&table, CS_MINDER_PATH, launch_of("echo hi", due_in_ms)) > 0);
+    struct cs_launch *held = ready(launch_of("echo hi", due_in_ms));
+    int gate_fd = cs_release_gate_of(gates, held->due_unix_ms);
+    assert_true(gate_fd >= 0);
+    assert_true(cs_ahead_minder_arm(&table, held, gate_fd));
+    return held;
+}
+
+static void test_ahead_minder_armed_goes_when_its_gate_opens(void **state)
+{
+    (void)state;
+    struct cs_release_gates gates = {0};
+    struct cs_launch *held = armed(&gates, 5000);
+    /* Armed, it still waits: nothing of it starts before its gate opens. */
+    (void)usleep(100 * 1000);
+    assert_true(dir_is_empty());
+    /* Not armed twice, and not sent away while it waits for its launch. */
+    assert_false(cs_ahead_minder_arm(&table, held, cs_release_gate_of(&gates, held->due_unix_ms)));
+    assert_int_equal(cs_ahead_minders_expire(&table, INT64_MAX - 1), 0);
+    assert_int_equal(table.n, 1);
+
+    cs_release_gates_open(&gates, held->due_unix_ms);
+    assert_int_equal(cs_ahead_minder_go(&table, held), 0);
+    assert_true(held->pid > 0);
+    assert_int_equal(table.n_went, 1);
+    int wstatus;
+    assert_int_equal(waitpid(held->pid, &wstatus, 0), held->pid);
+    assert_true(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
+    struct cs_note note;
+    assert_int_equal(cs_note_read(dir, &note), 0);
+    assert_int_equal(note.outcome, CS_NOTE_EXITED);
+    cs_launch_free(held);
+}
+
+/* Taken back with its gate shut, it is killed: the gate that opens after
+ * (for the others due then) starts nothing, and it is reaped at its expiry. */
+static void test_ahead_minder_armed_and_taken_back_never_starts(void **state)
+{
+    (void)state;
+    struct cs_release_gates gates = {0};
+    struct cs_launch *held = armed(&gates, 300);
+    cs_ahead_minder_take_back(&table, held->dir);
+    cs_release_gates_open(&gates, held->due_unix_ms);
+    (void)usleep(100 * 1000);
+    assert_false(minder_started());
+    assert_int_equal(table.n_sent_away, 1);
+    /* Its launch finds none to take, and spawns one of its own. */
+    assert_int_equal(cs_ahead_minder_go(&table, held), -ENOENT);
+    assert_int_equal(table.n, 0);
+    assert_true(no_children());
+    assert_true(dir_is_empty());
+    cs_launch_free(held);
+}
+
+/* An armed minder whose cschedd dies (here a child that arms it and exits
+ * at once, as a SIGKILL would end it) exits at its socket's end of file,
+ * having started nothing: its gate never opens. */
+static void test_ahead_minder_armed_exits_when_its_server_dies(void **state)
+{
+    (void)state;
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    pid_t server = fork();
+    assert_true(server >= 0);
+    if (server == 0) {
+        struct cs_release_gates gates = {0};
+        (void)armed(&gates, 5000);
+        _exit(0);
+    }
+    int wstatus, given_up = 0;
+    for (pid_t pid; (pid = wait(&wstatus)) > 0;)
+        if (pid != server && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == CS_MINDER_EXIT_GIVEN_UP)
+            given_up++;
+    assert_int_equal(given_up, 1);
+    assert_true(dir_is_empty());
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -196,6 +289,9 @@ int main(void)
         TEST(test_ahead_minder_sent_away_when_stopped),
         TEST(test_ahead_minder_none_for_secrets_or_a_past_due_time),
         TEST(test_ahead_minder_free_reaps_the_waiting),
+        TEST(test_ahead_minder_armed_goes_when_its_gate_opens),
+        TEST(test_ahead_minder_armed_and_taken_back_never_starts),
+        TEST(test_ahead_minder_armed_exits_when_its_server_dies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,12 @@
  * the real launch threads and csched-minder: the directory is made at once
  * and the minder starts at the due time, not before; one still held, or
  * still being made, is taken back with nothing of it run; a launch without
- * a due time, or one already started, is not. */
+ * a due time, or one already started, is not; a minder started ahead is
+ * armed and released by its gate at the due time, or killed if its launch
+ * is taken back first. */
 #include <errno.h>
+#include <glob.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +29,8 @@
 
 /* How far ahead of its start each launch is submitted: the hold. */
 #define HOLD_MS 300
+/* The same with a minder started ahead, whose spawn comes first. */
+#define ARMED_HOLD_MS 1000
 
 static char state_dir[64];
 static uv_loop_t loop;
@@ -200,6 +206,85 @@ static void test_not_revoked_once_started(void **state)
         assert_int_equal(done[i]->err, 0);
 }
 
+/* Whether any thread of this process has a child: the launch threads
+ * spawn the minders, and the table counts one before its spawn. */
+static bool has_child(void)
+{
+    glob_t g;
+    bool any = false;
+    if (glob("/proc/self/task/*/children", 0, NULL, &g) != 0)
+        return false;
+    for (size_t i = 0; i < g.gl_pathc && !any; i++) {
+        FILE *f = fopen(g.gl_pathv[i], "re");
+        int pid;
+        any = f != NULL && fscanf(f, "%d", &pid) == 1;
+        if (f != NULL)
+            fclose(f);
+    }
+    globfree(&g);
+    return any;
+}
+
+/* Submits the launch of attempt 1, due in ARMED_HOLD_MS, after a minder
+ * started ahead for it, and waits until that minder is armed: held, its
+ * gate shut. */
+static struct cs_launch *armed_launch(void)
+{
+    int64_t due_ms = cs_now_unix_ms() + ARMED_HOLD_MS;
+    cs_launcher_submit_ahead(launcher, launch_of(1, due_ms));
+    int64_t give_up_ms = cs_now_unix_ms() + 5000;
+    while (!has_child() && cs_now_unix_ms() < give_up_ms)
+        (void)usleep(1000);
+    /* In the table once its spawn has returned, well within this. */
+    (void)usleep(200 * 1000);
+    struct cs_launch *launch = launch_of(1, due_ms);
+    cs_launcher_submit(launcher, launch);
+    bool armed = false;
+    while (!armed && cs_now_unix_ms() < give_up_ms) {
+        (void)usleep(1000);
+        pthread_mutex_lock(&launcher->lock);
+        armed = launch->armed;
+        pthread_mutex_unlock(&launcher->lock);
+    }
+    assert_true(armed);
+    assert_true(cs_now_unix_ms() < due_ms);
+    return launch;
+}
+
+/* Its minder started ahead goes when its gate opens, at the due time: the
+ * launch comes back with that minder, started at or after its due time. */
+static void test_armed_minder_released_at_due(void **state)
+{
+    (void)state;
+    struct cs_launch *launch = armed_launch();
+    assert_true(no_minder_in(launch));
+    wait_done(1);
+    assert_ptr_equal(done[0], launch);
+    assert_int_equal(launch->err, 0);
+    assert_true(launch->started_unix_ms >= launch->due_unix_ms);
+    assert_int_equal(launcher->ahead.n_went, 1);
+    int wstatus;
+    assert_int_equal(waitpid(launch->pid, &wstatus, 0), launch->pid);
+    assert_true(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
+    launch->pid = -1;
+}
+
+/* Taken back while armed: DONE, its minder killed before its gate opens. */
+static void test_armed_minder_taken_back(void **state)
+{
+    (void)state;
+    struct cs_launch *launch = armed_launch();
+    assert_int_equal(cs_launcher_revoke(launcher, launch), CS_REVOKE_DONE);
+    (void)usleep((ARMED_HOLD_MS + 100) * 1000);
+    (void)uv_run(&loop, UV_RUN_NOWAIT);
+    assert_int_equal(n_done, 0);
+    assert_true(no_minder_in(launch));
+    pthread_mutex_lock(&launcher->ahead.lock);
+    assert_int_equal(launcher->ahead.n_sent_away, 1);
+    pthread_mutex_unlock(&launcher->ahead.lock);
+    cs_launch_free(launch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +292,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_revoked_while_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revoked_while_made, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_revoked_once_started, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_armed_minder_released_at_due, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_armed_minder_taken_back, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
