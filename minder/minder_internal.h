@@ -48,6 +48,7 @@ struct minder {
      * enter_first: without -C, into DIR/work, entered before the drop. */
     bool drop, enter_first;
     int wait_fd; /* -w: the go comes on it; -1 without */
+    bool batch;  /* started ahead, a batch task until its command starts */
     uid_t uid;
     gid_t gid;
     gid_t *groups;
@@ -91,7 +92,8 @@ void enter_own_session(void);
 /* Makes sure fds 0-2 are open, so no pipe lands on them and gets clobbered by
  * the child's dup2() calls. */
 void sanitize_std_fds(void);
-/* Started ahead (-w), waits for the server's go; exits if it never comes. */
+/* Started ahead (-w), waits for the server's go as a batch task, which it
+ * stays until its command starts; exits if the go never comes. */
 void wait_for_go(void);
 /* The attempt's start record; exits unless it is written (see minder_start.c). */
 void publish_pid(void);

@@ -123,6 +123,14 @@ static void fill_reset(sigset_t *reset)
             sigaddset(reset, sig);
 }
 
+/* The syscall itself, as musl leaves sched_setscheduler out; a failure
+ * costs only the policy, so it is not checked. */
+static void set_policy(int policy)
+{
+    struct sched_param param = {0};
+    (void)syscall(SYS_sched_setscheduler, 0, policy, &param);
+}
+
 /* posix_spawn rather than fork: it shares the address space until the exec
  * (vfork-style, no page tables to copy; minder/README.md has the cost), and
  * the group exists before the call returns. Returns its error number; the
@@ -303,6 +311,9 @@ bool start(void)
         die_unable("open", "/dev/null");
     if (pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0)
         die_unable("create", "pipes");
+    /* The command gets the usual policy, as does the minder from now on. */
+    if (m.batch)
+        set_policy(SCHED_OTHER);
     m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
     if (m.drop)
         rc = fork_dropped(devnull_fd, out_pipe[1], err_pipe[1]);
@@ -392,17 +403,15 @@ static void wait_for_gate(int gate_fd)
 
 void wait_for_go(void)
 {
-    struct sched_param param = {0};
     int gate_fd = -1;
 
-    /* A burst releases hundreds at once: woken as a batch task, a minder
-     * does not preempt the launch thread still releasing the others, or
-     * the loop. The syscall itself, as musl leaves sched_setscheduler out;
-     * a failure costs only that, so it is not checked. */
-    (void)syscall(SYS_sched_setscheduler, 0, SCHED_BATCH, &param);
+    /* A burst releases hundreds at once: a batch task, a minder preempts
+     * neither the loop nor the launch threads, on waking or while it makes
+     * its start record and its logs, and they preempt it. */
+    set_policy(SCHED_BATCH);
+    m.batch = true;
     if (read_word(&gate_fd) == CS_MINDER_ARM)
         wait_for_gate(gate_fd);
-    (void)syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &param);
     (void)close(m.wait_fd); /* the command must not inherit it */
     m.wait_fd = -1;
 }

@@ -7,9 +7,10 @@
  * takes the attempt finds it by its directory and, if it was started with
  * the very argv and environment the start builds now, tells it to go: one
  * write instead of a spawn, after the directory is made and synced as for
- * any start. Otherwise (the job changed meanwhile, a run's deadline
- * shortened the timeout, secrets to read) it is sent away and a minder is
- * spawned as ever.
+ * any start; a launch held for its due time arms it instead, with the gate
+ * that releases it at that time (release_gate.h). Otherwise (the job
+ * changed meanwhile, a run's deadline shortened the timeout, secrets to
+ * read) it is sent away and a minder is spawned as ever.
  *
  * Sending one away closes its socket and kills it (it has done nothing),
  * and the thread reaps it. cschedd's end, SIGKILL included, closes every

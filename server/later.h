@@ -5,9 +5,9 @@
  * runs cost one timer. It goes to its queue CS_LATER_LEAD_MS before its
  * time: started from there, it takes its slot of the limits, and its launch
  * is made (attempt directory, argv) and held by the launcher until the
- * time itself, so that a hundred runs due in the same second each only have
- * their minder told to go then, the loop's and the launch threads' work for
- * them done. Loop thread only. */
+ * time itself, so that a hundred runs due in the same second only have
+ * their minders released then (release_gate.h), the loop's and the launch
+ * threads' work for them done. Loop thread only. */
 #ifndef CS_LATER_H
 #define CS_LATER_H
 

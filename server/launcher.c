@@ -27,6 +27,7 @@ static void launcher_free(struct cs_launcher *l)
     cs_release_gates_free(&l->gates);
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->wake);
+    pthread_cond_destroy(&l->release_wake);
     free(l->threads);
     free(l);
 }
@@ -41,14 +42,16 @@ static void closed_cb(uv_handle_t *handle)
         stopped_cb(arg);
 }
 
-/* Sets stop, wakes every thread and joins them: each finishes what it took
- * and what is queued first. */
+/* Sets stop, wakes every thread and joins them: each launch thread
+ * finishes what it took and what is queued first. */
 static void stop_threads(struct cs_launcher *l, unsigned n_started)
 {
     pthread_mutex_lock(&l->lock);
     l->stop = true;
     pthread_cond_broadcast(&l->wake);
+    pthread_cond_signal(&l->release_wake);
     pthread_mutex_unlock(&l->lock);
+    CS_ASSERT(uv_thread_join(&l->release_thread) == 0);
     for (unsigned i = 0; i < n_started; i++)
         CS_ASSERT(uv_thread_join(&l->threads[i]) == 0);
 }
@@ -74,11 +77,18 @@ struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path, 
     CS_ASSERT(pthread_condattr_init(&attr) == 0);
     CS_ASSERT(pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0);
     CS_ASSERT(pthread_cond_init(&l->wake, &attr) == 0);
+    CS_ASSERT(pthread_cond_init(&l->release_wake, &attr) == 0);
     (void)pthread_condattr_destroy(&attr); /* frees nothing on Linux */
     if (cs_mailbox_init(loop, &l->done_box, mail_cb, l) != 0)
         goto err_free;
+    int rc = uv_thread_create(&l->release_thread, cs_launcher_release_main, l);
+    if (rc != 0) {
+        cs_log_error("uv_thread_create(release) failed: %s", uv_strerror(rc));
+        cs_mailbox_close(&l->done_box, closed_cb); /* frees the launcher */
+        return NULL;
+    }
     for (; l->n_threads < n_threads; l->n_threads++) {
-        int rc = uv_thread_create(&l->threads[l->n_threads], cs_launcher_thread_main, l);
+        rc = uv_thread_create(&l->threads[l->n_threads], cs_launcher_thread_main, l);
         if (rc != 0) {
             cs_log_error("uv_thread_create(launch) failed: %s", uv_strerror(rc));
             goto err_stop;

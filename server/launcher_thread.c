@@ -406,6 +406,7 @@ static size_t hold_later(struct cs_launcher *l, struct cs_launch **group, size_t
     size_t kept = 0;
     pthread_mutex_lock(&l->lock);
     struct cs_launch *was_first = cs_queue_is_empty(&l->held) ? NULL : first_held(l);
+    int64_t first_gate_ms = cs_release_gates_first_due(&l->gates);
     for (size_t i = 0; i < n; i++) {
         struct cs_launch *launch = group[i];
         if (launch->revoked) {
@@ -423,6 +424,8 @@ static size_t hold_later(struct cs_launcher *l, struct cs_launch **group, size_t
     /* A thread asleep until the old first one would wake too late. */
     if (!cs_queue_is_empty(&l->held) && first_held(l) != was_first && l->n_idle > 0)
         pthread_cond_signal(&l->wake);
+    if (cs_release_gates_first_due(&l->gates) != first_gate_ms)
+        pthread_cond_signal(&l->release_wake);
     pthread_mutex_unlock(&l->lock);
     return kept;
 }
@@ -449,13 +452,6 @@ static bool held_due(const struct cs_launcher *l)
     return !cs_queue_is_empty(&l->held) && first_held(l)->due_unix_ms <= cs_now_unix_ms();
 }
 
-/* Whether the first shut gate is due. The lock is held. */
-static bool gate_due(const struct cs_launcher *l)
-{
-    int64_t due_ms = cs_release_gates_first_due(&l->gates);
-    return due_ms != 0 && due_ms <= cs_now_unix_ms();
-}
-
 /* When the first held launch or gate is due, on the monotonic clock; 0:
  * none. The lock is held. */
 static int64_t held_wake_ms(const struct cs_launcher *l)
@@ -466,26 +462,6 @@ static int64_t held_wake_ms(const struct cs_launcher *l)
         return 0;
     int64_t wait_ms = due_ms - cs_now_unix_ms();
     return mono_ms() + (wait_ms > 0 ? wait_ms : 0);
-}
-
-/* Opens the gates due: every armed minder due by now goes at once, and its
- * held launch can no longer be taken back (it is released). The lock is
- * held, so that cs_launcher_revoke sees a launch either held with its gate
- * shut, or released. */
-static void open_gates(struct cs_launcher *l)
-{
-    if (!gate_due(l))
-        return;
-    int64_t now_ms = cs_now_unix_ms();
-    cs_release_gates_open(&l->gates, now_ms);
-    int64_t released_ms = cs_now_unix_ms();
-    for (struct cs_qlink *q = l->held.head; q != NULL; q = q->next) {
-        struct cs_launch *launch = CS_CONTAINER_OF(q, struct cs_launch, link);
-        if (launch->due_unix_ms > now_ms)
-            break;
-        if (launch->armed && launch->released_unix_ms == 0)
-            launch->released_unix_ms = released_ms;
-    }
 }
 
 /* Makes the directories of one group of launches, syncs them, holds those
@@ -521,7 +497,7 @@ static size_t share_of(const struct cs_launcher *l)
 static bool has_work(const struct cs_launcher *l, const struct cs_queue *waiting,
                      int64_t retry_at_ms, int64_t expire_at_ms)
 {
-    if (!cs_queue_is_empty(&l->queue) || held_due(l) || gate_due(l))
+    if (!cs_queue_is_empty(&l->queue) || held_due(l) || cs_launcher_gate_due(l))
         return true;
     if (!cs_queue_is_empty(waiting) && (l->stop || mono_ms() >= retry_at_ms))
         return true;
@@ -539,7 +515,7 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
                          int64_t retry_at_ms)
 {
     size_t n = 0;
-    open_gates(l);
+    cs_launcher_open_gates(l);
     if (held_due(l)) {
         /* Due now: started and posted, the rest left to the others. */
         while (n < LAUNCH_GROUP_MAX && held_due(l)) {
@@ -607,7 +583,7 @@ void cs_launcher_thread_main(void *arg)
             continue;
         }
         /* Starts ahead come last: a start due now waits for none of them. */
-        if (cs_queue_is_empty(&l->queue) && !held_due(l) && !gate_due(l) && !l->stop &&
+        if (cs_queue_is_empty(&l->queue) && !held_due(l) && !cs_launcher_gate_due(l) && !l->stop &&
             !cs_queue_is_empty(&l->ahead_queue) &&
             (cs_queue_is_empty(&waiting) || mono_ms() < retry_at_ms)) {
             struct cs_launch *ahead =

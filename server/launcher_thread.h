@@ -20,6 +20,8 @@ struct cs_launcher {
     unsigned n_threads;
     pthread_mutex_t lock;
     pthread_cond_t wake;
+    pthread_cond_t release_wake; /* the release thread's: a gate due sooner, or the stop */
+    uv_thread_t release_thread;
     /* Guarded by lock: the launches not yet taken (n_queued of them), how
      * many threads wait for work, and whether to stop. */
     struct cs_queue queue;
@@ -57,5 +59,17 @@ int cs_launch_spawn_minder(const char *minder_path, struct cs_launch *launch, in
 /* A launch thread (arg is the launcher): spawns its share of what is queued
  * until stop is set and the queue is empty. */
 void cs_launcher_thread_main(void *arg);
+
+/* launch_release_thread.c: */
+/* Whether the first shut gate is due. The lock is held. */
+bool cs_launcher_gate_due(const struct cs_launcher *launcher);
+/* Opens the gates due: every armed minder due by now goes at once, and its
+ * held launch can no longer be taken back (it is released). The lock is
+ * held, so that cs_launcher_revoke sees a launch either held with its gate
+ * shut, or released. */
+void cs_launcher_open_gates(struct cs_launcher *launcher);
+/* The release thread (arg is the launcher): opens each gate at its due
+ * time, until stop is set. */
+void cs_launcher_release_main(void *arg);
 
 #endif

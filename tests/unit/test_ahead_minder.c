@@ -197,12 +197,16 @@ static bool minder_started(void)
     return access(pid_file, F_OK) == 0;
 }
 
+/* What the armed minders run: the policy the command was started with. */
+#define POLICY_SHELL "chrt -p $$"
+
 /* A minder started ahead and armed for a launch due in due_in_ms, with its
  * gate in gates; returns the launch, which is the caller's. */
 static struct cs_launch *armed(struct cs_release_gates *gates, int64_t due_in_ms)
 {
-    assert_true(cs_ahead_minder_start(&table, CS_MINDER_PATH, launch_of("echo hi", due_in_ms)) > 0);
-    struct cs_launch *held = ready(launch_of("echo hi", due_in_ms));
+    assert_true(cs_ahead_minder_start(&table, CS_MINDER_PATH, launch_of(POLICY_SHELL, due_in_ms)) >
+                0);
+    struct cs_launch *held = ready(launch_of(POLICY_SHELL, due_in_ms));
     int gate_fd = cs_release_gate_of(gates, held->due_unix_ms);
     assert_true(gate_fd >= 0);
     assert_true(cs_ahead_minder_arm(&table, held, gate_fd));
@@ -232,6 +236,15 @@ static void test_ahead_minder_armed_goes_when_its_gate_opens(void **state)
     struct cs_note note;
     assert_int_equal(cs_note_read(dir, &note), 0);
     assert_int_equal(note.outcome, CS_NOTE_EXITED);
+    assert_int_equal(note.exit_code, 0);
+    /* The minder waited as a batch task; its command has the usual policy. */
+    char path[192], out[256] = "";
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, CS_ATTEMPT_STDOUT_FILE);
+    FILE *f = fopen(path, "re");
+    assert_non_null(f);
+    (void)!fread(out, 1, sizeof(out) - 1, f);
+    fclose(f);
+    assert_non_null(strstr(out, "SCHED_OTHER"));
     cs_launch_free(held);
 }
 
