@@ -1,7 +1,7 @@
 /* End-to-end test of a database that goes away under a running cschedd:
  * calls that must write answer UNAVAILABLE with a message instead of hanging
  * or killing the server, reads served from the server's memory may still
- * answer, and the server still shuts down cleanly. It has its
+ * answer, health is NOT_SERVING, and the server still shuts down cleanly. It has its
  * own executable because it stops the fixture's PostgreSQL for good. */
 #include <setjmp.h>
 #include <signal.h>
@@ -68,6 +68,9 @@ static void test_e2e_dbdown_unavailable(void **state)
     if (cs_test_now_ms() - t0 > CS_E2E_CALL_TIMEOUT_MS / 2)
         fail_msg("four calls with the database down took %lld ms",
                  (long long)(cs_test_now_ms() - t0));
+    /* As for a full database (test_e2e_diskfull.c). */
+    cs_e2e_wait_health(e, GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING,
+                       CS_E2E_CALL_TIMEOUT_MS);
     assert_int_equal(kill(cs_testd_pid(e->d), 0), 0);
 }
 

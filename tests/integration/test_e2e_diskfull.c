@@ -8,7 +8,8 @@
  * directory never made; and once there is room again everything works.
  * And a database out of disk space (the jobs table moved to a tablespace on
  * a small tmpfs, then filled): a change is RESOURCE_EXHAUSTED saying so, not
- * INTERNAL; the job it would have made does not exist, and an update
+ * INTERNAL; health turns NOT_SERVING until a write commits again; the job
+ * it would have made does not exist, and an update
  * that failed so is undone (both were kept in memory, though not in the
  * database: a retry was ALREADY_EXISTS, and a restart lost them); and it
  * works once there is room; a pause or resume that failed so is undone too.
@@ -37,6 +38,9 @@
 /* The probe runs every 2 s (CS_DIR_CHECK_EVERY_MS); slack for a loaded
  * machine. */
 #define HEALTH_MS 8000
+/* Health follows the database's writes as they fail or commit: the next
+ * Check says so. */
+#define DB_HEALTH_MS 1000
 
 static char attempts[4200];
 static bool mounted;
@@ -266,6 +270,10 @@ static void test_e2e_diskfull_database_full(void **state)
     get.name = name;
     cs_e2e_assert_status(cs_scheduler_get_job(e->client, &get, &got, cs_e2e_opts(), &st), &st,
                          GRPC_STATUS_NOT_FOUND, "does not exist");
+    /* A write that failed for want of space says so at once, as a database
+     * that is down does. */
+    cs_e2e_wait_health(e, GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING,
+                       DB_HEALTH_MS);
     /* An update that did not commit is undone. */
     code = try_big_job(e, kept, true, &st);
     if (code != GRPC_STATUS_RESOURCE_EXHAUSTED)
@@ -275,6 +283,8 @@ static void test_e2e_diskfull_database_full(void **state)
     code = try_big_job(e, name, false, &st);
     if (code != GRPC_STATUS_OK)
         fail_msg("CreateJob with room again: %s \"%s\"", cs_status_code_name(code), st.message);
+    cs_e2e_wait_health(e, GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING,
+                       DB_HEALTH_MS);
     default_jobs_tablespace(conn);
 }
 
