@@ -336,11 +336,12 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
         return;
     }
     if (req->page_token[0] != '\0') {
-        char *end;
-        long long before;
-        if (strncmp(req->page_token, SLOT_TOKEN_PREFIX, strlen(SLOT_TOKEN_PREFIX)) != 0 ||
-            (before = strtoll(req->page_token + strlen(SLOT_TOKEN_PREFIX), &end, 10)) <= 0 ||
-            *end != '\0') {
+        /* Digits only, as the replies write them: strtoll alone took a
+         * sign, blanks and a number past its range (as its maximum). */
+        int64_t before = 0;
+        if (strncmp(req->page_token, SLOT_TOKEN_PREFIX, strlen(SLOT_TOKEN_PREFIX)) == 0)
+            before = cs_api_token_id(req->page_token + strlen(SLOT_TOKEN_PREFIX), INT64_MAX);
+        if (before <= 0) {
             cs_api_fail_token(call);
             return;
         }
