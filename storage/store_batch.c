@@ -57,6 +57,8 @@
  * buffers and the time one turn spends sending after a reconnect with a long
  * backlog. */
 #define INFLIGHT_MAX_BATCHES 1
+/* A failed statement is logged once in this time at most. */
+#define STMT_FAILURE_LOG_EVERY_MS 60000
 
 static void queue_push(struct cs_store_queue *q, struct cs_store_op *op)
 {
@@ -249,6 +251,24 @@ static void batch_done(struct cs_store *store)
         cs_store_kick(store);
 }
 
+/* Logs a statement's failure once a minute at most: on a full disk every
+ * batch fails, a line each, and the log may share that disk. */
+static void log_failure(struct cs_store *store, const char *stmt, const char *msg)
+{
+    int64_t now_ns = cs_store_now_mono_ns();
+
+    if (store->stmt_failure_logged_ns != 0 &&
+        now_ns - store->stmt_failure_logged_ns < (int64_t)STMT_FAILURE_LOG_EVERY_MS * 1000000) {
+        store->stmt_failures_unlogged++;
+        return;
+    }
+    cs_store_log(&store->log, CS_STORE_LOG_ERROR,
+                 "statement %s failed: %s (%llu more failed since the last such line)", stmt, msg,
+                 (unsigned long long)store->stmt_failures_unlogged);
+    store->stmt_failure_logged_ns = now_ns;
+    store->stmt_failures_unlogged = 0;
+}
+
 /* Records one statement's result (not NULL, not the sync) in batch b.
  * Returns 0, or -ENOTCONN when the connection was lost. */
 static int take_result(struct cs_store *store, struct cs_store_batch *b, PGresult *res,
@@ -275,8 +295,7 @@ static int take_result(struct cs_store *store, struct cs_store_batch *b, PGresul
             b->failed_status = state != NULL && strcmp(state, "53100") == 0 ? -ENOSPC : -EIO;
             b->failed_stmt = sent != NULL ? sent->stmt : CS_STORE_STMT_PING;
             cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
-            cs_store_log(&store->log, CS_STORE_LOG_ERROR, "statement %s failed: %s",
-                         sent != NULL ? cs_store_stmts[sent->stmt].name : "?", msg);
+            log_failure(store, sent != NULL ? cs_store_stmts[sent->stmt].name : "?", msg);
         }
         b->failed = true;
         PQclear(res);

@@ -335,6 +335,9 @@ struct cs_store {
      * (cs_store_is_out_of_space). */
     int64_t out_of_space_ns;
     enum cs_store_stmt out_of_space_stmt;
+    /* When a failed statement was last logged, and how many failed since. */
+    int64_t stmt_failure_logged_ns;
+    uint64_t stmt_failures_unlogged;
 
     /* the embedded server, started and stopped on libuv's pool */
     uv_work_t work;

@@ -331,6 +331,20 @@ static void assert_pause_refused(struct cs_e2e *e, const char *name, bool pause)
     csched__v1__job__free_unpacked(after, NULL);
 }
 
+/* How many lines of cschedd's log hold word. */
+static long count_in_log(struct cs_e2e *e, const char *word)
+{
+    FILE *f = fopen(cs_testd_log_path(e->d), "r");
+    char line[8192];
+    long n = 0;
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL)
+        n += strstr(line, word) != NULL;
+    (void)fclose(f);
+    return n;
+}
+
 /* A pause, and a resume, whose row cannot commit (the job's row is large,
  * so rewriting it needs new pages) are undone: they were kept in memory
  * though not in the database, so the job ran, or did not, as a restart
@@ -360,6 +374,11 @@ static void test_e2e_diskfull_pause_undone(void **state)
     assert_false(out->paused);
     csched__v1__job__free_unpacked(out, NULL);
     default_jobs_tablespace(conn);
+    /* Four writes failed in these two tests, within a minute or so: each
+     * wrote a line, and on a full disk every batch fails. */
+    long lines = count_in_log(e, "failed: ERROR:  could not extend file");
+    if (lines < 1 || lines > 2)
+        fail_msg("%ld lines of a failed statement in the log, for 4 failures", lines);
 }
 
 /* Unmounts the tmpfs even when the test failed, before the fixture's
