@@ -24,10 +24,10 @@ void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void 
  * is kept without firing, and logged); then the schedules start
  * (cs_slots_start). Loop thread. */
 void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size_t n);
-/* The job's row and its audit row, in one transaction; the reply (a copy
- * of spec) once it has committed. */
-void cs_api_reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
-                                const Csched__V1__Job *spec);
+/* Queues the job's row and its audit row, in one transaction; cb gets arg
+ * and the commit's status. */
+void cs_api_put_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *spec,
+                    cs_store_done_cb cb, void *arg);
 void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_resume_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);

@@ -43,8 +43,8 @@ void cs_api_reply_cb(void *arg, int status)
     free(r);
 }
 
-int cs_api_stream_room(struct cs_call *call, size_t all, size_t mine, const char *what,
-                       const char *hint)
+int cs_api_stream_room(struct cs_call *call, const struct cs_sched *sched, size_t all, size_t mine,
+                       const char *what, const char *hint)
 {
     CS_ASSERT_LOOP();
     const char *who = cs_call_identity(call)->name;
@@ -53,8 +53,10 @@ int cs_api_stream_room(struct cs_call *call, size_t all, size_t mine, const char
                      mine, what, hint);
         return -EAGAIN;
     }
-    if (all >= CS_API_STREAMS_MAX) {
-        cs_call_fail(call, -EAGAIN, "%zu %s streams are open, the most cschedd keeps; retry later",
+    if (all >= sched->max_streams) {
+        cs_call_fail(call, -EAGAIN,
+                     "%zu %s streams are open, the most cschedd keeps (--max-streams); close one, "
+                     "or retry later",
                      all, what);
         return -EAGAIN;
     }

@@ -30,17 +30,17 @@ void cs_api_reply_cb(void *arg, int status);
 struct cs_job *cs_api_find_job(struct cs_call *call, struct cs_sched *sched, const char *name,
                                const char *field);
 
-/* Streams one caller (identity) and all callers together may hold open
- * at once, of Watch and of ReadLogs each: every one is visited or holds a
- * buffer and files, and a client that does not read keeps it. */
+/* Streams one caller (identity) may hold open at once, of Watch and of
+ * ReadLogs each: every one is visited or holds a buffer and files, and a
+ * client that does not read keeps it. All callers together may hold
+ * sched->max_streams (--max-streams). */
 #define CS_API_STREAMS_PER_CALLER 64
-#define CS_API_STREAMS_MAX 1024
 
 /* 0, or -EAGAIN once call has been failed with RESOURCE_EXHAUSTED because
  * its caller holds mine (or all callers hold all) streams of method what
  * ("Watch"), as many as they may; hint says how to need fewer. */
-int cs_api_stream_room(struct cs_call *call, size_t all, size_t mine, const char *what,
-                       const char *hint);
+int cs_api_stream_room(struct cs_call *call, const struct cs_sched *sched, size_t all, size_t mine,
+                       const char *what, const char *hint);
 
 /* Fails call for a store read or write that returned status: UNAVAILABLE
  * for an unreachable database, RESOURCE_EXHAUSTED for one out of disk

@@ -54,20 +54,12 @@ static Csched__V1__Job *spec_copy(const struct cs_call *call, const Csched__V1__
     return spec;
 }
 
-/* Queues the job's row and its audit row; cb gets arg and the commit's
- * status. */
-static void put_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *spec,
+void cs_api_put_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *spec,
                     cs_store_done_cb cb, void *arg)
 {
     struct cs_store_mark mark = cs_store_mark_take(s->store);
     cs_store_job_put(s->store, spec, s->next_run_id, cb, arg);
     cs_audit_change(s, call, &mark, spec->name, 0);
-}
-
-void cs_api_reply_job_on_commit(struct cs_call *call, struct cs_sched *s,
-                                const Csched__V1__Job *spec)
-{
-    put_job(call, s, spec, cs_api_reply_cb, cs_api_reply_later(call, cs_message_copy(&spec->base)));
 }
 
 struct job_created {
@@ -186,7 +178,7 @@ static void create_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     struct job_created *c = cs_xmalloc(sizeof(*c));
     c->sched = s;
     c->later = cs_api_reply_later(call, cs_message_copy(&job->spec->base));
-    put_job(call, s, job->spec, job_created_cb, c);
+    cs_api_put_job(call, s, job->spec, job_created_cb, c);
     return;
 
 err_free_schedule:
@@ -271,7 +263,7 @@ static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V
     /* Its own limit may have changed. */
     cs_pump_job_changed(s, job);
     u->later = cs_api_reply_later(call, cs_message_copy(&job->spec->base));
-    put_job(call, s, job->spec, job_updated_cb, u);
+    cs_api_put_job(call, s, job->spec, job_updated_cb, u);
     return;
 
 err_free_schedule:

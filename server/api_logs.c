@@ -382,7 +382,7 @@ static int check_room(struct cs_sched *s, struct cs_call *call)
         all++;
         mine += strcmp(r->who, who) == 0;
     }
-    return cs_api_stream_room(call, all, mine, "ReadLogs",
+    return cs_api_stream_room(call, s, all, mine, "ReadLogs",
                               "end one (csched logs without -f reads to the end and stops)");
 }
 

@@ -20,36 +20,22 @@
 /* Runs one BackfillJob call makes at most. */
 #define BACKFILL_MAX 1000
 
-void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
-{
-    CS_ASSERT_LOOP();
-    const Csched__V1__PauseJobRequest *req = (const Csched__V1__PauseJobRequest *)request;
-    struct cs_sched *s = ctx;
-    struct cs_job *job = cs_api_find_job(call, s, req->name, "name");
-
-    if (job == NULL)
-        return;
-    if (strlen(req->reason) > PAUSE_REASON_MAX) {
-        cs_call_fail(call, -EINVAL, "reason is longer than %d bytes", PAUSE_REASON_MAX);
-        return;
-    }
-    if (cs_api_require_store(call, s) != 0)
-        return;
-    /* Pausing again keeps the first moment: the misfire policy counts from it. */
-    if (!job->spec->paused)
-        job->spec->paused_unix_ms = cs_now_unix_ms();
-    job->spec->paused = true;
-    cs_message_set_str(&job->spec->pause_reason, req->reason);
-    cs_dispatch_job_paused(s, job);
-    cs_api_reply_job_on_commit(call, s, job->spec);
-}
+/* A pause or a resume waiting for its commit, with the job's pause as it
+ * was before. */
+struct pause_change {
+    struct cs_sched *sched;
+    struct cs_reply_later *later; /* its msg: the job as changed */
+    bool paused;                  /* before */
+    int64_t paused_unix_ms;       /* before */
+    char *pause_reason;           /* before */
+    uint32_t catchup;             /* resume: the paused slots to read back once committed */
+};
 
 /* The slots skipped while the job was paused, newest first: the misfire
  * policy runs the newest of them. */
 struct resume {
     struct cs_sched *sched;
     char *job_name;
-    int64_t paused_unix_ms;
 };
 
 static void paused_slots_cb(void *arg, int status, Csched__V1__Slot **slots, size_t n)
@@ -86,6 +72,91 @@ static void paused_slots_cb(void *arg, int status, Csched__V1__Slot **slots, siz
     free(r);
 }
 
+/* Reads back the slots job skipped since its pause of paused_unix_ms, at
+ * most limit, and runs those its misfire policy says. */
+static void catch_up(struct cs_sched *s, const char *job_name, int64_t paused_unix_ms,
+                     uint32_t limit)
+{
+    struct resume *r = cs_xmalloc(sizeof(*r));
+    *r = (struct resume){s, cs_xstrdup(job_name)};
+    struct cs_store_slot_filter filter = {
+        .job_name = job_name,
+        .from_unix_ms = paused_unix_ms,
+        .outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED,
+        .limit = limit,
+    };
+    cs_store_slot_list(s->store, &filter, paused_slots_cb, r);
+}
+
+/* A pause or resume whose row did not commit is undone, as its client is
+ * told it was not made and a restart would not see it; unless the job or
+ * its pause changed again meanwhile. A resume that committed catches up. */
+static void pause_changed_cb(void *arg, int status)
+{
+    struct pause_change *c = arg;
+    const Csched__V1__Job *spec = (const Csched__V1__Job *)c->later->msg;
+    struct cs_job *job = c->sched->stopping ? NULL : cs_job_find(c->sched, spec->name);
+    bool same = job != NULL && job->spec->version == spec->version &&
+                job->spec->created_unix_ms == spec->created_unix_ms &&
+                job->spec->paused == spec->paused &&
+                job->spec->paused_unix_ms == spec->paused_unix_ms &&
+                strcmp(job->spec->pause_reason, spec->pause_reason) == 0;
+
+    if (status != 0 && same) {
+        job->spec->paused = c->paused;
+        job->spec->paused_unix_ms = c->paused_unix_ms;
+        cs_message_set_str(&job->spec->pause_reason, c->pause_reason);
+    } else if (status == 0 && same && c->catchup > 0) {
+        catch_up(c->sched, spec->name, c->paused_unix_ms, c->catchup);
+    }
+    cs_api_reply_cb(c->later, status);
+    free(c->pause_reason);
+    free(c);
+}
+
+/* Keeps job's pause as it is now, then queues its row: the reply, or the
+ * undo, once it has committed or failed. */
+static struct pause_change *pause_change_new(struct cs_sched *s, const struct cs_job *job)
+{
+    struct pause_change *c = cs_xcalloc(1, sizeof(*c));
+    c->sched = s;
+    c->paused = job->spec->paused;
+    c->paused_unix_ms = job->spec->paused_unix_ms;
+    c->pause_reason = cs_xstrdup(job->spec->pause_reason);
+    return c;
+}
+
+static void pause_change_put(struct cs_call *call, struct pause_change *c, const struct cs_job *job)
+{
+    c->later = cs_api_reply_later(call, cs_message_copy(&job->spec->base));
+    cs_api_put_job(call, c->sched, job->spec, pause_changed_cb, c);
+}
+
+void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__PauseJobRequest *req = (const Csched__V1__PauseJobRequest *)request;
+    struct cs_sched *s = ctx;
+    struct cs_job *job = cs_api_find_job(call, s, req->name, "name");
+
+    if (job == NULL)
+        return;
+    if (strlen(req->reason) > PAUSE_REASON_MAX) {
+        cs_call_fail(call, -EINVAL, "reason is longer than %d bytes", PAUSE_REASON_MAX);
+        return;
+    }
+    if (cs_api_require_store(call, s) != 0)
+        return;
+    struct pause_change *c = pause_change_new(s, job);
+    /* Pausing again keeps the first moment: the misfire policy counts from it. */
+    if (!job->spec->paused)
+        job->spec->paused_unix_ms = cs_now_unix_ms();
+    job->spec->paused = true;
+    cs_message_set_str(&job->spec->pause_reason, req->reason);
+    cs_dispatch_job_paused(s, job);
+    pause_change_put(call, c, job);
+}
+
 void cs_api_resume_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
@@ -95,22 +166,14 @@ void cs_api_resume_job(struct cs_call *call, const ProtobufCMessage *request, vo
 
     if (job == NULL || cs_api_require_store(call, s) != 0)
         return;
-    if (job->spec->paused && job->schedule != NULL &&
-        cs_slot_catchup_limit(job->spec->schedule) > 0) {
-        struct resume *r = cs_xmalloc(sizeof(*r));
-        *r = (struct resume){s, cs_xstrdup(job->spec->name), job->spec->paused_unix_ms};
-        struct cs_store_slot_filter filter = {
-            .job_name = job->spec->name,
-            .from_unix_ms = r->paused_unix_ms,
-            .outcome = CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED,
-            .limit = cs_slot_catchup_limit(job->spec->schedule),
-        };
-        cs_store_slot_list(s->store, &filter, paused_slots_cb, r);
-    }
+    struct pause_change *c = pause_change_new(s, job);
+    /* The catch-up waits for the commit: a resume undone runs nothing. */
+    if (job->spec->paused && job->schedule != NULL)
+        c->catchup = cs_slot_catchup_limit(job->spec->schedule);
     job->spec->paused = false;
     job->spec->paused_unix_ms = 0;
     cs_message_set_str(&job->spec->pause_reason, "");
-    cs_api_reply_job_on_commit(call, s, job->spec);
+    pause_change_put(call, c, job);
 }
 
 /* The slots of job in [from_s, to_s], at most BACKFILL_MAX + 1 of them, into
@@ -273,11 +336,12 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
         return;
     }
     if (req->page_token[0] != '\0') {
-        char *end;
-        long long before;
-        if (strncmp(req->page_token, SLOT_TOKEN_PREFIX, strlen(SLOT_TOKEN_PREFIX)) != 0 ||
-            (before = strtoll(req->page_token + strlen(SLOT_TOKEN_PREFIX), &end, 10)) <= 0 ||
-            *end != '\0') {
+        /* Digits only, as the replies write them: strtoll alone took a
+         * sign, blanks and a number past its range (as its maximum). */
+        int64_t before = 0;
+        if (strncmp(req->page_token, SLOT_TOKEN_PREFIX, strlen(SLOT_TOKEN_PREFIX)) == 0)
+            before = cs_api_token_id(req->page_token + strlen(SLOT_TOKEN_PREFIX), INT64_MAX);
+        if (before <= 0) {
             cs_api_fail_token(call);
             return;
         }

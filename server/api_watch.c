@@ -121,7 +121,7 @@ static const struct cs_stream_ops watch_ops = {.drained_cb = on_drained, .cancel
 /* Each open Watch is visited for every event and may hold MAX_BACKLOG of
  * them (a few MB) for a client that does not read: 0, or -EAGAIN once call
  * has been failed for one too many. Walks the open streams, of which there
- * are at most CS_API_STREAMS_MAX. */
+ * are at most --max-streams. */
 static int check_room(struct cs_sched *s, struct cs_call *call)
 {
     const char *who = cs_call_identity(call)->name;
@@ -130,7 +130,7 @@ static int check_room(struct cs_sched *s, struct cs_call *call)
         all++;
         mine += strcmp(cs_call_identity(w->call)->name, who) == 0;
     }
-    return cs_api_stream_room(call, all, mine, "Watch",
+    return cs_api_stream_room(call, s, all, mine, "Watch",
                               "close one (one stream with no job_name sees every job)");
 }
 

@@ -36,7 +36,8 @@ enum {
     OPT_AUDIT_RETENTION_DAYS,
     OPT_METRICS_LISTEN,
     OPT_LAUNCH_THREADS,
-    OPT_MAX_HEALTH_WATCHES
+    OPT_MAX_HEALTH_WATCHES,
+    OPT_MAX_STREAMS
 };
 
 static const struct option options[] = {
@@ -66,6 +67,7 @@ static const struct option options[] = {
     {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
     {"launch-threads", required_argument, NULL, OPT_LAUNCH_THREADS},
     {"max-health-watches", required_argument, NULL, OPT_MAX_HEALTH_WATCHES},
+    {"max-streams", required_argument, NULL, OPT_MAX_STREAMS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -96,6 +98,8 @@ void cs_config_usage(const char *prog)
             "                                                      [CSCHED_LAUNCH_THREADS]\n"
             "  --max-health-watches N  health Watch streams open at once, all callers\n"
             "                          together (default %d)  [CSCHED_MAX_HEALTH_WATCHES]\n"
+            "  --max-streams N         event Watch streams open at once, all callers together,\n"
+            "                          and as many ReadLogs (default %d) [CSCHED_MAX_STREAMS]\n"
             "  --ready-file PATH       written with the bound HOST:PORT once serving\n"
             "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
             "                                                             [CSCHED_MINDER]\n"
@@ -129,7 +133,8 @@ void cs_config_usage(const char *prog)
             "                          --tokens-file, or --insecure-tcp [CSCHED_METRICS_LISTEN]\n"
             "  SIGHUP rereads the TLS files and the tokens and client-roles files.\n",
             prog, CS_DEFAULT_MAX_RUNNING, CS_LAUNCH_THREADS_MAX, CS_DEFAULT_LAUNCH_THREADS,
-            CS_DEFAULT_MAX_HEALTH_WATCHES, CS_DEFAULT_NICE, CS_DEFAULT_RETENTION_DAYS);
+            CS_DEFAULT_MAX_HEALTH_WATCHES, CS_DEFAULT_MAX_STREAMS, CS_DEFAULT_NICE,
+            CS_DEFAULT_RETENTION_DAYS);
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -201,8 +206,8 @@ static int missing_value(char **argv, struct cs_err *err)
 
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
-    struct raw state_dir, max_running, launch_threads, health_watches, level, format, runs, nice,
-        retention, audit_retention;
+    struct raw state_dir, max_running, launch_threads, health_watches, streams, level, format, runs,
+        nice, retention, audit_retention;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -246,6 +251,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_MAX_HEALTH_WATCHES:
             raw->health_watches = (struct raw){optarg, "--max-health-watches"};
+            break;
+        case OPT_MAX_STREAMS:
+            raw->streams = (struct raw){optarg, "--max-streams"};
             break;
         case OPT_READY_FILE:
             c->ready_file = optarg;
@@ -349,7 +357,8 @@ static int check_metrics(struct cs_config *c, struct cs_err *err)
                       c->metrics_listen);
 }
 
-/* --max-running, --launch-threads and --max-health-watches: 0 or -EINVAL. */
+/* --max-running, --launch-threads, --max-health-watches and --max-streams:
+ * 0 or -EINVAL. */
 static int parse_counts(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
 {
     long v = CS_DEFAULT_MAX_RUNNING;
@@ -369,6 +378,11 @@ static int parse_counts(const struct raw_settings *raw, struct cs_config *c, str
                     CS_MAX_HEALTH_WATCHES_LIMIT, &v, err) != 0)
         return -EINVAL;
     c->max_health_watches = (uint32_t)v;
+    v = CS_DEFAULT_MAX_STREAMS;
+    if (raw->streams.text != NULL &&
+        parse_whole(raw->streams.text, raw->streams.source, 1, CS_MAX_STREAMS_LIMIT, &v, err) != 0)
+        return -EINVAL;
+    c->max_streams = (uint32_t)v;
     return 0;
 }
 
@@ -450,6 +464,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .max_running = from_env("CSCHED_MAX_RUNNING", NULL),
         .launch_threads = from_env("CSCHED_LAUNCH_THREADS", NULL),
         .health_watches = from_env("CSCHED_MAX_HEALTH_WATCHES", NULL),
+        .streams = from_env("CSCHED_MAX_STREAMS", NULL),
         .level = from_env("CSCHED_LOG_LEVEL", NULL),
         .format = from_env("CSCHED_LOG_FORMAT", "text"),
         .runs = from_env("CSCHED_LOG_RUNS", "true"),

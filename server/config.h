@@ -21,6 +21,11 @@
 /* Each open health Watch holds about 9 KB: 10000 of them about 90 MB. */
 #define CS_DEFAULT_MAX_HEALTH_WATCHES 10000
 #define CS_MAX_HEALTH_WATCHES_LIMIT 1000000
+/* Event Watch streams, and ReadLogs streams, open at once, all callers
+ * together: each of them is visited for every event or holds a 64 KiB
+ * buffer. */
+#define CS_DEFAULT_MAX_STREAMS 1024
+#define CS_MAX_STREAMS_LIMIT 100000
 #define CS_DEFAULT_RETENTION_DAYS 30
 #define CS_RETENTION_DAYS_MAX 36500
 
@@ -48,6 +53,7 @@ struct cs_config {
     uint32_t max_running;
     unsigned launch_threads;     /* that start the minders */
     uint32_t max_health_watches; /* open at once, all callers together */
+    uint32_t max_streams;        /* Watch, and ReadLogs, streams open at once, all callers */
     const char *ready_file;      /* NULL: none */
     const char *minder_path;     /* NULL: found beside cschedd */
     enum cs_log_level log_level;
@@ -64,7 +70,7 @@ struct cs_config {
 /* Fills config from argv and the environment (CSCHED_SOCKET, CSCHED_LISTEN,
  * CSCHED_INSECURE_TCP, CSCHED_ADMIN_GROUP, CSCHED_OPERATOR_GROUP,
  * CSCHED_VIEWER_GROUP, CSCHED_DATABASE_URL, CSCHED_STATE_DIR, CSCHED_MAX_RUNNING,
- * CSCHED_LAUNCH_THREADS, CSCHED_MAX_HEALTH_WATCHES, CSCHED_LOG_LEVEL,
+ * CSCHED_LAUNCH_THREADS, CSCHED_MAX_HEALTH_WATCHES, CSCHED_MAX_STREAMS, CSCHED_LOG_LEVEL,
  * CSCHED_LOG_FORMAT, CSCHED_LOG_RUNS, * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS,
  * CSCHED_AUDIT_RETENTION_DAYS, CSCHED_TLS_CERT, CSCHED_TLS_KEY, CSCHED_TLS_CLIENT_CA,
  * CSCHED_TLS_CLIENT_ROLES, CSCHED_TOKENS_FILE, CSCHED_JOB_USER, CSCHED_METRICS_LISTEN). Strings

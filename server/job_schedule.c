@@ -107,6 +107,26 @@ static int check_policy(const Csched__V1__Schedule *sc, struct cs_err *err)
     return 0;
 }
 
+/* An empty text means no schedule, so a policy given with it would be
+ * kept without ever applying: refused, naming the first one set. */
+static int check_unset(const Csched__V1__Schedule *sc, struct cs_err *err)
+{
+    const char *field = sc->time_zone[0] != '\0'             ? "time_zone"
+                        : sc->jitter_seconds != 0            ? "jitter_seconds"
+                        : sc->misfire != 0                   ? "misfire"
+                        : sc->max_catchup != 0               ? "max_catchup"
+                        : sc->starting_deadline_seconds != 0 ? "starting_deadline_seconds"
+                        : sc->overlap != 0                   ? "overlap"
+                                                             : NULL;
+    if (field == NULL)
+        return 0;
+    return cs_err_set(err, -EINVAL,
+                      "job.schedule.text is empty, which means no schedule, but "
+                      "job.schedule.%s is set: give the schedule's text, or leave every other "
+                      "schedule field unset",
+                      field);
+}
+
 int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec, bool may_open,
                           struct cs_schedule **out, struct cs_err *err)
 {
@@ -117,8 +137,10 @@ int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec, b
     int rc;
 
     *out = NULL;
-    if (sc == NULL || sc->text[0] == '\0')
+    if (sc == NULL)
         return 0;
+    if (sc->text[0] == '\0')
+        return check_unset(sc, err);
     rc = check_policy(sc, err);
     if (rc != 0)
         return rc;

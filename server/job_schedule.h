@@ -57,8 +57,9 @@ void cs_zones_free(struct cs_zones *zones);
 
 /* Checks spec->schedule and parses it into *out (malloc'd, the caller's,
  * freed with free(); its zone borrowed from zones), or NULL when the job
- * has no schedule (absent, or an empty text). 0, or -EINVAL / -ENOMEM with
- * err naming the field ("job.schedule.text: field 3 (day of month): ...").
+ * has no schedule (absent, or an empty text with no other field set). 0,
+ * or -EINVAL / -ENOMEM with err naming the field ("job.schedule.text:
+ * field 3 (day of month): ...").
  * A zone not in zones yet is opened here when may_open is set (start-up);
  * otherwise the answer is -EAGAIN: open it off the loop (zone_work.h), give
  * it to cs_zones_add and parse again. */

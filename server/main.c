@@ -250,6 +250,7 @@ static int sched_init(struct server *srv)
     s->minder_path = srv->minder_path;
     s->job_user = srv->config.job_user;
     s->max_running = srv->config.max_running;
+    s->max_streams = srv->config.max_streams;
     s->next_run_id = 1;
     s->next_seq = 1;
     s->next_audit_id = 1;

@@ -212,6 +212,13 @@ static void create_grpc_server(struct cs_rpc_server *server, const struct cs_met
         {.type = GRPC_ARG_INTEGER,
          .key = GRPC_ARG_MAX_CONCURRENT_STREAMS,
          .value.integer = CS_RPC_MAX_STREAMS_PER_CONNECTION},
+        /* A compressed request is inflated whole before its size is
+         * checked: 200 KB of gzip made cschedd hold 200 MB, and any local
+         * user may send one to any method. Requests are small; none is
+         * taken compressed (UNIMPLEMENTED, before its message is read). */
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET,
+         .value.integer = 1u << GRPC_COMPRESS_NONE},
     };
     grpc_channel_args args = {.num_args = CS_ARRAY_LEN(arg), .args = arg};
     server->server = grpc_server_create(&args, NULL);

@@ -102,6 +102,9 @@ struct cs_sched {
     const char *minder_path;
     const char *job_user; /* --job-user: the default job user under root; NULL: runas.h's */
     uint32_t max_running;
+    /* --max-streams: event Watch streams, and ReadLogs streams, open at
+     * once, all callers together (api_common.h). */
+    uint32_t max_streams;
 
     struct cs_job **jobs; /* sorted by name */
     size_t n_jobs, cap_jobs;

@@ -297,3 +297,10 @@ bool cs_store_is_accepting(const struct cs_store *store)
     return store->state == CS_STORE_CONN_READY && !store->closing &&
            store->n_writes < store->max_pending_writes;
 }
+
+bool cs_store_is_out_of_space(const struct cs_store *store)
+{
+    CS_STORE_ASSERT_LOOP(store);
+    return store->out_of_space_ns != 0 && cs_store_now_mono_ns() - store->out_of_space_ns <
+                                              (int64_t)CS_STORE_OUT_OF_SPACE_HOLD_MS * 1000000;
+}

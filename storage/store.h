@@ -124,6 +124,16 @@ void cs_store_stats_get(const struct cs_store *store, struct cs_store_stats *out
  * connection, and the store reconnects. */
 bool cs_store_is_accepting(const struct cs_store *store);
 
+/* How long a write that failed for want of disk space (-ENOSPC) counts: a
+ * server that writes nothing more would otherwise never learn that the
+ * disk has room again. */
+#define CS_STORE_OUT_OF_SPACE_HOLD_MS 30000
+/* True while the database is out of disk space: a batch failed with -ENOSPC
+ * in the last CS_STORE_OUT_OF_SPACE_HOLD_MS and no batch with the statement
+ * that failed has committed since. Writes are still taken (some may fit):
+ * health turns NOT_SERVING on it. */
+bool cs_store_is_out_of_space(const struct cs_store *store);
+
 /* Writes. cb may be NULL. */
 /* Upserts the job; first_run_id, the lowest run id that can be the job's
  * own (the next run id), is kept only by the insert that makes it: an

@@ -57,6 +57,8 @@
  * buffers and the time one turn spends sending after a reconnect with a long
  * backlog. */
 #define INFLIGHT_MAX_BATCHES 1
+/* A failed statement is logged once in this time at most. */
+#define STMT_FAILURE_LOG_EVERY_MS 60000
 
 static void queue_push(struct cs_store_queue *q, struct cs_store_op *op)
 {
@@ -199,6 +201,33 @@ void cs_store_fail_queue(struct cs_store *store, struct cs_store_queue *q, int s
         op_finish(store, op, status);
 }
 
+/* A batch that failed for want of disk space marks the database out of
+ * space; one that commits the statement that failed clears it. Any other
+ * write would not do: it may go to a table on another disk, or fit in a
+ * page that has room. */
+static void note_space(struct cs_store *store, const struct cs_store_batch *b)
+{
+    bool again = false;
+
+    if (b->failed && b->failed_status == -ENOSPC) {
+        if (store->out_of_space_ns == 0)
+            cs_store_log(&store->log, CS_STORE_LOG_WARN,
+                         "the database is out of disk space (statement %s failed): health is "
+                         "NOT_SERVING until it commits",
+                         cs_store_stmts[b->failed_stmt].name);
+        store->out_of_space_ns = cs_store_now_mono_ns();
+        store->out_of_space_stmt = b->failed_stmt;
+        return;
+    }
+    for (const struct cs_store_op *op = b->ops.head; op != NULL && !again; op = op->next)
+        again = !b->failed && store->out_of_space_ns != 0 && op->stmt == store->out_of_space_stmt;
+    if (again) {
+        cs_store_log(&store->log, CS_STORE_LOG_INFO, "the database has room again: %s committed",
+                     cs_store_stmts[store->out_of_space_stmt].name);
+        store->out_of_space_ns = 0;
+    }
+}
+
 static void batch_done(struct cs_store *store)
 {
     struct cs_store_batch *b = store->inflight_head;
@@ -209,6 +238,7 @@ static void batch_done(struct cs_store *store)
         store->inflight_tail = NULL;
     store->n_inflight--;
     cs_store_stats_done(&store->stats, b->sent_ns, b->failed);
+    note_space(store, b);
     while ((op = queue_pop(&b->ops)) != NULL)
         op_finish(store, op, b->failed ? b->failed_status : 0);
     if (b->done_cb != NULL)
@@ -219,6 +249,24 @@ static void batch_done(struct cs_store *store)
     /* Room for the batches that waited. */
     if (store->pending.head != NULL)
         cs_store_kick(store);
+}
+
+/* Logs a statement's failure once a minute at most: on a full disk every
+ * batch fails, a line each, and the log may share that disk. */
+static void log_failure(struct cs_store *store, const char *stmt, const char *msg)
+{
+    int64_t now_ns = cs_store_now_mono_ns();
+
+    if (store->stmt_failure_logged_ns != 0 &&
+        now_ns - store->stmt_failure_logged_ns < (int64_t)STMT_FAILURE_LOG_EVERY_MS * 1000000) {
+        store->stmt_failures_unlogged++;
+        return;
+    }
+    cs_store_log(&store->log, CS_STORE_LOG_ERROR,
+                 "statement %s failed: %s (%llu more failed since the last such line)", stmt, msg,
+                 (unsigned long long)store->stmt_failures_unlogged);
+    store->stmt_failure_logged_ns = now_ns;
+    store->stmt_failures_unlogged = 0;
 }
 
 /* Records one statement's result (not NULL, not the sync) in batch b.
@@ -245,9 +293,9 @@ static int take_result(struct cs_store *store, struct cs_store_batch *b, PGresul
             /* A full disk is the operator's to fix, not a fault of the
              * batch: callers say so rather than "the database failed". */
             b->failed_status = state != NULL && strcmp(state, "53100") == 0 ? -ENOSPC : -EIO;
+            b->failed_stmt = sent != NULL ? sent->stmt : CS_STORE_STMT_PING;
             cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
-            cs_store_log(&store->log, CS_STORE_LOG_ERROR, "statement %s failed: %s",
-                         sent != NULL ? cs_store_stmts[sent->stmt].name : "?", msg);
+            log_failure(store, sent != NULL ? cs_store_stmts[sent->stmt].name : "?", msg);
         }
         b->failed = true;
         PQclear(res);

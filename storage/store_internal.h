@@ -231,6 +231,7 @@ struct cs_store_batch {
     size_t next_result; /* index in sent of the statement whose result comes next */
     bool failed;
     int failed_status;              /* its operations' status once failed (store_batch.c) */
+    enum cs_store_stmt failed_stmt; /* the statement that failed first */
     int64_t sent_ns;                /* when it was sent, for store_stats */
     cs_store_batch_done_cb done_cb; /* the prepares of a new connection, else NULL */
 };
@@ -329,6 +330,14 @@ struct cs_store {
     uv_timer_t answer_timer;
     uv_timer_cb answer_cb;
     int64_t unanswered_since_ns; /* store_conn.c: when the watchdog first fired, or 0 */
+    /* When a batch last failed for want of disk space, and the statement
+     * that failed; 0 once a batch with that statement has committed since
+     * (cs_store_is_out_of_space). */
+    int64_t out_of_space_ns;
+    enum cs_store_stmt out_of_space_stmt;
+    /* When a failed statement was last logged, and how many failed since. */
+    int64_t stmt_failure_logged_ns;
+    uint64_t stmt_failures_unlogged;
 
     /* the embedded server, started and stopped on libuv's pool */
     uv_work_t work;

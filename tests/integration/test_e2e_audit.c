@@ -381,6 +381,34 @@ static int setup(void **state)
     return cs_e2e_setup(state);
 }
 
+/* Refusals past 60 a minute of one caller are not recorded one by one: a
+ * caller with no role, refused thousands of times a second, filled the
+ * database's disk with their rows. One row says more are left out. Last in
+ * this file: the refusals after it in the same minute would be left out. */
+static void test_e2e_audit_refusals_budget(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__TriggerJobRequest trig = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+    char name[64];
+    bool noted = false;
+
+    cs_e2e_name(name, sizeof(name), "no-such-job");
+    trig.job_name = name;
+    for (int i = 0; i < 70; i++)
+        cs_e2e_assert_status(cs_scheduler_trigger_job(e->client, &trig, &run, cs_e2e_opts(), &st),
+                             &st, GRPC_STATUS_NOT_FOUND, "does not exist");
+    Csched__V1__ListAuditResponse *audit = audit_of_job(e, name);
+    for (size_t i = 0; i < audit->n_entries; i++)
+        noted =
+            noted || strstr(audit->entries[i]->message, "more refusals are not recorded") != NULL;
+    if (audit->n_entries > 61 || !noted)
+        fail_msg("70 refusals within a minute left %zu rows, %s saying more are left out",
+                 audit->n_entries, noted ? "one" : "none");
+    csched__v1__list_audit_response__free_unpacked(audit, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_e2e_audit_paging_and_filters),
         cmocka_unit_test(test_e2e_audit_commits_with_the_trigger),
         cmocka_unit_test(test_e2e_audit_old_rows_expire),
+        cmocka_unit_test(test_e2e_audit_refusals_budget),
     };
 
     return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);

@@ -8,10 +8,11 @@
  * directory never made; and once there is room again everything works.
  * And a database out of disk space (the jobs table moved to a tablespace on
  * a small tmpfs, then filled): a change is RESOURCE_EXHAUSTED saying so, not
- * INTERNAL; the job it would have made does not exist, and an update
+ * INTERNAL; health turns NOT_SERVING until a write commits again; the job
+ * it would have made does not exist, and an update
  * that failed so is undone (both were kept in memory, though not in the
  * database: a retry was ALREADY_EXISTS, and a restart lost them); and it
- * works once there is room.
+ * works once there is room; a pause or resume that failed so is undone too.
  * Needs root for the mount: skipped otherwise. */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,9 @@
 /* The probe runs every 2 s (CS_DIR_CHECK_EVERY_MS); slack for a loaded
  * machine. */
 #define HEALTH_MS 8000
+/* Health follows the database's writes as they fail or commit: the next
+ * Check says so. */
+#define DB_HEALTH_MS 1000
 
 static char attempts[4200];
 static bool mounted;
@@ -216,15 +220,13 @@ static void assert_job(struct cs_e2e *e, const char *name, uint64_t version, siz
     csched__v1__job__free_unpacked(got, NULL);
 }
 
-static void test_e2e_diskfull_database_full(void **state)
+/* Moves the jobs table to a tablespace on a small tmpfs (into tablespace):
+ * the connection that did it, to fill it and move the table back. */
+static PGconn *small_jobs_tablespace(struct cs_e2e *e)
 {
-    struct cs_e2e *e = *state;
-    struct cs_status st = {0};
     struct stat pg;
-    char path[64], query[4400], name[64], kept[64];
+    char path[64], query[4400];
 
-    if (geteuid() != 0)
-        skip(); /* mounting the small tmpfs needs root */
     cs_e2e_tmpdir(tablespace);
     assert_int_equal(mount("tmpfs", tablespace, "tmpfs", 0, "size=512k"), 0);
     /* The tablespace's directory is the database server's own. */
@@ -236,6 +238,25 @@ static void test_e2e_diskfull_database_full(void **state)
     (void)snprintf(query, sizeof(query), "CREATE TABLESPACE small LOCATION '%s'", tablespace);
     sql(conn, query);
     sql(conn, "ALTER TABLE jobs SET TABLESPACE small");
+    return conn;
+}
+
+static void default_jobs_tablespace(PGconn *conn)
+{
+    sql(conn, "ALTER TABLE jobs SET TABLESPACE pg_default");
+    sql(conn, "DROP TABLESPACE small");
+    PQfinish(conn);
+}
+
+static void test_e2e_diskfull_database_full(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct cs_status st = {0};
+    char name[64], kept[64];
+
+    if (geteuid() != 0)
+        skip(); /* mounting the small tmpfs needs root */
+    PGconn *conn = small_jobs_tablespace(e);
     cs_e2e_name(kept, sizeof(kept), "dbfull-kept");
     csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, kept, "true"), NULL);
     fill(tablespace, false);
@@ -249,6 +270,10 @@ static void test_e2e_diskfull_database_full(void **state)
     get.name = name;
     cs_e2e_assert_status(cs_scheduler_get_job(e->client, &get, &got, cs_e2e_opts(), &st), &st,
                          GRPC_STATUS_NOT_FOUND, "does not exist");
+    /* A write that failed for want of space says so at once, as a database
+     * that is down does. */
+    cs_e2e_wait_health(e, GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING,
+                       DB_HEALTH_MS);
     /* An update that did not commit is undone. */
     code = try_big_job(e, kept, true, &st);
     if (code != GRPC_STATUS_RESOURCE_EXHAUSTED)
@@ -258,9 +283,102 @@ static void test_e2e_diskfull_database_full(void **state)
     code = try_big_job(e, name, false, &st);
     if (code != GRPC_STATUS_OK)
         fail_msg("CreateJob with room again: %s \"%s\"", cs_status_code_name(code), st.message);
-    sql(conn, "ALTER TABLE jobs SET TABLESPACE pg_default");
-    sql(conn, "DROP TABLESPACE small");
-    PQfinish(conn);
+    cs_e2e_wait_health(e, GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING,
+                       DB_HEALTH_MS);
+    default_jobs_tablespace(conn);
+}
+
+/* PauseJob (pause) or ResumeJob of name: the gRPC code, and the job in
+ * *out (NULL if none). */
+static int try_pause(struct cs_e2e *e, const char *name, bool pause, const char *reason,
+                     Csched__V1__Job **out, struct cs_status *st)
+{
+    if (pause) {
+        Csched__V1__PauseJobRequest req = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
+        req.name = (char *)name;
+        req.reason = (char *)reason;
+        return cs_scheduler_pause_job(e->client, &req, out, cs_e2e_opts(), st);
+    }
+    Csched__V1__ResumeJobRequest req = CSCHED__V1__RESUME_JOB_REQUEST__INIT;
+    req.name = (char *)name;
+    return cs_scheduler_resume_job(e->client, &req, out, cs_e2e_opts(), st);
+}
+
+/* On the full disk, a pause or resume of name must be RESOURCE_EXHAUSTED
+ * and leave the job's pause as GetJob showed it before. */
+static void assert_pause_refused(struct cs_e2e *e, const char *name, bool pause)
+{
+    Csched__V1__GetJobRequest get = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *before = NULL, *after = NULL, *out = NULL;
+    struct cs_status st = {0};
+
+    get.name = (char *)name;
+    assert_int_equal(cs_scheduler_get_job(e->client, &get, &before, cs_e2e_opts(), &st), 0);
+    int code = try_pause(e, name, pause, "full", &out, &st);
+    if (out != NULL)
+        csched__v1__job__free_unpacked(out, NULL);
+    if (code != GRPC_STATUS_RESOURCE_EXHAUSTED || strstr(st.message, "out of disk space") == NULL)
+        fail_msg("%s on a full database: %s \"%s\"", pause ? "PauseJob" : "ResumeJob",
+                 cs_status_code_name(code), st.message);
+    assert_int_equal(cs_scheduler_get_job(e->client, &get, &after, cs_e2e_opts(), &st), 0);
+    if (after->paused != before->paused || after->paused_unix_ms != before->paused_unix_ms ||
+        strcmp(after->pause_reason, before->pause_reason) != 0)
+        fail_msg("%s that did not commit: paused %d at %lld \"%s\", before %d at %lld \"%s\"",
+                 pause ? "PauseJob" : "ResumeJob", after->paused, (long long)after->paused_unix_ms,
+                 after->pause_reason, before->paused, (long long)before->paused_unix_ms,
+                 before->pause_reason);
+    csched__v1__job__free_unpacked(before, NULL);
+    csched__v1__job__free_unpacked(after, NULL);
+}
+
+/* How many lines of cschedd's log hold word. */
+static long count_in_log(struct cs_e2e *e, const char *word)
+{
+    FILE *f = fopen(cs_testd_log_path(e->d), "r");
+    char line[8192];
+    long n = 0;
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL)
+        n += strstr(line, word) != NULL;
+    (void)fclose(f);
+    return n;
+}
+
+/* A pause, and a resume, whose row cannot commit (the job's row is large,
+ * so rewriting it needs new pages) are undone: they were kept in memory
+ * though not in the database, so the job ran, or did not, as a restart
+ * would not remember. */
+static void test_e2e_diskfull_pause_undone(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *out = NULL;
+    struct cs_status st = {0};
+    char name[64];
+
+    if (geteuid() != 0)
+        skip(); /* mounting the small tmpfs needs root */
+    PGconn *conn = small_jobs_tablespace(e);
+    cs_e2e_name(name, sizeof(name), "dbfull-pause");
+    assert_int_equal(try_big_job(e, name, false, &st), GRPC_STATUS_OK);
+
+    fill(tablespace, false);
+    assert_pause_refused(e, name, true);
+    unfill(tablespace);
+    assert_int_equal(try_pause(e, name, true, "kept", &out, &st), GRPC_STATUS_OK);
+    csched__v1__job__free_unpacked(out, NULL);
+    fill(tablespace, false);
+    assert_pause_refused(e, name, false);
+    unfill(tablespace);
+    assert_int_equal(try_pause(e, name, false, NULL, &out, &st), GRPC_STATUS_OK);
+    assert_false(out->paused);
+    csched__v1__job__free_unpacked(out, NULL);
+    default_jobs_tablespace(conn);
+    /* Four writes failed in these two tests, within a minute or so: each
+     * wrote a line, and on a full disk every batch fails. */
+    long lines = count_in_log(e, "failed: ERROR:  could not extend file");
+    if (lines < 1 || lines > 2)
+        fail_msg("%ld lines of a failed statement in the log, for 4 failures", lines);
 }
 
 /* Unmounts the tmpfs even when the test failed, before the fixture's
@@ -282,6 +400,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_e2e_diskfull_nothing_runs_unrecorded, unmount_teardown),
         cmocka_unit_test_teardown(test_e2e_diskfull_database_full, unmount_teardown),
+        cmocka_unit_test_teardown(test_e2e_diskfull_pause_undone, unmount_teardown),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);

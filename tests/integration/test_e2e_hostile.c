@@ -66,6 +66,29 @@ static void test_e2e_hostile_list_slots_filter(void **state)
     assert_alive(e);
 }
 
+/* ListSlots' page token is "before:" and the digits of a slot's time, as
+ * its replies write it: one past int64's range was read as its maximum, and
+ * a sign or a blank was taken, so a token no reply gave out listed a page. */
+static void test_e2e_hostile_list_slots_token(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__ListSlotsRequest req = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
+    static const char *const tokens[] = {"before:99999999999999999999999",
+                                         "before:+5",
+                                         "before: 5",
+                                         "before:0",
+                                         "before:-1",
+                                         "before:5x"};
+
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, "slot-token", "true"), NULL);
+    req.job_name = "slot-token";
+    for (size_t i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
+        req.page_token = (char *)tokens[i];
+        list_slots_fails(e, &req, GRPC_STATUS_INVALID_ARGUMENT, "page_token");
+    }
+    assert_alive(e);
+}
+
 /* Opens a Watch after after_seq and reads it for at most timeout_ms:
  * returns the status it ended with (DEADLINE_EXCEEDED while it waits on). */
 static int watch_after(struct cs_e2e *e, int64_t after_seq, int64_t timeout_ms,
@@ -114,6 +137,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_hostile_list_slots_filter),
+        cmocka_unit_test(test_e2e_hostile_list_slots_token),
         cmocka_unit_test(test_e2e_hostile_watch_after_future_seq),
     };
 

@@ -67,6 +67,35 @@ static void test_e2e_schedule_refused(void **state)
     assert_refused(e, job, "job.schedule.max_catchup");
 }
 
+/* An empty text is no schedule: a zone or policy given with it would be
+ * kept and never apply, so it is refused, naming it; with nothing else
+ * set, the job is made without a schedule. */
+static void test_e2e_schedule_empty_text(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *job;
+
+    assert_refused(e, scheduled_job("empty-zone", "", "Europe/Berlin"),
+                   "job.schedule.text is empty, which means no schedule, but "
+                   "job.schedule.time_zone is set");
+    job = scheduled_job("empty-overlap", "", "");
+    job->schedule->overlap = CSCHED__V1__OVERLAP__OVERLAP_FORBID;
+    assert_refused(e, job, "job.schedule.overlap is set");
+    job = scheduled_job("empty-deadline", "", "");
+    job->schedule->starting_deadline_seconds = 60;
+    assert_refused(e, job, "job.schedule.starting_deadline_seconds is set");
+    job = scheduled_job("empty-jitter", "", "");
+    job->schedule->jitter_seconds = 5;
+    assert_refused(e, job, "job.schedule.jitter_seconds is set");
+
+    job = scheduled_job("empty-none", "", "");
+    Csched__V1__Job *made = cs_e2e_create_job(e, job);
+    assert_true(made->schedule == NULL || made->schedule->text[0] == '\0');
+    assert_int_equal(made->n_next_fires, 0);
+    csched__v1__job__free_unpacked(made, NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+}
+
 /* 02:30 every day in Berlin: five fires a day apart, at 00:30 or 01:30
  * UTC, each local time "YYYY-MM-DD 02:30:00 +0h:00". */
 static void test_e2e_schedule_next_fires(void **state)
@@ -177,6 +206,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_schedule_refused),
+        cmocka_unit_test(test_e2e_schedule_empty_text),
         cmocka_unit_test(test_e2e_schedule_next_fires),
         cmocka_unit_test(test_e2e_schedule_update),
         cmocka_unit_test(test_e2e_schedule_restart),

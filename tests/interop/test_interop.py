@@ -48,6 +48,15 @@ TERMINAL_STATES = (pb.RUN_STATE_SUCCEEDED, pb.RUN_STATE_FAILED, pb.RUN_STATE_TIM
                    pb.RUN_STATE_CANCELLED, pb.RUN_STATE_LOST)
 
 
+def peak_rss_kb(pid):
+    """The most memory process pid has held at once (VmHWM), in KiB."""
+    with open("/proc/%d/status" % pid) as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM in /proc/%d/status" % pid)
+
+
 def rich_error_classes():
     """google.rpc.Status and google.rpc.BadRequest, from their published
     field numbers (google/rpc/status.proto, google/rpc/error_details.proto):
@@ -261,6 +270,25 @@ class InteropTest(ServerTest):
                 scheduler_pb2_grpc.SchedulerStub(channel).ListJobs(pb.ListJobsRequest(),
                                                                    timeout=RPC_TIMEOUT_S)
         self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNAVAILABLE)
+
+    def test_compressed_request_is_refused_uninflated(self):
+        """gRPC inflated a compressed request whole before checking its size:
+        a gzip'd name of 96 MB (about 100 KB on the wire) made cschedd hold
+        96 MB, and any local user may send one. A compressed request is now
+        refused at once, unread; the same call uncompressed is served."""
+        before_kb = peak_rss_kb(self.server.proc.pid)
+        with self.assertRaises(grpc.RpcError) as ctx:
+            self.stub.GetJob(pb.GetJobRequest(name="a" * (96 << 20)), timeout=RPC_TIMEOUT_S,
+                             compression=grpc.Compression.Gzip)
+        err = ctx.exception
+        self.assertEqual(err.code(), grpc.StatusCode.UNIMPLEMENTED, err.details())
+        self.assertIn("'gzip' is disabled", err.details())
+        grew_kb = peak_rss_kb(self.server.proc.pid) - before_kb
+        self.assertLess(grew_kb, 32 << 10, "cschedd's peak memory grew by %d KiB" % grew_kb)
+        with self.assertRaises(grpc.RpcError) as ctx:
+            self.stub.GetJob(pb.GetJobRequest(name="interop-no-such-job-3"),
+                             timeout=RPC_TIMEOUT_S)
+        self.assertEqual(ctx.exception.code(), grpc.StatusCode.NOT_FOUND)
 
     def test_unknown_job_is_not_found(self):
         with self.assertRaises(grpc.RpcError) as ctx:

@@ -39,7 +39,8 @@ static const char *const env_names[] = {"CSCHED_LISTEN",
                                         "CSCHED_AUDIT_RETENTION_DAYS",
                                         "CSCHED_METRICS_LISTEN",
                                         "CSCHED_LAUNCH_THREADS",
-                                        "CSCHED_MAX_HEALTH_WATCHES"};
+                                        "CSCHED_MAX_HEALTH_WATCHES",
+                                        "CSCHED_MAX_STREAMS"};
 
 static int clear_env(void **state)
 {
@@ -422,6 +423,27 @@ static void test_config_max_health_watches(void **state)
                    sizeof(bad) / sizeof(bad[0]), "none");
 }
 
+/* --max-streams: 1024 unless the flag or the environment says, 1 to
+ * 100000. */
+static void test_config_max_streams(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_int_equal(c.max_streams, 1024);
+    assert_int_equal(parse(&c, &err, "--max-streams", "1", NULL), 0);
+    assert_int_equal(c.max_streams, 1);
+    setenv("CSCHED_MAX_STREAMS", "100000", 1);
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_int_equal(c.max_streams, CS_MAX_STREAMS_LIMIT);
+    unsetenv("CSCHED_MAX_STREAMS");
+
+    static const char *const bad[] = {"0", "100001", "-1", "", "many", "1e3"};
+    assert_refused("--max-streams", "CSCHED_MAX_STREAMS", bad, sizeof(bad) / sizeof(bad[0]),
+                   "none");
+}
+
 static void test_config_bad_audit_retention_days(void **state)
 {
     static const char *const bad[] = {"-1", "36501", "", "year", "+7", "1.5"};
@@ -624,6 +646,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_bad_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_launch_threads, clear_env),
         cmocka_unit_test_setup(test_config_max_health_watches, clear_env),
+        cmocka_unit_test_setup(test_config_max_streams, clear_env),
         cmocka_unit_test_setup(test_config_bad_audit_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_bad_state_dir, clear_env),
         cmocka_unit_test_setup(test_config_unknown_and_extra, clear_env),
