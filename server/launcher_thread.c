@@ -517,8 +517,15 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
     size_t n = 0;
     cs_launcher_open_gates(l);
     if (held_due(l)) {
-        /* Due now: started and posted, the rest left to the others. */
+        /* Due now: started and posted, the rest left to the others. An
+         * armed one comes due a millisecond after the gates were opened:
+         * its gate is opened first, as taken with it shut its minder would
+         * read the end of file and give up. */
         while (n < LAUNCH_GROUP_MAX && held_due(l)) {
+            if (first_held(l)->armed && first_held(l)->released_unix_ms == 0)
+                cs_launcher_open_gates(l);
+            if (first_held(l)->armed && first_held(l)->released_unix_ms == 0)
+                break; /* the clock went back: not due after all */
             group[n] = CS_CONTAINER_OF(cs_queue_pop(&l->held), struct cs_launch, link);
             group[n++]->at = CS_LAUNCH_AT_GOING;
         }
