@@ -219,3 +219,31 @@ int cs_attempt_pid_claim(const char *dir)
     (void)close(fd); /* empty: nothing written to lose */
     return 0;
 }
+
+void cs_minder_word_init(struct cs_minder_word *w, char byte, int fd)
+{
+    memset(w, 0, sizeof(*w));
+    w->byte = byte;
+    w->iov = (struct iovec){.iov_base = &w->byte, .iov_len = 1};
+    w->msg.msg_iov = &w->iov;
+    w->msg.msg_iovlen = 1;
+    w->msg.msg_control = w->control.buf;
+    w->msg.msg_controllen = sizeof(w->control.buf);
+    if (fd < 0)
+        return;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&w->msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
+int cs_minder_word_fd(struct cs_minder_word *w)
+{
+    struct cmsghdr *c = CMSG_FIRSTHDR(&w->msg);
+    int fd = -1;
+    if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    return fd;
+}

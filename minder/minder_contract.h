@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 /* The program's name, as it shows in argv[0] and /proc/PID/cmdline. */
 #define CS_MINDER_NAME "csched-minder"
@@ -32,6 +34,23 @@
 #define CS_MINDER_OPT_WAIT 'w'
 #define CS_MINDER_GO 'g'
 #define CS_MINDER_ARM 'a'
+
+/* One word on the wait socket: a byte, and room for one fd beside it
+ * (SCM_RIGHTS), for sendmsg and recvmsg alike. */
+struct cs_minder_word {
+    char byte;
+    struct iovec iov;
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct msghdr msg;
+};
+/* Sets w up to carry byte and, unless fd is -1, fd; to receive, any byte
+ * and fd -1. */
+void cs_minder_word_init(struct cs_minder_word *w, char byte, int fd);
+/* The fd a received w carries, or -1. */
+int cs_minder_word_fd(struct cs_minder_word *w);
 /* The command's credentials, all three or none: the minder (root) drops to
  * them between fork and exec (setgroups, setgid, setuid, in that order). */
 #define CS_MINDER_OPT_UID 'u'    /* -u UID */

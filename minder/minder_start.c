@@ -352,28 +352,18 @@ static void refuse_if_no_space(int rc, const char *what)
  * file or anything else means the server is gone or done with this minder. */
 static char read_word(int *gate_fd)
 {
-    char byte = 0;
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } control;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = control.buf,
-                         .msg_controllen = sizeof(control.buf)};
+    struct cs_minder_word w;
     ssize_t n;
 
-    while ((n = recvmsg(m.wait_fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    cs_minder_word_init(&w, 0, -1);
+    while ((n = recvmsg(m.wait_fd, &w.msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
         continue;
-    struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
-    if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len == CMSG_LEN(sizeof(int)))
-        memcpy(gate_fd, CMSG_DATA(c), sizeof(int));
-    if (n == 1 && byte == CS_MINDER_GO)
-        return byte;
-    if (n == 1 && byte == CS_MINDER_ARM && *gate_fd >= 0)
-        return byte;
+    if (n == 1)
+        *gate_fd = cs_minder_word_fd(&w);
+    if (n == 1 && w.byte == CS_MINDER_GO)
+        return w.byte;
+    if (n == 1 && w.byte == CS_MINDER_ARM && *gate_fd >= 0)
+        return w.byte;
     _exit(CS_MINDER_EXIT_GIVEN_UP);
 }
 

@@ -47,18 +47,24 @@ static struct cs_ahead_minder **bucket_of(struct cs_ahead_minders *t, const char
     return &t->buckets[h % CS_AHEAD_MINDER_BUCKETS];
 }
 
+/* Where the entry of dir is linked (*at is NULL if none). The lock is held. */
+static struct cs_ahead_minder **link_of(struct cs_ahead_minders *t, const char *dir)
+{
+    struct cs_ahead_minder **p = bucket_of(t, dir);
+    while (*p != NULL && strcmp((*p)->launch->dir, dir) != 0)
+        p = &(*p)->next;
+    return p;
+}
+
 /* Unlinks and returns the entry of dir, or NULL. The lock is held. */
 static struct cs_ahead_minder *unlink_dir(struct cs_ahead_minders *t, const char *dir)
 {
-    for (struct cs_ahead_minder **p = bucket_of(t, dir); *p != NULL; p = &(*p)->next) {
-        struct cs_ahead_minder *e = *p;
-        if (strcmp(e->launch->dir, dir) == 0) {
-            *p = e->next;
-            t->n--;
-            return e;
-        }
+    struct cs_ahead_minder **p = link_of(t, dir), *e = *p;
+    if (e != NULL) {
+        *p = e->next;
+        t->n--;
     }
-    return NULL;
+    return e;
 }
 
 /* Closes the socket and kills the minder, which has done nothing, then
@@ -161,15 +167,6 @@ out_free:
     return 0;
 }
 
-/* The entry of dir, left in the table; NULL if none. The lock is held. */
-static struct cs_ahead_minder *find_dir(struct cs_ahead_minders *t, const char *dir)
-{
-    for (struct cs_ahead_minder *e = *bucket_of(t, dir); e != NULL; e = e->next)
-        if (strcmp(e->launch->dir, dir) == 0)
-            return e;
-    return NULL;
-}
-
 /* Kills a minder that is not to go, leaving the reap to its expiry, so
  * that the caller waits for nothing. The lock is held. */
 static void kill_waiting(struct cs_ahead_minders *t, struct cs_ahead_minder *e)
@@ -182,29 +179,15 @@ static void kill_waiting(struct cs_ahead_minders *t, struct cs_ahead_minder *e)
 /* Hands the minder its gate with the byte that arms it. */
 static bool send_gate(int go_fd, int gate_fd)
 {
-    char arm = CS_MINDER_ARM;
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } control;
-    struct iovec iov = {.iov_base = &arm, .iov_len = 1};
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = control.buf,
-                         .msg_controllen = sizeof(control.buf)};
-    memset(&control, 0, sizeof(control));
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &gate_fd, sizeof(int));
-    return sendmsg(go_fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1;
+    struct cs_minder_word w;
+    cs_minder_word_init(&w, CS_MINDER_ARM, gate_fd);
+    return sendmsg(go_fd, &w.msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1;
 }
 
 bool cs_ahead_minder_arm(struct cs_ahead_minders *t, const struct cs_launch *launch, int gate_fd)
 {
     pthread_mutex_lock(&t->lock);
-    struct cs_ahead_minder *e = find_dir(t, launch->dir);
+    struct cs_ahead_minder *e = *link_of(t, launch->dir);
     bool armed = false;
     if (e != NULL && !e->killed && !e->armed) {
         armed = same_start(e->launch, launch) && send_gate(e->go_fd, gate_fd);
@@ -219,7 +202,7 @@ bool cs_ahead_minder_arm(struct cs_ahead_minders *t, const struct cs_launch *lau
 void cs_ahead_minder_take_back(struct cs_ahead_minders *t, const char *dir)
 {
     pthread_mutex_lock(&t->lock);
-    struct cs_ahead_minder *e = find_dir(t, dir);
+    struct cs_ahead_minder *e = *link_of(t, dir);
     if (e != NULL && !e->killed)
         kill_waiting(t, e);
     pthread_mutex_unlock(&t->lock);

@@ -446,6 +446,13 @@ static void prepare_users_ahead(struct reserve *r, struct cs_launch **group, siz
     }
 }
 
+/* Whether the first held launch is armed with its gate still shut. The
+ * lock is held. */
+static bool first_gate_shut(const struct cs_launcher *l)
+{
+    return first_held(l)->armed && first_held(l)->released_unix_ms == 0;
+}
+
 /* Whether the first held launch is due. The lock is held. */
 static bool held_due(const struct cs_launcher *l)
 {
@@ -522,9 +529,9 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
          * its gate is opened first, as taken with it shut its minder would
          * read the end of file and give up. */
         while (n < LAUNCH_GROUP_MAX && held_due(l)) {
-            if (first_held(l)->armed && first_held(l)->released_unix_ms == 0)
+            if (first_gate_shut(l))
                 cs_launcher_open_gates(l);
-            if (first_held(l)->armed && first_held(l)->released_unix_ms == 0)
+            if (first_gate_shut(l))
                 break; /* the clock went back: not due after all */
             group[n] = CS_CONTAINER_OF(cs_queue_pop(&l->held), struct cs_launch, link);
             group[n++]->at = CS_LAUNCH_AT_GOING;
