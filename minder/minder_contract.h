@@ -40,11 +40,12 @@
 struct cs_minder_word {
     char byte;
     struct iovec iov;
+    struct msghdr msg;
+    /* Last: clang sees CMSG_SPACE's size as folded, allowed only at the end. */
     union {
         struct cmsghdr align;
         char buf[CMSG_SPACE(sizeof(int))];
     } control;
-    struct msghdr msg;
 };
 /* Sets w up to carry byte and, unless fd is -1, fd; to receive, any byte
  * and fd -1. */
