@@ -13,6 +13,7 @@
 
 #include "csched/v1/scheduler.pb-c.h"
 #include "heap.h"
+#include "next_turn.h"
 #include "schedule.h"
 #include "util.h"
 
@@ -48,8 +49,9 @@ struct cs_slot_state {
 struct cs_slots {
     struct cs_heap due; /* of struct cs_job, by slot.look_ms */
     uv_timer_t timer;
-    bool on;          /* the newest slots are read back: slots are decided */
-    int64_t start_ms; /* this server's start: slots due before were missed */
+    struct cs_next_turn more; /* more were due than one turn decides */
+    bool on;                  /* the newest slots are read back: slots are decided */
+    int64_t start_ms;         /* this server's start: slots due before were missed */
 };
 
 /* Frees every zone: no schedule may borrow one after this. */

@@ -6,8 +6,8 @@
 #include "pump.h"
 #include "util.h"
 
-/* The most runs the timer moves to their queues in one loop turn: the rest
- * go on the next turn, so a thousand runs due at once never stall it. */
+/* The most runs moved to their queues in one loop turn: the rest go on in
+ * the next (next_turn.h), so a thousand runs due at once never stall it. */
 #define LATER_BATCH 64
 
 /* When a run is let go to its queue: its not_before less the lead. */
@@ -46,30 +46,44 @@ static void arm(struct cs_sched *s)
     (void)uv_timer_start(&s->later_timer, timer_cb, wait > 0 ? (uint64_t)wait : 0, 0);
 }
 
-static void timer_cb(uv_timer_t *timer)
+/* Moves the runs due by now to their queues, LATER_BATCH at most. */
+static void release_due(struct cs_sched *s)
 {
-    struct cs_sched *s = CS_CONTAINER_OF(timer, struct cs_sched, later_timer);
     int64_t now = cs_now_unix_ms();
     for (int i = 0; i < LATER_BATCH; i++) {
         struct cs_run *top = cs_heap_top(&s->later);
-        if (top == NULL || release_ms(top) > now)
-            break;
+        if (top == NULL || release_ms(top) > now) {
+            arm(s);
+            return;
+        }
         cs_heap_remove(&s->later, 0);
         cs_pump_enqueue(s, top);
     }
-    arm(s);
+    cs_next_turn_ask(&s->later_more);
+}
+
+static void timer_cb(uv_timer_t *timer)
+{
+    release_due(CS_CONTAINER_OF(timer, struct cs_sched, later_timer));
+}
+
+static void more_cb(struct cs_next_turn *turn)
+{
+    release_due(CS_CONTAINER_OF(turn, struct cs_sched, later_more));
 }
 
 int cs_later_init(struct cs_sched *s)
 {
     CS_ASSERT_LOOP();
     cs_heap_init(&s->later, earlier, moved);
-    return uv_timer_init(s->loop, &s->later_timer);
+    int rc = cs_next_turn_init(s->loop, &s->later_more, more_cb);
+    return rc != 0 ? rc : uv_timer_init(s->loop, &s->later_timer);
 }
 
 void cs_later_close(struct cs_sched *s)
 {
     CS_ASSERT_LOOP();
+    cs_next_turn_close(&s->later_more);
     uv_close((uv_handle_t *)&s->later_timer, NULL);
     cs_heap_free(&s->later);
 }

@@ -1,5 +1,5 @@
-/* pump: the ready heap and the per-turn start budget. The idle handle is
- * armed only while some job may start a run and a global slot is free, so
+/* pump: the ready heap and the per-turn start budget. The next turn is
+ * asked for only while some job may start a run and a global slot is free, so
  * an idle server does no work per turn. */
 #include "pump.h"
 
@@ -28,19 +28,19 @@ static void ready_moved(void *job, size_t index)
     ((struct cs_job *)job)->heap_index = index;
 }
 
-static void idle_cb(uv_idle_t *idle);
-
+/* Asks for a turn while a run may start, and takes the ask back once none
+ * may: an idle or full pump costs no turn. */
 static void arm(struct cs_sched *s)
 {
-    if (s->pump_armed || s->stopping || s->ready.n == 0 || cs_sched_slots_used(s) >= s->max_running)
-        return;
-    s->pump_armed = true;
-    CS_ASSERT(uv_idle_start(&s->pump_idle, idle_cb) == 0);
+    if (s->stopping || s->ready.n == 0 || cs_sched_slots_used(s) >= s->max_running)
+        cs_next_turn_cancel(&s->pump_turn);
+    else
+        cs_next_turn_ask(&s->pump_turn);
 }
 
-static void idle_cb(uv_idle_t *idle)
+static void turn_cb(struct cs_next_turn *turn)
 {
-    struct cs_sched *s = idle->data;
+    struct cs_sched *s = CS_CONTAINER_OF(turn, struct cs_sched, pump_turn);
     for (int started = 0; started < CS_PUMP_BATCH; started++) {
         if (s->stopping || s->ready.n == 0 || cs_sched_slots_used(s) >= s->max_running)
             break;
@@ -51,8 +51,6 @@ static void idle_cb(uv_idle_t *idle)
         /* The start took one of the job's slots: it may be at its limit now. */
         cs_pump_job_changed(s, job);
     }
-    s->pump_armed = false;
-    CS_ASSERT(uv_idle_stop(idle) == 0);
     /* Still work to do: come back next turn, after the others had a go. */
     arm(s);
 }
@@ -60,10 +58,9 @@ static void idle_cb(uv_idle_t *idle)
 int cs_pump_init(struct cs_sched *sched, cs_pump_start_cb start_cb)
 {
     CS_ASSERT_LOOP();
-    int rc = uv_idle_init(sched->loop, &sched->pump_idle);
+    int rc = cs_next_turn_init(sched->loop, &sched->pump_turn, turn_cb);
     if (rc != 0)
         return rc;
-    sched->pump_idle.data = sched;
     sched->pump_start_cb = start_cb;
     cs_heap_init(&sched->ready, ready_before, ready_moved);
     return 0;
@@ -72,7 +69,7 @@ int cs_pump_init(struct cs_sched *sched, cs_pump_start_cb start_cb)
 void cs_pump_close(struct cs_sched *sched)
 {
     CS_ASSERT_LOOP();
-    uv_close((uv_handle_t *)&sched->pump_idle, NULL);
+    cs_next_turn_close(&sched->pump_turn);
     cs_heap_free(&sched->ready);
 }
 

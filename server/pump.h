@@ -10,11 +10,11 @@
 
 #define CS_PUMP_BATCH 16
 
-/* Starts the idle handle machinery (disarmed); start_cb is called for each
- * run the pump takes off a queue, from the idle handle, at most
- * CS_PUMP_BATCH times a turn. 0 or a negative errno from uv_idle_init. */
+/* Sets the pump up, with nothing to do; start_cb is called for each run the
+ * pump takes off a queue, at most CS_PUMP_BATCH times a turn (next_turn.h).
+ * 0 or a negative errno from uv_idle_init. */
 int cs_pump_init(struct cs_sched *sched, cs_pump_start_cb start_cb);
-/* Closes the idle handle and frees the heap (the queues are the runs'). */
+/* Closes its handle and frees the heap (the queues are the runs'). */
 void cs_pump_close(struct cs_sched *sched);
 
 /* The oldest queued run of job; job's queue must not be empty. */

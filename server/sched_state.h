@@ -16,6 +16,7 @@
 #include "idmap.h"
 #include "job_schedule.h"
 #include "launcher.h"
+#include "next_turn.h"
 #include "probe.h"
 #include "queue.h"
 #include "run_keys.h"
@@ -113,15 +114,15 @@ struct cs_sched {
     struct cs_zones zones;       /* the time zones the jobs' schedules borrow */
     struct cs_slots slots;       /* the due heap and its timer */
 
-    struct cs_heap ready; /* pump: the jobs that may start a run, of struct cs_job */
-    uv_idle_t pump_idle;
+    struct cs_heap ready;          /* pump: the jobs that may start a run, of struct cs_job */
+    struct cs_next_turn pump_turn; /* asked while a run may start */
     cs_pump_start_cb pump_start_cb;
-    bool pump_armed;
     bool stopping; /* no more starts: the server is shutting down */
 
-    struct cs_heap later;   /* runs waiting for their not_before, of struct cs_run */
-    uv_timer_t later_timer; /* armed for the earliest of them */
-    bool ahead_closed;      /* ahead_dir.h: the runs are gone, work on the pool frees itself */
+    struct cs_heap later;           /* runs waiting for their not_before, of struct cs_run */
+    uv_timer_t later_timer;         /* armed for the earliest of them */
+    struct cs_next_turn later_more; /* more were due than one turn moves */
+    bool ahead_closed; /* ahead_dir.h: the runs are gone, work on the pool frees itself */
 
     /* Attempts whose minder may be alive: what both limits count. A slot
      * is taken at STARTING and given back when the minder's pidfd fires,

@@ -32,16 +32,15 @@ static void due_moved_cb(void *item, size_t index)
 
 static void timer_cb(uv_timer_t *timer);
 
-/* Arms the timer for the earliest due slot (now when busy is set: the last
- * turn stopped at its budget). */
-static void arm(struct cs_sched *s, bool busy)
+/* Arms the timer for the earliest due slot. */
+static void arm(struct cs_sched *s)
 {
     const struct cs_job *top = cs_heap_top(&s->slots.due);
     if (top == NULL) {
         uv_timer_stop(&s->slots.timer);
         return;
     }
-    int64_t wait_ms = busy ? 0 : top->slot.look_ms - cs_now_unix_ms();
+    int64_t wait_ms = top->slot.look_ms - cs_now_unix_ms();
     uv_timer_start(&s->slots.timer, timer_cb, wait_ms > 0 ? (uint64_t)wait_ms : 0, 0);
 }
 
@@ -163,18 +162,20 @@ static void fire(struct cs_sched *s, struct cs_job *job, int64_t now_ms)
     place(s, job);
 }
 
-static void timer_cb(uv_timer_t *timer)
+/* Decides the slots due by now, CS_SLOTS_PER_TURN at most: more go on in
+ * the next turn. */
+static void decide_due(struct cs_sched *s)
 {
-    struct cs_sched *s = timer->data;
     int64_t now_ms = cs_now_unix_ms();
-    int n = 0;
 
     if (s->stopping)
         return;
-    for (; n < CS_SLOTS_PER_TURN; n++) {
+    for (int n = 0; n < CS_SLOTS_PER_TURN; n++) {
         struct cs_job *job = cs_heap_top(&s->slots.due);
-        if (job == NULL || job->slot.look_ms > now_ms)
-            break;
+        if (job == NULL || job->slot.look_ms > now_ms) {
+            arm(s);
+            return;
+        }
         if (job->slot.due_ms > now_ms && !may_decide_ahead(job)) {
             /* Paused, or its policy changed, since it was placed: decided when due. */
             job->slot.look_ms = job->slot.due_ms;
@@ -183,7 +184,17 @@ static void timer_cb(uv_timer_t *timer)
         }
         fire(s, job, now_ms);
     }
-    arm(s, n == CS_SLOTS_PER_TURN);
+    cs_next_turn_ask(&s->slots.more);
+}
+
+static void timer_cb(uv_timer_t *timer)
+{
+    decide_due(timer->data);
+}
+
+static void more_cb(struct cs_next_turn *turn)
+{
+    decide_due(CS_CONTAINER_OF(turn, struct cs_sched, slots.more));
 }
 
 static void start_timer_cb(uv_timer_t *timer);
@@ -211,7 +222,7 @@ static void last_slots_cb(void *arg, int status, Csched__V1__Slot **slots, size_
     for (size_t i = 0; i < s->n_jobs; i++)
         place(s, s->jobs[i]);
     cs_log_info("%zu jobs on a schedule", s->slots.due.n);
-    arm(s, false);
+    arm(s);
 }
 
 static void start_timer_cb(uv_timer_t *timer)
@@ -226,6 +237,7 @@ void cs_slots_start(struct cs_sched *s)
     CS_ASSERT_LOOP();
     cs_heap_init(&s->slots.due, due_less_cb, due_moved_cb);
     CS_ASSERT(uv_timer_init(s->loop, &s->slots.timer) == 0);
+    CS_ASSERT(cs_next_turn_init(s->loop, &s->slots.more, more_cb) == 0);
     s->slots.timer.data = s;
     s->slots.start_ms = cs_now_unix_ms();
     cs_store_slot_last(s->store, last_slots_cb, s);
@@ -238,6 +250,7 @@ void cs_slots_stop(struct cs_sched *s)
         return;
     s->slots.on = false;
     uv_close((uv_handle_t *)&s->slots.timer, NULL);
+    cs_next_turn_close(&s->slots.more);
     for (size_t i = 0; i < s->n_jobs; i++)
         s->jobs[i]->slot.heap_index = CS_NOT_IN_HEAP;
     cs_heap_free(&s->slots.due);
@@ -250,7 +263,7 @@ void cs_slots_job_changed(struct cs_sched *s, struct cs_job *job, int64_t after_
     if (!s->slots.on)
         return;
     place(s, job);
-    arm(s, false);
+    arm(s);
 }
 
 void cs_slots_job_removed(struct cs_sched *s, struct cs_job *job)
@@ -259,5 +272,5 @@ void cs_slots_job_removed(struct cs_sched *s, struct cs_job *job)
     if (job->slot.heap_index == CS_NOT_IN_HEAP)
         return;
     cs_heap_remove(&s->slots.due, job->slot.heap_index);
-    arm(s, false);
+    arm(s);
 }

@@ -232,7 +232,7 @@ static inline void assert_queue(const struct cs_job *job, const int64_t *want, s
 
 static inline bool pump_active(void)
 {
-    return uv_is_active((uv_handle_t *)&fx.s->pump_idle) != 0;
+    return cs_next_turn_asked(&fx.s->pump_turn);
 }
 
 #endif

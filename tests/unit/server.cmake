@@ -7,6 +7,7 @@ cs_unit_test(probe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probe.c LIBS cs_prob
 cs_unit_test(metrics SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_metrics.c LIBS cs_metrics cs_net_addr)
 cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_idmap)
 cs_unit_test(heap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_heap.c LIBS cs_heap)
+cs_unit_test(next_turn SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_next_turn.c LIBS cs_base)
 cs_unit_test(log SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_log.c LIBS cs_base)
 cs_unit_test(utf8 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_utf8.c LIBS cs_base)
 cs_unit_test(env SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_env.c LIBS cs_env)

@@ -37,7 +37,6 @@ static void test_pump_batch_per_turn(void **state)
     assert_int_equal(a->slots, 40);
     /* An idle pump does no work per turn. */
     assert_false(pump_active());
-    assert_false(s->pump_armed);
     assert_int_equal(a->heap_index, CS_NOT_IN_HEAP);
     assert_no_violation();
     teardown();
