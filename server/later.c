@@ -36,6 +36,9 @@ static void timer_cb(uv_timer_t *timer);
 static void arm(struct cs_sched *s)
 {
     struct cs_run *top = cs_heap_top(&s->later);
+    /* More are due than a turn moves: the next turn re-arms it. */
+    if (cs_next_turn_asked(&s->later_more))
+        return;
     if (top == NULL) {
         (void)uv_timer_stop(&s->later_timer); /* fails only for a closing handle */
         return;

@@ -32,10 +32,13 @@ static void due_moved_cb(void *item, size_t index)
 
 static void timer_cb(uv_timer_t *timer);
 
-/* Arms the timer for the earliest due slot. */
+/* Arms the timer for the earliest due slot; while more are due than a turn
+ * decides, the next turn re-arms it, so a turn never decides more. */
 static void arm(struct cs_sched *s)
 {
     const struct cs_job *top = cs_heap_top(&s->slots.due);
+    if (cs_next_turn_asked(&s->slots.more))
+        return;
     if (top == NULL) {
         uv_timer_stop(&s->slots.timer);
         return;
