@@ -171,11 +171,58 @@ static void put_job(struct cs_client *c, unsigned i, const char *text, bool upda
     csched__v1__job__free_unpacked(resp, NULL);
 }
 
+/* Due -> attempt started over this is a late start, counted by second. */
+enum { LATE_MS = 10, LATE_SECONDS_SHOWN = 8 };
+
+struct late_second {
+    int64_t second;
+    unsigned late, max_ms;
+};
+
 struct tally {
     int64_t *start_late, *decide_late, *dequeue_late;
     size_t n_start, n_decide, n_dequeue;
     unsigned started, skipped, due;
+    /* Indexed by due second - the window's first second. */
+    struct late_second *by_second;
+    size_t n_seconds;
 };
+
+static void count_late(struct tally *t, int64_t from_ms, int64_t due_ms, int64_t late_ms)
+{
+    size_t k = (size_t)((due_ms - from_ms) / 1000);
+
+    if (late_ms <= LATE_MS || k >= t->n_seconds)
+        return;
+    t->by_second[k].second = due_ms / 1000;
+    t->by_second[k].late++;
+    if (late_ms > (int64_t)t->by_second[k].max_ms)
+        t->by_second[k].max_ms = (unsigned)late_ms;
+}
+
+/* Which seconds of the window the late starts fall in: a tail spread over
+ * every second is the machine's; one in a few seconds has a cause there. */
+static void print_late_seconds(const struct tally *t, int64_t from_ms)
+{
+    unsigned seconds = 0, shown = 0;
+
+    for (size_t k = 0; k < t->n_seconds; k++)
+        seconds += t->by_second[k].late > 0;
+    printf("%-34s %u of %zu seconds had starts over %d ms\n", "late seconds", seconds, t->n_seconds,
+           LATE_MS);
+    for (size_t k = 0; k < t->n_seconds && shown < LATE_SECONDS_SHOWN; k++) {
+        const struct late_second *ls = &t->by_second[k];
+        if (ls->late == 0)
+            continue;
+        time_t at = (time_t)ls->second;
+        struct tm tm;
+        char clock[16];
+        strftime(clock, sizeof(clock), "%H:%M:%S", gmtime_r(&at, &tm));
+        printf("%-34s +%2lld s (%s UTC): %u late, max %u ms\n", "",
+               (long long)(ls->second - from_ms / 1000), clock, ls->late, ls->max_ms);
+        shown++;
+    }
+}
 
 /* When run id's first attempt started (its minder spawned); the run's own
  * start, which ListSlots' lateness counts from, is its taking a slot. */
@@ -222,8 +269,11 @@ static void read_slots(struct cs_client *c, unsigned i, int64_t from_ms, int64_t
         t->decide_late[t->n_decide++] = s->decided_unix_ms - s->due_unix_ms;
         if (s->lateness_ms >= 0)
             t->start_late[t->n_start++] = s->lateness_ms;
-        if (s->run_id > 0)
-            t->dequeue_late[t->n_dequeue++] = run_started_ms(c, s->run_id) - s->due_unix_ms;
+        if (s->run_id > 0) {
+            int64_t late = run_started_ms(c, s->run_id) - s->due_unix_ms;
+            t->dequeue_late[t->n_dequeue++] = late;
+            count_late(t, from_ms, s->due_unix_ms, late);
+        }
     }
     csched__v1__list_slots_response__free_unpacked(resp, NULL);
 }
@@ -255,6 +305,8 @@ static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds, int6
     t.start_late = calloc((size_t)n_jobs * (size_t)(seconds / 60 + 2), sizeof(int64_t));
     t.decide_late = calloc((size_t)n_jobs * (size_t)(seconds / 60 + 2), sizeof(int64_t));
     t.dequeue_late = calloc((size_t)n_jobs * (size_t)(seconds / 60 + 2), sizeof(int64_t));
+    t.n_seconds = (size_t)((to_ms - from_ms) / 1000 + 1);
+    t.by_second = calloc(t.n_seconds, sizeof(*t.by_second));
     for (unsigned i = 0; i < n_jobs; i++) {
         read_slots(c, i, from_ms, to_ms, &t);
         /* Slots of job i (second i % 60 of each minute) in [from, to]. */
@@ -270,6 +322,7 @@ static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds, int6
     if (p99 >= 0 && ahead_floor_p99 > 0)
         printf("%-34s %.2fx the floor's p99 with directories made ahead\n", "",
                (double)p99 / (double)ahead_floor_p99);
+    print_late_seconds(&t, from_ms);
     print_spread("lateness: scheduled -> run start", t.start_late, t.n_start);
     print_spread("lateness: due -> slot decided", t.decide_late, t.n_decide);
     printf("%-34s p99 %6.1f ms  max %6.1f ms (last minute)\n", "probe",
@@ -278,6 +331,7 @@ static void bench_firing(struct cs_client *c, unsigned n_jobs, int seconds, int6
     free(t.start_late);
     free(t.decide_late);
     free(t.dequeue_late);
+    free(t.by_second);
 }
 
 /* The idle phase: every job moved to a yearly schedule, then cschedd's
