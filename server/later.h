@@ -15,9 +15,10 @@
 
 /* How long before its time a waiting run goes to its queue: long enough for
  * the loop and the launch threads to make a burst's launches (about 10-30 ms
- * for 166 on a 2-core machine), short enough that a slot of the limits is
- * held only that long before the command may run. */
-#define CS_LATER_LEAD_MS 100
+ * for 166 on a 2-core machine) even when the sync of the attempts' folder
+ * stalls on a busy disk (up to 110 ms seen), short enough that a slot of the
+ * limits is held only that long before the command may run. */
+#define CS_LATER_LEAD_MS 250
 
 /* Sets up the heap and its timer (stopped). 0, or a negative errno from
  * uv_timer_init. */
