@@ -207,11 +207,11 @@ void bench_run_api(struct cs_testpg *pg, const char *bin_dir, unsigned calls, un
                    struct api_measure *m)
 {
     struct cs_testd_options dopts = {.database_url = cs_testpg_url(pg)};
-    char dir[] = "/tmp/cs-bench-api-XXXXXX", floor_target[64];
+    char dir[64], floor_target[96];
     struct cs_testd *d = NULL;
     int wstatus;
 
-    CS_TEST_TRUE(mkdtemp(dir) != NULL);
+    CS_TEST_OK(cs_test_mkdtemp(dir, sizeof(dir), "cs-bench-api"));
     pid_t floor_pid = start_floor(bin_dir, dir, floor_target, sizeof(floor_target));
     CS_TEST_OK(cs_testd_start(&dopts, &d));
     /* TriggerJob's runs wait an hour: the figure is the call and its

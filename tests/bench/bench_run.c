@@ -96,8 +96,8 @@ static pid_t spawn_floor(const char *floor_path, const char *const *argv, const 
 
 void bench_run_floor(const struct workload *w, const char *bin_dir, struct measure *m)
 {
-    char floor_path[1200], minder[1200], workdir[] = "/tmp/cs-floor-XXXXXX", runs[16], limit[16];
-    char out_path[64];
+    char floor_path[1200], minder[1200], workdir[64], runs[16], limit[16];
+    char out_path[96];
     const char *argv[32];
     size_t n = 0;
     struct rusage ru;
@@ -109,7 +109,7 @@ void bench_run_floor(const struct workload *w, const char *bin_dir, struct measu
     snprintf(minder, sizeof(minder), "%s/csched-minder", bin_dir);
     snprintf(runs, sizeof(runs), "%u", w->n_runs);
     snprintf(limit, sizeof(limit), "%u", w->limit);
-    CS_TEST_TRUE(mkdtemp(workdir) != NULL);
+    CS_TEST_OK(cs_test_mkdtemp(workdir, sizeof(workdir), "cs-floor"));
     snprintf(out_path, sizeof(out_path), "%s.out", workdir);
     const char *head[] = {"csched-floor", "-m", minder, "-d",  workdir,
                           "-n",           runs, "-j",   limit, "--"};
@@ -249,12 +249,13 @@ static void spawn_cost(char *argv[], int dir_arg, char *const *dirs, unsigned n,
 
 void bench_minder_cost(const char *bin_dir, struct spawn_cost cost[SPAWN_KINDS])
 {
-    char minder[1200], static_true[1200], dir[] = "/tmp/cs-bench-minder-XXXXXX";
+    char minder[1200], static_true[1200], dir[64];
     char **attempt_dirs = calloc(SPAWN_COST_N, sizeof(*attempt_dirs));
 
     snprintf(minder, sizeof(minder), "%s/csched-minder", bin_dir);
     snprintf(static_true, sizeof(static_true), "%s/csched-bench-true", bin_dir);
-    CS_TEST_TRUE(attempt_dirs != NULL && mkdtemp(dir) != NULL);
+    CS_TEST_TRUE(attempt_dirs != NULL);
+    CS_TEST_OK(cs_test_mkdtemp(dir, sizeof(dir), "cs-bench-minder"));
     /* Made before the timed loop: in cschedd too the launch thread makes
      * them, outside the minder's own cost. */
     for (unsigned i = 0; i < SPAWN_COST_N; i++) {

@@ -62,7 +62,7 @@ extern char **environ;
  * made and synced before), and then all of them reaped. */
 static int64_t burst_floor(unsigned n, bool dirs_ahead)
 {
-    char root[] = "/tmp/cs-burst-XXXXXX", dir[64], minder[1200];
+    char root[64], dir[96], minder[1200];
     char *argv[] = {"csched-minder", "-d", dir, "--", "true", NULL};
     int64_t *at = calloc(n, sizeof(*at));
     pid_t *pids = calloc(n, sizeof(*pids));
@@ -70,7 +70,7 @@ static int64_t burst_floor(unsigned n, bool dirs_ahead)
     int fd;
 
     snprintf(minder, sizeof(minder), "%s/csched-minder", cs_test_bin_dir());
-    if (at == NULL || pids == NULL || mkdtemp(root) == NULL) {
+    if (at == NULL || pids == NULL || cs_test_mkdtemp(root, sizeof(root), "cs-burst") != 0) {
         perror("bench-slots: burst floor");
         exit(1);
     }

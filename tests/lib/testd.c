@@ -202,11 +202,8 @@ static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
         if (n == MAX_EXTRA_ARGS || (d->extra_args[n] = strdup(opts->extra_args[n])) == NULL)
             goto err_free;
     }
-    snprintf(d->root, sizeof(d->root), "/tmp/cs-testd-XXXXXX");
-    if (mkdtemp(d->root) == NULL) {
-        rc = -errno;
+    if ((rc = cs_test_mkdtemp(d->root, sizeof(d->root), "cs-testd")) != 0)
         goto err_free;
-    }
     /* The state dir may hold an embedded cluster run as another user. */
     chmod(d->root, 0755);
     snprintf(d->ready_path, sizeof(d->ready_path), "%s/ready", d->root);

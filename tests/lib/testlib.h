@@ -236,6 +236,11 @@ void cs_test_burst_print(const char *name, const struct cs_test_burst_result *re
  * errno of the first failure. */
 int cs_test_rmtree(const char *path);
 
+/* cs_test_mkdtemp makes a new private dir named like "BASE/prefix-XXXXXX"
+ * into buf: BASE is CSCHED_TEST_TMPDIR when set, else /tmp. 0, or a
+ * negative errno (-ENAMETOOLONG when it does not fit in cap). */
+int cs_test_mkdtemp(char *buf, size_t cap, const char *prefix);
+
 /* cs_test_keep_dirs is true when CSCHED_TEST_KEEP is set (and not "0"): temp
  * dirs of clusters and daemons are then left in place to be looked at. */
 bool cs_test_keep_dirs(void);

@@ -165,11 +165,8 @@ int cs_testpg_start_opts(const struct cs_testpg_options *opts, struct cs_testpg 
 
     if (pg == NULL)
         return -ENOMEM;
-    snprintf(pg->dir, sizeof(pg->dir), "/tmp/cs-testpg-XXXXXX");
-    if (mkdtemp(pg->dir) == NULL) {
-        rc = -errno;
+    if ((rc = cs_test_mkdtemp(pg->dir, sizeof(pg->dir), "cs-testpg")) != 0)
         goto err_free;
-    }
     snprintf(pg->url, sizeof(pg->url), "host=%s port=5432 user=postgres dbname=postgres", pg->dir);
     rc = pg_user(&user);
     if (rc != 0)

@@ -194,6 +194,19 @@ void cs_test__print_tail(const char *what, const char *path, long max_bytes)
     fclose(f);
 }
 
+int cs_test_mkdtemp(char *buf, size_t cap, const char *prefix)
+{
+    /* A base of its own, not TMPDIR: the daemons' unix sockets live in
+     * these dirs, and a path over 107 bytes cannot be bound. */
+    const char *base = getenv("CSCHED_TEST_TMPDIR");
+    if (base == NULL || base[0] == '\0')
+        base = "/tmp";
+    int n = snprintf(buf, cap, "%s/%s-XXXXXX", base, prefix);
+    if (n < 0 || (size_t)n >= cap)
+        return -ENAMETOOLONG;
+    return mkdtemp(buf) != NULL ? 0 : -errno;
+}
+
 bool cs_test_keep_dirs(void)
 {
     const char *v = getenv("CSCHED_TEST_KEEP");
