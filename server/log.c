@@ -1,10 +1,10 @@
-/* Logging: formats one line into a stack buffer and writes it with one
- * write(2) to stderr. Runs on any thread; the settings are made once at
- * start. Every string that reaches a line (message and values) is escaped,
- * so a job name with a newline or a quote cannot forge or break a line, and
- * a JSON line stays valid JSON even when it is cut short. The loop thread's
- * info and debug lines are gathered and written together at the end of its
- * turn, in whole lines of at most PIPE_BUF bytes a write. */
+/* Logging: formats one line into a stack buffer and hands it whole to the
+ * log writer thread (log_writer.h), which writes it to stderr; before that
+ * thread starts and after it stops, the caller writes it with one write(2).
+ * Runs on any thread; the settings are made once at start. Every string
+ * that reaches a line (message and values) is escaped, so a job name with a
+ * newline or a quote cannot forge or break a line, and a JSON line stays
+ * valid JSON even when it is cut short. */
 #include "log.h"
 
 #include <errno.h>
@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "log_writer.h"
 
 static enum cs_log_level max_level = CS_LOG_INFO;
 static enum cs_log_format format = CS_LOG_TEXT;
@@ -31,18 +33,12 @@ static const char syslog_levels[] = {'3', '4', '6', '7'};
 /* Room kept for what closes a line: "...\"}\n" or "...\n". */
 #define LINE_TAIL 8
 
-/* The lines the gathering thread (the loop's) has made this turn: a write
- * of at most PIPE_BUF bytes to a pipe is never interleaved with another
- * thread's line, and a line always fits. Touched by that thread only (and
- * by exit, on it). */
-static struct {
-    char buf[PIPE_BUF];
-    size_t len;
-    uv_prepare_t turn_end;
-} gathered;
-static __thread bool gathers; /* this thread's info and debug lines wait in gathered */
+/* How long the end of the server, and a crash's last words, wait for a
+ * stderr that does not take its lines. */
+#define STOP_WAIT_MS 2000
+#define CRASH_WAIT_MS 1000
 
-_Static_assert(LINE_MAX_BYTES <= PIPE_BUF, "a whole line fits in one gathered write");
+_Static_assert(LINE_MAX_BYTES <= PIPE_BUF, "a whole line fits in one write to a pipe");
 
 void cs_log_set_level(enum cs_log_level level)
 {
@@ -326,49 +322,71 @@ static void put_head(struct line *l, enum cs_log_level level, const char *compon
 
 static void write_out(const char *buf, size_t len)
 {
+    if (cs_log_writer_put(buf, len))
+        return;
     /* A failed log write has nowhere to be reported. */
     (void)!write(STDERR_FILENO, buf, len);
 }
 
-void cs_log_write_gathered(void)
+/* Begins a line: its head and its message. */
+static void put_start(struct line *l, enum cs_log_level level, const char *component,
+                      const char *msg)
 {
-    if (!gathers || gathered.len == 0)
-        return;
-    write_out(gathered.buf, gathered.len);
-    gathered.len = 0;
+    put_head(l, level, component);
+    put_escaped(l, msg, format == CS_LOG_JSON);
+    if (format == CS_LOG_JSON)
+        put_close_quote(l);
 }
 
-/* The prepare phase is the last of a turn before the loop blocks. */
-static void turn_end_cb(uv_prepare_t *handle)
+/* Ends a line begun with put_start. */
+static void put_end(struct line *l)
 {
-    cs_log_write_gathered();
+    /* The tail room is kept for these bytes. */
+    if (format == CS_LOG_JSON)
+        l->buf[l->len++] = '}';
+    l->buf[l->len++] = '\n';
 }
 
-int cs_log_gather_start(uv_loop_t *loop)
+/* The writer's line for lines it had no room for. */
+static size_t dropped_line(char *buf, size_t cap, uint64_t n)
 {
-    int rc = uv_prepare_init(loop, &gathered.turn_end);
+    char msg[128];
+    (void)snprintf(msg, sizeof(msg), "%llu log lines dropped: stderr did not take them in time",
+                   (unsigned long long)n);
+    struct line l = {.len = 0, .full = false};
+    put_start(&l, CS_LOG_WARN, "log", msg);
+    put_end(&l);
+    size_t len = l.len < cap ? l.len : cap;
+    memcpy(buf, l.buf, len);
+    return len;
+}
+
+static void stop_at_exit(void)
+{
+    cs_log_stop();
+}
+
+int cs_log_start(void)
+{
+    int rc = cs_log_writer_start(STDERR_FILENO, dropped_line);
     if (rc != 0)
-        return rc;
-    /* uv_prepare_start fails only for a NULL callback. */
-    (void)uv_prepare_start(&gathered.turn_end, turn_end_cb);
-    /* The lines never keep the loop alive. */
-    uv_unref((uv_handle_t *)&gathered.turn_end);
-    /* A return from main before the loop's end still writes them. */
-    if (atexit(cs_log_write_gathered) != 0) {
-        uv_close((uv_handle_t *)&gathered.turn_end, NULL);
+        return -rc;
+    /* A return from main before the server's end still writes them. */
+    if (atexit(stop_at_exit) != 0) {
+        cs_log_writer_stop(STOP_WAIT_MS);
         return -ENOMEM;
     }
-    gathers = true;
     return 0;
 }
 
-void cs_log_gather_stop(void)
+void cs_log_stop(void)
 {
-    if (!gathers)
-        return;
-    cs_log_write_gathered();
-    gathers = false;
-    uv_close((uv_handle_t *)&gathered.turn_end, NULL);
+    cs_log_writer_stop(STOP_WAIT_MS);
+}
+
+void cs_log_flush(void)
+{
+    cs_log_writer_flush(CRASH_WAIT_MS);
 }
 
 __attribute__((format(printf, 5, 0))) static void
@@ -379,30 +397,11 @@ write_line(enum cs_log_level level, const char *component, const struct cs_log_f
     if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
         msg[0] = '\0';
     struct line l = {.len = 0, .full = false};
-    put_head(&l, level, component);
-    put_escaped(&l, msg, format == CS_LOG_JSON);
-    if (format == CS_LOG_JSON)
-        put_close_quote(&l);
+    put_start(&l, level, component, msg);
     for (size_t i = 0; i < n_fields; i++)
         put_field(&l, &fields[i]);
-    /* The tail room is kept for these bytes. */
-    if (format == CS_LOG_JSON)
-        l.buf[l.len++] = '}';
-    l.buf[l.len++] = '\n';
-    if (!gathers) {
-        write_out(l.buf, l.len);
-        return;
-    }
-    /* An error or a warning goes out at once, after what came before it. */
-    if (level <= CS_LOG_WARN || gathered.len + l.len > sizeof(gathered.buf)) {
-        cs_log_write_gathered();
-        if (level <= CS_LOG_WARN) {
-            write_out(l.buf, l.len);
-            return;
-        }
-    }
-    memcpy(gathered.buf + gathered.len, l.buf, l.len);
-    gathered.len += l.len;
+    put_end(&l);
+    write_out(l.buf, l.len);
 }
 
 void cs_log_write(enum cs_log_level level, const char *component, const char *fmt, ...)

@@ -1,17 +1,16 @@
 /* Logging for cschedd: one line per call on stderr, as text ("ts level
  * component: message key=value ...", with <N> syslog prefixes when stderr is
  * the journal) or as one JSON object per line. Safe from any thread; each
- * line is built in a stack buffer and written whole with a single write(2),
- * so lines from threads never interleave. The settings are made once at
- * start. The loop thread's info and debug lines may be gathered until the
- * end of its turn (cs_log_gather_start). */
+ * line is built in a stack buffer and written whole, so lines from threads
+ * never interleave. Once cs_log_start has run, one thread of its own writes
+ * them and a stderr that blocks never stalls a caller (log_writer.h). The
+ * settings are made once at start. */
 #ifndef CS_LOG_H
 #define CS_LOG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <uv.h>
 
 enum cs_log_level {
     CS_LOG_ERROR = 0,
@@ -35,17 +34,14 @@ void cs_log_set_level(enum cs_log_level level);
  * environment and fstat()s stderr once. */
 void cs_log_configure(enum cs_log_format format, bool runs);
 
-/* From now on the calling thread, the loop's, gathers its info and debug
- * lines and writes them at the end of each loop turn (a uv_prepare handle,
- * unref'd: start it before any other prepare handle, so it runs last) or
- * when PIPE_BUF bytes are waiting; an error or a warning writes what waits
- * and itself at once. 0 or a negative errno from libuv. */
-int cs_log_gather_start(uv_loop_t *loop);
-/* Writes what waits and closes the handle: before the loop's last run. */
-void cs_log_gather_stop(void);
-/* Writes what the calling thread has gathered, if it gathers: for a crash's
- * last words, which must not leave the turn's lines behind. */
-void cs_log_write_gathered(void);
+/* Starts the log writer thread (log_writer.h): from then on no caller
+ * waits for stderr. Call once, after cs_log_configure. 0 or a negative
+ * errno. */
+int cs_log_start(void);
+/* Writes what waits, for up to 2 s, and stops the thread: at the end. */
+void cs_log_stop(void);
+/* Waits up to 1 s for what waits to be written: a crash's last words. */
+void cs_log_flush(void);
 
 /* Parses "error", "warn", "info" or "debug"; returns 0 or -EINVAL. */
 int cs_log_level_parse(const char *name, enum cs_log_level *out);

@@ -187,7 +187,6 @@ static void store_closed_cb(void *arg)
     cs_job_free_all(&srv->sched);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
-    cs_log_gather_stop();
     cs_auth_stop(&srv->auth);
 }
 
@@ -474,7 +473,7 @@ int main(int argc, char **argv)
      * a signal number that does not exist. */
     (void)signal(SIGPIPE, SIG_IGN);
     set_priority(srv.config.nice);
-    if (prepare_files(&srv) != 0 || start_loop(&srv) != 0 || cs_log_gather_start(srv.loop) != 0)
+    if (prepare_files(&srv) != 0 || start_loop(&srv) != 0 || cs_log_start() != 0)
         return 1;
 
     struct cs_store_config store_config = {

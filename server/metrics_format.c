@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log_writer.h"
 #include "util.h"
 
 #ifndef CS_VERSION
@@ -288,6 +289,9 @@ static void endpoint(struct cs_text *t, const struct cs_metrics_snapshot *s,
                    (double)c->unauthenticated);
     cs_prom_sample(t, "csched_metrics_scrapes_refused_total", "reason=\"forbidden\"",
                    (double)c->forbidden);
+    cs_prom_family(t, "csched_log_lines_dropped_total", "counter",
+                   "Log lines dropped because stderr did not take them in time.");
+    cs_prom_sample(t, "csched_log_lines_dropped_total", "", (double)cs_log_writer_dropped());
     cs_prom_family(t, "csched_metrics_published_timestamp_seconds", "gauge",
                    "When the loop last published the figures served here.");
     cs_prom_sample(t, "csched_metrics_published_timestamp_seconds", "",

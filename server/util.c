@@ -12,7 +12,7 @@
 
 void cs_assert_fail(const char *what, const char *file, int line)
 {
-    cs_log_write_gathered();
+    cs_log_flush();
     fprintf(stderr, "cschedd: assertion failed: %s at %s:%d\n", what, file, line);
     abort();
 }

@@ -55,8 +55,13 @@ int cs_e2e_setup(void **state)
 
 int cs_e2e_start(void **state, const char *const *extra_args)
 {
-    struct cs_e2e *e = calloc(1, sizeof(*e));
     struct cs_testd_options opts = {.extra_args = extra_args};
+    return cs_e2e_start_options(state, &opts);
+}
+
+int cs_e2e_start_options(void **state, const struct cs_testd_options *opts)
+{
+    struct cs_e2e *e = calloc(1, sizeof(*e));
     int rc;
 
     if (e == NULL)
@@ -66,9 +71,10 @@ int cs_e2e_start(void **state, const char *const *extra_args)
         fprintf(stderr, "cs_testpg_start failed: %s\n", strerror(-rc));
         goto err_free;
     }
-    opts.database_url = cs_testpg_url(e->pg);
-    opts.max_running = CS_E2E_MAX_RUNNING;
-    rc = cs_testd_start(&opts, &e->d);
+    struct cs_testd_options o = *opts;
+    o.database_url = cs_testpg_url(e->pg);
+    o.max_running = CS_E2E_MAX_RUNNING;
+    rc = cs_testd_start(&o, &e->d);
     if (rc != 0) {
         fprintf(stderr, "cs_testd_start failed: %s\n", strerror(-rc));
         goto err_stop_pg;

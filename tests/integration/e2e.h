@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "testlib.h"
 #include "testwatch.h"
 
 #define CS_E2E_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -44,6 +45,9 @@ int cs_e2e_setup(void **state);
 /* cs_e2e_start does what cs_e2e_setup does, with more arguments for cschedd
  * (NULL-terminated, or NULL). */
 int cs_e2e_start(void **state, const char *const *extra_args);
+/* ... with the daemon's options; their database_url and max_running are the
+ * fixture's. */
+int cs_e2e_start_options(void **state, const struct cs_testd_options *opts);
 
 /* cs_e2e_setup_embedded is a group setup like cs_e2e_setup for a server
  * with its embedded PostgreSQL in its own state dir, no shared cluster. */

@@ -2,7 +2,9 @@
  * every line of a real server's stderr is one JSON object (python3's json
  * module reads them all), and a run that fails has its run and attempt
  * lines with the run id, the job, the attempt, the state, the exit code and
- * the duration; with --log-runs false there are none. */
+ * the duration; with --log-runs false there are none. With a stderr nobody
+ * reads (a stalled log reader), runs go on to their ends, the loop-lag
+ * bounds hold, and the server still stops cleanly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,10 +113,42 @@ static int setup_quiet(void **state)
     return cs_e2e_start(state, args);
 }
 
+/* Six run lines a run, some 200 bytes each, and the debug lines: far more
+ * than the pipe (64 KiB) and the log writer's buffer (512 KiB) hold. When
+ * the loop wrote its own lines, it stopped at the first full pipe, some 100
+ * runs in, and nothing was served from then on. */
+enum { STALLED_RUNS = 800 };
+
+static void test_a_stalled_log_reader_stalls_nothing(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64];
+    static int64_t ids[STALLED_RUNS];
+    cs_e2e_name(name, sizeof(name), "stalled");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "true"), NULL);
+    for (int i = 0; i < STALLED_RUNS; i++)
+        ids[i] = cs_e2e_trigger(e, name);
+    for (int i = 0; i < STALLED_RUNS; i++) {
+        Csched__V1__Run *run = cs_e2e_wait_end(e, ids[i]);
+        assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+        csched__v1__run__free_unpacked(run, NULL);
+    }
+}
+
+static int setup_stalled(void **state)
+{
+    static const char *const args[] = {"--log-level", "debug", NULL};
+    const struct cs_testd_options opts = {.extra_args = args, .stalled_stderr = true};
+    return cs_e2e_start_options(state, &opts);
+}
+
 int main(void)
 {
     const struct CMUnitTest json[] = {cmocka_unit_test(test_json_run_lines)};
     const struct CMUnitTest quiet[] = {cmocka_unit_test(test_no_run_lines)};
+    const struct CMUnitTest stalled[] = {
+        cmocka_unit_test(test_a_stalled_log_reader_stalls_nothing)};
     int failed = cmocka_run_group_tests_name("json", json, setup_json, cs_e2e_teardown);
-    return failed + cmocka_run_group_tests_name("quiet", quiet, setup_quiet, cs_e2e_teardown);
+    failed += cmocka_run_group_tests_name("quiet", quiet, setup_quiet, cs_e2e_teardown);
+    return failed + cmocka_run_group_tests_name("stalled", stalled, setup_stalled, cs_e2e_teardown);
 }

@@ -61,6 +61,9 @@ struct cs_testd_options {
     /* How the start-up health check connects (NULL: plaintext), for a
      * daemon serving TLS; borrowed for the daemon's life. */
     const struct cs_client_opts *client;
+    /* stderr a FIFO (at cs_testd_log_path) that the harness holds open and
+     * never reads: a log reader that stalled. */
+    bool stalled_stderr;
 };
 
 struct cs_testd;

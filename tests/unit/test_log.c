@@ -1,7 +1,9 @@
 /* Unit tests of server/log.c: the JSON and text lines, every value escaped
  * (quotes, newlines, control bytes, invalid UTF-8), a line cut short still
  * whole, and journald's level prefix only when JOURNAL_STREAM names stderr.
- * Each test points stderr at a temporary file and reads back what it got. */
+ * Each test points stderr at a temporary file and reads back what it got.
+ * The writer thread (log_writer.h): lines in order, and a stderr that stops
+ * taking them stalls no caller. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,9 +16,9 @@
 #include <unistd.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
-#include <uv.h>
 
 #include "log.h"
+#include "log_writer.h"
 
 static char got[8192];
 
@@ -170,12 +172,7 @@ static long stderr_now(void)
     return len;
 }
 
-static void turn_cb(uv_timer_t *timer)
-{
-    (void)timer;
-}
-
-static void test_gathered_lines_wait_for_the_turn_end(void **state)
+static void test_the_writer_keeps_order_and_stops(void **state)
 {
     (void)state;
     cs_log_configure(CS_LOG_TEXT, true);
@@ -183,52 +180,106 @@ static void test_gathered_lines_wait_for_the_turn_end(void **state)
     assert_non_null(f);
     int saved = dup(STDERR_FILENO);
     assert_true(dup2(fileno(f), STDERR_FILENO) >= 0);
-    uv_loop_t loop;
-    assert_int_equal(uv_loop_init(&loop), 0);
-    assert_int_equal(cs_log_gather_start(&loop), 0);
+    assert_int_equal(cs_log_start(), 0);
 
-    cs_log_write(CS_LOG_INFO, "t", "one");
+    for (int i = 0; i < 50; i++)
+        cs_log_write(i % 2 == 0 ? CS_LOG_INFO : CS_LOG_WARN, "t", "line %02d", i);
     cs_log_write(CS_LOG_DEBUG, "t", "not written: above the level");
-    cs_log_write(CS_LOG_INFO, "t", "two");
-    assert_int_equal(stderr_now(), 0);
-    /* A warning goes out at once, after what waited before it. */
-    cs_log_write(CS_LOG_WARN, "t", "three");
+    cs_log_flush();
     stderr_now();
-    const char *one = strstr(got, "one\n"), *two = strstr(got, "two\n");
-    const char *three = strstr(got, "three\n");
-    assert_true(one != NULL && two > one && three > two);
-    long before = stderr_now();
-    cs_log_write(CS_LOG_INFO, "t", "four");
-    assert_int_equal(stderr_now(), before);
-    /* A turn of the loop: a loop without a referenced handle runs none. */
-    uv_timer_t turn;
-    assert_int_equal(uv_timer_init(&loop, &turn), 0);
-    assert_int_equal(uv_timer_start(&turn, turn_cb, 0, 0), 0);
-    assert_int_equal(uv_run(&loop, UV_RUN_NOWAIT), 0); /* the handle keeps no loop alive */
-    assert_true(stderr_now() > before && strstr(got, "four\n") != NULL);
+    const char *at = got;
+    for (int i = 0; i < 50; i++) {
+        char want[16];
+        snprintf(want, sizeof(want), "line %02d\n", i);
+        const char *found = strstr(at, want);
+        assert_non_null(found);
+        at = found;
+    }
+    assert_null(strstr(got, "not written"));
+    assert_int_equal(cs_log_writer_dropped(), 0);
 
-    /* More than a write's worth goes out in whole lines before the turn ends. */
-    before = stderr_now();
-    for (int i = 0; i < 40; i++)
-        cs_log_write(CS_LOG_INFO, "t", "line %02d %0100d", i, 0);
-    long mid = stderr_now();
-    assert_true(mid > before && got[mid - 1] == '\n' && strstr(got, "line 39") == NULL);
-    cs_log_write_gathered();
-    assert_non_null(strstr(got + stderr_now() - 150, "line 39"));
-
-    cs_log_write(CS_LOG_INFO, "t", "five");
-    cs_log_gather_stop();
-    uv_close((uv_handle_t *)&turn, NULL);
-    assert_non_null(strstr(got + stderr_now() - 60, "five\n"));
-    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
-    assert_int_equal(uv_loop_close(&loop), 0);
+    cs_log_write(CS_LOG_INFO, "t", "last before the stop");
+    cs_log_stop();
+    assert_non_null(strstr(got + stderr_now() - 60, "last before the stop\n"));
     /* Stopped: a line goes out at once again. */
-    before = stderr_now();
-    cs_log_write(CS_LOG_INFO, "t", "six");
+    long before = stderr_now();
+    cs_log_write(CS_LOG_INFO, "t", "after the stop");
     assert_true(stderr_now() > before);
     assert_true(dup2(saved, STDERR_FILENO) >= 0);
     close(saved);
     fclose(f);
+}
+
+/* Reads from fd into buf (at most cap bytes) until it holds want. */
+static size_t read_until(int fd, char *buf, size_t len, size_t cap, const char *want)
+{
+    buf[len] = '\0';
+    while (strstr(buf, want) == NULL) {
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        assert_true(n > 0);
+        len += (size_t)n;
+        buf[len] = '\0';
+    }
+    return len;
+}
+
+/* A stderr nobody reads (a pipe whose reader stalled) fills up: the
+ * callers go on, the lines past the buffer are dropped and counted, and
+ * once the reader is back it gets every line kept, whole and in order, then
+ * the count of those dropped at the place they would have been. */
+static void test_a_stalled_stderr_stalls_no_caller(void **state)
+{
+    (void)state;
+    enum { LINES = 1500, CAP = 4 << 20 };
+    cs_log_configure(CS_LOG_TEXT, true);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    int saved = dup(STDERR_FILENO);
+    assert_true(dup2(p[1], STDERR_FILENO) >= 0);
+    uint64_t dropped_before = cs_log_writer_dropped();
+    assert_int_equal(cs_log_start(), 0);
+
+    /* 1.5 MB: more than the pipe and the buffer hold. Were a caller to
+     * wait for the pipe, this loop would never end. */
+    for (int i = 0; i < LINES; i++)
+        cs_log_write(CS_LOG_INFO, "t", "n=%04d %01000d", i, 0);
+    uint64_t dropped = cs_log_writer_dropped() - dropped_before;
+    assert_true(dropped > 0 && dropped < LINES);
+
+    char *buf = malloc(CAP);
+    assert_non_null(buf);
+    size_t len = read_until(p[0], buf, 0, CAP, "log lines dropped");
+    cs_log_write(CS_LOG_INFO, "t", "after the drop");
+    len = read_until(p[0], buf, len, CAP, "after the drop\n");
+    cs_log_stop();
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    close(p[1]);
+    close(p[0]);
+
+    /* Every line whole and in order, and where lines were dropped a line
+     * saying how many: the numbers and the counts add up to every line. */
+    uint64_t next = 0, notes = 0;
+    const char *line = buf;
+    for (const char *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        const char *n = strstr(line, "n=");
+        const char *note = strstr(line, " warn log: ");
+        if (n != NULL && n < nl) {
+            assert_int_equal(atoi(n + 2), (int)next);
+            assert_int_equal(nl - n, 2 + 4 + 1 + 1000);
+            next++;
+        } else if (note != NULL && note < nl) {
+            next += strtoull(note + strlen(" warn log: "), NULL, 10);
+            notes++;
+        } else {
+            assert_non_null(strstr(line, "after the drop"));
+            assert_true(nl + 1 == buf + len);
+        }
+    }
+    assert_int_equal(next, LINES);
+    assert_true(notes > 0);
+    assert_true(len > 0 && buf[len - 1] == '\n');
+    free(buf);
 }
 
 int main(void)
@@ -239,7 +290,8 @@ int main(void)
         cmocka_unit_test(test_long_lines_stay_whole),
         cmocka_unit_test(test_journal_prefix_only_on_its_stream),
         cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_gathered_lines_wait_for_the_turn_end),
+        cmocka_unit_test(test_the_writer_keeps_order_and_stops),
+        cmocka_unit_test(test_a_stalled_stderr_stalls_no_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
