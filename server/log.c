@@ -386,7 +386,7 @@ void cs_log_stop(void)
 
 void cs_log_flush(void)
 {
-    cs_log_writer_flush(CRASH_WAIT_MS);
+    (void)cs_log_writer_flush(CRASH_WAIT_MS);
 }
 
 __attribute__((format(printf, 5, 0))) static void

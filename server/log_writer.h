@@ -32,8 +32,8 @@ int cs_log_writer_start(int fd, cs_log_dropped_fn dropped);
 bool cs_log_writer_put(const char *line, size_t len);
 
 /* Waits up to timeout_ms for what was put before to be written: a crash's
- * last words. Any thread. */
-void cs_log_writer_flush(int timeout_ms);
+ * last words. Whether it was. Any thread. */
+bool cs_log_writer_flush(int timeout_ms);
 
 /* Writes what waits (waiting up to timeout_ms for stderr) and stops the
  * thread. A stderr still blocked after that keeps its lines: the thread is

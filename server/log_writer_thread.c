@@ -11,6 +11,10 @@
 
 #include "log_writer.h"
 
+/* How long the thread lets lines gather after each pass: at most this late
+ * a line is, and a caller's put costs no system call while lines flow. */
+#define LINGER_NS 1000000L
+
 enum state {
     STATE_DIRECT,  /* no thread: callers write */
     STATE_RUNNING, /* the thread writes */
@@ -30,6 +34,7 @@ static struct {
     struct half *filling; /* guarded by lock */
     enum state state;     /* guarded by lock */
     bool stopping;        /* guarded by lock */
+    bool waiting;         /* guarded by lock: the thread waits for work */
     bool writing;         /* guarded by lock: the thread holds the other half */
     uint64_t dropped;     /* guarded by lock: since the last note of it */
     uint64_t dropped_all; /* guarded by lock */
@@ -82,8 +87,11 @@ static void *writer_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_mutex_lock(&w.lock);
     for (;;) {
-        while (w.filling->len == 0 && w.dropped == 0 && !w.stopping)
+        while (w.filling->len == 0 && w.dropped == 0 && !w.stopping) {
+            w.waiting = true;
             pthread_cond_wait(&w.work, &w.lock);
+        }
+        w.waiting = false;
         if (w.filling->len == 0 && w.dropped == 0)
             break; /* stopping, and nothing waits */
         struct half *full = w.filling;
@@ -101,6 +109,10 @@ static void *writer_main(void *arg)
             char note[512];
             write_all(note, w.dropped_line(note, sizeof(note), dropped));
         }
+        /* Lines that come meanwhile go out with the next pass, and their
+         * callers wake nobody: while lines flow, the writer wakes itself. */
+        const struct timespec linger = {0, LINGER_NS};
+        (void)nanosleep(&linger, NULL);
 
         pthread_mutex_lock(&w.lock);
         w.writing = false;
@@ -135,14 +147,18 @@ bool cs_log_writer_put(const char *line, size_t len)
         return false;
     }
     struct half *h = w.filling;
-    if (w.state == STATE_STUCK || len > sizeof(h->buf) - h->len) {
+    /* Once a line is dropped, the half takes no more: a shorter line must
+     * not jump the gap that the note of the dropped ones marks. */
+    if (w.state == STATE_STUCK || w.dropped > 0 || len > sizeof(h->buf) - h->len) {
         w.dropped++;
         w.dropped_all++;
     } else {
         memcpy(h->buf + h->len, line, len);
         h->len += len;
-        if (h->len == len)
-            pthread_cond_signal(&w.work); /* it was empty: the thread may wait */
+        if (w.waiting) {
+            w.waiting = false; /* one wake-up is enough */
+            pthread_cond_signal(&w.work);
+        }
     }
     pthread_mutex_unlock(&w.lock);
     return true;
@@ -179,12 +195,12 @@ static bool drained(int timeout_ms)
     return true;
 }
 
-void cs_log_writer_flush(int timeout_ms)
+bool cs_log_writer_flush(int timeout_ms)
 {
     pthread_mutex_lock(&w.lock);
-    if (w.state == STATE_RUNNING)
-        (void)drained(timeout_ms);
+    bool done = w.state != STATE_RUNNING || drained(timeout_ms);
     pthread_mutex_unlock(&w.lock);
+    return done;
 }
 
 void cs_log_writer_stop(int timeout_ms)
