@@ -1,5 +1,6 @@
-/* api_run: TriggerJob, GetRun, ListRuns, CancelRun. Active runs are answered
- * from memory; finished ones from the store. */
+/* api_run: TriggerJob, GetRun, ListRuns, CancelRun. Active runs, and those
+ * that ended last (ended_runs.h), are answered from memory; older finished
+ * ones from the store. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,8 +160,11 @@ void cs_api_get_run(struct cs_call *call, const ProtobufCMessage *request, void 
     if (check_run_id(call, req->run_id) != 0)
         return;
     struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
+    const Csched__V1__Run *ended = cs_ended_runs_get(&s->ended_runs, req->run_id);
     if (run != NULL)
         cs_call_reply(call, &run->msg->base);
+    else if (ended != NULL)
+        cs_call_reply(call, &ended->base);
     else
         cs_store_run_get(s->store, req->run_id, stored_run_reply_cb,
                          run_lookup_new(call, req->run_id));

@@ -486,6 +486,7 @@ int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
     CS_ASSERT_LOOP();
     s->ops = ops;
     cs_idmap_init(&s->runs);
+    cs_ended_runs_init(&s->ended_runs, CS_ENDED_RUNS_BYTES);
     cs_run_keys_init(&s->run_keys);
     int rc = cs_pump_init(s, start_cb);
     if (rc != 0)
@@ -504,6 +505,7 @@ err_close_pump:
     cs_pump_close(s);
 err_close_maps:
     cs_run_keys_close(&s->run_keys);
+    cs_ended_runs_close(&s->ended_runs);
     cs_idmap_close(&s->runs);
     return rc;
 }
@@ -521,6 +523,7 @@ void cs_dispatch_close(struct cs_sched *s)
         free(run);
     }
     cs_idmap_close(&s->runs);
+    cs_ended_runs_close(&s->ended_runs);
     cs_run_keys_close(&s->run_keys);
     cs_exit_watch_close(&s->exits);
     cs_later_close(s);

@@ -11,6 +11,7 @@
 #include "ahead_dir.h"
 #include "attempt.h"
 #include "dispatch.h"
+#include "ended_runs.h"
 #include "event.h"
 #include "job.h"
 #include "later.h"
@@ -38,23 +39,40 @@ struct cs_run *cs_dispatch_run_new(struct cs_sched *s, struct cs_job *job, Csche
     return run;
 }
 
-/* Drops run from memory (its rows, if any, are written). */
-static void run_forget(struct cs_sched *s, struct cs_run *run)
+/* Drops run from memory (its rows, if any, are written) and hands back its
+ * message. */
+static Csched__V1__Run *run_detach(struct cs_sched *s, struct cs_run *run)
 {
     CS_ASSERT(run->attempt == NULL && !run->queued && !cs_later_is_waiting(run));
+    Csched__V1__Run *msg = run->msg;
     cs_ahead_dir_drop(s, run);
     run->job->active--;
-    CS_ASSERT(cs_idmap_remove(&s->runs, run->msg->id) == run);
+    CS_ASSERT(cs_idmap_remove(&s->runs, msg->id) == run);
     cs_run_keys_remove(&s->run_keys, run);
-    protobuf_c_message_free_unpacked(&run->msg->base, NULL);
     free(run);
+    return msg;
 }
 
-/* The run has reached a terminal state and its rows are written: forget it. */
-static void run_retire(struct cs_sched *s, struct cs_run *run)
+static void run_forget(struct cs_sched *s, struct cs_run *run)
 {
-    s->runs_finished++;
-    run_forget(s, run);
+    Csched__V1__Run *msg = run_detach(s, run);
+    protobuf_c_message_free_unpacked(&msg->base, NULL);
+}
+
+/* A run's final message, kept for GetRun once its end has committed. */
+struct ended {
+    struct cs_sched *sched;
+    Csched__V1__Run *msg;
+};
+
+static void end_committed_cb(void *arg, int status)
+{
+    struct ended *e = arg;
+    if (status == 0)
+        cs_ended_runs_add(&e->sched->ended_runs, e->msg);
+    else
+        protobuf_c_message_free_unpacked(&e->msg->base, NULL);
+    free(e);
 }
 
 /* Moves run to a terminal state and forgets it; returns a copy of its final
@@ -67,9 +85,14 @@ static Csched__V1__Run *finish_run(struct cs_sched *s, struct cs_run *run,
     cs_sched_set_run_state(s, run, state);
     /* cancel_requested means "being stopped": an ended run is past that. */
     run->msg->cancel_requested = false;
-    cs_dispatch_write_run(s, run, cb, arg);
+    struct ended *e = cs_xmalloc(sizeof(*e));
+    e->sched = s;
+    e->msg = run->msg; /* the run's until it is detached below; commits come later */
+    s->ops->run_put_cb(s->store, run->msg, end_committed_cb, e);
+    cs_event_emit(s, run, NULL, cb, arg);
     Csched__V1__Run *copy = want_copy ? (Csched__V1__Run *)cs_message_copy(&run->msg->base) : NULL;
-    run_retire(s, run);
+    s->runs_finished++;
+    (void)run_detach(s, run);
     return copy;
 }
 

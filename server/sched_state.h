@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "csched/v1/scheduler.pb-c.h"
+#include "ended_runs.h"
 #include "exit_watch.h"
 #include "heap.h"
 #include "idmap.h"
@@ -109,10 +110,11 @@ struct cs_sched {
 
     struct cs_job **jobs; /* sorted by name */
     size_t n_jobs, cap_jobs;
-    struct cs_idmap runs;        /* active runs by id */
-    struct cs_run_keys run_keys; /* the active runs with an idempotency key */
-    struct cs_zones zones;       /* the time zones the jobs' schedules borrow */
-    struct cs_slots slots;       /* the due heap and its timer */
+    struct cs_idmap runs;            /* active runs by id */
+    struct cs_ended_runs ended_runs; /* the last runs to end, for GetRun */
+    struct cs_run_keys run_keys;     /* the active runs with an idempotency key */
+    struct cs_zones zones;           /* the time zones the jobs' schedules borrow */
+    struct cs_slots slots;           /* the due heap and its timer */
 
     struct cs_heap ready;          /* pump: the jobs that may start a run, of struct cs_job */
     struct cs_next_turn pump_turn; /* asked while a run may start */
