@@ -421,8 +421,11 @@ void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, voi
     for (size_t i = 0; i < r->n_files; i++)
         r->files[i].fd = -1;
     struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
+    const Csched__V1__Run *ended = cs_ended_runs_get(&s->ended_runs, req->run_id);
     if (run != NULL)
         start_reading(r, run->msg, req->attempt, req->follow);
+    else if (ended != NULL)
+        start_reading(r, ended, req->attempt, false); /* ended: nothing to follow */
     else
         cs_store_run_get(s->store, req->run_id, stored_run_cb, r);
 }

@@ -1,6 +1,6 @@
 /* ended_runs: the runs that ended last, as their end was committed, so that
- * GetRun of a run that has just ended (what a client asks once Watch or its
- * polling saw the end) is answered from memory instead of a database read.
+ * GetRun and ReadLogs of a run that has just ended (what a client asks once
+ * Watch or its polling saw the end) need no database read.
  *
  * A run is immutable once its terminal state has committed, so a copy kept
  * here never goes stale. It is added only from that commit's callback:
