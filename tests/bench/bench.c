@@ -169,8 +169,10 @@ int main(int argc, char **argv)
 
     cs_test_defer_discards(true);
     CS_TEST_OK(cs_testpg_start_opts(&args.pg, &pg));
-    printf("csched benchmark: %ld cores, PostgreSQL fsync=%s, median of %u, bin %s\n\n",
+    printf("csched benchmark: %ld cores, PostgreSQL fsync=%s, median of %u, bin %s\n",
            sysconf(_SC_NPROCESSORS_ONLN), args.pg.fsync ? "on" : "off", repeat, bin_dir);
+    bench_print_disk();
+    printf("\n");
     if (selected(only, "A") || selected(only, "T"))
         bench_print_header();
     for (size_t i = 0; i < 2; i++) {

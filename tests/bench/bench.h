@@ -100,6 +100,10 @@ struct outcome bench_report_workload(const struct workload *w, struct measure *f
 /* Prints line M. */
 void bench_print_minder_cost(const struct spawn_cost cost[SPAWN_KINDS]);
 
+/* Prints the D line: the file system of the temp dirs (CSCHED_TEST_TMPDIR,
+ * else /tmp), and a warning when it is ext4 without a journal. */
+void bench_print_disk(void);
+
 /* Line S: runs of `true` triggered at a steady rate, one job, limit
  * S_LIMIT. Lateness runs from a trigger's due time to its attempt's RUNNING
  * event on Watch (the server's at_unix_ms). */
