@@ -5,6 +5,7 @@
  * the duration; with --log-runs false there are none. With a stderr nobody
  * reads (a stalled log reader), runs go on to their ends, the loop-lag
  * bounds hold, and the server still stops cleanly. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -133,6 +137,16 @@ static void test_a_stalled_log_reader_stalls_nothing(void **state)
         assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
         csched__v1__run__free_unpacked(run, NULL);
     }
+    /* And stderr did stall: its pipe is full (64 KiB, less what whole-line
+     * writes cannot fit into its pages), so the writer waits on it. */
+    int fifo = open(cs_testd_log_path(e->d), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int unread = 0;
+    struct stat st;
+    assert_true(fifo >= 0 && fstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    assert_int_equal(ioctl(fifo, FIONREAD, &unread), 0);
+    (void)close(fifo);
+    if (unread < 32 * 1024)
+        fail_msg("stderr's pipe holds %d unread bytes; a stalled one is full (64 KiB)", unread);
 }
 
 static int setup_stalled(void **state)
