@@ -36,44 +36,10 @@
 /* A call answered "at once" while the database is frozen. */
 #define PROMPT_MS 2000
 
-/* The parent pid of pid (field 4 of /proc/PID/stat), or -1. */
-static pid_t parent_of(pid_t pid)
-{
-    char path[64], text[512];
-    FILE *f;
-    size_t n;
-    const char *p;
-    int ppid;
-    char state;
-
-    (void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    n = fread(text, 1, sizeof(text) - 1, f);
-    (void)fclose(f);
-    text[n] = '\0';
-    p = strrchr(text, ')');
-    if (p == NULL || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
-        return -1;
-    return (pid_t)ppid;
-}
-
 /* Sends sig to the postmaster and to every process it started. */
 static void signal_cluster(pid_t postmaster, int sig)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *ent;
-
-    assert_non_null(d);
-    assert_int_equal(kill(postmaster, sig), 0);
-    while ((ent = readdir(d)) != NULL) {
-        pid_t pid = (pid_t)atoi(ent->d_name);
-
-        if (pid > 0 && parent_of(pid) == postmaster)
-            (void)kill(pid, sig); /* it may have just exited */
-    }
-    (void)closedir(d);
+    assert_int_equal(cs_test_signal_tree(postmaster, sig), 0);
 }
 
 /* The frozen postmaster, until thawed; the teardown thaws it after a

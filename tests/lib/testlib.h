@@ -155,6 +155,11 @@ int cs_test_proc_cpu_ms(pid_t pid, bool with_reaped, double *out);
  * its backends. */
 int cs_test_tree_cpu_ms(pid_t pid, double *out);
 
+/* cs_test_signal_tree sends sig to pid and to each of its children (a
+ * postmaster and its backends: SIGSTOP freezes the database, SIGCONT thaws
+ * it). 0 or a negative errno from the kill of pid itself. */
+int cs_test_signal_tree(pid_t pid, int sig);
+
 /* cs_testpg_pid returns the postmaster's pid. */
 pid_t cs_testpg_pid(const struct cs_testpg *pg);
 

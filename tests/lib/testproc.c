@@ -359,3 +359,28 @@ int cs_test_tree_cpu_ms(pid_t pid, double *out)
     *out = (double)t.ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK);
     return 0;
 }
+
+/* What signal_tree_cb sends, and to whose children. */
+struct signal_tree {
+    pid_t root;
+    int sig;
+};
+
+static void signal_tree_cb(pid_t pid, void *arg)
+{
+    struct signal_tree *t = arg;
+    long long ticks[4];
+    int ppid;
+
+    if (read_stat_cpu(pid, ticks, &ppid) == 0 && ppid == t->root)
+        (void)kill(pid, t->sig); /* it may have just exited */
+}
+
+int cs_test_signal_tree(pid_t pid, int sig)
+{
+    struct signal_tree t = {.root = pid, .sig = sig};
+
+    if (kill(pid, sig) != 0)
+        return -errno;
+    return cs_test__each_process(signal_tree_cb, &t);
+}

@@ -260,10 +260,9 @@ void minder_ends(pid_t pid)
     assert_int_equal(kill(pid, SIGKILL), 0);
 }
 
-/* The minder of run_id's attempt writes its note and exits 0. */
-void minder_exits(int64_t run_id, uint32_t attempt, pid_t pid, int exit_code)
+/* The stand-in minder of pid exits 0. */
+static void exit_clean(pid_t pid)
 {
-    write_note(run_id, attempt, CS_NOTE_EXITED, exit_code, 0, "");
     for (size_t i = 0; i < fx.n_children; i++)
         if (fx.children[i] == pid) {
             assert_int_equal(close(fx.child_stdin[i]), 0);
@@ -271,6 +270,53 @@ void minder_exits(int64_t run_id, uint32_t attempt, pid_t pid, int exit_code)
             return;
         }
     fail_msg("minder %d is not one of the test's", (int)pid);
+}
+
+/* The minder of run_id's attempt writes its note and exits 0. */
+void minder_exits(int64_t run_id, uint32_t attempt, pid_t pid, int exit_code)
+{
+    write_note(run_id, attempt, CS_NOTE_EXITED, exit_code, 0, "");
+    exit_clean(pid);
+}
+
+/* Drops the note's pages from the page cache (the note is synced, so they
+ * are clean; the kernel may hold one for a moment), checked with mincore,
+ * which does not read them back. */
+static bool evict(const char *path)
+{
+    struct statfs fs;
+    assert_int_equal(statfs(path, &fs), 0);
+    if (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC)
+        return false; /* their pages are the files */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    assert_true(map != MAP_FAILED);
+    unsigned char resident = 1;
+    for (int i = 0; i < 100 && resident; i++) {
+        assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        assert_int_equal(mincore(map, (size_t)st.st_size, &resident), 0);
+        resident &= 1;
+        if (resident)
+            (void)usleep(10 * 1000);
+    }
+    assert_int_equal(munmap(map, (size_t)st.st_size), 0);
+    assert_int_equal(close(fd), 0);
+    return !resident;
+}
+
+bool minder_exits_note_evicted(int64_t run_id, uint32_t attempt, pid_t pid, int exit_code)
+{
+    char dir[4096], path[4200];
+    write_note(run_id, attempt, CS_NOTE_EXITED, exit_code, 0, "");
+    attempt_dir(run_id, attempt, dir, sizeof(dir));
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, CS_NOTE_FILE);
+    if (!evict(path))
+        return false;
+    exit_clean(pid);
+    return true;
 }
 
 /* --- fixture ---------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -22,8 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above. */
@@ -119,6 +122,10 @@ void write_note(int64_t run_id, uint32_t attempt, enum cs_note_outcome outcome, 
                 int term_signal, const char *message);
 void minder_ends(pid_t pid);
 void minder_exits(int64_t run_id, uint32_t attempt, pid_t pid, int exit_code);
+/* minder_exits with the note's pages dropped from the page cache first, so
+ * that the loop reads it on the pool, turns after the minder's end; false
+ * (and the minder left running) where the files are in memory (tmpfs). */
+bool minder_exits_note_evicted(int64_t run_id, uint32_t attempt, pid_t pid, int exit_code);
 
 /* Jobs and runs: a job (owned by fx.s), a trigger (whose creation has
  * committed, or not yet: trigger_uncommitted), a run started and

@@ -7,6 +7,7 @@ cs_unit_test(probe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probe.c LIBS cs_prob
 cs_unit_test(metrics SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_metrics.c LIBS cs_metrics cs_net_addr)
 cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_idmap)
 cs_unit_test(ended_runs SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ended_runs.c LIBS cs_ended_runs)
+cs_unit_test(note_cached SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_note_cached.c LIBS cs_note_cached)
 cs_unit_test(heap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_heap.c LIBS cs_heap)
 cs_unit_test(next_turn SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_next_turn.c LIBS cs_base)
 cs_unit_test(log SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_log.c LIBS cs_base)
