@@ -13,7 +13,7 @@
 
 /* How long the thread lets lines gather after each pass: at most this late
  * a line is, and a caller's put costs no system call while lines flow. */
-#define LINGER_NS 1000000L
+#define LINGER_NS 5000000L
 
 enum state {
     STATE_DIRECT,  /* no thread: callers write */
