@@ -13,6 +13,7 @@
 
 #include "job.h"
 #include "log.h"
+#include "metrics.h"
 #include "note_cached.h"
 #include "util.h"
 
@@ -21,6 +22,8 @@ static void note_read_cb(uv_work_t *work, int status)
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
     if (status != 0)
         att->note_rc = status; /* cancelled at shutdown */
+    else
+        cs_metrics_count_note_read(false);
     att->ops->ended_cb(att);
 }
 
@@ -122,6 +125,7 @@ void cs_attempt_exit_cb(void *ctx)
         att->ops->exited_cb(att);
         /* The note it has just written is nearly always in the caches. */
         if (cs_note_read_cached(att->dir, &att->note) == 0) {
+            cs_metrics_count_note_read(true);
             att->note_rc = 0;
             att->ops->ended_cb(att);
             return;

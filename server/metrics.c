@@ -53,6 +53,15 @@ void cs_metrics_count_start(uint32_t attempt)
         loop_side.live.runs_started++;
 }
 
+void cs_metrics_count_note_read(bool on_loop)
+{
+    CS_ASSERT_LOOP();
+    if (on_loop)
+        loop_side.live.notes_read_loop++;
+    else
+        loop_side.live.notes_read_pool++;
+}
+
 void cs_metrics_count_end(uint32_t attempt, Csched__V1__RunState state)
 {
     CS_ASSERT_LOOP();

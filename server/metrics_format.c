@@ -144,6 +144,12 @@ static void runs(struct cs_text *t, const struct cs_metrics_snapshot *s)
     cs_prom_family(t, "csched_attempts_started_total", "counter",
                    "Attempts started, retries included.");
     cs_prom_sample(t, "csched_attempts_started_total", "", (double)s->attempts_started);
+    cs_prom_family(t, "csched_status_notes_read_total", "counter",
+                   "Status notes read: on the loop from the kernel's caches, or on the pool.");
+    cs_prom_sample(t, "csched_status_notes_read_total", "where=\"loop\"",
+                   (double)s->notes_read_loop);
+    cs_prom_sample(t, "csched_status_notes_read_total", "where=\"pool\"",
+                   (double)s->notes_read_pool);
     by_state(t, "csched_runs_finished_total", "Runs ended, by the state they ended in.",
              s->runs_finished);
     by_state(t, "csched_attempts_finished_total", "Attempts ended, by the state they ended in.",

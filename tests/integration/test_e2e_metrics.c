@@ -18,7 +18,9 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
+#include <linux/magic.h>
 #include <signal.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,6 +103,21 @@ static void test_scrape_after_runs(void **state)
     assert_value(text, "csched_runs_started_total", 4);
     assert_value(text, "csched_attempt_duration_seconds_count", 4);
     assert_value(text, "csched_spawn_latency_seconds_count", 4);
+    /* Each note read once; a note just written is in the caches and read
+     * on the loop, except on a tmpfs (no RWF_NOWAIT there). */
+    double loop_reads, pool_reads;
+    assert_true(
+        cs_metrics_value(text, "csched_status_notes_read_total{where=\"loop\"}", &loop_reads));
+    assert_true(
+        cs_metrics_value(text, "csched_status_notes_read_total{where=\"pool\"}", &pool_reads));
+    assert_int_equal((int)(loop_reads + pool_reads), 4);
+    struct statfs fs;
+    assert_int_equal(statfs(cs_test_tmp_base(), &fs), 0);
+    if (fs.f_type != TMPFS_MAGIC)
+        assert_true(loop_reads >= 1);
+    else
+        printf("metrics: %s is a tmpfs, where every note is read on the pool\n",
+               cs_test_tmp_base());
     assert_value(text, "csched_jobs", 2);
     assert_value(text, "csched_slots_limit", CS_E2E_MAX_RUNNING);
     assert_value(text, HANDLED("CreateJob", "OK"), 2);

@@ -244,8 +244,12 @@ void cs_test_burst_print(const char *name, const struct cs_test_burst_result *re
  * errno of the first failure. */
 int cs_test_rmtree(const char *path);
 
+/* cs_test_tmp_base is where the temp dirs go: CSCHED_TEST_TMPDIR when set,
+ * else /tmp. */
+const char *cs_test_tmp_base(void);
+
 /* cs_test_mkdtemp makes a new private dir named like "BASE/prefix-XXXXXX"
- * into buf: BASE is CSCHED_TEST_TMPDIR when set, else /tmp. 0, or a
+ * into buf: BASE is cs_test_tmp_base(). 0, or a
  * negative errno (-ENAMETOOLONG when it does not fit in cap). */
 int cs_test_mkdtemp(char *buf, size_t cap, const char *prefix);
 

@@ -196,14 +196,17 @@ void cs_test__print_tail(const char *what, const char *path, long max_bytes)
     fclose(f);
 }
 
-int cs_test_mkdtemp(char *buf, size_t cap, const char *prefix)
+const char *cs_test_tmp_base(void)
 {
     /* A base of its own, not TMPDIR: the daemons' unix sockets live in
      * these dirs, and a path over 107 bytes cannot be bound. */
     const char *base = getenv("CSCHED_TEST_TMPDIR");
-    if (base == NULL || base[0] == '\0')
-        base = "/tmp";
-    int n = snprintf(buf, cap, "%s/%s-XXXXXX", base, prefix);
+    return base == NULL || base[0] == '\0' ? "/tmp" : base;
+}
+
+int cs_test_mkdtemp(char *buf, size_t cap, const char *prefix)
+{
+    int n = snprintf(buf, cap, "%s/%s-XXXXXX", cs_test_tmp_base(), prefix);
     if (n < 0 || (size_t)n >= cap)
         return -ENAMETOOLONG;
     return mkdtemp(buf) != NULL ? 0 : -errno;
