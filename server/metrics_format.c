@@ -118,6 +118,15 @@ static void enum_label(struct cs_text *labels, const char *label,
 }
 
 /* A counter family with one sample per run state that has been counted. */
+/* A counter family of two samples, each with its one label. */
+static void counter_pair(struct cs_text *t, const char *name, const char *help, const char *label_a,
+                         uint64_t a, const char *label_b, uint64_t b)
+{
+    cs_prom_family(t, name, "counter", help);
+    cs_prom_sample(t, name, label_a, (double)a);
+    cs_prom_sample(t, name, label_b, (double)b);
+}
+
 static void by_state(struct cs_text *t, const char *name, const char *help, const uint64_t *counts)
 {
     cs_prom_family(t, name, "counter", help);
@@ -144,12 +153,9 @@ static void runs(struct cs_text *t, const struct cs_metrics_snapshot *s)
     cs_prom_family(t, "csched_attempts_started_total", "counter",
                    "Attempts started, retries included.");
     cs_prom_sample(t, "csched_attempts_started_total", "", (double)s->attempts_started);
-    cs_prom_family(t, "csched_status_notes_read_total", "counter",
-                   "Status notes read: on the loop from the kernel's caches, or on the pool.");
-    cs_prom_sample(t, "csched_status_notes_read_total", "where=\"loop\"",
-                   (double)s->notes_read_loop);
-    cs_prom_sample(t, "csched_status_notes_read_total", "where=\"pool\"",
-                   (double)s->notes_read_pool);
+    counter_pair(t, "csched_status_notes_read_total",
+                 "Status notes read: on the loop from the kernel's caches, or on the pool.",
+                 "where=\"loop\"", s->notes_read_loop, "where=\"pool\"", s->notes_read_pool);
     by_state(t, "csched_runs_finished_total", "Runs ended, by the state they ended in.",
              s->runs_finished);
     by_state(t, "csched_attempts_finished_total", "Attempts ended, by the state they ended in.",
@@ -289,12 +295,9 @@ static void endpoint(struct cs_text *t, const struct cs_metrics_snapshot *s,
 {
     cs_prom_family(t, "csched_metrics_scrapes_total", "counter", "Scrapes of /metrics served.");
     cs_prom_sample(t, "csched_metrics_scrapes_total", "", (double)c->served);
-    cs_prom_family(t, "csched_metrics_scrapes_refused_total", "counter",
-                   "Requests for /metrics refused, by reason.");
-    cs_prom_sample(t, "csched_metrics_scrapes_refused_total", "reason=\"unauthenticated\"",
-                   (double)c->unauthenticated);
-    cs_prom_sample(t, "csched_metrics_scrapes_refused_total", "reason=\"forbidden\"",
-                   (double)c->forbidden);
+    counter_pair(t, "csched_metrics_scrapes_refused_total",
+                 "Requests for /metrics refused, by reason.", "reason=\"unauthenticated\"",
+                 c->unauthenticated, "reason=\"forbidden\"", c->forbidden);
     cs_prom_family(t, "csched_log_lines_dropped_total", "counter",
                    "Log lines dropped because stderr did not take them in time.");
     cs_prom_sample(t, "csched_log_lines_dropped_total", "", (double)cs_log_writer_dropped());
