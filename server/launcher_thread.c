@@ -221,8 +221,12 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
             cs_log_debug("attempt %s: %zu secret_env variables set", launch->dir,
                          launch->n_secrets);
     }
+    /* Read before the minder may go: its command cannot start earlier, so
+     * an attempt never ends before it started, however late this thread
+     * gets the CPU back after the spawn. */
+    int64_t before_go_ms = cs_now_unix_ms();
     if (launch->pid <= 0 && cs_ahead_minder_go(&l->ahead, launch) == 0) {
-        launch->started_unix_ms = launch->armed ? launch->released_unix_ms : cs_now_unix_ms();
+        launch->started_unix_ms = launch->armed ? launch->released_unix_ms : before_go_ms;
     } else if (launch->pid <= 0) {
         reserve_release(r);
         rc = cs_launch_spawn_minder(l->minder_path, launch, -1);
@@ -236,7 +240,7 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
             rc = 0;
             goto out_take;
         }
-        launch->started_unix_ms = cs_now_unix_ms();
+        launch->started_unix_ms = before_go_ms;
     }
     reserve_release(r);
     /* The minder is our unreaped child, so its pid cannot be reused yet. */

@@ -134,8 +134,8 @@ void cs_e2e_assert_status(int rc, const struct cs_status *status, int want, cons
  * ("cut -d' ' -f5 /proc/$$/stat > path") and returns it, or fails the test. */
 pid_t cs_e2e_read_pgid(const char *path, int64_t timeout_ms);
 
-/* cs_e2e_assert_group_gone asserts that no process of process group pgid is
- * left, allowing timeout_ms for the last ones to be reaped. */
+/* cs_e2e_assert_group_gone asserts that no live process of process group
+ * pgid is left (zombies aside), allowing timeout_ms for the last to die. */
 void cs_e2e_assert_group_gone(pid_t pgid, int64_t timeout_ms);
 
 /* cs_e2e_tmpdir makes a fresh directory under /tmp that any user may enter

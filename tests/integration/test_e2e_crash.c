@@ -6,7 +6,6 @@
  * kills itself a second after the named step); the others with real timing
  * and a frozen (SIGSTOP) database. docs/operations.md, "Crash points", has
  * the table these rows test. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -246,26 +245,7 @@ static void test_e2e_crash_of_the_machine(void **state)
 /* Sends sig to the postmaster and to every process it started. */
 static void signal_postgres(struct cs_e2e *e, int sig)
 {
-    pid_t pm = cs_testpg_pid(e->pg);
-    DIR *d = opendir("/proc");
-    struct dirent *ent;
-    assert_non_null(d);
-    assert_int_equal(kill(pm, sig), 0);
-    while ((ent = readdir(d)) != NULL) {
-        char path[300], text[512];
-        int ppid;
-        (void)snprintf(path, sizeof(path), "/proc/%s/stat", ent->d_name);
-        FILE *f = ent->d_name[0] >= '1' && ent->d_name[0] <= '9' ? fopen(path, "r") : NULL;
-        if (f == NULL)
-            continue;
-        size_t n = fread(text, 1, sizeof(text) - 1, f);
-        fclose(f);
-        text[n] = '\0';
-        const char *p = strrchr(text, ')');
-        if (p != NULL && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == pm)
-            (void)kill((pid_t)atoi(ent->d_name), sig);
-    }
-    closedir(d);
+    assert_int_equal(cs_test_signal_tree(cs_testpg_pid(e->pg), sig), 0);
 }
 
 /* Attempt 1 fails and attempt 2 runs while the database is frozen, so the

@@ -155,6 +155,11 @@ int cs_test_proc_cpu_ms(pid_t pid, bool with_reaped, double *out);
  * its backends. */
 int cs_test_tree_cpu_ms(pid_t pid, double *out);
 
+/* cs_test_group_live counts the live processes of process group pgid
+ * (zombies are dead: whoever their parent is reaps them in its own time),
+ * or returns a negative errno. */
+int cs_test_group_live(pid_t pgid);
+
 /* cs_test_signal_tree sends sig to pid and to each of its children (a
  * postmaster and its backends: SIGSTOP freezes the database, SIGCONT thaws
  * it). 0 or a negative errno from the kill of pid itself. */

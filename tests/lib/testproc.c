@@ -279,13 +279,17 @@ void cs_test_sleep_ms(int64_t ms)
         ;
 }
 
-/* read_stat_cpu reads utime, stime, cutime and cstime (clock ticks) and the
- * parent pid from /proc/<pid>/stat. */
-static int read_stat_cpu(pid_t pid, long long ticks[4], int *ppid)
+/* What read_stat takes from /proc/<pid>/stat. */
+struct proc_stat {
+    char state;
+    int ppid, pgrp;
+    long long ticks[4]; /* utime, stime, cutime, cstime (clock ticks) */
+};
+
+static int read_stat(pid_t pid, struct proc_stat *st)
 {
     char path[64];
     char buf[1024];
-    char state;
     ssize_t n;
     int fd;
 
@@ -301,22 +305,20 @@ static int read_stat_cpu(pid_t pid, long long ticks[4], int *ppid)
     char *p = strrchr(buf, ')');
     /* After the comm: state ppid pgrp session tty_nr tpgid flags minflt
      * cminflt majflt cmajflt utime stime cutime cstime. */
-    if (p == NULL || sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld %lld %lld",
-                            &state, ppid, &ticks[0], &ticks[1], &ticks[2], &ticks[3]) != 6)
+    if (p == NULL || sscanf(p + 1, " %c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld %lld %lld",
+                            &st->state, &st->ppid, &st->pgrp, &st->ticks[0], &st->ticks[1],
+                            &st->ticks[2], &st->ticks[3]) != 7)
         return -EIO;
     return 0;
 }
 
 int cs_test_proc_cpu_ms(pid_t pid, bool with_reaped, double *out)
 {
-    long long ticks[4];
-    int ppid;
-    int rc;
-
-    rc = read_stat_cpu(pid, ticks, &ppid);
+    struct proc_stat st;
+    int rc = read_stat(pid, &st);
     if (rc != 0)
         return rc;
-    long long sum = ticks[0] + ticks[1] + (with_reaped ? ticks[2] + ticks[3] : 0);
+    long long sum = st.ticks[0] + st.ticks[1] + (with_reaped ? st.ticks[2] + st.ticks[3] : 0);
     *out = (double)sum * 1000.0 / (double)sysconf(_SC_CLK_TCK);
     return 0;
 }
@@ -345,11 +347,10 @@ struct tree_cpu {
 static void tree_cpu_cb(pid_t pid, void *arg)
 {
     struct tree_cpu *t = arg;
-    long long ticks[4];
-    int ppid;
+    struct proc_stat st;
 
-    if (read_stat_cpu(pid, ticks, &ppid) == 0 && (ppid == t->root || pid == t->root))
-        t->ticks += ticks[0] + ticks[1];
+    if (read_stat(pid, &st) == 0 && (st.ppid == t->root || pid == t->root))
+        t->ticks += st.ticks[0] + st.ticks[1];
 }
 
 int cs_test_tree_cpu_ms(pid_t pid, double *out)
@@ -372,10 +373,9 @@ struct signal_tree {
 static void signal_tree_cb(pid_t pid, void *arg)
 {
     struct signal_tree *t = arg;
-    long long ticks[4];
-    int ppid;
+    struct proc_stat st;
 
-    if (read_stat_cpu(pid, ticks, &ppid) == 0 && ppid == t->root)
+    if (read_stat(pid, &st) == 0 && st.ppid == t->root)
         (void)kill(pid, t->sig); /* it may have just exited */
 }
 
@@ -386,4 +386,26 @@ int cs_test_signal_tree(pid_t pid, int sig)
     if (kill(pid, sig) != 0)
         return -errno;
     return cs_test__each_process(signal_tree_cb, &t);
+}
+
+/* What live_member_cb counts: the live processes of group pgrp. */
+struct group_live {
+    pid_t pgrp;
+    int n;
+};
+
+static void live_member_cb(pid_t pid, void *arg)
+{
+    struct group_live *g = arg;
+    struct proc_stat st;
+
+    if (read_stat(pid, &st) == 0 && st.pgrp == g->pgrp && st.state != 'Z' && st.state != 'X')
+        g->n++;
+}
+
+int cs_test_group_live(pid_t pgid)
+{
+    struct group_live g = {.pgrp = pgid};
+    int rc = cs_test__each_process(live_member_cb, &g);
+    return rc != 0 ? rc : g.n;
 }
