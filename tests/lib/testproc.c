@@ -338,74 +338,74 @@ int cs_test__each_process(cs_test__process_cb process_cb, void *arg)
     return 0;
 }
 
-/* What tree_cpu_cb adds up: the CPU ticks of root and of its children. */
-struct tree_cpu {
-    pid_t root;
-    long long ticks;
+/* A walk over every process's stat: each visit sees the process and what
+ * the walk is about (a root pid or a group, a signal), and adds to total. */
+struct stat_walk {
+    pid_t of;
+    int sig;
+    long long total;
+    void (*visit)(pid_t pid, const struct proc_stat *st, struct stat_walk *w);
 };
 
-static void tree_cpu_cb(pid_t pid, void *arg)
+static void stat_walk_cb(pid_t pid, void *arg)
 {
-    struct tree_cpu *t = arg;
+    struct stat_walk *w = arg;
     struct proc_stat st;
 
-    if (read_stat(pid, &st) == 0 && (st.ppid == t->root || pid == t->root))
-        t->ticks += st.ticks[0] + st.ticks[1];
+    if (read_stat(pid, &st) == 0)
+        w->visit(pid, &st, w);
+}
+
+/* The walk's total, or a negative errno when /proc cannot be read. */
+static long long stat_walk(struct stat_walk *w)
+{
+    int rc = cs_test__each_process(stat_walk_cb, w);
+    return rc != 0 ? rc : w->total;
+}
+
+/* The CPU ticks of the root and of its children. */
+static void add_tree_cpu(pid_t pid, const struct proc_stat *st, struct stat_walk *w)
+{
+    if (st->ppid == w->of || pid == w->of)
+        w->total += st->ticks[0] + st->ticks[1];
 }
 
 int cs_test_tree_cpu_ms(pid_t pid, double *out)
 {
-    struct tree_cpu t = {.root = pid};
-    int rc = cs_test__each_process(tree_cpu_cb, &t);
+    struct stat_walk w = {.of = pid, .visit = add_tree_cpu};
+    long long ticks = stat_walk(&w);
 
-    if (rc != 0)
-        return rc;
-    *out = (double)t.ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+    if (ticks < 0)
+        return (int)ticks;
+    *out = (double)ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK);
     return 0;
 }
 
-/* What signal_tree_cb sends, and to whose children. */
-struct signal_tree {
-    pid_t root;
-    int sig;
-};
-
-static void signal_tree_cb(pid_t pid, void *arg)
+static void signal_child(pid_t pid, const struct proc_stat *st, struct stat_walk *w)
 {
-    struct signal_tree *t = arg;
-    struct proc_stat st;
-
-    if (read_stat(pid, &st) == 0 && st.ppid == t->root)
-        (void)kill(pid, t->sig); /* it may have just exited */
+    if (st->ppid == w->of)
+        (void)kill(pid, w->sig); /* it may have just exited */
 }
 
 int cs_test_signal_tree(pid_t pid, int sig)
 {
-    struct signal_tree t = {.root = pid, .sig = sig};
+    struct stat_walk w = {.of = pid, .sig = sig, .visit = signal_child};
 
     if (kill(pid, sig) != 0)
         return -errno;
-    return cs_test__each_process(signal_tree_cb, &t);
+    long long rc = stat_walk(&w);
+    return rc < 0 ? (int)rc : 0;
 }
 
-/* What live_member_cb counts: the live processes of group pgrp. */
-struct group_live {
-    pid_t pgrp;
-    int n;
-};
-
-static void live_member_cb(pid_t pid, void *arg)
+static void count_live_member(pid_t pid, const struct proc_stat *st, struct stat_walk *w)
 {
-    struct group_live *g = arg;
-    struct proc_stat st;
-
-    if (read_stat(pid, &st) == 0 && st.pgrp == g->pgrp && st.state != 'Z' && st.state != 'X')
-        g->n++;
+    (void)pid;
+    if (st->pgrp == w->of && st->state != 'Z' && st->state != 'X')
+        w->total++;
 }
 
 int cs_test_group_live(pid_t pgid)
 {
-    struct group_live g = {.pgrp = pgid};
-    int rc = cs_test__each_process(live_member_cb, &g);
-    return rc != 0 ? rc : g.n;
+    struct stat_walk w = {.of = pgid, .visit = count_live_member};
+    return (int)stat_walk(&w);
 }
