@@ -1,4 +1,5 @@
-/* note_cached: see note_cached.h. */
+/* note_cached: see note_cached.h. Not a variant of cs_note_read (note.c):
+ * that file is also the musl-built minder's, which has no preadv2. */
 #include "note_cached.h"
 
 #include <errno.h>
