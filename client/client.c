@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "call.h"
+#include "grpc_locks.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned init_refs;
@@ -43,8 +44,10 @@ static const char *const status_names[] = {
 static void grpc_ref(void)
 {
     pthread_mutex_lock(&init_lock);
-    if (init_refs++ == 0)
+    if (init_refs++ == 0) {
+        cs_grpc_locks_unchecked();
         grpc_init();
+    }
     pthread_mutex_unlock(&init_lock);
 }
 

@@ -24,6 +24,7 @@
 #include "dir_check.h"
 #include "dispatch.h"
 #include "env.h"
+#include "grpc_locks.h"
 #include "job.h"
 #include "launcher.h"
 #include "local_listen.h"
@@ -310,6 +311,7 @@ static int watch_signals(struct server *srv)
  * negative errno, logged. */
 static int start_loop(struct server *srv)
 {
+    cs_grpc_locks_unchecked();
     grpc_init();
     srv->loop = uv_default_loop();
     if (srv->loop == NULL) {
