@@ -30,8 +30,7 @@ void cs_grpc_locks_unchecked(void)
 #if ABSL_OPTION_USE_INLINE_NAMESPACE
     const char *ns = CS_STR(ABSL_OPTION_INLINE_NAMESPACE_NAME);
     snprintf(name, sizeof(name),
-             "_ZN4absl%zu%s29SetMutexDeadlockDetectionModeENS0_15OnDeadlockCycleE", strlen(ns),
-             ns);
+             "_ZN4absl%zu%s29SetMutexDeadlockDetectionModeENS0_15OnDeadlockCycleE", strlen(ns), ns);
 #else
     snprintf(name, sizeof(name), "_ZN4absl29SetMutexDeadlockDetectionModeENS_15OnDeadlockCycleE");
 #endif
