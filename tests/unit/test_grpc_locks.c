@@ -2,7 +2,6 @@
  * both orders (a cycle in abseil's lock-order graph, though one thread can
  * never deadlock on it) do not end the process; before it, an abseil that
  * checks lock orders ends it, which shows the switch is what keeps it alive. */
-#include <cmocka.h>
 #include <grpc/support/sync.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +10,8 @@
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "grpc_locks.h"
 
