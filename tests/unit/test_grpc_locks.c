@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
+/* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
 #include "grpc_locks.h"
