@@ -408,18 +408,22 @@ static void release(struct server *srv)
     cs_log_info("stopped");
 }
 
-/* Puts cschedd ahead of its jobs where it can; it runs either way. */
-static void set_priority(int nice)
+/* Puts cschedd ahead of its jobs where it can; it runs either way. Returns
+ * the nice value its session has now, for its database backend to share. */
+static int set_priority(int nice)
 {
     struct cs_err err = {0};
     int rc = cs_priority_set_session_nice(nice, &err);
     if (rc == 0) {
         if (nice != 0)
             cs_log_info("session nice %d: ahead of the jobs' sessions at 0", nice);
-    } else if (rc == -ENOTTY)
+        return nice;
+    }
+    if (rc == -ENOTTY)
         cs_log_info("%s", err.msg);
     else
         cs_log_warn("%s", err.msg);
+    return 0;
 }
 
 /* The store's log lines join cschedd's, under the component it names. */
@@ -474,7 +478,7 @@ int main(int argc, char **argv)
     /* A client that goes away must not kill the server; SIG_ERR is only for
      * a signal number that does not exist. */
     (void)signal(SIGPIPE, SIG_IGN);
-    set_priority(srv.config.nice);
+    int session_nice = set_priority(srv.config.nice);
     if (prepare_files(&srv) != 0 || start_loop(&srv) != 0 || cs_log_start() != 0)
         return 1;
 
@@ -485,6 +489,7 @@ int main(int argc, char **argv)
         .log_cb = store_log_cb,
         .fenced_cb = store_fenced_cb,
         .fenced_arg = &srv,
+        .backend_nice = session_nice,
     };
     if (listen_all(&srv) != 0)
         return 1;

@@ -202,6 +202,7 @@ struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *con
     store->log = (struct cs_store_logger){config->log_cb, config->log_arg};
     store->fenced_cb = config->fenced_cb;
     store->fenced_arg = config->fenced_arg;
+    store->backend_nice = config->backend_nice;
     name_sessions(store);
     if (config->database_url != NULL && config->database_url[0] != '\0')
         store->database_url = cs_store_xstrdup(config->database_url);

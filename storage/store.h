@@ -64,6 +64,10 @@ struct cs_store_config {
     /* NULL: the caller learns it from cs_store_is_accepting() alone. */
     cs_store_fenced_cb fenced_cb;
     void *fenced_arg;
+    /* Not 0: the nice value the session of the backend serving the store
+     * gets when that backend is proven to run on this machine, as cschedd's
+     * own (store_backend.h); 0 leaves it. */
+    int backend_nice;
 };
 
 /* Status codes passed to callbacks: 0, or a negative errno: -ENOTCONN (the

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_backend.h"
 #include "store_internal.h"
 
 #define BACKOFF_MIN_MS 100
@@ -135,6 +136,28 @@ static void notice_cb(void *arg, const char *message)
     cs_store_log(&store->log, CS_STORE_LOG_DEBUG, "database notice: %s", message);
 }
 
+/* The backend that will make every commit gets cschedd's priority, where
+ * it is a process of this machine (store_backend.h). */
+static void prioritize_backend(struct cs_store *store)
+{
+    pid_t backend = PQbackendPID(store->conn);
+    int rc = cs_store_backend_nice(PQsocket(store->conn), backend, store->backend_nice);
+
+    if (rc == 0)
+        cs_store_log(&store->log, CS_STORE_LOG_DEBUG, "database backend %d: session nice %d",
+                     (int)backend, store->backend_nice);
+    else if (rc == -EREMOTE || rc == -ESRCH)
+        cs_store_log(&store->log, CS_STORE_LOG_DEBUG,
+                     "database backend %d is not a process of this machine: its priority is "
+                     "its server's",
+                     (int)backend);
+    else
+        cs_store_log(&store->log, CS_STORE_LOG_INFO,
+                     "cannot give database backend %d the session nice %d (%s): under load "
+                     "from the jobs its commits wait for the CPU like a job",
+                     (int)backend, store->backend_nice, strerror(-rc));
+}
+
 static void connected(struct cs_store *store)
 {
     struct cs_store_err err;
@@ -146,6 +169,8 @@ static void connected(struct cs_store *store)
         return;
     }
     PQsetNoticeProcessor(store->conn, notice_cb, store);
+    if (store->backend_nice != 0)
+        prioritize_backend(store);
     store->state = CS_STORE_CONN_LOCKING;
     if (cs_store_lock_start(store, &err) != 0)
         cs_store_conn_lost(store, err.msg);

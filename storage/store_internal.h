@@ -284,6 +284,7 @@ struct cs_store {
     char application_name[64];    /* "cschedd pid N.K on HOST": names this store's sessions */
     cs_store_fenced_cb fenced_cb; /* the caller's, from the config */
     void *fenced_arg;
+    int backend_nice; /* from the config: the backend's session nice, or 0 */
 
     /* store_conn.c and store_resolve.c */
     char host[256];                                        /* to resolve, or "" */

@@ -8,3 +8,6 @@ add_test(NAME unit_store_loop_symbols
                  $<TARGET_OBJECTS:cs_store>
          COMMAND_EXPAND_LISTS)
 set_tests_properties(unit_store_loop_symbols PROPERTIES LABELS unit TIMEOUT 60)
+
+# The database backend's priority: only the listener's child gets it.
+cs_unit_test(store_backend SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_store_backend.c LIBS cs_store)
