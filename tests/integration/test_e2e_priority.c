@@ -18,23 +18,6 @@
 #include "e2e.h"
 #include "testlib.h"
 
-/* The nice value in /proc/PID/autogroup ("/autogroup-N nice V"), or 99
- * when there is none (no autogroup scheduling). */
-static int session_nice(int pid)
-{
-    char path[64], line[128];
-    int nice = 99;
-
-    snprintf(path, sizeof(path), "/proc/%d/autogroup", pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 99;
-    if (fgets(line, sizeof(line), f) != NULL && strstr(line, "nice ") != NULL)
-        nice = atoi(strstr(line, "nice ") + 5);
-    fclose(f);
-    return nice;
-}
-
 /* The pid of the backend serving cschedd's store ("cschedd pid N.K on
  * HOST"), or 0. */
 static int backend_pid(struct cs_e2e *e)
@@ -59,10 +42,10 @@ static int backend_pid(struct cs_e2e *e)
 static void test_e2e_priority_backend_shares_cschedd_nice(void **state)
 {
     struct cs_e2e *e = *state;
-    int server_nice = session_nice((int)cs_testd_pid(e->d));
+    int server_nice = cs_test_session_nice(cs_testd_pid(e->d));
     char name[64];
 
-    if (server_nice == 99 || server_nice == 0) {
+    if (server_nice == CS_TEST_NO_AUTOGROUP || server_nice == 0) {
         fprintf(stderr,
                 "cschedd's session is at nice %d here (no autogroup scheduling, or no "
                 "CAP_SYS_NICE): nothing to share\n",
@@ -72,9 +55,9 @@ static void test_e2e_priority_backend_shares_cschedd_nice(void **state)
     int backend = backend_pid(e);
     if (backend == 0)
         fail_msg("no backend of cschedd pid %d in pg_stat_activity", (int)cs_testd_pid(e->d));
-    if (session_nice(backend) != server_nice)
+    if (cs_test_session_nice(backend) != server_nice)
         fail_msg("the database backend %d is at session nice %d, cschedd at %d", backend,
-                 session_nice(backend), server_nice);
+                 cs_test_session_nice(backend), server_nice);
 
     cs_e2e_name(name, sizeof(name), "priority");
     csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, "cat /proc/self/autogroup"),

@@ -160,6 +160,12 @@ int cs_test_tree_cpu_ms(pid_t pid, double *out);
  * or returns a negative errno. */
 int cs_test_group_live(pid_t pgid);
 
+/* cs_test_session_nice returns the nice value of pid's session, from
+ * /proc/PID/autogroup ("/autogroup-N nice V"), or CS_TEST_NO_AUTOGROUP
+ * when there is none (no autogroup scheduling, or no such process). */
+#define CS_TEST_NO_AUTOGROUP 99
+int cs_test_session_nice(pid_t pid);
+
 /* cs_test_signal_tree sends sig to pid and to each of its children (a
  * postmaster and its backends: SIGSTOP freezes the database, SIGCONT thaws
  * it). 0 or a negative errno from the kill of pid itself. */

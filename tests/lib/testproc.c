@@ -404,6 +404,21 @@ static void count_live_member(pid_t pid, const struct proc_stat *st, struct stat
         w->total++;
 }
 
+int cs_test_session_nice(pid_t pid)
+{
+    char path[64], line[128];
+    const char *v = NULL;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/autogroup", (int)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return CS_TEST_NO_AUTOGROUP;
+    if (fgets(line, sizeof(line), f) != NULL)
+        v = strstr(line, " nice ");
+    fclose(f);
+    return v != NULL ? atoi(v + 6) : CS_TEST_NO_AUTOGROUP;
+}
+
 int cs_test_group_live(pid_t pgid)
 {
     struct stat_walk w = {.of = pgid, .visit = count_live_member};

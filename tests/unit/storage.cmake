@@ -10,4 +10,5 @@ add_test(NAME unit_store_loop_symbols
 set_tests_properties(unit_store_loop_symbols PROPERTIES LABELS unit TIMEOUT 60)
 
 # The database backend's priority: only the listener's child gets it.
-cs_unit_test(store_backend SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_store_backend.c LIBS cs_store)
+cs_unit_test(store_backend SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_store_backend.c
+             LIBS cs_store cs_testlib)

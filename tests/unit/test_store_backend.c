@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "store_backend.h"
+#include "testlib.h"
 
 struct fake_server {
     pid_t listener;
@@ -30,23 +31,6 @@ struct fake_server {
     int conn;    /* our end, connected to the listener */
     char path[108];
 };
-
-static int session_nice(pid_t pid)
-{
-    char path[64], line[128];
-    int nice = 99;
-    snprintf(path, sizeof(path), "/proc/%d/autogroup", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 99;
-    if (fgets(line, sizeof(line), f) != NULL) {
-        const char *n = strstr(line, "nice ");
-        if (n != NULL)
-            nice = atoi(n + 5);
-    }
-    fclose(f);
-    return nice;
-}
 
 /* A child of the listener that reports its pid once it leads a session of
  * its own (lead true, as PostgreSQL's backends do) or, negated, at once;
@@ -108,7 +92,7 @@ static int setup(void **state)
     snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", s.path);
     s.conn = socket(AF_UNIX, SOCK_STREAM, 0);
     assert_int_equal(connect(s.conn, (struct sockaddr *)&addr, sizeof(addr)), 0);
-    if (session_nice(s.backend) == 99) {
+    if (cs_test_session_nice(s.backend) == CS_TEST_NO_AUTOGROUP) {
         fprintf(stderr, "no autogroup scheduling here: nothing to test\n");
         skip();
     }
@@ -134,15 +118,15 @@ static void test_backend_of_the_listener_gets_the_nice(void **state)
 {
     struct fake_server *s = *state;
 
-    assert_int_equal(session_nice(s->backend), 0);
+    assert_int_equal(cs_test_session_nice(s->backend), 0);
     assert_int_equal(cs_store_backend_nice(s->conn, s->backend, 5), 0);
-    assert_int_equal(session_nice(s->backend), 5);
+    assert_int_equal(cs_test_session_nice(s->backend), 5);
 }
 
 static void test_other_processes_are_refused(void **state)
 {
     struct fake_server *s = *state;
-    int ours = session_nice(getpid());
+    int ours = cs_test_session_nice(getpid());
 
     /* A child in the listener's session (ours too): changing it would
      * change theirs. The listener is not its own child; nor are we, nor
@@ -153,8 +137,8 @@ static void test_other_processes_are_refused(void **state)
     assert_int_equal(cs_store_backend_nice(s->conn, 1, 5), -ESRCH);
     assert_int_equal(cs_store_backend_nice(s->conn, 0, 5), -ESRCH);
     assert_int_equal(cs_store_backend_nice(s->conn, -1, 5), -ESRCH);
-    assert_int_equal(session_nice(getpid()), ours);
-    assert_int_equal(session_nice(s->backend), 0);
+    assert_int_equal(cs_test_session_nice(getpid()), ours);
+    assert_int_equal(cs_test_session_nice(s->backend), 0);
 }
 
 static void test_a_gone_server_is_refused(void **state)
