@@ -263,8 +263,6 @@ static int sched_init(struct server *srv)
     int rc = cs_api_health_init(s, srv->config.max_health_watches);
     if (rc == 0)
         rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
-    if (rc == 0)
-        rc = cs_probe_start(srv->loop, &s->probe);
     if (rc == 0 && srv->config.metrics_listen != NULL)
         rc = cs_metrics_start(srv->loop, cs_metrics_sched_gauges_cb, s);
     if (rc == 0)
@@ -335,9 +333,10 @@ static void local_handoff_cb(void *ctx, int fd)
     cs_rpc_server_add_fd(srv->rpc, fd);
 }
 
-/* The unix socket and the gRPC server, bound before the loop runs: making
- * a gRPC server takes tens of milliseconds, which the probe would count
- * against the loop. It serves only once the store is open. 0 or -1, logged. */
+/* The unix socket and the gRPC server, bound before the loop runs and the
+ * probe starts: making a gRPC server takes tens of milliseconds, which the
+ * probe would count against the loop. It serves only once the store is
+ * open. 0 or -1, logged. */
 static int listen_all(struct server *srv)
 {
     const struct cs_config *c = &srv->config;
@@ -497,6 +496,13 @@ int main(int argc, char **argv)
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");
+        return 1;
+    }
+    /* Started last, just before the loop runs: its first tick must not
+     * count the start-up above (the gRPC server, tens of milliseconds, more
+     * under the sanitizers) as a stall of the loop. */
+    if (cs_probe_start(srv.loop, &srv.sched.probe) != 0) {
+        cs_log_error("the loop-lag probe could not be started");
         return 1;
     }
 

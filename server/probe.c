@@ -96,6 +96,8 @@ int cs_probe_start(uv_loop_t *loop, struct cs_probe *probe)
     probe->timer.data = probe;
     /* The probe must not keep the loop alive on its own at shutdown. */
     uv_unref((uv_handle_t *)&probe->timer);
+    /* The loop's clock is read when it runs; it may be stale before. */
+    uv_update_time(loop);
     probe->due_ns = uv_hrtime() + CS_PROBE_INTERVAL_MS * 1000000ull;
     return uv_timer_start(&probe->timer, tick_cb, CS_PROBE_INTERVAL_MS, 0);
 }
