@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,21 +20,44 @@
 #include "log.h"
 
 /* The socket's directory: made if missing, so that /run/csched works on a
- * machine where systemd has not made it. Only the last level is made. */
+ * machine where systemd has not made it. Only the last level is made. One
+ * that exists must be root's or ours, and writable by no one else unless
+ * sticky (as /tmp): whoever else may rename in it could put a link where
+ * the socket was bound, for the chmod below to open up what it names. */
 static int make_parent(const char *path, struct cs_err *err)
 {
     char copy[sizeof(((struct sockaddr_un *)0)->sun_path)];
     (void)snprintf(copy, sizeof(copy), "%s", path);
     const char *dir = dirname(copy);
-    if (mkdir(dir, 0755) != 0)
-        return errno == EEXIST
-                   ? 0
-                   : cs_err_set(err, -errno, "mkdir(%s) failed: %s", dir, strerror(errno));
+    bool made = mkdir(dir, 0755) == 0;
+    if (!made && errno != EEXIST)
+        return cs_err_set(err, -errno, "mkdir(%s) failed: %s", dir, strerror(errno));
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int rc =
+            cs_err_set(err, -errno, "cannot open the socket's folder %s: %s", dir, strerror(errno));
+        if (fd >= 0)
+            (void)close(fd);
+        return rc;
+    }
+    int rc = 0;
+    if (st.st_uid != 0 && st.st_uid != geteuid())
+        rc = cs_err_set(err, -EPERM,
+                        "the socket's folder %s belongs to uid %u, not to root or to cschedd: "
+                        "choose a folder of cschedd's own for --socket",
+                        dir, (unsigned)st.st_uid);
+    else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+        rc = cs_err_set(err, -EPERM,
+                        "the socket's folder %s may be written by others (mode %o, not sticky): "
+                        "run `chmod go-w %s`, or choose a folder of cschedd's own for --socket",
+                        dir, (unsigned)(st.st_mode & 07777), dir);
     /* Exactly 0755 whatever the umask (systemd's UMask=0027 would make it
      * 0750 and keep other users from the socket). */
-    if (chmod(dir, 0755) != 0)
-        return cs_err_set(err, -errno, "chmod(%s) failed: %s", dir, strerror(errno));
-    return 0;
+    else if (made && fchmod(fd, 0755) != 0)
+        rc = cs_err_set(err, -errno, "chmod(%s) failed: %s", dir, strerror(errno));
+    (void)close(fd);
+    return rc;
 }
 
 /* A socket file at path from an earlier server is removed if no one answers
@@ -65,7 +89,8 @@ static int bind_and_listen(int fd, const struct sockaddr_un *addr, struct cs_err
     if (bind(fd, (const struct sockaddr *)addr, sizeof(*addr)) != 0)
         return cs_err_set(err, -errno, "bind(%s) failed: %s", addr->sun_path, strerror(errno));
     /* Everyone may connect: the role decides what a caller may do, and a
-     * caller without one learns why instead of seeing EACCES. */
+     * caller without one learns why instead of seeing EACCES. By path: the
+     * folder is one no one else may rename in (make_parent). */
     if (chmod(addr->sun_path, 0666) != 0)
         return cs_err_set(err, -errno, "chmod(%s) failed: %s", addr->sun_path, strerror(errno));
     if (listen(fd, SOMAXCONN) != 0)

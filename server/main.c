@@ -78,6 +78,52 @@ static int make_dir(const char *path)
     return 0;
 }
 
+static bool in_my_groups(gid_t gid)
+{
+    gid_t groups[256];
+    int n = getgroups(256, groups);
+    if (gid == getegid())
+        return true;
+    for (int i = 0; i < n; i++)
+        if (groups[i] == gid)
+            return true;
+    return false;
+}
+
+/* The state dir, made if missing. One that exists must be root's or ours
+ * and writable by no one else (its group's members only when the group is
+ * ours, as a Kubernetes volume with fsGroup is): whoever may write in it
+ * could put links where cschedd writes as root, or read its jobs. */
+static int make_state_dir(const char *path)
+{
+    struct stat st;
+    int rc = make_dir(path);
+
+    if (rc != 0)
+        return rc;
+    if (stat(path, &st) != 0) {
+        rc = -errno;
+        cs_log_error("stat(%s) failed: %s", path, strerror(-rc));
+        return rc;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        cs_log_error("the state dir %s is not a directory", path);
+        return -ENOTDIR;
+    }
+    if (st.st_uid != 0 && st.st_uid != geteuid()) {
+        cs_log_error("the state dir %s belongs to uid %u, not to root or to cschedd: choose a "
+                     "directory of cschedd's own",
+                     path, (unsigned)st.st_uid);
+        return -EPERM;
+    }
+    if ((st.st_mode & S_IWOTH) != 0 || ((st.st_mode & S_IWGRP) != 0 && !in_my_groups(st.st_gid))) {
+        cs_log_error("the state dir %s may be written by others (mode %o): run `chmod go-w %s`",
+                     path, (unsigned)(st.st_mode & 07777), path);
+        return -EPERM;
+    }
+    return 0;
+}
+
 static int find_minder(struct server *srv)
 {
     if (srv->config.minder_path != NULL) {
@@ -280,7 +326,7 @@ static int prepare_files(struct server *srv)
     struct cs_err err = {0};
     (void)snprintf(attempts, sizeof(attempts), "%s/attempts", srv->config.state_dir);
     (void)snprintf(srv->embedded_dir, sizeof(srv->embedded_dir), "%s/pg", srv->config.state_dir);
-    int rc = make_dir(srv->config.state_dir);
+    int rc = make_state_dir(srv->config.state_dir);
     if (rc == 0 && (rc = cs_state_lock_take(&srv->state_lock, srv->config.state_dir, &err)) != 0)
         cs_log_error("%s", err.msg);
     if (rc == 0)

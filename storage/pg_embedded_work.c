@@ -227,9 +227,17 @@ static int check_traversal(const struct pg_ctx *c, const char *dir)
     return 0;
 }
 
+/* Makes dir (and its parents) for PostgreSQL alone: mode 0700, owned by
+ * its user. The last directory is opened without following a symlink and
+ * changed through that handle; one that already existed must be a
+ * directory of root's, of PostgreSQL's user or of ours, or it is refused:
+ * in a shared folder such as /tmp another user could have made it, or a
+ * link in its place, for us to hand over (chown) or open up. */
 static int make_dir(const char *dir, const struct pg_ctx *c)
 {
     char path[PATH_MAX];
+    struct stat st;
+    int fd = -1;
 
     snprintf(path, sizeof(path), "%s", dir);
     for (char *p = strchr(path + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
@@ -240,15 +248,33 @@ static int make_dir(const char *dir, const struct pg_ctx *c)
     }
     if (mkdir(path, 0700) != 0 && errno != EEXIST)
         goto err;
-    if (chmod(path, 0700) != 0)
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0)
         goto err;
-    if (c->as_user && chown(path, c->uid, c->gid) != 0)
+    if (st.st_uid != 0 && st.st_uid != geteuid() && !(c->as_user && st.st_uid == c->uid)) {
+        cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
+                     "embedded PostgreSQL: %s belongs to uid %u, not to us or to PostgreSQL's "
+                     "user: refusing to use it (remove it, or choose a shorter state directory "
+                     "so that the socket needs no folder of its own)",
+                     path, (unsigned)st.st_uid);
+        (void)close(fd);
+        return -EPERM;
+    }
+    if (fchmod(fd, 0700) != 0)
         goto err;
+    if (c->as_user && fchown(fd, c->uid, c->gid) != 0)
+        goto err;
+    (void)close(fd);
     return 0;
-err:
+err:;
+    int rc = -errno;
     cs_store_log(&c->logger, CS_STORE_LOG_ERROR,
-                 "embedded PostgreSQL: cannot make directory %s: %s", path, strerror(errno));
-    return -errno;
+                 "embedded PostgreSQL: cannot make directory %s: %s%s", path, strerror(-rc),
+                 rc == -ELOOP || rc == -ENOTDIR ? " (not a directory: a link or a file is there)"
+                                                : "");
+    if (fd >= 0)
+        (void)close(fd);
+    return rc;
 }
 
 /* The socket goes in dir when the path fits a unix socket address, else in

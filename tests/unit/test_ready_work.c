@@ -1,0 +1,108 @@
+/* ready_work: the ready file is written whole and renamed into place, and a
+ * link planted at a name a temp file could have had (PATH.tmp) is not
+ * written through: the file it points at keeps its content. The work
+ * function is called directly, as the pool would. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
+
+#include "ready_work.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/test_ready.XXXXXX");
+    return mkdtemp(dir) != NULL ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[96];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void read_file(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+static void write_ready(const char *path, const char *text)
+{
+    struct cs_ready_write w = {.path = path};
+    snprintf(w.text, sizeof(w.text), "%s", text);
+    w.work.data = &w;
+    cs_ready_write_work(&w.work);
+}
+
+static void test_ready_written_and_no_temp_left(void **state)
+{
+    (void)state;
+    char path[96], buf[64];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/ready", dir);
+    write_ready(path, "unix:/run/csched/csched.sock");
+    read_file(path, buf, sizeof(buf));
+    assert_string_equal(buf, "unix:/run/csched/csched.sock");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+    /* Only the ready file is left in the folder. */
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "test $(ls -A '%s' | wc -l) -eq 1", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_planted_links_not_followed(void **state)
+{
+    (void)state;
+    char path[96], planted[104], victim[96], buf[64];
+    struct stat st;
+
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("secret\n", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/ready", dir);
+    snprintf(planted, sizeof(planted), "%s.tmp", path);
+    assert_int_equal(symlink(victim, planted), 0);
+    write_ready(path, "unix:/x.sock");
+    read_file(victim, buf, sizeof(buf));
+    assert_string_equal(buf, "secret\n");
+    /* A link at the path itself is replaced, not written through. */
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(victim, path), 0);
+    write_ready(path, "unix:/y.sock");
+    read_file(victim, buf, sizeof(buf));
+    assert_string_equal(buf, "secret\n");
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    read_file(path, buf, sizeof(buf));
+    assert_string_equal(buf, "unix:/y.sock");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_ready_written_and_no_temp_left, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_planted_links_not_followed, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
