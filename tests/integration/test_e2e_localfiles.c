@@ -101,50 +101,43 @@ static void expect_refusal(struct cs_e2e *e, const char *const *args, const char
         fail_msg("the refusal does not say \"%s\": \"%s\"", why, log);
 }
 
-/* The socket's folder: one another user may write in (not sticky) or owns. */
-static void test_e2e_localfiles_socket_folder_of_others(void **state)
+/* The two folders another user could have left: one anyone may write in
+ * (not sticky), and one of theirs. */
+enum folder_kind { FOLDER_OPEN, FOLDER_THEIRS };
+
+static const char *const folder_refusal[] = {
+    [FOLDER_OPEN] = "may be written by others (mode 777",
+    [FOLDER_THEIRS] = "not to root or to cschedd",
+};
+
+static void plant_folder(const struct plant *p, enum folder_kind kind, char *dir, size_t cap)
 {
-    struct cs_e2e *e = *state;
-    if (skip_unless_root())
-        skip();
-    struct plant p = make_plant();
-    char dir[160], sock[200];
-    const char *args[] = {"--socket", sock, NULL};
-
-    snprintf(dir, sizeof(dir), "%s/open", p.root);
+    snprintf(dir, cap, "%s/%s", p->root, kind == FOLDER_OPEN ? "open" : "theirs");
     assert_int_equal(mkdir(dir, 0755), 0);
-    assert_int_equal(chmod(dir, 0777), 0);
-    snprintf(sock, sizeof(sock), "%s/csched.sock", dir);
-    expect_refusal(e, args, NULL, "may be written by others (mode 777, not sticky)");
-
-    snprintf(dir, sizeof(dir), "%s/theirs", p.root);
-    assert_int_equal(mkdir(dir, 0755), 0);
-    assert_int_equal(chown(dir, nobody(), (gid_t)-1), 0);
-    snprintf(sock, sizeof(sock), "%s/csched.sock", dir);
-    expect_refusal(e, args, NULL, "not to root or to cschedd");
-    assert_victims_intact(&p);
-    remove_plant(&p);
+    if (kind == FOLDER_OPEN)
+        assert_int_equal(chmod(dir, 0777), 0);
+    else
+        assert_int_equal(chown(dir, nobody(), (gid_t)-1), 0);
 }
 
-/* The state dir: another user's, or one anyone may write in. */
-static void test_e2e_localfiles_state_dir_of_others(void **state)
+/* The socket's folder and the state dir, each as either kind of folder. */
+static void test_e2e_localfiles_folders_of_others(void **state)
 {
     struct cs_e2e *e = *state;
     if (skip_unless_root())
         skip();
-    struct plant p = make_plant();
-    char dir[160];
+    for (int kind = FOLDER_OPEN; kind <= FOLDER_THEIRS; kind++) {
+        struct plant p = make_plant();
+        char dir[160], sock[200];
+        const char *args[] = {"--socket", sock, NULL};
 
-    snprintf(dir, sizeof(dir), "%s/state-theirs", p.root);
-    assert_int_equal(mkdir(dir, 0755), 0);
-    assert_int_equal(chown(dir, nobody(), (gid_t)-1), 0);
-    expect_refusal(e, NULL, dir, "not to root or to cschedd");
-
-    snprintf(dir, sizeof(dir), "%s/state-open", p.root);
-    assert_int_equal(mkdir(dir, 0755), 0);
-    assert_int_equal(chmod(dir, 0777), 0);
-    expect_refusal(e, NULL, dir, "may be written by others (mode 777)");
-    remove_plant(&p);
+        plant_folder(&p, (enum folder_kind)kind, dir, sizeof(dir));
+        snprintf(sock, sizeof(sock), "%s/csched.sock", dir);
+        expect_refusal(e, args, NULL, folder_refusal[kind]);
+        expect_refusal(e, NULL, dir, folder_refusal[kind]);
+        assert_victims_intact(&p);
+        remove_plant(&p);
+    }
 }
 
 /* The embedded PostgreSQL's socket folder in /tmp, for a state dir whose
@@ -187,8 +180,7 @@ static void test_e2e_localfiles_embedded_socket_link(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_e2e_localfiles_socket_folder_of_others),
-        cmocka_unit_test(test_e2e_localfiles_state_dir_of_others),
+        cmocka_unit_test(test_e2e_localfiles_folders_of_others),
         cmocka_unit_test(test_e2e_localfiles_embedded_socket_link),
     };
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
