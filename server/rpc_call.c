@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "access.h"
+#include "map_fold.h"
 #include "metrics.h"
 #include "status.h"
 #include "status_details.h"
@@ -67,6 +68,8 @@ int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, s
         (void)snprintf(why, cap, "field %s holds a NUL byte or is not valid UTF-8", field);
     else if ((call->request = protobuf_c_message_unpack(desc, NULL, len, data)) == NULL)
         (void)snprintf(why, cap, "the request is not a valid %s message", desc->name);
+    else
+        cs_map_fold(call->request);
     grpc_slice_unref(slice);
     return call->request != NULL ? 0 : -EINVAL;
 }

@@ -133,12 +133,48 @@ static void test_e2e_hostile_watch_after_future_seq(void **state)
     assert_alive(e);
 }
 
+/* A map's key sent twice (a client that does not fold its entries): the
+ * job was stored and shown with the name twice. Now the last wins, once, as
+ * protobuf has it, and the command sees that value. */
+static void test_e2e_hostile_env_key_twice(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__Job__EnvEntry env[3] = {CSCHED__V1__JOB__ENV_ENTRY__INIT,
+                                        CSCHED__V1__JOB__ENV_ENTRY__INIT,
+                                        CSCHED__V1__JOB__ENV_ENTRY__INIT};
+    Csched__V1__Job__EnvEntry *envp[3] = {&env[0], &env[1], &env[2]};
+    size_t len = 0;
+
+    env[0].key = "A", env[0].value = "first";
+    env[1].key = "B", env[1].value = "b";
+    env[2].key = "A", env[2].value = "last";
+    job.name = "envtwice";
+    job.shell = "echo \"$A\"";
+    job.n_env = 3;
+    job.env = envp;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+    Csched__V1__Job *got = cs_e2e_get_job(e, "envtwice");
+    assert_int_equal(got->n_env, 2);
+    for (size_t i = 0; i < got->n_env; i++)
+        if (strcmp(got->env[i]->key, "A") == 0)
+            assert_string_equal(got->env[i]->value, "last");
+    csched__v1__job__free_unpacked(got, NULL);
+    int64_t id = cs_e2e_trigger(e, "envtwice");
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, id), NULL);
+    char *out = cs_e2e_read_logs(e, id, 0, CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
+    assert_string_equal(out, "last\n");
+    free(out);
+    assert_alive(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_hostile_list_slots_filter),
         cmocka_unit_test(test_e2e_hostile_list_slots_token),
         cmocka_unit_test(test_e2e_hostile_watch_after_future_seq),
+        cmocka_unit_test(test_e2e_hostile_env_key_twice),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
