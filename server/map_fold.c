@@ -61,6 +61,15 @@ static void fold(ProtobufCMessage **entries, size_t *n)
     free(k);
 }
 
+/* A oneof's members share one place: it holds this field only when the
+ * oneof's case names it, and may hold a string of another member. */
+static bool field_is_set(const ProtobufCMessage *msg, const ProtobufCFieldDescriptor *fd)
+{
+    if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) == 0)
+        return true;
+    return *(const uint32_t *)((const char *)msg + fd->quantifier_offset) == fd->id;
+}
+
 void cs_map_fold(ProtobufCMessage *msg)
 {
     const ProtobufCMessageDescriptor *d = msg->descriptor;
@@ -68,6 +77,8 @@ void cs_map_fold(ProtobufCMessage *msg)
     for (unsigned f = 0; f < d->n_fields; f++) {
         const ProtobufCFieldDescriptor *fd = &d->fields[f];
         if (fd->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        if (!field_is_set(msg, fd))
             continue;
         void *at = (char *)msg + fd->offset;
         if (fd->label != PROTOBUF_C_LABEL_REPEATED) {

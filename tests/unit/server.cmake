@@ -29,7 +29,7 @@ cs_unit_test(run_keys SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_run_keys.c LIBS c
 cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rpc)
 cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_rpc)
 # A map key sent twice: the last wins, once.
-cs_unit_test(map_fold SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_map_fold.c LIBS cs_map_fold)
+cs_unit_test(map_fold SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_map_fold.c LIBS cs_map_fold cs_proto_reflection)
 cs_unit_test(access SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_access.c LIBS cs_access)
 cs_unit_test(local_role SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_role.c LIBS cs_local)
 cs_unit_test(local_listen SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_listen.c LIBS cs_local)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "csched/v1/scheduler.pb-c.h"
+#include "grpc/reflection/v1/reflection.pb-c.h"
 #include "map_fold.h"
 
 /* A message packed as a client would send it, with the entries as given
@@ -96,11 +97,43 @@ static void test_trigger_env_and_no_duplicates(void **state)
     protobuf_c_message_free_unpacked(&got->base, NULL);
 }
 
+/* A oneof's members share one place: a string member set there is not
+ * taken for the message member beside it, and a message member set is
+ * walked. */
+static void test_oneof_members_share_a_place(void **state)
+{
+    (void)state;
+    Grpc__Reflection__V1__ServerReflectionRequest req =
+        GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__INIT;
+    req.message_request_case =
+        GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_BY_FILENAME;
+    req.file_by_filename = "csched/v1/scheduler.proto";
+    ProtobufCMessage *got = round_trip(&req.base);
+    cs_map_fold(got);
+    assert_string_equal(((Grpc__Reflection__V1__ServerReflectionRequest *)got)->file_by_filename,
+                        "csched/v1/scheduler.proto");
+    protobuf_c_message_free_unpacked(got, NULL);
+
+    Grpc__Reflection__V1__ExtensionRequest ext = GRPC__REFLECTION__V1__EXTENSION_REQUEST__INIT;
+    ext.containing_type = "csched.v1.Job";
+    ext.extension_number = 7;
+    req.message_request_case =
+        GRPC__REFLECTION__V1__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_EXTENSION;
+    req.file_containing_extension = &ext;
+    got = round_trip(&req.base);
+    cs_map_fold(got);
+    assert_int_equal(((Grpc__Reflection__V1__ServerReflectionRequest *)got)
+                         ->file_containing_extension->extension_number,
+                     7);
+    protobuf_c_message_free_unpacked(got, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_job_env_and_labels_last_wins),
         cmocka_unit_test(test_trigger_env_and_no_duplicates),
+        cmocka_unit_test(test_oneof_members_share_a_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
