@@ -14,13 +14,12 @@
 #include <string.h>
 
 #include "access.h"
-#include "map_fold.h"
 #include "metrics.h"
+#include "request_decode.h"
 #include "status.h"
 #include "status_details.h"
 #include "utf8.h"
 #include "util.h"
-#include "wire_check.h"
 
 static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
 {
@@ -52,24 +51,8 @@ int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, s
     }
     grpc_slice slice = grpc_byte_buffer_reader_readall(&reader);
     grpc_byte_buffer_reader_destroy(&reader);
-    const uint8_t *data = GRPC_SLICE_START_PTR(slice);
-    size_t len = GRPC_SLICE_LENGTH(slice);
-    char field[200];
-    int rc = cs_wire_check_strings(desc, data, len, field, sizeof(field));
-    if (rc == -EBADMSG)
-        (void)snprintf(why, cap, "the request is not a valid %s message: %s%shas field number 0",
-                       desc->name, field, field[0] != '\0' ? " " : "");
-    else if (rc == -E2BIG)
-        (void)snprintf(why, cap, "field %s has more than %d entries, the limit for any field",
-                       field, CS_WIRE_REPEATED_MAX);
-    else if (rc == -ERANGE)
-        (void)snprintf(why, cap, "field %s is a 32-bit number: its value does not fit", field);
-    else if (rc != 0)
-        (void)snprintf(why, cap, "field %s holds a NUL byte or is not valid UTF-8", field);
-    else if ((call->request = protobuf_c_message_unpack(desc, NULL, len, data)) == NULL)
-        (void)snprintf(why, cap, "the request is not a valid %s message", desc->name);
-    else
-        cs_map_fold(call->request);
+    call->request =
+        cs_request_decode(desc, GRPC_SLICE_START_PTR(slice), GRPC_SLICE_LENGTH(slice), why, cap);
     grpc_slice_unref(slice);
     return call->request != NULL ? 0 : -EINVAL;
 }

@@ -1,11 +1,12 @@
 /* fuzz_request: a request as cschedd takes it off the wire, for every
- * method of the Scheduler service: the first byte is the method's index in
- * scheduler.proto, the rest its encoded request. The bytes go the way
- * cs_call_unpack (rpc_call.c) takes them, the string walk of wire_check,
- * then protobuf-c's unpack, and on to the checks the method's handler makes
- * before it looks at any state (job.h, api_common.h) and what a handler
- * derives from a request it accepts: a copy (pack and unpack), the
- * environment of a run. No files, no state. */
+ * method it serves: the first byte is the method's index in scheduler.proto,
+ * or past the Scheduler service's methods one of the others (health,
+ * reflection) in the order of cs_api_methods; the rest is its encoded
+ * request. The bytes go through cs_request_decode, as every call's do
+ * (wire_check, protobuf-c's unpack, the maps folded), and on to the checks
+ * the method's handler makes before it looks at any state (job.h,
+ * api_common.h) and what a handler derives from a request it accepts: a copy
+ * (pack and unpack), the environment of a run. No files, no state. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +17,7 @@
 #include "api.h"
 #include "env.h"
 #include "job.h"
-#include "wire_check.h"
+#include "request_decode.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -117,10 +118,26 @@ static const struct {
     {&csched__v1__list_audit_request__descriptor, check_list_audit},
 };
 
+/* The request of every method served: the Scheduler service's in its order,
+ * then the others' (one per message). */
+static const ProtobufCMessageDescriptor *inputs[64];
+static size_t n_inputs;
+
+static void add_input(const ProtobufCMessageDescriptor *input)
+{
+    for (size_t i = 0; i < n_inputs; i++)
+        if (inputs[i] == input)
+            return;
+    if (n_inputs == CS_ARRAY_LEN(inputs))
+        abort();
+    inputs[n_inputs++] = input;
+}
+
 /* The server must take each method's request as the service declares it:
  * every method in its table (server/api.c), with the same message. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    (void)argc, (void)argv;
     const ProtobufCServiceDescriptor *service = &csched__v1__scheduler__descriptor;
     for (unsigned i = 0; i < service->n_methods; i++) {
         char path[128];
@@ -133,20 +150,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
             fprintf(stderr, "fuzz_request: %s is not in cs_api_methods\n", path);
             abort();
         }
+        inputs[n_inputs++] = service->methods[i].input;
     }
+    for (size_t m = 0; m < cs_api_n_methods; m++)
+        add_input(cs_api_methods[m].input);
     return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const ProtobufCServiceDescriptor *service = &csched__v1__scheduler__descriptor;
-    if (size == 0 || data[0] >= service->n_methods)
+    if (size == 0 || data[0] >= n_inputs)
         return 0;
-    const ProtobufCMessageDescriptor *input = service->methods[data[0]].input;
-    char field[200];
-    if (cs_wire_check_strings(input, data + 1, size - 1, field, sizeof(field)) != 0)
-        return 0;
-    ProtobufCMessage *req = protobuf_c_message_unpack(input, NULL, size - 1, data + 1);
+    const ProtobufCMessageDescriptor *input = inputs[data[0]];
+    char why[300];
+    ProtobufCMessage *req = cs_request_decode(input, data + 1, size - 1, why, sizeof(why));
     if (req == NULL)
         return 0;
     /* Whatever the server takes it must be able to copy, as it stores jobs

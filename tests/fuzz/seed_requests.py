@@ -2,12 +2,14 @@
 """Writes the seed corpus of fuzz_request: a few valid requests of every
 method of csched.v1.Scheduler, each file the method's index in
 scheduler.proto (one byte) and then the encoded request, as the target reads
-them. Run from anywhere; needs grpc_tools and protobuf (python3-grpc-tools,
+them; then health's and reflection's requests, at the indices after the
+Scheduler's (in the order of server/api.c's cs_api_methods). Run from anywhere; needs grpc_tools and protobuf (python3-grpc-tools,
 python3-protobuf). Rewrites tests/fuzz/corpus/request/seed-*.
 
     tests/fuzz/seed_requests.py
 """
 import importlib
+import importlib.util
 import os
 import sys
 import tempfile
@@ -19,13 +21,43 @@ PROTO_DIR = os.path.join(HERE, "..", "..", "proto")
 OUT_DIR = os.path.join(HERE, "corpus", "request")
 
 
+GRPC_PROTO_DIR = "/usr/share/grpc-proto"
+OTHERS = ["grpc/health/v1/health.proto", "grpc/reflection/v1/reflection.proto"]
+
+
 def load_messages(tmp):
-    rc = protoc.main(["protoc", "-I" + PROTO_DIR, "--python_out=" + tmp,
-                      "csched/v1/scheduler.proto"])
+    rc = protoc.main(["protoc", "-I" + PROTO_DIR, "-I" + GRPC_PROTO_DIR, "--python_out=" + tmp,
+                      "csched/v1/scheduler.proto"] + OTHERS)
     if rc != 0:
         sys.exit("seed_requests: protoc failed")
     sys.path.insert(0, tmp)
-    return importlib.import_module("csched.v1.scheduler_pb2")
+    return [importlib.import_module("csched.v1.scheduler_pb2")] + [load_file(tmp, p) for p in OTHERS]
+
+
+def load_file(tmp, proto):
+    """A generated module under grpc/ by its file: as a package "grpc" it
+    would shadow grpcio's own."""
+    path = os.path.join(tmp, proto[:-len(".proto")] + "_pb2.py")
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def other_seeds(health, reflection):
+    """The requests of the other services served, in cs_api_methods' order."""
+    r = reflection
+    return [
+        ("HealthCheck", [health.HealthCheckRequest(),
+                         health.HealthCheckRequest(service="csched.v1.Scheduler")]),
+        ("ServerReflectionInfo", [
+            r.ServerReflectionRequest(host="h", list_services=""),
+            r.ServerReflectionRequest(file_by_filename="csched/v1/scheduler.proto"),
+            r.ServerReflectionRequest(file_containing_symbol="csched.v1.Job"),
+            r.ServerReflectionRequest(file_containing_extension=r.ExtensionRequest(
+                containing_type="csched.v1.Job", extension_number=7)),
+            r.ServerReflectionRequest(all_extension_numbers_of_type="csched.v1.Job")]),
+    ]
 
 
 def seeds(pb):
@@ -59,6 +91,12 @@ def seeds(pb):
         "ReadLogs": [pb.ReadLogsRequest(run_id=51, attempt=2, stream=pb.LOG_STREAM_STDERR,
                                         follow=True)],
         "GetStats": [pb.GetStatsRequest()],
+        "PauseJob": [pb.PauseJobRequest(name="build", reason="maintenance")],
+        "ResumeJob": [pb.ResumeJobRequest(name="build")],
+        "BackfillJob": [pb.BackfillJobRequest(name="build", from_unix_ms=1000, to_unix_ms=2000),
+                        pb.BackfillJobRequest(name="build", from_unix_ms=5, to_unix_ms=1)],
+        "ListSlots": [pb.ListSlotsRequest(job_name="build", from_unix_ms=0, to_unix_ms=-1,
+                                          outcome=1, page_size=10, page_token="x")],
         "ListAudit": [pb.ListAuditRequest(),
                       pb.ListAuditRequest(identity="unix:uid=0(root)", method="TriggerJob",
                                           job_name="build", run_id=51, since_unix_ms=1000,
@@ -69,7 +107,7 @@ def seeds(pb):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        pb = load_messages(tmp)
+        pb, health, reflection = load_messages(tmp)
         service = pb.DESCRIPTOR.services_by_name["Scheduler"]
         by_method = seeds(pb)
         missing = [m.name for m in service.methods if m.name not in by_method]
@@ -84,6 +122,11 @@ def main():
                 path = os.path.join(OUT_DIR, "seed-%s-%d" % (method.name, i))
                 with open(path, "wb") as f:
                     f.write(bytes([method.index]) + req.SerializeToString())
+        for index, (name, reqs) in enumerate(other_seeds(health, reflection),
+                                             len(service.methods)):
+            for i, req in enumerate(reqs):
+                with open(os.path.join(OUT_DIR, "seed-%s-%d" % (name, i)), "wb") as f:
+                    f.write(bytes([index]) + req.SerializeToString())
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ cs_unit_test(retention SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_retention.c LIBS
 cs_unit_test(dir_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dir_check.c LIBS cs_dir_check)
 cs_unit_test(run_keys SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_run_keys.c LIBS cs_run_keys)
 cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rpc)
-cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_rpc)
+cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_request_decode)
 # A map key sent twice: the last wins, once.
 cs_unit_test(map_fold SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_map_fold.c LIBS cs_map_fold cs_proto_reflection)
 cs_unit_test(access SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_access.c LIBS cs_access)
