@@ -26,6 +26,7 @@
 
 #include "e2e.h"
 #include "runs_fixture.h"
+#include "testfile.h"
 #include "testlib.h"
 
 #ifndef CS_BIN_DIR
@@ -169,10 +170,7 @@ static void test_e2e_isolation_embedded_and_upgrade(void **state)
     /* What a cschedd from before passwords left behind. */
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/pg/data/pg_hba.conf", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("local all all trust\nhost all all 127.0.0.1/32 trust\n", f);
-    fclose(f);
+    cs_test_write_text(path, "local all all trust\nhost all all 127.0.0.1/32 trust\n");
     snprintf(path, sizeof(path), "%s/pg/password", dir);
     assert_int_equal(unlink(path), 0);
 

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "testfile.h"
 #include "testlib.h"
 
 #define LOG_BYTES 8192
@@ -38,10 +39,7 @@ static struct plant make_plant(void)
     snprintf(p.victim, sizeof(p.victim), "%s/victim", p.root);
     assert_int_equal(mkdir(p.victim, 0755), 0);
     snprintf(p.victim_f, sizeof(p.victim_f), "%s/victim-file", p.root);
-    FILE *f = fopen(p.victim_f, "w");
-    assert_non_null(f);
-    fputs("secret\n", f);
-    fclose(f);
+    cs_test_write_text(p.victim_f, "secret\n");
     assert_int_equal(chmod(p.victim_f, 0600), 0);
     return p;
 }

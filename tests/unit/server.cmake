@@ -7,7 +7,7 @@ cs_unit_test(probe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probe.c LIBS cs_prob
 cs_unit_test(metrics SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_metrics.c LIBS cs_metrics cs_net_addr)
 cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_idmap)
 # The ready file: written whole, through no planted link.
-cs_unit_test(ready_work SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ready_work.c LIBS cs_ready)
+cs_unit_test(ready_work SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ready_work.c LIBS cs_ready cs_testfile)
 cs_unit_test(ended_runs SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ended_runs.c LIBS cs_ended_runs)
 cs_unit_test(note_cached SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_note_cached.c LIBS cs_note_cached)
 cs_unit_test(heap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_heap.c LIBS cs_heap)
@@ -15,7 +15,7 @@ cs_unit_test(next_turn SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_next_turn.c LIBS
 cs_unit_test(log SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_log.c LIBS cs_base)
 cs_unit_test(utf8 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_utf8.c LIBS cs_base)
 cs_unit_test(env SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_env.c LIBS cs_env)
-cs_unit_test(runas_cache SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_runas_cache.c LIBS cs_runas)
+cs_unit_test(runas_cache SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_runas_cache.c LIBS cs_runas cs_testfile)
 cs_unit_test(job SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job.c LIBS cs_env)
 cs_unit_test(secret SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_secret.c LIBS cs_env cs_launch)
 cs_unit_test(job_table SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job_table.c LIBS cs_env)

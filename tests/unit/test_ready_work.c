@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "ready_work.h"
+#include "testfile.h"
 
 static char dir[64];
 
@@ -76,10 +77,7 @@ static void test_planted_links_not_followed(void **state)
     struct stat st;
 
     snprintf(victim, sizeof(victim), "%s/victim", dir);
-    FILE *f = fopen(victim, "w");
-    assert_non_null(f);
-    fputs("secret\n", f);
-    fclose(f);
+    cs_test_write_text(victim, "secret\n");
     snprintf(path, sizeof(path), "%s/ready", dir);
     snprintf(planted, sizeof(planted), "%s.tmp", path);
     assert_int_equal(symlink(victim, planted), 0);

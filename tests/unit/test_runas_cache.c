@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "runas_cache.h"
+#include "testfile.h"
 
 static char dir[64], passwd_path[128], group_path[128];
 static int lookups, fail_next;
@@ -47,14 +48,6 @@ static int fake_resolve(const char *user, const char *group, const char *default
     return 0;
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_int_equal(fputs(text, f) >= 0, 1);
-    assert_int_equal(fclose(f), 0);
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -63,8 +56,8 @@ static int setup(void **state)
         return -1;
     (void)snprintf(passwd_path, sizeof(passwd_path), "%s/passwd", dir);
     (void)snprintf(group_path, sizeof(group_path), "%s/group", dir);
-    write_file(passwd_path, "alice:x:1000:100::/home/alice:/bin/sh\n");
-    write_file(group_path, "users:x:100:\n");
+    cs_test_write_text(passwd_path, "alice:x:1000:100::/home/alice:/bin/sh\n");
+    cs_test_write_text(group_path, "users:x:100:\n");
     lookups = 0;
     fail_next = 0;
     return 0;
@@ -134,7 +127,8 @@ static void test_file_change_invalidates(void **state)
     struct cs_runas_cache *c = cs_runas_cache_new(passwd_path, group_path, 60000, fake_resolve);
     uid_t first = uid_of(c, "alice", "");
     /* Rewritten in place with a different size. */
-    write_file(passwd_path, "alice:x:1001:100::/home/alice:/bin/sh\nbob:x:1002:100::/:/bin/sh\n");
+    cs_test_write_text(passwd_path,
+                       "alice:x:1001:100::/home/alice:/bin/sh\nbob:x:1002:100::/:/bin/sh\n");
     uid_t second = uid_of(c, "alice", "");
     assert_int_not_equal(second, first);
     assert_int_equal(uid_of(c, "alice", ""), second);
@@ -142,7 +136,7 @@ static void test_file_change_invalidates(void **state)
     /* The group file replaced by a rename (a new inode, as vigr and
      * groupadd do), with the same size. */
     (void)snprintf(tmp, sizeof(tmp), "%s/new", dir);
-    write_file(tmp, "users:x:100:\n");
+    cs_test_write_text(tmp, "users:x:100:\n");
     assert_int_equal(rename(tmp, group_path), 0);
     uid_t third = uid_of(c, "alice", "");
     assert_int_not_equal(third, second);
@@ -152,7 +146,7 @@ static void test_file_change_invalidates(void **state)
     uid_t fourth = uid_of(c, "alice", "");
     assert_int_not_equal(fourth, third);
     assert_int_equal(uid_of(c, "alice", ""), fourth);
-    write_file(group_path, "users:x:100:\n");
+    cs_test_write_text(group_path, "users:x:100:\n");
     assert_int_not_equal(uid_of(c, "alice", ""), fourth);
     assert_int_equal(lookups, 5);
     cs_runas_cache_free(c);

@@ -1,0 +1,10 @@
+/* testfile: a small file written whole by a test, for unit and integration
+ * tests alike (a victim a planted link must not reach, a config, a
+ * secret). Fails the cmocka test on any error. */
+#ifndef CS_TESTFILE_H
+#define CS_TESTFILE_H
+
+/* Writes text to path, made or truncated with mode 0666 less the umask. */
+void cs_test_write_text(const char *path, const char *text);
+
+#endif
