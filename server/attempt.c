@@ -17,32 +17,52 @@
 #include "note_cached.h"
 #include "util.h"
 
-static void note_read_cb(uv_work_t *work, int status)
-{
-    struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
-    if (status != 0)
-        att->note_rc = status; /* cancelled at shutdown */
-    else
-        cs_metrics_count_note_read(false);
-    att->ops->ended_cb(att);
-}
-
 /* A timer of its own, so that an attempt is still freed at once: the
- * timer, stopped by uv_close, is freed when it has closed. */
-struct cs_backstop {
+ * timer, stopped by uv_close, is freed when it has closed. Until the
+ * minder ends it is the backstop; after, the wait before a note read that
+ * found no free fd is tried again. */
+struct cs_attempt_timer {
     uv_timer_t timer;
     struct cs_attempt *att;
 };
 
-static void backstop_closed_cb(uv_handle_t *handle)
+static void timer_closed_cb(uv_handle_t *handle)
 {
-    free(CS_CONTAINER_OF(handle, struct cs_backstop, timer));
+    free(CS_CONTAINER_OF(handle, struct cs_attempt_timer, timer));
+}
+
+static void timer_end(struct cs_attempt *att)
+{
+    if (att->timer == NULL)
+        return;
+    uv_close((uv_handle_t *)&att->timer->timer, timer_closed_cb);
+    att->timer = NULL;
+}
+
+static int timer_start(struct cs_attempt *att, uint64_t in_ms, uv_timer_cb cb)
+{
+    struct cs_attempt_timer *t = cs_xcalloc(1, sizeof(*t));
+    int rc = uv_timer_init(att->sched->loop, &t->timer);
+    if (rc != 0) {
+        free(t);
+        return rc;
+    }
+    t->att = att;
+    att->timer = t;
+    rc = uv_timer_start(&t->timer, cb, in_ms, 0);
+    if (rc != 0)
+        timer_end(att);
+    return rc;
+}
+
+static struct cs_attempt *timer_attempt(uv_timer_t *timer)
+{
+    return CS_CONTAINER_OF(timer, struct cs_attempt_timer, timer)->att;
 }
 
 static void backstop_cb(uv_timer_t *timer)
 {
-    struct cs_backstop *b = CS_CONTAINER_OF(timer, struct cs_backstop, timer);
-    struct cs_attempt *att = b->att;
+    struct cs_attempt *att = timer_attempt(timer);
     cs_log_warn("minder %d of run %lld attempt %u outlived its timeout and kill grace; killing it",
                 (int)att->pid, (long long)att->run->msg->id, att->number);
     att->backstop_fired = true;
@@ -51,29 +71,73 @@ static void backstop_cb(uv_timer_t *timer)
                     (int)att->pid, (long long)att->run->msg->id, att->number, strerror(errno));
 }
 
-static void backstop_end(struct cs_attempt *att)
+static void release(struct cs_attempt *att)
 {
-    if (att->backstop == NULL)
-        return;
-    uv_close((uv_handle_t *)&att->backstop->timer, backstop_closed_cb);
-    att->backstop = NULL;
+    free(att->earlier);
+    free(att->dir);
+    free(att);
 }
 
-static int backstop_start(struct cs_attempt *att, int64_t deadline_unix_ms)
+static void queue_work(struct cs_attempt *att, uv_work_cb work_cb, uv_after_work_cb done_cb)
 {
-    struct cs_backstop *b = cs_xcalloc(1, sizeof(*b));
-    int64_t in_ms = deadline_unix_ms - cs_now_unix_ms();
-    int rc = uv_timer_init(att->sched->loop, &b->timer);
-    if (rc != 0) {
-        free(b);
-        return rc;
+    att->in_pool = true;
+    /* Only an invalid argument fails: there is no way on without the work. */
+    int rc = uv_queue_work(att->sched->loop, &att->work, work_cb, done_cb);
+    CS_ASSERT(rc == 0);
+}
+
+/* Called first by each work's done callback: false if the attempt was
+ * freed while its work was on the pool, which frees it now. */
+static bool work_returned(struct cs_attempt *att, int status)
+{
+    att->in_pool = false;
+    if (!att->freed)
+        return true;
+    if (status == 0 && att->adopt_pidfd >= 0)
+        (void)close(att->adopt_pidfd);
+    release(att);
+    return false;
+}
+
+static void note_read_cb(uv_work_t *work, int status);
+
+static void read_note_on_pool(struct cs_attempt *att)
+{
+    queue_work(att, cs_attempt_read_note_work, note_read_cb);
+}
+
+static void note_retry_cb(uv_timer_t *timer)
+{
+    struct cs_attempt *att = timer_attempt(timer);
+    timer_end(att);
+    read_note_on_pool(att);
+}
+
+/* How often a note that could not be opened for want of a free fd is tried
+ * again. Without end: the note is on disk, and an attempt that ended well
+ * must not be taken for one that left none because clients (or the runs)
+ * held every fd for a while. No pool thread waits meanwhile. */
+#define NOTE_FD_RETRY_MS 100
+
+static void note_read_cb(uv_work_t *work, int status)
+{
+    struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
+    if (!work_returned(att, status))
+        return;
+    if (status == 0 && (att->note_rc == -EMFILE || att->note_rc == -ENFILE)) {
+        if (att->fd_waits++ == 0)
+            cs_log_warn("run %lld attempt %u ended, but cschedd is out of file descriptors to "
+                        "read its status note: trying again every %d ms",
+                        (long long)att->run->msg->id, att->number, NOTE_FD_RETRY_MS);
+        if (timer_start(att, NOTE_FD_RETRY_MS, note_retry_cb) != 0)
+            read_note_on_pool(att);
+        return;
     }
-    b->att = att;
-    att->backstop = b;
-    rc = uv_timer_start(&b->timer, backstop_cb, in_ms > 0 ? (uint64_t)in_ms : 0, 0);
-    if (rc != 0)
-        backstop_end(att);
-    return rc;
+    if (status != 0)
+        att->note_rc = status; /* cancelled at shutdown */
+    else
+        cs_metrics_count_note_read(false);
+    att->ops->ended_cb(att);
 }
 
 /* Whether a minder that ended with wstatus left nothing of its attempt
@@ -99,6 +163,7 @@ struct cs_attempt *cs_attempt_new(struct cs_sched *sched, struct cs_run *run, ui
     att->run = run;
     att->number = number;
     att->pidfd = -1;
+    att->adopt_pidfd = -1;
     att->dir = cs_xstrdup(dir);
     return att;
 }
@@ -107,7 +172,7 @@ void cs_attempt_exit_cb(void *ctx)
 {
     CS_ASSERT_LOOP();
     struct cs_attempt *att = ctx;
-    backstop_end(att);
+    timer_end(att);
     bool clean = false;
     if (att->is_child) {
         /* Reap our own minder; the pidfd said it is gone, so this never waits. */
@@ -121,6 +186,9 @@ void cs_attempt_exit_cb(void *ctx)
         }
     }
     att->exited = true;
+    /* Nothing needs the pidfd now: its fd is free for the note's read. */
+    (void)close(att->pidfd); /* out of the exit watch too */
+    att->pidfd = -1;
     if (clean) {
         att->ops->exited_cb(att);
         /* The note it has just written is nearly always in the caches. */
@@ -131,16 +199,16 @@ void cs_attempt_exit_cb(void *ctx)
             return;
         }
     }
-    /* Only an invalid argument fails: there is no way on without the note. */
-    int rc = uv_queue_work(att->sched->loop, &att->work, cs_attempt_read_note_work, note_read_cb);
-    CS_ASSERT(rc == 0);
+    read_note_on_pool(att);
 }
 
 int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
 {
     CS_ASSERT_LOOP();
     int rc = cs_exit_watch_add(&att->sched->exits, att->pidfd, att);
-    if (rc == 0 && deadline_unix_ms != 0 && backstop_start(att, deadline_unix_ms) != 0)
+    int64_t in_ms = deadline_unix_ms - cs_now_unix_ms();
+    if (rc == 0 && deadline_unix_ms != 0 &&
+        timer_start(att, in_ms > 0 ? (uint64_t)in_ms : 0, backstop_cb) != 0)
         /* The minder enforces the timeout itself; the backstop is for when it cannot. */
         cs_log_warn("no backstop timer for minder %d of run %lld attempt %u: it is watched "
                     "without one",
@@ -148,9 +216,27 @@ int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
     return rc;
 }
 
+static void adopt_retry_cb(uv_timer_t *timer)
+{
+    struct cs_attempt *att = timer_attempt(timer);
+    timer_end(att);
+    cs_attempt_adopt(att);
+}
+
 static void adopt_done_cb(uv_work_t *work, int status)
 {
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
+    if (!work_returned(att, status))
+        return;
+    if (status == 0 && att->fd_short) {
+        if (att->fd_waits++ == 0)
+            cs_log_warn("run %lld attempt %u: cschedd is out of file descriptors to tell "
+                        "whether its minder still runs: trying again every %d ms",
+                        (long long)att->run->msg->id, att->number, NOTE_FD_RETRY_MS);
+        if (timer_start(att, NOTE_FD_RETRY_MS, adopt_retry_cb) != 0)
+            cs_attempt_adopt(att);
+        return;
+    }
     if (status != 0)
         att->note_rc = status; /* cancelled at shutdown */
     else if (att->no_dir) {
@@ -160,6 +246,7 @@ static void adopt_done_cb(uv_work_t *work, int status)
     if (status == 0 && att->adopt_pidfd >= 0) {
         att->pid = att->adopt_pid;
         att->pidfd = att->adopt_pidfd;
+        att->adopt_pidfd = -1;
         att->is_child = false;
         att->ops->adopted_cb(att);
         return;
@@ -170,8 +257,7 @@ static void adopt_done_cb(uv_work_t *work, int status)
 void cs_attempt_adopt(struct cs_attempt *att)
 {
     CS_ASSERT_LOOP();
-    int rc = uv_queue_work(att->sched->loop, &att->work, cs_attempt_adopt_work, adopt_done_cb);
-    CS_ASSERT(rc == 0);
+    queue_work(att, cs_attempt_adopt_work, adopt_done_cb);
 }
 
 int cs_attempt_cancel(struct cs_attempt *att)
@@ -190,13 +276,18 @@ int cs_attempt_cancel(struct cs_attempt *att)
 void cs_attempt_free(struct cs_attempt *att)
 {
     CS_ASSERT_LOOP();
-    backstop_end(att);
+    timer_end(att);
     /* Closing the pidfd also takes it out of the exit watch. */
     if (att->pidfd >= 0)
         (void)close(att->pidfd);
-    free(att->earlier);
-    free(att->dir);
-    free(att);
+    if (!att->in_pool) {
+        release(att);
+        return;
+    }
+    /* At shutdown, with its note or adoption still on the pool: freed
+     * when that returns (at once if it had not begun). */
+    att->freed = true;
+    (void)uv_cancel((uv_req_t *)&att->work);
 }
 
 /* --- what the note says ----------------------------------------------- */

@@ -51,7 +51,7 @@ struct cs_attempt {
     uint32_t number;
     char *dir;                /* owned */
     pid_t pid;                /* the minder, once started; 0 before */
-    int pidfd;                /* -1 when not watching */
+    int pidfd;                /* -1 when not watching (and once it has fired) */
     bool is_child;            /* started by this process: reap it */
     bool exited;              /* its pidfd fired: the pid may be another process's now */
     bool holds_slot;          /* counted in the limits (dispatch's) */
@@ -60,12 +60,18 @@ struct cs_attempt {
     bool launch_failed;       /* the minder could not be started (note.message says why) */
     bool backstop_fired;      /* the minder outlived its deadline and was killed */
     bool no_space; /* no room in the state dir to make the attempt or its note: nothing ran */
-    struct cs_backstop *backstop; /* NULL when the job has no timeout */
+    /* The backstop until the minder ends (NULL when the job has no
+     * timeout), then the wait before a note read is tried again. */
+    struct cs_attempt_timer *timer;
+    unsigned fd_waits; /* reads (the note, or adoption) that found no free fd */
     uv_work_t work;
+    bool in_pool; /* work queued and not yet returned */
+    bool freed;   /* cs_attempt_free came while it was */
     /* Results of the pool work. */
     int note_rc; /* 0, -ENOENT (no note: the minder died), or -errno */
     struct cs_note note;
     bool no_dir;     /* adoption: the attempt has no directory */
+    bool fd_short;   /* adoption: not told apart yet for want of an fd */
     int adopt_pidfd; /* adoption: a pidfd on the still-running minder, or -1 */
     pid_t adopt_pid;
     /* Adoption: the attempts found on disk before this one (numbers
@@ -85,8 +91,10 @@ struct cs_attempt *cs_attempt_new(struct cs_sched *sched, struct cs_run *run, ui
  * command's group is stopped. 0 or a negative errno. */
 int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms);
 /* The exit watch's callback (ctx is the attempt): reaps the minder if it is
- * ours (no_space tells its refusal to run apart), calls ops->exited_cb if
- * it exited cleanly, and reads the note on the pool, then ops->ended_cb. */
+ * ours (no_space tells its refusal to run apart), closes the pidfd, calls
+ * ops->exited_cb if it exited cleanly, and reads the note (on the pool
+ * unless the caches have it, tried again while no fd is free), then
+ * ops->ended_cb. */
 void cs_attempt_exit_cb(void *ctx);
 /* After a restart, for the first attempt of its run the store does not
  * know to have ended (att->number, which may not be recorded yet). On the
@@ -113,7 +121,8 @@ Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched_
 /* The same for earlier[i], an attempt adoption found ended. */
 Csched__V1__RunState cs_attempt_apply_earlier(const struct cs_attempt *att, uint32_t i,
                                               Csched__V1__Attempt *a);
-/* Stops watching and frees att once its handle is closed. */
+/* Stops watching and frees att: at once, or if its note read or adoption
+ * is on the pool, when that returns (its callbacks are not called). */
 void cs_attempt_free(struct cs_attempt *att);
 
 /* What a restart found of the last attempt's minder in its directory. */

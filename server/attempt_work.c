@@ -51,13 +51,22 @@ static pid_t read_number(const char *dir, const char *name)
     return pid > 0 ? (pid_t)pid : 0;
 }
 
-/* The session of process pid (field 6 of /proc/PID/stat), or -1. */
+/* Whether a call failed for want of a free fd, the one failure that passes:
+ * what depends on it is tried again, never taken for an answer. */
+static bool fds_short(long rc)
+{
+    return rc == -EMFILE || rc == -ENFILE;
+}
+
+/* The session of process pid (field 6 of /proc/PID/stat), or a negative
+ * errno (-1 if the file does not read as one). */
 static pid_t session_of(pid_t pid)
 {
     char path[64], text[512];
     (void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (read_small_file(path, text, sizeof(text)) < 0)
-        return -1;
+    ssize_t n = read_small_file(path, text, sizeof(text));
+    if (n < 0)
+        return (pid_t)n;
     /* The command name may hold spaces: the fields after it follow the last ')'. */
     const char *p = strrchr(text, ')');
     int ppid, pgrp, session;
@@ -67,58 +76,51 @@ static pid_t session_of(pid_t pid)
     return (pid_t)session;
 }
 
-/* How long a note read waits for a file descriptor: a server out of them
- * (a flood of client connections) must not take an attempt that ended
- * well for one that left no note. */
-#define NOTE_FD_WAIT_MS 100
-#define NOTE_FD_TRIES 600
-
-/* cs_note_read, tried again while the process is out of file descriptors:
- * only the note's reader waits, on this pool thread, never the loop. */
-static int read_note(const char *dir, struct cs_note *note)
-{
-    int rc = cs_note_read(dir, note);
-    for (int i = 1; (rc == -EMFILE || rc == -ENFILE) && i < NOTE_FD_TRIES; i++) {
-        (void)usleep(NOTE_FD_WAIT_MS * 1000);
-        rc = cs_note_read(dir, note);
-    }
-    return rc;
-}
-
 /* A minder that died without a note (killed outright) leaves its command
  * running. Its group is stopped if its leader is still in the minder's
- * session, which a recycled pid would not be. */
-static void stop_orphaned_group(const char *dir, pid_t minder_pid)
+ * session, which a recycled pid would not be. 0, or -EMFILE/-ENFILE if
+ * that could not be told for want of an fd. */
+static int stop_orphaned_group(const char *dir, pid_t minder_pid)
 {
     pid_t pgid = read_number(dir, CS_ATTEMPT_PGID_FILE);
-    if (pgid > 0 && minder_pid > 0 && session_of(pgid) == minder_pid)
+    if (fds_short(pgid))
+        return pgid;
+    if (pgid <= 0 || minder_pid <= 0)
+        return 0;
+    pid_t session = session_of(pgid);
+    if (fds_short(session))
+        return session;
+    if (session == minder_pid)
         (void)kill(-pgid, SIGKILL);
+    return 0;
 }
 
 void cs_attempt_read_note_work(uv_work_t *work)
 {
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
-    att->note_rc = read_note(att->dir, &att->note);
-    if (att->note_rc == -ENOENT)
-        stop_orphaned_group(att->dir, att->pid);
+    /* -EMFILE or -ENFILE: the loop tries again a little later. */
+    att->note_rc = cs_note_read(att->dir, &att->note);
+    if (att->note_rc == -ENOENT && fds_short(stop_orphaned_group(att->dir, att->pid)))
+        att->note_rc = -EMFILE;
 }
 
-/* True if pid is a csched-minder working in dir: guards against a recycled
- * pid after the machine or the minder went away. */
-static bool is_our_minder(pid_t pid, const char *dir)
+/* 1 if pid is a csched-minder working in dir, else 0: guards against a
+ * recycled pid after the machine or the minder went away. -EMFILE or
+ * -ENFILE when that cannot be told for want of an fd. */
+static int is_our_minder(pid_t pid, const char *dir)
 {
     char path[64], args[8192];
     (void)snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
     ssize_t n = read_small_file(path, args, sizeof(args));
     if (n < 0)
-        return false;
+        return fds_short(n) ? (int)n : 0;
     if (strstr(args, CS_MINDER_NAME) == NULL)
-        return false;
+        return 0;
     /* argv is NUL-separated: look for the -d value among the arguments. */
     for (ssize_t i = 0; i < n; i += (ssize_t)strlen(args + i) + 1)
         if (strcmp(args + i, dir) == 0)
-            return true;
-    return false;
+            return 1;
+    return 0;
 }
 
 /* The message of a minder gone without a note, saying how far it got. */
@@ -168,12 +170,15 @@ static int64_t dir_mtime_s(const char *dir)
 
 /* Claims the pid file of an attempt no minder has published, so that none
  * will start its command. False, with the message set, if the claim failed;
- * else *pid is 0 (claimed) or the pid a minder published just now. */
+ * else *pid is 0 (claimed) or the pid a minder published just now (or
+ * -EMFILE/-ENFILE: it could not be read). Sets fd_short, returning true,
+ * if it could not be made for want of an fd. */
 static bool claim(struct cs_attempt *att, pid_t *pid)
 {
     int rc = cs_attempt_pid_claim(att->dir);
     *pid = rc == -EEXIST ? read_number(att->dir, CS_ATTEMPT_PID_FILE) : 0;
-    if (rc == 0 || rc == -EEXIST)
+    att->fd_short = fds_short(rc);
+    if (rc == 0 || rc == -EEXIST || att->fd_short)
         return true;
     (void)snprintf(att->note.message, sizeof(att->note.message),
                    "neither a note nor a pid file, and claiming the pid file failed: "
@@ -184,12 +189,16 @@ static bool claim(struct cs_attempt *att, pid_t *pid)
 
 /* The last attempt, its directory there: ended (a note, a minder gone
  * without one, or a directory from before the last boot with no pid file),
- * running (adopt_pidfd), or never to start (claimed). The directory's time
- * is read before the claim, which changes it. */
+ * running (adopt_pidfd), or never to start (claimed); or, with fd_short
+ * set, not told yet for want of an fd. The directory's time is read before
+ * the claim, which changes it. */
 static void classify_last(struct cs_attempt *att)
 {
-    att->note_rc = read_note(att->dir, &att->note);
+    att->note_rc = cs_note_read(att->dir, &att->note);
     pid_t pid = att->note_rc == -ENOENT ? read_number(att->dir, CS_ATTEMPT_PID_FILE) : 0;
+    att->fd_short = fds_short(att->note_rc) || fds_short(pid);
+    if (att->fd_short)
+        return;
     (void)pthread_once(&boot_time_once, read_boot_time);
     switch (cs_attempt_left_classify(att->note_rc != -ENOENT, pid != -ENOENT, dir_mtime_s(att->dir),
                                      boot_time_s)) {
@@ -200,8 +209,12 @@ static void classify_last(struct cs_attempt *att)
                        CS_ATTEMPT_PRE_BOOT_MESSAGE);
         return;
     case CS_ATTEMPT_LEFT_NOTHING:
-        if (!claim(att, &pid))
+        if (!claim(att, &pid) || att->fd_short)
             return;
+        if (fds_short(pid)) {
+            att->fd_short = true; /* claimed by a minder: read its pid again */
+            return;
+        }
         break;
     case CS_ATTEMPT_LEFT_PID:
         break;
@@ -213,7 +226,8 @@ static void classify_last(struct cs_attempt *att)
         return;
     }
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pidfd >= 0 && is_our_minder(pid, att->dir)) {
+    int ours = pidfd >= 0 ? is_our_minder(pid, att->dir) : -errno;
+    if (ours == 1) {
         /* It may have finished between the note read and pidfd_open: the
          * pidfd then polls readable at once and the note is read again. */
         att->adopt_pid = pid;
@@ -222,8 +236,11 @@ static void classify_last(struct cs_attempt *att)
     }
     if (pidfd >= 0)
         (void)close(pidfd);
-    stop_orphaned_group(att->dir, pid);
-    set_gone_message(att, pid);
+    /* A minder not told apart for want of an fd is never taken for gone:
+     * that would stop the group of a live command. */
+    att->fd_short = fds_short(ours) || fds_short(stop_orphaned_group(att->dir, pid));
+    if (!att->fd_short)
+        set_gone_message(att, pid);
 }
 
 static bool dir_exists(const char *dir)
@@ -246,10 +263,14 @@ void cs_attempt_adopt_work(uv_work_t *work)
      * belongs to an attempt that has ended. */
     while (cs_minder_dir_format(next, sizeof(next), state_dir, run_id, att->number + 1) == 0 &&
            dir_exists(next)) {
+        struct cs_attempt_end end = {0};
+        end.note_rc = cs_note_read(att->dir, &end.note);
+        /* Tried again from this attempt: the ones before it are kept. */
+        att->fd_short = fds_short(end.note_rc);
+        if (att->fd_short)
+            return;
         att->earlier = cs_xrealloc(att->earlier, (att->n_earlier + 1) * sizeof(*att->earlier));
-        struct cs_attempt_end *end = &att->earlier[att->n_earlier++];
-        memset(end, 0, sizeof(*end));
-        end->note_rc = read_note(att->dir, &end->note);
+        att->earlier[att->n_earlier++] = end;
         free(att->dir);
         att->dir = cs_xstrdup(next);
         att->number++;

@@ -5,7 +5,9 @@
  * SUCCEEDED once the connections are gone, and no process of the job is
  * left. Across a shutdown while they are exhausted, nothing runs unseen or
  * twice either. And commands that end while they are exhausted are not
- * taken for LOST because their notes cannot be opened then. */
+ * taken for LOST because their notes cannot be opened then, not even when
+ * the runs themselves hold the fds: more commands at once than the limit
+ * leaves room for. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -286,12 +288,115 @@ static void test_e2e_fds_ends_while_exhausted(void **state)
     cs_test_rmtree(dir);
 }
 
+/* Lowers the server's RLIMIT_NOFILE to headroom fds above those it holds,
+ * or leaves it if it is lower (a raise could need CAP_SYS_RESOURCE: these
+ * tests come last); returns it. */
+static int limit_fds(struct cs_e2e *e, int headroom)
+{
+    pid_t server = cs_testd_pid(e->d);
+    struct rlimit was, lim;
+
+    assert_int_equal(prlimit(server, RLIMIT_NOFILE, NULL, &was), 0);
+    lim.rlim_cur = lim.rlim_max = (rlim_t)(count_fds(server) + headroom);
+    if (lim.rlim_max > was.rlim_max)
+        lim = was;
+    assert_int_equal(prlimit(server, RLIMIT_NOFILE, &lim, NULL), 0);
+    return (int)lim.rlim_cur;
+}
+
+/* Waits for each run of ids to end SUCCEEDED in one attempt, its command
+ * run once (the lines of dir/exec.ID). */
+static void wait_all_succeeded_once(struct cs_e2e *e, const int64_t *ids, int n, const char *dir)
+{
+    char path[PATH_MAX + 32];
+
+    for (int i = 0; i < n; i++) {
+        Csched__V1__Run *run = wait_succeeded(e, ids[i]);
+        assert_int_equal(run->n_attempts, 1);
+        csched__v1__run__free_unpacked(run, NULL);
+        (void)snprintf(path, sizeof(path), "%s/exec.%lld", dir, (long long)ids[i]);
+        assert_int_equal(cs_e2e_count_lines(path), 1);
+    }
+}
+
+/* Commands that end while connections hold every fd the running attempts
+ * leave, and more wait in the backlog to take any fd freed: each end frees
+ * its minder's pidfd, which its note's read takes at once, so the runs end
+ * SUCCEEDED while the connections stay open. */
+#define HELD_RUNS 8
+#define HELD_BACKLOG 16
+static void test_e2e_fds_ends_while_held(void **state)
+{
+    struct cs_e2e *e = *state;
+    char dir[PATH_MAX], name[64];
+    static int conns[64 + HELD_BACKLOG];
+    int64_t ids[HELD_RUNS];
+    pid_t server = cs_testd_pid(e->d);
+    int n = 0, limit;
+    int64_t give_up;
+
+    make_job(e, "1", dir, name, sizeof(name));
+    limit = limit_fds(e, HELD_RUNS + 16);
+    for (int i = 0; i < HELD_RUNS; i++)
+        ids[i] = cs_e2e_trigger(e, name);
+    for (int i = 0; i < HELD_RUNS; i++) {
+        Csched__V1__Run *run = cs_e2e_wait_state(
+            e, ids[i], CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CS_E2E_CALL_TIMEOUT_MS);
+        assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+        csched__v1__run__free_unpacked(run, NULL);
+    }
+    /* One at a time, so that none waits in the backlog for a freed fd. */
+    while (count_fds(server) < limit && n < 64) {
+        conns[n++] = connect_to(cs_testd_target(e->d));
+        cs_test_sleep_ms(20);
+    }
+    assert_int_equal(count_fds(server), limit);
+    for (int i = 0; i < HELD_BACKLOG; i++)
+        conns[n++] = connect_to(cs_testd_target(e->d));
+    print_message("server at %d fds of %d with %d runs and %d connections\n", count_fds(server),
+                  limit, HELD_RUNS, n);
+    wait_all_succeeded_once(e, ids, HELD_RUNS, dir);
+    for (int i = 0; i < n; i++)
+        close(conns[i]);
+    /* The server closes its ends as it sees ours go. */
+    give_up = cs_test_now_ms() + CS_E2E_CALL_TIMEOUT_MS;
+    while (count_fds(server) > limit - 16 && cs_test_now_ms() < give_up)
+        cs_test_sleep_ms(20);
+    assert_true(count_fds(server) <= limit - 16);
+    cs_test_rmtree(dir);
+}
+
+/* More runs at once than the server has fds for (each running attempt
+ * holds its minder's pidfd): the launches wait for fds, the runs that end
+ * free them, and every run ends SUCCEEDED, its command run once. */
+#define MANY_RUNS 120
+static void test_e2e_fds_runs_hold_them(void **state)
+{
+    struct cs_e2e *e = *state;
+    char dir[PATH_MAX], name[64];
+    static int64_t ids[MANY_RUNS];
+    int limit, free_before;
+
+    make_job(e, "0.3", dir, name, sizeof(name));
+    limit = limit_fds(e, 24);
+    free_before = limit - count_fds(cs_testd_pid(e->d));
+    assert_true(free_before >= 8);
+    for (int i = 0; i < MANY_RUNS; i++)
+        ids[i] = cs_e2e_trigger(e, name);
+    wait_all_succeeded_once(e, ids, MANY_RUNS, dir);
+    print_message("%d runs at a limit of %d fds (%d free before): all succeeded\n", MANY_RUNS,
+                  limit, free_before);
+    cs_test_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_fds_shutdown_while_exhausted),
         cmocka_unit_test(test_e2e_fds_exhausted),
         cmocka_unit_test(test_e2e_fds_ends_while_exhausted),
+        cmocka_unit_test(test_e2e_fds_ends_while_held),
+        cmocka_unit_test(test_e2e_fds_runs_hold_them),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
