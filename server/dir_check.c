@@ -35,7 +35,7 @@ static void probe_done_cb(uv_work_t *work, int status)
     struct cs_dir_check *c = p->owner;
     if (c != NULL) {
         c->probe = NULL;
-        if (status == 0)
+        if (status == 0 && cs_dir_probe_conclusive(p))
             report(c, p);
         CS_ASSERT(uv_timer_start(&c->timer, timer_cb, CS_DIR_CHECK_EVERY_MS, 0) == 0);
     }

@@ -8,6 +8,8 @@
 #ifndef CS_DIR_CHECK_H
 #define CS_DIR_CHECK_H
 
+#include <stdbool.h>
+
 #include <uv.h>
 
 #define CS_DIR_CHECK_EVERY_MS 2000
@@ -51,5 +53,9 @@ struct cs_dir_probe {
 
 /* Pool thread: create, write, fsync and remove work->data's path. */
 void cs_dir_check_work(uv_work_t *work);
+/* Whether the probe's result says anything of the directory: not when it
+ * failed for want of a free fd (a flood of clients), which leaves the last
+ * verdict, and health, as they were. Any thread. */
+bool cs_dir_probe_conclusive(const struct cs_dir_probe *p);
 
 #endif

@@ -41,3 +41,8 @@ void cs_dir_check_work(uv_work_t *work)
     if (unlink(p->path) < 0 && p->status == 0)
         p->status = fail(p, "remove");
 }
+
+bool cs_dir_probe_conclusive(const struct cs_dir_probe *p)
+{
+    return p->status != -EMFILE && p->status != -ENFILE;
+}

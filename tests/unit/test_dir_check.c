@@ -1,7 +1,8 @@
 /* Unit tests of the state dir's probe (server/dir_check_work.c) on real
  * directories: a writable one passes and keeps nothing behind, a missing one
  * fails at the create, and a full tmpfs (root only: mounting it; skipped
- * otherwise) fails at the write with ENOSPC. */
+ * otherwise) fails at the write with ENOSPC. A probe out of fds says
+ * nothing of the directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
@@ -39,6 +41,32 @@ static void test_dir_check_writable_and_missing(void **state)
     assert_int_equal(rmdir(dir), 0);
     assert_int_equal(probe(dir, &p), -ENOENT);
     assert_string_equal(p.step, "create");
+    assert_true(cs_dir_probe_conclusive(&p));
+}
+
+static void test_dir_check_out_of_fds(void **state)
+{
+    char dir[] = "/tmp/cs-dircheck-XXXXXX";
+    struct cs_dir_probe p;
+    struct rlimit was, now;
+    int fd;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(probe(dir, &p), 0);
+    assert_true(cs_dir_probe_conclusive(&p));
+    /* The lowest free fd: with the limit there, no file may open. */
+    fd = dup(0);
+    assert_true(fd >= 0);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+    now = was;
+    now.rlim_cur = (rlim_t)fd;
+    (void)close(fd);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &now), 0);
+    assert_int_equal(probe(dir, &p), -EMFILE);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+    assert_false(cs_dir_probe_conclusive(&p));
+    assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_dir_check_full(void **state)
@@ -71,6 +99,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dir_check_writable_and_missing),
         cmocka_unit_test(test_dir_check_full),
+        cmocka_unit_test(test_dir_check_out_of_fds),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
