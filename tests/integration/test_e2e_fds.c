@@ -7,7 +7,8 @@
  * twice either. And commands that end while they are exhausted are not
  * taken for LOST because their notes cannot be opened then, not even when
  * the runs themselves hold the fds: more commands at once than the limit
- * leaves room for. */
+ * leaves room for. A restart with fewer fds than minders to adopt adopts
+ * them all. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -389,6 +390,46 @@ static void test_e2e_fds_runs_hold_them(void **state)
     cs_test_rmtree(dir);
 }
 
+/* A server killed while runs are going, restarted with fewer fds than
+ * there are minders to adopt: a minder it cannot look at yet (no fd for its
+ * note, pid file, pidfd or /proc entry) is looked at again, never taken for
+ * gone (which would stop its command): every run ends SUCCEEDED. */
+#define ADOPT_RUNS CS_E2E_MAX_RUNNING
+#define ADOPT_NOFILE 34
+static void test_e2e_fds_adopted_short(void **state)
+{
+    struct cs_e2e *e = *state;
+    char dir[PATH_MAX], name[64];
+    int64_t ids[ADOPT_RUNS];
+    struct rlimit mine, low;
+
+    make_job(e, "4", dir, name, sizeof(name));
+    for (int i = 0; i < ADOPT_RUNS; i++)
+        ids[i] = cs_e2e_trigger(e, name);
+    for (int i = 0; i < ADOPT_RUNS; i++) {
+        Csched__V1__Run *run = cs_e2e_wait_state(
+            e, ids[i], CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CS_E2E_CALL_TIMEOUT_MS);
+        assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+        csched__v1__run__free_unpacked(run, NULL);
+    }
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    /* The new server inherits the soft limit; this process takes its back. */
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &mine), 0);
+    low = mine;
+    low.rlim_cur = ADOPT_NOFILE;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int rc = cs_testd_restart(e->d);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &mine), 0);
+    assert_int_equal(rc, 0);
+    print_message("restarted at %d fds of %d with %d minders to adopt\n",
+                  count_fds(cs_testd_pid(e->d)), ADOPT_NOFILE, ADOPT_RUNS);
+    wait_all_succeeded_once(e, ids, ADOPT_RUNS, dir);
+    print_message("%d of them waited for fds to be looked at\n",
+                  count_log_lines(e, "to tell whether its minder still runs"));
+    assert_int_equal(count_processes_with(dir), 0);
+    cs_test_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_e2e_fds_ends_while_exhausted),
         cmocka_unit_test(test_e2e_fds_ends_while_held),
         cmocka_unit_test(test_e2e_fds_runs_hold_them),
+        cmocka_unit_test(test_e2e_fds_adopted_short),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
