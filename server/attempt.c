@@ -19,8 +19,8 @@
 
 /* A timer of its own, so that an attempt is still freed at once: the
  * timer, stopped by uv_close, is freed when it has closed. Until the
- * minder ends it is the backstop; after, the wait before a note read that
- * found no free fd is tried again. */
+ * minder ends it is the backstop; after (or before it is adopted), the wait
+ * before a read that found no free fd is tried again. */
 struct cs_attempt_timer {
     uv_timer_t timer;
     struct cs_attempt *att;
@@ -41,6 +41,7 @@ static void timer_end(struct cs_attempt *att)
 
 static int timer_start(struct cs_attempt *att, uint64_t in_ms, uv_timer_cb cb)
 {
+    CS_ASSERT(att->timer == NULL); /* the backstop has ended before any retry */
     struct cs_attempt_timer *t = cs_xcalloc(1, sizeof(*t));
     int rc = uv_timer_init(att->sched->loop, &t->timer);
     if (rc != 0) {

@@ -9,7 +9,6 @@
 #define CS_DIR_CHECK_H
 
 #include <stdbool.h>
-
 #include <uv.h>
 
 #define CS_DIR_CHECK_EVERY_MS 2000

@@ -3,7 +3,7 @@
  * serves gRPC until SIGTERM or SIGINT; then stops in the reverse order so
  * that nothing is left behind. Running minders are left running: the next
  * start adopts them. main's thread is the loop thread; the ready file is
- * written on the pool (ready_work.c). */
+ * written on the pool (ready.c). */
 #define CS_LOG_COMPONENT "cschedd"
 #include <errno.h>
 #include <grpc/grpc.h>
@@ -33,7 +33,7 @@
 #include "metrics_http.h"
 #include "metrics_sched.h"
 #include "priority.h"
-#include "ready_work.h"
+#include "ready.h"
 #include "retention.h"
 #include "rpc.h"
 #include "sched_state.h"
@@ -51,7 +51,7 @@ struct server {
     struct cs_local_listen local;
     struct cs_identity_source sources[2]; /* the unix socket's peers, then TCP's */
     uv_signal_t sigterm, sigint;
-    struct cs_ready_write ready;
+    struct cs_ready ready;
     struct cs_retention retention;
     struct cs_audit_expiry audit_expiry;
     struct cs_state_lock state_lock; /* held until release() */
@@ -151,10 +151,6 @@ static int find_minder(struct server *srv)
     return 0;
 }
 
-static void ready_written_cb(uv_work_t *work, int status)
-{
-}
-
 static void signal_cb(uv_signal_t *handle, int signum)
 {
     struct server *srv = handle->data;
@@ -209,21 +205,18 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     /* The ready file names the address clients are to use: TCP when asked
      * for, else the unix socket. */
     int port = cs_rpc_server_port(srv->rpc);
+    char address[300];
     if (port > 0) {
         const char *tcp = srv->config.listen, *colon = strrchr(tcp, ':');
         int host_len = colon != NULL ? (int)(colon - tcp) : (int)strlen(tcp);
-        (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "%.*s:%d", host_len, tcp, port);
+        (void)snprintf(address, sizeof(address), "%.*s:%d", host_len, tcp, port);
     } else {
-        (void)snprintf(srv->ready.text, sizeof(srv->ready.text), "unix:%s", srv->local.path);
+        (void)snprintf(address, sizeof(address), "unix:%s", srv->local.path);
     }
-    cs_log_info("serving on %s socket=%s max_running=%u state_dir=%s", srv->ready.text,
-                srv->local.path, s->max_running, s->state_dir);
-    if (srv->config.ready_file != NULL) {
-        srv->ready.path = srv->config.ready_file;
-        srv->ready.work.data = &srv->ready;
-        CS_ASSERT(
-            uv_queue_work(srv->loop, &srv->ready.work, cs_ready_write_work, ready_written_cb) == 0);
-    }
+    cs_log_info("serving on %s socket=%s max_running=%u state_dir=%s", address, srv->local.path,
+                s->max_running, s->state_dir);
+    if (srv->config.ready_file != NULL)
+        cs_ready_start(&srv->ready, srv->loop, srv->config.ready_file, address);
 }
 
 /* --- stop ---------------------------------------------------------------- */
@@ -248,6 +241,7 @@ static void launcher_stopped_cb(void *arg)
     cs_audit_expiry_stop(&srv->audit_expiry);
     cs_slots_stop(s);
     cs_dir_check_stop(&srv->dir_check);
+    cs_ready_stop(&srv->ready);
     cs_store_close(s->store, store_closed_cb, srv);
 }
 

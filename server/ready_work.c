@@ -36,9 +36,9 @@ void cs_ready_write_work(uv_work_t *work)
         rc = -errno;
     if (rc == 0 && rename(tmp, w->path) != 0)
         rc = -errno;
-    if (rc != 0) {
+    if (rc != 0 && rc != -EMFILE && rc != -ENFILE)
         cs_log_error("writing the ready file %s failed: %s", w->path, strerror(-rc));
-        if (fd >= 0)
-            (void)unlink(tmp);
-    }
+    if (rc != 0 && fd >= 0)
+        (void)unlink(tmp);
+    w->rc = rc;
 }

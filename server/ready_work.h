@@ -12,10 +12,12 @@ struct cs_ready_write {
     uv_work_t work; /* work.data: this record */
     const char *path;
     char text[300];
+    int rc; /* the pool's result: 0 or -errno */
 };
 
-/* Pool thread: writes text to path; a failure is logged, not returned,
- * since nothing waits on the file but the person or script that asked. */
+/* Pool thread: writes text to path, into rc. A failure other than
+ * -EMFILE/-ENFILE (tried again, ready.c) is logged: nothing waits on the
+ * file but the person or script that asked. */
 void cs_ready_write_work(uv_work_t *work);
 
 #endif

@@ -6,7 +6,8 @@ set(CS_SERVER_DIR ${PROJECT_SOURCE_DIR}/server)
 cs_unit_test(probe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probe.c LIBS cs_probe)
 cs_unit_test(metrics SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_metrics.c LIBS cs_metrics cs_net_addr)
 cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_idmap)
-# The ready file: written whole, through no planted link.
+# The ready file: written whole, through no planted link, tried again while
+# out of file descriptors.
 cs_unit_test(ready_work SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ready_work.c LIBS cs_ready cs_testfile)
 cs_unit_test(ended_runs SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ended_runs.c LIBS cs_ended_runs)
 cs_unit_test(note_cached SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_note_cached.c LIBS cs_note_cached)

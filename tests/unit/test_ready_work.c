@@ -1,7 +1,9 @@
 /* ready_work: the ready file is written whole and renamed into place, and a
  * link planted at a name a temp file could have had (PATH.tmp) is not
  * written through: the file it points at keeps its content. The work
- * function is called directly, as the pool would. */
+ * function is called directly, as the pool would. And ready (the loop's
+ * side), on a real loop: a write out of file descriptors is tried again
+ * until it is written. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,13 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
+#include "ready.h"
 #include "ready_work.h"
 #include "testfile.h"
+#include "util.h"
 
 static char dir[64];
 
@@ -96,11 +101,48 @@ static void test_planted_links_not_followed(void **state)
     assert_string_equal(buf, "unix:/y.sock");
 }
 
+static void test_ready_tried_again_out_of_fds(void **state)
+{
+    (void)state;
+    char path[96], buf[64];
+    struct rlimit was, none;
+    struct cs_ready r;
+    uv_loop_t loop;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/ready", dir);
+    cs_loop_thread_mark();
+    assert_int_equal(uv_loop_init(&loop), 0);
+    /* The lowest free fd: with the limit there, no file may open. */
+    fd = dup(0);
+    assert_true(fd >= 0);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+    none = was;
+    none.rlim_cur = (rlim_t)fd;
+    (void)close(fd);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &none), 0);
+    cs_ready_start(&r, &loop, path, "unix:/run/csched/csched.sock");
+    while (r.fd_waits == 0)
+        (void)uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+    assert_int_equal(access(path, F_OK), -1);
+    /* The retry writes it; then nothing is left for the loop to do. */
+    (void)uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(r.write.rc, 0);
+    assert_int_equal(r.fd_waits, 1);
+    read_file(path, buf, sizeof(buf));
+    assert_string_equal(buf, "unix:/run/csched/csched.sock");
+    cs_ready_stop(&r);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_ready_written_and_no_temp_left, setup, teardown),
         cmocka_unit_test_setup_teardown(test_planted_links_not_followed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ready_tried_again_out_of_fds, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
