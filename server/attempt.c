@@ -87,53 +87,52 @@ static void queue_work(struct cs_attempt *att, uv_work_cb work_cb, uv_after_work
     CS_ASSERT(rc == 0);
 }
 
-/* Called first by each work's done callback: false if the attempt was
- * freed while its work was on the pool, which frees it now. */
-static bool work_returned(struct cs_attempt *att, int status)
+/* How often a work that found no free fd is queued again. Without end: a
+ * note is on disk and a minder may still run, and neither may be taken for
+ * gone because clients (or the runs) held every fd for a while. */
+#define FD_RETRY_MS 100
+
+static void same_work_again(struct cs_attempt *att)
 {
-    att->in_pool = false;
-    if (!att->freed)
-        return true;
-    if (status == 0 && att->adopt_pidfd >= 0)
-        (void)close(att->adopt_pidfd);
-    release(att);
-    return false;
+    queue_work(att, att->work.work_cb, att->work.after_work_cb);
 }
 
-static void note_read_cb(uv_work_t *work, int status);
-
-static void read_note_on_pool(struct cs_attempt *att)
-{
-    queue_work(att, cs_attempt_read_note_work, note_read_cb);
-}
-
-static void note_retry_cb(uv_timer_t *timer)
+static void fd_retry_cb(uv_timer_t *timer)
 {
     struct cs_attempt *att = timer_attempt(timer);
     timer_end(att);
-    read_note_on_pool(att);
+    same_work_again(att);
 }
 
-/* How often a note that could not be opened for want of a free fd is tried
- * again. Without end: the note is on disk, and an attempt that ended well
- * must not be taken for one that left none because clients (or the runs)
- * held every fd for a while. No pool thread waits meanwhile. */
-#define NOTE_FD_RETRY_MS 100
+/* Called first by each work's done callback: whether it goes on. Not if
+ * the attempt was freed while its work was on the pool (freed now), nor if
+ * the work found no free fd (fd_short): the same work is queued again in
+ * FD_RETRY_MS, and no pool thread waits meanwhile. */
+static bool work_goes_on(struct cs_attempt *att, int status, const char *to_do)
+{
+    att->in_pool = false;
+    if (att->freed) {
+        if (status == 0 && att->adopt_pidfd >= 0)
+            (void)close(att->adopt_pidfd);
+        release(att);
+        return false;
+    }
+    if (status != 0 || !att->fd_short)
+        return true;
+    if (att->fd_waits++ == 0)
+        cs_log_warn("run %lld attempt %u: cschedd is out of file descriptors to %s: trying again "
+                    "every %d ms",
+                    (long long)att->run->msg->id, att->number, to_do, FD_RETRY_MS);
+    if (timer_start(att, FD_RETRY_MS, fd_retry_cb) != 0)
+        same_work_again(att);
+    return false;
+}
 
 static void note_read_cb(uv_work_t *work, int status)
 {
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
-    if (!work_returned(att, status))
+    if (!work_goes_on(att, status, "read its status note"))
         return;
-    if (status == 0 && (att->note_rc == -EMFILE || att->note_rc == -ENFILE)) {
-        if (att->fd_waits++ == 0)
-            cs_log_warn("run %lld attempt %u ended, but cschedd is out of file descriptors to "
-                        "read its status note: trying again every %d ms",
-                        (long long)att->run->msg->id, att->number, NOTE_FD_RETRY_MS);
-        if (timer_start(att, NOTE_FD_RETRY_MS, note_retry_cb) != 0)
-            read_note_on_pool(att);
-        return;
-    }
     if (status != 0)
         att->note_rc = status; /* cancelled at shutdown */
     else
@@ -200,7 +199,7 @@ void cs_attempt_exit_cb(void *ctx)
             return;
         }
     }
-    read_note_on_pool(att);
+    queue_work(att, cs_attempt_read_note_work, note_read_cb);
 }
 
 int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
@@ -217,27 +216,11 @@ int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
     return rc;
 }
 
-static void adopt_retry_cb(uv_timer_t *timer)
-{
-    struct cs_attempt *att = timer_attempt(timer);
-    timer_end(att);
-    cs_attempt_adopt(att);
-}
-
 static void adopt_done_cb(uv_work_t *work, int status)
 {
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
-    if (!work_returned(att, status))
+    if (!work_goes_on(att, status, "tell whether its minder still runs"))
         return;
-    if (status == 0 && att->fd_short) {
-        if (att->fd_waits++ == 0)
-            cs_log_warn("run %lld attempt %u: cschedd is out of file descriptors to tell "
-                        "whether its minder still runs: trying again every %d ms",
-                        (long long)att->run->msg->id, att->number, NOTE_FD_RETRY_MS);
-        if (timer_start(att, NOTE_FD_RETRY_MS, adopt_retry_cb) != 0)
-            cs_attempt_adopt(att);
-        return;
-    }
     if (status != 0)
         att->note_rc = status; /* cancelled at shutdown */
     else if (att->no_dir) {

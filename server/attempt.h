@@ -71,7 +71,7 @@ struct cs_attempt {
     int note_rc; /* 0, -ENOENT (no note: the minder died), or -errno */
     struct cs_note note;
     bool no_dir;     /* adoption: the attempt has no directory */
-    bool fd_short;   /* adoption: not told apart yet for want of an fd */
+    bool fd_short;   /* the work found no free fd: it is tried again */
     int adopt_pidfd; /* adoption: a pidfd on the still-running minder, or -1 */
     pid_t adopt_pid;
     /* Adoption: the attempts found on disk before this one (numbers

@@ -98,10 +98,10 @@ static int stop_orphaned_group(const char *dir, pid_t minder_pid)
 void cs_attempt_read_note_work(uv_work_t *work)
 {
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
-    /* -EMFILE or -ENFILE: the loop tries again a little later. */
     att->note_rc = cs_note_read(att->dir, &att->note);
-    if (att->note_rc == -ENOENT && fds_short(stop_orphaned_group(att->dir, att->pid)))
-        att->note_rc = -EMFILE;
+    /* The loop tries again a little later. */
+    att->fd_short = fds_short(att->note_rc) ||
+                    (att->note_rc == -ENOENT && fds_short(stop_orphaned_group(att->dir, att->pid)));
 }
 
 /* 1 if pid is a csched-minder working in dir, else 0: guards against a
@@ -256,6 +256,7 @@ void cs_attempt_adopt_work(uv_work_t *work)
     int64_t run_id = att->run->msg->id;
     char next[4096];
     att->adopt_pidfd = -1;
+    att->fd_short = false;
     att->no_dir = !dir_exists(att->dir);
     if (att->no_dir)
         return;
