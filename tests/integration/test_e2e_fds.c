@@ -320,6 +320,17 @@ static void wait_all_succeeded_once(struct cs_e2e *e, const int64_t *ids, int n,
     }
 }
 
+/* Waits for each run of ids to be RUNNING. */
+static void wait_all_running(struct cs_e2e *e, const int64_t *ids, int n)
+{
+    for (int i = 0; i < n; i++) {
+        Csched__V1__Run *run = cs_e2e_wait_state(
+            e, ids[i], CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CS_E2E_CALL_TIMEOUT_MS);
+        assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+        csched__v1__run__free_unpacked(run, NULL);
+    }
+}
+
 /* Commands that end while connections hold every fd the running attempts
  * leave, and more wait in the backlog to take any fd freed: each end frees
  * its minder's pidfd, which its note's read takes at once, so the runs end
@@ -340,12 +351,7 @@ static void test_e2e_fds_ends_while_held(void **state)
     limit = limit_fds(e, HELD_RUNS + 16);
     for (int i = 0; i < HELD_RUNS; i++)
         ids[i] = cs_e2e_trigger(e, name);
-    for (int i = 0; i < HELD_RUNS; i++) {
-        Csched__V1__Run *run = cs_e2e_wait_state(
-            e, ids[i], CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CS_E2E_CALL_TIMEOUT_MS);
-        assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
-        csched__v1__run__free_unpacked(run, NULL);
-    }
+    wait_all_running(e, ids, HELD_RUNS);
     /* One at a time, so that none waits in the backlog for a freed fd. */
     while (count_fds(server) < limit && n < 64) {
         conns[n++] = connect_to(cs_testd_target(e->d));
@@ -406,12 +412,7 @@ static void test_e2e_fds_adopted_short(void **state)
     make_job(e, "4", dir, name, sizeof(name));
     for (int i = 0; i < ADOPT_RUNS; i++)
         ids[i] = cs_e2e_trigger(e, name);
-    for (int i = 0; i < ADOPT_RUNS; i++) {
-        Csched__V1__Run *run = cs_e2e_wait_state(
-            e, ids[i], CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CS_E2E_CALL_TIMEOUT_MS);
-        assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
-        csched__v1__run__free_unpacked(run, NULL);
-    }
+    wait_all_running(e, ids, ADOPT_RUNS);
     assert_int_equal(cs_testd_kill(e->d), 0);
     /* The new server inherits the soft limit; this process takes its back. */
     assert_int_equal(getrlimit(RLIMIT_NOFILE, &mine), 0);

@@ -25,7 +25,7 @@ cs_unit_test(config SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_config.c LIBS cs_co
 cs_unit_test(priority SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_priority.c LIBS cs_priority)
 cs_unit_test(state_lock SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_state_lock.c LIBS cs_state_lock)
 cs_unit_test(retention SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_retention.c LIBS cs_retention)
-cs_unit_test(dir_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dir_check.c LIBS cs_dir_check)
+cs_unit_test(dir_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dir_check.c LIBS cs_dir_check cs_testfile)
 cs_unit_test(run_keys SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_run_keys.c LIBS cs_run_keys)
 cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rpc)
 cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_request_decode)

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "dir_check.h"
+#include "testfile.h"
 
 static int probe(const char *dir, struct cs_dir_probe *p)
 {
@@ -48,21 +49,13 @@ static void test_dir_check_out_of_fds(void **state)
 {
     char dir[] = "/tmp/cs-dircheck-XXXXXX";
     struct cs_dir_probe p;
-    struct rlimit was, now;
-    int fd;
+    struct rlimit was;
 
     (void)state;
     assert_non_null(mkdtemp(dir));
     assert_int_equal(probe(dir, &p), 0);
     assert_true(cs_dir_probe_conclusive(&p));
-    /* The lowest free fd: with the limit there, no file may open. */
-    fd = dup(0);
-    assert_true(fd >= 0);
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
-    now = was;
-    now.rlim_cur = (rlim_t)fd;
-    (void)close(fd);
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &now), 0);
+    cs_test_no_more_fds(&was);
     assert_int_equal(probe(dir, &p), -EMFILE);
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
     assert_false(cs_dir_probe_conclusive(&p));

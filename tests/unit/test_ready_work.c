@@ -105,22 +105,14 @@ static void test_ready_tried_again_out_of_fds(void **state)
 {
     (void)state;
     char path[96], buf[64];
-    struct rlimit was, none;
+    struct rlimit was;
     struct cs_ready r;
     uv_loop_t loop;
-    int fd;
 
     snprintf(path, sizeof(path), "%s/ready", dir);
     cs_loop_thread_mark();
     assert_int_equal(uv_loop_init(&loop), 0);
-    /* The lowest free fd: with the limit there, no file may open. */
-    fd = dup(0);
-    assert_true(fd >= 0);
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
-    none = was;
-    none.rlim_cur = (rlim_t)fd;
-    (void)close(fd);
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &none), 0);
+    cs_test_no_more_fds(&was);
     cs_ready_start(&r, &loop, path, "unix:/run/csched/csched.sock");
     while (r.fd_waits == 0)
         (void)uv_run(&loop, UV_RUN_ONCE);
