@@ -5,13 +5,14 @@
 
 #include <stdint.h>
 
+#include "auth.h"
+#include "job.h"
 #include "log.h"
 #include "util.h"
 
 #define CS_DEFAULT_SOCKET "/run/csched/csched.sock"
 #define CS_DEFAULT_STATE_DIR "/var/lib/csched"
 #define CS_DEFAULT_MAX_RUNNING 64
-#define CS_MAX_RUNNING_LIMIT 100000
 /* Launch threads (launcher.h): 1 to CS_LAUNCH_THREADS_MAX. */
 #define CS_DEFAULT_LAUNCH_THREADS 2
 #define CS_LAUNCH_THREADS_MAX 16
@@ -28,16 +29,6 @@
 #define CS_MAX_STREAMS_LIMIT 100000
 #define CS_DEFAULT_RETENTION_DAYS 30
 #define CS_RETENTION_DAYS_MAX 36500
-
-/* The files that secure the TCP listener, each NULL when not set; read by
- * auth (auth.h). */
-struct cs_auth_paths {
-    const char *tls_cert;      /* server certificate chain, PEM */
-    const char *tls_key;       /* its private key, PEM */
-    const char *tls_client_ca; /* CAs of client certificates: mTLS */
-    const char *client_roles;  /* client certificate -> role */
-    const char *tokens;        /* bearer tokens: name, role, SHA-256 */
-};
 
 struct cs_config {
     const char *socket_path;    /* the unix socket, always served */

@@ -26,6 +26,7 @@
 #include "env.h"
 #include "grpc_locks.h"
 #include "job.h"
+#include "job_table.h"
 #include "launcher.h"
 #include "local_listen.h"
 #include "log.h"
@@ -414,7 +415,11 @@ static int listen_all(struct server *srv)
         cs_log_error("cannot listen on %s", c->listen != NULL ? c->listen : c->socket_path);
         goto err_stop_local;
     }
-    if (c->metrics_listen != NULL && cs_metrics_http_start(c, &srv->metrics_http, &err) != 0) {
+    struct cs_metrics_http_config metrics = {.listen = c->metrics_listen,
+                                             .loopback = c->metrics_loopback,
+                                             .insecure_tcp = c->insecure_tcp,
+                                             .auth = &c->auth};
+    if (c->metrics_listen != NULL && cs_metrics_http_start(&metrics, &srv->metrics_http, &err) != 0) {
         cs_log_error("%s", err.msg);
         goto err_stop_local;
     }

@@ -5,7 +5,7 @@
 # folder has defined its targets.
 set(cs_calls_objects "")
 foreach(cs_dir server storage)
-  get_property(cs_targets DIRECTORY ${PROJECT_SOURCE_DIR}/${cs_dir} PROPERTY BUILDSYSTEM_TARGETS)
+  cs_targets_below(${PROJECT_SOURCE_DIR}/${cs_dir} cs_targets)
   foreach(cs_target ${cs_targets})
     get_target_property(cs_type ${cs_target} TYPE)
     if(cs_type STREQUAL "STATIC_LIBRARY" OR cs_type STREQUAL "EXECUTABLE")

@@ -1,6 +1,7 @@
-# The layer check (tests/check_layers.sh): storage, minder and client never
-# include or link server/, client never storage/, and the minder nothing but
-# libc and its own files. Included last by tests/CMakeLists.txt, when every
+# The layer check (tests/check_layers.py): every include and link of the
+# tree follows an arrow of tests/layers.txt (server's folders among
+# themselves; storage, minder and client never server/; the minder nothing
+# but libc), and server/README.md's table says the same. Included last by tests/CMakeLists.txt, when every
 # folder has defined its targets.
 #
 # The link graph is written at generate time to layers_links.txt, one line
@@ -8,19 +9,7 @@
 # (LINK_LIBRARIES) and what it passes on (INTERFACE_LINK_LIBRARIES, where
 # CMake writes a private dependency of a static library as $<LINK_ONLY:x>).
 
-# cs_layers_targets(DIR OUT) sets OUT to every target defined in DIR and in
-# the folders below it.
-function(cs_layers_targets dir out)
-  get_property(found DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
-  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
-  foreach(sub ${subdirs})
-    cs_layers_targets(${sub} below)
-    list(APPEND found ${below})
-  endforeach()
-  set(${out} ${found} PARENT_SCOPE)
-endfunction()
-
-cs_layers_targets(${PROJECT_SOURCE_DIR} cs_layers_all)
+cs_targets_below(${PROJECT_SOURCE_DIR} cs_layers_all)
 set(cs_layers_lines "")
 foreach(cs_target ${cs_layers_all})
   get_target_property(cs_dir ${cs_target} SOURCE_DIR)
@@ -43,7 +32,7 @@ set(CS_LAYERS_LINKS ${CMAKE_CURRENT_BINARY_DIR}/layers_links.txt)
 file(GENERATE OUTPUT ${CS_LAYERS_LINKS} CONTENT "${cs_layers_lines}")
 
 add_test(NAME unit_layers
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.sh ${PROJECT_SOURCE_DIR}
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.py ${PROJECT_SOURCE_DIR}
                  ${CS_LAYERS_LINKS})
 set_tests_properties(unit_layers PROPERTIES LABELS unit TIMEOUT 60)
 
@@ -51,6 +40,6 @@ set_tests_properties(unit_layers PROPERTIES LABELS unit TIMEOUT 60)
 # include and a forbidden link added, it must report both.
 add_test(NAME unit_layers_negative
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_layers_negative.sh
-                 ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.sh ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_SOURCE_DIR}/check_layers.py ${PROJECT_SOURCE_DIR}
                  ${CS_LAYERS_LINKS})
 set_tests_properties(unit_layers_negative PROPERTIES LABELS unit TIMEOUT 60)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "job_table.h"
 #include "store.h"
 #include "util.h"
 

@@ -12,6 +12,7 @@
 #include "audit.h"
 #include "dispatch.h"
 #include "job.h"
+#include "job_table.h"
 #include "log.h"
 #include "pump.h"
 #include "runas.h"

@@ -11,6 +11,7 @@
 #include "audit.h"
 #include "dispatch.h"
 #include "job.h"
+#include "job_table.h"
 #include "util.h"
 
 #define IDEMPOTENCY_KEY_MAX 128

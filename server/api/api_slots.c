@@ -12,6 +12,7 @@
 #include "api.h"
 #include "dispatch.h"
 #include "job.h"
+#include "job_table.h"
 #include "log.h"
 #include "util.h"
 

@@ -12,6 +12,7 @@
 
 #include "dispatch.h"
 #include "job.h"
+#include "job_table.h"
 #include "log.h"
 #include "metrics.h"
 #include "store.h"

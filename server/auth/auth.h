@@ -18,10 +18,18 @@
 #include <uv.h>
 
 #include "auth_file.h"
-#include "config.h"
 #include "identity.h"
 #include "tls_fetch.h"
 #include "util.h"
+
+/* The files that secure the TCP listener, each NULL when not set; read by auth. */
+struct cs_auth_paths {
+    const char *tls_cert;      /* server certificate chain, PEM */
+    const char *tls_key;       /* its private key, PEM */
+    const char *tls_client_ca; /* CAs of client certificates: mTLS */
+    const char *client_roles;  /* client certificate -> role */
+    const char *tokens;        /* bearer tokens: name, role, SHA-256 */
+};
 
 struct cs_auth_load;
 

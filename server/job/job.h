@@ -1,12 +1,15 @@
-/* job: validation of job specs and the loop's table of jobs, sorted by name
- * so ListJobs pages in a stable order. Loop thread only. */
+/* job: the rules a job spec and a trigger request must keep, and copies of
+ * API messages. Pure code, any thread. */
 #ifndef CS_JOB_H
 #define CS_JOB_H
 
-#include "sched_state.h"
+#include "csched/v1/scheduler.pb-c.h"
 #include "util.h"
 
 #define CS_JOB_NAME_MAX 128
+/* The most runs at once of a job (max_running) and of the server
+ * (--max-running). */
+#define CS_MAX_RUNNING_LIMIT 100000
 #define CS_JOB_ARGS_MAX 4096
 /* The kernel refuses a single argument over 128 KiB (MAX_ARG_STRLEN) and an
  * exec whose argv and environment pass ARG_MAX (2 MiB): a job beyond these
@@ -65,18 +68,6 @@ int cs_env_validate(struct cs_kv *const *env, size_t n, const char *field, struc
  * an operator may not set), or NULL. */
 const char *cs_job_trigger_env_refused(const Csched__V1__Job *spec,
                                        const Csched__V1__TriggerJobRequest *req);
-
-struct cs_job *cs_job_find(const struct cs_sched *sched, const char *name);
-/* Index of the first job whose name sorts after name ("" for the start). */
-size_t cs_job_index_after(const struct cs_sched *sched, const char *name);
-/* Takes ownership of spec. name must not be present. */
-struct cs_job *cs_job_insert(struct cs_sched *sched, Csched__V1__Job *spec);
-/* Replaces the spec (taking ownership of the new one, freeing the old). */
-void cs_job_replace_spec(struct cs_job *job, Csched__V1__Job *spec);
-/* Removes and frees a job with no active runs. */
-void cs_job_remove(struct cs_sched *sched, struct cs_job *job);
-/* Frees every job, then the zones their schedules borrowed. */
-void cs_job_free_all(struct cs_sched *sched);
 
 /* Deep copy of a message through pack + unpack (the copy is owned by the
  * caller and freed with protobuf_c_message_free_unpacked). */

@@ -13,18 +13,27 @@
 
 #include <stdbool.h>
 
-#include "config.h"
+#include "auth.h"
 #include "util.h"
 
 struct cs_metrics_http;
 
-/* Main thread, before the loop runs: serves config->metrics_listen. On
+/* Where and how the endpoint serves: cschedd's --metrics-listen and the
+ * flags that secure it. */
+struct cs_metrics_http_config {
+    const char *listen; /* "host:port" */
+    bool loopback;      /* listen is a loopback address: plain HTTP, no token */
+    bool insecure_tcp;  /* beyond loopback without TLS or tokens */
+    const struct cs_auth_paths *auth;
+};
+
+/* Main thread, before the loop runs: serves config->listen. On
  * loopback it is plain HTTP with no token; beyond it, HTTPS with
  * --tls-cert/--tls-key and --tokens-file's tokens, or with --insecure-tcp
  * plain HTTP open to all (warned about). Reads the files, binds, starts the
  * HTTP thread and logs where it serves. 0 and *out, or a negative errno
  * with err saying why. config is borrowed for the endpoint's life. */
-int cs_metrics_http_start(const struct cs_config *config, struct cs_metrics_http **out,
+int cs_metrics_http_start(const struct cs_metrics_http_config *config, struct cs_metrics_http **out,
                           struct cs_err *err);
 /* The port bound. */
 int cs_metrics_http_port(const struct cs_metrics_http *http);

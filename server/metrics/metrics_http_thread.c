@@ -173,21 +173,21 @@ static int read_files(struct cs_metrics_http *h, struct cs_err *err)
     return rc;
 }
 
-int cs_metrics_http_start(const struct cs_config *config, struct cs_metrics_http **out,
+int cs_metrics_http_start(const struct cs_metrics_http_config *config, struct cs_metrics_http **out,
                           struct cs_err *err)
 {
     struct sockaddr_storage addr;
-    int rc = cs_net_addr_parse("--metrics-listen", config->metrics_listen, &addr, err);
+    int rc = cs_net_addr_parse("--metrics-listen", config->listen, &addr, err);
     if (rc != 0)
         return rc;
     struct cs_metrics_http *h = cs_xcalloc(1, sizeof(*h));
-    h->listen = config->metrics_listen;
+    h->listen = config->listen;
     /* config.c has refused beyond loopback what is neither secured nor
      * --insecure-tcp. */
-    if (!config->metrics_loopback && !config->insecure_tcp) {
-        h->tls_cert = config->auth.tls_cert;
-        h->tls_key = config->auth.tls_key;
-        h->tokens = config->auth.tokens;
+    if (!config->loopback && !config->insecure_tcp) {
+        h->tls_cert = config->auth->tls_cert;
+        h->tls_key = config->auth->tls_key;
+        h->tokens = config->auth->tokens;
     }
     if ((rc = read_files(h, err)) != 0)
         goto err_free;
@@ -218,7 +218,7 @@ int cs_metrics_http_start(const struct cs_config *config, struct cs_metrics_http
                         h->listen);
         goto err_free;
     }
-    if (!config->metrics_loopback && config->insecure_tcp)
+    if (!config->loopback && config->insecure_tcp)
         cs_log_warn("--insecure-tcp: metrics on %s are served without TLS or authentication",
                     h->listen);
     int host_len = (int)(strrchr(h->listen, ':') - h->listen);

@@ -18,6 +18,7 @@
 #include "dispatch_run.h"
 #include "event.h"
 #include "job.h"
+#include "job_table.h"
 #include "later.h"
 #include "launch_build.h"
 #include "log.h"

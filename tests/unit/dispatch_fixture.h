@@ -36,6 +36,7 @@
 #include "dispatch.h"
 #include "event.h"
 #include "job.h"
+#include "job_table.h"
 #include "later.h"
 #include "minder_contract.h"
 #include "note.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "job_table.h"
 
 static struct {
     int count;

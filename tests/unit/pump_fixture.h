@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "job_table.h"
 #include "loop_test.h"
 #include "pump.h"
 

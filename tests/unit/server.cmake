@@ -3,41 +3,41 @@
 # blocks or starts processes.
 set(CS_SERVER_DIR ${PROJECT_SOURCE_DIR}/server)
 
-cs_unit_test(probe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probe.c LIBS cs_probe)
-cs_unit_test(metrics SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_metrics.c LIBS cs_metrics cs_net_addr)
-cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_idmap)
+cs_unit_test(probe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probe.c LIBS cs_metrics)
+cs_unit_test(metrics SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_metrics.c LIBS cs_metrics)
+cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_base)
 # The ready file: written whole, through no planted link, tried again while
 # out of file descriptors.
-cs_unit_test(ready_work SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ready_work.c LIBS cs_ready cs_testfile)
-cs_unit_test(ended_runs SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ended_runs.c LIBS cs_ended_runs)
-cs_unit_test(note_cached SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_note_cached.c LIBS cs_note_cached)
-cs_unit_test(heap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_heap.c LIBS cs_heap)
+cs_unit_test(ready_work SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ready_work.c LIBS cs_host cs_testfile)
+cs_unit_test(ended_runs SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ended_runs.c LIBS cs_sched)
+cs_unit_test(note_cached SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_note_cached.c LIBS cs_sched)
+cs_unit_test(heap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_heap.c LIBS cs_base)
 cs_unit_test(next_turn SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_next_turn.c LIBS cs_base)
 cs_unit_test(log SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_log.c LIBS cs_base)
 cs_unit_test(utf8 SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_utf8.c LIBS cs_base)
-cs_unit_test(env SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_env.c LIBS cs_env)
-cs_unit_test(runas_cache SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_runas_cache.c LIBS cs_runas cs_testfile)
-cs_unit_test(job SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job.c LIBS cs_env)
-cs_unit_test(secret SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_secret.c LIBS cs_env cs_launch)
-cs_unit_test(job_table SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job_table.c LIBS cs_env)
-cs_unit_test(slot_rules SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_slot_rules.c LIBS cs_env)
+cs_unit_test(env SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_env.c LIBS cs_job)
+cs_unit_test(runas_cache SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_runas_cache.c LIBS cs_launch cs_testfile)
+cs_unit_test(job SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job.c LIBS cs_job)
+cs_unit_test(secret SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_secret.c LIBS cs_job cs_launch)
+cs_unit_test(job_table SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_job_table.c LIBS cs_sched)
+cs_unit_test(slot_rules SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_slot_rules.c LIBS cs_job)
 cs_unit_test(config SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_config.c LIBS cs_config)
-cs_unit_test(priority SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_priority.c LIBS cs_priority)
-cs_unit_test(state_lock SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_state_lock.c LIBS cs_state_lock)
-cs_unit_test(retention SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_retention.c LIBS cs_retention)
-cs_unit_test(dir_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dir_check.c LIBS cs_dir_check cs_testfile)
-cs_unit_test(run_keys SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_run_keys.c LIBS cs_run_keys)
+cs_unit_test(priority SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_priority.c LIBS cs_host)
+cs_unit_test(state_lock SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_state_lock.c LIBS cs_host)
+cs_unit_test(retention SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_retention.c LIBS cs_host)
+cs_unit_test(dir_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dir_check.c LIBS cs_host cs_testfile)
+cs_unit_test(run_keys SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_run_keys.c LIBS cs_sched)
 cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rpc)
-cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_request_decode)
+cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_rpc)
 # A map key sent twice: the last wins, once.
-cs_unit_test(map_fold SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_map_fold.c LIBS cs_map_fold cs_proto_reflection)
-cs_unit_test(access SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_access.c LIBS cs_access)
-cs_unit_test(local_role SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_role.c LIBS cs_local)
-cs_unit_test(local_listen SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_listen.c LIBS cs_local)
-cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_mailbox)
+cs_unit_test(map_fold SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_map_fold.c LIBS cs_rpc)
+cs_unit_test(access SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_access.c LIBS cs_auth)
+cs_unit_test(local_role SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_role.c LIBS cs_auth)
+cs_unit_test(local_listen SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_listen.c LIBS cs_auth)
+cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_base)
 cs_unit_test(auth_file SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_auth_file.c LIBS cs_auth)
 cs_unit_test(tls_fetch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tls_fetch.c LIBS cs_auth)
-cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LIBS cs_exit_watch)
+cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LIBS cs_sched)
 cs_unit_test(cron SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cron.c LIBS cs_schedule)
 cs_unit_test(schedule SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_schedule.c LIBS cs_schedule)
 cs_unit_test(schedule_cronie SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_schedule_cronie.c
@@ -47,26 +47,26 @@ cs_unit_test(schedule_cronie SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_schedule_c
 # it starts runs in, the limits it keeps, runs taken off their queues.
 foreach(cs_concern order limits dequeue)
   cs_unit_test(pump_${cs_concern} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_pump_${cs_concern}.c
-               LIBS cs_dispatch)
+               LIBS cs_sched)
 endforeach()
 # The run state machine, with the store's writes and the launcher's submit
 # faked through the ops dispatch takes at init.
 cs_unit_test(dispatch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch.c
-             ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
+             ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_sched)
 # When a run holds its slot, on the same fixture.
 cs_unit_test(dispatch_slots SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dispatch_slots.c
-             ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
+             ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_sched)
 # What a restart makes of an attempt's directory: note, pid file, boot time.
-cs_unit_test(attempt_left SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_attempt_left.c LIBS cs_dispatch)
+cs_unit_test(attempt_left SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_attempt_left.c LIBS cs_sched)
 # Retries, deadlines, the kill grace and signal, and runs for later, on the
 # same fixture.
 cs_unit_test(retry SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_retry.c
-             ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_dispatch)
+             ${CMAKE_CURRENT_SOURCE_DIR}/dispatch_fixture.c LIBS cs_sched)
 
 # Every object of every static library and program defined in server/ (so a
 # module added later is checked too, and cschedd's main.c), except
 # *_thread.c and *_work.c files, which the script skips.
-get_property(cs_server_targets DIRECTORY ${CS_SERVER_DIR} PROPERTY BUILDSYSTEM_TARGETS)
+cs_targets_below(${CS_SERVER_DIR} cs_server_targets)
 set(cs_server_objects "")
 foreach(cs_target ${cs_server_targets})
   get_target_property(cs_type ${cs_target} TYPE)

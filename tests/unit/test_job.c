@@ -13,7 +13,6 @@
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
-#include "config.h"
 #include "job.h"
 
 /* A job that passes, built on the stack from borrowed strings. */

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "job.h"
+#include "job_table.h"
 
 static Csched__V1__Job *spec_named(const char *name)
 {
