@@ -419,7 +419,8 @@ static int listen_all(struct server *srv)
                                              .loopback = c->metrics_loopback,
                                              .insecure_tcp = c->insecure_tcp,
                                              .auth = &c->auth};
-    if (c->metrics_listen != NULL && cs_metrics_http_start(&metrics, &srv->metrics_http, &err) != 0) {
+    if (c->metrics_listen != NULL &&
+        cs_metrics_http_start(&metrics, &srv->metrics_http, &err) != 0) {
         cs_log_error("%s", err.msg);
         goto err_stop_local;
     }
