@@ -33,10 +33,3 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/cschedConfigVersion
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cschedConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/cschedConfigVersion.cmake DESTINATION ${CS_CLIENT_CMAKE_DIR}
   COMPONENT client)
-
-# Installs the client component into a throwaway prefix and builds the example there, once with
-# pkg-config and once with find_package, as a program outside this tree would.
-add_test(NAME client_install_example
-  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/examples/check_install.sh
-          ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/examples "${CSCHED_SANITIZE}")
-set_tests_properties(client_install_example PROPERTIES LABELS integration TIMEOUT 300)

@@ -10,8 +10,8 @@ build=$1
 examples=$2
 san_flags=${3:+-fsanitize=$3}
 bin=$build/bin
-# shellcheck source-path=SCRIPTDIR source=../cli/cschedd_test.sh
-. "$(dirname "$0")/../cli/cschedd_test.sh"
+# shellcheck source-path=SCRIPTDIR source=cschedd_test.sh
+. "$(dirname "$0")/cschedd_test.sh"
 
 cmake --install "$build" --component client --prefix "$tmp/prefix" >"$tmp/install.log"
 test ! -e "$tmp/prefix/include/grpc" || { echo "installed into include/grpc/"; exit 1; }

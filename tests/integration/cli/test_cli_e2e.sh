@@ -428,7 +428,7 @@ kill -TERM "$server_pid"
 wait "$server_pid"
 server_pid=
 mkdir "$tmp/certs"
-sh "$(dirname "$0")/../../tests/integration/make_certs.sh" "$tmp/certs"
+sh "$(dirname "$0")/../make_certs.sh" "$tmp/certs"
 # The admin token from csched token new; the viewer's by the documented
 # sha256sum one-liner of docs/security.md.
 check token_new 0 token new cli-admin admin
