@@ -11,7 +11,7 @@
 
 void open_logs(void)
 {
-    int dfd = openat(AT_FDCWD, m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = openat(AT_FDCWD, m.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
     if (dfd < 0)
         die_unable("open", m.dir);
@@ -19,7 +19,7 @@ void open_logs(void)
      * directories above. */
     for (int i = 0; i < 2; i++) {
         m.out[i].file_fd =
-            openat(dfd, m.out[i].name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+            openat(dfd, m.out[i].name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (m.out[i].file_fd < 0)
             die_unable("create", m.out[i].name);
     }

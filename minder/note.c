@@ -353,10 +353,10 @@ int cs_note_reserve(const char *dir)
 {
     int dfd, fd, rc;
 
-    dfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    dfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return -errno;
-    fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = -errno;
         goto out_close_dir;
@@ -388,12 +388,12 @@ int cs_note_write(const char *dir, const struct cs_note *note)
     len = cs_note_format(note, buf, sizeof(buf));
     if (len < 0)
         return len;
-    dfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    dfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return -errno;
     /* No O_TRUNC: a reserved temp file is written over in place, so the
      * write needs no new blocks, and cutting it to length never does. */
-    fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = -errno;
         goto out_close_dir;

@@ -39,6 +39,7 @@
 #include "rpc.h"
 #include "sched_state.h"
 #include "state_lock.h"
+#include "state_path.h"
 #include "store.h"
 #include "util.h"
 
@@ -60,6 +61,7 @@ struct server {
     struct cs_auth auth;
     struct cs_metrics_http *metrics_http; /* NULL without --metrics-listen */
     char minder_path[PATH_MAX];
+    char state_dir[PATH_MAX]; /* config.state_dir resolved: config points here then */
     char embedded_dir[PATH_MAX];
     bool stopping;
     int exit_code;
@@ -79,50 +81,19 @@ static int make_dir(const char *path)
     return 0;
 }
 
-static bool in_my_groups(gid_t gid)
+/* The state dir, made if missing, then resolved once (state_path.h): from
+ * here on cschedd uses the resolved path, which no other user can change. */
+static int make_state_dir(struct server *srv)
 {
-    gid_t groups[256];
-    int n = getgroups(256, groups);
-    if (gid == getegid())
-        return true;
-    for (int i = 0; i < n; i++)
-        if (groups[i] == gid)
-            return true;
-    return false;
-}
+    struct cs_err err = {0};
+    int rc = make_dir(srv->config.state_dir);
 
-/* The state dir, made if missing. One that exists must be root's or ours
- * and writable by no one else (its group's members only when the group is
- * ours, as a Kubernetes volume with fsGroup is): whoever may write in it
- * could put links where cschedd writes as root, or read its jobs. */
-static int make_state_dir(const char *path)
-{
-    struct stat st;
-    int rc = make_dir(path);
-
-    if (rc != 0)
-        return rc;
-    if (stat(path, &st) != 0) {
-        rc = -errno;
-        cs_log_error("stat(%s) failed: %s", path, strerror(-rc));
-        return rc;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        cs_log_error("the state dir %s is not a directory", path);
-        return -ENOTDIR;
-    }
-    if (st.st_uid != 0 && st.st_uid != geteuid()) {
-        cs_log_error("the state dir %s belongs to uid %u, not to root or to cschedd: choose a "
-                     "directory of cschedd's own",
-                     path, (unsigned)st.st_uid);
-        return -EPERM;
-    }
-    if ((st.st_mode & S_IWOTH) != 0 || ((st.st_mode & S_IWGRP) != 0 && !in_my_groups(st.st_gid))) {
-        cs_log_error("the state dir %s may be written by others (mode %o): run `chmod go-w %s`",
-                     path, (unsigned)(st.st_mode & 07777), path);
-        return -EPERM;
-    }
-    return 0;
+    if (rc == 0 && (rc = cs_state_path_resolve(srv->config.state_dir, srv->state_dir,
+                                               sizeof(srv->state_dir), &err)) != 0)
+        cs_log_error("%s", err.msg);
+    if (rc == 0)
+        srv->config.state_dir = srv->state_dir;
+    return rc;
 }
 
 static int find_minder(struct server *srv)
@@ -319,9 +290,14 @@ static int prepare_files(struct server *srv)
 {
     char attempts[PATH_MAX];
     struct cs_err err = {0};
-    (void)snprintf(attempts, sizeof(attempts), "%s/attempts", srv->config.state_dir);
-    (void)snprintf(srv->embedded_dir, sizeof(srv->embedded_dir), "%s/pg", srv->config.state_dir);
-    int rc = make_state_dir(srv->config.state_dir);
+    int rc = make_state_dir(srv);
+    if (rc == 0 && (snprintf(attempts, sizeof(attempts), "%s/attempts", srv->config.state_dir) >=
+                        (int)sizeof(attempts) ||
+                    snprintf(srv->embedded_dir, sizeof(srv->embedded_dir), "%s/pg",
+                             srv->config.state_dir) >= (int)sizeof(srv->embedded_dir))) {
+        cs_log_error("the state dir %s: path too long", srv->config.state_dir);
+        rc = -ENAMETOOLONG;
+    }
     if (rc == 0 && (rc = cs_state_lock_take(&srv->state_lock, srv->config.state_dir, &err)) != 0)
         cs_log_error("%s", err.msg);
     if (rc == 0)

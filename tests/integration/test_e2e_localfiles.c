@@ -175,11 +175,62 @@ static void test_e2e_localfiles_embedded_socket_link(void **state)
     remove_plant(&p);
 }
 
+/* A state dir reached through a folder another user could change: the
+ * attack of a user who owns a parent (not sticky, so fs.protected_symlinks
+ * does not cover it) and swaps the link after cschedd checked its target,
+ * and the same user's link in a sticky folder. Both are refused at start;
+ * the same dir reached through root's own link is taken, resolved. */
+static void test_e2e_localfiles_state_dir_parents(void **state)
+{
+    struct cs_e2e *e = *state;
+    if (skip_unless_root())
+        skip();
+    struct plant p = make_plant();
+    char theirs[100], real[120], link[120], sticky[100], planted[120], why[64];
+
+    snprintf(theirs, sizeof(theirs), "%s/theirs", p.root);
+    snprintf(real, sizeof(real), "%s/real", theirs);
+    snprintf(link, sizeof(link), "%s/state", theirs);
+    assert_int_equal(mkdir(theirs, 0755), 0);
+    assert_int_equal(mkdir(real, 0700), 0);
+    assert_int_equal(symlink("real", link), 0);
+    assert_int_equal(chown(theirs, nobody(), (gid_t)-1), 0);
+    snprintf(why, sizeof(why), "belongs to uid %u", (unsigned)nobody());
+    expect_refusal(e, NULL, link, why);
+    expect_refusal(e, NULL, real, why);
+
+    snprintf(sticky, sizeof(sticky), "%s/sticky", p.root);
+    snprintf(planted, sizeof(planted), "%s/state", sticky);
+    assert_int_equal(mkdir(sticky, 0755), 0);
+    assert_int_equal(chmod(sticky, 01777), 0);
+    assert_int_equal(symlink(p.victim, planted), 0);
+    assert_int_equal(lchown(planted, nobody(), (gid_t)-1), 0);
+    expect_refusal(e, NULL, planted, "the entry is not root's or cschedd's");
+    assert_victims_intact(&p);
+
+    /* Root's own link in root's folder: taken, and resolved to its target. */
+    char ours[120], target[120];
+    snprintf(target, sizeof(target), "%s/ours-real", p.root);
+    snprintf(ours, sizeof(ours), "%s/ours", p.root);
+    assert_int_equal(mkdir(target, 0700), 0);
+    assert_int_equal(symlink(target, ours), 0);
+    /* Its own embedded database: the fixture's cschedd holds the shared one. */
+    struct cs_testd_options opts = {.database_url = NULL, .state_dir = ours};
+    struct cs_testd *d = NULL;
+    assert_int_equal(cs_testd_start(&opts, &d), 0);
+    char attempts[160];
+    snprintf(attempts, sizeof(attempts), "%s/attempts", target);
+    assert_int_equal(access(attempts, F_OK), 0);
+    assert_int_equal(cs_testd_stop(d), 0);
+    remove_plant(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_localfiles_folders_of_others),
         cmocka_unit_test(test_e2e_localfiles_embedded_socket_link),
+        cmocka_unit_test(test_e2e_localfiles_state_dir_parents),
     };
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
 }

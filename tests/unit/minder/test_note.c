@@ -452,6 +452,34 @@ static void test_note_reserve_then_write(void **state)
     assert_int_equal(cs_note_reserve("/nonexistent/dir"), -ENOENT);
 }
 
+/* A link planted where the temp file goes, or in place of the attempt's
+ * directory, is not followed: the minder writes there as root. */
+static void test_note_links_not_followed(void **state)
+{
+    struct cs_note note = sample();
+    char tmp[128], victim[128], dir_link[128];
+    struct stat st;
+
+    snprintf(victim, sizeof(victim), "%s.victim", tmpdir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    assert_int_equal(fclose(f), 0);
+    path_of("status.tmp", tmp, sizeof(tmp));
+    assert_int_equal(symlink(victim, tmp), 0);
+    assert_int_equal(cs_note_reserve(tmpdir), -ELOOP);
+    assert_int_equal(cs_note_write(tmpdir, &note), -ELOOP);
+    assert_int_equal(stat(victim, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    assert_int_equal(unlink(tmp), 0);
+
+    snprintf(dir_link, sizeof(dir_link), "%s.link", tmpdir);
+    assert_int_equal(symlink(tmpdir, dir_link), 0);
+    assert_int_equal(cs_note_reserve(dir_link), -ENOTDIR);
+    assert_int_equal(cs_note_write(dir_link, &note), -ENOTDIR);
+    assert_int_equal(unlink(dir_link), 0);
+    assert_int_equal(unlink(victim), 0);
+}
+
 /* On a file system that fills up after the reserve, the note is still
  * written; once it is full, a reserve fails with -ENOSPC and leaves no temp
  * file. Root only (the tmpfs mount); skipped otherwise. */
@@ -507,6 +535,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_note_write_read, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(test_note_write_read_errors, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(test_note_reserve_then_write, make_tmpdir, remove_tmpdir),
+        cmocka_unit_test_setup_teardown(test_note_links_not_followed, make_tmpdir, remove_tmpdir),
         cmocka_unit_test_setup_teardown(test_note_reserve_full_disk, make_tmpdir, remove_tmpdir),
     };
 

@@ -1,4 +1,4 @@
-/* Unit tests of job.c's table of jobs, sorted by name: insert, find,
+/* Unit tests of the table of jobs (job_table.c), sorted by name: insert, find,
  * index_after, replace and remove keep it sorted in byte order. */
 #include <setjmp.h>
 #include <stdarg.h>
