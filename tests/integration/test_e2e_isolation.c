@@ -189,11 +189,17 @@ static void test_e2e_isolation_embedded_and_upgrade(void **state)
     assert_int_equal(cs_test_rmtree(dir), 0);
 }
 
-/* Writes BIN/cschedd: hands the daemon's state dir and ready file to
- * nobody, then runs the real cschedd as nobody. */
-static void write_wrapper(const char *bin, const struct passwd *pw)
+/* Fills BIN for cs_testd to start: BIN/cschedd, a wrapper that hands the
+ * daemon's state dir and ready file to nobody and runs the real cschedd as
+ * nobody, from BIN/real with its csched-minder beside it: copies, which
+ * nobody can run wherever the build tree is (a clone under /root). */
+static void fill_bin(const char *bin, const struct passwd *pw)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], real[PATH_MAX];
+    snprintf(real, sizeof(real), "%s/real", bin);
+    assert_int_equal(mkdir(real, 0755), 0);
+    assert_int_equal(cs_test_copy_program(CS_BIN_DIR "/cschedd", real), 0);
+    assert_int_equal(cs_test_copy_program(CS_BIN_DIR "/csched-minder", real), 0);
     snprintf(path, sizeof(path), "%s/cschedd", bin);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
@@ -209,7 +215,7 @@ static void write_wrapper(const char *bin, const struct passwd *pw)
             "done\n"
             "exec setpriv --reuid=%u --regid=%u --clear-groups -- %s/cschedd \"$@\"\n",
             (unsigned)pw->pw_uid, (unsigned)pw->pw_gid, (unsigned)pw->pw_uid, (unsigned)pw->pw_gid,
-            (unsigned)pw->pw_uid, (unsigned)pw->pw_gid, CS_BIN_DIR);
+            (unsigned)pw->pw_uid, (unsigned)pw->pw_gid, real);
     fclose(f);
     assert_int_equal(chmod(path, 0755), 0);
 }
@@ -238,14 +244,13 @@ static void test_e2e_isolation_unprivileged(void **state)
 {
     (void)state;
     struct passwd *pw = getpwnam("nobody");
-    char bin[] = "/tmp/cs-iso-bin-XXXXXX", shell[2 * PATH_MAX + 512], psql[PATH_MAX + 128];
+    char bin[256], shell[2 * PATH_MAX + 512], psql[PATH_MAX + 128];
     struct cs_e2e e;
     struct cs_status st = {0};
 
     assert_non_null(pw);
-    assert_non_null(mkdtemp(bin));
-    assert_int_equal(chmod(bin, 0755), 0);
-    write_wrapper(bin, pw);
+    assert_int_equal(cs_test_mkdtemp_shared(bin, sizeof(bin), "cs-iso-bin"), 0);
+    fill_bin(bin, pw);
     setenv("CSCHED_BIN_DIR", bin, 1);
     int rc = start(&e, NULL, NULL);
     unsetenv("CSCHED_BIN_DIR");

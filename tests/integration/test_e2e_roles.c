@@ -11,6 +11,7 @@
  * operator may set only for the variables the job's trigger_env names.
  * Needs root to change uid. */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -225,12 +226,15 @@ struct child {
 static void spawn_peer(struct cs_e2e *e, const struct peer *p, const char *method, const char *arg,
                        int n, struct child *c)
 {
-    char self[4096], count[16];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char count[16];
     int fds[2];
-    assert_true(len > 0);
-    self[len] = '\0';
     (void)snprintf(count, sizeof(count), "%d", n);
+    const char *argv[] = {
+        "test_e2e_roles", "peer", cs_testd_target(e->d), method, arg, count, NULL};
+    /* Run from an fd opened here, as root: the peer's uid may have no way
+     * to this binary's path (a build tree under /root). */
+    int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    assert_true(self >= 0);
     assert_int_equal(pipe(fds), 0);
     c->pid = fork();
     assert_true(c->pid >= 0);
@@ -241,9 +245,10 @@ static void spawn_peer(struct cs_e2e *e, const struct peer *p, const char *metho
         if (dup2(fds[1], STDOUT_FILENO) < 0 || setgroups(p->n_groups, p->groups) != 0 ||
             setgid(p->gid) != 0 || setuid(p->uid) != 0 || setuid(0) == 0)
             _exit(111);
-        execl(self, self, "peer", cs_testd_target(e->d), method, arg, count, (char *)NULL);
+        fexecve(self, (char *const *)argv, environ);
         _exit(112);
     }
+    close(self);
     close(fds[1]);
     c->out = fdopen(fds[0], "r");
     assert_non_null(c->out);

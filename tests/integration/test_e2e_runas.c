@@ -5,7 +5,9 @@
  * users and groups that do not exist refused at CreateJob and UpdateJob; a
  * working directory the user cannot enter failing the attempt with the
  * step named; and none of the server's secrets in a job's environment,
- * though they are in cschedd's. */
+ * though they are in cschedd's. cschedd and its minder run from a dir only
+ * root may enter, as they do from a clone under /root (deploy/quickstart.sh):
+ * no job's user needs a way to them. */
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
@@ -256,6 +258,41 @@ static void test_e2e_runas_no_secrets_in_env(void **state)
     }
 }
 
+/* Copies of cschedd and csched-minder, in a dir of mode 0700. */
+static char private_bin[256];
+
+static int setup(void **state)
+{
+    static const char *const programs[] = {"cschedd", "csched-minder"};
+    char path[PATH_MAX], exe[PATH_MAX];
+
+    int rc = cs_test_mkdtemp(private_bin, sizeof(private_bin), "cs-runas-bin");
+    for (size_t i = 0; rc == 0 && i < CS_E2E_ARRAY_LEN(programs); i++) {
+        snprintf(path, sizeof(path), "%s/%s", cs_test_bin_dir(), programs[i]);
+        rc = cs_test_copy_program(path, private_bin);
+    }
+    if (rc != 0)
+        return rc;
+    setenv("CSCHED_BIN_DIR", private_bin, 1);
+    if ((rc = cs_e2e_setup(state)) != 0)
+        return rc;
+    struct cs_e2e *e = *state;
+    snprintf(path, sizeof(path), "/proc/%d/exe", (int)cs_testd_pid(e->d));
+    ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+    assert_true(n > 0);
+    exe[n] = '\0';
+    snprintf(path, sizeof(path), "%s/cschedd", private_bin);
+    assert_string_equal(exe, path);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    int rc = cs_e2e_teardown(state);
+    assert_int_equal(cs_test_rmtree(private_bin), 0);
+    return rc;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,5 +310,5 @@ int main(void)
     }
     for (size_t i = 0; i < CS_E2E_ARRAY_LEN(secrets); i++)
         setenv(secrets[i][0], secrets[i][1], 1);
-    return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -20,9 +20,11 @@ Run with /usr/bin/python3 (Debian's python3-grpcio and python3-grpc-tools).
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -285,11 +287,21 @@ class ConnectionLimitTest(UnixSocketTest):
     def test_a_user_without_admin_holds_at_most_its_connections(self):
         if os.geteuid() != 0:
             self.skipTest("changing uid needs root")
-        peer = subprocess.run(
-            [sys.executable, "-c", PEER_SCRIPT, self.socket(), str(CONNECTIONS_PER_UID + 3),
-             ARGS.gen_dir],
-            user=PEER_UID, group=PEER_UID, extra_groups=[], capture_output=True, text=True,
-            timeout=120, check=True)
+        # The peer imports copies of the health stubs, in a dir of its own:
+        # PEER_UID may have no way into the build tree (a clone under /root).
+        stubs = tempfile.mkdtemp(prefix="csched-interop-peer-")
+        try:
+            os.chmod(stubs, 0o755)
+            for name in ("health_pb2.py", "health_pb2_grpc.py"):
+                copy = shutil.copyfile(os.path.join(ARGS.gen_dir, name), os.path.join(stubs, name))
+                os.chmod(copy, 0o644)
+            peer = subprocess.run(
+                [sys.executable, "-c", PEER_SCRIPT, self.socket(), str(CONNECTIONS_PER_UID + 3),
+                 stubs],
+                user=PEER_UID, group=PEER_UID, extra_groups=[], cwd=stubs, capture_output=True,
+                text=True, timeout=120, check=True)
+        finally:
+            shutil.rmtree(stubs)
         seen = json.loads(peer.stdout)
         self.assertEqual(seen["served"], [True] * CONNECTIONS_PER_UID + [False] * 3)
         self.assertTrue(seen["later"], "no connection once one was closed")

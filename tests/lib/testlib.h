@@ -264,6 +264,17 @@ const char *cs_test_tmp_base(void);
  * negative errno (-ENAMETOOLONG when it does not fit in cap). */
 int cs_test_mkdtemp(char *buf, size_t cap, const char *prefix);
 
+/* cs_test_mkdtemp_shared is cs_test_mkdtemp for what a test hands to another
+ * user: the dir is mode 0755, and every dir above it must let others in, or
+ * it is removed again and -EACCES returned after a line on stderr naming the
+ * dir that keeps them out. The build tree may be such a dir (a clone under
+ * /root): a program another user runs is copied here first. */
+int cs_test_mkdtemp_shared(char *buf, size_t cap, const char *prefix);
+
+/* cs_test_copy_program copies the program src into dir under its own name,
+ * mode 0755. 0, or a negative errno after a line on stderr. */
+int cs_test_copy_program(const char *src, const char *dir);
+
 /* cs_test_keep_dirs is true when CSCHED_TEST_KEEP is set (and not "0"): temp
  * dirs of clusters and daemons are then left in place to be looked at. */
 bool cs_test_keep_dirs(void);

@@ -5,6 +5,7 @@
  * root's groups, ending the attempt start_failed with the step named and
  * the command not run. */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <setjmp.h>
@@ -158,16 +159,23 @@ static void test_drop_real_minder_refused(void **state)
     }
     snprintf(marker, sizeof(marker), "%s/ran", dir);
     snprintf(cmd, sizeof(cmd), "touch %s", marker);
+    const char *argv[] = {
+        "csched-minder", "-d", dir, "-u", "0", "-G", "0", "-S", "0", "-C", "/", "--",
+        "/bin/sh",       "-c", cmd, NULL};
+    /* Run from an fd opened before the drop: nobody may have no way to
+     * the build tree's path (a clone under /root). */
+    int minder = open(CS_MINDER_PATH, O_RDONLY | O_CLOEXEC);
+    assert_true(minder >= 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         if (geteuid() == 0 &&
             (setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0))
             _exit(98);
-        execl(CS_MINDER_PATH, "csched-minder", "-d", dir, "-u", "0", "-G", "0", "-S", "0", "-C",
-              "/", "--", "/bin/sh", "-c", cmd, (char *)NULL);
+        fexecve(minder, (char *const *)argv, environ);
         _exit(99);
     }
+    assert_int_equal(close(minder), 0);
     assert_int_equal(waitpid(pid, &wstatus, 0), pid);
     assert_true(WIFEXITED(wstatus));
     assert_int_equal(WEXITSTATUS(wstatus), 0);
