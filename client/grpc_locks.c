@@ -2,9 +2,9 @@
  *
  * gRPC's C core locks absl::Mutex. An abseil built without NDEBUG, as
  * Debian's is, checks each lock taken while another is held against a
- * process-wide graph of lock orders, under one global lock: a nested lock
- * and unlock costs 80 ns instead of 21 (docs/architecture.md, "gRPC's
- * locks"), on every call, on both sides of the socket. It is a debugging
+ * process-wide graph of lock orders, under one global lock, on every call,
+ * on both sides of the socket; what that costs is measured in
+ * docs/design/0003-grpc-locks.md. It is a debugging
  * aid that can only abort the process; release builds of abseil leave it
  * off. Abseil offers no C API for the switch, so the C++ function is found
  * by its mangled name, spelt with the inline namespace that abseil's

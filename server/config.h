@@ -19,7 +19,8 @@
 #define CS_DEFAULT_NICE (-20)
 #define CS_NICE_MIN (-20)
 #define CS_NICE_MAX 19
-/* Each open health Watch holds about 9 KB: 10000 of them about 90 MB. */
+/* What this many open health Watch streams hold: docs/operations.md,
+ * "Health Watch streams". */
 #define CS_DEFAULT_MAX_HEALTH_WATCHES 10000
 #define CS_MAX_HEALTH_WATCHES_LIMIT 1000000
 /* Event Watch streams, and ReadLogs streams, open at once, all callers

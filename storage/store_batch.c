@@ -12,7 +12,7 @@
  * meanwhile. One connection runs its transactions one after another anyway,
  * so a second batch sent early would only commit separately: holding it back
  * until the first commits makes it larger and the commits fewer (the
- * measurement is in docs/architecture.md, "The store and group commit").
+ * measurement is in docs/design/0004-group-commit.md).
  *
  * A batch's writes do not each become a statement: store_bulk.c coalesces
  * them into one statement per table, so the database binds and executes far

@@ -109,9 +109,9 @@ void cs_audit_change(struct cs_sched *sched, const struct cs_call *call,
 /* Refusals recorded per identity in a minute, at most: a caller with no
  * role is refused thousands of times a second, and each row is kept for
  * --audit-retention-days (for good by default), so its rows alone filled
- * the database's disk (18 MB in 10 s, 6 GB an hour). Past the budget one
- * row says so, and the first refusal of the next minute records how many
- * were left out. */
+ * the database's disk (how fast: docs/security.md, "Audit trail"). Past the
+ * budget one row says so, and the first refusal of the next minute records
+ * how many were left out. */
 #define REFUSALS_PER_MINUTE 60
 #define REFUSAL_WINDOW_MS 60000
 /* Callers followed at once; one more takes the place of the one refused

@@ -15,9 +15,9 @@
 #include "slot_rules.h"
 
 /* Slots decided per loop turn at most; more due go on in the next turn.
- * A slot that starts its run costs the loop some 50-100 us (the run made,
- * its rows, its attempt directory asked for), so 16 keep a turn near 1 ms
- * while 166 slots due in one second are decided within a few turns. */
+ * Small enough that a turn stays short, large enough that a second's burst
+ * of slots is decided within a few turns (what a slot costs the loop:
+ * docs/design/0007-bounded-work-per-loop-turn.md). */
 #define CS_SLOTS_PER_TURN 16
 
 /* A slot that will surely start its run (the job not paused, overlap

@@ -1,8 +1,9 @@
 /* job_schedule: Schedule messages into parsed schedules, and the zone cache
  * they borrow from. Loop thread (the cache is the loop's). Opening a zone
- * costs 5-15 ms (ICU reads its data), so each name is opened once for the
- * life of the process, off the loop but at start-up (zone_work.h), and
- * every job in that zone shares it. */
+ * is slow (ICU reads its data: docs/design/0026-time-zones-opened-off-the-
+ * loop.md), so each name is opened once for the life of the process, off
+ * the loop but at start-up (zone_work.h), and every job in that zone shares
+ * it. */
 #include "job_schedule.h"
 
 #include <errno.h>

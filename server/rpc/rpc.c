@@ -213,8 +213,9 @@ static void create_grpc_server(struct cs_rpc_server *server, const struct cs_met
          .key = GRPC_ARG_MAX_CONCURRENT_STREAMS,
          .value.integer = CS_RPC_MAX_STREAMS_PER_CONNECTION},
         /* A compressed request is inflated whole before its size is
-         * checked: 200 KB of gzip made cschedd hold 200 MB, and any local
-         * user may send one to any method. Requests are small; none is
+         * checked, so a small one can make cschedd hold a great deal
+         * (docs/security.md has the figures), and any local user may send
+         * one to any method. Requests are small; none is
          * taken compressed (UNIMPLEMENTED, before its message is read). */
         {.type = GRPC_ARG_INTEGER,
          .key = GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET,

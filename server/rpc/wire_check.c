@@ -88,8 +88,9 @@ static int walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p, const 
         unsigned wire = (unsigned)(key & 7);
         const ProtobufCFieldDescriptor *field =
             protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3));
-        /* Unpacking costs a few allocations per entry, on the loop: a 1 MiB
-         * map of tiny entries took 50 ms. Count before anything is made. */
+        /* Unpacking costs a few allocations per entry, on the loop (what a
+         * large map cost: docs/configuration.md, "Limits on requests").
+         * Count before anything is made. */
         if (field != NULL && field->label == PROTOBUF_C_LABEL_REPEATED) {
             size_t i = (size_t)(field - desc->fields);
             if (i < CS_ARRAY_LEN(entries) && ++entries[i] > CS_WIRE_REPEATED_MAX) {

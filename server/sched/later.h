@@ -14,10 +14,10 @@
 #include "sched_state.h"
 
 /* How long before its time a waiting run goes to its queue: long enough for
- * the loop and the launch threads to make a burst's launches (about 10-30 ms
- * for 166 on a 2-core machine) even when the sync of the attempts' folder
- * stalls on a busy disk (up to 110 ms seen), short enough that a slot of the
- * limits is held only that long before the command may run. */
+ * the loop and the launch threads to make a burst's launches even when the
+ * sync of the attempts' folder stalls on a busy disk, short enough that a
+ * slot of the limits is held only that long before the command may run
+ * (measured: docs/design/0023-launches-held-for-their-due-time.md). */
 #define CS_LATER_LEAD_MS 250
 
 /* Sets up the heap and its timer (stopped). 0, or a negative errno from

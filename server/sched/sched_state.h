@@ -128,7 +128,7 @@ struct cs_sched {
 
     /* Attempts whose minder may be alive: what both limits count. A slot
      * is taken at STARTING and given back when the minder's pidfd fires,
-     * before its note is read (docs/architecture.md, the pump). */
+     * before its note is read (docs/design/0008-slot-hand-off-at-the-minders-exit.md). */
     uint32_t slots_held;
     /* Runs per state, for Stats: a run stays RUNNING until its note is
      * read and its end committed, so running can exceed slots_held. */

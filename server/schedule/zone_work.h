@@ -1,7 +1,8 @@
 /* zone_work: a time zone opened on libuv's pool. ICU reads its data when a
- * zone is first opened (5-15 ms measured), too long for the loop on a
- * CreateJob: the loop hands the name over, the pool opens it, and the after
- * callback (on the loop) adds it to the zone cache. The record is the
+ * zone is first opened, too long for the loop on a CreateJob
+ * (docs/design/0026-time-zones-opened-off-the-loop.md): the loop hands the
+ * name over, the pool opens it, and the after callback (on the loop) adds
+ * it to the zone cache. The record is the
  * pool's from uv_queue_work to the after callback, the loop's outside. */
 #ifndef CS_ZONE_WORK_H
 #define CS_ZONE_WORK_H

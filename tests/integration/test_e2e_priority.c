@@ -1,9 +1,9 @@
-/* cschedd's priority against its jobs (docs/architecture.md, "Ahead of the
- * jobs"): its session's nice value is shared by the PostgreSQL backend that
- * makes its commits, a session of its own, while a job's session stays at
- * 0. Read from /proc/PID/autogroup of the real processes: cschedd, its
- * backend (found in pg_stat_activity by the application name cschedd
- * gives it), and a job that prints its own. */
+/* cschedd's priority against its jobs (docs/design/0014-session-nice.md
+ * and 0016-the-database-backends-nice.md): its session's nice value is
+ * shared by the PostgreSQL backend that makes its commits, a session of its
+ * own, while a job's session stays at 0. Read from /proc/PID/autogroup of
+ * the real processes: cschedd, its backend (found in pg_stat_activity by
+ * the application name cschedd gives it), and a job that prints its own. */
 #include <libpq-fe.h>
 #include <setjmp.h>
 #include <stdarg.h>
