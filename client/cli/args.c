@@ -1,47 +1,18 @@
-/* Flag parsing for csched: global flags, numbers, K=V maps, and the job
- * flags shared by "job create" and "job update".
+/* Flag parsing for csched: the global flags, the loops of the commands'
+ * flags, and the job flags shared by "job create" and "job update", which
+ * take the connection's (connect.c), the retry's (jobstop.c) and the
+ * schedule's (schedule.c) flags too. The top of the flag code: nothing
+ * below it calls back in.
  *
  * Single-threaded; messages are built on the heap in protobuf-c's unpacked
  * layout (see cli.h).
  */
-#include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli.h"
-
-void *cs_cli_xmalloc(size_t size)
-{
-    void *p = malloc(size ? size : 1);
-
-    if (p == NULL) {
-        fputs("csched: out of memory\n", stderr);
-        exit(CS_EXIT_SOFTWARE);
-    }
-    return p;
-}
-
-void *cs_cli_xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-
-    if (p == NULL) {
-        fputs("csched: out of memory\n", stderr);
-        exit(CS_EXIT_SOFTWARE);
-    }
-    return p;
-}
-
-char *cs_cli_xstrdup(const char *s)
-{
-    size_t len = strlen(s) + 1;
-
-    return memcpy(cs_cli_xmalloc(len), s, len);
-}
 
 void cs_cli_init(struct cs_cli *cli)
 {
@@ -58,28 +29,6 @@ void cs_cli_init(struct cs_cli *cli)
     cli->format = CS_FORMAT_TABLE;
     cli->out = stdout;
     cli->err = stderr;
-}
-
-bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **value)
-{
-    const char *arg = argv[*i];
-    size_t len = strlen(name);
-
-    if (strncmp(arg, name, len) != 0)
-        return false;
-    if (arg[len] == '=') {
-        *value = arg + len + 1;
-        return true;
-    }
-    if (arg[len] != '\0')
-        return false;
-    if (*i + 1 < argc) {
-        *i += 1;
-        *value = argv[*i];
-    } else {
-        *value = NULL;
-    }
-    return true;
 }
 
 static int bad(char *err, size_t errlen, const char *fmt, ...)
@@ -133,27 +82,6 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
     return 0;
 }
 
-/* Parses s as plain decimal digits (no sign, no spaces) of at most max.
- * Returns 0 or -EINVAL. */
-static int parse_decimal(const char *s, uintmax_t max, uintmax_t *out)
-{
-    uintmax_t v = 0;
-
-    if (s == NULL || *s == '\0')
-        return -EINVAL;
-    for (; *s != '\0'; s++) {
-        if (!isdigit((unsigned char)*s))
-            return -EINVAL;
-        uintmax_t digit = (uintmax_t)(*s - '0');
-        /* Checked before the multiplication, which could wrap around. */
-        if (v > (max - digit) / 10)
-            return -EINVAL;
-        v = v * 10 + digit;
-    }
-    *out = v;
-    return 0;
-}
-
 int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i)
 {
     char err[256];
@@ -197,181 +125,6 @@ int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i
                                const char *usage)
 {
     return cs_cli_take_global_or_word(cli, argc, argv, i, NULL, name, usage);
-}
-
-int cs_cli_parse_u32(const char *s, uint32_t *out)
-{
-    uintmax_t v;
-
-    if (parse_decimal(s, UINT32_MAX, &v) != 0)
-        return -EINVAL;
-    *out = (uint32_t)v;
-    return 0;
-}
-
-int cs_cli_parse_id(const char *s, int64_t *out)
-{
-    uintmax_t v;
-
-    if (parse_decimal(s, INT64_MAX, &v) != 0 || v == 0)
-        return -EINVAL;
-    *out = (int64_t)v;
-    return 0;
-}
-
-int cs_cli_parse_seconds(const char *s, int64_t *out_ms)
-{
-    char *end;
-    double v;
-
-    if (s == NULL || !isdigit((unsigned char)s[0]))
-        return -EINVAL;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno != 0 || *end != '\0' || !(v > 0) || v > 1e9)
-        return -EINVAL;
-    *out_ms = (int64_t)(v * 1000.0 + 0.5);
-    if (*out_ms == 0)
-        *out_ms = 1;
-    return 0;
-}
-
-int cs_cli_parse_state(const char *s, Csched__V1__RunState *out)
-{
-    const ProtobufCEnumDescriptor *desc = &csched__v1__run_state__descriptor;
-    static const char prefix[] = "RUN_STATE_";
-
-    if (s == NULL)
-        return -EINVAL;
-    if (strncasecmp(s, prefix, sizeof(prefix) - 1) == 0)
-        s += sizeof(prefix) - 1;
-    for (unsigned i = 0; i < desc->n_values; i++) {
-        const char *name = desc->values[i].name + sizeof(prefix) - 1;
-
-        if (desc->values[i].value != 0 && strcasecmp(s, name) == 0) {
-            *out = (Csched__V1__RunState)desc->values[i].value;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-void cs_cli_map_put(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
-                    const char *key, const char *value)
-{
-    const ProtobufCFieldDescriptor *kf = &entry_desc->fields[0];
-    const ProtobufCFieldDescriptor *vf = &entry_desc->fields[1];
-    ProtobufCMessage *entry;
-
-    for (size_t i = 0; i < *n; i++) {
-        char **k = (char **)((char *)(*entries)[i] + kf->offset);
-        char **v = (char **)((char *)(*entries)[i] + vf->offset);
-
-        if (strcmp(*k, key) == 0) {
-            cs_cli_set_string(v, value);
-            return;
-        }
-    }
-    entry = cs_cli_xmalloc(entry_desc->sizeof_message);
-    protobuf_c_message_init(entry_desc, entry);
-    *(char **)((char *)entry + kf->offset) = cs_cli_xstrdup(key);
-    *(char **)((char *)entry + vf->offset) = cs_cli_xstrdup(value);
-    *entries = realloc(*entries, (*n + 1) * sizeof(**entries));
-    if (*entries == NULL) {
-        fputs("csched: out of memory\n", stderr);
-        exit(CS_EXIT_SOFTWARE);
-    }
-    (*entries)[(*n)++] = entry;
-}
-
-int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
-                      const char *kv)
-{
-    const char *eq = kv != NULL ? strchr(kv, '=') : NULL;
-    char *key;
-
-    if (eq == NULL || eq == kv)
-        return -EINVAL;
-    key = cs_cli_xmalloc((size_t)(eq - kv) + 1);
-    memcpy(key, kv, (size_t)(eq - kv));
-    key[eq - kv] = '\0';
-    cs_cli_map_put(entry_desc, entries, n, key, eq + 1);
-    free(key);
-    return 0;
-}
-
-int cs_cli_secret_put(Csched__V1__Job *job, const char *name, const char *ref)
-{
-    Csched__V1__SecretRef *sr;
-    Csched__V1__Job__SecretEnvEntry *e = NULL;
-    bool is_file = strncmp(ref, "file:", 5) == 0;
-
-    if (!is_file && strncmp(ref, "env:", 4) != 0)
-        return -EINVAL;
-    for (size_t i = 0; i < job->n_secret_env && e == NULL; i++)
-        if (strcmp(job->secret_env[i]->key, name) == 0)
-            e = job->secret_env[i];
-    if (e == NULL) {
-        Csched__V1__Job__SecretEnvEntry **all =
-            realloc(job->secret_env, (job->n_secret_env + 1) * sizeof(*all));
-
-        if (all == NULL) {
-            fputs("csched: out of memory\n", stderr);
-            exit(CS_EXIT_SOFTWARE);
-        }
-        e = cs_cli_xmalloc(sizeof(*e));
-        csched__v1__job__secret_env_entry__init(e);
-        e->key = cs_cli_xstrdup(name);
-        e->value = cs_cli_xmalloc(sizeof(*e->value));
-        csched__v1__secret_ref__init(e->value);
-        all[job->n_secret_env++] = e;
-        job->secret_env = all;
-    }
-    sr = e->value;
-    if (sr->source_case == CSCHED__V1__SECRET_REF__SOURCE_FILE)
-        free(sr->file);
-    else if (sr->source_case == CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV)
-        free(sr->server_env);
-    if (is_file) {
-        sr->source_case = CSCHED__V1__SECRET_REF__SOURCE_FILE;
-        sr->file = cs_cli_xstrdup(ref + 5);
-    } else {
-        sr->source_case = CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV;
-        sr->server_env = cs_cli_xstrdup(ref + 4);
-    }
-    return 0;
-}
-
-Csched__V1__Job *cs_cli_job_new(void)
-{
-    Csched__V1__Job *job = cs_cli_xmalloc(sizeof(*job));
-
-    csched__v1__job__init(job);
-    return job;
-}
-
-void cs_cli_set_string(char **field, const char *s)
-{
-    if (*field != NULL && *field != protobuf_c_empty_string)
-        free(*field);
-    *field = cs_cli_xstrdup(s);
-}
-
-void cs_cli_strings_add(char ***list, size_t *n, const char *s)
-{
-    char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
-
-    if (grown == NULL) {
-        fputs("csched: out of memory\n", stderr);
-        exit(CS_EXIT_SOFTWARE);
-    }
-    grown[(*n)++] = cs_cli_xstrdup(s);
-    *list = grown;
-}
-
-void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg)
-{
-    cs_cli_strings_add(&job->command, &job->n_command, arg);
 }
 
 /* Takes one job flag with its value. Returns 1 if argv[*i] was one, 0 if

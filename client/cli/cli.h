@@ -61,6 +61,80 @@ struct cs_cli {
     FILE *err;
 };
 
+/* --- util.c: the ground floor, which calls no other file --- */
+
+/* Allocation for the CLI: a command-line tool may stop on exhaustion. */
+void *cs_cli_xmalloc(size_t size);
+void *cs_cli_xcalloc(size_t n, size_t size);
+void *cs_cli_xrealloc(void *p, size_t size);
+char *cs_cli_xstrdup(const char *s);
+
+/* If argv[*i] is the flag name (as "--name VALUE" or "--name=VALUE"), stores
+ * the value (NULL when missing), advances *i past it and returns true. */
+bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **value);
+
+/* Parses a decimal uint32 (no sign, no spaces). Returns 0 or -EINVAL. */
+int cs_cli_parse_u32(const char *s, uint32_t *out);
+
+/* Parses a positive decimal int64 id (run id). Returns 0 or -EINVAL. */
+int cs_cli_parse_id(const char *s, int64_t *out);
+
+/* Parses seconds ("30", "1.5") into milliseconds > 0. Returns 0 or -EINVAL. */
+int cs_cli_parse_seconds(const char *s, int64_t *out_ms);
+
+/* Parses a run state ("running" or "RUN_STATE_RUNNING", any case). Returns
+ * 0 or -EINVAL. */
+int cs_cli_parse_state(const char *s, Csched__V1__RunState *out);
+
+/* --- message.c: heap messages --- */
+
+/* Adds or replaces key in a protobuf-c map field (entries of entry_desc,
+ * string key and value). entries and n point at the message's map field.
+ * Copies key and value. */
+void cs_cli_map_put(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
+                    const char *key, const char *value);
+
+/* Sets job->secret_env[name] from ref, "file:/ABSOLUTE/PATH" or "env:VAR"
+ * (a variable of cschedd's environment), replacing an earlier one of the
+ * same name. 0, or -EINVAL for a ref of neither form. */
+int cs_cli_secret_put(Csched__V1__Job *job, const char *name, const char *ref);
+
+/* Splits "K=V" and puts it in the map. Returns 0 or -EINVAL (no '=', empty
+ * key). */
+int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
+                      const char *kv);
+
+/* A new heap Job with every field at its default; free with
+ * csched__v1__job__free_unpacked. */
+Csched__V1__Job *cs_cli_job_new(void);
+
+/* Replaces a string field of a heap message with a copy of s. */
+void cs_cli_set_string(char **field, const char *s);
+
+/* Appends a copy of arg to the job's command. */
+void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg);
+/* Appends a copy of s to a repeated string field (exits when out of memory). */
+void cs_cli_strings_add(char ***list, size_t *n, const char *s);
+
+/* --- format.c: one value as text --- */
+
+/* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
+const char *cs_cli_state_name(int state);
+
+/* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS +HH:MM" (the zone's
+ * offset), or "-" for 0. */
+void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
+
+/* Formats a duration in ms as "1.234s", "2m03s", "1h02m"; "-" if negative. */
+void cs_cli_format_duration(int64_t ms, char *buf, size_t len);
+
+/* Formats a run or attempt outcome: "exit 3", "signal 9 (KILL)", or "-". */
+void cs_cli_format_outcome(bool has_exit, int32_t exit_code, bool has_signal, int32_t sig,
+                           char *buf, size_t len);
+
+/* cs_cli_format_outcome for a run's outcome oneof. */
+void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len);
+
 /* --- connect.c: the connection --- */
 
 /* Takes a security flag (--ca, --cert, --key, --token-file, --token) at
@@ -72,20 +146,11 @@ int cs_cli_security_flag(struct cs_cli *cli, int argc, char **argv, int *i, char
  * Returns CS_EXIT_OK, or the exit code after printing why. */
 int cs_cli_connect(struct cs_cli *cli);
 
-/* Allocation for the CLI: a command-line tool may stop on exhaustion. */
-void *cs_cli_xmalloc(size_t size);
-void *cs_cli_xcalloc(size_t n, size_t size);
-char *cs_cli_xstrdup(const char *s);
-
 /* --- args.c: flags --- */
 
 /* Fills cli with the defaults (server from CSCHED_SERVER, else the local
  * unix socket: cs_client_default_target), table output, stdout/stderr). */
 void cs_cli_init(struct cs_cli *cli);
-
-/* If argv[*i] is the flag name (as "--name VALUE" or "--name=VALUE"), stores
- * the value (NULL when missing), advances *i past it and returns true. */
-bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **value);
 
 /* Takes a global flag (--server, -o/--output, --timeout, --wait-for-ready)
  * at argv[*i]. Returns 1 if taken, 0 if argv[*i] is not one, -EINVAL with a
@@ -115,47 +180,6 @@ int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i
 int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i, const char **word,
                                const char *name, const char *usage);
 
-/* Parses a decimal uint32 (no sign, no spaces). Returns 0 or -EINVAL. */
-int cs_cli_parse_u32(const char *s, uint32_t *out);
-
-/* Parses a positive decimal int64 id (run id). Returns 0 or -EINVAL. */
-int cs_cli_parse_id(const char *s, int64_t *out);
-
-/* Parses seconds ("30", "1.5") into milliseconds > 0. Returns 0 or -EINVAL. */
-int cs_cli_parse_seconds(const char *s, int64_t *out_ms);
-
-/* Parses a run state ("running" or "RUN_STATE_RUNNING", any case). Returns
- * 0 or -EINVAL. */
-int cs_cli_parse_state(const char *s, Csched__V1__RunState *out);
-
-/* Adds or replaces key in a protobuf-c map field (entries of entry_desc,
- * string key and value). entries and n point at the message's map field.
- * Copies key and value. */
-void cs_cli_map_put(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
-                    const char *key, const char *value);
-
-/* Splits "K=V" and puts it in the map. Returns 0 or -EINVAL (no '=', empty
- * key). */
-/* Sets job->secret_env[name] from ref, "file:/ABSOLUTE/PATH" or "env:VAR"
- * (a variable of cschedd's environment), replacing an earlier one of the
- * same name. 0, or -EINVAL for a ref of neither form. */
-int cs_cli_secret_put(Csched__V1__Job *job, const char *name, const char *ref);
-
-int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
-                      const char *kv);
-
-/* A new heap Job with every field at its default; free with
- * csched__v1__job__free_unpacked. */
-Csched__V1__Job *cs_cli_job_new(void);
-
-/* Replaces a string field of a heap message with a copy of s. */
-void cs_cli_set_string(char **field, const char *s);
-
-/* Appends a copy of arg to the job's command. */
-void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg);
-/* Appends a copy of s to a repeated string field (exits when out of memory). */
-void cs_cli_strings_add(char ***list, size_t *n, const char *s);
-
 /* Parses the arguments of "job create/update": NAME, then flags, then
  * either "-- ARGV..." or "--shell STR". Stores a new heap job in *out.
  * Global flags among them go to cli. Returns 0 or -EINVAL (message in err). */
@@ -183,8 +207,6 @@ int cs_cli_jobfile_load(const char *path, Csched__V1__Job ***jobs, unsigned **li
                         char *err, size_t errlen);
 
 void cs_cli_jobs_free(Csched__V1__Job **jobs, size_t n);
-
-/* --- output.c --- */
 
 /* --- json.c, encode.c: -o json and -o yaml --- */
 
@@ -225,14 +247,9 @@ void cs_cli_list_add(struct cs_cli_list *list, const ProtobufCMessage *msg);
  * the end). */
 void cs_cli_list_end(struct cs_cli_list *list, const char *next_page_token);
 
-/* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
-const char *cs_cli_state_name(int state);
+/* --- schedule.c: a job's schedule --- */
 
-/* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS +HH:MM" (the zone's
- * offset), or "-" for 0. */
-void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
-
-/* A job's schedule (schedule.c). Sets the Schedule field named key
+/* Sets the Schedule field named key
  * (schedule, time_zone, misfire, overlap, jitter_seconds, max_catchup,
  * starting_deadline_seconds) from its text: 0, 1 if key is none of them,
  * -EINVAL with err on a bad value. */
@@ -247,21 +264,8 @@ void cs_cli_print_schedule(FILE *f, const Csched__V1__Job *job);
 /* The first n of the job's next fire times, UTC and local. */
 void cs_cli_print_next_fires(FILE *f, const Csched__V1__Job *job, size_t n);
 
-/* Formats a duration in ms as "1.234s", "2m03s", "1h02m"; "-" if negative. */
-void cs_cli_format_duration(int64_t ms, char *buf, size_t len);
-
-/* Formats a run or attempt outcome: "exit 3", "signal 9 (KILL)", or "-". */
-void cs_cli_format_outcome(bool has_exit, int32_t exit_code, bool has_signal, int32_t sig,
-                           char *buf, size_t len);
-
-/* cs_cli_format_outcome for a run's outcome oneof. */
-void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len);
-
-/* Prints a job as "key: value" lines. */
-void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
-
-/* jobstop.c: the retry policy, deadline and kill settings of a job, and
- * the times of a later run. */
+/* --- jobstop.c: the retry policy, deadline and kill settings of a job, and
+ * the times of a later run --- */
 
 /* Takes one of --retry-initial-ms N, --retry-max-ms N, --retry-multiplier X,
  * --retry-jitter X, --retry-on ON, each setting job->retry (made on first
@@ -285,6 +289,12 @@ int cs_cli_parse_duration(const char *s, int64_t *out_ms);
 int cs_cli_parse_at(const char *s, int64_t *out_ms);
 /* The job table's lines for the retry policy, deadline and kill settings. */
 void cs_cli_print_job_stop(FILE *f, const Csched__V1__Job *job);
+
+/* --- output.c: the human tables, which print what schedule.c and
+ * jobstop.c print of a job --- */
+
+/* Prints a job as "key: value" lines. */
+void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
 
 /* Prints a run with its attempts. */
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);
