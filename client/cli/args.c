@@ -8,7 +8,6 @@
  * layout (see cli.h).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,36 +30,23 @@ void cs_cli_init(struct cs_cli *cli)
     cli->err = stderr;
 }
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -EINVAL;
-}
-
-int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err, size_t errlen)
+int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct cs_cli_err *err)
 {
     const char *v;
 
-    int rc = cs_cli_security_flag(cli, argc, argv, i, err, errlen);
+    int rc = cs_cli_security_flag(cli, argc, argv, i, err);
 
-    if (rc != 0)
+    if (rc != CS_CLI_FLAG_NOT_MINE)
         return rc;
     if (strcmp(argv[*i], "--wait-for-ready") == 0) {
         cli->wait_for_ready = true;
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--server", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')
-            return bad(err, errlen, "--server needs HOST:PORT");
+            return cs_cli_err_set(err, -EINVAL, "--server needs HOST:PORT");
         cli->server = v;
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("-o", argc, argv, i, &v) || cs_cli_flag("--output", argc, argv, i, &v)) {
         if (v != NULL && strcmp(v, "json") == 0)
@@ -70,39 +56,41 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
         else if (v != NULL && strcmp(v, "table") == 0)
             cli->format = CS_FORMAT_TABLE;
         else
-            return bad(err, errlen, "-o takes table, json or yaml, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "-o takes table, json or yaml, not '%s'",
+                                  v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--timeout", argc, argv, i, &v)) {
         if (v == NULL || cs_cli_parse_seconds(v, &cli->timeout_ms) != 0)
-            return bad(err, errlen, "--timeout takes seconds > 0, e.g. 30 or 1.5, not '%s'",
-                       v ? v : "");
-        return 1;
+            return cs_cli_err_set(
+                err, -EINVAL, "--timeout takes seconds > 0, e.g. 30 or 1.5, not '%s'", v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
+}
+
+/* A flag parser's result, its error printed as a usage error: the exit code
+ * is the caller's to return, which -EINVAL tells it to. */
+static int print_failure(struct cs_cli *cli, int rc, const struct cs_cli_err *err)
+{
+    if (rc < 0)
+        (void)cs_cli_usage(cli, "%s", err->msg);
+    return rc;
 }
 
 int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i)
 {
-    char err[256];
-    int rc = cs_cli_global_flag(cli, argc, argv, i, err, sizeof(err));
+    struct cs_cli_err err;
 
-    /* The exit code is the caller's to return; -EINVAL tells it to. */
-    if (rc < 0)
-        (void)cs_cli_usage(cli, "%s", err);
-    return rc;
+    return print_failure(cli, cs_cli_global_flag(cli, argc, argv, i, &err), &err);
 }
 
 int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *what, int argc,
                            char **argv, int *i, const char **value)
 {
-    if (!cs_cli_flag(name, argc, argv, i, value))
-        return 0;
-    if (*value == NULL) {
-        (void)cs_cli_usage(cli, "%s needs %s", name, what);
-        return -EINVAL;
-    }
-    return 1;
+    struct cs_cli_err err;
+
+    return print_failure(cli, cs_cli_flag_value(name, what, argc, argv, i, value, &err), &err);
 }
 
 int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i, const char **word,
@@ -112,7 +100,7 @@ int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i
 
     if (rc < 0)
         return CS_EXIT_USAGE;
-    if (rc > 0)
+    if (rc == CS_CLI_FLAG_TAKEN)
         return 0;
     if (word != NULL && *word == NULL && argv[*i][0] != '-') {
         *word = argv[*i];
@@ -127,9 +115,9 @@ int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i
     return cs_cli_take_global_or_word(cli, argc, argv, i, NULL, name, usage);
 }
 
-/* Takes one job flag with its value. Returns 1 if argv[*i] was one, 0 if
- * not, -EINVAL on a bad value. */
-static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err, size_t errlen)
+/* Takes one job flag with its value: a cs_cli_flag_result, or -EINVAL
+ * with err on a bad value. */
+static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, struct cs_cli_err *err)
 {
     static const struct {
         const char *flag;
@@ -151,84 +139,86 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
         {"--run-as-group", "a group name or gid", offsetof(Csched__V1__Job, run_as_group)},
     };
     const char *v;
-    int rc = cs_cli_retry_flag(job, argc, argv, i, err, errlen);
+    int rc = cs_cli_retry_flag(job, argc, argv, i, err);
 
-    if (rc != 0)
+    if (rc != CS_CLI_FLAG_NOT_MINE)
         return rc;
     if (cs_cli_flag("--kill-signal", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')
-            return bad(err, errlen, "--kill-signal needs a signal name, e.g. INT");
+            return cs_cli_err_set(err, -EINVAL, "--kill-signal needs a signal name, e.g. INT");
         cs_cli_set_string(&job->kill_signal, v);
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
 
     if (cs_cli_flag("--env", argc, argv, i, &v)) {
         if (cs_cli_map_put_kv(&csched__v1__job__env_entry__descriptor, (void ***)&job->env,
                               &job->n_env, v) != 0)
-            return bad(err, errlen, "--env takes KEY=VALUE, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "--env takes KEY=VALUE, not '%s'", v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--secret-env", argc, argv, i, &v)) {
         const char *eq = v != NULL ? strchr(v, '=') : NULL;
         char name[257];
 
         if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof(name))
-            return bad(err, errlen, "--secret-env takes NAME=file:/PATH or NAME=env:VAR, not '%s'",
-                       v ? v : "");
+            return cs_cli_err_set(err, -EINVAL,
+                                  "--secret-env takes NAME=file:/PATH or NAME=env:VAR, not '%s'",
+                                  v ? v : "");
         memcpy(name, v, (size_t)(eq - v));
         name[eq - v] = '\0';
         if (cs_cli_secret_put(job, name, eq + 1) != 0)
-            return bad(err, errlen,
-                       "--secret-env %s: the reference is file:/PATH or env:VAR, not '%s'", name,
-                       eq + 1);
-        return 1;
+            return cs_cli_err_set(
+                err, -EINVAL, "--secret-env %s: the reference is file:/PATH or env:VAR, not '%s'",
+                name, eq + 1);
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--trigger-env", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')
-            return bad(err, errlen, "--trigger-env needs a variable name an operator may set");
+            return cs_cli_err_set(err, -EINVAL,
+                                  "--trigger-env needs a variable name an operator may set");
         cs_cli_strings_add(&job->trigger_env, &job->n_trigger_env, v);
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--label", argc, argv, i, &v)) {
         if (cs_cli_map_put_kv(&csched__v1__job__labels_entry__descriptor, (void ***)&job->labels,
                               &job->n_labels, v) != 0)
-            return bad(err, errlen, "--label takes KEY=VALUE, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "--label takes KEY=VALUE, not '%s'", v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
-        if (cs_cli_flag(strs[k].flag, argc, argv, i, &v)) {
-            if (v == NULL)
-                return bad(err, errlen, "%s needs %s", strs[k].flag, strs[k].wants);
+        rc = cs_cli_flag_value(strs[k].flag, strs[k].wants, argc, argv, i, &v, err);
+        if (rc == CS_CLI_FLAG_TAKEN)
             cs_cli_set_string((char **)((char *)job + strs[k].offset), v);
-            return 1;
-        }
+        if (rc != CS_CLI_FLAG_NOT_MINE)
+            return rc;
     }
     if (cs_cli_flag("--shell", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')
-            return bad(err, errlen, "--shell needs a command line");
+            return cs_cli_err_set(err, -EINVAL, "--shell needs a command line");
         cs_cli_set_string(&job->shell, v);
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
     /* The job's own --timeout (in whole seconds) shadows the global one
      * here; --timeout-seconds is its long spelling. */
     if (cs_cli_flag("--timeout", argc, argv, i, &v)) {
         if (cs_cli_parse_u32(v, &job->timeout_seconds) != 0)
-            return bad(err, errlen, "--timeout takes whole seconds, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "--timeout takes whole seconds, not '%s'",
+                                  v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
         if (cs_cli_flag(nums[k].flag, argc, argv, i, &v)) {
             if (cs_cli_parse_u32(v, (uint32_t *)((char *)job + nums[k].offset)) != 0)
-                return bad(err, errlen, "%s takes a whole number >= 0, not '%s'", nums[k].flag,
-                           v ? v : "");
-            return 1;
+                return cs_cli_err_set(err, -EINVAL, "%s takes a whole number >= 0, not '%s'",
+                                      nums[k].flag, v ? v : "");
+            return CS_CLI_FLAG_TAKEN;
         }
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
 }
 
 int cs_cli_parse_job_args(struct cs_cli *cli, int argc, char **argv, Csched__V1__Job **out,
-                          char *err, size_t errlen)
+                          struct cs_cli_err *err)
 {
     Csched__V1__Job *job = cs_cli_job_new();
     bool have_argv = false;
@@ -242,37 +232,38 @@ int cs_cli_parse_job_args(struct cs_cli *cli, int argc, char **argv, Csched__V1_
             have_argv = true;
             break;
         }
-        rc = job_flag(job, argc, argv, &i, err, errlen);
-        if (rc == 0)
-            rc = cs_cli_schedule_flag(job, argc, argv, &i, err, errlen);
-        if (rc == 0)
-            rc = cs_cli_global_flag(cli, argc, argv, &i, err, errlen);
+        rc = job_flag(job, argc, argv, &i, err);
+        if (rc == CS_CLI_FLAG_NOT_MINE)
+            rc = cs_cli_schedule_flag(job, argc, argv, &i, err);
+        if (rc == CS_CLI_FLAG_NOT_MINE)
+            rc = cs_cli_global_flag(cli, argc, argv, &i, err);
         if (rc < 0)
             goto err_free;
-        if (rc > 0)
+        if (rc == CS_CLI_FLAG_TAKEN)
             continue;
         if (argv[i][0] == '-') {
-            rc = bad(err, errlen, "unknown flag '%s'", argv[i]);
+            rc = cs_cli_err_set(err, -EINVAL, "unknown flag '%s'", argv[i]);
             goto err_free;
         }
         if (job->name[0] != '\0') {
-            rc = bad(err, errlen, "unexpected argument '%s' (put the command after --)", argv[i]);
+            rc = cs_cli_err_set(err, -EINVAL, "unexpected argument '%s' (put the command after --)",
+                                argv[i]);
             goto err_free;
         }
         cs_cli_set_string(&job->name, argv[i]);
     }
     if (job->name[0] == '\0') {
-        rc = bad(err, errlen, "missing job NAME");
+        rc = cs_cli_err_set(err, -EINVAL, "missing job NAME");
         goto err_free;
     }
     if (have_argv && job->n_command == 0) {
-        rc = bad(err, errlen, "nothing after --: give the command to run");
+        rc = cs_cli_err_set(err, -EINVAL, "nothing after --: give the command to run");
         goto err_free;
     }
     if (have_argv == (job->shell[0] != '\0')) {
-        rc = bad(err, errlen,
-                 have_argv ? "give either -- ARGV... or --shell STR, not both"
-                           : "missing command: add -- ARGV... or --shell STR");
+        rc = cs_cli_err_set(err, -EINVAL,
+                            have_argv ? "give either -- ARGV... or --shell STR, not both"
+                                      : "missing command: add -- ARGV... or --shell STR");
         goto err_free;
     }
     *out = job;
@@ -293,7 +284,7 @@ int cs_cli_positionals(struct cs_cli *cli, int argc, char **argv, const char **p
 
         if (rc < 0)
             return CS_EXIT_USAGE;
-        if (rc > 0)
+        if (rc == CS_CLI_FLAG_TAKEN)
             continue;
         if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cs_cli_usage(cli, "unknown flag '%s'; usage: %s", argv[i], usage);

@@ -69,9 +69,39 @@ void *cs_cli_xcalloc(size_t n, size_t size);
 void *cs_cli_xrealloc(void *p, size_t size);
 char *cs_cli_xstrdup(const char *s);
 
+/* What a flag parser did with argv[*i]. Every flag parser of the CLI
+ * returns one of these, or a negative errno (-EINVAL: a bad or missing
+ * value) with a message for a person in its struct cs_cli_err. */
+enum cs_cli_flag_result {
+    /* argv[*i] is none of the parser's flags: *i and err are untouched. */
+    CS_CLI_FLAG_NOT_MINE = 0,
+    /* Taken with its value: *i is on the flag's last word, which the flag
+     * loop's i++ steps past. */
+    CS_CLI_FLAG_TAKEN = 1,
+};
+
+/* An error for a person, as cschedd's struct cs_err (which the CLI does not
+ * include): a negative errno and a message that names the flag and what it
+ * takes. Filled by callees, owned by callers. */
+struct cs_cli_err {
+    int code;
+    char msg[256];
+};
+
+/* Sets err and returns code, so that a parser can write
+ * "return cs_cli_err_set(err, -EINVAL, ...)". */
+int cs_cli_err_set(struct cs_cli_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* If argv[*i] is the flag name (as "--name VALUE" or "--name=VALUE"), stores
- * the value (NULL when missing), advances *i past it and returns true. */
+ * the value (NULL when missing), advances *i past it and returns true. The
+ * matcher under every flag parser. */
 bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **value);
+
+/* cs_cli_flag for a flag that needs a value: a cs_cli_flag_result, or
+ * -EINVAL with "NAME needs WHAT" in err when the value is missing. */
+int cs_cli_flag_value(const char *name, const char *what, int argc, char **argv, int *i,
+                      const char **value, struct cs_cli_err *err);
 
 /* Parses a decimal uint32 (no sign, no spaces). Returns 0 or -EINVAL. */
 int cs_cli_parse_u32(const char *s, uint32_t *out);
@@ -138,9 +168,8 @@ void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len
 /* --- connect.c: the connection --- */
 
 /* Takes a security flag (--ca, --cert, --key, --token-file, --token) at
- * argv[*i]: 1 if taken, 0 if not one, -EINVAL with a message in err. */
-int cs_cli_security_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err,
-                         size_t errlen);
+ * argv[*i]: a cs_cli_flag_result, or -EINVAL with err. */
+int cs_cli_security_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct cs_cli_err *err);
 /* Makes cli->client from cli->server and the security settings (flags over
  * CSCHED_CA, CSCHED_CERT, CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN).
  * Returns CS_EXIT_OK, or the exit code after printing why. */
@@ -152,19 +181,19 @@ int cs_cli_connect(struct cs_cli *cli);
  * unix socket: cs_client_default_target), table output, stdout/stderr). */
 void cs_cli_init(struct cs_cli *cli);
 
-/* Takes a global flag (--server, -o/--output, --timeout, --wait-for-ready)
- * at argv[*i]. Returns 1 if taken, 0 if argv[*i] is not one, -EINVAL with a
- * message in err for a bad value. */
-int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err, size_t errlen);
+/* Takes a global flag (--server, -o/--output, --timeout, --wait-for-ready,
+ * and the security flags) at argv[*i]: a cs_cli_flag_result, or -EINVAL
+ * with err for a bad value. */
+int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct cs_cli_err *err);
 
-/* cs_cli_global_flag for a command's own flag loop: prints a bad value as a
- * usage error. Returns 1 if taken, 0 if argv[*i] is not a global flag,
- * -EINVAL once the error is printed (the command exits CS_EXIT_USAGE). */
+/* cs_cli_global_flag for a command's own flag loop, which prints a bad
+ * value as a usage error: a cs_cli_flag_result, or -EINVAL once the error
+ * is printed (the command exits CS_EXIT_USAGE). */
 int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i);
 
-/* cs_cli_flag for a flag that needs a value: prints "NAME needs WHAT" as a
- * usage error when the value is missing. Returns 1 if taken (*value set), 0
- * if argv[*i] is not the flag, -EINVAL once the error is printed. */
+/* cs_cli_flag_value for a command's own flag loop, which prints "NAME needs
+ * WHAT" as a usage error: a cs_cli_flag_result (*value set when taken), or
+ * -EINVAL once the error is printed. */
 int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *what, int argc,
                            char **argv, int *i, const char **value);
 
@@ -182,9 +211,9 @@ int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i
 
 /* Parses the arguments of "job create/update": NAME, then flags, then
  * either "-- ARGV..." or "--shell STR". Stores a new heap job in *out.
- * Global flags among them go to cli. Returns 0 or -EINVAL (message in err). */
+ * Global flags among them go to cli. Returns 0 or -EINVAL with err. */
 int cs_cli_parse_job_args(struct cs_cli *cli, int argc, char **argv, Csched__V1__Job **out,
-                          char *err, size_t errlen);
+                          struct cs_cli_err *err);
 
 /* Takes exactly npos positional words (global flags may be among them) into
  * pos. Returns 0, or prints a usage error and returns CS_EXIT_USAGE. */
@@ -249,16 +278,17 @@ void cs_cli_list_end(struct cs_cli_list *list, const char *next_page_token);
 
 /* --- schedule.c: a job's schedule --- */
 
-/* Sets the Schedule field named key
- * (schedule, time_zone, misfire, overlap, jitter_seconds, max_catchup,
- * starting_deadline_seconds) from its text: 0, 1 if key is none of them,
- * -EINVAL with err on a bad value. */
-int cs_cli_schedule_set(Csched__V1__Job *job, const char *key, const char *value, char *err,
-                        size_t errlen);
-/* The same as the flags --schedule, --time-zone, ...: 1 if argv[*i] was one
- * (taken with its value), 0 if not, -EINVAL with err. */
-int cs_cli_schedule_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err,
-                         size_t errlen);
+/* Sets the Schedule field named key (schedule, time_zone, misfire,
+ * overlap, jitter_seconds, max_catchup, starting_deadline_seconds) from
+ * its text, as a flag parser takes a flag: a cs_cli_flag_result
+ * (CS_CLI_FLAG_NOT_MINE: key is none of them), or -EINVAL with err on a
+ * bad value. */
+int cs_cli_schedule_set(Csched__V1__Job *job, const char *key, const char *value,
+                        struct cs_cli_err *err);
+/* The same as the flags --schedule, --time-zone, ...: a
+ * cs_cli_flag_result, or -EINVAL with err. */
+int cs_cli_schedule_flag(Csched__V1__Job *job, int argc, char **argv, int *i,
+                         struct cs_cli_err *err);
 /* The schedule's lines of csched job get, nothing without one. */
 void cs_cli_print_schedule(FILE *f, const Csched__V1__Job *job);
 /* The first n of the job's next fire times, UTC and local. */
@@ -269,10 +299,8 @@ void cs_cli_print_next_fires(FILE *f, const Csched__V1__Job *job, size_t n);
 
 /* Takes one of --retry-initial-ms N, --retry-max-ms N, --retry-multiplier X,
  * --retry-jitter X, --retry-on ON, each setting job->retry (made on first
- * use). Returns 1 if argv[*i] was one, 0 if not, -EINVAL (err) on a bad
- * value. */
-int cs_cli_retry_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err,
-                      size_t errlen);
+ * use): a cs_cli_flag_result, or -EINVAL with err on a bad value. */
+int cs_cli_retry_flag(Csched__V1__Job *job, int argc, char **argv, int *i, struct cs_cli_err *err);
 /* job->retry, made with every field 0 if the job has none. */
 Csched__V1__RetryPolicy *cs_cli_job_retry(Csched__V1__Job *job);
 /* "failure", "timeout" or "failure,timeout". Returns 0 or -EINVAL. */

@@ -105,10 +105,10 @@ static int pause_resume(struct cs_cli *cli, int argc, char **argv, bool pause)
 
     for (int i = 0; i < argc; i++) {
         rc = pause ? cs_cli_take_flag_value(cli, "--reason", "a reason", argc, argv, &i, &reason)
-                   : 0;
+                   : CS_CLI_FLAG_NOT_MINE;
         if (rc < 0)
             return CS_EXIT_USAGE;
-        if (rc > 0)
+        if (rc == CS_CLI_FLAG_TAKEN)
             continue;
         rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &name, pause ? "pause" : "resume",
                                         usage);

@@ -1,11 +1,12 @@
-/* The CLI's ground floor: allocation that exits on exhaustion, the flag
- * matcher and the number parsers. Every other file of the CLI may call
- * these, and these call no other file of it, so calls only point down.
+/* The CLI's ground floor: allocation that exits on exhaustion, the error
+ * record of the flag parsers, the flag matcher and the number parsers. Every other file of the CLI
+ * may call these, and these call no other file of it, so calls only point down.
  *
  * Single-threaded, as the rest of the CLI.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -65,6 +66,27 @@ bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **v
         *value = NULL;
     }
     return true;
+}
+
+int cs_cli_err_set(struct cs_cli_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    err->code = code;
+    va_start(ap, fmt);
+    (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap); /* a cut message still tells */
+    va_end(ap);
+    return code;
+}
+
+int cs_cli_flag_value(const char *name, const char *what, int argc, char **argv, int *i,
+                      const char **value, struct cs_cli_err *err)
+{
+    if (!cs_cli_flag(name, argc, argv, i, value))
+        return CS_CLI_FLAG_NOT_MINE;
+    if (*value == NULL)
+        return cs_cli_err_set(err, -EINVAL, "%s needs %s", name, what);
+    return CS_CLI_FLAG_TAKEN;
 }
 
 /* Parses s as plain decimal digits (no sign, no spaces) of at most max.
