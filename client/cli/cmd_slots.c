@@ -1,6 +1,7 @@
 /* csched slots NAME | pause NAME | resume NAME | backfill NAME: a job's
  * schedule at work: what became of each slot, pausing it, and making the
  * runs of past slots. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -150,14 +151,14 @@ int cs_cmd_resume(struct cs_cli *cli, int argc, char **argv)
     return pause_resume(cli, argc, argv, false);
 }
 
-/* "2026-12-01T10:00:00Z" (UTC) or Unix seconds, as ms. 0 or -1. */
+/* "2026-12-01T10:00:00Z" (UTC) or Unix seconds, as ms. 0 or -EINVAL. */
 static int parse_when(const char *v, int64_t *out_ms)
 {
     struct tm tm = {0};
     char *end;
 
     if (v == NULL)
-        return -1;
+        return -EINVAL;
     end = strptime(v, "%Y-%m-%dT%H:%M:%SZ", &tm);
     if (end != NULL && *end == '\0') {
         *out_ms = (int64_t)timegm(&tm) * 1000;
@@ -165,7 +166,7 @@ static int parse_when(const char *v, int64_t *out_ms)
     }
     long long s = strtoll(v, &end, 10);
     if (*end != '\0' || s <= 0)
-        return -1;
+        return -EINVAL;
     *out_ms = (int64_t)s * 1000;
     return 0;
 }
