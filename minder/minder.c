@@ -29,6 +29,8 @@
  * again once they are being killed: KILL cannot be ignored, so only a
  * process that was missed (the listing is not atomic) can still be there. */
 #define SWEEP_RETRY_MS 100
+/* poll(2)'s timeout for none. */
+#define POLL_FOREVER (-1)
 
 /* V_CHLD: the leader ended. After each round of reaping, V_LEFT: children
  * remain, or V_ALL_REAPED: none. */
@@ -271,12 +273,13 @@ static void handle_signals(int sfd)
         (*actions[m.state][V_CANCEL])();
 }
 
+/* poll(2)'s timeout: until the deadline, or POLL_FOREVER without one. */
 static int poll_timeout_ms(void)
 {
     int64_t left_ns;
 
     if (m.deadline_ns == NO_DEADLINE)
-        return -1;
+        return POLL_FOREVER;
     left_ns = m.deadline_ns - now_ns(CLOCK_MONOTONIC);
     if (left_ns <= 0)
         return 0;
