@@ -4,6 +4,11 @@
  * Single-threaded. Messages built here are heap trees laid out exactly as
  * protobuf-c's unpack lays them out, so one *__free_unpacked call frees
  * them whole.
+ *
+ * Calls only point down (unit_calls): util.c is the ground floor, message.c
+ * and format.c stand on it, the flag parsers of connect.c, jobstop.c and
+ * schedule.c on those, args.c and output.c higher, and the commands
+ * (cmd_*.c) and main.c on top.
  */
 #ifndef CS_CLI_H
 #define CS_CLI_H
