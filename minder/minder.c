@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -26,74 +25,16 @@
 
 #include "minder_internal.h"
 
-#define EXIT_SYSTEM 111
-
-#define DEFAULT_CAP_BYTES (UINT64_C(16) << 20)
-#define NO_DEADLINE INT64_MAX
 /* How often a leftover that escaped a listing of our children is looked for
  * again once they are being killed: KILL cannot be ignored, so only a
  * process that was missed (the listing is not atomic) can still be there. */
 #define SWEEP_RETRY_MS 100
+/* poll(2)'s timeout for none. */
+#define POLL_FOREVER (-1)
 
 /* V_CHLD: the leader ended. After each round of reaping, V_LEFT: children
  * remain, or V_ALL_REAPED: none. */
 enum event { V_TIMEOUT, V_CHLD, V_CANCEL, V_LEFT, V_ALL_REAPED, NEVENTS };
-
-struct minder m = {
-    .grace_ms = CS_MINDER_KILL_GRACE_MS,
-    .stop_signal = SIGTERM,
-    .cap_bytes = DEFAULT_CAP_BYTES,
-    .cont = true,
-    .wait_fd = -1,
-    .deadline_ns = NO_DEADLINE,
-    .out = {{.name = CS_ATTEMPT_STDOUT_FILE, .pipe_fd = -1, .file_fd = -1},
-            {.name = CS_ATTEMPT_STDERR_FILE, .pipe_fd = -1, .file_fd = -1}},
-};
-
-__attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    /* Nothing is left to do if stderr is gone; the exit code still tells. */
-    (void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-}
-
-_Noreturn void die_unable(const char *verb, const char *object)
-{
-    int err = errno;
-
-    if (m.pid > 0 && !m.leader_reaped)
-        (void)kill(-m.pid, SIGKILL); /* ESRCH only: already gone */
-    say(PROG ": fatal: unable to %s %s: %s\n", verb, object, strerror(err));
-    _exit(EXIT_SYSTEM);
-}
-
-int64_t now_ns(clockid_t clock)
-{
-    struct timespec ts;
-
-    if (clock_gettime(clock, &ts) < 0)
-        die_unable("read", "the clock");
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-__attribute__((format(printf, 1, 2))) void set_message(const char *fmt, ...)
-{
-    va_list ap;
-
-    if (m.note.message[0] != '\0')
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(m.note.message, sizeof(m.note.message), fmt, ap); /* a cut is fine */
-    va_end(ap);
-}
 
 /* Signals the command's whole group, continuing it after anything but KILL
  * (which needs no help), so a stopped command sees the signal. */
@@ -332,12 +273,13 @@ static void handle_signals(int sfd)
         (*actions[m.state][V_CANCEL])();
 }
 
+/* poll(2)'s timeout: until the deadline, or POLL_FOREVER without one. */
 static int poll_timeout_ms(void)
 {
     int64_t left_ns;
 
     if (m.deadline_ns == NO_DEADLINE)
-        return -1;
+        return POLL_FOREVER;
     left_ns = m.deadline_ns - now_ns(CLOCK_MONOTONIC);
     if (left_ns <= 0)
         return 0;

@@ -1,6 +1,7 @@
 /* The minder's command line: the options of minder_contract.h into m, the
  * command after "--". Anything else exits with the usage status before any
  * file is touched. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +19,18 @@ static _Noreturn void die_usage(const char *why)
     _exit(EXIT_USAGE);
 }
 
-/* Parses a whole decimal number of at most max; 0 or -1. */
+/* Parses a whole decimal number of at most max; 0 or -EINVAL. */
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
     uint64_t value = 0;
 
     if (*s == '\0')
-        return -1;
+        return -EINVAL;
     for (; *s != '\0'; s++) {
         unsigned d = (unsigned char)*s - '0';
 
         if (d > 9 || value > (max - d) / 10)
-            return -1;
+            return -EINVAL;
         value = value * 10 + d;
     }
     *out = value;

@@ -1,11 +1,13 @@
 /* What the minder's files share: the attempt being supervised (one object,
- * m, defined in minder.c) and the helpers every file uses to report and die.
+ * m) and the helpers every file uses to report and die.
  * The files, each with one job:
  *   minder.c          main, the state x event table and the poll loop
  *   minder_args.c     the command line
  *   minder_start.c    the start record, the note's reserve, the spawn
  *   minder_output.c   the capped logs and the draining of the pipes into them
  *   minder_drop.c     the privilege drop of a command run as another user
+ *   minder_base.c     m, and the helpers to report, die and read the clock:
+ *                     below all the others, it calls none of them
  * Invariant: m is the minder's only state, read and written by its one
  * thread. libc and minder/ only. */
 #ifndef CS_MINDER_INTERNAL_H
@@ -66,6 +68,10 @@ struct minder {
     struct cs_note note;
 };
 
+/* m.deadline_ns when nothing is due. */
+#define NO_DEADLINE INT64_MAX
+
+/* The attempt (minder_base.c). */
 extern struct minder m;
 
 /* Writes one line to stderr. */

@@ -160,13 +160,14 @@ static int parse_i64(const char *s, size_t len, int64_t min, int64_t max, int64_
     return 0;
 }
 
+/* The value of a lower-case hex digit, or -EINVAL. */
 static int hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
     if (c >= 'a' && c <= 'f')
         return c - 'a' + 10;
-    return -1;
+    return -EINVAL;
 }
 
 static int unescape(const char *s, size_t len, char *out, size_t cap)

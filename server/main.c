@@ -353,7 +353,8 @@ static void local_handoff_cb(void *ctx, int fd)
 /* The unix socket and the gRPC server, bound before the loop runs and the
  * probe starts: making a gRPC server takes tens of milliseconds, which the
  * probe would count against the loop. It serves only once the store is
- * open. 0 or -1, logged. */
+ * open. 0, or a negative errno once logged (-EADDRNOTAVAIL: gRPC could not
+ * bind, and says no more than that). */
 static int listen_all(struct server *srv)
 {
     const struct cs_config *c = &srv->config;
@@ -364,10 +365,11 @@ static int listen_all(struct server *srv)
         rc = cs_local_listen_open(&srv->local, c->socket_path, &roles, &err);
     if (rc != 0) {
         cs_log_error("%s", err.msg);
-        return -1;
+        return rc;
     }
     /* Read before the loop runs: gRPC needs the first certificate to bind. */
-    if (cs_auth_start(&srv->auth, srv->loop, &c->auth, &err) != 0) {
+    rc = cs_auth_start(&srv->auth, srv->loop, &c->auth, &err);
+    if (rc != 0) {
         cs_log_error("%s", err.msg);
         goto err_stop_local;
     }
@@ -389,16 +391,19 @@ static int listen_all(struct server *srv)
         grpc_server_credentials_release(listen.tcp_creds);
     if (srv->rpc == NULL || cs_rpc_server_port(srv->rpc) == 0) {
         cs_log_error("cannot listen on %s", c->listen != NULL ? c->listen : c->socket_path);
+        rc = -EADDRNOTAVAIL;
         goto err_stop_local;
     }
     struct cs_metrics_http_config metrics = {.listen = c->metrics_listen,
                                              .loopback = c->metrics_loopback,
                                              .insecure_tcp = c->insecure_tcp,
                                              .auth = &c->auth};
-    if (c->metrics_listen != NULL &&
-        cs_metrics_http_start(&metrics, &srv->metrics_http, &err) != 0) {
-        cs_log_error("%s", err.msg);
-        goto err_stop_local;
+    if (c->metrics_listen != NULL) {
+        rc = cs_metrics_http_start(&metrics, &srv->metrics_http, &err);
+        if (rc != 0) {
+            cs_log_error("%s", err.msg);
+            goto err_stop_local;
+        }
     }
     rc = cs_local_listen_start(&srv->local, local_handoff_cb, srv);
     if (rc != 0) {
@@ -410,7 +415,7 @@ static int listen_all(struct server *srv)
 
 err_stop_local:
     cs_local_listen_stop(&srv->local); /* the socket file goes too */
-    return -1;
+    return rc;
 }
 
 /* Once the loop has stopped: what outlives it, last of all gRPC. The state

@@ -1,47 +1,17 @@
-/* Flag parsing for csched: global flags, numbers, K=V maps, and the job
- * flags shared by "job create" and "job update".
+/* Flag parsing for csched: the global flags, the loops of the commands'
+ * flags, and the job flags shared by "job create" and "job update", which
+ * take the connection's (connect.c), the retry's (jobstop.c) and the
+ * schedule's (schedule.c) flags too. The top of the flag code: nothing
+ * below it calls back in.
  *
  * Single-threaded; messages are built on the heap in protobuf-c's unpacked
  * layout (see cli.h).
  */
-#include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli.h"
-
-void *cs_cli_xmalloc(size_t size)
-{
-    void *p = malloc(size ? size : 1);
-
-    if (p == NULL) {
-        fputs("csched: out of memory\n", stderr);
-        exit(CS_EXIT_SOFTWARE);
-    }
-    return p;
-}
-
-void *cs_cli_xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-
-    if (p == NULL) {
-        fputs("csched: out of memory\n", stderr);
-        exit(CS_EXIT_SOFTWARE);
-    }
-    return p;
-}
-
-char *cs_cli_xstrdup(const char *s)
-{
-    size_t len = strlen(s) + 1;
-
-    return memcpy(cs_cli_xmalloc(len), s, len);
-}
 
 void cs_cli_init(struct cs_cli *cli)
 {
@@ -60,58 +30,23 @@ void cs_cli_init(struct cs_cli *cli)
     cli->err = stderr;
 }
 
-bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **value)
-{
-    const char *arg = argv[*i];
-    size_t len = strlen(name);
-
-    if (strncmp(arg, name, len) != 0)
-        return false;
-    if (arg[len] == '=') {
-        *value = arg + len + 1;
-        return true;
-    }
-    if (arg[len] != '\0')
-        return false;
-    if (*i + 1 < argc) {
-        *i += 1;
-        *value = argv[*i];
-    } else {
-        *value = NULL;
-    }
-    return true;
-}
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -EINVAL;
-}
-
-int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err, size_t errlen)
+int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct cs_cli_err *err)
 {
     const char *v;
 
-    int rc = cs_cli_security_flag(cli, argc, argv, i, err, errlen);
+    int rc = cs_cli_security_flag(cli, argc, argv, i, err);
 
-    if (rc != 0)
+    if (rc != CS_CLI_FLAG_NOT_MINE)
         return rc;
     if (strcmp(argv[*i], "--wait-for-ready") == 0) {
         cli->wait_for_ready = true;
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--server", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')
-            return bad(err, errlen, "--server needs HOST:PORT");
+            return cs_cli_err_set(err, -EINVAL, "--server needs HOST:PORT");
         cli->server = v;
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("-o", argc, argv, i, &v) || cs_cli_flag("--output", argc, argv, i, &v)) {
         if (v != NULL && strcmp(v, "json") == 0)
@@ -121,60 +56,41 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *
         else if (v != NULL && strcmp(v, "table") == 0)
             cli->format = CS_FORMAT_TABLE;
         else
-            return bad(err, errlen, "-o takes table, json or yaml, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "-o takes table, json or yaml, not '%s'",
+                                  v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--timeout", argc, argv, i, &v)) {
         if (v == NULL || cs_cli_parse_seconds(v, &cli->timeout_ms) != 0)
-            return bad(err, errlen, "--timeout takes seconds > 0, e.g. 30 or 1.5, not '%s'",
-                       v ? v : "");
-        return 1;
+            return cs_cli_err_set(
+                err, -EINVAL, "--timeout takes seconds > 0, e.g. 30 or 1.5, not '%s'", v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
 }
 
-/* Parses s as plain decimal digits (no sign, no spaces) of at most max.
- * Returns 0 or -EINVAL. */
-static int parse_decimal(const char *s, uintmax_t max, uintmax_t *out)
+/* A flag parser's result, its error printed as a usage error: the exit code
+ * is the caller's to return, which -EINVAL tells it to. */
+static int print_failure(struct cs_cli *cli, int rc, const struct cs_cli_err *err)
 {
-    uintmax_t v = 0;
-
-    if (s == NULL || *s == '\0')
-        return -EINVAL;
-    for (; *s != '\0'; s++) {
-        if (!isdigit((unsigned char)*s))
-            return -EINVAL;
-        uintmax_t digit = (uintmax_t)(*s - '0');
-        /* Checked before the multiplication, which could wrap around. */
-        if (v > (max - digit) / 10)
-            return -EINVAL;
-        v = v * 10 + digit;
-    }
-    *out = v;
-    return 0;
+    if (rc < 0)
+        (void)cs_cli_usage(cli, "%s", err->msg);
+    return rc;
 }
 
 int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i)
 {
-    char err[256];
-    int rc = cs_cli_global_flag(cli, argc, argv, i, err, sizeof(err));
+    struct cs_cli_err err;
 
-    /* The exit code is the caller's to return; -EINVAL tells it to. */
-    if (rc < 0)
-        (void)cs_cli_usage(cli, "%s", err);
-    return rc;
+    return print_failure(cli, cs_cli_global_flag(cli, argc, argv, i, &err), &err);
 }
 
 int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *what, int argc,
                            char **argv, int *i, const char **value)
 {
-    if (!cs_cli_flag(name, argc, argv, i, value))
-        return 0;
-    if (*value == NULL) {
-        (void)cs_cli_usage(cli, "%s needs %s", name, what);
-        return -EINVAL;
-    }
-    return 1;
+    struct cs_cli_err err;
+
+    return print_failure(cli, cs_cli_flag_value(name, what, argc, argv, i, value, &err), &err);
 }
 
 int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i, const char **word,
@@ -184,7 +100,7 @@ int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i
 
     if (rc < 0)
         return CS_EXIT_USAGE;
-    if (rc > 0)
+    if (rc == CS_CLI_FLAG_TAKEN)
         return 0;
     if (word != NULL && *word == NULL && argv[*i][0] != '-') {
         *word = argv[*i];
@@ -199,184 +115,9 @@ int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i
     return cs_cli_take_global_or_word(cli, argc, argv, i, NULL, name, usage);
 }
 
-int cs_cli_parse_u32(const char *s, uint32_t *out)
-{
-    uintmax_t v;
-
-    if (parse_decimal(s, UINT32_MAX, &v) != 0)
-        return -EINVAL;
-    *out = (uint32_t)v;
-    return 0;
-}
-
-int cs_cli_parse_id(const char *s, int64_t *out)
-{
-    uintmax_t v;
-
-    if (parse_decimal(s, INT64_MAX, &v) != 0 || v == 0)
-        return -EINVAL;
-    *out = (int64_t)v;
-    return 0;
-}
-
-int cs_cli_parse_seconds(const char *s, int64_t *out_ms)
-{
-    char *end;
-    double v;
-
-    if (s == NULL || !isdigit((unsigned char)s[0]))
-        return -EINVAL;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno != 0 || *end != '\0' || !(v > 0) || v > 1e9)
-        return -EINVAL;
-    *out_ms = (int64_t)(v * 1000.0 + 0.5);
-    if (*out_ms == 0)
-        *out_ms = 1;
-    return 0;
-}
-
-int cs_cli_parse_state(const char *s, Csched__V1__RunState *out)
-{
-    const ProtobufCEnumDescriptor *desc = &csched__v1__run_state__descriptor;
-    static const char prefix[] = "RUN_STATE_";
-
-    if (s == NULL)
-        return -EINVAL;
-    if (strncasecmp(s, prefix, sizeof(prefix) - 1) == 0)
-        s += sizeof(prefix) - 1;
-    for (unsigned i = 0; i < desc->n_values; i++) {
-        const char *name = desc->values[i].name + sizeof(prefix) - 1;
-
-        if (desc->values[i].value != 0 && strcasecmp(s, name) == 0) {
-            *out = (Csched__V1__RunState)desc->values[i].value;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-void cs_cli_map_put(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
-                    const char *key, const char *value)
-{
-    const ProtobufCFieldDescriptor *kf = &entry_desc->fields[0];
-    const ProtobufCFieldDescriptor *vf = &entry_desc->fields[1];
-    ProtobufCMessage *entry;
-
-    for (size_t i = 0; i < *n; i++) {
-        char **k = (char **)((char *)(*entries)[i] + kf->offset);
-        char **v = (char **)((char *)(*entries)[i] + vf->offset);
-
-        if (strcmp(*k, key) == 0) {
-            cs_cli_set_string(v, value);
-            return;
-        }
-    }
-    entry = cs_cli_xmalloc(entry_desc->sizeof_message);
-    protobuf_c_message_init(entry_desc, entry);
-    *(char **)((char *)entry + kf->offset) = cs_cli_xstrdup(key);
-    *(char **)((char *)entry + vf->offset) = cs_cli_xstrdup(value);
-    *entries = realloc(*entries, (*n + 1) * sizeof(**entries));
-    if (*entries == NULL) {
-        fputs("csched: out of memory\n", stderr);
-        exit(CS_EXIT_SOFTWARE);
-    }
-    (*entries)[(*n)++] = entry;
-}
-
-int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
-                      const char *kv)
-{
-    const char *eq = kv != NULL ? strchr(kv, '=') : NULL;
-    char *key;
-
-    if (eq == NULL || eq == kv)
-        return -EINVAL;
-    key = cs_cli_xmalloc((size_t)(eq - kv) + 1);
-    memcpy(key, kv, (size_t)(eq - kv));
-    key[eq - kv] = '\0';
-    cs_cli_map_put(entry_desc, entries, n, key, eq + 1);
-    free(key);
-    return 0;
-}
-
-int cs_cli_secret_put(Csched__V1__Job *job, const char *name, const char *ref)
-{
-    Csched__V1__SecretRef *sr;
-    Csched__V1__Job__SecretEnvEntry *e = NULL;
-    bool is_file = strncmp(ref, "file:", 5) == 0;
-
-    if (!is_file && strncmp(ref, "env:", 4) != 0)
-        return -EINVAL;
-    for (size_t i = 0; i < job->n_secret_env && e == NULL; i++)
-        if (strcmp(job->secret_env[i]->key, name) == 0)
-            e = job->secret_env[i];
-    if (e == NULL) {
-        Csched__V1__Job__SecretEnvEntry **all =
-            realloc(job->secret_env, (job->n_secret_env + 1) * sizeof(*all));
-
-        if (all == NULL) {
-            fputs("csched: out of memory\n", stderr);
-            exit(CS_EXIT_SOFTWARE);
-        }
-        e = cs_cli_xmalloc(sizeof(*e));
-        csched__v1__job__secret_env_entry__init(e);
-        e->key = cs_cli_xstrdup(name);
-        e->value = cs_cli_xmalloc(sizeof(*e->value));
-        csched__v1__secret_ref__init(e->value);
-        all[job->n_secret_env++] = e;
-        job->secret_env = all;
-    }
-    sr = e->value;
-    if (sr->source_case == CSCHED__V1__SECRET_REF__SOURCE_FILE)
-        free(sr->file);
-    else if (sr->source_case == CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV)
-        free(sr->server_env);
-    if (is_file) {
-        sr->source_case = CSCHED__V1__SECRET_REF__SOURCE_FILE;
-        sr->file = cs_cli_xstrdup(ref + 5);
-    } else {
-        sr->source_case = CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV;
-        sr->server_env = cs_cli_xstrdup(ref + 4);
-    }
-    return 0;
-}
-
-Csched__V1__Job *cs_cli_job_new(void)
-{
-    Csched__V1__Job *job = cs_cli_xmalloc(sizeof(*job));
-
-    csched__v1__job__init(job);
-    return job;
-}
-
-void cs_cli_set_string(char **field, const char *s)
-{
-    if (*field != NULL && *field != protobuf_c_empty_string)
-        free(*field);
-    *field = cs_cli_xstrdup(s);
-}
-
-void cs_cli_strings_add(char ***list, size_t *n, const char *s)
-{
-    char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
-
-    if (grown == NULL) {
-        fputs("csched: out of memory\n", stderr);
-        exit(CS_EXIT_SOFTWARE);
-    }
-    grown[(*n)++] = cs_cli_xstrdup(s);
-    *list = grown;
-}
-
-void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg)
-{
-    cs_cli_strings_add(&job->command, &job->n_command, arg);
-}
-
-/* Takes one job flag with its value. Returns 1 if argv[*i] was one, 0 if
- * not, -EINVAL on a bad value. */
-static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err, size_t errlen)
+/* Takes one job flag with its value: a cs_cli_flag_result, or -EINVAL
+ * with err on a bad value. */
+static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, struct cs_cli_err *err)
 {
     static const struct {
         const char *flag;
@@ -398,84 +139,86 @@ static int job_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *e
         {"--run-as-group", "a group name or gid", offsetof(Csched__V1__Job, run_as_group)},
     };
     const char *v;
-    int rc = cs_cli_retry_flag(job, argc, argv, i, err, errlen);
+    int rc = cs_cli_retry_flag(job, argc, argv, i, err);
 
-    if (rc != 0)
+    if (rc != CS_CLI_FLAG_NOT_MINE)
         return rc;
     if (cs_cli_flag("--kill-signal", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')
-            return bad(err, errlen, "--kill-signal needs a signal name, e.g. INT");
+            return cs_cli_err_set(err, -EINVAL, "--kill-signal needs a signal name, e.g. INT");
         cs_cli_set_string(&job->kill_signal, v);
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
 
     if (cs_cli_flag("--env", argc, argv, i, &v)) {
         if (cs_cli_map_put_kv(&csched__v1__job__env_entry__descriptor, (void ***)&job->env,
                               &job->n_env, v) != 0)
-            return bad(err, errlen, "--env takes KEY=VALUE, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "--env takes KEY=VALUE, not '%s'", v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--secret-env", argc, argv, i, &v)) {
         const char *eq = v != NULL ? strchr(v, '=') : NULL;
         char name[257];
 
         if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof(name))
-            return bad(err, errlen, "--secret-env takes NAME=file:/PATH or NAME=env:VAR, not '%s'",
-                       v ? v : "");
+            return cs_cli_err_set(err, -EINVAL,
+                                  "--secret-env takes NAME=file:/PATH or NAME=env:VAR, not '%s'",
+                                  v ? v : "");
         memcpy(name, v, (size_t)(eq - v));
         name[eq - v] = '\0';
         if (cs_cli_secret_put(job, name, eq + 1) != 0)
-            return bad(err, errlen,
-                       "--secret-env %s: the reference is file:/PATH or env:VAR, not '%s'", name,
-                       eq + 1);
-        return 1;
+            return cs_cli_err_set(
+                err, -EINVAL, "--secret-env %s: the reference is file:/PATH or env:VAR, not '%s'",
+                name, eq + 1);
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--trigger-env", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')
-            return bad(err, errlen, "--trigger-env needs a variable name an operator may set");
+            return cs_cli_err_set(err, -EINVAL,
+                                  "--trigger-env needs a variable name an operator may set");
         cs_cli_strings_add(&job->trigger_env, &job->n_trigger_env, v);
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--label", argc, argv, i, &v)) {
         if (cs_cli_map_put_kv(&csched__v1__job__labels_entry__descriptor, (void ***)&job->labels,
                               &job->n_labels, v) != 0)
-            return bad(err, errlen, "--label takes KEY=VALUE, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "--label takes KEY=VALUE, not '%s'", v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
-        if (cs_cli_flag(strs[k].flag, argc, argv, i, &v)) {
-            if (v == NULL)
-                return bad(err, errlen, "%s needs %s", strs[k].flag, strs[k].wants);
+        rc = cs_cli_flag_value(strs[k].flag, strs[k].wants, argc, argv, i, &v, err);
+        if (rc == CS_CLI_FLAG_TAKEN)
             cs_cli_set_string((char **)((char *)job + strs[k].offset), v);
-            return 1;
-        }
+        if (rc != CS_CLI_FLAG_NOT_MINE)
+            return rc;
     }
     if (cs_cli_flag("--shell", argc, argv, i, &v)) {
         if (v == NULL || v[0] == '\0')
-            return bad(err, errlen, "--shell needs a command line");
+            return cs_cli_err_set(err, -EINVAL, "--shell needs a command line");
         cs_cli_set_string(&job->shell, v);
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
     /* The job's own --timeout (in whole seconds) shadows the global one
      * here; --timeout-seconds is its long spelling. */
     if (cs_cli_flag("--timeout", argc, argv, i, &v)) {
         if (cs_cli_parse_u32(v, &job->timeout_seconds) != 0)
-            return bad(err, errlen, "--timeout takes whole seconds, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "--timeout takes whole seconds, not '%s'",
+                                  v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
         if (cs_cli_flag(nums[k].flag, argc, argv, i, &v)) {
             if (cs_cli_parse_u32(v, (uint32_t *)((char *)job + nums[k].offset)) != 0)
-                return bad(err, errlen, "%s takes a whole number >= 0, not '%s'", nums[k].flag,
-                           v ? v : "");
-            return 1;
+                return cs_cli_err_set(err, -EINVAL, "%s takes a whole number >= 0, not '%s'",
+                                      nums[k].flag, v ? v : "");
+            return CS_CLI_FLAG_TAKEN;
         }
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
 }
 
 int cs_cli_parse_job_args(struct cs_cli *cli, int argc, char **argv, Csched__V1__Job **out,
-                          char *err, size_t errlen)
+                          struct cs_cli_err *err)
 {
     Csched__V1__Job *job = cs_cli_job_new();
     bool have_argv = false;
@@ -489,37 +232,38 @@ int cs_cli_parse_job_args(struct cs_cli *cli, int argc, char **argv, Csched__V1_
             have_argv = true;
             break;
         }
-        rc = job_flag(job, argc, argv, &i, err, errlen);
-        if (rc == 0)
-            rc = cs_cli_schedule_flag(job, argc, argv, &i, err, errlen);
-        if (rc == 0)
-            rc = cs_cli_global_flag(cli, argc, argv, &i, err, errlen);
+        rc = job_flag(job, argc, argv, &i, err);
+        if (rc == CS_CLI_FLAG_NOT_MINE)
+            rc = cs_cli_schedule_flag(job, argc, argv, &i, err);
+        if (rc == CS_CLI_FLAG_NOT_MINE)
+            rc = cs_cli_global_flag(cli, argc, argv, &i, err);
         if (rc < 0)
             goto err_free;
-        if (rc > 0)
+        if (rc == CS_CLI_FLAG_TAKEN)
             continue;
         if (argv[i][0] == '-') {
-            rc = bad(err, errlen, "unknown flag '%s'", argv[i]);
+            rc = cs_cli_err_set(err, -EINVAL, "unknown flag '%s'", argv[i]);
             goto err_free;
         }
         if (job->name[0] != '\0') {
-            rc = bad(err, errlen, "unexpected argument '%s' (put the command after --)", argv[i]);
+            rc = cs_cli_err_set(err, -EINVAL, "unexpected argument '%s' (put the command after --)",
+                                argv[i]);
             goto err_free;
         }
         cs_cli_set_string(&job->name, argv[i]);
     }
     if (job->name[0] == '\0') {
-        rc = bad(err, errlen, "missing job NAME");
+        rc = cs_cli_err_set(err, -EINVAL, "missing job NAME");
         goto err_free;
     }
     if (have_argv && job->n_command == 0) {
-        rc = bad(err, errlen, "nothing after --: give the command to run");
+        rc = cs_cli_err_set(err, -EINVAL, "nothing after --: give the command to run");
         goto err_free;
     }
     if (have_argv == (job->shell[0] != '\0')) {
-        rc = bad(err, errlen,
-                 have_argv ? "give either -- ARGV... or --shell STR, not both"
-                           : "missing command: add -- ARGV... or --shell STR");
+        rc = cs_cli_err_set(err, -EINVAL,
+                            have_argv ? "give either -- ARGV... or --shell STR, not both"
+                                      : "missing command: add -- ARGV... or --shell STR");
         goto err_free;
     }
     *out = job;
@@ -540,7 +284,7 @@ int cs_cli_positionals(struct cs_cli *cli, int argc, char **argv, const char **p
 
         if (rc < 0)
             return CS_EXIT_USAGE;
-        if (rc > 0)
+        if (rc == CS_CLI_FLAG_TAKEN)
             continue;
         if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cs_cli_usage(cli, "unknown flag '%s'; usage: %s", argv[i], usage);

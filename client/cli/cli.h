@@ -4,6 +4,11 @@
  * Single-threaded. Messages built here are heap trees laid out exactly as
  * protobuf-c's unpack lays them out, so one *__free_unpacked call frees
  * them whole.
+ *
+ * Calls only point down (unit_calls): util.c is the ground floor, message.c
+ * and format.c stand on it, the flag parsers of connect.c, jobstop.c and
+ * schedule.c on those, args.c and output.c higher, and the commands
+ * (cmd_*.c) and main.c on top.
  */
 #ifndef CS_CLI_H
 #define CS_CLI_H
@@ -61,59 +66,47 @@ struct cs_cli {
     FILE *err;
 };
 
-/* --- connect.c: the connection --- */
-
-/* Takes a security flag (--ca, --cert, --key, --token-file, --token) at
- * argv[*i]: 1 if taken, 0 if not one, -EINVAL with a message in err. */
-int cs_cli_security_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err,
-                         size_t errlen);
-/* Makes cli->client from cli->server and the security settings (flags over
- * CSCHED_CA, CSCHED_CERT, CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN).
- * Returns CS_EXIT_OK, or the exit code after printing why. */
-int cs_cli_connect(struct cs_cli *cli);
+/* --- util.c: the ground floor, which calls no other file --- */
 
 /* Allocation for the CLI: a command-line tool may stop on exhaustion. */
 void *cs_cli_xmalloc(size_t size);
 void *cs_cli_xcalloc(size_t n, size_t size);
+void *cs_cli_xrealloc(void *p, size_t size);
 char *cs_cli_xstrdup(const char *s);
 
-/* --- args.c: flags --- */
+/* What a flag parser did with argv[*i]. Every flag parser of the CLI
+ * returns one of these, or a negative errno (-EINVAL: a bad or missing
+ * value) with a message for a person in its struct cs_cli_err. */
+enum cs_cli_flag_result {
+    /* argv[*i] is none of the parser's flags: *i and err are untouched. */
+    CS_CLI_FLAG_NOT_MINE = 0,
+    /* Taken with its value: *i is on the flag's last word, which the flag
+     * loop's i++ steps past. */
+    CS_CLI_FLAG_TAKEN = 1,
+};
 
-/* Fills cli with the defaults (server from CSCHED_SERVER, else the local
- * unix socket: cs_client_default_target), table output, stdout/stderr). */
-void cs_cli_init(struct cs_cli *cli);
+/* An error for a person, as cschedd's struct cs_err (which the CLI does not
+ * include): a negative errno and a message that names the flag and what it
+ * takes. Filled by callees, owned by callers. */
+struct cs_cli_err {
+    int code;
+    char msg[256];
+};
+
+/* Sets err and returns code, so that a parser can write
+ * "return cs_cli_err_set(err, -EINVAL, ...)". */
+int cs_cli_err_set(struct cs_cli_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* If argv[*i] is the flag name (as "--name VALUE" or "--name=VALUE"), stores
- * the value (NULL when missing), advances *i past it and returns true. */
+ * the value (NULL when missing), advances *i past it and returns true. The
+ * matcher under every flag parser. */
 bool cs_cli_flag(const char *name, int argc, char **argv, int *i, const char **value);
 
-/* Takes a global flag (--server, -o/--output, --timeout, --wait-for-ready)
- * at argv[*i]. Returns 1 if taken, 0 if argv[*i] is not one, -EINVAL with a
- * message in err for a bad value. */
-int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err, size_t errlen);
-
-/* cs_cli_global_flag for a command's own flag loop: prints a bad value as a
- * usage error. Returns 1 if taken, 0 if argv[*i] is not a global flag,
- * -EINVAL once the error is printed (the command exits CS_EXIT_USAGE). */
-int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i);
-
-/* cs_cli_flag for a flag that needs a value: prints "NAME needs WHAT" as a
- * usage error when the value is missing. Returns 1 if taken (*value set), 0
- * if argv[*i] is not the flag, -EINVAL once the error is printed. */
-int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *what, int argc,
-                           char **argv, int *i, const char **value);
-
-/* The end of a command's flag loop: takes a global flag, or fails with
- * "NAME: unexpected 'ARG'; usage: USAGE". Returns 0 when taken (go on), or
- * the exit code for the command to return. */
-int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i, const char *name,
-                               const char *usage);
-
-/* cs_cli_take_global_or_fail for a command that takes one word (a job name,
- * a run id): the first argument that is neither a flag nor a global flag is
- * stored in *word (which starts NULL); any other fails. */
-int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i, const char **word,
-                               const char *name, const char *usage);
+/* cs_cli_flag for a flag that needs a value: a cs_cli_flag_result, or
+ * -EINVAL with "NAME needs WHAT" in err when the value is missing. */
+int cs_cli_flag_value(const char *name, const char *what, int argc, char **argv, int *i,
+                      const char **value, struct cs_cli_err *err);
 
 /* Parses a decimal uint32 (no sign, no spaces). Returns 0 or -EINVAL. */
 int cs_cli_parse_u32(const char *s, uint32_t *out);
@@ -128,19 +121,21 @@ int cs_cli_parse_seconds(const char *s, int64_t *out_ms);
  * 0 or -EINVAL. */
 int cs_cli_parse_state(const char *s, Csched__V1__RunState *out);
 
+/* --- message.c: heap messages --- */
+
 /* Adds or replaces key in a protobuf-c map field (entries of entry_desc,
  * string key and value). entries and n point at the message's map field.
  * Copies key and value. */
 void cs_cli_map_put(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
                     const char *key, const char *value);
 
-/* Splits "K=V" and puts it in the map. Returns 0 or -EINVAL (no '=', empty
- * key). */
 /* Sets job->secret_env[name] from ref, "file:/ABSOLUTE/PATH" or "env:VAR"
  * (a variable of cschedd's environment), replacing an earlier one of the
  * same name. 0, or -EINVAL for a ref of neither form. */
 int cs_cli_secret_put(Csched__V1__Job *job, const char *name, const char *ref);
 
+/* Splits "K=V" and puts it in the map. Returns 0 or -EINVAL (no '=', empty
+ * key). */
 int cs_cli_map_put_kv(const ProtobufCMessageDescriptor *entry_desc, void ***entries, size_t *n,
                       const char *kv);
 
@@ -156,11 +151,74 @@ void cs_cli_job_add_command(Csched__V1__Job *job, const char *arg);
 /* Appends a copy of s to a repeated string field (exits when out of memory). */
 void cs_cli_strings_add(char ***list, size_t *n, const char *s);
 
+/* --- format.c: one value as text --- */
+
+/* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
+const char *cs_cli_state_name(int state);
+
+/* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS +HH:MM" (the zone's
+ * offset), or "-" for 0. */
+void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
+
+/* Formats a duration in ms as "1.234s", "2m03s", "1h02m"; "-" if negative. */
+void cs_cli_format_duration(int64_t ms, char *buf, size_t len);
+
+/* Formats a run or attempt outcome: "exit 3", "signal 9 (KILL)", or "-". */
+void cs_cli_format_outcome(bool has_exit, int32_t exit_code, bool has_signal, int32_t sig,
+                           char *buf, size_t len);
+
+/* cs_cli_format_outcome for a run's outcome oneof. */
+void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len);
+
+/* --- connect.c: the connection --- */
+
+/* Takes a security flag (--ca, --cert, --key, --token-file, --token) at
+ * argv[*i]: a cs_cli_flag_result, or -EINVAL with err. */
+int cs_cli_security_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct cs_cli_err *err);
+/* Makes cli->client from cli->server and the security settings (flags over
+ * CSCHED_CA, CSCHED_CERT, CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN).
+ * Returns CS_EXIT_OK, or the exit code after printing why. */
+int cs_cli_connect(struct cs_cli *cli);
+
+/* --- args.c: flags --- */
+
+/* Fills cli with the defaults (server from CSCHED_SERVER, else the local
+ * unix socket: cs_client_default_target), table output, stdout/stderr). */
+void cs_cli_init(struct cs_cli *cli);
+
+/* Takes a global flag (--server, -o/--output, --timeout, --wait-for-ready,
+ * and the security flags) at argv[*i]: a cs_cli_flag_result, or -EINVAL
+ * with err for a bad value. */
+int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct cs_cli_err *err);
+
+/* cs_cli_global_flag for a command's own flag loop, which prints a bad
+ * value as a usage error: a cs_cli_flag_result, or -EINVAL once the error
+ * is printed (the command exits CS_EXIT_USAGE). */
+int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i);
+
+/* cs_cli_flag_value for a command's own flag loop, which prints "NAME needs
+ * WHAT" as a usage error: a cs_cli_flag_result (*value set when taken), or
+ * -EINVAL once the error is printed. */
+int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *what, int argc,
+                           char **argv, int *i, const char **value);
+
+/* The end of a command's flag loop: takes a global flag, or fails with
+ * "NAME: unexpected 'ARG'; usage: USAGE". Returns 0 when taken (go on), or
+ * the exit code for the command to return. */
+int cs_cli_take_global_or_fail(struct cs_cli *cli, int argc, char **argv, int *i, const char *name,
+                               const char *usage);
+
+/* cs_cli_take_global_or_fail for a command that takes one word (a job name,
+ * a run id): the first argument that is neither a flag nor a global flag is
+ * stored in *word (which starts NULL); any other fails. */
+int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i, const char **word,
+                               const char *name, const char *usage);
+
 /* Parses the arguments of "job create/update": NAME, then flags, then
  * either "-- ARGV..." or "--shell STR". Stores a new heap job in *out.
- * Global flags among them go to cli. Returns 0 or -EINVAL (message in err). */
+ * Global flags among them go to cli. Returns 0 or -EINVAL with err. */
 int cs_cli_parse_job_args(struct cs_cli *cli, int argc, char **argv, Csched__V1__Job **out,
-                          char *err, size_t errlen);
+                          struct cs_cli_err *err);
 
 /* Takes exactly npos positional words (global flags may be among them) into
  * pos. Returns 0, or prints a usage error and returns CS_EXIT_USAGE. */
@@ -183,8 +241,6 @@ int cs_cli_jobfile_load(const char *path, Csched__V1__Job ***jobs, unsigned **li
                         char *err, size_t errlen);
 
 void cs_cli_jobs_free(Csched__V1__Job **jobs, size_t n);
-
-/* --- output.c --- */
 
 /* --- json.c, encode.c: -o json and -o yaml --- */
 
@@ -225,50 +281,31 @@ void cs_cli_list_add(struct cs_cli_list *list, const ProtobufCMessage *msg);
  * the end). */
 void cs_cli_list_end(struct cs_cli_list *list, const char *next_page_token);
 
-/* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
-const char *cs_cli_state_name(int state);
+/* --- schedule.c: a job's schedule --- */
 
-/* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS +HH:MM" (the zone's
- * offset), or "-" for 0. */
-void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
-
-/* A job's schedule (schedule.c). Sets the Schedule field named key
- * (schedule, time_zone, misfire, overlap, jitter_seconds, max_catchup,
- * starting_deadline_seconds) from its text: 0, 1 if key is none of them,
- * -EINVAL with err on a bad value. */
-int cs_cli_schedule_set(Csched__V1__Job *job, const char *key, const char *value, char *err,
-                        size_t errlen);
-/* The same as the flags --schedule, --time-zone, ...: 1 if argv[*i] was one
- * (taken with its value), 0 if not, -EINVAL with err. */
-int cs_cli_schedule_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err,
-                         size_t errlen);
+/* Sets the Schedule field named key (schedule, time_zone, misfire,
+ * overlap, jitter_seconds, max_catchup, starting_deadline_seconds) from
+ * its text, as a flag parser takes a flag: a cs_cli_flag_result
+ * (CS_CLI_FLAG_NOT_MINE: key is none of them), or -EINVAL with err on a
+ * bad value. */
+int cs_cli_schedule_set(Csched__V1__Job *job, const char *key, const char *value,
+                        struct cs_cli_err *err);
+/* The same as the flags --schedule, --time-zone, ...: a
+ * cs_cli_flag_result, or -EINVAL with err. */
+int cs_cli_schedule_flag(Csched__V1__Job *job, int argc, char **argv, int *i,
+                         struct cs_cli_err *err);
 /* The schedule's lines of csched job get, nothing without one. */
 void cs_cli_print_schedule(FILE *f, const Csched__V1__Job *job);
 /* The first n of the job's next fire times, UTC and local. */
 void cs_cli_print_next_fires(FILE *f, const Csched__V1__Job *job, size_t n);
 
-/* Formats a duration in ms as "1.234s", "2m03s", "1h02m"; "-" if negative. */
-void cs_cli_format_duration(int64_t ms, char *buf, size_t len);
-
-/* Formats a run or attempt outcome: "exit 3", "signal 9 (KILL)", or "-". */
-void cs_cli_format_outcome(bool has_exit, int32_t exit_code, bool has_signal, int32_t sig,
-                           char *buf, size_t len);
-
-/* cs_cli_format_outcome for a run's outcome oneof. */
-void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len);
-
-/* Prints a job as "key: value" lines. */
-void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
-
-/* jobstop.c: the retry policy, deadline and kill settings of a job, and
- * the times of a later run. */
+/* --- jobstop.c: the retry policy, deadline and kill settings of a job, and
+ * the times of a later run --- */
 
 /* Takes one of --retry-initial-ms N, --retry-max-ms N, --retry-multiplier X,
  * --retry-jitter X, --retry-on ON, each setting job->retry (made on first
- * use). Returns 1 if argv[*i] was one, 0 if not, -EINVAL (err) on a bad
- * value. */
-int cs_cli_retry_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err,
-                      size_t errlen);
+ * use): a cs_cli_flag_result, or -EINVAL with err on a bad value. */
+int cs_cli_retry_flag(Csched__V1__Job *job, int argc, char **argv, int *i, struct cs_cli_err *err);
 /* job->retry, made with every field 0 if the job has none. */
 Csched__V1__RetryPolicy *cs_cli_job_retry(Csched__V1__Job *job);
 /* "failure", "timeout" or "failure,timeout". Returns 0 or -EINVAL. */
@@ -285,6 +322,12 @@ int cs_cli_parse_duration(const char *s, int64_t *out_ms);
 int cs_cli_parse_at(const char *s, int64_t *out_ms);
 /* The job table's lines for the retry policy, deadline and kill settings. */
 void cs_cli_print_job_stop(FILE *f, const Csched__V1__Job *job);
+
+/* --- output.c: the human tables, which print what schedule.c and
+ * jobstop.c print of a job --- */
+
+/* Prints a job as "key: value" lines. */
+void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
 
 /* Prints a run with its attempts. */
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);

@@ -293,17 +293,17 @@ static int parse_apply(struct apply *ap, int argc, char **argv)
             continue;
         }
         rc = cs_cli_take_flag_value(ap->cli, "-f", "a file name", argc, argv, &i, &v);
-        if (rc == 0)
+        if (rc == CS_CLI_FLAG_NOT_MINE)
             rc = cs_cli_take_flag_value(ap->cli, "--file", "a file name", argc, argv, &i, &v);
-        if (rc > 0) {
+        if (rc == CS_CLI_FLAG_TAKEN) {
             ap->path = v;
             continue;
         }
-        if (rc == 0)
+        if (rc == CS_CLI_FLAG_NOT_MINE)
             rc = cs_cli_take_flag_value(ap->cli, "-l", "KEY=VALUE", argc, argv, &i, &v);
-        if (rc == 0)
+        if (rc == CS_CLI_FLAG_NOT_MINE)
             rc = cs_cli_take_flag_value(ap->cli, "--selector", "KEY=VALUE", argc, argv, &i, &v);
-        if (rc > 0) {
+        if (rc == CS_CLI_FLAG_TAKEN) {
             ap->label = v;
             continue;
         }

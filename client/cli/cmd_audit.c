@@ -45,9 +45,9 @@ static int parse_when(const char *s, int64_t *unix_ms)
     return -EINVAL;
 }
 
-/* Takes one audit flag. 1 taken, 0 not one of them, or an exit code. */
-static int audit_flag(struct cs_cli *cli, int argc, char **argv, int *i,
-                      Csched__V1__ListAuditRequest *req, uint32_t *limit)
+/* Takes one audit flag: a cs_cli_flag_result, or -EINVAL with err. */
+static int audit_flag(int argc, char **argv, int *i, Csched__V1__ListAuditRequest *req,
+                      uint32_t *limit, struct cs_cli_err *err)
 {
     static const struct {
         const char *flag;
@@ -61,18 +61,16 @@ static int audit_flag(struct cs_cli *cli, int argc, char **argv, int *i,
     int rc;
 
     for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
-        rc = cs_cli_take_flag_value(cli, strs[k].flag, "a value", argc, argv, i, &v);
-        if (rc < 0)
-            return CS_EXIT_USAGE;
-        if (rc > 0) {
+        rc = cs_cli_flag_value(strs[k].flag, "a value", argc, argv, i, &v, err);
+        if (rc == CS_CLI_FLAG_TAKEN)
             *(char **)((char *)req + strs[k].offset) = (char *)v;
-            return 1;
-        }
+        if (rc != CS_CLI_FLAG_NOT_MINE)
+            return rc;
     }
     if (cs_cli_flag("--run", argc, argv, i, &v)) {
         if (cs_cli_parse_id(v, &req->run_id) != 0)
-            return cs_cli_usage(cli, "--run takes a run id, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "--run takes a run id, not '%s'", v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     const struct {
         const char *flag;
@@ -82,18 +80,19 @@ static int audit_flag(struct cs_cli *cli, int argc, char **argv, int *i,
         if (!cs_cli_flag(times[k].flag, argc, argv, i, &v))
             continue;
         if (parse_when(v, times[k].unix_ms) != 0)
-            return cs_cli_usage(cli,
-                                "%s takes a duration ago (90s, 30m, 2h, 7d) or a UTC time "
-                                "YYYY-MM-DDTHH:MM:SSZ, not '%s'",
-                                times[k].flag, v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL,
+                                  "%s takes a duration ago (90s, 30m, 2h, 7d) or a UTC time "
+                                  "YYYY-MM-DDTHH:MM:SSZ, not '%s'",
+                                  times[k].flag, v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--limit", argc, argv, i, &v)) {
         if (cs_cli_parse_u32(v, limit) != 0 || *limit == 0)
-            return cs_cli_usage(cli, "--limit takes a whole number > 0, not '%s'", v ? v : "");
-        return 1;
+            return cs_cli_err_set(err, -EINVAL, "--limit takes a whole number > 0, not '%s'",
+                                  v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
 }
 
 static void print_row(struct cs_cli_table *t, const Csched__V1__AuditEntry *e)
@@ -136,11 +135,13 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
     int rc;
 
     for (int i = 0; i < argc; i++) {
-        rc = audit_flag(cli, argc, argv, &i, &req, &limit);
-        if (rc == 1)
+        struct cs_cli_err err;
+
+        rc = audit_flag(argc, argv, &i, &req, &limit, &err);
+        if (rc < 0)
+            return cs_cli_usage(cli, "%s", err.msg);
+        if (rc == CS_CLI_FLAG_TAKEN)
             continue;
-        if (rc != 0)
-            return rc;
         rc = cs_cli_take_global_or_fail(cli, argc, argv, &i, "audit", audit_usage);
         if (rc != 0)
             return rc;

@@ -20,11 +20,11 @@ static int job_put(struct cs_cli *cli, int argc, char **argv, bool update)
     Csched__V1__Job *job, *resp = NULL;
     struct cs_call_opts opts;
     struct cs_status st;
-    char err[256];
+    struct cs_cli_err err;
     int rc;
 
-    if (cs_cli_parse_job_args(cli, argc, argv, &job, err, sizeof(err)) != 0)
-        return cs_cli_usage(cli, "job %s: %s", update ? "update" : "create", err);
+    if (cs_cli_parse_job_args(cli, argc, argv, &job, &err) != 0)
+        return cs_cli_usage(cli, "job %s: %s", update ? "update" : "create", err.msg);
     opts = cs_cli_call_opts(cli);
     if (update) {
         Csched__V1__UpdateJobRequest req = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;

@@ -1,6 +1,7 @@
 /* csched slots NAME | pause NAME | resume NAME | backfill NAME: a job's
  * schedule at work: what became of each slot, pausing it, and making the
  * runs of past slots. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -105,10 +106,10 @@ static int pause_resume(struct cs_cli *cli, int argc, char **argv, bool pause)
 
     for (int i = 0; i < argc; i++) {
         rc = pause ? cs_cli_take_flag_value(cli, "--reason", "a reason", argc, argv, &i, &reason)
-                   : 0;
+                   : CS_CLI_FLAG_NOT_MINE;
         if (rc < 0)
             return CS_EXIT_USAGE;
-        if (rc > 0)
+        if (rc == CS_CLI_FLAG_TAKEN)
             continue;
         rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &name, pause ? "pause" : "resume",
                                         usage);
@@ -150,14 +151,14 @@ int cs_cmd_resume(struct cs_cli *cli, int argc, char **argv)
     return pause_resume(cli, argc, argv, false);
 }
 
-/* "2026-12-01T10:00:00Z" (UTC) or Unix seconds, as ms. 0 or -1. */
+/* "2026-12-01T10:00:00Z" (UTC) or Unix seconds, as ms. 0 or -EINVAL. */
 static int parse_when(const char *v, int64_t *out_ms)
 {
     struct tm tm = {0};
     char *end;
 
     if (v == NULL)
-        return -1;
+        return -EINVAL;
     end = strptime(v, "%Y-%m-%dT%H:%M:%SZ", &tm);
     if (end != NULL && *end == '\0') {
         *out_ms = (int64_t)timegm(&tm) * 1000;
@@ -165,7 +166,7 @@ static int parse_when(const char *v, int64_t *out_ms)
     }
     long long s = strtoll(v, &end, 10);
     if (*end != '\0' || s <= 0)
-        return -1;
+        return -EINVAL;
     *out_ms = (int64_t)s * 1000;
     return 0;
 }

@@ -92,7 +92,7 @@ static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__Wa
         rc = cs_cli_take_flag_value(cli, "--job", "a job name", argc, argv, &i, &v);
         if (rc < 0)
             return CS_EXIT_USAGE;
-        if (rc > 0) {
+        if (rc == CS_CLI_FLAG_TAKEN) {
             req->job_name = (char *)v;
             continue;
         }

@@ -116,36 +116,33 @@ static int finish(struct cs_cli *cli, int64_t id)
     return rc;
 }
 
-/* --at TIME or --in DURATION: when the run may start. Returns 1 if
- * argv[*i] was one, 0 if not, -EINVAL after the usage message. */
-static int later_flag(struct cs_cli *cli, int argc, char **argv, int *i,
-                      Csched__V1__TriggerJobRequest *req)
+/* --at TIME or --in DURATION: when the run may start. A
+ * cs_cli_flag_result, or -EINVAL with err. */
+static int later_flag(int argc, char **argv, int *i, Csched__V1__TriggerJobRequest *req,
+                      struct cs_cli_err *err)
 {
     const char *v;
     int64_t ms;
 
     if (cs_cli_flag("--at", argc, argv, i, &v)) {
-        if (cs_cli_parse_at(v, &ms) != 0) {
-            (void)cs_cli_usage(cli,
-                               "--at takes a time, e.g. 2026-12-01T13:00:00Z, 2026-12-01 13:00 "
-                               "(local) or @UNIX_SECONDS, not '%s'",
-                               v ? v : "");
-            return -EINVAL;
-        }
+        if (cs_cli_parse_at(v, &ms) != 0)
+            return cs_cli_err_set(err, -EINVAL,
+                                  "--at takes a time, e.g. 2026-12-01T13:00:00Z, 2026-12-01 13:00 "
+                                  "(local) or @UNIX_SECONDS, not '%s'",
+                                  v ? v : "");
         req->not_before_unix_ms = ms;
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--in", argc, argv, i, &v)) {
         struct timespec now;
-        if (cs_cli_parse_duration(v, &ms) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0) {
-            (void)cs_cli_usage(cli, "--in takes a duration, e.g. 90s, 15m or 1h30m, not '%s'",
-                               v ? v : "");
-            return -EINVAL;
-        }
+        if (cs_cli_parse_duration(v, &ms) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0)
+            return cs_cli_err_set(err, -EINVAL,
+                                  "--in takes a duration, e.g. 90s, 15m or 1h30m, not '%s'",
+                                  v ? v : "");
         req->not_before_unix_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + ms;
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
 }
 
 /* Parses the flags into req. Returns 0 or an exit code. */
@@ -155,6 +152,7 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
     const char *job = NULL;
 
     for (int i = 0; i < argc; i++) {
+        struct cs_cli_err err;
         const char *v;
         int rc;
 
@@ -171,14 +169,14 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
         rc = cs_cli_take_flag_value(cli, "--idempotency-key", "a value", argc, argv, &i, &v);
         if (rc < 0)
             return CS_EXIT_USAGE;
-        if (rc > 0) {
+        if (rc == CS_CLI_FLAG_TAKEN) {
             req->idempotency_key = (char *)v;
             continue;
         }
-        rc = later_flag(cli, argc, argv, &i, req);
+        rc = later_flag(argc, argv, &i, req, &err);
         if (rc < 0)
-            return CS_EXIT_USAGE;
-        if (rc > 0)
+            return cs_cli_usage(cli, "%s", err.msg);
+        if (rc == CS_CLI_FLAG_TAKEN)
             continue;
         rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &job, "trigger",
                                         "csched trigger JOB [--env K=V]... [--idempotency-key K] "

@@ -27,22 +27,19 @@ static const char **field_of(struct cs_cli_security *sec, size_t k)
     return (const char **)((char *)sec + security_flags[k].field);
 }
 
-int cs_cli_security_flag(struct cs_cli *cli, int argc, char **argv, int *i, char *err,
-                         size_t errlen)
+int cs_cli_security_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct cs_cli_err *err)
 {
     const char *v;
 
     for (size_t k = 0; k < sizeof(security_flags) / sizeof(security_flags[0]); k++) {
         if (!cs_cli_flag(security_flags[k].flag, argc, argv, i, &v))
             continue;
-        if (v == NULL || v[0] == '\0') {
-            snprintf(err, errlen, "%s needs a value", security_flags[k].flag);
-            return -EINVAL;
-        }
+        if (v == NULL || v[0] == '\0')
+            return cs_cli_err_set(err, -EINVAL, "%s needs a value", security_flags[k].flag);
         *field_of(&cli->security, k) = v;
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
 }
 
 /* The token file's first line, without its line end, into *out (the caller

@@ -190,10 +190,11 @@ static int parse_retry(struct jf *jf, const yaml_node_t *node, Csched__V1__Retry
     return 0;
 }
 
-/* A key of the job's schedule (cs_cli_schedule_set): 0, 1 if none, -EINVAL. */
+/* A key of the job's schedule (cs_cli_schedule_set): 0, -ENOENT if key is
+ * none of the schedule's, or -EINVAL. */
 static int schedule_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
 {
-    char err[200];
+    struct cs_cli_err err;
     int rc;
 
     if (strcmp(key, "jitter_seconds") == 0 || strcmp(key, "max_catchup") == 0 ||
@@ -202,14 +203,17 @@ static int schedule_key(struct jf *jf, const char *key, const yaml_node_t *v, Cs
             return -EINVAL;
     }
     if (v->type != YAML_SCALAR_NODE)
-        return cs_cli_schedule_set(job, key, "", err, sizeof(err)) == 1
-                   ? 1
+        return cs_cli_schedule_set(job, key, "", &err) == CS_CLI_FLAG_NOT_MINE
+                   ? -ENOENT
                    : jf_error(jf, v, "%s: must be a single value", key);
-    rc = cs_cli_schedule_set(job, key, jf_scalar(v), err, sizeof(err));
-    return rc < 0 ? jf_error(jf, v, "%s", err) : rc;
+    rc = cs_cli_schedule_set(job, key, jf_scalar(v), &err);
+    if (rc == CS_CLI_FLAG_NOT_MINE)
+        return -ENOENT;
+    return rc < 0 ? jf_error(jf, v, "%s", err.msg) : 0;
 }
 
-/* Sets one key of a job. Returns 0 or -EINVAL. */
+/* Sets one key of a job. Returns 0, -ENOENT for a key it does not know, or
+ * -EINVAL. */
 static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
 {
     if (strcmp(key, "name") == 0)
@@ -312,7 +316,7 @@ int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out)
             goto err_free;
         }
         rc = job_key(jf, jf_scalar(k), v, job);
-        if (rc > 0)
+        if (rc == -ENOENT)
             rc = jf_error(
                 jf, k,
                 "unknown key '%s' (known: name, command, shell, env, working_dir, "

@@ -84,7 +84,7 @@ static int parse_retry_value(enum retry_kind kind, const char *v, void *p)
     }
 }
 
-int cs_cli_retry_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err, size_t errlen)
+int cs_cli_retry_flag(Csched__V1__Job *job, int argc, char **argv, int *i, struct cs_cli_err *err)
 {
     static const struct {
         const char *flag;
@@ -109,14 +109,12 @@ int cs_cli_retry_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char 
         if (!cs_cli_flag(flags[k].flag, argc, argv, i, &v))
             continue;
         void *field = (char *)cs_cli_job_retry(job) + flags[k].offset;
-        if (parse_retry_value(flags[k].kind, v, field) != 0) {
-            snprintf(err, errlen, "%s takes %s, not '%s'", flags[k].flag, flags[k].wants,
-                     v ? v : "");
-            return -EINVAL;
-        }
-        return 1;
+        if (parse_retry_value(flags[k].kind, v, field) != 0)
+            return cs_cli_err_set(err, -EINVAL, "%s takes %s, not '%s'", flags[k].flag,
+                                  flags[k].wants, v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
 }
 
 int cs_cli_parse_duration(const char *s, int64_t *out_ms)

@@ -95,7 +95,7 @@ int main(int argc, char **argv)
         rc = cs_cli_take_global_flag(&cli, argc, argv, &i);
         if (rc < 0)
             return CS_EXIT_USAGE;
-        if (rc == 0)
+        if (rc == CS_CLI_FLAG_NOT_MINE)
             break;
     }
     if (i >= argc) {

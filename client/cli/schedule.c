@@ -13,7 +13,7 @@
 static const char *const misfire_names[] = {"skip", "run_once", "run_all"};
 static const char *const overlap_names[] = {"allow", "forbid", "replace", "queue_one"};
 
-/* The index of value in names (any case, '-' for '_'), or -1. */
+/* The index of value in names (any case, '-' for '_'), or -EINVAL. */
 static int name_index(const char *const *names, size_t n, const char *value)
 {
     for (size_t i = 0; i < n; i++) {
@@ -26,7 +26,7 @@ static int name_index(const char *const *names, size_t n, const char *value)
         if (*a == '\0' && *b == '\0')
             return (int)i;
     }
-    return -1;
+    return -EINVAL;
 }
 
 static Csched__V1__Schedule *schedule_of(Csched__V1__Job *job)
@@ -38,8 +38,8 @@ static Csched__V1__Schedule *schedule_of(Csched__V1__Job *job)
     return job->schedule;
 }
 
-int cs_cli_schedule_set(Csched__V1__Job *job, const char *key, const char *value, char *err,
-                        size_t errlen)
+int cs_cli_schedule_set(Csched__V1__Job *job, const char *key, const char *value,
+                        struct cs_cli_err *err)
 {
     static const struct {
         const char *key;
@@ -53,46 +53,44 @@ int cs_cli_schedule_set(Csched__V1__Job *job, const char *key, const char *value
 
     if (strcmp(key, "schedule") == 0) {
         cs_cli_set_string(&schedule_of(job)->text, value);
-        return 0;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (strcmp(key, "time_zone") == 0) {
         cs_cli_set_string(&schedule_of(job)->time_zone, value);
-        return 0;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (strcmp(key, "misfire") == 0) {
         if ((v = name_index(misfire_names, ARRAY_LEN(misfire_names), value)) < 0)
             goto err_enum;
         schedule_of(job)->misfire = (Csched__V1__Misfire)v;
-        return 0;
+        return CS_CLI_FLAG_TAKEN;
     }
     if (strcmp(key, "overlap") == 0) {
         if ((v = name_index(overlap_names, ARRAY_LEN(overlap_names), value)) < 0)
             goto err_enum;
         schedule_of(job)->overlap = (Csched__V1__Overlap)v;
-        return 0;
+        return CS_CLI_FLAG_TAKEN;
     }
     for (size_t k = 0; k < ARRAY_LEN(nums); k++) {
         if (strcmp(key, nums[k].key) == 0) {
             if (cs_cli_parse_u32(value, (uint32_t *)((char *)schedule_of(job) + nums[k].offset)))
                 goto err_number;
-            return 0;
+            return CS_CLI_FLAG_TAKEN;
         }
     }
-    return 1;
+    return CS_CLI_FLAG_NOT_MINE;
 
 err_enum:
-    snprintf(err, errlen, "%s takes %s, not '%s'", key,
-             strcmp(key, "misfire") == 0 ? "skip, run_once or run_all"
-                                         : "allow, forbid, replace or queue_one",
-             value);
-    return -EINVAL;
+    return cs_cli_err_set(err, -EINVAL, "%s takes %s, not '%s'", key,
+                          strcmp(key, "misfire") == 0 ? "skip, run_once or run_all"
+                                                      : "allow, forbid, replace or queue_one",
+                          value);
 err_number:
-    snprintf(err, errlen, "%s takes a whole number >= 0, not '%s'", key, value);
-    return -EINVAL;
+    return cs_cli_err_set(err, -EINVAL, "%s takes a whole number >= 0, not '%s'", key, value);
 }
 
-int cs_cli_schedule_flag(Csched__V1__Job *job, int argc, char **argv, int *i, char *err,
-                         size_t errlen)
+int cs_cli_schedule_flag(Csched__V1__Job *job, int argc, char **argv, int *i,
+                         struct cs_cli_err *err)
 {
     static const char *const flags[] = {"--schedule",
                                         "--time-zone",
@@ -105,20 +103,20 @@ int cs_cli_schedule_flag(Csched__V1__Job *job, int argc, char **argv, int *i, ch
     const char *v;
 
     for (size_t k = 0; k < ARRAY_LEN(flags); k++) {
-        if (!cs_cli_flag(flags[k], argc, argv, i, &v))
+        int rc = cs_cli_flag_value(flags[k], "a value", argc, argv, i, &v, err);
+
+        if (rc == CS_CLI_FLAG_NOT_MINE)
             continue;
-        if (v == NULL) {
-            snprintf(err, errlen, "%s needs a value", flags[k]);
-            return -EINVAL;
-        }
+        if (rc < 0)
+            return rc;
         /* "--time-zone" is the key "time_zone". */
         snprintf(key, sizeof(key), "%s", flags[k] + 2);
         for (char *p = key; *p != '\0'; p++)
             if (*p == '-')
                 *p = '_';
-        return cs_cli_schedule_set(job, key, v, err, errlen) < 0 ? -EINVAL : 1;
+        return cs_cli_schedule_set(job, key, v, err);
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
 }
 
 void cs_cli_print_schedule(FILE *f, const Csched__V1__Job *job)

@@ -212,7 +212,7 @@ static void stored_run_cancel_cb(void *arg, int status, Csched__V1__Run *run)
     struct run_lookup *l = arg;
     if (status == 0) {
         cs_call_fail(l->call, -EBUSY, "run %lld has already ended (%s): there is nothing to cancel",
-                     (long long)run->id, cs_run_state_name(run->state));
+                     (long long)run->id, cs_run_state_proto_name(run->state));
         protobuf_c_message_free_unpacked(&run->base, NULL);
     } else {
         fail_lookup(l, status);

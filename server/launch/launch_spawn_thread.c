@@ -75,5 +75,5 @@ int cs_launch_spawn_minder(const char *minder_path, struct cs_launch *launch, in
     int rc = posix_spawn(&launch->pid, minder_path, &actions, &attr, launch->argv, launch->envp);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
-    return rc;
+    return -rc; /* posix_spawn returns its error number, positive */
 }

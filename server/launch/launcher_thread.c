@@ -86,9 +86,10 @@ static void reserve_release(struct reserve *r)
     }
 }
 
+/* Whether a negative errno says the process or the system is out of fds. */
 static bool out_of_fds(int err)
 {
-    return err == EMFILE || err == ENFILE;
+    return err == -EMFILE || err == -ENFILE;
 }
 
 /* For the crash tests only, off unless the variable is set:
@@ -176,9 +177,9 @@ static void stop_minder(struct cs_launch *launch)
  * so nothing runs unseen, and the loop hears that it failed, and why. */
 static void give_up(struct cs_launch *launch, int err)
 {
-    launch->err = -err;
+    launch->err = err;
     (void)snprintf(launch->message, sizeof(launch->message),
-                   "out of file descriptors until shutdown (%s)%s", strerror(err),
+                   "out of file descriptors until shutdown (%s)%s", strerror(-err),
                    launch->pid > 0 ? ": its minder was stopped" : "");
     if (launch->pidfd >= 0)
         (void)close(launch->pidfd); /* a pidfd: nothing to lose */
@@ -188,21 +189,19 @@ static void give_up(struct cs_launch *launch, int err)
 }
 
 /* Takes one launch whose directory is made as far as it goes: its secrets
- * (set into its environment), its minder and the pidfd. Returns 0 when it is done (launch->err says
- * whether it failed), or the error number when it ran out of fds on the way: it is then tried again
- * from the step that failed. */
+ * (set into its environment), its minder and the pidfd. Returns 0 when it
+ * is done, or a negative errno: -EMFILE or -ENFILE when it ran out of fds on
+ * the way (it is then tried again from the step that failed), any other
+ * when it failed (launch->err is that errno, with the message set). */
 static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch *launch)
 {
     int rc = 0;
 
     if (!launch->user_ready) {
         reserve_release(r); /* NSS opens files */
-        rc = -cs_launch_prepare_user(launch);
-        if (rc != 0) {
-            if (!out_of_fds(rc))
-                rc = 0; /* failed, the message set */
+        rc = cs_launch_prepare_user(launch);
+        if (rc != 0)
             goto out_take;
-        }
         launch->user_ready = true;
     }
     if (!launch->secrets_set) {
@@ -210,11 +209,11 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
         int err = cs_secrets_resolve(&launch->envp, launch->secrets, launch->n_secrets,
                                      launch->server_env, launch->message, sizeof(launch->message));
         reserve_take(r);
-        if (out_of_fds(-err))
-            return -err; /* tried again, as a spawn would be */
+        if (out_of_fds(err))
+            return err; /* tried again, as a spawn would be */
         if (err != 0) {
             launch->err = err;
-            return 0;
+            return err;
         }
         launch->secrets_set = true;
         if (launch->n_secrets > 0)
@@ -234,10 +233,9 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
             launch->pid = -1;
             if (out_of_fds(rc))
                 goto out_take; /* nothing ran */
-            launch->err = -rc;
+            launch->err = rc;
             (void)snprintf(launch->message, sizeof(launch->message), "posix_spawn(%s) failed: %s",
-                           l->minder_path, strerror(rc));
-            rc = 0;
+                           l->minder_path, strerror(-rc));
             goto out_take;
         }
         launch->started_unix_ms = before_go_ms;
@@ -246,15 +244,14 @@ static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch 
     /* The minder is our unreaped child, so its pid cannot be reused yet. */
     launch->pidfd = (int)syscall(SYS_pidfd_open, launch->pid, 0);
     if (launch->pidfd < 0) {
-        rc = errno;
+        rc = -errno;
         if (out_of_fds(rc))
             goto out_take; /* the minder runs its command meanwhile */
-        launch->err = -rc;
+        launch->err = rc;
         (void)snprintf(launch->message, sizeof(launch->message),
                        "pidfd_open(%d) failed: %s: its minder was stopped", (int)launch->pid,
-                       strerror(rc));
+                       strerror(-rc));
         stop_minder(launch);
-        rc = 0;
     }
 out_take:
     reserve_take(r);
@@ -292,11 +289,11 @@ static void log_waiting(struct cs_launch *launch, int err)
     if (launch->pid > 0)
         cs_log_warn("attempt %s: out of file descriptors (%s): its minder %d runs, and is "
                     "watched once they are back",
-                    launch->dir, strerror(err), (int)launch->pid);
+                    launch->dir, strerror(-err), (int)launch->pid);
     else
         cs_log_warn("attempt %s: out of file descriptors (%s): its minder starts once they are "
                     "back",
-                    launch->dir, strerror(err));
+                    launch->dir, strerror(-err));
 }
 
 static int64_t mono_ms(void)
@@ -337,15 +334,17 @@ static bool spawn_and_post(struct cs_launcher *l, struct reserve *r, struct cs_l
         errs[i] = 0;
         if (group[i]->err != 0)
             continue;
-        if (!group[i]->dir_synced && out_of_fds(-sync_rc)) {
-            errs[i] = -sync_rc; /* nothing ran: the sync is tried again */
+        if (!group[i]->dir_synced && out_of_fds(sync_rc)) {
+            errs[i] = sync_rc; /* nothing ran: the sync is tried again */
         } else if (!group[i]->dir_synced) {
             group[i]->err = sync_rc;
             (void)snprintf(group[i]->message, sizeof(group[i]->message),
                            "syncing the attempt directories failed: %s", strerror(-sync_rc));
             continue;
         } else {
-            errs[i] = spawn_one(l, r, group[i]);
+            int rc = spawn_one(l, r, group[i]);
+            /* A launch that failed is done, and posted with its err. */
+            errs[i] = out_of_fds(rc) ? rc : 0;
         }
         if (errs[i] != 0 && final) {
             give_up(group[i], errs[i]);

@@ -52,8 +52,8 @@ int cs_launch_prepare_user(struct cs_launch *launch);
 #define CS_LAUNCH_WAIT_FD 3
 /* posix_spawn of launch's minder: stdin and stdout on /dev/null, no other fd
  * of ours but stderr and, unless wait_fd is -1, wait_fd as
- * CS_LAUNCH_WAIT_FD; every signal blocked. Returns posix_spawn's error
- * number, launch->pid set on success. */
+ * CS_LAUNCH_WAIT_FD; every signal blocked. Returns 0 with launch->pid set,
+ * or posix_spawn's error as a negative errno. */
 int cs_launch_spawn_minder(const char *minder_path, struct cs_launch *launch, int wait_fd);
 
 /* A launch thread (arg is the launcher): spawns its share of what is queued

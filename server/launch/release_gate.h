@@ -28,7 +28,8 @@ struct cs_release_gates {
 };
 
 /* The gate of due_unix_ms, made if there is none: its fd, valid until the
- * gate opens, or -1 (too many gates shut, or no eventfd). */
+ * gate opens, or -EAGAIN (CS_RELEASE_GATES_MAX gates shut) or eventfd's
+ * negative errno. */
 int cs_release_gate_of(struct cs_release_gates *gates, int64_t due_unix_ms);
 /* When the first gate is due (unix ms); 0: none is shut. */
 int64_t cs_release_gates_first_due(const struct cs_release_gates *gates);

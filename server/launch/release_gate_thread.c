@@ -1,5 +1,6 @@
 /* release_gate: a short list of eventfds, one per due time, in due order
  * (see release_gate.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -21,10 +22,10 @@ int cs_release_gate_of(struct cs_release_gates *g, int64_t due_unix_ms)
     if (*at != NULL && (*at)->due_unix_ms == due_unix_ms)
         return (*at)->fd;
     if (g->n >= CS_RELEASE_GATES_MAX)
-        return -1;
+        return -EAGAIN;
     int fd = eventfd(0, EFD_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return -errno;
     struct cs_release_gate *gate = cs_xcalloc(1, sizeof(*gate));
     gate->due_unix_ms = due_unix_ms;
     gate->fd = fd;

@@ -2,6 +2,7 @@
  * RLIMIT_NOFILE, read on the HTTP thread for each scrape (see
  * proc_facts.h). A few small reads; nothing is kept between scrapes. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,16 +11,19 @@
 
 #include "proc_facts.h"
 
-/* The whole of a small /proc file into buf: its length, or -1. */
+/* The whole of a small /proc file into buf: its length, or a negative
+ * errno. */
 static ssize_t read_small(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return -errno;
     ssize_t n = read(fd, buf, cap - 1);
+    int err = errno;
     (void)close(fd); /* read-only: nothing to lose */
-    if (n >= 0)
-        buf[n] = '\0';
+    if (n < 0)
+        return -err;
+    buf[n] = '\0';
     return n;
 }
 

@@ -59,7 +59,7 @@ static bool fds_short(long rc)
 }
 
 /* The session of process pid (field 6 of /proc/PID/stat), or a negative
- * errno (-1 if the file does not read as one). */
+ * errno (-EINVAL if the file does not read as one). */
 static pid_t session_of(pid_t pid)
 {
     char path[64], text[512];
@@ -72,7 +72,7 @@ static pid_t session_of(pid_t pid)
     int ppid, pgrp, session;
     char state;
     if (p == NULL || sscanf(p + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) != 4)
-        return -1;
+        return -EINVAL;
     return (pid_t)session;
 }
 

@@ -22,7 +22,7 @@ bool cs_attempt_never_started(const Csched__V1__Attempt *a)
            strcmp(a->message, CS_ATTEMPT_NEVER_STARTED_MESSAGE) == 0;
 }
 
-const char *cs_run_state_name(Csched__V1__RunState state)
+const char *cs_run_state_proto_name(Csched__V1__RunState state)
 {
     static const char *const names[] = {"UNSPECIFIED", "QUEUED",    "STARTING",
                                         "RUNNING",     "SUCCEEDED", "FAILED",
@@ -113,7 +113,7 @@ static void log_change(const Csched__V1__Run *run, uint32_t attempt, Csched__V1_
 {
     if (!cs_log_runs_enabled() || state == CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED)
         return;
-    const char *name = cs_run_state_name(state);
+    const char *name = cs_run_state_proto_name(state);
     uint32_t number = attempt != 0 ? attempt : (uint32_t)run->n_attempts;
     struct cs_log_field f[6] = {CS_LOG_INT("run_id", run->id), CS_LOG_STR("job", run->job_name),
                                 CS_LOG_INT("attempt", number), CS_LOG_STR("state", name)};

@@ -187,8 +187,11 @@ bool cs_attempt_never_started(const Csched__V1__Attempt *a);
 
 /* SUCCEEDED, FAILED, TIMED_OUT, CANCELLED or LOST. Any thread. */
 bool cs_run_state_is_terminal(Csched__V1__RunState state);
-/* "QUEUED", "RUNNING", ... ("UNKNOWN" past the enum). Static; any thread. */
-const char *cs_run_state_name(Csched__V1__RunState state);
+/* The state's name in the proto without its RUN_STATE_ prefix, as the
+ * server's log lines and messages write it: "QUEUED", "RUNNING", ...
+ * ("UNKNOWN" past the enum). Not libcsched's cs_run_state_name, a public
+ * function with lower-case names ("queued"). Static; any thread. */
+const char *cs_run_state_proto_name(Csched__V1__RunState state);
 
 /* How a command ended, as the outcome oneof (exit_code | term_signal) of
  * Attempt, Run and Event says it. The three messages number the oneof's

@@ -15,13 +15,13 @@
  * start late in a month. */
 #define SEARCH_MONTHS (400 * 12 + 1)
 
-/* The lowest set bit of mask at or above from, or -1. */
+/* The lowest set bit of mask at or above from, or -ENOENT. */
 static int next_bit(uint64_t mask, int from)
 {
     if (from >= 64)
-        return -1;
+        return -ENOENT;
     mask &= ~0ull << from;
-    return mask == 0 ? -1 : __builtin_ctzll(mask);
+    return mask == 0 ? -ENOENT : __builtin_ctzll(mask);
 }
 
 /* The weekday nearest day (1..ndays) without leaving the month. */
@@ -71,7 +71,7 @@ static uint32_t day_mask(const struct cs_cron *c, int64_t year, int month)
 }
 
 /* The first time of day at or after h:m:s that c allows, as seconds of the
- * day, or -1. */
+ * day, or -ENOENT. */
 static int time_of_day(const struct cs_cron *c, int h, int m, int s)
 {
     int first_min = next_bit(c->min, 0), first_sec = next_bit(c->sec, 0);
@@ -84,7 +84,7 @@ static int time_of_day(const struct cs_cron *c, int h, int m, int s)
                 return hour * 3600 + min * 60 + sec;
         }
     }
-    return -1;
+    return -ENOENT;
 }
 
 int cs_cron_next(const struct cs_cron *c, int64_t from, int64_t *out)

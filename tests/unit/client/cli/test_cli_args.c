@@ -19,7 +19,7 @@
 #define ARGV(...) ((char *[]){__VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)))
 #define PARSE_JOB(cli, job, err, ...)                                                              \
-    cs_cli_parse_job_args(cli, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), job, err, sizeof(err))
+    cs_cli_parse_job_args(cli, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), job, &err)
 
 static void test_cli_defaults_and_env_server(void **state)
 {
@@ -43,53 +43,50 @@ static void test_cli_global_flags(void **state)
     char *argv[] = {"--server",       "h:1",   "-o", "json", "--timeout=1.5", "--wait-for-ready",
                     "--output=table", "-ojson"};
     struct cs_cli cli;
-    char err[256];
+    struct cs_cli_err err;
     int i = 0;
 
     init_cli(&cli);
-    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, err, sizeof(err)), 1);
+    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, &err), CS_CLI_FLAG_TAKEN);
     assert_string_equal(cli.server, "h:1");
     assert_int_equal(i, 1);
     i = 2;
-    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, err, sizeof(err)), 1);
+    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, &err), CS_CLI_FLAG_TAKEN);
     assert_int_equal(cli.format, CS_FORMAT_JSON);
     i = 4;
-    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, err, sizeof(err)), 1);
+    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, &err), CS_CLI_FLAG_TAKEN);
     assert_int_equal(cli.timeout_ms, 1500);
     i = 5;
-    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, err, sizeof(err)), 1);
+    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, &err), CS_CLI_FLAG_TAKEN);
     assert_true(cli.wait_for_ready);
     i = 6;
-    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, err, sizeof(err)), 1);
+    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, &err), CS_CLI_FLAG_TAKEN);
     assert_int_equal(cli.format, CS_FORMAT_TABLE);
     /* "-ojson" is not a spelling we take. */
     i = 7;
-    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, err, sizeof(err)), 0);
+    assert_int_equal(cs_cli_global_flag(&cli, 8, argv, &i, &err), CS_CLI_FLAG_NOT_MINE);
 }
 
 static void test_cli_global_flag_errors(void **state)
 {
     struct cs_cli cli;
-    char err[256];
+    struct cs_cli_err err;
     int i;
 
     init_cli(&cli);
     i = 0;
-    assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("-o", "xml"), &i, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "table, json or yaml"));
+    assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("-o", "xml"), &i, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "table, json or yaml"));
     i = 0;
-    assert_int_equal(cs_cli_global_flag(&cli, 1, ARGV("--server"), &i, err, sizeof(err)), -EINVAL);
+    assert_int_equal(cs_cli_global_flag(&cli, 1, ARGV("--server"), &i, &err), -EINVAL);
     i = 0;
-    assert_int_equal(cs_cli_global_flag(&cli, 1, ARGV("--server="), &i, err, sizeof(err)), -EINVAL);
+    assert_int_equal(cs_cli_global_flag(&cli, 1, ARGV("--server="), &i, &err), -EINVAL);
     i = 0;
-    assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("--timeout", "0"), &i, err, sizeof(err)),
-                     -EINVAL);
+    assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("--timeout", "0"), &i, &err), -EINVAL);
     i = 0;
-    assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("--timeout", "-1"), &i, err, sizeof(err)),
-                     -EINVAL);
+    assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("--timeout", "-1"), &i, &err), -EINVAL);
     i = 0;
-    assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("--timeout", "5s"), &i, err, sizeof(err)),
-                     -EINVAL);
+    assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("--timeout", "5s"), &i, &err), -EINVAL);
 }
 
 static void test_cli_parse_numbers(void **state)
@@ -136,7 +133,7 @@ static void test_cli_job_args_full(void **state)
 {
     Csched__V1__Job *job;
     struct cs_cli cli;
-    char err[256];
+    struct cs_cli_err err;
 
     init_cli(&cli);
     assert_int_equal(PARSE_JOB(&cli, &job, err, "build", "--env", "A=1", "--env=B=x=y", "--label",
@@ -173,7 +170,7 @@ static void test_cli_job_args_shell(void **state)
 {
     Csched__V1__Job *job;
     struct cs_cli cli;
-    char err[256];
+    struct cs_cli_err err;
 
     init_cli(&cli);
     assert_int_equal(PARSE_JOB(&cli, &job, err, "--shell", "echo $HOME | wc -c", "nightly"), 0);
@@ -188,13 +185,13 @@ static void expect_job_error(int argc, char **argv, const char *want)
 {
     Csched__V1__Job *job = (void *)1;
     struct cs_cli cli;
-    char err[256] = "";
+    struct cs_cli_err err = {0};
 
     init_cli(&cli);
-    assert_int_equal(cs_cli_parse_job_args(&cli, argc, argv, &job, err, sizeof(err)), -EINVAL);
+    assert_int_equal(cs_cli_parse_job_args(&cli, argc, argv, &job, &err), -EINVAL);
     assert_null(job);
-    if (strstr(err, want) == NULL)
-        fail_msg("error '%s' does not contain '%s'", err, want);
+    if (strstr(err.msg, want) == NULL)
+        fail_msg("error '%s' does not contain '%s'", err.msg, want);
 }
 
 #define EXPECT_JOB_ERROR(want, ...) expect_job_error(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), want)
@@ -232,11 +229,11 @@ static void test_cli_take_global_flag(void **state)
     init_cli(&cli);
     capture_err(&cli, &err);
     i = 0;
-    assert_int_equal(cs_cli_take_global_flag(&cli, 2, ARGV("-o", "json"), &i), 1);
+    assert_int_equal(cs_cli_take_global_flag(&cli, 2, ARGV("-o", "json"), &i), CS_CLI_FLAG_TAKEN);
     assert_int_equal(i, 1);
     assert_int_equal(cli.format, CS_FORMAT_JSON);
     i = 0;
-    assert_int_equal(cs_cli_take_global_flag(&cli, 1, ARGV("--job"), &i), 0);
+    assert_int_equal(cs_cli_take_global_flag(&cli, 1, ARGV("--job"), &i), CS_CLI_FLAG_NOT_MINE);
     assert_string_equal(captured(&err), "");
     i = 0;
     assert_int_equal(cs_cli_take_global_flag(&cli, 2, ARGV("-o", "xml"), &i), -EINVAL);
@@ -311,12 +308,14 @@ static void test_cli_take_flag_value(void **state)
     capture_err(&cli, &err);
     i = 0;
     assert_int_equal(
-        cs_cli_take_flag_value(&cli, "--job", "a job name", 2, ARGV("--job", "j"), &i, &v), 1);
+        cs_cli_take_flag_value(&cli, "--job", "a job name", 2, ARGV("--job", "j"), &i, &v),
+        CS_CLI_FLAG_TAKEN);
     assert_int_equal(i, 1);
     assert_string_equal(v, "j");
     i = 0;
     assert_int_equal(
-        cs_cli_take_flag_value(&cli, "--job", "a job name", 1, ARGV("--state"), &i, &v), 0);
+        cs_cli_take_flag_value(&cli, "--job", "a job name", 1, ARGV("--state"), &i, &v),
+        CS_CLI_FLAG_NOT_MINE);
     assert_int_equal(i, 0);
     assert_string_equal(captured(&err), "");
     assert_int_equal(cs_cli_take_flag_value(&cli, "--job", "a job name", 1, ARGV("--job"), &i, &v),

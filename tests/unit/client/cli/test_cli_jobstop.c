@@ -21,7 +21,7 @@ static void test_cli_jobstop_flags(void **state)
 {
     Csched__V1__Job *job;
     struct cs_cli cli;
-    char err[256];
+    struct cs_cli_err err;
 
     init_cli(&cli);
     char *args[] = {"j",
@@ -43,9 +43,9 @@ static void test_cli_jobstop_flags(void **state)
                     "--shell",
                     "true",
                     NULL};
-    assert_int_equal(cs_cli_parse_job_args(&cli, (int)(sizeof(args) / sizeof(args[0])) - 1, args,
-                                           &job, err, sizeof(err)),
-                     0);
+    assert_int_equal(
+        cs_cli_parse_job_args(&cli, (int)(sizeof(args) / sizeof(args[0])) - 1, args, &job, &err),
+        0);
     assert_non_null(job->retry);
     assert_int_equal(job->retry->initial_backoff_ms, 300);
     assert_int_equal(job->retry->max_backoff_ms, 5000);
@@ -69,15 +69,13 @@ static void test_cli_jobstop_flags(void **state)
     csched__v1__job__free_unpacked(job, NULL);
 
     assert_int_equal(cs_cli_parse_job_args(&cli, ARGC("j", "--retry-on", "sometimes"),
-                                           ARGV("j", "--retry-on", "sometimes"), &job, err,
-                                           sizeof(err)),
+                                           ARGV("j", "--retry-on", "sometimes"), &job, &err),
                      -EINVAL);
-    assert_non_null(strstr(err, "--retry-on takes failure, timeout or failure,timeout"));
+    assert_non_null(strstr(err.msg, "--retry-on takes failure, timeout or failure,timeout"));
     assert_int_equal(cs_cli_parse_job_args(&cli, ARGC("j", "--retry-multiplier", "two"),
-                                           ARGV("j", "--retry-multiplier", "two"), &job, err,
-                                           sizeof(err)),
+                                           ARGV("j", "--retry-multiplier", "two"), &job, &err),
                      -EINVAL);
-    assert_non_null(strstr(err, "--retry-multiplier"));
+    assert_non_null(strstr(err.msg, "--retry-multiplier"));
 }
 
 static void test_cli_jobstop_durations(void **state)

@@ -224,7 +224,7 @@ void wait_for(int64_t run_id, uint32_t attempt, Csched__V1__RunState state)
     struct event_rec_want want = {run_id, attempt, state};
     char what[128];
     (void)snprintf(what, sizeof(what), "run %lld attempt %u to reach %s", (long long)run_id,
-                   attempt, cs_run_state_name(state));
+                   attempt, cs_run_state_proto_name(state));
     run_until(has_event, &want, what);
 }
 
@@ -418,7 +418,7 @@ const char *history(int64_t run_id)
         if (e->attempt != 0)
             (void)snprintf(who, sizeof(who), "a%u", e->attempt);
         len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s:%s", len ? " " : "", who,
-                                cs_run_state_name(e->state));
+                                cs_run_state_proto_name(e->state));
     }
     return buf;
 }

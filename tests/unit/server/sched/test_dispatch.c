@@ -100,7 +100,8 @@ static void test_dispatch_run_ends_each_way(void **state)
         wait_for(id, 0, cases[i].want);
         char want[256];
         (void)snprintf(want, sizeof(want), START_TO_RUNNING " a1:%s run:%s",
-                       cs_run_state_name(cases[i].want), cs_run_state_name(cases[i].want));
+                       cs_run_state_proto_name(cases[i].want),
+                       cs_run_state_proto_name(cases[i].want));
         assert_string_equal(history(id), want);
         assert_int_equal(job->slots, 0);
         /* The run's outcome is its attempt's, the signal else the exit
