@@ -107,7 +107,9 @@ typedef void (*cs_store_open_cb)(void *arg, int status, struct cs_store_snapshot
  * overriding the URL's) so that a refusal can name the holder. After a
  * reconnect nothing is sent again before the lock is ours again; if another
  * server has it, the store is fenced (cs_store_fenced_cb). The loop thread is the one
- * that calls cs_store_new: every function here taking a store asserts it. */
+ * that calls cs_store_new: every function here taking a store asserts it.
+ * cs_store_open returns 0, or -EINVAL without a database (a URL or an
+ * embedded directory) or without open_cb; a store is opened at most once. */
 struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config);
 int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg);
 void cs_store_snapshot_free(struct cs_store_snapshot *snapshot);

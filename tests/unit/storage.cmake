@@ -12,3 +12,6 @@ set_tests_properties(unit_store_loop_symbols PROPERTIES LABELS unit TIMEOUT 60)
 # The database backend's priority: only the listener's child gets it.
 cs_unit_test(store_backend SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_store_backend.c
              LIBS cs_store cs_testlib)
+
+# The store's state machine: every cell of its two transition tables.
+cs_unit_test(store_state SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_store_state.c LIBS cs_store)
