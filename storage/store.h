@@ -52,7 +52,10 @@ struct cs_store_config {
      * the embedded server. */
     const char *database_url;
     /* Run a private PostgreSQL under this directory (initdb on first use,
-     * unix socket only) when database_url is empty. */
+     * unix socket only) when database_url is empty. libpq and the programs
+     * it runs read the process's PG* variables, some whatever the conninfo
+     * says (PGSERVICE, PGTZ): a process that runs it clears them before its
+     * threads start, as cschedd does. */
     const char *embedded_dir;
     /* How many writes may wait while the database is unreachable before new
      * state-changing work is refused (cs_store_is_accepting() turns false). */
