@@ -450,9 +450,10 @@ static void release(struct server *srv)
 /* The embedded database is cschedd's own: libpq and the PostgreSQL programs
  * it runs must take nothing from the caller's PG* variables, and no
  * conninfo overrides some of them (PGSERVICE looks a service up; PGTZ,
- * PGDATESTYLE and PGGEQO become the session's settings). So they leave the
- * environment, before any thread starts: unsetenv is not safe beside a
- * getenv. No job is given them anyway (cs_env_base_for_jobs). */
+ * PGDATESTYLE and PGGEQO become the session's settings; postgres itself
+ * reads PGDATESTYLE). So they leave the environment, before any thread
+ * starts: unsetenv is not safe beside a getenv. No job is given them
+ * anyway (cs_env_base_for_jobs). */
 static void drop_libpq_vars(void)
 {
     char dropped[512] = "";
