@@ -434,6 +434,38 @@ static void release(struct server *srv)
     cs_log_info("stopped");
 }
 
+/* The embedded database is cschedd's own: libpq and the PostgreSQL programs
+ * it runs must take nothing from the caller's PG* variables, and no
+ * conninfo overrides some of them (PGSERVICE looks a service up; PGTZ,
+ * PGDATESTYLE and PGGEQO become the session's settings; postgres itself
+ * reads PGDATESTYLE). So they leave the environment, before any thread
+ * starts: unsetenv is not safe beside a getenv. No job is given them
+ * anyway (cs_env_base_for_jobs). */
+static void drop_libpq_vars(void)
+{
+    char dropped[512] = "";
+    size_t len = 0;
+
+    for (size_t i = 0; environ[i] != NULL;) {
+        if (strncmp(environ[i], "PG", 2) != 0) {
+            i++;
+            continue;
+        }
+        char *name = cs_xstrdup(environ[i]);
+        name[strcspn(name, "=")] = '\0';
+        if (len < sizeof(dropped))
+            len += (size_t)snprintf(dropped + len, sizeof(dropped) - len, "%s%s",
+                                    len > 0 ? " " : "", name);
+        /* It fails only for a name with '=' or none: not one of environ's. */
+        if (unsetenv(name) != 0)
+            i++;
+        free(name);
+    }
+    if (dropped[0] != '\0')
+        cs_log_info("the embedded database ignores these variables of cschedd's environment: %s",
+                    dropped);
+}
+
 /* Puts cschedd ahead of its jobs where it can; it runs either way. Returns
  * the nice value its session has now, for its database backend to share. */
 static int set_priority(int nice)
@@ -501,6 +533,8 @@ int main(int argc, char **argv)
     }
     cs_log_set_level(srv.config.log_level);
     cs_log_configure(srv.config.log_format, srv.config.log_runs);
+    if (srv.config.database_url == NULL)
+        drop_libpq_vars();
     /* A client that goes away must not kill the server; SIG_ERR is only for
      * a signal number that does not exist. */
     (void)signal(SIGPIPE, SIG_IGN);

@@ -2,8 +2,9 @@
  * pool, then connected, migrated, prepared, the snapshot loaded), the
  * end-of-turn flush of the queue, and closed (pending writes committed or
  * the close deadline passed, the embedded server stopped, handles closed).
- * Loop thread: the one that made the store, which every entry point
- * asserts. The store is freed in the last handle's close callback. */
+ * Each phase is a state of the life's table (store_state.c); the actions
+ * are here. Loop thread: the one that made the store, which every entry
+ * point asserts. The store is freed in the last handle's close callback. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,20 +23,15 @@ static void open_done(struct cs_store *store, int status, struct cs_store_snapsh
 {
     cs_store_open_cb cb = store->open_cb;
 
-    if (store->opened) {
+    if (cb == NULL) {
         cs_store_snapshot_free(snapshot);
         return;
     }
-    store->opened = true;
     store->open_cb = NULL;
+    cs_store_step(store, status == 0 ? CS_STORE_EV_LOADED : CS_STORE_EV_OPEN_FAILED);
     if (status != 0)
         cs_store_conn_teardown(store); /* nothing further is tried; the caller closes */
-    else
-        store->live = true;
-    if (cb != NULL)
-        cb(store->open_arg, status, snapshot);
-    else if (snapshot != NULL)
-        cs_store_snapshot_free(snapshot);
+    cb(store->open_arg, status, snapshot);
 }
 
 static void snapshot_cb(struct cs_store *store, int status, struct cs_store_snapshot *snapshot)
@@ -43,13 +39,14 @@ static void snapshot_cb(struct cs_store *store, int status, struct cs_store_snap
     open_done(store, status, snapshot);
 }
 
-/* The connection is READY: at open, the snapshot is read first. */
+/* The connection is READY: at open, the snapshot is read first (once: its
+ * reads are sent again after a reconnect). */
 static void conn_ready_cb(struct cs_store *store)
 {
-    if (!store->opened && !store->snapshot_queued) {
-        store->snapshot_queued = true;
+    enum cs_store_state from = cs_store_step(store, CS_STORE_EV_READY);
+
+    if (from == CS_STORE_STATE_OPENING || from == CS_STORE_STATE_CANCELLING)
         cs_store_snapshot_load(store, snapshot_cb);
-    }
 }
 
 static void conn_failed_cb(struct cs_store *store, int status)
@@ -61,7 +58,7 @@ static void conn_failed_cb(struct cs_store *store, int status)
  * not wait for writes that can never commit. */
 static void conn_fenced_cb(struct cs_store *store)
 {
-    store->live = false;
+    cs_store_step(store, CS_STORE_EV_FENCE);
     if (store->fenced_cb != NULL)
         store->fenced_cb(store->fenced_arg);
 }
@@ -112,18 +109,26 @@ static void embedded_stopped_cb(uv_work_t *req, int status)
     close_handles(req->data);
 }
 
+/* Whether the open started the embedded server, which the close stops:
+ * without a URL, conninfo is set once it has started. */
+static bool embedded_started(const struct cs_store *store)
+{
+    return store->database_url == NULL && store->conninfo != NULL;
+}
+
 /* Ends a close once nothing is left to wait for. */
 static void maybe_finish_close(struct cs_store *store)
 {
     bool unfinished = store->pending.head != NULL || store->inflight_head != NULL;
 
-    if (!store->closing || store->finishing || store->work_busy || store->resolving)
+    if (!cs_store_is_closing(store) || store->state == CS_STORE_STATE_FINISHING ||
+        cs_store_conn_on_pool(store))
         return;
     /* Unfinished work waits for its commit, through reconnects, until the
      * deadline. */
-    if (unfinished && store->live && !store->close_deadline_passed)
+    if (unfinished && store->state == CS_STORE_STATE_DRAINING)
         return;
-    store->finishing = true;
+    cs_store_step(store, CS_STORE_EV_FINISH);
     cs_store_conn_teardown(store);
     /* Neither stop can fail. */
     (void)uv_prepare_stop(&store->flush_handle);
@@ -135,8 +140,9 @@ static void maybe_finish_close(struct cs_store *store)
     cs_store_fail_queue(store, &store->failed, -ENOTCONN);
     cs_store_fail_queue(store, &store->pending, -ENOTCONN);
     open_done(store, -ECANCELED, NULL);
-    if (store->pg_started && uv_queue_work(store->loop, &store->work, cs_store_embedded_stop_work,
-                                           embedded_stopped_cb) == 0)
+    if (embedded_started(store) &&
+        uv_queue_work(store->loop, &store->work, cs_store_embedded_stop_work,
+                      embedded_stopped_cb) == 0)
         return;
     close_handles(store);
 }
@@ -150,7 +156,7 @@ static void turn_end_cb(uv_prepare_t *handle)
     /* uv_prepare_stop cannot fail. */
     (void)uv_prepare_stop(handle);
     cs_store_fail_queue(store, &store->failed, -ENOTCONN);
-    if (store->state == CS_STORE_CONN_READY && store->pending.head != NULL) {
+    if (store->conn_state == CS_STORE_CONN_READY && store->pending.head != NULL) {
         if (cs_store_send_pending(store, &err) != 0 || cs_store_flush_out(store, &err) != 0)
             cs_store_conn_lost(store, err.msg);
     }
@@ -161,9 +167,8 @@ static void embedded_restarted_cb(uv_work_t *req, int status)
 {
     struct cs_store *store = req->data;
 
-    store->work_busy = false;
-    store->state = CS_STORE_CONN_IDLE;
-    if (store->closing) {
+    cs_store_conn_step(store, CS_STORE_CONN_EV_STARTED);
+    if (cs_store_is_closing(store)) {
         maybe_finish_close(store);
         return;
     }
@@ -181,14 +186,13 @@ static void embedded_restarted_cb(uv_work_t *req, int status)
  * it (a kill -9 of its postmaster left the store retrying forever). */
 static void conn_retry_cb(struct cs_store *store)
 {
-    if (store->embedded_dir == NULL || store->work_busy ||
+    if (store->embedded_dir == NULL ||
         uv_queue_work(store->loop, &store->work, cs_store_embedded_restart_work,
                       embedded_restarted_cb) != 0) {
         cs_store_conn_start(store);
         return;
     }
-    store->state = CS_STORE_CONN_STARTING;
-    store->work_busy = true;
+    cs_store_conn_step(store, CS_STORE_CONN_EV_START);
 }
 
 struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config)
@@ -227,13 +231,12 @@ static void embedded_started_cb(uv_work_t *req, int status)
 {
     struct cs_store *store = req->data;
 
-    store->work_busy = false;
-    store->state = CS_STORE_CONN_IDLE;
+    cs_store_conn_step(store, CS_STORE_CONN_EV_STARTED);
     if (status == 0)
         status = store->work_status;
     if (status == 0)
-        store->pg_started = true;
-    if (store->closing) {
+        store->conninfo = cs_store_xstrdup(store->work_conninfo);
+    if (cs_store_is_closing(store)) {
         maybe_finish_close(store);
         return;
     }
@@ -241,7 +244,6 @@ static void embedded_started_cb(uv_work_t *req, int status)
         open_done(store, status, NULL);
         return;
     }
-    store->conninfo = cs_store_xstrdup(store->work_conninfo);
     cs_store_conn_start(store);
 }
 
@@ -250,8 +252,9 @@ int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg)
     int rc;
 
     CS_STORE_ASSERT_LOOP(store);
-    if (store->database_url == NULL && store->embedded_dir == NULL)
+    if ((store->database_url == NULL && store->embedded_dir == NULL) || open_cb == NULL)
         return -EINVAL;
+    cs_store_step(store, CS_STORE_EV_OPEN);
     store->open_cb = open_cb;
     store->open_arg = arg;
     store->open_deadline_ns = cs_store_now_mono_ns() + (int64_t)OPEN_TIMEOUT_MS * 1000000;
@@ -260,13 +263,12 @@ int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg)
         cs_store_conn_start(store);
         return 0;
     }
-    store->state = CS_STORE_CONN_STARTING;
     store->work.data = store;
     rc =
         uv_queue_work(store->loop, &store->work, cs_store_embedded_start_work, embedded_started_cb);
     if (rc != 0)
         return rc;
-    store->work_busy = true;
+    cs_store_conn_step(store, CS_STORE_CONN_EV_START);
     return 0;
 }
 
@@ -274,7 +276,7 @@ static void close_deadline_cb(uv_timer_t *timer)
 {
     struct cs_store *store = timer->data;
 
-    store->close_deadline_passed = true;
+    cs_store_step(store, CS_STORE_EV_DEADLINE);
     maybe_finish_close(store);
 }
 
@@ -283,7 +285,7 @@ void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *
     int rc;
 
     CS_STORE_ASSERT_LOOP(store);
-    store->closing = true;
+    cs_store_step(store, CS_STORE_EV_CLOSE);
     store->closed_cb = closed_cb;
     store->closed_arg = arg;
     /* Fails only for a closing handle, and the timer closes after this. */
@@ -295,7 +297,7 @@ void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *
 bool cs_store_is_accepting(const struct cs_store *store)
 {
     CS_STORE_ASSERT_LOOP(store);
-    return store->state == CS_STORE_CONN_READY && !store->closing &&
+    return store->conn_state == CS_STORE_CONN_READY && !cs_store_is_closing(store) &&
            store->n_writes < store->max_pending_writes;
 }
 

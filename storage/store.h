@@ -52,7 +52,10 @@ struct cs_store_config {
      * the embedded server. */
     const char *database_url;
     /* Run a private PostgreSQL under this directory (initdb on first use,
-     * unix socket only) when database_url is empty. */
+     * unix socket only) when database_url is empty. libpq and the programs
+     * it runs read the process's PG* variables, some whatever the conninfo
+     * says (PGSERVICE, PGTZ): a process that runs it clears them before its
+     * threads start, as cschedd does. */
     const char *embedded_dir;
     /* How many writes may wait while the database is unreachable before new
      * state-changing work is refused (cs_store_is_accepting() turns false). */
@@ -107,7 +110,9 @@ typedef void (*cs_store_open_cb)(void *arg, int status, struct cs_store_snapshot
  * overriding the URL's) so that a refusal can name the holder. After a
  * reconnect nothing is sent again before the lock is ours again; if another
  * server has it, the store is fenced (cs_store_fenced_cb). The loop thread is the one
- * that calls cs_store_new: every function here taking a store asserts it. */
+ * that calls cs_store_new: every function here taking a store asserts it.
+ * cs_store_open returns 0, or -EINVAL without a database (a URL or an
+ * embedded directory) or without open_cb; a store is opened at most once. */
 struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config);
 int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg);
 void cs_store_snapshot_free(struct cs_store_snapshot *snapshot);

@@ -116,7 +116,7 @@ void cs_store_answer_wait(struct cs_store *store)
      * the connection is gone for good. */
     if (store->inflight_head != NULL)
         (void)uv_timer_start(&store->answer_timer, store->answer_cb, CS_STORE_ANSWER_TIMEOUT_MS, 0);
-    else if (store->state == CS_STORE_CONN_READY && !store->closing)
+    else if (store->conn_state == CS_STORE_CONN_READY && !cs_store_is_closing(store))
         (void)uv_timer_start(&store->answer_timer, store->answer_cb, CS_STORE_PING_IDLE_MS, 0);
     else
         (void)uv_timer_stop(&store->answer_timer);
@@ -142,7 +142,7 @@ static void op_finish(struct cs_store *store, struct cs_store_op *op, int status
 void cs_store_kick(struct cs_store *store)
 {
     /* uv_prepare_start fails only for a NULL callback. */
-    if (!store->finishing)
+    if (store->state != CS_STORE_STATE_FINISHING)
         (void)uv_prepare_start(&store->flush_handle, store->flush_cb);
 }
 
@@ -150,11 +150,11 @@ void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op)
 {
     if (op->is_write)
         store->n_writes++;
-    if (store->finishing) {
+    if (store->state == CS_STORE_STATE_FINISHING) {
         op_finish(store, op, -ENOTCONN);
         return;
     }
-    if (op->replay || store->state == CS_STORE_CONN_READY)
+    if (op->replay || store->conn_state == CS_STORE_CONN_READY)
         queue_push(&store->pending, op);
     else
         queue_push(&store->failed, op);
@@ -163,7 +163,7 @@ void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op)
 
 int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err)
 {
-    while (store->pending.head != NULL && store->state == CS_STORE_CONN_READY &&
+    while (store->pending.head != NULL && store->conn_state == CS_STORE_CONN_READY &&
            store->n_inflight < INFLIGHT_MAX_BATCHES) {
         struct cs_store_batch *b = cs_store_xcalloc(1, sizeof(*b));
         size_t n = 0;

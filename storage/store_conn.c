@@ -12,8 +12,10 @@
  * are sent again on the next one, and until then the store is not accepting.
  * A lock held by another server fails the open (after a grace for a server
  * that just died) or, after the open, fences the store: nothing is sent
- * again. Loop thread. What the store's life must know (ready, the open cannot
- * succeed, fenced) goes up through the callbacks given at init. */
+ * again. Loop thread. Each step is a state of the connection's table
+ * (store_state.c), moved by an event here or, for the embedded server's
+ * start, in store.c. What the store's life must know (ready, the open
+ * cannot succeed, fenced) goes up through the callbacks given at init. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +63,7 @@ void cs_store_conn_teardown(struct cs_store *store)
     /* uv_timer_stop cannot fail. */
     (void)uv_timer_stop(&store->retry_timer);
     (void)uv_timer_stop(&store->answer_timer);
-    store->state = CS_STORE_CONN_IDLE;
+    cs_store_conn_step(store, CS_STORE_CONN_EV_DROP);
 }
 
 /* Seconds since the database last answered, once the watchdog has fired. */
@@ -77,7 +79,7 @@ static void setup_done_cb(struct cs_store *store, int status)
     if (status != 0) {
         /* A statement that does not prepare is a bug or a schema this
          * build does not match: retrying will not help. */
-        if (!store->opened) {
+        if (!cs_store_is_live(store)) {
             store->conn_cbs.failed_cb(store, -EIO);
             return;
         }
@@ -88,12 +90,12 @@ static void setup_done_cb(struct cs_store *store, int status)
         cs_store_log(&store->log, CS_STORE_LOG_INFO,
                      "the database answers again after %lld s; %zu writes to send",
                      (long long)unanswered_s(store), store->n_writes);
-    else if (store->opened)
+    else if (cs_store_is_live(store))
         cs_store_log(&store->log, CS_STORE_LOG_INFO,
                      "reconnected to the database; %zu writes to send", store->n_writes);
     store->unanswered_since_ns = 0;
-    store->stats.reconnects += store->opened;
-    store->state = CS_STORE_CONN_READY;
+    store->stats.reconnects += cs_store_is_live(store);
+    cs_store_conn_step(store, CS_STORE_CONN_EV_PREPARED);
     store->backoff_ms = BACKOFF_MIN_MS;
     store->conn_cbs.ready_cb(store);
     cs_store_kick(store);
@@ -113,7 +115,7 @@ static void start_prepare(struct cs_store *store)
     b = cs_store_xcalloc(1, sizeof(*b));
     b->done_cb = setup_done_cb;
     cs_store_batch_start_setup(store, b);
-    store->state = CS_STORE_CONN_PREPARING;
+    cs_store_conn_step(store, CS_STORE_CONN_EV_PREPARE);
     for (int i = 0; i < CS_STORE_STMT_COUNT; i++) {
         if (!PQsendPrepare(store->conn, cs_store_stmts[i].name, cs_store_stmts[i].sql, 0, NULL)) {
             cs_store_conn_lost(store, PQerrorMessage(store->conn));
@@ -171,7 +173,7 @@ static void connected(struct cs_store *store)
     PQsetNoticeProcessor(store->conn, notice_cb, store);
     if (store->backend_nice != 0)
         prioritize_backend(store);
-    store->state = CS_STORE_CONN_LOCKING;
+    cs_store_conn_step(store, CS_STORE_CONN_EV_CONNECTED);
     if (cs_store_lock_start(store, &err) != 0)
         cs_store_conn_lost(store, err.msg);
 }
@@ -183,11 +185,11 @@ static void locked(struct cs_store *store)
     struct cs_store_err err;
 
     store->lock_busy_since_ns = 0;
-    if (store->migrated) {
+    if (store->migrate_step == CS_STORE_MIGRATE_DONE) {
         start_prepare(store);
         return;
     }
-    store->state = CS_STORE_CONN_MIGRATING;
+    cs_store_conn_step(store, CS_STORE_CONN_EV_MIGRATE);
     if (cs_store_migrate_start(store, &err) != 0)
         cs_store_conn_lost(store, err.msg);
 }
@@ -208,24 +210,21 @@ static void fence(struct cs_store *store)
     cs_store_log(&store->log, CS_STORE_LOG_ERROR, "%s; this server stops writing (%zu writes lost)",
                  store->lock_holder, store->n_writes);
     cs_store_conn_teardown(store);
-    store->state = CS_STORE_CONN_FENCED;
     store->conn_cbs.fenced_cb(store);
 }
 
 /* The try has been answered: locked, fenced, the open refused, or another
  * try in a moment. */
-static void lock_answered(struct cs_store *store)
+static void lock_answered(struct cs_store *store, enum cs_store_lock_outcome outcome)
 {
     int64_t now_ns = cs_store_now_mono_ns();
-    enum cs_store_lock_outcome outcome = store->lock_outcome;
 
-    store->lock_outcome = CS_STORE_LOCK_PENDING;
     switch (outcome) {
     case CS_STORE_LOCK_HELD:
         locked(store);
         return;
     case CS_STORE_LOCK_BUSY:
-        if (store->opened) {
+        if (cs_store_is_live(store)) {
             fence(store);
             return;
         }
@@ -276,17 +275,18 @@ static void connect_poll(struct cs_store *store)
  * after the open, the connection is rebuilt and the lock tried again. */
 static int read_lock(struct cs_store *store, struct cs_store_err *err)
 {
-    int rc = cs_store_lock_read(store, err);
+    enum cs_store_lock_outcome outcome;
+    int rc = cs_store_lock_read(store, &outcome, err);
 
     if (rc == -EIO) {
-        if (store->opened)
+        if (cs_store_is_live(store))
             cs_store_conn_lost(store, "taking the server lock failed");
         else
             store->conn_cbs.failed_cb(store, -EIO);
         return 0;
     }
-    if (rc == 0 && store->lock_outcome != CS_STORE_LOCK_PENDING)
-        lock_answered(store);
+    if (rc == 0 && outcome != CS_STORE_LOCK_PENDING)
+        lock_answered(store, outcome);
     return rc;
 }
 
@@ -298,7 +298,7 @@ static int read_migrate(struct cs_store *store, struct cs_store_err *err)
         store->conn_cbs.failed_cb(store, -EIO);
         return 0;
     }
-    if (rc == 0 && store->migrated)
+    if (rc == 0 && store->migrate_step == CS_STORE_MIGRATE_DONE)
         start_prepare(store);
     return rc;
 }
@@ -309,9 +309,9 @@ static int read_input(struct cs_store *store, struct cs_store_err *err)
 {
     if (!PQconsumeInput(store->conn))
         return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
-    if (store->state == CS_STORE_CONN_LOCKING)
+    if (store->conn_state == CS_STORE_CONN_LOCKING)
         return read_lock(store, err);
-    if (store->state == CS_STORE_CONN_MIGRATING)
+    if (store->conn_state == CS_STORE_CONN_MIGRATING)
         return read_migrate(store, err);
     return cs_store_read_results(store, err);
 }
@@ -325,7 +325,7 @@ static void socket_cb(uv_poll_t *handle, int status, int events)
         cs_store_conn_lost(store, uv_strerror(status));
         return;
     }
-    if (store->state == CS_STORE_CONN_CONNECTING) {
+    if (store->conn_state == CS_STORE_CONN_CONNECTING) {
         connect_poll(store);
         return;
     }
@@ -340,7 +340,7 @@ static void socket_cb(uv_poll_t *handle, int status, int events)
     }
     /* A close waiting for the last batch looks again at the end of the
      * turn. */
-    if (store->closing)
+    if (cs_store_is_closing(store))
         cs_store_kick(store);
 }
 
@@ -383,7 +383,7 @@ static void connect_begin(struct cs_store *store)
                            store->conn != NULL ? PQerrorMessage(store->conn) : "out of memory");
         return;
     }
-    store->state = CS_STORE_CONN_CONNECTING;
+    cs_store_conn_step(store, CS_STORE_CONN_EV_CONNECT);
     retry_timer_start(store, connect_timeout_cb, CONNECT_TIMEOUT_MS);
     /* Until the first PQconnectPoll, libpq waits for the socket to be
      * writable. */
@@ -393,8 +393,8 @@ static void connect_begin(struct cs_store *store)
 
 static void resolved_cb(struct cs_store *store, int status, const struct cs_store_err *err)
 {
-    if (store->closing) {
-        store->state = CS_STORE_CONN_IDLE;
+    cs_store_conn_step(store, CS_STORE_CONN_EV_RESOLVED);
+    if (cs_store_is_closing(store)) {
         cs_store_kick(store);
         return;
     }
@@ -421,10 +421,12 @@ void cs_store_conn_start(struct cs_store *store)
         connect_begin(store);
         return;
     }
-    store->state = CS_STORE_CONN_STARTING;
     rc = cs_store_resolve(store, resolved_cb);
-    if (rc != 0)
+    if (rc != 0) {
         cs_store_conn_lost(store, uv_strerror(rc));
+        return;
+    }
+    cs_store_conn_step(store, CS_STORE_CONN_EV_RESOLVE);
 }
 
 static void retry_cb(uv_timer_t *timer)
@@ -441,7 +443,7 @@ static void answer_timeout_cb(uv_timer_t *timer)
 
     if (store->inflight_head == NULL) {
         /* Idle: ask for an answer, which this timer then waits for. */
-        if (store->state == CS_STORE_CONN_READY && !store->closing)
+        if (store->conn_state == CS_STORE_CONN_READY && !cs_store_is_closing(store))
             cs_store_ping(store);
         return;
     }
@@ -466,9 +468,10 @@ void cs_store_conn_lost(struct cs_store *store, const char *why)
     cs_store_conn_teardown(store);
     cs_store_requeue_inflight(store);
     cs_store_kick(store);
-    if (store->closing && store->close_deadline_passed)
+    /* A close that waits for no write finishes at the end of the turn. */
+    if (store->state == CS_STORE_STATE_CLOSING)
         return;
-    if (!store->opened && cs_store_now_mono_ns() > store->open_deadline_ns) {
+    if (!cs_store_is_live(store) && cs_store_now_mono_ns() > store->open_deadline_ns) {
         store->conn_cbs.failed_cb(store, -ENOTCONN);
         return;
     }

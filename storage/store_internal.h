@@ -16,6 +16,7 @@
  *   store_socket.c     the socket's watch and flush
  *   store_job.c store_run.c store_event.c store_audit.c   each table's SQL
  *                      and mapping
+ *   store_state.c      the state machine's tables and their writers
  *   store_row.c store_url.c store_util.c migrate.c   leaves
  * and, on libuv's pool, store_embedded_work.c and pg_embedded_work.c. */
 #ifndef CS_STORE_INTERNAL_H
@@ -30,6 +31,7 @@
 #include <stdint.h>
 
 #include "store.h"
+#include "store_state.h"
 #include "store_util.h"
 
 /* Aborts unless called on the thread that made the store (its loop's). */
@@ -195,17 +197,6 @@ struct cs_store_op {
 /* Addresses of a database host name tried in turn. */
 #define CS_STORE_MAX_ADDRS 8
 
-enum cs_store_conn_state {
-    CS_STORE_CONN_IDLE,       /* no connection; a reconnect may be due */
-    CS_STORE_CONN_STARTING,   /* the embedded server starts, or a host name resolves */
-    CS_STORE_CONN_CONNECTING, /* PQconnectPoll */
-    CS_STORE_CONN_LOCKING,    /* the server lock, a simple query outside pipeline mode */
-    CS_STORE_CONN_MIGRATING,  /* migrations, simple queries outside pipeline mode */
-    CS_STORE_CONN_PREPARING,  /* pipeline mode: the statements being prepared */
-    CS_STORE_CONN_READY,
-    CS_STORE_CONN_FENCED, /* another server took the lock: never connected again */
-};
-
 struct cs_store_queue {
     struct cs_store_op *head;
     struct cs_store_op *tail;
@@ -240,7 +231,14 @@ struct cs_store_batch {
  * life ("cschedd" in ASCII; the migrations' key is "csched", migrate.h). */
 #define CS_STORE_SERVER_LOCK_KEY 0x63736368656464LL
 
-/* What the last try of the server lock found. */
+/* Where a try of the server lock stands (store_lock.c). */
+enum cs_store_lock_try {
+    CS_STORE_LOCK_IDLE, /* none in flight */
+    CS_STORE_LOCK_SENT, /* not answered yet, or answered no */
+    CS_STORE_LOCK_GOT,  /* answered yes; the query's second statement to come */
+};
+
+/* What a try of the server lock found. */
 enum cs_store_lock_outcome {
     CS_STORE_LOCK_PENDING, /* not answered yet */
     CS_STORE_LOCK_HELD,    /* ours */
@@ -248,23 +246,26 @@ enum cs_store_lock_outcome {
     CS_STORE_LOCK_RETRY,   /* held by a session now gone, or by one of ours, now ended */
 };
 
+/* The migrations' steps (store_migrate.c), each one simple query; DONE
+ * once they all succeeded, FAILED once one did not. */
 enum cs_store_migrate_step {
     CS_STORE_MIGRATE_LOCK,
     CS_STORE_MIGRATE_LIST,
     CS_STORE_MIGRATE_APPLY,
     CS_STORE_MIGRATE_UNLOCK,
     CS_STORE_MIGRATE_DONE,
+    CS_STORE_MIGRATE_FAILED,
 };
 
 /* What the connection layer tells the store's life (store.c), given by
  * cs_store_conn_init. */
 struct cs_store_conn_cbs {
-    /* Connected, migrated and prepared: READY. */
+    /* Connected, migrated and prepared: the connection is READY. */
     void (*ready_cb)(struct cs_store *store);
     /* The open cannot succeed (status a negative errno; already logged). */
     void (*failed_cb)(struct cs_store *store, int status);
     /* After the open, another server took the lock: the connection is gone
-     * for good (FENCED; already logged). */
+     * for good (already logged). */
     void (*fenced_cb)(struct cs_store *store);
     /* The wait after a lost connection is over: the store may first see to
      * its embedded server, then calls cs_store_conn_start. */
@@ -274,13 +275,20 @@ struct cs_store_conn_cbs {
 /* The store itself. store.c owns its life; each field's comment names the
  * layer that writes it when that is not store.c. */
 struct cs_store {
+    /* The two regions of the state machine, written only by cs_store_step
+     * and cs_store_conn_step (store_state.c). */
+    enum cs_store_state state;
+    enum cs_store_conn_state conn_state;
+
     uv_loop_t *loop;
     pthread_t loop_thread;
     struct cs_store_logger log;
     char *database_url;
     char *embedded_dir;
     size_t max_pending_writes;
-    char *conninfo;               /* what we connect with: database_url or the embedded one */
+    /* What we connect with: database_url, or the embedded server's once it
+     * has started (and the close must stop it). */
+    char *conninfo;
     char application_name[64];    /* "cschedd pid N.K on HOST": names this store's sessions */
     cs_store_fenced_cb fenced_cb; /* the caller's, from the config */
     void *fenced_arg;
@@ -290,8 +298,6 @@ struct cs_store {
     char host[256];                                        /* to resolve, or "" */
     char hostaddrs[CS_STORE_MAX_ADDRS * INET6_ADDRSTRLEN]; /* its addresses */
     char hosts[CS_STORE_MAX_ADDRS * 257];                  /* its name, once per address */
-    bool resolving;                                        /* uv_getaddrinfo in flight */
-    enum cs_store_conn_state state;
     PGconn *conn;
     struct cs_store_conn_cbs conn_cbs;
     uv_timer_t retry_timer; /* reconnect backoff, or connect timeout */
@@ -305,17 +311,13 @@ struct cs_store {
 
     /* store_lock.c; lock_busy_since_ns (store_conn.c) is when this open first
      * found it held, or 0 */
-    enum cs_store_lock_outcome lock_outcome;
-    bool lock_sent; /* a try is in flight */
-    bool lock_got;
+    enum cs_store_lock_try lock_try;
     char lock_holder[512];
     int64_t lock_busy_since_ns;
 
     /* store_migrate.c */
     enum cs_store_migrate_step migrate_step;
-    bool migrate_failed;
     size_t migrate_first;
-    bool migrated;
 
     /* store_batch.c; kick starts flush_handle with flush_cb (store.c's) */
     uv_prepare_t flush_handle;
@@ -340,25 +342,18 @@ struct cs_store {
     int64_t stmt_failure_logged_ns;
     uint64_t stmt_failures_unlogged;
 
-    /* the embedded server, started and stopped on libuv's pool */
+    /* the embedded server, started and stopped on libuv's pool: busy while
+     * conn_state is STARTING, and while the state is FINISHING */
     uv_work_t work;
-    bool work_busy;
     int work_status;
     char work_conninfo[512];
-    bool pg_started;
 
     struct cs_store_stats stats; /* store_batch.c and store_conn.c, through store_stats.h */
 
-    bool snapshot_queued; /* its reads are sent again after a reconnect */
-    bool opened;          /* open_cb has run */
-    bool live;            /* and the open succeeded, and the store is not fenced */
-    cs_store_open_cb open_cb;
+    cs_store_open_cb open_cb; /* NULL once called: the open is answered once */
     void *open_arg;
 
     uv_timer_t close_timer;
-    bool closing;
-    bool close_deadline_passed;
-    bool finishing;
     int handles_open;
     void (*closed_cb)(void *arg);
     void *closed_arg;
@@ -377,7 +372,7 @@ void cs_store_conn_init(struct cs_store *store, const struct cs_store_conn_cbs *
 /* Connects to store->conninfo (resolving its host name first when it has
  * one), then migrates and prepares; retries with backoff when that fails. */
 void cs_store_conn_start(struct cs_store *store);
-/* Closes the connection and its watch; the state becomes IDLE. */
+/* Closes the connection and its watch (DROP: the connection is IDLE). */
 void cs_store_conn_teardown(struct cs_store *store);
 /* Tears the connection down, requeues what was in flight, and schedules a
  * reconnect (or fails the open once its deadline has passed). */
@@ -395,17 +390,17 @@ int cs_store_resolve(struct cs_store *store, cs_store_resolve_cb resolve_cb);
  * Both return 0 or a negative errno: -ENOTCONN when the connection failed
  * (err says why), -EIO when the database refused the query (logged). Start
  * sends the try; read takes the results that have arrived and sets
- * store->lock_outcome once the try has been answered, which the caller then
- * consumes (setting it back to PENDING). */
+ * *outcome: PENDING until the try has been answered. */
 int cs_store_lock_start(struct cs_store *store, struct cs_store_err *err);
-int cs_store_lock_read(struct cs_store *store, struct cs_store_err *err);
+int cs_store_lock_read(struct cs_store *store, enum cs_store_lock_outcome *outcome,
+                       struct cs_store_err *err);
 
 /* store_migrate.c: the migrations, on a connection outside pipeline mode.
  * Both return 0 or a negative errno: -ENOTCONN when the connection failed
  * (err says why), -EIO when the migrations failed (logged). */
 int cs_store_migrate_start(struct cs_store *store, struct cs_store_err *err);
-/* Takes the results that have arrived and sends the next step; sets
- * store->migrated once the last step is done. */
+/* Takes the results that have arrived and sends the next step;
+ * store->migrate_step is DONE once the last step is done. */
 int cs_store_migrate_read(struct cs_store *store, struct cs_store_err *err);
 
 /* store_socket.c: the connection's socket. */

@@ -35,9 +35,7 @@ int cs_store_lock_start(struct cs_store *store, struct cs_store_err *err)
 
     (void)snprintf(sql, sizeof(sql), lock_sql, (long long)key, (unsigned)(key >> 32),
                    (unsigned)(key & 0xffffffffu));
-    store->lock_outcome = CS_STORE_LOCK_PENDING;
-    store->lock_sent = true;
-    store->lock_got = false;
+    store->lock_try = CS_STORE_LOCK_SENT;
     store->lock_holder[0] = '\0';
     if (!PQsendQuery(store->conn, sql))
         return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
@@ -47,7 +45,8 @@ int cs_store_lock_start(struct cs_store *store, struct cs_store_err *err)
 /* The try's answer: one row, "t" or "f". */
 static void take_try(struct cs_store *store, const PGresult *res)
 {
-    store->lock_got = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0)
+        store->lock_try = CS_STORE_LOCK_GOT;
 }
 
 /* The holder, named when the try failed, unless it was a session of ours,
@@ -56,7 +55,7 @@ static void take_holder(struct cs_store *store, const PGresult *res)
 {
     const char *pid;
 
-    if (store->lock_got || PQntuples(res) != 1)
+    if (store->lock_try == CS_STORE_LOCK_GOT || PQntuples(res) != 1)
         return;
     pid = PQgetvalue(res, 0, 0);
     if (strcmp(PQgetvalue(res, 0, 3), "t") == 0) {
@@ -73,18 +72,20 @@ static void take_holder(struct cs_store *store, const PGresult *res)
                    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2), pid, pid);
 }
 
-int cs_store_lock_read(struct cs_store *store, struct cs_store_err *err)
+int cs_store_lock_read(struct cs_store *store, enum cs_store_lock_outcome *outcome,
+                       struct cs_store_err *err)
 {
-    while (store->lock_sent && !PQisBusy(store->conn)) {
+    *outcome = CS_STORE_LOCK_PENDING;
+    while (store->lock_try != CS_STORE_LOCK_IDLE && !PQisBusy(store->conn)) {
         PGresult *res = PQgetResult(store->conn);
         ExecStatusType st;
         char msg[512];
 
         if (res == NULL) {
-            store->lock_sent = false;
-            store->lock_outcome = store->lock_got                 ? CS_STORE_LOCK_HELD
-                                  : store->lock_holder[0] != '\0' ? CS_STORE_LOCK_BUSY
-                                                                  : CS_STORE_LOCK_RETRY;
+            *outcome = store->lock_try == CS_STORE_LOCK_GOT ? CS_STORE_LOCK_HELD
+                       : store->lock_holder[0] != '\0'      ? CS_STORE_LOCK_BUSY
+                                                            : CS_STORE_LOCK_RETRY;
+            store->lock_try = CS_STORE_LOCK_IDLE;
             return 0;
         }
         st = PQresultStatus(res);

@@ -39,6 +39,7 @@ static int migrate_send(struct cs_store *store, struct cs_store_err *err)
                  (long long)CS_STORE_MIGRATE_LOCK_KEY);
         break;
     case CS_STORE_MIGRATE_DONE:
+    case CS_STORE_MIGRATE_FAILED:
         CS_STORE_ASSERT(!"no migration step left");
     }
     if (!PQsendQuery(store->conn, text))
@@ -70,7 +71,7 @@ static void migrate_plan(struct cs_store *store, const PGresult *res)
                      "schema_migrations holds versions this build does not expect");
     free(applied);
     if (rc != 0)
-        store->migrate_failed = true;
+        store->migrate_step = CS_STORE_MIGRATE_FAILED;
 }
 
 /* Takes one result of the current step; PQclears it. */
@@ -89,7 +90,7 @@ static int migrate_result(struct cs_store *store, PGresult *res, struct cs_store
         cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
         cs_store_log(&store->log, CS_STORE_LOG_ERROR, "migration step %d failed: %s",
                      (int)store->migrate_step, msg);
-        store->migrate_failed = true;
+        store->migrate_step = CS_STORE_MIGRATE_FAILED;
     } else if (st == PGRES_TUPLES_OK && store->migrate_step == CS_STORE_MIGRATE_LIST) {
         migrate_plan(store, res);
     }
@@ -100,16 +101,14 @@ static int migrate_result(struct cs_store *store, PGresult *res, struct cs_store
 /* The current step has ended: on to the next, or done. */
 static int migrate_next(struct cs_store *store, struct cs_store_err *err)
 {
-    if (store->migrate_failed)
+    if (store->migrate_step == CS_STORE_MIGRATE_FAILED)
         return -EIO;
     store->migrate_step++;
     if (store->migrate_step == CS_STORE_MIGRATE_APPLY &&
         store->migrate_first == cs_store_migrations_count)
         store->migrate_step++;
-    if (store->migrate_step == CS_STORE_MIGRATE_DONE) {
-        store->migrated = true;
+    if (store->migrate_step == CS_STORE_MIGRATE_DONE)
         return 0;
-    }
     return migrate_send(store, err);
 }
 
@@ -132,6 +131,5 @@ int cs_store_migrate_read(struct cs_store *store, struct cs_store_err *err)
 int cs_store_migrate_start(struct cs_store *store, struct cs_store_err *err)
 {
     store->migrate_step = CS_STORE_MIGRATE_LOCK;
-    store->migrate_failed = false;
     return migrate_send(store, err);
 }

@@ -23,7 +23,6 @@ static void getaddrinfo_cb(uv_getaddrinfo_t *req, int status, struct addrinfo *r
     size_t n = 0;
 
     free(r);
-    store->resolving = false;
     if (status == 0)
         n = cs_store_addr_lists(res, store->host, store->hostaddrs, sizeof(store->hostaddrs),
                                 store->hosts, sizeof(store->hosts));
@@ -49,10 +48,7 @@ int cs_store_resolve(struct cs_store *store, cs_store_resolve_cb resolve_cb)
     r->resolve_cb = resolve_cb;
     r->req.data = r;
     rc = uv_getaddrinfo(store->loop, &r->req, getaddrinfo_cb, store->host, NULL, &hints);
-    if (rc != 0) {
+    if (rc != 0)
         free(r);
-        return rc;
-    }
-    store->resolving = true;
-    return 0;
+    return rc;
 }

@@ -57,5 +57,5 @@ void cs_store_stats_done(struct cs_store_stats *stats, int64_t sent_ns, bool fai
 void cs_store_stats_get(const struct cs_store *store, struct cs_store_stats *out)
 {
     *out = store->stats;
-    out->up = store->state == CS_STORE_CONN_READY;
+    out->up = store->conn_state == CS_STORE_CONN_READY;
 }

@@ -91,7 +91,7 @@ void cs_store_audit_put(struct cs_store *store, const Csched__V1__AuditEntry *en
     /* The mark and this put come in one call chain of the caller's, in which
      * nothing is sent: every write queued since the mark is still in
      * pending, right after it. */
-    if (tie != NULL && !store->finishing) {
+    if (tie != NULL && store->state != CS_STORE_STATE_FINISHING) {
         struct cs_store_op *o = tie->after != NULL ? tie->after->next : store->pending.head;
 
         for (; o != NULL; o = o->next)
