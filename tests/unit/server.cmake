@@ -40,6 +40,15 @@ cs_unit_test(tls_fetch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tls_fetch.c LIBS
 cs_unit_test(exit_watch SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_exit_watch.c LIBS cs_exit_watch)
 cs_unit_test(cron SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cron.c LIBS cs_schedule)
 cs_unit_test(schedule SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_schedule.c LIBS cs_schedule)
+# Time zones: POSIX TZ strings, TZif files, zone tables, zones read by name.
+cs_unit_test(tz SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_tz.c LIBS cs_schedule)
+# Every zone of the system's tz database against Python's zoneinfo reading
+# the same files, at test time (tz_oracle.py).
+add_executable(tz_probe ${CMAKE_CURRENT_SOURCE_DIR}/tz_probe.c)
+target_link_libraries(tz_probe PRIVATE cs_schedule cs_warnings)
+add_test(NAME unit_tz_system COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tz_oracle.py
+                                     $<TARGET_FILE:tz_probe> /usr/share/zoneinfo)
+set_tests_properties(unit_tz_system PROPERTIES LABELS unit TIMEOUT 300)
 cs_unit_test(schedule_cronie SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_schedule_cronie.c
              LIBS cs_schedule)
 
