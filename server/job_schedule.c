@@ -138,6 +138,11 @@ int cs_job_schedule_parse(const struct cs_zones *zones, const Csched__V1__Job *s
     rc = check_policy(sc, err);
     if (rc != 0)
         return rc;
+    if (strnlen(sc->time_zone, CS_TZ_NAME_MAX + 1) > CS_TZ_NAME_MAX)
+        return cs_err_set(err, -EINVAL,
+                          "job.schedule.time_zone: \"%.32s...\" is longer than any zone name "
+                          "(at most %d bytes)",
+                          sc->time_zone, CS_TZ_NAME_MAX);
     if (sc->time_zone[0] != '\0' && (tz = cs_zones_find(zones, sc->time_zone)) == NULL)
         return cs_err_set(err, -EAGAIN,
                           "job.schedule.time_zone: time zone \"%.64s\" has not been read from the "

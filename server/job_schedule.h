@@ -1,8 +1,8 @@
 /* job_schedule: a job's Schedule message checked and parsed into the
  * struct cs_schedule the loop keeps with the job, the time zones those
- * borrow (opened once per zone name and shared by every job), and the next
- * fire times GetJob shows. Loop thread; parsing and next fires cost
- * microseconds, the first use of a zone name milliseconds (ICU). */
+ * borrow (read once per zone name, off the loop, and shared by every job),
+ * and the next fire times GetJob shows. Loop thread; parsing and next fires
+ * cost microseconds. */
 #ifndef CS_JOB_SCHEDULE_H
 #define CS_JOB_SCHEDULE_H
 

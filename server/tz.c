@@ -20,6 +20,11 @@
 
 /* The year of CS_TZ_END_S: the footer is expanded through it. */
 #define END_YEAR 2400
+/* zic's own bound of time (its "big bang" is -2^59): a file's transitions
+ * beyond it in either direction are not kept, so that an instant plus an
+ * offset never overflows. Those before it only set the local time that
+ * holds from the start; those after it say the footer never applies. */
+#define TIME_BOUND_S (1LL << 59)
 
 struct cs_tz {
     char name[CS_TZ_NAME_MAX + 1];
@@ -90,9 +95,13 @@ static void fill(struct cs_tz *tz, const struct cs_tzif *f, const struct cs_tz_r
     int64_t from_year = rule_first_year(f);
 
     tz->local[0] = (struct cs_tz_local){cs_tzif_type(f, 0).utoff_s, cs_tzif_type(f, 0).is_dst};
-    for (size_t i = 0; i < f->timecnt; i++) {
+    for (size_t i = 0; i < f->timecnt && cs_tzif_time(f, i) <= TIME_BOUND_S; i++) {
         struct cs_tzif_type t = cs_tzif_type_after(f, i);
-        push(tz, cs_tzif_time(f, i), (struct cs_tz_local){t.utoff_s, t.is_dst});
+        struct cs_tz_local local = {t.utoff_s, t.is_dst};
+        if (cs_tzif_time(f, i) < -TIME_BOUND_S)
+            tz->local[0] = local;
+        else
+            push(tz, cs_tzif_time(f, i), local);
     }
     if (rule == NULL)
         return;

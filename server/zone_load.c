@@ -70,7 +70,7 @@ static void start_read_cb(uv_work_t *work, int status)
     struct cs_err stopping;
 
     if (status != 0 || s->stopping) {
-        cs_err_set(&stopping, -ECANCELED, "cschedd is stopping");
+        (void)cs_err_set(&stopping, -ECANCELED, "cschedd is stopping"); /* returns its code */
         st->cb(st->arg, -ECANCELED, &stopping);
         goto out_free;
     }
@@ -116,7 +116,7 @@ static void one_read_cb(uv_work_t *work, int status)
     struct cs_err stopping;
 
     if (status != 0 || one->sched->stopping) {
-        cs_err_set(&stopping, -ECANCELED, "cschedd is stopping");
+        (void)cs_err_set(&stopping, -ECANCELED, "cschedd is stopping"); /* returns its code */
         one->cb(one->arg, -ECANCELED, &stopping);
     } else if (r->tz[0] == NULL) {
         one->cb(one->arg, r->err[0].code, &r->err[0]);
@@ -137,7 +137,7 @@ void cs_zone_load_one(struct cs_sched *s, const char *name, cs_zone_load_cb cb, 
 
     *one = (struct waiter){s, cb, arg};
     r->arg = one;
-    /* A name too long for the record is cut, and so fails the name check. */
+    /* cs_job_schedule_parse refused a name too long for the record. */
     (void)snprintf(r->names[0], sizeof(r->names[0]), "%s", name);
     CS_ASSERT(uv_queue_work(s->loop, &r->work, cs_zone_read_work, one_read_cb) == 0);
 }

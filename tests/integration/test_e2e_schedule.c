@@ -58,6 +58,12 @@ static void test_e2e_schedule_refused(void **state)
                    "job.schedule.time_zone: time zone \"../../../etc/passwd\" is not a zone name");
     assert_refused(e, scheduled_job("bad-abs", "@daily", "/etc/localtime"),
                    "job.schedule.time_zone: time zone \"/etc/localtime\" is not a zone name");
+    assert_refused(
+        e,
+        scheduled_job("bad-long", "@daily",
+                      "Europe/Berlin/01234567890123456789012345678901234567890123456789"),
+        "job.schedule.time_zone: \"Europe/Berlin/012345678901234567...\" is longer "
+        "than any zone name (at most 63 bytes)");
     assert_refused(e, scheduled_job("bad-tab", "@daily", "zone1970.tab"),
                    "job.schedule.time_zone: time zone \"zone1970.tab\": its file is not valid "
                    "TZif");
@@ -223,7 +229,7 @@ static void test_e2e_schedule_system_zones(void **state)
     csched__v1__job__free_unpacked(got, NULL);
 }
 
-/* A restart reads the schedule back with the job and opens its zone again. */
+/* A restart reads the schedule back with the job and reads its zone again. */
 static void test_e2e_schedule_restart(void **state)
 {
     struct cs_e2e *e = *state;

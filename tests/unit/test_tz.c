@@ -471,6 +471,30 @@ static void test_tz_footer_alone(void **state)
     cs_tz_free(tz);
 }
 
+/* Transitions past zic's bound of time (2^59 s either way) are not kept
+ * as such, so that no instant plus an offset overflows: one before it sets
+ * the local time from the start, one after it keeps the footer out. */
+static void test_tz_far_transitions(void **state)
+{
+    static const int64_t times[] = {INT64_MIN + 1, 0, INT64_MAX - 1};
+    static const uint8_t idx[] = {1, 2, 0};
+    static const int32_t off[] = {100, 200, 300};
+    static const uint8_t dst[] = {0, 0, 0};
+    struct tzif_spec s = {'2', 3, times, idx, 3, off, dst, 0, "CET-1CEST,M3.5.0,M10.5.0/3"};
+    struct cs_tz *tz = new_zone("Test/Far", &s);
+    struct cs_tz_span sp;
+
+    assert_local(tz, INT64_MIN, 200, false);
+    assert_local(tz, -1, 200, false);
+    assert_local(tz, 0, 300, false);
+    assert_local(tz, T(2300, 7, 1, 0, 0, 0), 300, false);
+    cs_tz_span(tz, T(2300, 7, 1, 0, 0, 0), &sp);
+    assert_true(sp.start_s == 0 && sp.end_s == INT64_MAX);
+    cs_tz_span(tz, -1, &sp);
+    assert_true(sp.start_s == INT64_MIN && sp.end_s == 0);
+    cs_tz_free(tz);
+}
+
 static void test_tz_refused(void **state)
 {
     static const int32_t off[] = {0};
@@ -666,9 +690,9 @@ int main(void)
         cmocka_unit_test(test_tz_rule_dates),        cmocka_unit_test(test_tzif_parse),
         cmocka_unit_test(test_tzif_truncated),       cmocka_unit_test(test_tzif_refused),
         cmocka_unit_test(test_tz_footer_carried_on), cmocka_unit_test(test_tz_dst_flag_alone),
-        cmocka_unit_test(test_tz_footer_alone),      cmocka_unit_test(test_tz_refused),
-        cmocka_unit_test(test_tzdb_names),           cmocka_unit_test(test_tzdb_version),
-        cmocka_unit_test(test_tzdb_system),
+        cmocka_unit_test(test_tz_footer_alone),      cmocka_unit_test(test_tz_far_transitions),
+        cmocka_unit_test(test_tz_refused),           cmocka_unit_test(test_tzdb_names),
+        cmocka_unit_test(test_tzdb_version),         cmocka_unit_test(test_tzdb_system),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
