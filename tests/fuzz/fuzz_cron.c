@@ -4,7 +4,7 @@
  * (folded into the range a schedule answers for), the rest is the text.
  * Each next() must end within a bound asserted here, each fire must come
  * after the last and join UTC to local time, and in UTC a cron fire must be
- * a time the expression matches. The zones are opened once and kept. */
+ * a time the expression matches. The zones are read once and kept. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
