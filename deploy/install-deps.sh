@@ -13,8 +13,7 @@ set -euo pipefail
 # libssl-dev: libcrypto, which cschedd links for SHA-256 and for checking
 # certificates; openssl makes the TLS tests' certificates.
 # clang and libclang-rt-14-dev (libFuzzer's and the sanitizers' runtimes for
-# clang 14) build the fuzz targets of tests/fuzz. libicu-dev: ICU's calendar
-# API, the time zones of schedules (server/tz.c). grpc-proto: gRPC's own
+# clang 14) build the fuzz targets of tests/fuzz. grpc-proto: gRPC's own
 # .proto files (grpc.health.v1), which the API uses rather than a copy.
 # libmicrohttpd-dev: the metrics endpoint's HTTP server (with GnuTLS);
 # prometheus (promtool with it) and curl: the metrics tests scrape with them
@@ -24,19 +23,21 @@ set -euo pipefail
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
     libgrpc-dev grpc-proto protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-    libuv1-dev libpq-dev libcmocka-dev libyaml-dev libicu-dev musl-tools libssl-dev openssl
+    libuv1-dev libpq-dev libcmocka-dev libyaml-dev musl-tools libssl-dev openssl
     postgresql
-    python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml
+    python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml tzdata
     clang-format procps util-linux
     clang libclang-rt-14-dev
     libmicrohttpd-dev prometheus curl
 )
 
 # Shared libraries of cschedd and csched, the PostgreSQL server binaries for
-# the embedded database, runuser for running PostgreSQL unprivileged as root.
+# the embedded database, runuser for running PostgreSQL unprivileged as root;
+# tzdata: the time zones of schedules, read from /usr/share/zoneinfo
+# (server/tzdb_work.c; the tests compare them with Python's zoneinfo).
 RUNTIME_PACKAGES=(
     libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2 libssl3 libmicrohttpd12
-    postgresql-15 procps util-linux ca-certificates
+    postgresql-15 procps util-linux ca-certificates tzdata
 )
 
 die() {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "net_addr.h"
+#include "tzdb.h"
 
 enum {
     OPT_SOCKET = 256,
@@ -37,7 +38,8 @@ enum {
     OPT_METRICS_LISTEN,
     OPT_LAUNCH_THREADS,
     OPT_MAX_HEALTH_WATCHES,
-    OPT_MAX_STREAMS
+    OPT_MAX_STREAMS,
+    OPT_ZONEINFO
 };
 
 static const struct option options[] = {
@@ -68,6 +70,7 @@ static const struct option options[] = {
     {"launch-threads", required_argument, NULL, OPT_LAUNCH_THREADS},
     {"max-health-watches", required_argument, NULL, OPT_MAX_HEALTH_WATCHES},
     {"max-streams", required_argument, NULL, OPT_MAX_STREAMS},
+    {"zoneinfo", required_argument, NULL, OPT_ZONEINFO},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -103,6 +106,8 @@ void cs_config_usage(const char *prog)
             "  --ready-file PATH       written with the bound HOST:PORT once serving\n"
             "  --minder PATH           csched-minder to run (default: beside cschedd)\n"
             "                                                             [CSCHED_MINDER]\n"
+            "  --zoneinfo DIR          the tz database schedules' time zones are read from\n"
+            "                          (default " CS_TZDB_DIR_DEFAULT ")  [CSCHED_ZONEINFO]\n"
             "  --log-level LEVEL       error, warn, info or debug (default info)\n"
             "                                                             [CSCHED_LOG_LEVEL]\n"
             "  --log-format FORMAT     text or json (default text)      [CSCHED_LOG_FORMAT]\n"
@@ -131,7 +136,8 @@ void cs_config_usage(const char *prog)
             "  --metrics-listen HOST:PORT  serve Prometheus metrics on GET /metrics (off by\n"
             "                          default); beyond loopback it needs --tls-cert and\n"
             "                          --tokens-file, or --insecure-tcp [CSCHED_METRICS_LISTEN]\n"
-            "  SIGHUP rereads the TLS files and the tokens and client-roles files.\n",
+            "  SIGHUP rereads the TLS files, the tokens and client-roles files and the\n"
+            "  time zones.\n",
             prog, CS_DEFAULT_MAX_RUNNING, CS_LAUNCH_THREADS_MAX, CS_DEFAULT_LAUNCH_THREADS,
             CS_DEFAULT_MAX_HEALTH_WATCHES, CS_DEFAULT_MAX_STREAMS, CS_DEFAULT_NICE,
             CS_DEFAULT_RETENTION_DAYS);
@@ -260,6 +266,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_MINDER:
             c->minder_path = optarg;
+            break;
+        case OPT_ZONEINFO:
+            c->zoneinfo = optarg;
             break;
         case OPT_LOG_LEVEL:
             raw->level = (struct raw){optarg, "--log-level"};
@@ -419,6 +428,8 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
     c->audit_retention_days = (uint32_t)v;
     if (c->socket_path[0] != '/')
         return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
+    if (c->zoneinfo[0] != '/')
+        return cs_err_set(err, -EINVAL, "--zoneinfo \"%s\" must be an absolute path", c->zoneinfo);
     if (check_auth(&c->auth, err) != 0)
         return -EINVAL;
     if (c->auth.tls_cert != NULL && c->listen == NULL && c->metrics_listen == NULL)
@@ -451,6 +462,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     c->viewer_group = env_or("CSCHED_VIEWER_GROUP", NULL);
     c->database_url = env_or("CSCHED_DATABASE_URL", NULL);
     c->minder_path = env_or("CSCHED_MINDER", NULL);
+    c->zoneinfo = env_or("CSCHED_ZONEINFO", CS_TZDB_DIR_DEFAULT);
     c->auth = (struct cs_auth_paths){
         .tls_cert = env_or("CSCHED_TLS_CERT", NULL),
         .tls_key = env_or("CSCHED_TLS_KEY", NULL),

@@ -48,6 +48,7 @@ struct cs_config {
     uint32_t max_streams;        /* Watch, and ReadLogs, streams open at once, all callers */
     const char *ready_file;      /* NULL: none */
     const char *minder_path;     /* NULL: found beside cschedd */
+    const char *zoneinfo;        /* the tz database's directory (tzdb.h) */
     enum cs_log_level log_level;
     enum cs_log_format log_format;
     bool log_runs;                 /* an info line per run and attempt state change */
@@ -65,7 +66,8 @@ struct cs_config {
  * CSCHED_LAUNCH_THREADS, CSCHED_MAX_HEALTH_WATCHES, CSCHED_MAX_STREAMS, CSCHED_LOG_LEVEL,
  * CSCHED_LOG_FORMAT, CSCHED_LOG_RUNS, * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS,
  * CSCHED_AUDIT_RETENTION_DAYS, CSCHED_TLS_CERT, CSCHED_TLS_KEY, CSCHED_TLS_CLIENT_CA,
- * CSCHED_TLS_CLIENT_ROLES, CSCHED_TOKENS_FILE, CSCHED_JOB_USER, CSCHED_METRICS_LISTEN). Strings
+ * CSCHED_TLS_CLIENT_ROLES, CSCHED_TOKENS_FILE, CSCHED_JOB_USER, CSCHED_METRICS_LISTEN,
+ * CSCHED_ZONEINFO). Strings
  * point into argv or environ. 0 or -EINVAL with err naming the flag; -EPERM when TCP would be
  * served without TLS and
  * --insecure-tcp was not given, or --metrics-listen beyond loopback without TLS and tokens. */

@@ -42,6 +42,7 @@
 #include "state_path.h"
 #include "store.h"
 #include "util.h"
+#include "zone_load.h"
 
 extern char **environ;
 
@@ -59,6 +60,8 @@ struct server {
     struct cs_state_lock state_lock; /* held until release() */
     struct cs_dir_check dir_check;
     struct cs_auth auth;
+    struct cs_zone_reload zone_reload;
+    struct cs_store_snapshot *snap;       /* the store's, held while the jobs' zones are read */
     struct cs_metrics_http *metrics_http; /* NULL without --metrics-listen */
     char minder_path[PATH_MAX];
     char state_dir[PATH_MAX]; /* config.state_dir resolved: config points here then */
@@ -144,28 +147,24 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
     cs_log_info("loaded %zu jobs and %zu unfinished runs", snap->n_jobs, snap->n_active_runs);
 }
 
-static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
+/* The zones of the stored jobs are read: the jobs and runs come back, and
+ * the server starts serving. */
+static void zones_read_cb(void *arg, int status, const struct cs_err *err)
 {
     struct server *srv = arg;
     struct cs_sched *s = &srv->sched;
+    struct cs_store_snapshot *snap = srv->snap;
+
+    srv->snap = NULL;
     if (status != 0) {
-        cs_log_error("the store (the database) could not be opened: %s", strerror(-status));
-        begin_shutdown(srv, 1);
-        return;
-    }
-    if (srv->stopping) {
         cs_store_snapshot_free(snap);
-        return;
-    }
-    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, srv->config.launch_threads,
-                                    cs_dispatch_launch_done_cb, s);
-    if (s->launcher == NULL) {
-        cs_store_snapshot_free(snap);
-        begin_shutdown(srv, 1);
-        return;
+        return; /* stopping */
     }
     load_snapshot(srv, snap);
     cs_store_snapshot_free(snap);
+    if (cs_zone_reload_start(&srv->zone_reload, s) != 0)
+        cs_log_warn("watching SIGHUP for the time zones failed: a tzdata update applies at the "
+                    "next start");
     cs_retention_start(&srv->retention, s, srv->config.retention_days);
     cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
 
@@ -191,6 +190,31 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
         cs_ready_start(&srv->ready, srv->loop, srv->config.ready_file, address);
 }
 
+static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
+{
+    struct server *srv = arg;
+    struct cs_sched *s = &srv->sched;
+    if (status != 0) {
+        cs_log_error("the store (the database) could not be opened: %s", strerror(-status));
+        begin_shutdown(srv, 1);
+        return;
+    }
+    if (srv->stopping) {
+        cs_store_snapshot_free(snap);
+        return;
+    }
+    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, srv->config.launch_threads,
+                                    cs_dispatch_launch_done_cb, s);
+    if (s->launcher == NULL) {
+        cs_store_snapshot_free(snap);
+        begin_shutdown(srv, 1);
+        return;
+    }
+    /* Reading a zone's file may wait for the disk: on the pool, first. */
+    srv->snap = snap;
+    cs_zone_load_start(s, snap->jobs, snap->n_jobs, zones_read_cb, srv);
+}
+
 /* --- stop ---------------------------------------------------------------- */
 
 static void store_closed_cb(void *arg)
@@ -211,6 +235,7 @@ static void launcher_stopped_cb(void *arg)
     cs_metrics_stop();
     cs_retention_stop(&srv->retention);
     cs_audit_expiry_stop(&srv->audit_expiry);
+    cs_zone_reload_stop(&srv->zone_reload);
     cs_slots_stop(s);
     cs_dir_check_stop(&srv->dir_check);
     cs_ready_stop(&srv->ready);
@@ -261,6 +286,7 @@ static int sched_init(struct server *srv)
     s->state_dir = srv->config.state_dir;
     s->minder_path = srv->minder_path;
     s->job_user = srv->config.job_user;
+    s->zones.dir = srv->config.zoneinfo;
     s->max_running = srv->config.max_running;
     s->max_streams = srv->config.max_streams;
     s->next_run_id = 1;

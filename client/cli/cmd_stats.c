@@ -42,6 +42,7 @@ int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv)
         fprintf(cli->out, "%-18s %" PRIu64 "\n", "runs finished:", s->runs_finished);
         fprintf(cli->out, "%-18s %" PRId64 "\n", "last event seq:", s->last_seq);
         fprintf(cli->out, "%-18s %s\n", "uptime:", up);
+        fprintf(cli->out, "%-18s %s\n", "tzdata:", s->tzdata_version);
         print_lag(cli->out, "loop lag (start):", s->lag_since_start);
         print_lag(cli->out, "loop lag (1 min):", s->lag_last_minute);
     }

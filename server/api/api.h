@@ -19,10 +19,11 @@ extern const size_t cs_api_n_methods;
 void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
-/* At start-up: the jobs read back from the store (specs borrowed), each
- * with its schedule parsed (one that no longer parses, a zone ICU dropped,
- * is kept without firing, and logged); then the schedules start
- * (cs_slots_start). Loop thread. */
+/* At start-up, once their zones are read (cs_zone_load_start): the jobs
+ * read back from the store (specs borrowed), each with its schedule parsed
+ * (one that no longer parses, or whose zone could not be read, is kept
+ * without firing, and logged); then the schedules start (cs_slots_start).
+ * Loop thread. */
 void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size_t n);
 /* Queues the job's row and its audit row, in one transaction; cb gets arg
  * and the commit's status. */

@@ -17,7 +17,7 @@
 #include "pump.h"
 #include "runas.h"
 #include "util.h"
-#include "zone_work.h"
+#include "zone_load.h"
 
 #define JOB_TOKEN_PREFIX "after:"
 
@@ -121,40 +121,30 @@ struct job_change {
     job_change_fn change;
 };
 
-/* A change waiting for its schedule's zone to be opened on the pool. */
-struct zone_wait {
-    struct cs_zone_open open;
-    struct job_change c;
-};
-
-static void zone_opened_cb(uv_work_t *work, int status)
+/* A change waiting for its schedule's zone to be read on the pool. */
+static void zone_read_cb(void *arg, int status, const struct cs_err *err)
 {
-    struct zone_wait *w = work->data;
-    if (status == 0 && w->open.rc == 0) {
-        cs_zones_add(&w->c.sched->zones, w->open.tz);
-        w->c.change(w->c.call, w->c.sched, w->c.job, w->c.expected_version);
-    } else {
-        cs_call_fail(w->c.call, status != 0 ? status : w->open.rc, "job.schedule.time_zone: %s",
-                     status != 0 ? "cschedd is stopping" : w->open.err.msg);
-    }
-    free(w);
+    struct job_change *c = arg;
+    if (status == 0)
+        c->change(c->call, c->sched, c->job, c->expected_version);
+    else
+        cs_call_fail(c->call, status, "job.schedule.time_zone: %s", err->msg);
+    free(c);
 }
 
 /* 0 with job's parsed schedule in *schedule (NULL: none), or a negative
- * errno once call has been failed, or handed to the pool to open the
- * schedule's zone (-EAGAIN: change runs again once it is open). */
+ * errno once call has been failed, or handed to the pool to read the
+ * schedule's zone (-EAGAIN: change runs again once it is read). */
 static int parse_schedule(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job,
                           uint64_t expected_version, job_change_fn change,
                           struct cs_schedule **schedule)
 {
     struct cs_err err;
-    int rc = cs_job_schedule_parse(&s->zones, job, false, schedule, &err);
+    int rc = cs_job_schedule_parse(&s->zones, job, schedule, &err);
     if (rc == -EAGAIN) {
-        struct zone_wait *w = cs_xcalloc(1, sizeof(*w));
-        w->c = (struct job_change){call, s, job, expected_version, change};
-        (void)snprintf(w->open.name, sizeof(w->open.name), "%s", job->schedule->time_zone);
-        w->open.work.data = w;
-        CS_ASSERT(uv_queue_work(s->loop, &w->open.work, cs_zone_open_work, zone_opened_cb) == 0);
+        struct job_change *c = cs_xmalloc(sizeof(*c));
+        *c = (struct job_change){call, s, job, expected_version, change};
+        cs_zone_load_one(s, job->schedule->time_zone, zone_read_cb, c);
     } else if (rc != 0) {
         cs_call_fail_err(call, &err);
     }
@@ -193,12 +183,12 @@ struct job_updated {
 };
 
 /* Puts the job's spec before an update back, with its schedule: 0, or
- * -EAGAIN when that schedule's zone is no longer open. */
+ * -EAGAIN when that schedule's zone was never read (its job did not fire). */
 static int restore_spec(struct cs_sched *s, struct cs_job *job, Csched__V1__Job *old)
 {
     struct cs_schedule *schedule;
     struct cs_err err;
-    int rc = cs_job_schedule_parse(&s->zones, old, false, &schedule, &err);
+    int rc = cs_job_schedule_parse(&s->zones, old, &schedule, &err);
     if (rc != 0)
         return rc;
     cs_job_replace_spec(job, old);
@@ -224,7 +214,7 @@ static void job_updated_cb(void *arg, int status)
             u->old = NULL;
         else
             cs_log_warn("job %s keeps version %llu though it did not commit: the zone of its "
-                        "version before is gone",
+                        "version before was never read",
                         spec->name, (unsigned long long)spec->version);
     }
     if (u->old != NULL)
@@ -434,7 +424,7 @@ void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size
         struct cs_job *job = cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&specs[i]->base));
         /* Slots before the job's last change belong to no schedule of it. */
         job->slot.after_s = job->spec->updated_unix_ms / 1000;
-        if (cs_job_schedule_parse(&s->zones, job->spec, true, &job->schedule, &err) != 0)
+        if (cs_job_schedule_parse(&s->zones, job->spec, &job->schedule, &err) != 0)
             cs_log_warn("job %s keeps its definition but does not fire: %s", job->spec->name,
                         err.msg);
     }

@@ -34,5 +34,6 @@ void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, voi
     stats.lag_last_minute = &minute;
     stats.uptime_ms = (cs_now_mono_ns() - s->started_mono_ns) / 1000000;
     stats.last_seq = s->last_published_seq;
+    stats.tzdata_version = s->zones.version;
     cs_call_reply(call, &stats.base);
 }

@@ -1,9 +1,7 @@
 /* job_schedule: Schedule messages into parsed schedules, and the zone cache
- * they borrow from. Loop thread (the cache is the loop's). Opening a zone
- * is slow (ICU reads its data: docs/design/0026-time-zones-opened-off-the-
- * loop.md), so each name is opened once for the life of the process, off
- * the loop but at start-up (zone_work.h), and every job in that zone shares
- * it. */
+ * they borrow from. Loop thread (the cache is the loop's). A zone is read
+ * from the tz database off the loop (zone_load.h), once for all the jobs
+ * in it, and replaced only when a reread finds it changed. */
 #include "job_schedule.h"
 
 #include <errno.h>
@@ -18,7 +16,8 @@ void cs_zones_free(struct cs_zones *zones)
     for (size_t i = 0; i < zones->n; i++)
         cs_tz_free(zones->tz[i]);
     free(zones->tz);
-    *zones = (struct cs_zones){0};
+    zones->tz = NULL;
+    zones->n = zones->cap = 0;
 }
 
 /* Where name is in zones, or where it would go; *found says which. */
@@ -41,14 +40,22 @@ static size_t zone_index(const struct cs_zones *zones, const char *name, bool *f
     return lo;
 }
 
-void cs_zones_add(struct cs_zones *zones, struct cs_tz *tz)
+const struct cs_tz *cs_zones_find(const struct cs_zones *zones, const char *name)
+{
+    bool found;
+    size_t i = zone_index(zones, name, &found);
+    return found ? zones->tz[i] : NULL;
+}
+
+struct cs_tz *cs_zones_swap(struct cs_zones *zones, struct cs_tz *tz)
 {
     CS_ASSERT_LOOP();
     bool found;
     size_t i = zone_index(zones, cs_tz_name(tz), &found);
     if (found) {
-        cs_tz_free(tz);
-        return;
+        struct cs_tz *old = zones->tz[i];
+        zones->tz[i] = tz;
+        return old;
     }
     if (zones->n == zones->cap) {
         zones->cap = zones->cap ? zones->cap * 2 : 8;
@@ -57,29 +64,15 @@ void cs_zones_add(struct cs_zones *zones, struct cs_tz *tz)
     memmove(&zones->tz[i + 1], &zones->tz[i], (zones->n - i) * sizeof(*zones->tz));
     zones->tz[i] = tz;
     zones->n++;
+    return NULL;
 }
 
-/* The zone named name; opened here and added when may_open, else -EAGAIN. */
-static int zone_get(struct cs_zones *zones, const char *name, bool may_open,
-                    const struct cs_tz **out, struct cs_err *err)
+void cs_zones_add(struct cs_zones *zones, struct cs_tz *tz)
 {
-    bool found;
-    size_t i = zone_index(zones, name, &found);
-    struct cs_tz *tz;
-    int rc;
-
-    if (found) {
-        *out = zones->tz[i];
-        return 0;
-    }
-    if (!may_open)
-        return cs_err_set(err, -EAGAIN, "time zone \"%s\" is not open yet", name);
-    rc = cs_tz_open(name, &tz, err);
-    if (rc != 0)
-        return rc;
-    cs_zones_add(zones, tz);
-    *out = tz;
-    return 0;
+    if (cs_zones_find(zones, cs_tz_name(tz)) != NULL)
+        cs_tz_free(tz);
+    else
+        (void)cs_zones_swap(zones, tz); /* none of its name: nothing replaced */
 }
 
 /* The numbers and enums of a Schedule, before its text and zone. */
@@ -128,7 +121,7 @@ static int check_unset(const Csched__V1__Schedule *sc, struct cs_err *err)
                       field);
 }
 
-int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec, bool may_open,
+int cs_job_schedule_parse(const struct cs_zones *zones, const Csched__V1__Job *spec,
                           struct cs_schedule **out, struct cs_err *err)
 {
     CS_ASSERT_LOOP();
@@ -145,8 +138,16 @@ int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec, b
     rc = check_policy(sc, err);
     if (rc != 0)
         return rc;
-    if (sc->time_zone[0] != '\0' && (rc = zone_get(zones, sc->time_zone, may_open, &tz, &why)) != 0)
-        return cs_err_set(err, rc, "job.schedule.time_zone: %s", why.msg);
+    if (strnlen(sc->time_zone, CS_TZ_NAME_MAX + 1) > CS_TZ_NAME_MAX)
+        return cs_err_set(err, -EINVAL,
+                          "job.schedule.time_zone: \"%.32s...\" is longer than any zone name "
+                          "(at most %d bytes)",
+                          sc->time_zone, CS_TZ_NAME_MAX);
+    if (sc->time_zone[0] != '\0' && (tz = cs_zones_find(zones, sc->time_zone)) == NULL)
+        return cs_err_set(err, -EAGAIN,
+                          "job.schedule.time_zone: time zone \"%.64s\" has not been read from the "
+                          "tz database",
+                          sc->time_zone);
     struct cs_schedule *s = cs_xmalloc(sizeof(*s));
     rc = cs_schedule_parse(sc->text, tz, s, &why);
     if (rc != 0) {

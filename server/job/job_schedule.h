@@ -1,8 +1,8 @@
 /* job_schedule: a job's Schedule message checked and parsed into the
  * struct cs_schedule the loop keeps with the job, the time zones those
- * borrow (opened once per zone name and shared by every job), and the next
- * fire times GetJob shows. Loop thread; parsing and next fires cost
- * microseconds, the first use of a zone name milliseconds (ICU). */
+ * borrow (read once per zone name, off the loop, and shared by every job),
+ * and the next fire times GetJob shows. Loop thread; parsing and next fires
+ * cost microseconds. */
 #ifndef CS_JOB_SCHEDULE_H
 #define CS_JOB_SCHEDULE_H
 
@@ -15,6 +15,7 @@
 #include "heap.h"
 #include "next_turn.h"
 #include "schedule.h"
+#include "tzdb.h"
 #include "util.h"
 
 /* Limits on a Schedule's numbers. */
@@ -25,11 +26,14 @@
 /* How many next fire times GetJob shows. */
 #define CS_JOB_NEXT_FIRES 5
 
-/* The zones opened so far, sorted by name; a zone is kept until
- * cs_zones_free (there are a few hundred names at most). */
+/* The zones read so far from the tz database in dir, sorted by name (a few
+ * hundred names at most). A zone is kept until cs_zones_free, or until a
+ * reread of the database swaps in its new table (zone_load.h). */
 struct cs_zones {
     struct cs_tz **tz;
     size_t n, cap;
+    const char *dir;                   /* the tz database's directory, borrowed (config) */
+    char version[CS_TZDB_VERSION_MAX]; /* of the data last read: GetStats, the metrics */
 };
 
 /* Where a job's schedule stands (slots.c): every slot up to after_s has
@@ -61,16 +65,20 @@ void cs_zones_free(struct cs_zones *zones);
  * freed with free(); its zone borrowed from zones), or NULL when the job
  * has no schedule (absent, or an empty text with no other field set). 0,
  * or -EINVAL / -ENOMEM with err naming the field ("job.schedule.text:
- * field 3 (day of month): ...").
- * A zone not in zones yet is opened here when may_open is set (start-up);
- * otherwise the answer is -EAGAIN: open it off the loop (zone_work.h), give
- * it to cs_zones_add and parse again. */
-int cs_job_schedule_parse(struct cs_zones *zones, const Csched__V1__Job *spec, bool may_open,
+ * field 3 (day of month): ..."), or -EAGAIN when its zone is not in zones:
+ * read it off the loop (zone_load.h) and parse again. */
+int cs_job_schedule_parse(const struct cs_zones *zones, const Csched__V1__Job *spec,
                           struct cs_schedule **out, struct cs_err *err);
 
+/* The zone called name in zones, or NULL. */
+const struct cs_tz *cs_zones_find(const struct cs_zones *zones, const char *name);
 /* Adds tz (taking ownership) to zones; one of the same name already there
  * stays, and tz is freed. */
 void cs_zones_add(struct cs_zones *zones, struct cs_tz *tz);
+/* Puts tz (taking ownership) in zones in place of the zone of its name,
+ * and returns that one (NULL when there was none): the caller's, to free
+ * once no schedule borrows it. */
+struct cs_tz *cs_zones_swap(struct cs_zones *zones, struct cs_tz *tz);
 
 /* The fire times after after_s of s as FireTime messages: fills out[0..n)
  * (each local_time pointing into text[i]) and returns how many. */

@@ -56,6 +56,7 @@ struct cs_metrics_gauges {
     uint32_t runs_queued, runs_starting, runs_running;
     uint32_t slots_used, max_running;
     struct cs_store_stats store;
+    char tzdata_version[32]; /* of the schedules' time zones (tzdb.h's CS_TZDB_VERSION_MAX) */
 };
 
 struct cs_metrics_snapshot {

@@ -270,6 +270,16 @@ static void schedules(struct cs_text *t, const struct cs_metrics_snapshot *s)
             cs_text_free(&labels);
         }
     }
+    /* Shown once the zones have been read at start. */
+    if (s->gauges.tzdata_version[0] != '\0') {
+        struct cs_text labels = {0};
+        cs_prom_label(&labels, "version", s->gauges.tzdata_version);
+        cs_prom_family(t, "csched_tzdata_info", "gauge",
+                       "Always 1; the version of the tz database the schedules' time zones were "
+                       "last read from (at start or on SIGHUP).");
+        cs_prom_sample(t, "csched_tzdata_info", labels.buf, 1);
+        cs_text_free(&labels);
+    }
 }
 
 static void process(struct cs_text *t, const struct cs_proc_facts *p)

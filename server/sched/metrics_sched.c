@@ -2,6 +2,8 @@
  * metrics_sched.h). Loop thread; O(1). */
 #include "metrics_sched.h"
 
+#include <string.h>
+
 #include "sched_state.h"
 #include "util.h"
 
@@ -15,6 +17,8 @@ void cs_metrics_sched_gauges_cb(void *ctx, struct cs_metrics_gauges *g)
     g->runs_running = s->running;
     g->slots_used = cs_sched_slots_used(s);
     g->max_running = s->max_running;
+    _Static_assert(sizeof(g->tzdata_version) == sizeof(s->zones.version), "one version size");
+    memcpy(g->tzdata_version, s->zones.version, sizeof(g->tzdata_version));
     if (s->store != NULL)
         cs_store_stats_get(s->store, &g->store);
 }

@@ -9,7 +9,7 @@
 
 #include "civil.h"
 #include "schedule.h"
-#include "tz.h"
+#include "tzdb.h"
 
 static int64_t now_ns(void)
 {
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
         struct cs_schedule s;
         struct cs_err err = {0};
         int64_t t0 = now_ns();
-        if (cs_tz_open(cases[i].zone, &tz, &err) != 0 ||
+        if (cs_tzdb_open(CS_TZDB_DIR_DEFAULT, cases[i].zone, &tz, &err) != 0 ||
             cs_schedule_parse(cases[i].text, tz, &s, &err) != 0) {
             fprintf(stderr, "%s in %s: %s\n", cases[i].text, cases[i].zone, err.msg);
             return 1;

@@ -4,7 +4,7 @@
  * (folded into the range a schedule answers for), the rest is the text.
  * Each next() must end within a bound asserted here, each fire must come
  * after the last and join UTC to local time, and in UTC a cron fire must be
- * a time the expression matches. The zones are opened once and kept. */
+ * a time the expression matches. The zones are read once and kept. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "schedule.h"
+#include "tzdb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -53,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 9)
         return 0;
     zi = data[0] % (sizeof(zones) / sizeof(zones[0]));
-    if (zones[zi] == NULL && cs_tz_open(zone_names[zi], &zones[zi], &err) != 0)
+    if (zones[zi] == NULL &&
+        cs_tzdb_open(CS_TZDB_DIR_DEFAULT, zone_names[zi], &zones[zi], &err) != 0)
         check(false, "a zone of the target does not open");
     memcpy(&raw, data + 1, sizeof(raw));
     size_t len = size - 9 < sizeof(text) - 1 ? size - 9 : sizeof(text) - 1;

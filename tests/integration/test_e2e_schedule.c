@@ -1,8 +1,8 @@
 /* End-to-end tests of a job's schedule through the real API: CreateJob and
  * UpdateJob check it (INVALID_ARGUMENT naming the field and the rule),
  * GetJob shows the next fire times in the job's zone and in UTC (ListJobs
- * the next one), and a
- * restart keeps the schedule. One server serves every test of this file. */
+ * the next one), from the system's tz database, and a restart keeps the
+ * schedule. One server serves every test of this file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -52,6 +52,21 @@ static void test_e2e_schedule_refused(void **state)
                    "job.schedule.text: cron field 3 (day of month): 32 is out of range 1-31");
     assert_refused(e, scheduled_job("bad-zone", "@daily", "Europe/Berln"),
                    "job.schedule.time_zone: unknown time zone \"Europe/Berln\"");
+    /* Names that would lead out of the tz database, and its files that are
+     * no zone's. */
+    assert_refused(e, scheduled_job("bad-path", "@daily", "../../../etc/passwd"),
+                   "job.schedule.time_zone: time zone \"../../../etc/passwd\" is not a zone name");
+    assert_refused(e, scheduled_job("bad-abs", "@daily", "/etc/localtime"),
+                   "job.schedule.time_zone: time zone \"/etc/localtime\" is not a zone name");
+    assert_refused(
+        e,
+        scheduled_job("bad-long", "@daily",
+                      "Europe/Berlin/01234567890123456789012345678901234567890123456789"),
+        "job.schedule.time_zone: \"Europe/Berlin/012345678901234567...\" is longer "
+        "than any zone name (at most 63 bytes)");
+    assert_refused(e, scheduled_job("bad-tab", "@daily", "zone1970.tab"),
+                   "job.schedule.time_zone: time zone \"zone1970.tab\": its file is not valid "
+                   "TZif");
     assert_refused(e, scheduled_job("bad-every", "@every 0s", ""), "job.schedule.text");
     job = scheduled_job("bad-misfire", "@hourly", "");
     job->schedule->misfire = 7;
@@ -187,7 +202,34 @@ static void test_e2e_schedule_update(void **state)
     csched__v1__job__free_unpacked(got, NULL);
 }
 
-/* A restart reads the schedule back with the job and opens its zone again. */
+/* The system's tz data, not ICU 72's copy of 2022e: Almaty is at +05:00
+ * since 2024-03-01, so 12:00 there is 07:00 UTC, and Ciudad Juarez (a zone
+ * since 2022g) is one. */
+static void test_e2e_schedule_system_zones(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *job = scheduled_job("almaty", "0 12 * * *", "Asia/Almaty"), *got;
+
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+    got = cs_e2e_get_job(e, "almaty");
+    assert_int_equal(got->n_next_fires, 5);
+    for (size_t i = 0; i < got->n_next_fires; i++) {
+        assert_int_equal(got->next_fires[i]->at_unix_ms / 1000 % 86400, 7 * 3600);
+        assert_non_null(strstr(got->next_fires[i]->local_time, " 12:00:00 +05:00"));
+    }
+    csched__v1__job__free_unpacked(got, NULL);
+
+    job = scheduled_job("juarez", "0 12 * * *", "America/Ciudad_Juarez");
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+    got = cs_e2e_get_job(e, "juarez");
+    assert_int_equal(got->n_next_fires, 5);
+    assert_non_null(strstr(got->next_fires[0]->local_time, " 12:00:00 -0"));
+    csched__v1__job__free_unpacked(got, NULL);
+}
+
+/* A restart reads the schedule back with the job and reads its zone again. */
 static void test_e2e_schedule_restart(void **state)
 {
     struct cs_e2e *e = *state;
@@ -208,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_e2e_schedule_refused),
         cmocka_unit_test(test_e2e_schedule_empty_text),
         cmocka_unit_test(test_e2e_schedule_next_fires),
+        cmocka_unit_test(test_e2e_schedule_system_zones),
         cmocka_unit_test(test_e2e_schedule_update),
         cmocka_unit_test(test_e2e_schedule_restart),
     };

@@ -13,7 +13,7 @@
 
 #include "civil.h"
 #include "schedule.h"
-#include "tz.h"
+#include "tzdb.h"
 
 #define T(y, mo, d, h, mi, s) cs_civil_join(y, mo, d, h, mi, s)
 
@@ -73,7 +73,7 @@ static void test_schedule_against_cronie(void **state)
 
     for (size_t z = 0; z < sizeof(zones) / sizeof(zones[0]); z++) {
         struct cs_tz *tz = NULL;
-        assert_int_equal(cs_tz_open(zones[z].zone, &tz, NULL), 0);
+        assert_int_equal(cs_tzdb_open(CS_TZDB_DIR_DEFAULT, zones[z].zone, &tz, NULL), 0);
         int64_t t = T(zones[z].year, 1, 1, 0, 0, 0), end = T(zones[z].year + 1, 1, 1, 0, 0, 0);
         for (;;) {
             struct cs_tz_span sp;
