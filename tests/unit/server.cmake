@@ -31,7 +31,9 @@ cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rp
 cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_request_decode)
 # A map key sent twice: the last wins, once.
 cs_unit_test(map_fold SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_map_fold.c LIBS cs_map_fold cs_proto_reflection)
+# The access table against docs/security.md's and the proto's methods.
 cs_unit_test(access SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_access.c LIBS cs_access)
+target_compile_definitions(test_access PRIVATE CS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 cs_unit_test(local_role SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_role.c LIBS cs_local)
 cs_unit_test(local_listen SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_local_listen.c LIBS cs_local)
 cs_unit_test(mailbox SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_mailbox.c LIBS cs_mailbox)
