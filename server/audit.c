@@ -1,56 +1,49 @@
-/* audit: the rows of the audit trail (see audit.h). The methods audited and
- * where each finds its target in its request are one table. Loop thread. */
+/* audit: the rows of the audit trail (see audit.h). Which methods are
+ * audited is access.h's table's to say. Loop thread. */
 #define CS_LOG_COMPONENT "audit"
 #include "audit.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "access.h"
 #include "identity.h"
 #include "job.h"
 #include "log.h"
 #include "utf8.h"
 #include "util.h"
 
-typedef void (*target_cb)(const ProtobufCMessage *req, const char **job_name, int64_t *run_id);
-
-static void job_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+/* The field of msg named name, if it is a single one of type, else NULL. */
+static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessage *msg, const char *name,
+                                                ProtobufCType type)
 {
-    const Csched__V1__Job *job = ((const Csched__V1__CreateJobRequest *)req)->job;
-    if (job != NULL)
-        *job_name = job->name;
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, name);
+    return f != NULL && f->type == type && f->label != PROTOBUF_C_LABEL_REPEATED ? f : NULL;
 }
 
-static void update_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
-{
-    const Csched__V1__Job *job = ((const Csched__V1__UpdateJobRequest *)req)->job;
-    if (job != NULL)
-        *job_name = job->name;
-}
+#define FIELD_AT(msg, f, type) (*(type const *)((const char *)(msg) + (f)->offset))
 
-static void delete_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+/* The job and the run req names, by the fields the API names them with in
+ * every request: job_name, name (a job's), job (its name) and run_id. Read
+ * by name rather than per method, so that a method added later has its
+ * refusals' target too. */
+static void request_target(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
 {
-    *job_name = ((const Csched__V1__DeleteJobRequest *)req)->name;
+    const ProtobufCFieldDescriptor *f;
+    if ((f = field_of(req, "job_name", PROTOBUF_C_TYPE_STRING)) != NULL ||
+        (f = field_of(req, "name", PROTOBUF_C_TYPE_STRING)) != NULL) {
+        *job_name = FIELD_AT(req, f, char *);
+    } else if ((f = field_of(req, "job", PROTOBUF_C_TYPE_MESSAGE)) != NULL) {
+        const ProtobufCMessage *job = FIELD_AT(req, f, ProtobufCMessage *);
+        if (job != NULL && (f = field_of(job, "name", PROTOBUF_C_TYPE_STRING)) != NULL)
+            *job_name = FIELD_AT(job, f, char *);
+    }
+    if ((f = field_of(req, "run_id", PROTOBUF_C_TYPE_INT64)) != NULL)
+        *run_id = FIELD_AT(req, f, int64_t);
+    if (*job_name == NULL)
+        *job_name = "";
 }
-
-static void trigger_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
-{
-    *job_name = ((const Csched__V1__TriggerJobRequest *)req)->job_name;
-}
-
-static void cancel_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
-{
-    *run_id = ((const Csched__V1__CancelRunRequest *)req)->run_id;
-}
-
-static const struct audited {
-    const char *method;
-    target_cb target_cb;
-} audited[] = {
-    {"CreateJob", job_target_cb},    {"UpdateJob", update_target_cb},
-    {"DeleteJob", delete_target_cb}, {"TriggerJob", trigger_target_cb},
-    {"CancelRun", cancel_target_cb},
-};
 
 /* "CreateJob" of "/csched.v1.Scheduler/CreateJob". */
 static const char *short_name(const struct cs_call *call)
@@ -58,14 +51,6 @@ static const char *short_name(const struct cs_call *call)
     const char *path = cs_call_method_path(call);
     const char *slash = strrchr(path, '/');
     return slash != NULL ? slash + 1 : path;
-}
-
-static const struct audited *find_audited(const char *method)
-{
-    for (size_t i = 0; i < CS_ARRAY_LEN(audited); i++)
-        if (strcmp(audited[i].method, method) == 0)
-            return &audited[i];
-    return NULL;
 }
 
 void cs_audit_record(struct cs_sched *sched, const struct cs_audit_entry *entry,
@@ -181,14 +166,13 @@ static void record_refusal(struct cs_sched *sched, struct cs_audit_entry *e)
     cs_audit_record(sched, e, NULL);
 }
 
-void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code code,
+void cs_audit_refused_cb(void *arg, struct cs_call *call, grpc_status_code code,
                          const char *message)
 {
     CS_ASSERT_LOOP();
     struct cs_sched *sched = arg;
     const char *method = short_name(call);
-    const struct audited *a = find_audited(method);
-    if (a == NULL && code != GRPC_STATUS_PERMISSION_DENIED)
+    if (!cs_access_changes(cs_call_method_path(call)) && code != GRPC_STATUS_PERMISSION_DENIED)
         return;
     if (!cs_store_is_accepting(sched->store)) {
         cs_log_debug("not recorded while the store refuses writes: %s by %s refused (%d)", method,
@@ -202,9 +186,9 @@ void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code
         .code = code,
         .message = message,
     };
-    const ProtobufCMessage *req = cs_call_request(call);
-    if (a != NULL && req != NULL)
-        a->target_cb(req, &e.job_name, &e.run_id);
+    const ProtobufCMessage *req = cs_call_request_late(call);
+    if (req != NULL)
+        request_target(req, &e.job_name, &e.run_id);
     record_refusal(sched, &e);
 }
 

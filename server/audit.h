@@ -1,8 +1,9 @@
-/* audit: the loop's side of the audit trail. Every change (CreateJob,
- * UpdateJob, DeleteJob), trigger and cancel queues one row tied to the
- * writes of the change, so the row commits in the change's transaction or
- * not at all; a refused call of those methods, and any call refused with
- * PERMISSION_DENIED, queues a row of its own. Loop thread only; each record
+/* audit: the loop's side of the audit trail. Every call of a method that
+ * changes jobs or runs (access.h's table says which) queues one row tied to
+ * the writes of the change, so the row commits in the change's transaction
+ * or not at all; a refused call of those methods, and any call refused with
+ * PERMISSION_DENIED, queues a row of its own, naming the job and run its
+ * request names. Loop thread only; each record
  * is one store write, coalesced with its batch's other rows (store.h). */
 #ifndef CS_AUDIT_H
 #define CS_AUDIT_H
@@ -38,7 +39,7 @@ void cs_audit_change(struct cs_sched *sched, const struct cs_call *call,
  * of the audited methods, and PERMISSION_DENIED of any. Not while the store
  * refuses writes: a row then would only grow the backlog the refusal is
  * about. */
-void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code code,
+void cs_audit_refused_cb(void *arg, struct cs_call *call, grpc_status_code code,
                          const char *message);
 
 /* The expiry of audit rows older than --audit-retention-days: a timer that

@@ -98,6 +98,15 @@ static int identify(const struct cs_rpc_server *server, struct cs_call *call,
     return rc;
 }
 
+/* Refuses a call before its request is unpacked. The request stays at hand
+ * while the refusal is told, for the audit row to name its target. */
+static void refuse(struct slot *slot, struct cs_call *call, int rc, const char *why)
+{
+    call->unread = slot->payload;
+    cs_call_fail(call, rc, "%s", why);
+    call->unread = NULL;
+}
+
 static void begin_call(struct slot *slot)
 {
     struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
@@ -106,12 +115,12 @@ static void begin_call(struct slot *slot)
     struct cs_err err = {0};
     int rc = identify(slot->server, call, &slot->metadata, &err);
     if (rc == -EPERM && cs_access_needed(call->method->path) != CS_ROLE_NONE) {
-        cs_call_fail(call, rc, "%s", err.msg);
+        refuse(slot, call, rc, err.msg);
         return;
     }
     rc = cs_access_check(call->method->path, &call->who, rc == 0, why, sizeof(why));
     if (rc != 0) {
-        cs_call_fail(call, rc, "%s", why);
+        refuse(slot, call, rc, why);
         return;
     }
     if (call->method->streaming & CS_STREAM_CLIENT) {
