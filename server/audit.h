@@ -3,8 +3,9 @@
  * the writes of the change, so the row commits in the change's transaction
  * or not at all; a refused call of those methods, and any call refused with
  * PERMISSION_DENIED, queues a row of its own, naming the job and run its
- * request names. Loop thread only; each record
- * is one store write, coalesced with its batch's other rows (store.h). */
+ * request names, within a budget a minute (audit_budget.h). Loop thread
+ * only; each record is one store write, coalesced with its batch's other
+ * rows (store.h). */
 #ifndef CS_AUDIT_H
 #define CS_AUDIT_H
 
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "audit_budget.h"
 #include "rpc.h"
 #include "sched_state.h"
 #include "store.h"
@@ -35,10 +37,26 @@ void cs_audit_record(struct cs_sched *sched, const struct cs_audit_entry *entry,
  * mark (in this loop turn): its method and its caller's identity. */
 void cs_audit_change(struct cs_sched *sched, const struct cs_call *call,
                      const struct cs_store_mark *since, const char *job_name, int64_t run_id);
-/* The rpc server's refused hook (arg: struct cs_sched *): records refusals
- * of the audited methods, and PERMISSION_DENIED of any. Not while the store
- * refuses writes: a row then would only grow the backlog the refusal is
- * about. */
+/* The refusals the audit trail records: at most a budget of them a minute
+ * per caller and for callers without an identity together
+ * (audit_budget.h), the rest summarised in a row when the minute ends, by
+ * a timer. Owned by its caller for the server's life. */
+struct cs_audit_refusals {
+    struct cs_sched *sched;
+    struct cs_audit_budget budget;
+    uv_timer_t timer;
+    bool timing; /* the timer waits for the minute's end */
+    bool stopped;
+};
+void cs_audit_refusals_start(struct cs_audit_refusals *r, struct cs_sched *sched);
+/* Ends the minute at once, writing its summaries, and closes the timer.
+ * Refusals after it are still recorded within the budget; what they leave
+ * out is not summarised. */
+void cs_audit_refusals_stop(struct cs_audit_refusals *r);
+/* The rpc server's refused hook (arg: struct cs_audit_refusals *): records
+ * refusals of the methods that change jobs or runs, and PERMISSION_DENIED
+ * of any. Not while the store refuses writes: a row then would only grow
+ * the backlog the refusal is about. */
 void cs_audit_refused_cb(void *arg, struct cs_call *call, grpc_status_code code,
                          const char *message);
 

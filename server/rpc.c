@@ -22,6 +22,7 @@
 #include "access.h"
 #include "grpc_bridge.h"
 #include "log.h"
+#include "net_addr.h"
 #include "queue.h"
 #include "rpc_call.h"
 #include "util.h"
@@ -72,10 +73,10 @@ static void calls_ended_cb(struct cs_call_count *count);
 /* --- slots ----------------------------------------------------------------- */
 
 /* Fills call->who from the first identity source that knows the call's
- * peer: 0 if one did, -ENOENT if none did (who then names the peer, with no
- * role), or a source's refusal (-EPERM, err saying why). Only a TCP peer
- * can be trusted by --insecure-tcp: a unix-socket connection the sources do
- * not know stays unidentified. */
+ * peer: 0 if one did, -ENOENT if none did (who then names the peer by its
+ * address, without the port, with no role), or a source's refusal (-EPERM,
+ * err saying why). Only a TCP peer can be trusted by --insecure-tcp: a
+ * unix-socket connection the sources do not know stays unidentified. */
 static int identify(const struct cs_rpc_server *server, struct cs_call *call,
                     const grpc_metadata_array *metadata, struct cs_err *err)
 {
@@ -92,8 +93,10 @@ static int identify(const struct cs_rpc_server *server, struct cs_call *call,
     }
     if (rc != 0) {
         call->who.role = CS_ROLE_NONE;
-        (void)snprintf(call->who.name, sizeof(call->who.name), "%s", peer);
+        if (cs_net_addr_of_peer(peer, call->who.name, sizeof(call->who.name)) != 0)
+            (void)snprintf(call->who.name, sizeof(call->who.name), "%s", peer);
     }
+    call->who.known = rc == 0;
     gpr_free(peer);
     return rc;
 }

@@ -2,9 +2,10 @@
  * updated_by, triggered_by), one audit row per change, trigger and cancel
  * and per refused call, ListAudit's paging and filters, and a row that
  * commits with its change (kill -9 right after a trigger's reply), the
- * expiry of old rows, and refusals whose job name or message a database
- * index or text column would not take as they came. One server, with --audit-retention-days 1,
- * serves every test of this file. */
+ * expiry of old rows, refusals whose job name or message a database index
+ * or text column would not take as they came, and every method of the
+ * proto that changes jobs or runs, made and refused. One server, with
+ * --audit-retention-days 1, serves every test of this file. */
 #include <libpq-fe.h>
 #include <pwd.h>
 #include <setjmp.h>
@@ -613,8 +614,9 @@ static int setup(void **state)
 
 /* Refusals past 60 a minute of one caller are not recorded one by one: a
  * caller with no role, refused thousands of times a second, filled the
- * database's disk with their rows. One row says more are left out. Last in
- * this file: the refusals after it in the same minute would be left out. */
+ * database's disk with their rows (integration_e2e_refusals waits for the
+ * row that says how many were left out). Last in this file: the refusals
+ * after it in the same minute would be left out. */
 static void test_e2e_audit_refusals_budget(void **state)
 {
     struct cs_e2e *e = *state;
@@ -622,7 +624,6 @@ static void test_e2e_audit_refusals_budget(void **state)
     Csched__V1__Run *run = NULL;
     struct cs_status st = {0};
     char name[64];
-    bool noted = false;
 
     cs_e2e_name(name, sizeof(name), "no-such-job");
     trig.job_name = name;
@@ -630,12 +631,8 @@ static void test_e2e_audit_refusals_budget(void **state)
         cs_e2e_assert_status(cs_scheduler_trigger_job(e->client, &trig, &run, cs_e2e_opts(), &st),
                              &st, GRPC_STATUS_NOT_FOUND, "does not exist");
     Csched__V1__ListAuditResponse *audit = audit_of_job(e, name);
-    for (size_t i = 0; i < audit->n_entries; i++)
-        noted =
-            noted || strstr(audit->entries[i]->message, "more refusals are not recorded") != NULL;
-    if (audit->n_entries > 61 || !noted)
-        fail_msg("70 refusals within a minute left %zu rows, %s saying more are left out",
-                 audit->n_entries, noted ? "one" : "none");
+    if (audit->n_entries > 60)
+        fail_msg("70 refusals within a minute left %zu rows", audit->n_entries);
     csched__v1__list_audit_response__free_unpacked(audit, NULL);
 }
 

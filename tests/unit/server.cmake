@@ -5,6 +5,8 @@ set(CS_SERVER_DIR ${PROJECT_SOURCE_DIR}/server)
 
 cs_unit_test(probe SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probe.c LIBS cs_probe)
 cs_unit_test(metrics SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_metrics.c LIBS cs_metrics cs_net_addr)
+# The address of a TCP peer, by which refusals are counted.
+cs_unit_test(net_addr SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_net_addr.c LIBS cs_net_addr)
 cs_unit_test(idmap SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_idmap.c LIBS cs_idmap)
 # The ready file: written whole, through no planted link, tried again while
 # out of file descriptors.
@@ -31,6 +33,7 @@ cs_unit_test(status SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_status.c LIBS cs_rp
 cs_unit_test(wire_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_wire_check.c LIBS cs_request_decode)
 # A map key sent twice: the last wins, once.
 cs_unit_test(map_fold SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_map_fold.c LIBS cs_map_fold cs_proto_reflection)
+cs_unit_test(audit_budget SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_audit_budget.c LIBS cs_audit_budget)
 # The access table against docs/security.md's and the proto's methods.
 cs_unit_test(access SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_access.c LIBS cs_access)
 target_compile_definitions(test_access PRIVATE CS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
