@@ -32,6 +32,9 @@
 /* A flood may span two minutes: their rows, and the first one's summary. */
 #define FLOOD_ROWS_MAX (2 * PER_CALLER + 1)
 #define CALLS_PER_CONNECTION 5
+/* Four times the rows a flood may write: a few seconds of new connections
+ * (about 100 a second here, 10 under the sanitizers on a loaded machine). */
+#define FLOOD_CALLS 500
 /* A minute, and time for its summary to commit. */
 #define SUMMARY_TIMEOUT_MS 75000
 
@@ -172,13 +175,12 @@ static void test_refusals_name_their_target(void **state)
     cs_client_free(viewer);
 }
 
-/* For ms, a new connection with a wrong token every few refused triggers:
- * how many calls were made. */
-static long flood(int64_t ms)
+/* FLOOD_CALLS refused triggers with a wrong token, on a new connection every
+ * few: how many calls were made. */
+static long flood(void)
 {
-    int64_t end = cs_test_now_ms() + ms;
     long calls = 0;
-    while (cs_test_now_ms() < end) {
+    while (calls < FLOOD_CALLS) {
         struct cs_client *c = cs_tls_client(&fx, "ca", NULL, WRONG);
         for (int i = 0; i < CALLS_PER_CONNECTION; i++, calls++)
             refused_trigger(c, "flooded", GRPC_STATUS_UNAUTHENTICATED);
@@ -193,8 +195,6 @@ static void assert_flood_bounded(long since_id, long calls)
     cs_test_sleep_ms(500);
     long rows = rows_since(since_id);
     fprintf(stderr, "flood: %ld refused calls on new connections, %ld audit rows\n", calls, rows);
-    if (calls <= FLOOD_ROWS_MAX)
-        fail_msg("only %ld calls in the flood: too few to tell", calls);
     if (rows > FLOOD_ROWS_MAX)
         fail_msg("%ld refused calls, each %d on a new connection, wrote %ld audit rows; at most "
                  "%d were to be",
@@ -206,7 +206,7 @@ static void assert_flood_bounded(long since_id, long calls)
  * for every one. */
 static void test_refusals_flood_ipv4(void **state)
 {
-    long before = last_audit_id(), calls = flood(4000);
+    long before = last_audit_id(), calls = flood();
     unknown_v4 += calls;
     assert_flood_bounded(before, calls);
 
@@ -226,7 +226,7 @@ static void test_refusals_flood_ipv6(void **state)
     assert_int_equal(cs_testd_stop(fx.d), 0);
     fx.d = NULL;
     assert_int_equal(start("[::1]:0"), 0);
-    long before = last_audit_id(), calls = flood(2000);
+    long before = last_audit_id(), calls = flood();
     unknown_v6 += calls;
     assert_flood_bounded(before, calls);
     assert_int_equal(cs_testd_stop(fx.d), 0);
