@@ -57,6 +57,7 @@ struct server {
     struct cs_ready ready;
     struct cs_retention retention;
     struct cs_audit_expiry audit_expiry;
+    struct cs_audit_refusals audit_refusals;
     struct cs_state_lock state_lock; /* held until release() */
     struct cs_dir_check dir_check;
     struct cs_auth auth;
@@ -236,6 +237,7 @@ static void launcher_stopped_cb(void *arg)
     cs_retention_stop(&srv->retention);
     cs_audit_expiry_stop(&srv->audit_expiry);
     cs_zone_reload_stop(&srv->zone_reload);
+    cs_audit_refusals_stop(&srv->audit_refusals);
     cs_slots_stop(s);
     cs_dir_check_stop(&srv->dir_check);
     cs_ready_stop(&srv->ready);
@@ -579,7 +581,8 @@ int main(int argc, char **argv)
     };
     if (listen_all(&srv) != 0)
         return 1;
-    cs_rpc_server_on_refused(srv.rpc, cs_audit_refused_cb, &srv.sched);
+    cs_audit_refusals_start(&srv.audit_refusals, &srv.sched);
+    cs_rpc_server_on_refused(srv.rpc, cs_audit_refused_cb, &srv.audit_refusals);
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");

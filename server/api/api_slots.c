@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "audit.h"
 #include "dispatch.h"
 #include "job.h"
 #include "job_table.h"
@@ -217,6 +218,8 @@ static void backfill_started_cb(void *arg, int status, Csched__V1__Slot **starte
         cs_call_fail(b->call, -ENOENT, "job %s was deleted", b->job_name);
         goto out;
     }
+    /* The runs and their audit row commit together, as a trigger's do. */
+    struct cs_store_mark mark = cs_store_mark_take(b->sched->store);
     /* started is newest first, the range oldest first: one merge. */
     for (size_t i = 0, k = n_started; i < n; i++) {
         while (k > 0 && started[k - 1]->slot_unix_ms < b->slots[i] * 1000)
@@ -228,6 +231,10 @@ static void backfill_started_cb(void *arg, int status, Csched__V1__Slot **starte
         cs_slots_record(b->sched, job, b->slots[i], now_ms, &d, cs_call_identity(b->call)->name);
         resp.runs_created++;
     }
+    /* A call that made no run changed nothing, as a trigger answered with
+     * its key's run: no row. */
+    if (resp.runs_created > 0)
+        cs_audit_change(b->sched, b->call, &mark, b->job_name, 0);
     resp.more = b->n > BACKFILL_MAX;
     resp.resume_from_unix_ms = resp.more ? b->slots[BACKFILL_MAX] * 1000 : 0;
     cs_call_reply(b->call, &resp.base);

@@ -1,56 +1,50 @@
-/* audit: the rows of the audit trail (see audit.h). The methods audited and
- * where each finds its target in its request are one table. Loop thread. */
+/* audit: the rows of the audit trail (see audit.h): changes, refusals within
+ * their budget (audit_budget.h) and the summaries of the rest, expiry.
+ * Which methods are audited is access.h's table's to say. Loop thread. */
 #define CS_LOG_COMPONENT "audit"
 #include "audit.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "access.h"
 #include "identity.h"
 #include "job.h"
 #include "log.h"
 #include "utf8.h"
 #include "util.h"
 
-typedef void (*target_cb)(const ProtobufCMessage *req, const char **job_name, int64_t *run_id);
-
-static void job_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+/* The field of msg named name, if it is a single one of type, else NULL. */
+static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessage *msg, const char *name,
+                                                ProtobufCType type)
 {
-    const Csched__V1__Job *job = ((const Csched__V1__CreateJobRequest *)req)->job;
-    if (job != NULL)
-        *job_name = job->name;
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, name);
+    return f != NULL && f->type == type && f->label != PROTOBUF_C_LABEL_REPEATED ? f : NULL;
 }
 
-static void update_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
-{
-    const Csched__V1__Job *job = ((const Csched__V1__UpdateJobRequest *)req)->job;
-    if (job != NULL)
-        *job_name = job->name;
-}
+#define FIELD_AT(msg, f, type) (*(type const *)((const char *)(msg) + (f)->offset))
 
-static void delete_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
+/* The job and the run req names, by the fields the API names them with in
+ * every request: job_name, name (a job's), job (its name) and run_id. Read
+ * by name rather than per method, so that a method added later has its
+ * refusals' target too. */
+static void request_target(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
 {
-    *job_name = ((const Csched__V1__DeleteJobRequest *)req)->name;
+    const ProtobufCFieldDescriptor *f;
+    if ((f = field_of(req, "job_name", PROTOBUF_C_TYPE_STRING)) != NULL ||
+        (f = field_of(req, "name", PROTOBUF_C_TYPE_STRING)) != NULL) {
+        *job_name = FIELD_AT(req, f, char *);
+    } else if ((f = field_of(req, "job", PROTOBUF_C_TYPE_MESSAGE)) != NULL) {
+        const ProtobufCMessage *job = FIELD_AT(req, f, ProtobufCMessage *);
+        if (job != NULL && (f = field_of(job, "name", PROTOBUF_C_TYPE_STRING)) != NULL)
+            *job_name = FIELD_AT(job, f, char *);
+    }
+    if ((f = field_of(req, "run_id", PROTOBUF_C_TYPE_INT64)) != NULL)
+        *run_id = FIELD_AT(req, f, int64_t);
+    if (*job_name == NULL)
+        *job_name = "";
 }
-
-static void trigger_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
-{
-    *job_name = ((const Csched__V1__TriggerJobRequest *)req)->job_name;
-}
-
-static void cancel_target_cb(const ProtobufCMessage *req, const char **job_name, int64_t *run_id)
-{
-    *run_id = ((const Csched__V1__CancelRunRequest *)req)->run_id;
-}
-
-static const struct audited {
-    const char *method;
-    target_cb target_cb;
-} audited[] = {
-    {"CreateJob", job_target_cb},    {"UpdateJob", update_target_cb},
-    {"DeleteJob", delete_target_cb}, {"TriggerJob", trigger_target_cb},
-    {"CancelRun", cancel_target_cb},
-};
 
 /* "CreateJob" of "/csched.v1.Scheduler/CreateJob". */
 static const char *short_name(const struct cs_call *call)
@@ -58,14 +52,6 @@ static const char *short_name(const struct cs_call *call)
     const char *path = cs_call_method_path(call);
     const char *slash = strrchr(path, '/');
     return slash != NULL ? slash + 1 : path;
-}
-
-static const struct audited *find_audited(const char *method)
-{
-    for (size_t i = 0; i < CS_ARRAY_LEN(audited); i++)
-        if (strcmp(audited[i].method, method) == 0)
-            return &audited[i];
-    return NULL;
 }
 
 void cs_audit_record(struct cs_sched *sched, const struct cs_audit_entry *entry,
@@ -106,106 +92,110 @@ void cs_audit_change(struct cs_sched *sched, const struct cs_call *call,
     cs_audit_record(sched, &e, since);
 }
 
-/* Refusals recorded per identity in a minute, at most: a caller with no
- * role is refused thousands of times a second, and each row is kept for
- * --audit-retention-days (for good by default), so its rows alone filled
- * the database's disk (how fast: docs/security.md, "Audit trail"). Past the
- * budget one row says so, and the first refusal of the next minute records
- * how many were left out. */
-#define REFUSALS_PER_MINUTE 60
-#define REFUSAL_WINDOW_MS 60000
-/* Callers followed at once; one more takes the place of the one refused
- * longest ago. */
-#define REFUSERS_MAX 64
-
-struct refuser {
-    char identity[CS_IDENTITY_NAME_MAX];
-    uint64_t window_start_ms; /* uv_now */
-    uint32_t recorded;        /* in this window */
-    uint64_t left_out;        /* in this window */
-};
-
-/* The loop's, as every row is queued there. */
-static struct refuser refusers[REFUSERS_MAX];
-
-static struct refuser *refuser_of(const char *identity, uint64_t now_ms)
+static void summary_cb(void *arg, const struct cs_audit_summary *summary)
 {
-    struct refuser *oldest = &refusers[0];
-    for (size_t i = 0; i < REFUSERS_MAX; i++) {
-        if (strcmp(refusers[i].identity, identity) == 0)
-            return &refusers[i];
-        if (refusers[i].window_start_ms < oldest->window_start_ms)
-            oldest = &refusers[i];
-    }
-    if (oldest->left_out > 0)
-        cs_log_warn("%llu refusals of %s were not recorded in the audit trail (at most %d a "
-                    "minute are)",
-                    (unsigned long long)oldest->left_out, oldest->identity, REFUSALS_PER_MINUTE);
-    *oldest = (struct refuser){.window_start_ms = now_ms};
-    (void)snprintf(oldest->identity, sizeof(oldest->identity), "%s", identity);
-    return oldest;
-}
-
-/* Records e, a refusal, within its caller's budget. */
-static void record_refusal(struct cs_sched *sched, struct cs_audit_entry *e)
-{
-    uint64_t now_ms = uv_now(sched->loop);
-    struct refuser *r = refuser_of(e->identity, now_ms);
-    char note[256];
-
-    if (now_ms - r->window_start_ms >= REFUSAL_WINDOW_MS) {
-        if (r->left_out > 0) {
-            (void)snprintf(note, sizeof(note),
-                           "%llu more refusals of this caller in the minute before were not "
-                           "recorded (at most %d a minute are)",
-                           (unsigned long long)r->left_out, REFUSALS_PER_MINUTE);
-            struct cs_audit_entry counted = *e;
-            counted.message = note;
-            cs_audit_record(sched, &counted, NULL);
-        }
-        r->window_start_ms = now_ms;
-        r->recorded = 0;
-        r->left_out = 0;
-    }
-    if (r->recorded > REFUSALS_PER_MINUTE) {
-        r->left_out++;
-        return;
-    }
-    if (r->recorded++ == REFUSALS_PER_MINUTE) {
+    struct cs_audit_refusals *r = arg;
+    char note[CS_IDENTITY_NAME_MAX + 200];
+    if (summary->last_unknown == NULL)
         (void)snprintf(note, sizeof(note),
-                       "this caller was refused %d times within a minute: more refusals are not "
-                       "recorded until it ends, then how many",
-                       REFUSALS_PER_MINUTE);
-        e->message = note;
-    }
-    cs_audit_record(sched, e, NULL);
-}
-
-void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code code,
-                         const char *message)
-{
-    CS_ASSERT_LOOP();
-    struct cs_sched *sched = arg;
-    const char *method = short_name(call);
-    const struct audited *a = find_audited(method);
-    if (a == NULL && code != GRPC_STATUS_PERMISSION_DENIED)
-        return;
-    if (!cs_store_is_accepting(sched->store)) {
-        cs_log_debug("not recorded while the store refuses writes: %s by %s refused (%d)", method,
-                     cs_call_identity(call)->name, (int)code);
+                       "%llu more refusals of this caller within a minute were not recorded (at "
+                       "most %d a minute are)",
+                       (unsigned long long)summary->left_out, CS_AUDIT_BUDGET_PER_CALLER);
+    else
+        (void)snprintf(note, sizeof(note),
+                       "%llu more refusals of callers without an identity within a minute were not "
+                       "recorded (at most %d a minute are, of all of them together); the last was "
+                       "of %s",
+                       (unsigned long long)summary->left_out, CS_AUDIT_BUDGET_UNKNOWN,
+                       summary->last_unknown);
+    if (!cs_store_is_accepting(r->sched->store)) {
+        cs_log_warn("%s: %s (not in the audit trail while the store refuses writes)",
+                    summary->identity, note);
         return;
     }
     struct cs_audit_entry e = {
+        .method = summary->method,
+        .identity = summary->identity,
+        .job_name = "",
+        .code = (grpc_status_code)summary->code,
+        .message = note,
+    };
+    cs_audit_record(r->sched, &e, NULL);
+}
+
+static void minute_ended_cb(uv_timer_t *timer);
+
+/* Arms the timer for the end of the minute, when its summaries are due. */
+static void time_summaries(struct cs_audit_refusals *r)
+{
+    uint64_t due = cs_audit_budget_due_ms(&r->budget), now = uv_now(r->sched->loop);
+    if (due == 0 || r->timing || r->stopped)
+        return;
+    r->timing = true;
+    CS_ASSERT(uv_timer_start(&r->timer, minute_ended_cb, due > now ? due - now : 0, 0) == 0);
+}
+
+static void minute_ended_cb(uv_timer_t *timer)
+{
+    struct cs_audit_refusals *r = timer->data;
+    r->timing = false;
+    cs_audit_budget_roll(&r->budget, uv_now(r->sched->loop), summary_cb, r);
+    time_summaries(r);
+}
+
+void cs_audit_refusals_start(struct cs_audit_refusals *r, struct cs_sched *sched)
+{
+    CS_ASSERT_LOOP();
+    memset(r, 0, sizeof(*r));
+    r->sched = sched;
+    cs_audit_budget_init(&r->budget, uv_now(sched->loop));
+    CS_ASSERT(uv_timer_init(sched->loop, &r->timer) == 0);
+    r->timer.data = r;
+}
+
+void cs_audit_refusals_stop(struct cs_audit_refusals *r)
+{
+    CS_ASSERT_LOOP();
+    if (r->sched == NULL || r->stopped)
+        return;
+    r->stopped = true;
+    /* The minute ends early: what it left out is told before the store closes. */
+    cs_audit_budget_end(&r->budget, summary_cb, r);
+    uv_close((uv_handle_t *)&r->timer, NULL);
+}
+
+void cs_audit_refused_cb(void *arg, struct cs_call *call, grpc_status_code code,
+                         const char *message)
+{
+    CS_ASSERT_LOOP();
+    struct cs_audit_refusals *r = arg;
+    const struct cs_identity *who = cs_call_identity(call);
+    const char *method = short_name(call);
+    if (!cs_access_changes(cs_call_method_path(call)) && code != GRPC_STATUS_PERMISSION_DENIED)
+        return;
+    if (!cs_store_is_accepting(r->sched->store)) {
+        cs_log_debug("not recorded while the store refuses writes: %s by %s refused (%d)", method,
+                     who->name, (int)code);
+        return;
+    }
+    struct cs_audit_refusal refusal = {who->name, who->known, method, (int)code};
+    bool recorded =
+        cs_audit_budget_take(&r->budget, &refusal, uv_now(r->sched->loop), summary_cb, r);
+    time_summaries(r);
+    if (!recorded)
+        return;
+    struct cs_audit_entry e = {
         .method = method,
-        .identity = cs_call_identity(call)->name,
+        .identity = who->name,
         .job_name = "",
         .code = code,
         .message = message,
     };
-    const ProtobufCMessage *req = cs_call_request(call);
-    if (a != NULL && req != NULL)
-        a->target_cb(req, &e.job_name, &e.run_id);
-    record_refusal(sched, &e);
+    /* Unpacked only now, for a refusal recorded: one left out costs nothing. */
+    const ProtobufCMessage *req = cs_call_request_late(call);
+    if (req != NULL)
+        request_target(req, &e.job_name, &e.run_id);
+    cs_audit_record(r->sched, &e, NULL);
 }
 
 /* The first expiry, shortly after start; then one an hour, and the next a

@@ -1,9 +1,11 @@
-/* audit: the loop's side of the audit trail. Every change (CreateJob,
- * UpdateJob, DeleteJob), trigger and cancel queues one row tied to the
- * writes of the change, so the row commits in the change's transaction or
- * not at all; a refused call of those methods, and any call refused with
- * PERMISSION_DENIED, queues a row of its own. Loop thread only; each record
- * is one store write, coalesced with its batch's other rows (store.h). */
+/* audit: the loop's side of the audit trail. Every call of a method that
+ * changes jobs or runs (access.h's table says which) queues one row tied to
+ * the writes of the change, so the row commits in the change's transaction
+ * or not at all; a refused call of those methods, and any call refused with
+ * PERMISSION_DENIED, queues a row of its own, naming the job and run its
+ * request names, within a budget a minute (audit_budget.h). Loop thread
+ * only; each record is one store write, coalesced with its batch's other
+ * rows (store.h). */
 #ifndef CS_AUDIT_H
 #define CS_AUDIT_H
 
@@ -12,6 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "audit_budget.h"
 #include "rpc.h"
 #include "sched_state.h"
 #include "store.h"
@@ -34,11 +37,27 @@ void cs_audit_record(struct cs_sched *sched, const struct cs_audit_entry *entry,
  * mark (in this loop turn): its method and its caller's identity. */
 void cs_audit_change(struct cs_sched *sched, const struct cs_call *call,
                      const struct cs_store_mark *since, const char *job_name, int64_t run_id);
-/* The rpc server's refused hook (arg: struct cs_sched *): records refusals
- * of the audited methods, and PERMISSION_DENIED of any. Not while the store
- * refuses writes: a row then would only grow the backlog the refusal is
- * about. */
-void cs_audit_refused_cb(void *arg, const struct cs_call *call, grpc_status_code code,
+/* The refusals the audit trail records: at most a budget of them a minute
+ * per caller and for callers without an identity together
+ * (audit_budget.h), the rest summarised in a row when the minute ends, by
+ * a timer. Owned by its caller for the server's life. */
+struct cs_audit_refusals {
+    struct cs_sched *sched;
+    struct cs_audit_budget budget;
+    uv_timer_t timer;
+    bool timing; /* the timer waits for the minute's end */
+    bool stopped;
+};
+void cs_audit_refusals_start(struct cs_audit_refusals *r, struct cs_sched *sched);
+/* Ends the minute at once, writing its summaries, and closes the timer.
+ * Refusals after it are still recorded within the budget; what they leave
+ * out is not summarised. */
+void cs_audit_refusals_stop(struct cs_audit_refusals *r);
+/* The rpc server's refused hook (arg: struct cs_audit_refusals *): records
+ * refusals of the methods that change jobs or runs, and PERMISSION_DENIED
+ * of any. Not while the store refuses writes: a row then would only grow
+ * the backlog the refusal is about. */
+void cs_audit_refused_cb(void *arg, struct cs_call *call, grpc_status_code code,
                          const char *message);
 
 /* The expiry of audit rows older than --audit-retention-days: a timer that

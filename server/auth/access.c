@@ -10,47 +10,63 @@
 #define SCHED(m) "/csched.v1.Scheduler/" m
 
 /* Roles nest (identity.h), so each row names the least role that may call.
- * PauseJob, ResumeJob, BackfillJob and ListAudit are named before they are
- * served, so that they are gated as issue 9 says from the day they are. */
-static const struct {
-    const char *path;
-    enum cs_role role;
-} table[] = {
-    {SCHED("GetJob"), CS_ROLE_VIEWER},
-    {SCHED("ListJobs"), CS_ROLE_VIEWER},
-    {SCHED("GetRun"), CS_ROLE_VIEWER},
-    {SCHED("ListRuns"), CS_ROLE_VIEWER},
-    {SCHED("Watch"), CS_ROLE_VIEWER},
-    {SCHED("ReadLogs"), CS_ROLE_VIEWER},
-    {SCHED("GetStats"), CS_ROLE_VIEWER},
-    {SCHED("ListSlots"), CS_ROLE_VIEWER},
-    {SCHED("TriggerJob"), CS_ROLE_OPERATOR},
-    {SCHED("CancelRun"), CS_ROLE_OPERATOR},
-    {SCHED("PauseJob"), CS_ROLE_OPERATOR},
-    {SCHED("ResumeJob"), CS_ROLE_OPERATOR},
-    {SCHED("BackfillJob"), CS_ROLE_OPERATOR},
-    {SCHED("CreateJob"), CS_ROLE_ADMIN},
-    {SCHED("UpdateJob"), CS_ROLE_ADMIN},
-    {SCHED("DeleteJob"), CS_ROLE_ADMIN},
-    {SCHED("ListAudit"), CS_ROLE_ADMIN},
-    {"/grpc.health.v1.Health/Check", CS_ROLE_NONE},
-    {"/grpc.health.v1.Health/Watch", CS_ROLE_NONE},
+ * A method that changes jobs or runs (makes, edits or removes a job, makes
+ * or cancels runs, pauses a schedule) says so: the audit trail records
+ * each of its calls. */
+static const struct cs_access_rule table[] = {
+    {SCHED("GetJob"), CS_ROLE_VIEWER, false},
+    {SCHED("ListJobs"), CS_ROLE_VIEWER, false},
+    {SCHED("GetRun"), CS_ROLE_VIEWER, false},
+    {SCHED("ListRuns"), CS_ROLE_VIEWER, false},
+    {SCHED("Watch"), CS_ROLE_VIEWER, false},
+    {SCHED("ReadLogs"), CS_ROLE_VIEWER, false},
+    {SCHED("GetStats"), CS_ROLE_VIEWER, false},
+    {SCHED("ListSlots"), CS_ROLE_VIEWER, false},
+    {SCHED("TriggerJob"), CS_ROLE_OPERATOR, true},
+    {SCHED("CancelRun"), CS_ROLE_OPERATOR, true},
+    {SCHED("PauseJob"), CS_ROLE_OPERATOR, true},
+    {SCHED("ResumeJob"), CS_ROLE_OPERATOR, true},
+    {SCHED("BackfillJob"), CS_ROLE_OPERATOR, true},
+    {SCHED("CreateJob"), CS_ROLE_ADMIN, true},
+    {SCHED("UpdateJob"), CS_ROLE_ADMIN, true},
+    {SCHED("DeleteJob"), CS_ROLE_ADMIN, true},
+    {SCHED("ListAudit"), CS_ROLE_ADMIN, false},
+    {"/grpc.health.v1.Health/Check", CS_ROLE_NONE, false},
+    {"/grpc.health.v1.Health/Watch", CS_ROLE_NONE, false},
     /* The API's schema, public in proto/, and nothing about jobs: open, so
      * that grpcurl and grpcui discover the methods before any credentials
      * are set up (docs/security.md). */
-    {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE},
-    {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE},
+    {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE, false},
+    {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", CS_ROLE_NONE, false},
     /* Not a gRPC method: the metrics endpoint's one path (metrics_http.h),
      * as read as GetStats. */
-    {"/metrics", CS_ROLE_VIEWER},
+    {"/metrics", CS_ROLE_VIEWER, false},
 };
 
-enum cs_role cs_access_needed(const char *path)
+const struct cs_access_rule *cs_access_rules(size_t *n)
+{
+    *n = CS_ARRAY_LEN(table);
+    return table;
+}
+
+static const struct cs_access_rule *rule_of(const char *path)
 {
     for (size_t i = 0; i < CS_ARRAY_LEN(table); i++)
         if (strcmp(table[i].path, path) == 0)
-            return table[i].role;
-    return CS_ROLE_ADMIN;
+            return &table[i];
+    return NULL;
+}
+
+enum cs_role cs_access_needed(const char *path)
+{
+    const struct cs_access_rule *rule = rule_of(path);
+    return rule != NULL ? rule->role : CS_ROLE_ADMIN;
+}
+
+bool cs_access_changes(const char *path)
+{
+    const struct cs_access_rule *rule = rule_of(path);
+    return rule != NULL && rule->changes;
 }
 
 static const char *const role_names[] = {

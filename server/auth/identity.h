@@ -23,6 +23,10 @@ struct cs_identity {
     enum cs_role role;
     /* What the audit trail shows, e.g. "unix:uid=1000(alice)". */
     char name[CS_IDENTITY_NAME_MAX];
+    /* Whether an identity source knew the caller. An unknown one is named
+     * by its address ("ipv4:10.0.0.1", "ipv6:[::1]", no port: each new
+     * connection has a new one), or "fd:N" on the socket. */
+    bool known;
 };
 
 /* Whether gRPC's peer string names a TCP peer ("ipv4:..." or "ipv6:...");

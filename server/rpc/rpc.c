@@ -22,6 +22,7 @@
 #include "access.h"
 #include "grpc_bridge.h"
 #include "log.h"
+#include "net_addr.h"
 #include "queue.h"
 #include "rpc_call.h"
 #include "util.h"
@@ -72,10 +73,10 @@ static void calls_ended_cb(struct cs_call_count *count);
 /* --- slots ----------------------------------------------------------------- */
 
 /* Fills call->who from the first identity source that knows the call's
- * peer: 0 if one did, -ENOENT if none did (who then names the peer, with no
- * role), or a source's refusal (-EPERM, err saying why). Only a TCP peer
- * can be trusted by --insecure-tcp: a unix-socket connection the sources do
- * not know stays unidentified. */
+ * peer: 0 if one did, -ENOENT if none did (who then names the peer by its
+ * address, without the port, with no role), or a source's refusal (-EPERM,
+ * err saying why). Only a TCP peer can be trusted by --insecure-tcp: a
+ * unix-socket connection the sources do not know stays unidentified. */
 static int identify(const struct cs_rpc_server *server, struct cs_call *call,
                     const grpc_metadata_array *metadata, struct cs_err *err)
 {
@@ -92,10 +93,21 @@ static int identify(const struct cs_rpc_server *server, struct cs_call *call,
     }
     if (rc != 0) {
         call->who.role = CS_ROLE_NONE;
-        (void)snprintf(call->who.name, sizeof(call->who.name), "%s", peer);
+        if (cs_net_addr_of_peer(peer, call->who.name, sizeof(call->who.name)) != 0)
+            (void)snprintf(call->who.name, sizeof(call->who.name), "%s", peer);
     }
+    call->who.known = rc == 0;
     gpr_free(peer);
     return rc;
+}
+
+/* Refuses a call before its request is unpacked. The request stays at hand
+ * while the refusal is told, for the audit row to name its target. */
+static void refuse(struct slot *slot, struct cs_call *call, int rc, const char *why)
+{
+    call->unread = slot->payload;
+    cs_call_fail(call, rc, "%s", why);
+    call->unread = NULL;
 }
 
 static void begin_call(struct slot *slot)
@@ -106,12 +118,12 @@ static void begin_call(struct slot *slot)
     struct cs_err err = {0};
     int rc = identify(slot->server, call, &slot->metadata, &err);
     if (rc == -EPERM && cs_access_needed(call->method->path) != CS_ROLE_NONE) {
-        cs_call_fail(call, rc, "%s", err.msg);
+        refuse(slot, call, rc, err.msg);
         return;
     }
     rc = cs_access_check(call->method->path, &call->who, rc == 0, why, sizeof(why));
     if (rc != 0) {
-        cs_call_fail(call, rc, "%s", why);
+        refuse(slot, call, rc, why);
         return;
     }
     if (call->method->streaming & CS_STREAM_CLIENT) {

@@ -133,11 +133,16 @@ const struct cs_identity *cs_call_identity(const struct cs_call *call);
  * unpacked (NULL when it did not unpack); both valid for the call's life. */
 const char *cs_call_method_path(const struct cs_call *call);
 const ProtobufCMessage *cs_call_request(const struct cs_call *call);
+/* The request of a call refused before it was unpacked (for its caller's
+ * identity or role), unpacked now; as cs_call_request for any other. Only
+ * inside the refused hook, which alone may want a refused caller's request:
+ * to name its target in the audit row. NULL when it does not unpack. */
+const ProtobufCMessage *cs_call_request_late(struct cs_call *call);
 
 /* Told of every call that ends with a status other than OK, just before the
  * status goes out, with the call still readable (its method, request and
  * identity): the audit trail's way to see refusals, wherever they are made. */
-typedef void (*cs_rpc_refused_cb)(void *arg, const struct cs_call *call, grpc_status_code code,
+typedef void (*cs_rpc_refused_cb)(void *arg, struct cs_call *call, grpc_status_code code,
                                   const char *message);
 struct cs_rpc_refused_hook {
     cs_rpc_refused_cb cb;

@@ -152,6 +152,18 @@ const ProtobufCMessage *cs_call_request(const struct cs_call *call)
     return call->request;
 }
 
+const ProtobufCMessage *cs_call_request_late(struct cs_call *call)
+{
+    CS_ASSERT_LOOP();
+    char why[256];
+    grpc_byte_buffer *unread = call->unread;
+    call->unread = NULL; /* tried once */
+    /* A request that does not unpack names no target: nothing more to say. */
+    if (call->request == NULL && unread != NULL)
+        (void)cs_call_unpack(call, unread, why, sizeof(why));
+    return call->request;
+}
+
 void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char *message,
                          grpc_byte_buffer *reply)
 {

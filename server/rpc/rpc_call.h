@@ -36,6 +36,9 @@ struct cs_call {
     int64_t opened_ns;                         /* cs_now_mono_ns() when made, for metrics */
     const struct cs_rpc_refused_hook *refused; /* the server's, or NULL */
     ProtobufCMessage *request;
+    /* The request of a call refused before it was unpacked, borrowed while
+     * the refusal is told (cs_call_request_late); else NULL. */
+    grpc_byte_buffer *unread;
     struct cs_tag close_tag;    /* RECV_CLOSE_ON_SERVER */
     struct cs_tag send_tag;     /* the one SEND_MESSAGE in flight */
     struct cs_tag meta_tag;     /* SEND_INITIAL_METADATA of a stream */

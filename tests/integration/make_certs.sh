@@ -1,7 +1,7 @@
 #!/bin/sh
 # make_certs.sh DIR: the certificates of the TLS tests, made with openssl
 # into DIR: two CAs (ca, ca2) and a third one no server trusts (other); the
-# server's certificate for 127.0.0.1 and localhost from each of ca and ca2
+# server's certificate for 127.0.0.1, ::1 and localhost from each of ca and ca2
 # (server, server2); client certificates from ca: ops (CN=ops-bot,
 # O=csched-test), admin (CN=admin-bot), nobody (CN=nobody-bot); and from
 # other: stranger (CN=ops-bot). Each NAME gets NAME.pem and NAME.key (0600).
@@ -31,7 +31,7 @@ leaf() {
 ca ca
 ca ca2
 ca other
-server_ext="subjectAltName=IP:127.0.0.1,DNS:localhost
+server_ext="subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost
 extendedKeyUsage=serverAuth"
 client_ext="extendedKeyUsage=clientAuth"
 leaf server ca "/CN=localhost" "$server_ext"
