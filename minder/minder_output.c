@@ -11,10 +11,12 @@
 
 void open_logs(void)
 {
-    int dfd = openat(AT_FDCWD, m.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int dfd = cs_note_dir_open(m.dir);
 
-    if (dfd < 0)
+    if (dfd < 0) {
+        errno = -dfd;
         die_unable("open", m.dir);
+    }
     /* 0600: only cschedd's side reads them, whatever the mode of the
      * directories above. */
     for (int i = 0; i < 2; i++) {

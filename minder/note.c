@@ -9,9 +9,20 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+/* openat2(2)'s argument and flag (linux/openat2.h), stated here since the
+ * minder builds against libc's headers alone. */
+struct open_how {
+    uint64_t flags;
+    uint64_t mode;
+    uint64_t resolve;
+};
+#define RESOLVE_NO_SYMLINKS 0x04
 
 /* openat(AT_FDCWD, ...) rather than open(): musl's open() follows O_CLOEXEC
  * with an fcntl() for old kernels, and the minder counts its syscalls. */
@@ -350,13 +361,24 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+int cs_note_dir_open(const char *dir)
+{
+    struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS};
+    long fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+
+    if (fd < 0 && errno == ENOSYS) /* before Linux 5.6 */
+        fd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? -errno : (int)fd;
+}
+
 int cs_note_reserve(const char *dir)
 {
     int dfd, fd, rc;
 
-    dfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    dfd = cs_note_dir_open(dir);
     if (dfd < 0)
-        return -errno;
+        return dfd;
     fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = -errno;
@@ -389,9 +411,9 @@ int cs_note_write(const char *dir, const struct cs_note *note)
     len = cs_note_format(note, buf, sizeof(buf));
     if (len < 0)
         return len;
-    dfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    dfd = cs_note_dir_open(dir);
     if (dfd < 0)
-        return -errno;
+        return dfd;
     /* No O_TRUNC: a reserved temp file is written over in place, so the
      * write needs no new blocks, and cutting it to length never does. */
     fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);

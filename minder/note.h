@@ -48,6 +48,13 @@ int cs_note_format(const struct cs_note *note, char *buf, size_t cap);
  * an error. */
 int cs_note_parse(const char *buf, size_t len, struct cs_note *out);
 
+/* Opens the attempt directory DIR for what the minder makes in it, as root
+ * before it drops to the job's user: a link anywhere on the path is refused
+ * (-ELOOP; openat2's RESOLVE_NO_SYMLINKS, or where the kernel lacks it, a
+ * link as the last part only), since cschedd hands over a path it resolved
+ * with no link left in it (server/host/state_path.h). The fd, or -errno. */
+int cs_note_dir_open(const char *dir);
+
 /* Makes the note's temp file in DIR and reserves CS_NOTE_MAX_BYTES for it
  * (posix_fallocate), so that the note can be written once the command has
  * run, however full the disk is by then. 0 or -errno (-ENOSPC, -EDQUOT: no

@@ -472,10 +472,19 @@ static void test_note_links_not_followed(void **state)
     assert_int_equal(st.st_size, 0);
     assert_int_equal(unlink(tmp), 0);
 
+    /* A link as the directory itself, or as any part of its path. */
+    char sub[160];
     snprintf(dir_link, sizeof(dir_link), "%s.link", tmpdir);
     assert_int_equal(symlink(tmpdir, dir_link), 0);
-    assert_int_equal(cs_note_reserve(dir_link), -ENOTDIR);
-    assert_int_equal(cs_note_write(dir_link, &note), -ENOTDIR);
+    assert_int_equal(cs_note_reserve(dir_link), -ELOOP);
+    assert_int_equal(cs_note_write(dir_link, &note), -ELOOP);
+    path_of("sub", sub, sizeof(sub));
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(sub, sizeof(sub), "%s/sub", dir_link);
+    assert_int_equal(cs_note_reserve(sub), -ELOOP);
+    assert_int_equal(cs_note_write(sub, &note), -ELOOP);
+    path_of("sub", sub, sizeof(sub));
+    assert_int_equal(rmdir(sub), 0);
     assert_int_equal(unlink(dir_link), 0);
     assert_int_equal(unlink(victim), 0);
 }
