@@ -5,7 +5,9 @@
  * so that none of that work lands on the loop. The minder writes its own
  * pid file before it starts the command (minder_contract.h). Results come
  * back to the loop through a mailbox. This is the loop's half
- * (launcher.c); the threads' own code is launcher_thread.c. One or more
+ * (launcher.c); the threads' own code is launcher_thread.c (the queue and
+ * the wait) and launch_group_thread.c (what they do with a group of
+ * launches). One or more
  * threads (--launch-threads) share one queue; launches of one run never
  * overlap (the pump starts an attempt only after the last ended), so their
  * order across threads does not matter. A launch may come with a due time:
