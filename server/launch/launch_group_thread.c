@@ -69,9 +69,10 @@ void cs_fd_reserve_close(struct cs_fd_reserve *r)
             (void)close(r->fd[i]); /* /dev/null: nothing to lose */
 }
 
+/* Whether err (a negative errno) says that no fd was free. */
 static bool out_of_fds(int err)
 {
-    return err == EMFILE || err == ENFILE;
+    return err == -EMFILE || err == -ENFILE;
 }
 
 /* For the crash tests only, off unless the variable is set:
@@ -88,6 +89,13 @@ static void crash_point(const char *step)
     cs_log_warn("%s=%s: killing the server", CRASH_AT_ENV, step);
     (void)usleep(1000000);
     (void)kill(getpid(), SIGKILL);
+}
+
+/* Sets the failure of launch's user lookup, err, as its result. */
+static void fail_user(struct cs_launch *launch, int rc, const struct cs_err *err)
+{
+    launch->err = rc;
+    (void)snprintf(launch->message, sizeof(launch->message), "%s", err->msg);
 }
 
 /* Makes the attempt's directory, which must be new: an attempt directory is
@@ -155,13 +163,14 @@ static void stop_minder(struct cs_launch *launch)
     launch->pid = -1;
 }
 
-/* Ends a launch that found no fds even at shutdown: its minder is stopped,
- * so nothing runs unseen, and the loop hears that it failed, and why. */
+/* Ends a launch that found no fds even at shutdown (err: -EMFILE or
+ * -ENFILE): its minder is stopped, so nothing runs unseen, and the loop
+ * hears that it failed, and why. */
 static void give_up(struct cs_launch *launch, int err)
 {
-    launch->err = -err;
+    launch->err = err;
     (void)snprintf(launch->message, sizeof(launch->message),
-                   "out of file descriptors until shutdown (%s)%s", strerror(err),
+                   "out of file descriptors until shutdown (%s)%s", strerror(-err),
                    launch->pid > 0 ? ": its minder was stopped" : "");
     if (launch->pidfd >= 0)
         (void)close(launch->pidfd); /* a pidfd: nothing to lose */
@@ -171,32 +180,36 @@ static void give_up(struct cs_launch *launch, int err)
 }
 
 /* Takes one launch whose directory is made as far as it goes: its secrets
- * (set into its environment), its minder and the pidfd. Returns 0 when it is done (launch->err says
- * whether it failed), or the error number when it ran out of fds on the way: it is then tried again
- * from the step that failed. */
+ * (set into its environment), its minder and the pidfd. Returns 0 when it
+ * is done (launch->err says whether it failed), or -EMFILE or -ENFILE when
+ * it ran out of fds on the way: it is then tried again from the step that
+ * failed. */
 static int spawn_one(struct cs_launcher *l, struct cs_fd_reserve *r, struct cs_launch *launch)
 {
+    struct cs_err err;
     int rc = 0;
 
     if (!launch->user_ready) {
         reserve_release(r); /* NSS opens files */
-        rc = -cs_launch_prepare_user(launch);
+        rc = cs_launch_prepare_user(launch, &err);
         if (rc != 0) {
-            if (!out_of_fds(rc))
+            if (!out_of_fds(rc)) {
+                fail_user(launch, rc, &err);
                 rc = 0; /* failed, the message set */
+            }
             goto out_take;
         }
         launch->user_ready = true;
     }
     if (!launch->secrets_set) {
         reserve_release(r);
-        int err = cs_secrets_resolve(&launch->envp, launch->secrets, launch->n_secrets,
-                                     launch->server_env, launch->message, sizeof(launch->message));
+        rc = cs_secrets_resolve(&launch->envp, launch->secrets, launch->n_secrets,
+                                launch->server_env, launch->message, sizeof(launch->message));
         reserve_take(r);
-        if (out_of_fds(-err))
-            return -err; /* tried again, as a spawn would be */
-        if (err != 0) {
-            launch->err = err;
+        if (out_of_fds(rc))
+            return rc; /* tried again, as a spawn would be */
+        if (rc != 0) {
+            launch->err = rc;
             return 0;
         }
         launch->secrets_set = true;
@@ -217,9 +230,9 @@ static int spawn_one(struct cs_launcher *l, struct cs_fd_reserve *r, struct cs_l
             launch->pid = -1;
             if (out_of_fds(rc))
                 goto out_take; /* nothing ran */
-            launch->err = -rc;
+            launch->err = rc;
             (void)snprintf(launch->message, sizeof(launch->message), "posix_spawn(%s) failed: %s",
-                           l->minder_path, strerror(rc));
+                           l->minder_path, strerror(-rc));
             rc = 0;
             goto out_take;
         }
@@ -229,13 +242,13 @@ static int spawn_one(struct cs_launcher *l, struct cs_fd_reserve *r, struct cs_l
     /* The minder is our unreaped child, so its pid cannot be reused yet. */
     launch->pidfd = (int)syscall(SYS_pidfd_open, launch->pid, 0);
     if (launch->pidfd < 0) {
-        rc = errno;
+        rc = -errno;
         if (out_of_fds(rc))
             goto out_take; /* the minder runs its command meanwhile */
-        launch->err = -rc;
+        launch->err = rc;
         (void)snprintf(launch->message, sizeof(launch->message),
                        "pidfd_open(%d) failed: %s: its minder was stopped", (int)launch->pid,
-                       strerror(rc));
+                       strerror(-rc));
         stop_minder(launch);
         rc = 0;
     }
@@ -267,7 +280,8 @@ static int make_dirs(struct cs_fd_reserve *r, struct cs_launch **group, size_t n
     return rc;
 }
 
-/* Says once per launch that it waits for fds, and what runs meanwhile. */
+/* Says once per launch that it waits for fds (err), and what runs
+ * meanwhile. */
 static void log_waiting(struct cs_launch *launch, int err)
 {
     if (launch->fd_waits++ > 0)
@@ -275,11 +289,11 @@ static void log_waiting(struct cs_launch *launch, int err)
     if (launch->pid > 0)
         cs_log_warn("attempt %s: out of file descriptors (%s): its minder %d runs, and is "
                     "watched once they are back",
-                    launch->dir, strerror(err), (int)launch->pid);
+                    launch->dir, strerror(-err), (int)launch->pid);
     else
         cs_log_warn("attempt %s: out of file descriptors (%s): its minder starts once they are "
                     "back",
-                    launch->dir, strerror(err));
+                    launch->dir, strerror(-err));
 }
 
 /* Spawns up to LAUNCH_POST_MAX launches of a group whose directories are
@@ -297,8 +311,8 @@ static bool spawn_and_post(struct cs_launcher *l, struct cs_fd_reserve *r, struc
         errs[i] = 0;
         if (group[i]->err != 0)
             continue;
-        if (!group[i]->dir_synced && out_of_fds(-sync_rc)) {
-            errs[i] = -sync_rc; /* nothing ran: the sync is tried again */
+        if (!group[i]->dir_synced && out_of_fds(sync_rc)) {
+            errs[i] = sync_rc; /* nothing ran: the sync is tried again */
         } else if (!group[i]->dir_synced) {
             group[i]->err = sync_rc;
             (void)snprintf(group[i]->message, sizeof(group[i]->message),
@@ -400,8 +414,12 @@ static void prepare_users_ahead(struct cs_fd_reserve *r, struct cs_launch **grou
         if (launch->due_unix_ms <= now_ms || launch->err != 0 || launch->user_ready)
             continue;
         reserve_release(r); /* NSS opens files */
-        launch->user_ready = cs_launch_prepare_user(launch) == 0;
+        struct cs_err err;
+        int rc = cs_launch_prepare_user(launch, &err);
         reserve_take(r);
+        launch->user_ready = rc == 0;
+        if (rc != 0 && !out_of_fds(rc))
+            fail_user(launch, rc, &err);
     }
 }
 

@@ -11,6 +11,7 @@
 #include "ahead_minder.h"
 #include "launcher.h"
 #include "release_gate.h"
+#include "util.h"
 
 struct cs_launcher {
     uv_loop_t *loop;
@@ -84,15 +85,15 @@ bool cs_launch_group(struct cs_launcher *launcher, struct cs_fd_reserve *r,
  * DIR/work, its user's, to write in (the minder makes it and enters it
  * before the drop), while DIR itself (the note, the logs, the start record)
  * stays cschedd's, mode 0700.
- * Returns 0, a negative errno (the message set), or -EMFILE or -ENFILE when
- * a lookup ran out of fds (nothing set: it is tried again). */
-int cs_launch_prepare_user(struct cs_launch *launch);
+ * Returns 0, a negative errno (err says why), or -EMFILE or -ENFILE when a
+ * lookup ran out of fds (nothing set: it is tried again). */
+int cs_launch_prepare_user(struct cs_launch *launch, struct cs_err *err);
 /* The fd a minder started ahead reads its go from (-w). */
 #define CS_LAUNCH_WAIT_FD 3
 /* posix_spawn of launch's minder: stdin and stdout on /dev/null, no other fd
  * of ours but stderr and, unless wait_fd is -1, wait_fd as
- * CS_LAUNCH_WAIT_FD; every signal blocked. Returns posix_spawn's error
- * number, launch->pid set on success. */
+ * CS_LAUNCH_WAIT_FD; every signal blocked. Returns 0 with launch->pid set,
+ * or posix_spawn's error as a negative errno. */
 int cs_launch_spawn_minder(const char *minder_path, struct cs_launch *launch, int wait_fd);
 
 /* launch_release_thread.c: */
