@@ -40,8 +40,10 @@ void cs_launcher_open_gates(struct cs_launcher *l)
         struct cs_launch *launch = CS_CONTAINER_OF(q, struct cs_launch, link);
         if (launch->due_unix_ms > now_ms)
             break;
-        if (launch->armed && launch->released_unix_ms == 0)
-            launch->released_unix_ms = released_ms;
+        if (cs_launch_state(launch) != CS_LAUNCH_ARMED)
+            continue;
+        launch->released_unix_ms = released_ms;
+        CS_ASSERT(cs_launch_apply(launch, CS_LAUNCH_EV_RELEASE) == 0);
     }
 }
 

@@ -58,7 +58,7 @@ static struct cs_launch *first_held(const struct cs_launcher *l)
  * lock is held. */
 static bool first_gate_shut(const struct cs_launcher *l)
 {
-    return first_held(l)->armed && first_held(l)->released_unix_ms == 0;
+    return cs_launch_state(first_held(l)) == CS_LAUNCH_ARMED;
 }
 
 /* Whether the first held launch is due. The lock is held. */
@@ -125,7 +125,7 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
             if (first_gate_shut(l))
                 break; /* the clock went back: not due after all */
             group[n] = CS_CONTAINER_OF(cs_queue_pop(&l->held), struct cs_launch, link);
-            group[n++]->at = CS_LAUNCH_AT_GOING;
+            CS_ASSERT(cs_launch_apply(group[n++], CS_LAUNCH_EV_GO) == 0);
         }
         if (held_due(l) && l->n_idle > 0)
             pthread_cond_signal(&l->wake);
@@ -143,7 +143,7 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
         if (mkdirs > LAUNCH_MKDIR_MAX)
             break;
         group[n] = CS_CONTAINER_OF(cs_queue_pop(&l->queue), struct cs_launch, link);
-        group[n++]->at = CS_LAUNCH_AT_THREAD;
+        CS_ASSERT(cs_launch_apply(group[n++], CS_LAUNCH_EV_TAKE) == 0);
     }
     /* A wake-up may have gone to this thread alone: the rest is the others'. */
     if (!cs_queue_is_empty(&l->queue) && l->n_idle > 0)
