@@ -43,7 +43,7 @@ struct cs_launcher {
  * directories are made one by one and synced together, so a burst pays for
  * one sync of the attempts folder per group instead of one per minder. A
  * sync waits for the file system's journal, which the minders' own notes
- * keep busy in a burst: 2-5 ms each was seen with 166 starts at once. */
+ * keep busy in a burst (docs/design/ has the figures). */
 #define CS_LAUNCH_GROUP_MAX 64
 
 /* launcher_thread.c: */
