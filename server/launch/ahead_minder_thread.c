@@ -131,12 +131,13 @@ int64_t cs_ahead_minder_start(struct cs_ahead_minders *t, const char *minder_pat
                               struct cs_launch *launch)
 {
     int64_t now_ms = cs_now_unix_ms();
+    struct cs_err err;
     int sv[2];
     /* Secrets are read at the start itself, never seconds before it. */
     if (launch->n_secrets > 0 || launch->due_unix_ms <= now_ms || !take_place(t))
         goto out_free;
-    if (cs_launch_prepare_user(launch) != 0)
-        goto out_give;
+    if (cs_launch_prepare_user(launch, &err) != 0)
+        goto out_give; /* its start, spawning one, tells why */
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         goto out_give;
     /* Out of memory: the server aborts, as cs_xmalloc does. */

@@ -1,17 +1,18 @@
 /* launch_release_thread: the thread that opens the release gates
  * (release_gate.h) at their due time. The launch threads open them too,
  * when one comes to a due launch first; but they make directories, sync
- * them and spawn minders, and a sync waits for the file system's journal
- * (20-30 ms were seen while another workload wrote). This thread does
- * nothing else, so a gate opens as late as a sleeping thread's wake-up and
- * no later. It ends at the stop; the launch threads open what is left.
+ * them and spawn minders, and a sync waits for the file system's journal,
+ * which another workload's writes can make long. This thread does nothing
+ * else, so a gate opens as late as a sleeping thread's wake-up and no
+ * later. It ends at the stop; the launch threads open what is left.
  *
  * Where it may (root, or CAP_SYS_NICE, or an RLIMIT_RTPRIO), it runs as
- * SCHED_FIFO 1: the write that wakes 166 minders costs it 0.4-0.5 ms of
- * CPU, and a thread of cschedd's own woken meanwhile (a launch thread's
- * timer for the same due time) preempted it there, to get the CPU back
- * only after 13-60 ms, behind the minders it had just woken. A real-time
- * thread is preempted by none of them; it sleeps but for those writes. */
+ * SCHED_FIFO 1: the write that wakes a burst's minders keeps it on the
+ * CPU a while, and a thread of cschedd's own woken meanwhile (a launch
+ * thread's timer for the same due time) preempted it there, to get the
+ * CPU back only behind the minders it had just woken. A real-time thread
+ * is preempted by none of them; it sleeps but for those writes. The
+ * figures are in the design records (docs/design/). */
 #define CS_LOG_COMPONENT "launch"
 #include <pthread.h>
 #include <sched.h>
@@ -40,8 +41,10 @@ void cs_launcher_open_gates(struct cs_launcher *l)
         struct cs_launch *launch = CS_CONTAINER_OF(q, struct cs_launch, link);
         if (launch->due_unix_ms > now_ms)
             break;
-        if (launch->armed && launch->released_unix_ms == 0)
-            launch->released_unix_ms = released_ms;
+        if (cs_launch_state(launch) != CS_LAUNCH_ARMED)
+            continue;
+        launch->released_unix_ms = released_ms;
+        CS_ASSERT(cs_launch_apply(launch, CS_LAUNCH_EV_RELEASE) == 0);
     }
 }
 

@@ -2,11 +2,9 @@
  * started for its attempt or ahead of it (ahead_minder_thread.c): who the
  * command runs as, and the posix_spawn itself. */
 #define CS_LOG_COMPONENT "launch"
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #include "launcher_thread.h"
@@ -15,16 +13,11 @@
 #include "runas.h"
 #include "runas_cache.h"
 
-int cs_launch_prepare_user(struct cs_launch *launch)
+int cs_launch_prepare_user(struct cs_launch *launch, struct cs_err *err)
 {
     struct cs_runas r;
-    struct cs_err err;
     int rc = cs_runas_cache_resolve(cs_runas_cache_shared(), launch->run_as_user,
-                                    launch->run_as_group, launch->default_user, &r, &err);
-    if (rc != 0 && -rc != EMFILE && -rc != ENFILE) {
-        launch->err = rc;
-        (void)snprintf(launch->message, sizeof(launch->message), "%s", err.msg);
-    }
+                                    launch->run_as_group, launch->default_user, &r, err);
     if (rc != 0)
         return rc;
     if (!r.drop)

@@ -110,19 +110,10 @@ err_free:
 void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
 {
     CS_ASSERT_LOOP();
-    launch->err = 0;
-    launch->message[0] = '\0';
     launch->pid = -1;
     launch->pidfd = -1;
-    launch->dir_made = false;
-    launch->dir_synced = false;
-    launch->user_ready = false;
-    launch->fd_waits = 0;
-    launch->revoked = false;
-    launch->armed = false;
-    launch->released_unix_ms = 0;
     pthread_mutex_lock(&l->lock);
-    launch->at = CS_LAUNCH_AT_QUEUE;
+    CS_ASSERT(cs_launch_apply(launch, CS_LAUNCH_EV_SUBMIT) == 0);
     cs_queue_push(&l->queue, &launch->link);
     l->n_queued++;
     pthread_cond_signal(&l->wake);
@@ -132,24 +123,27 @@ void cs_launcher_submit(struct cs_launcher *l, struct cs_launch *launch)
 enum cs_revoke cs_launcher_revoke(struct cs_launcher *l, struct cs_launch *launch)
 {
     CS_ASSERT_LOOP();
-    enum cs_revoke rc = CS_REVOKE_TOO_LATE;
-    pthread_mutex_lock(&l->lock);
     /* Only a launch with a due time is taken back: one without is as good
-     * as started, and so is one whose gate has opened. */
-    bool held_back = launch->due_unix_ms != 0 && launch->at != CS_LAUNCH_AT_GOING &&
-                     launch->released_unix_ms == 0;
-    if (held_back && launch->at == CS_LAUNCH_AT_THREAD) {
-        launch->revoked = true; /* seen where the thread would hold it */
+     * as started. */
+    if (launch->due_unix_ms == 0)
+        return CS_REVOKE_TOO_LATE;
+    pthread_mutex_lock(&l->lock);
+    /* Queued or held, it stays so while the lock is held. */
+    enum cs_launch_state was = cs_launch_state(launch);
+    enum cs_revoke rc;
+    if (cs_launch_apply(launch, CS_LAUNCH_EV_REVOKE) != 0) {
+        rc = CS_REVOKE_TOO_LATE; /* being started, or its gate opened */
+    } else if (cs_launch_state(launch) != CS_LAUNCH_TAKEN_BACK) {
+        /* REVOKING, which the thread may already have ended: TAKEN_BACK,
+         * whence no event leads, is the only state read safely here. */
         rc = CS_REVOKE_PENDING;
-    } else if (held_back) {
-        bool queued = launch->at == CS_LAUNCH_AT_QUEUE;
+    } else {
+        bool queued = was == CS_LAUNCH_QUEUED;
         cs_queue_remove(queued ? &l->queue : &l->held, &launch->link);
         l->n_queued -= queued;
         /* Killed before its gate opens, which needs this lock. */
         if (!queued)
             cs_ahead_minder_take_back(&l->ahead, launch->dir);
-        launch->armed = false;
-        launch->at = CS_LAUNCH_AT_GOING;
         rc = CS_REVOKE_DONE;
     }
     pthread_mutex_unlock(&l->lock);

@@ -5,7 +5,9 @@
  * so that none of that work lands on the loop. The minder writes its own
  * pid file before it starts the command (minder_contract.h). Results come
  * back to the loop through a mailbox. This is the loop's half
- * (launcher.c); the threads' own code is launcher_thread.c. One or more
+ * (launcher.c); the threads' own code is launcher_thread.c (the queue and
+ * the wait) and launch_group_thread.c (what they do with a group of
+ * launches), and a launch's life is the table of launch_state.h. One or more
  * threads (--launch-threads) share one queue; launches of one run never
  * overlap (the pump starts an attempt only after the last ended), so their
  * order across threads does not matter. A launch may come with a due time:
@@ -19,18 +21,10 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "launch_state.h"
 #include "mailbox.h"
 #include "queue.h"
 #include "secret.h"
-
-/* Where a launch is, for cs_launcher_revoke: the launcher's own, guarded
- * by its lock. */
-enum cs_launch_at {
-    CS_LAUNCH_AT_QUEUE,  /* not yet taken by a thread */
-    CS_LAUNCH_AT_THREAD, /* a thread's, its directory being made */
-    CS_LAUNCH_AT_HELD,   /* its directory made, held for its due time */
-    CS_LAUNCH_AT_GOING,  /* its minder being started, or it is on its way back */
-};
 
 /* What cs_launcher_revoke did. */
 enum cs_revoke {
@@ -62,23 +56,19 @@ struct cs_launch {
     /* When its minder starts: for a launch, not before then (0: at once);
      * for a launch ahead (cs_launcher_submit_ahead), when it is due. */
     int64_t due_unix_ms;
-    enum cs_launch_at at;
-    bool revoked; /* taken back while a thread made it: comes back with err -ECANCELED */
-    /* Held with its minder started ahead and armed (release_gate.h), and
-     * when its gate opened (0: shut). The launcher's, under its lock. */
-    bool armed;
+    /* Where it is in its life (launch_state.h): written only by
+     * cs_launch_apply, read with cs_launch_state. */
+    _Atomic enum cs_launch_state state;
+    /* When its gate opened (CS_LAUNCH_RELEASED), written as it opens. */
     int64_t released_unix_ms;
-    /* Results, written by the thread. */
+    /* Results, written by the thread: err and message only by
+     * cs_launch_fail. */
     int err; /* 0 or a negative errno; then no minder is left running */
     char message[256];
     pid_t pid;
     int pidfd;
     int64_t started_unix_ms;
-    /* The thread's own: whether it made the directory and synced it,
-     * resolved the user, set the secrets, and how often it ran out of file
-     * descriptors. */
-    bool dir_made, dir_synced, user_ready, secrets_set;
-    unsigned fd_waits;
+    unsigned fd_waits; /* the thread's own: how often it ran out of file descriptors */
 };
 
 struct cs_launcher;
@@ -90,17 +80,18 @@ typedef void (*cs_launch_done_cb)(struct cs_launch *launch, void *ctx);
  * thread or the mailbox could not be made (logged). */
 struct cs_launcher *cs_launcher_start(uv_loop_t *loop, const char *minder_path, unsigned n_threads,
                                       cs_launch_done_cb done_cb, void *ctx);
-/* Loop thread: hands launch to the threads (ownership moves with it and comes
- * back in done_cb). Out of file descriptors, its thread keeps it, its minder
+/* Loop thread: hands launch, new (CS_LAUNCH_NEW), to the threads (ownership
+ * moves with it and comes back in done_cb, CS_LAUNCH_STARTED or
+ * CS_LAUNCH_FAILED). Out of file descriptors, its thread keeps it, its minder
  * running unwatched by the loop but supervising its command, until it can
  * open the pidfd and the pid file (retried every 20 ms to 1 s): done_cb
  * hears of it only then, or at shutdown, with the minder stopped. */
 void cs_launcher_submit(struct cs_launcher *launcher, struct cs_launch *launch);
 /* Loop thread: takes back a launch with a due time whose minder has not
- * started. Queued or held, it is the caller's again at once (DONE; its
- * directory, if launch->dir_made, is there, synced and empty); while a
- * thread makes its directory, it comes back to done_cb unstarted, err
- * -ECANCELED (PENDING); else it goes its way (TOO_LATE). */
+ * started. Queued or held, it is the caller's again at once (DONE,
+ * CS_LAUNCH_TAKEN_BACK; held, its directory is there, synced and empty); while a thread makes its
+ * directory, it comes back to done_cb unstarted, err -ECANCELED (PENDING);
+ * else it goes its way (TOO_LATE). */
 enum cs_revoke cs_launcher_revoke(struct cs_launcher *launcher, struct cs_launch *launch);
 /* Loop thread: launch, due at launch->due_unix_ms, gets its minder started
  * ahead (ahead_minder.h) when a thread has nothing to start now; the

@@ -1,300 +1,29 @@
-/* launcher_thread: the launch threads. One queue guarded by a mutex and a
- * condition variable feeds them the launches; each takes its share, makes
- * their directories, syncs them, holds those due later until their time
- * (any thread starts them then), spawns their minders and posts each one
- * back to the loop. All their signals are blocked so that SIGTERM and
- * SIGINT reach the loop thread; the minder gets a clean mask. Invariant: a
- * launch is posted only once its minder can be watched (a pidfd) or is
- * stopped and reaped: out of file descriptors, it waits with the thread that
- * took it, its minder running as our unreaped child, and is tried again. */
+/* launcher_thread: the launch threads' queue and wait. One queue guarded
+ * by a mutex and a condition variable feeds them the launches: each thread
+ * waits until it has something to do, then takes its share of the queue,
+ * or the held launches come due, or its own launches that wait for fds
+ * once their retry is due, as a group, and hands the group to its pipeline
+ * (launch_group_thread.c); between groups it starts minders ahead
+ * (ahead_minder.h) and sends away those past their time. All its signals
+ * are blocked so that SIGTERM and SIGINT reach the loop thread; the minder
+ * gets a clean mask. */
 #define CS_LOG_COMPONENT "launch"
 #include "launcher_thread.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "log.h"
-#include "minder_contract.h"
-#include "runas.h"
-#include "runas_cache.h"
-#include "secret_thread.h"
 #include "util.h"
 
-/* The most launches one thread takes off the queue at once: their
- * directories are made one by one and synced together, so a burst pays for
- * one sync of the attempts folder per group instead of one per minder. A
- * sync waits for the file system's journal, which the minders' own notes
- * keep busy in a burst: 2-5 ms each was seen with 166 starts at once. */
-#define LAUNCH_GROUP_MAX 64
-/* Of a group, how many are spawned (or told to go) before the loop hears
- * of them: their results are posted together, one wake-up of the loop. */
-#define LAUNCH_POST_MAX 16
 /* Of a group, how many may need a mkdir (no copy made ahead): a mkdir
  * allocates an inode, and a group's first spawn waits for all of them. */
 #define LAUNCH_MKDIR_MAX 16
-
-/* File descriptors held in reserve, so that a server out of them (too many
- * connections) can still watch what it starts: one freed for each call that
- * needs one (posix_spawn, whose child opens /dev/null in a copy of our fd
- * table; pidfd_open), taken back after the launch. */
-#define RESERVE_FDS 2
 
 /* A launch that still ran out of fds is tried again after this wait,
  * doubling from the first to the last for as long as none gets through. */
 #define FD_RETRY_FIRST_MS 20
 #define FD_RETRY_MAX_MS 1000
-
-struct reserve {
-    int fd[RESERVE_FDS]; /* -1 where none is held */
-};
-
-/* Fills the reserve as far as fds are free; the rest is tried next time.
- * A copy of an fd still held costs no path lookup, which an open would pay
- * at each of a launch's steps. */
-static void reserve_take(struct reserve *r)
-{
-    int held = -1;
-
-    for (int i = 0; i < RESERVE_FDS; i++)
-        held = r->fd[i] >= 0 ? r->fd[i] : held;
-    for (int i = 0; i < RESERVE_FDS; i++)
-        if (r->fd[i] < 0)
-            held = r->fd[i] = held >= 0 ? fcntl(held, F_DUPFD_CLOEXEC, 0)
-                                        : open("/dev/null", O_RDONLY | O_CLOEXEC);
-}
-
-/* Frees one reserved fd just before a call that needs one. Another thread
- * may still take it first: the call then fails with EMFILE, and is retried. */
-static void reserve_release(struct reserve *r)
-{
-    for (int i = 0; i < RESERVE_FDS; i++) {
-        if (r->fd[i] >= 0) {
-            (void)close(r->fd[i]); /* /dev/null: nothing to lose */
-            r->fd[i] = -1;
-            return;
-        }
-    }
-}
-
-/* Whether a negative errno says the process or the system is out of fds. */
-static bool out_of_fds(int err)
-{
-    return err == -EMFILE || err == -ENFILE;
-}
-
-/* For the crash tests only, off unless the variable is set:
- * CSCHED_TEST_CRASH_AT=<step> makes the launch thread, on reaching step,
- * wait a second (so the loop commits what it wrote in the meantime) and
- * kill the whole server with SIGKILL. docs/operations.md lists the steps. */
-#define CRASH_AT_ENV "CSCHED_TEST_CRASH_AT"
-
-static void crash_point(const char *step)
-{
-    const char *at = getenv(CRASH_AT_ENV);
-    if (at == NULL || strcmp(at, step) != 0)
-        return;
-    cs_log_warn("%s=%s: killing the server", CRASH_AT_ENV, step);
-    (void)usleep(1000000);
-    (void)kill(getpid(), SIGKILL);
-}
-
-/* Makes the attempt's directory, which must be new: an attempt directory is
- * never used twice. One made ahead is renamed into place, which allocates
- * no inode and replaces nothing; without it (or where the file system
- * cannot rename so), a mkdir. Returns 0 or a negative errno (the message
- * set). */
-static int make_dir(struct cs_launch *launch)
-{
-    if (launch->ahead_dir != NULL) {
-        int rc =
-            renameat2(AT_FDCWD, launch->ahead_dir, AT_FDCWD, launch->dir, RENAME_NOREPLACE) == 0
-                ? 0
-                : errno;
-        if (rc != 0 && rc != ENOENT) {
-            cs_log_debug("attempt %s: renaming %s failed (%s): made anew", launch->dir,
-                         launch->ahead_dir, strerror(rc));
-            (void)rmdir(launch->ahead_dir); /* empty: nothing to lose */
-        }
-        free(launch->ahead_dir);
-        launch->ahead_dir = NULL;
-        if (rc == 0)
-            return 0;
-    }
-    if (mkdir(launch->dir, 0700) == 0)
-        return 0;
-    launch->err = -errno;
-    (void)snprintf(launch->message, sizeof(launch->message), "mkdir(%s) failed: %s%s", launch->dir,
-                   strerror(errno),
-                   errno == EEXIST ? " (an attempt directory is never used twice)" : "");
-    return launch->err;
-}
-
-/* Syncs the folder that holds the attempt directories, so that each one made
- * is durable before its command can run: the restart finds every attempt
- * that may have started. Returns 0 or a negative errno. */
-static int sync_attempts_dir(const char *attempt_dir)
-{
-    char parent[4096];
-    const char *slash = strrchr(attempt_dir, '/');
-    size_t len = slash != NULL ? (size_t)(slash - attempt_dir) : 0;
-    if (len == 0 || len >= sizeof(parent))
-        return -EINVAL;
-    memcpy(parent, attempt_dir, len);
-    parent[len] = '\0';
-    int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = fsync(fd) == 0 ? 0 : -errno;
-    (void)close(fd); /* read-only */
-    return rc;
-}
-
-/* Stops a minder that cannot be watched: TERM is its cancel, so it stops
- * its command's group and what the command left, writes its note and exits;
- * then it is reaped here, within its kill grace and drain (seconds). */
-static void stop_minder(struct cs_launch *launch)
-{
-    int wstatus;
-
-    /* Our unreaped child: its pid is still its own. */
-    (void)kill(launch->pid, SIGTERM);
-    while (waitpid(launch->pid, &wstatus, 0) < 0 && errno == EINTR)
-        continue;
-    launch->pid = -1;
-}
-
-/* Ends a launch that found no fds even at shutdown: its minder is stopped,
- * so nothing runs unseen, and the loop hears that it failed, and why. */
-static void give_up(struct cs_launch *launch, int err)
-{
-    launch->err = err;
-    (void)snprintf(launch->message, sizeof(launch->message),
-                   "out of file descriptors until shutdown (%s)%s", strerror(-err),
-                   launch->pid > 0 ? ": its minder was stopped" : "");
-    if (launch->pidfd >= 0)
-        (void)close(launch->pidfd); /* a pidfd: nothing to lose */
-    launch->pidfd = -1;
-    if (launch->pid > 0)
-        stop_minder(launch);
-}
-
-/* Takes one launch whose directory is made as far as it goes: its secrets
- * (set into its environment), its minder and the pidfd. Returns 0 when it
- * is done, or a negative errno: -EMFILE or -ENFILE when it ran out of fds on
- * the way (it is then tried again from the step that failed), any other
- * when it failed (launch->err is that errno, with the message set). */
-static int spawn_one(struct cs_launcher *l, struct reserve *r, struct cs_launch *launch)
-{
-    int rc = 0;
-
-    if (!launch->user_ready) {
-        reserve_release(r); /* NSS opens files */
-        rc = cs_launch_prepare_user(launch);
-        if (rc != 0)
-            goto out_take;
-        launch->user_ready = true;
-    }
-    if (!launch->secrets_set) {
-        reserve_release(r);
-        int err = cs_secrets_resolve(&launch->envp, launch->secrets, launch->n_secrets,
-                                     launch->server_env, launch->message, sizeof(launch->message));
-        reserve_take(r);
-        if (out_of_fds(err))
-            return err; /* tried again, as a spawn would be */
-        if (err != 0) {
-            launch->err = err;
-            return err;
-        }
-        launch->secrets_set = true;
-        if (launch->n_secrets > 0)
-            cs_log_debug("attempt %s: %zu secret_env variables set", launch->dir,
-                         launch->n_secrets);
-    }
-    /* Read before the minder may go: its command cannot start earlier, so
-     * an attempt never ends before it started, however late this thread
-     * gets the CPU back after the spawn. */
-    int64_t before_go_ms = cs_now_unix_ms();
-    if (launch->pid <= 0 && cs_ahead_minder_go(&l->ahead, launch) == 0) {
-        launch->started_unix_ms = launch->armed ? launch->released_unix_ms : before_go_ms;
-    } else if (launch->pid <= 0) {
-        reserve_release(r);
-        rc = cs_launch_spawn_minder(l->minder_path, launch, -1);
-        if (rc != 0) {
-            launch->pid = -1;
-            if (out_of_fds(rc))
-                goto out_take; /* nothing ran */
-            launch->err = rc;
-            (void)snprintf(launch->message, sizeof(launch->message), "posix_spawn(%s) failed: %s",
-                           l->minder_path, strerror(-rc));
-            goto out_take;
-        }
-        launch->started_unix_ms = before_go_ms;
-    }
-    reserve_release(r);
-    /* The minder is our unreaped child, so its pid cannot be reused yet. */
-    launch->pidfd = (int)syscall(SYS_pidfd_open, launch->pid, 0);
-    if (launch->pidfd < 0) {
-        rc = -errno;
-        if (out_of_fds(rc))
-            goto out_take; /* the minder runs its command meanwhile */
-        launch->err = rc;
-        (void)snprintf(launch->message, sizeof(launch->message),
-                       "pidfd_open(%d) failed: %s: its minder was stopped", (int)launch->pid,
-                       strerror(-rc));
-        stop_minder(launch);
-    }
-out_take:
-    reserve_take(r);
-    return rc;
-}
-
-/* Makes the directories of the group's launches that have none yet and
- * syncs those not yet synced, once for all. Returns 0 or a negative errno of
- * the sync; a launch whose mkdir failed has its err and message set. */
-static int make_dirs(struct reserve *r, struct cs_launch **group, size_t n)
-{
-    const char *unsynced = NULL;
-    crash_point("before-mkdir");
-    for (size_t i = 0; i < n; i++) {
-        if (!group[i]->dir_made && make_dir(group[i]) == 0)
-            group[i]->dir_made = true;
-        if (group[i]->dir_made && !group[i]->dir_synced)
-            unsynced = group[i]->dir;
-    }
-    if (unsynced == NULL)
-        return 0;
-    reserve_release(r);
-    int rc = sync_attempts_dir(unsynced);
-    reserve_take(r);
-    for (size_t i = 0; i < n && rc == 0; i++)
-        group[i]->dir_synced = group[i]->dir_made;
-    return rc;
-}
-
-/* Says once per launch that it waits for fds, and what runs meanwhile. */
-static void log_waiting(struct cs_launch *launch, int err)
-{
-    if (launch->fd_waits++ > 0)
-        return;
-    if (launch->pid > 0)
-        cs_log_warn("attempt %s: out of file descriptors (%s): its minder %d runs, and is "
-                    "watched once they are back",
-                    launch->dir, strerror(-err), (int)launch->pid);
-    else
-        cs_log_warn("attempt %s: out of file descriptors (%s): its minder starts once they are "
-                    "back",
-                    launch->dir, strerror(-err));
-}
 
 static int64_t mono_ms(void)
 {
@@ -319,141 +48,17 @@ static int64_t earliest(int64_t a_ms, int64_t b_ms)
     return a_ms == 0 || (b_ms != 0 && b_ms < a_ms) ? b_ms : a_ms;
 }
 
-/* Spawns up to LAUNCH_POST_MAX launches of a group whose directories are
- * made (sync_rc: how their sync went) and posts them; those that ran out of
- * fds go to waiting, unless final (shutdown), when they are given up.
- * Returns whether any did. */
-static bool spawn_and_post(struct cs_launcher *l, struct reserve *r, struct cs_launch **group,
-                           size_t n, int sync_rc, struct cs_queue *waiting, bool final)
-{
-    int errs[LAUNCH_POST_MAX];
-    bool any_waits = false;
-
-    crash_point("before-spawn");
-    for (size_t i = 0; i < n; i++) {
-        errs[i] = 0;
-        if (group[i]->err != 0)
-            continue;
-        if (!group[i]->dir_synced && out_of_fds(sync_rc)) {
-            errs[i] = sync_rc; /* nothing ran: the sync is tried again */
-        } else if (!group[i]->dir_synced) {
-            group[i]->err = sync_rc;
-            (void)snprintf(group[i]->message, sizeof(group[i]->message),
-                           "syncing the attempt directories failed: %s", strerror(-sync_rc));
-            continue;
-        } else {
-            int rc = spawn_one(l, r, group[i]);
-            /* A launch that failed is done, and posted with its err. */
-            errs[i] = out_of_fds(rc) ? rc : 0;
-        }
-        if (errs[i] != 0 && final) {
-            give_up(group[i], errs[i]);
-            errs[i] = 0;
-        }
-    }
-    crash_point("after-spawn");
-    for (size_t i = 0; i < n; i++) {
-        if (errs[i] != 0) {
-            log_waiting(group[i], errs[i]);
-            cs_queue_push(waiting, &group[i]->link);
-            any_waits = true;
-            continue;
-        }
-        if (group[i]->fd_waits > 0)
-            cs_log_info("attempt %s: file descriptors are back after %u tries", group[i]->dir,
-                        group[i]->fd_waits);
-        cs_mailbox_post(&l->done_box, &group[i]->mail);
-    }
-    return any_waits;
-}
-
+/* The first held launch (there is one). The lock is held. */
 static struct cs_launch *first_held(const struct cs_launcher *l)
 {
     return CS_CONTAINER_OF(l->held.head, struct cs_launch, link);
-}
-
-/* Puts launch in the held queue, in due order. Most come in that order, so
- * the walk from the head is only for the few that do not. The lock is held. */
-static void hold(struct cs_launcher *l, struct cs_launch *launch)
-{
-    struct cs_qlink *prev = l->held.tail;
-    if (prev != NULL &&
-        CS_CONTAINER_OF(prev, struct cs_launch, link)->due_unix_ms > launch->due_unix_ms) {
-        prev = NULL;
-        for (struct cs_qlink *q = l->held.head;
-             CS_CONTAINER_OF(q, struct cs_launch, link)->due_unix_ms <= launch->due_unix_ms;
-             q = q->next)
-            prev = q;
-    }
-    cs_queue_insert_after(&l->held, prev, &launch->link);
-    launch->at = CS_LAUNCH_AT_HELD;
-}
-
-/* Arms the minder started ahead for a launch just held, if there is one
- * and it was started as this launch would start it: at the due time its
- * gate opens, with those of all the launches due then. The lock is held. */
-static void arm(struct cs_launcher *l, struct cs_launch *launch)
-{
-    if (!launch->user_ready || launch->n_secrets > 0)
-        return;
-    int gate_fd = cs_release_gate_of(&l->gates, launch->due_unix_ms);
-    launch->armed = gate_fd >= 0 && cs_ahead_minder_arm(&l->ahead, launch, gate_fd);
-}
-
-/* Holds those of a group's launches that are due later, their directories
- * made and synced, until their due time; the rest move to the front of
- * group. Returns how many those are. */
-static size_t hold_later(struct cs_launcher *l, struct cs_launch **group, size_t n)
-{
-    int64_t now_ms = cs_now_unix_ms();
-    size_t kept = 0;
-    pthread_mutex_lock(&l->lock);
-    struct cs_launch *was_first = cs_queue_is_empty(&l->held) ? NULL : first_held(l);
-    int64_t first_gate_ms = cs_release_gates_first_due(&l->gates);
-    for (size_t i = 0; i < n; i++) {
-        struct cs_launch *launch = group[i];
-        if (launch->revoked) {
-            launch->err = -ECANCELED;
-            (void)snprintf(launch->message, sizeof(launch->message), "taken back before its start");
-        }
-        if (launch->due_unix_ms > now_ms && launch->err == 0 && launch->dir_synced) {
-            hold(l, launch);
-            arm(l, launch);
-            continue;
-        }
-        launch->at = CS_LAUNCH_AT_GOING;
-        group[kept++] = launch;
-    }
-    /* A thread asleep until the old first one would wake too late. */
-    if (!cs_queue_is_empty(&l->held) && first_held(l) != was_first && l->n_idle > 0)
-        pthread_cond_signal(&l->wake);
-    if (cs_release_gates_first_due(&l->gates) != first_gate_ms)
-        pthread_cond_signal(&l->release_wake);
-    pthread_mutex_unlock(&l->lock);
-    return kept;
-}
-
-/* Resolves the users of the group's launches due later now, so that at
- * their due time only their minders' starts are left. One that fails here
- * is tried again there, where its failure is told. */
-static void prepare_users_ahead(struct reserve *r, struct cs_launch **group, size_t n)
-{
-    int64_t now_ms = cs_now_unix_ms();
-    for (size_t i = 0; i < n; i++) {
-        struct cs_launch *launch = group[i];
-        if (launch->due_unix_ms <= now_ms || launch->err != 0 || launch->user_ready)
-            continue;
-        reserve_release(r); /* NSS opens files */
-        launch->user_ready = cs_launch_prepare_user(launch) == 0;
-        reserve_take(r);
-    }
 }
 
 /* Whether the first held launch is armed with its gate still shut. The
  * lock is held. */
 static bool first_gate_shut(const struct cs_launcher *l)
 {
-    return first_held(l)->armed && first_held(l)->released_unix_ms == 0;
+    return cs_launch_state(first_held(l)) == CS_LAUNCH_ARMED;
 }
 
 /* Whether the first held launch is due. The lock is held. */
@@ -474,30 +79,13 @@ static int64_t held_wake_ms(const struct cs_launcher *l)
     return mono_ms() + (wait_ms > 0 ? wait_ms : 0);
 }
 
-/* Makes the directories of one group of launches, syncs them, holds those
- * due later and spawns the others, posting each part as it is done.
- * Returns whether any went to waiting for fds. */
-static bool launch_group(struct cs_launcher *l, struct reserve *r, struct cs_launch **group,
-                         size_t n, struct cs_queue *waiting, bool final)
-{
-    bool any_waits = false;
-    int sync_rc = make_dirs(r, group, n);
-    prepare_users_ahead(r, group, n);
-    n = hold_later(l, group, n);
-    for (size_t at = 0; at < n; at += LAUNCH_POST_MAX) {
-        size_t part = n - at < LAUNCH_POST_MAX ? n - at : LAUNCH_POST_MAX;
-        any_waits |= spawn_and_post(l, r, group + at, part, sync_rc, waiting, final);
-    }
-    return any_waits;
-}
-
 /* How many queued launches this thread takes: an even share with the
  * threads that wait for work (so that a burst spreads over all of them),
  * up to a group. The lock is held. */
 static size_t share_of(const struct cs_launcher *l)
 {
     size_t share = (l->n_queued + l->n_idle) / (l->n_idle + 1);
-    return share < LAUNCH_GROUP_MAX ? share : LAUNCH_GROUP_MAX;
+    return share < CS_LAUNCH_GROUP_MAX ? share : CS_LAUNCH_GROUP_MAX;
 }
 
 /* Whether a thread has anything to do now: a launch queued or due, one
@@ -531,13 +119,13 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
          * armed one comes due a millisecond after the gates were opened:
          * its gate is opened first, as taken with it shut its minder would
          * read the end of file and give up. */
-        while (n < LAUNCH_GROUP_MAX && held_due(l)) {
+        while (n < CS_LAUNCH_GROUP_MAX && held_due(l)) {
             if (first_gate_shut(l))
                 cs_launcher_open_gates(l);
             if (first_gate_shut(l))
                 break; /* the clock went back: not due after all */
             group[n] = CS_CONTAINER_OF(cs_queue_pop(&l->held), struct cs_launch, link);
-            group[n++]->at = CS_LAUNCH_AT_GOING;
+            CS_ASSERT(cs_launch_apply(group[n++], CS_LAUNCH_EV_GO) == 0);
         }
         if (held_due(l) && l->n_idle > 0)
             pthread_cond_signal(&l->wake);
@@ -546,16 +134,16 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
     size_t share = share_of(l);
     /* The oldest first: those waiting for fds, when their time has come. */
     if (l->stop || mono_ms() >= retry_at_ms)
-        while (n < LAUNCH_GROUP_MAX && !cs_queue_is_empty(waiting))
+        while (n < CS_LAUNCH_GROUP_MAX && !cs_queue_is_empty(waiting))
             group[n++] = CS_CONTAINER_OF(cs_queue_pop(waiting), struct cs_launch, link);
-    for (size_t taken = 0, mkdirs = 0; taken < share && n < LAUNCH_GROUP_MAX;
+    for (size_t taken = 0, mkdirs = 0; taken < share && n < CS_LAUNCH_GROUP_MAX;
          taken++, l->n_queued--) {
         struct cs_launch *next = CS_CONTAINER_OF(l->queue.head, struct cs_launch, link);
         mkdirs += !next->ahead_dir_made;
         if (mkdirs > LAUNCH_MKDIR_MAX)
             break;
         group[n] = CS_CONTAINER_OF(cs_queue_pop(&l->queue), struct cs_launch, link);
-        group[n++]->at = CS_LAUNCH_AT_THREAD;
+        CS_ASSERT(cs_launch_apply(group[n++], CS_LAUNCH_EV_TAKE) == 0);
     }
     /* A wake-up may have gone to this thread alone: the rest is the others'. */
     if (!cs_queue_is_empty(&l->queue) && l->n_idle > 0)
@@ -566,7 +154,7 @@ static size_t take_group(struct cs_launcher *l, struct cs_launch **group, struct
 void cs_launcher_thread_main(void *arg)
 {
     struct cs_launcher *l = arg;
-    struct reserve reserve;
+    struct cs_fd_reserve reserve;
     /* Launches out of fds, this thread's own: tried again at retry_at_ms. */
     struct cs_queue waiting;
     int64_t retry_at_ms = 0, retry_ms = FD_RETRY_FIRST_MS;
@@ -577,9 +165,7 @@ void cs_launcher_thread_main(void *arg)
     pthread_setname_np(pthread_self(), "csched-launch");
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
-    for (int i = 0; i < RESERVE_FDS; i++)
-        reserve.fd[i] = -1;
-    reserve_take(&reserve);
+    cs_fd_reserve_init(&reserve);
     cs_queue_init(&waiting);
 
     pthread_mutex_lock(&l->lock);
@@ -612,10 +198,10 @@ void cs_launcher_thread_main(void *arg)
             continue;
         }
         bool final = l->stop;
-        struct cs_launch *group[LAUNCH_GROUP_MAX];
+        struct cs_launch *group[CS_LAUNCH_GROUP_MAX];
         size_t n = take_group(l, group, &waiting, retry_at_ms);
         pthread_mutex_unlock(&l->lock);
-        if (launch_group(l, &reserve, group, n, &waiting, final)) {
+        if (cs_launch_group(l, &reserve, group, n, &waiting, final)) {
             retry_at_ms = mono_ms() + retry_ms;
             retry_ms = retry_ms * 2 < FD_RETRY_MAX_MS ? retry_ms * 2 : FD_RETRY_MAX_MS;
         } else if (cs_queue_is_empty(&waiting)) {
@@ -624,7 +210,5 @@ void cs_launcher_thread_main(void *arg)
         pthread_mutex_lock(&l->lock);
     }
     pthread_mutex_unlock(&l->lock);
-    for (int i = 0; i < RESERVE_FDS; i++)
-        if (reserve.fd[i] >= 0)
-            (void)close(reserve.fd[i]); /* /dev/null: nothing to lose */
+    cs_fd_reserve_close(&reserve);
 }

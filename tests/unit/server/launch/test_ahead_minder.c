@@ -64,7 +64,8 @@ static struct cs_launch *launch_of(const char *shell, int64_t due_in_ms)
 /* The start of launch, as a launch thread makes it ready. */
 static struct cs_launch *ready(struct cs_launch *launch)
 {
-    assert_int_equal(cs_launch_prepare_user(launch), 0);
+    struct cs_err err;
+    assert_int_equal(cs_launch_prepare_user(launch, &err), 0);
     return launch;
 }
 

@@ -163,7 +163,7 @@ static void test_revoked_while_held(void **state)
     (void)uv_run(&loop, UV_RUN_NOWAIT);
     assert_int_equal(n_done, 0);
     assert_true(no_minder_in(launch));
-    assert_true(launch->dir_made && dir_exists(launch));
+    assert_true(cs_launch_state(launch) == CS_LAUNCH_TAKEN_BACK && dir_exists(launch));
     assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
     cs_launch_free(launch);
 }
@@ -243,7 +243,7 @@ static struct cs_launch *armed_launch(void)
     while (!armed && cs_now_unix_ms() < give_up_ms) {
         (void)usleep(1000);
         pthread_mutex_lock(&launcher->lock);
-        armed = launch->armed;
+        armed = cs_launch_state(launch) == CS_LAUNCH_ARMED;
         pthread_mutex_unlock(&launcher->lock);
     }
     assert_true(armed);
