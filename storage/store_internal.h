@@ -535,7 +535,7 @@ bool cs_store_run_list_more(const PGresult *res);
 
 /* Takes one array per column, as cs_store_sql_run_put does. */
 extern const char cs_store_sql_event_put[];
-#define CS_STORE_EVENT_COLS 9
+#define CS_STORE_EVENT_COLS 10
 extern const enum cs_store_col_type cs_store_event_cols[CS_STORE_EVENT_COLS];
 extern const char cs_store_sql_event_list[];
 extern const char cs_store_sql_event_list_job[];

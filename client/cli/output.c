@@ -222,7 +222,9 @@ void cs_cli_print_event_row(FILE *f, const Csched__V1__Event *ev)
     cs_cli_format_outcome(ev->outcome_case == CSCHED__V1__EVENT__OUTCOME_EXIT_CODE, ev->exit_code,
                           ev->outcome_case == CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL,
                           ev->term_signal, out, sizeof(out));
-    fprintf(f, "%-8" PRId64 " %-25s %-8" PRId64 " %-24s %-3" PRIu32 " %-10s %-20s %s\n", ev->seq, t,
-            ev->run_id, ev->job_name, ev->attempt, cs_cli_state_name(ev->state), out, ev->message);
+    /* A recovered event says so: its time is the attempt's, not its seq's. */
+    fprintf(f, "%-8" PRId64 " %-25s %-8" PRId64 " %-24s %-3" PRIu32 " %-10s %-20s %s%s\n", ev->seq,
+            t, ev->run_id, ev->job_name, ev->attempt, cs_cli_state_name(ev->state), out,
+            ev->recovered ? "(recovered) " : "", ev->message);
     fflush(f);
 }

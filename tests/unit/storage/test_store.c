@@ -374,10 +374,11 @@ static void test_store_runs_from_rows_groups_attempts(void **state)
 static void test_store_event_params_round_trip(void **state)
 {
     const enum col_type types[] = {COL_INT8, COL_INT8, COL_INT8, COL_TEXT, COL_INT4,
-                                   COL_INT2, COL_INT4, COL_INT4, COL_TEXT};
+                                   COL_INT2, COL_INT4, COL_INT4, COL_TEXT, COL_BOOL};
     Csched__V1__Event e = CSCHED__V1__EVENT__INIT;
     struct cs_store_params p = {0};
-    PGresult *res = make_result(types, 9);
+    PGresult *res = make_result(types, 10);
+    char t = 1;
     Csched__V1__Event *back;
 
     e.seq = 42;
@@ -387,10 +388,12 @@ static void test_store_event_params_round_trip(void **state)
     e.state = CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
     e.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
     e.exit_code = 0;
+    e.recovered = true;
     cs_store_event_params(&e, &p);
-    assert_int_equal(p.n, 9);
+    assert_int_equal(p.n, CS_STORE_EVENT_COLS);
     assert_string_equal(p.values[6], "0");
     assert_null(p.values[7]);
+    assert_string_equal(p.values[9], "t");
     cs_store_params_clear(&p);
 
     set_int(res, 0, 0, 42, 8);
@@ -402,12 +405,14 @@ static void test_store_event_params_round_trip(void **state)
     set_int(res, 0, 6, 0, 4);
     set_null(res, 0, 7);
     set_text(res, 0, 8, "");
+    assert_true(PQsetvalue(res, 0, 9, &t, 1));
     back = cs_store_event_from_row(res, 0);
     assert_int_equal(back->seq, 42);
     assert_int_equal(back->attempt, 2);
     assert_int_equal(back->outcome_case, CSCHED__V1__EVENT__OUTCOME_EXIT_CODE);
     assert_int_equal(back->exit_code, 0);
     assert_string_equal(back->message, "");
+    assert_true(back->recovered);
     protobuf_c_message_free_unpacked(&back->base, NULL);
     PQclear(res);
 }

@@ -260,6 +260,29 @@ static void test_cli_print_run_leftovers(void **state)
     capture_close(&out);
 }
 
+/* csched watch marks an event a restart recovered, and only that one. */
+static void test_cli_print_event_recovered(void **state)
+{
+    Csched__V1__Event ev = CSCHED__V1__EVENT__INIT;
+    struct capture out;
+
+    ev.seq = 7;
+    ev.run_id = 3;
+    ev.job_name = "nightly";
+    ev.attempt = 2;
+    ev.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
+    ev.message = "";
+    capture_open(&out);
+    cs_cli_print_event_row(out.f, &ev);
+    ev.recovered = true;
+    cs_cli_print_event_row(out.f, &ev);
+    const char *text = captured(&out);
+    const char *second = strchr(text, '\n') + 1;
+    assert_true(strstr(text, "recovered") == strstr(second, "recovered"));
+    assert_string_equal(second + strlen(second) - strlen("(recovered) \n"), "(recovered) \n");
+    capture_close(&out);
+}
+
 static int run_exit(int state, int outcome, int32_t value)
 {
     Csched__V1__Run run = CSCHED__V1__RUN__INIT;
@@ -343,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_cli_yaml),
         cmocka_unit_test(test_cli_format_run_outcome),
         cmocka_unit_test(test_cli_print_run_leftovers),
+        cmocka_unit_test(test_cli_print_event_recovered),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_cli_error_lines),
     };
