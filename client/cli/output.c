@@ -135,6 +135,18 @@ static int64_t span_ms(int64_t start, int64_t end)
     return start > 0 && end >= start ? end - start : -1;
 }
 
+/* One line per stream of a whose log kept less than the command wrote. */
+static void print_cut_logs(FILE *f, const Csched__V1__Attempt *a)
+{
+    const char *names[] = {"stdout", "stderr"};
+    const int64_t kept[] = {a->stdout_kept_bytes, a->stderr_kept_bytes};
+    const int64_t written[] = {a->stdout_written_bytes, a->stderr_written_bytes};
+    for (size_t i = 0; i < 2; i++)
+        if (kept[i] < written[i])
+            fprintf(f, "  attempt %u: %s cut: its log kept %lld of %lld bytes written\n",
+                    (unsigned)a->number, names[i], (long long)kept[i], (long long)written[i]);
+}
+
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
 {
     char t1[40], t2[40], t3[40], dur[32], delay[32], out[48];
@@ -189,6 +201,8 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
                                                    rss, left, delay, a->message});
     }
     cs_cli_table_print(&t, f, "  ");
+    for (size_t i = 0; i < run->n_attempts; i++)
+        print_cut_logs(f, run->attempts[i]);
 }
 
 void cs_cli_run_table_init(struct cs_cli_table *t)
