@@ -190,6 +190,11 @@ static void test_e2e_crash_with_the_minder(void **state)
     char then[4200], path[4200];
     (void)snprintf(then, sizeof(then), "cut -d' ' -f5 /proc/$$/stat > %s/pgid; sleep 30", counts);
     int64_t id = make_job_and_trigger(e, "with-minder", 1, then);
+    /* Killed before it recorded the command's group, the minder would leave
+     * no sign that the command had started. */
+    (void)snprintf(path, sizeof(path), "%s/attempts/%lld-1/pgid", cs_testd_state_dir(e->d),
+                   (long long)id);
+    (void)cs_e2e_read_pgid(path, 5000);
     (void)snprintf(path, sizeof(path), "%s/pgid", counts);
     kill_server_and_minder(e, id);
     pid_t pgid = cs_e2e_read_pgid(path, 5000);

@@ -113,7 +113,8 @@ static void collect(struct cs_e2e *e, const Csched__V1__ReadLogsRequest *req, in
         }
         c->text[k] = realloc(c->text[k], c->used[k] + chunk->data.len + 1);
         assert_non_null(c->text[k]);
-        memcpy(c->text[k] + c->used[k], chunk->data.data, chunk->data.len);
+        if (chunk->data.len > 0) /* an empty chunk's data may be NULL */
+            memcpy(c->text[k] + c->used[k], chunk->data.data, chunk->data.len);
         c->used[k] += chunk->data.len;
         c->text[k][c->used[k]] = '\0';
         csched__v1__log_chunk__free_unpacked(chunk, NULL);
