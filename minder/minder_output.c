@@ -1,7 +1,8 @@
 /* The command's output: one log file per stream in the attempt's directory,
  * fed from its pipe. Invariant: a log never grows past m.cap_bytes; what is
- * past it is read and dropped, and the note says the log was cut. A log that
- * cannot be written stops the logging, never the supervision. */
+ * past it is read and dropped, and the note says the log was cut and how
+ * much the command wrote and the log kept. A log that cannot be written
+ * stops the logging, never the supervision. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -28,8 +29,24 @@ void open_logs(void)
     (void)close(dfd); /* read-only directory fd */
 }
 
+/* Where the note records one stream's output. */
+struct stream_note {
+    bool *truncated;
+    int64_t *written_bytes, *kept_bytes;
+};
+
+static struct stream_note stream_note(const struct output *o)
+{
+    if (o == &m.out[0])
+        return (struct stream_note){&m.note.stdout_truncated, &m.note.stdout_written_bytes,
+                                    &m.note.stdout_kept_bytes};
+    return (struct stream_note){&m.note.stderr_truncated, &m.note.stderr_written_bytes,
+                                &m.note.stderr_kept_bytes};
+}
+
 void drain(struct output *o)
 {
+    struct stream_note note = stream_note(o);
     char buf[65536];
     uint64_t room = m.cap_bytes - o->written_bytes;
     size_t keep, done = 0;
@@ -44,12 +61,8 @@ void drain(struct output *o)
         return;
     }
     keep = (uint64_t)n < room ? (size_t)n : (size_t)room;
-    if (keep < (size_t)n) {
-        if (o == &m.out[0])
-            m.note.stdout_truncated = true;
-        else
-            m.note.stderr_truncated = true;
-    }
+    *note.truncated |= keep < (size_t)n;
+    *note.written_bytes += n;
     o->written_bytes += keep;
     /* A full disk must not stop the supervision: stop logging, say why. */
     while (done < keep && !o->write_failed) {
@@ -64,4 +77,5 @@ void drain(struct output *o)
         }
         done += (size_t)w;
     }
+    *note.kept_bytes += (int64_t)done;
 }

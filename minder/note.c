@@ -57,6 +57,14 @@ static const struct field fields[] = {
     {"stderr_truncated", FIELD_BOOL, offsetof(struct cs_note, stderr_truncated), 0, 1, false},
     {"leftover_processes", FIELD_INT, offsetof(struct cs_note, leftover_processes), 0, INT32_MAX,
      true},
+    {"stdout_written_bytes", FIELD_I64, offsetof(struct cs_note, stdout_written_bytes), 0,
+     INT64_MAX, true},
+    {"stdout_kept_bytes", FIELD_I64, offsetof(struct cs_note, stdout_kept_bytes), 0, INT64_MAX,
+     true},
+    {"stderr_written_bytes", FIELD_I64, offsetof(struct cs_note, stderr_written_bytes), 0,
+     INT64_MAX, true},
+    {"stderr_kept_bytes", FIELD_I64, offsetof(struct cs_note, stderr_kept_bytes), 0, INT64_MAX,
+     true},
     {"message", FIELD_MESSAGE, offsetof(struct cs_note, message), 0, 0, false},
 };
 
@@ -130,12 +138,18 @@ int cs_note_format(const struct cs_note *note, char *buf, size_t cap)
                             "stdout_truncated=%d\n"
                             "stderr_truncated=%d\n"
                             "leftover_processes=%d\n"
+                            "stdout_written_bytes=%lld\n"
+                            "stdout_kept_bytes=%lld\n"
+                            "stderr_written_bytes=%lld\n"
+                            "stderr_kept_bytes=%lld\n"
                             "message=%s\n" NOTE_END "\n",
                  outcome, note->exit_code, note->term_signal, (long long)note->started_unix_ms,
                  (long long)note->ended_unix_ms, (long long)note->user_cpu_ms,
                  (long long)note->system_cpu_ms, (long long)note->max_rss_kb,
                  note->stdout_truncated ? 1 : 0, note->stderr_truncated ? 1 : 0,
-                 note->leftover_processes, escaped);
+                 note->leftover_processes, (long long)note->stdout_written_bytes,
+                 (long long)note->stdout_kept_bytes, (long long)note->stderr_written_bytes,
+                 (long long)note->stderr_kept_bytes, escaped);
     if (n < 0 || (size_t)n >= cap)
         return -ENOSPC;
     return n;

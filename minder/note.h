@@ -30,6 +30,11 @@ struct cs_note {
     int64_t started_unix_ms, ended_unix_ms;
     int64_t user_cpu_ms, system_cpu_ms, max_rss_kb; /* of the command (RUSAGE_CHILDREN) */
     bool stdout_truncated, stderr_truncated;
+    /* What the command wrote to each stream, and what its log kept of it
+     * (up to the cap; less if the log could not be written). Missing from
+     * a note of an older minder: then 0, unknown. */
+    int64_t stdout_written_bytes, stdout_kept_bytes;
+    int64_t stderr_written_bytes, stderr_kept_bytes;
     /* Processes the command left running when it ended (in its group, or
      * out of it after setsid or a double fork), which the minder stopped. */
     int leftover_processes;
@@ -43,9 +48,9 @@ int cs_note_format(const struct cs_note *note, char *buf, size_t cap);
 
 /* Parses text made by cs_note_format; 0 or -EINVAL (strict: unknown version,
  * missing keys, garbage, truncated input are errors; unknown extra keys are
- * ignored for forward compatibility, and leftover_processes may be missing,
- * as in a note from an older minder: then it is 0). out is undefined after
- * an error. */
+ * ignored for forward compatibility, and leftover_processes and the byte
+ * counts of the streams may be missing, as in a note from an older minder:
+ * then they are 0). out is undefined after an error. */
 int cs_note_parse(const char *buf, size_t len, struct cs_note *out);
 
 /* Opens the attempt directory DIR for what the minder makes in it, as root

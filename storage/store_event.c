@@ -16,19 +16,20 @@ static const struct cs_store_outcome_cases event_outcome = {
  * inserted one at a time. */
 const char cs_store_sql_event_put[] =
     "INSERT INTO events (seq, at_unix_ms, run_id, job_name, attempt, state, exit_code,"
-    " term_signal, message)"
+    " term_signal, message, recovered)"
     " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[],"
-    " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[])"
+    " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[])"
     " ON CONFLICT (seq) DO NOTHING";
 
 const enum cs_store_col_type cs_store_event_cols[CS_STORE_EVENT_COLS] = {
     CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_TEXT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_BOOL,
 };
 
 /* As in store_run.c, one statement per shape keeps the indexes usable. */
 #define EVENT_COLUMNS                                                                              \
-    "SELECT seq, at_unix_ms, run_id, job_name, attempt, state, exit_code, term_signal, message"
+    "SELECT seq, at_unix_ms, run_id, job_name, attempt, state, exit_code, term_signal, message,"   \
+    " recovered"
 
 const char cs_store_sql_event_list[] =
     EVENT_COLUMNS " FROM events WHERE seq > $1::bigint ORDER BY seq LIMIT $2::bigint";
@@ -48,6 +49,7 @@ void cs_store_event_params(const Csched__V1__Event *event, struct cs_store_param
     cs_store_params_outcome(p, &event_outcome, event->outcome_case, event->exit_code,
                             event->term_signal);
     cs_store_params_text(p, event->message);
+    cs_store_params_bool(p, event->recovered);
 }
 
 Csched__V1__Event *cs_store_event_from_row(const PGresult *res, int row)
@@ -64,6 +66,7 @@ Csched__V1__Event *cs_store_event_from_row(const PGresult *res, int row)
     e->outcome_case = (Csched__V1__Event__OutcomeCase)cs_store_row_outcome(
         res, row, 6, &event_outcome, &e->exit_code, &e->term_signal);
     e->message = cs_store_row_strdup(res, row, 8);
+    e->recovered = cs_store_row_bool(res, row, 9);
     return e;
 }
 

@@ -45,10 +45,12 @@ const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS] = {
 const char cs_store_sql_attempt_put[] =
     "INSERT INTO attempts (run_id, number, state, exit_code, term_signal, started_unix_ms,"
     " ended_unix_ms, minder_pid, user_cpu_ms, system_cpu_ms, max_rss_kb, message, attempt_dir,"
-    " leftover_processes, retry_delay_ms, retry_jitter_ms)"
+    " leftover_processes, retry_delay_ms, retry_jitter_ms, stdout_written_bytes,"
+    " stdout_kept_bytes, stderr_written_bytes, stderr_kept_bytes)"
     " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
     " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],"
-    " $11::bigint[], $12::text[], $13::text[], $14::bigint[], $15::bigint[], $16::bigint[])"
+    " $11::bigint[], $12::text[], $13::text[], $14::bigint[], $15::bigint[], $16::bigint[],"
+    " $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[])"
     " ON CONFLICT (run_id, number) DO UPDATE SET state = EXCLUDED.state,"
     " exit_code = EXCLUDED.exit_code, term_signal = EXCLUDED.term_signal,"
     " started_unix_ms = EXCLUDED.started_unix_ms, ended_unix_ms = EXCLUDED.ended_unix_ms,"
@@ -57,13 +59,17 @@ const char cs_store_sql_attempt_put[] =
     " message = EXCLUDED.message, attempt_dir = CASE WHEN EXCLUDED.attempt_dir = ''"
     " THEN attempts.attempt_dir ELSE EXCLUDED.attempt_dir END,"
     " leftover_processes = EXCLUDED.leftover_processes,"
-    " retry_delay_ms = EXCLUDED.retry_delay_ms, retry_jitter_ms = EXCLUDED.retry_jitter_ms";
+    " retry_delay_ms = EXCLUDED.retry_delay_ms, retry_jitter_ms = EXCLUDED.retry_jitter_ms,"
+    " stdout_written_bytes = EXCLUDED.stdout_written_bytes,"
+    " stdout_kept_bytes = EXCLUDED.stdout_kept_bytes,"
+    " stderr_written_bytes = EXCLUDED.stderr_written_bytes,"
+    " stderr_kept_bytes = EXCLUDED.stderr_kept_bytes";
 
 const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
-    CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_TEXT,
-    CS_STORE_COL_TEXT, CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
 };
 
 /* Column order read by run_from_row and attempt_from_row. */
@@ -73,10 +79,11 @@ const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
     " r.cancel_requested, r.triggered_by, r.not_before_unix_ms, a.number, a.state, a.exit_code,"   \
     " a.term_signal, a.started_unix_ms, a.ended_unix_ms, a.minder_pid, a.user_cpu_ms,"             \
     " a.system_cpu_ms, a.max_rss_kb, a.message, a.attempt_dir, a.leftover_processes,"              \
-    " a.retry_delay_ms, a.retry_jitter_ms"
+    " a.retry_delay_ms, a.retry_jitter_ms, a.stdout_written_bytes, a.stdout_kept_bytes,"           \
+    " a.stderr_written_bytes, a.stderr_kept_bytes"
 
 /* Where the attempt's columns start, and how many there are. */
-enum { COL_ATTEMPT = 14, N_ATTEMPT_COLS = 15 };
+enum { COL_ATTEMPT = 14, N_ATTEMPT_COLS = 19 };
 
 const char cs_store_sql_run_get[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
@@ -193,6 +200,10 @@ void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
     cs_store_params_int(p, attempt->leftover_processes);
     cs_store_params_int(p, attempt->retry_delay_ms);
     cs_store_params_int(p, attempt->retry_jitter_ms);
+    cs_store_params_int(p, attempt->stdout_written_bytes);
+    cs_store_params_int(p, attempt->stdout_kept_bytes);
+    cs_store_params_int(p, attempt->stderr_written_bytes);
+    cs_store_params_int(p, attempt->stderr_kept_bytes);
 }
 
 enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *filter,
@@ -276,6 +287,10 @@ static Csched__V1__Attempt *attempt_from_row(const PGresult *res, int row)
     a->leftover_processes = (int32_t)cs_store_row_int(res, row, c + 12);
     a->retry_delay_ms = cs_store_row_int(res, row, c + 13);
     a->retry_jitter_ms = cs_store_row_int(res, row, c + 14);
+    a->stdout_written_bytes = cs_store_row_int(res, row, c + 15);
+    a->stdout_kept_bytes = cs_store_row_int(res, row, c + 16);
+    a->stderr_written_bytes = cs_store_row_int(res, row, c + 17);
+    a->stderr_kept_bytes = cs_store_row_int(res, row, c + 18);
     return a;
 }
 

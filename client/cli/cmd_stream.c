@@ -74,6 +74,11 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
             /* Flushed per chunk, so a pipe sees output as it comes. */
             fwrite(chunk->data.data, 1, chunk->data.len, f);
             fflush(f);
+            if (chunk->truncated)
+                fprintf(cli->err, "csched: %s was cut: its log kept %lld of %lld bytes written\n",
+                        chunk->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR ? "stderr"
+                                                                                   : "stdout",
+                        (long long)chunk->offset, (long long)chunk->written_bytes);
         }
         csched__v1__log_chunk__free_unpacked(chunk, NULL);
     }

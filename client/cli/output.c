@@ -76,6 +76,18 @@ static int64_t span_ms(int64_t start, int64_t end)
     return start > 0 && end >= start ? end - start : -1;
 }
 
+/* One line per stream of a whose log kept less than the command wrote. */
+static void print_cut_logs(FILE *f, const Csched__V1__Attempt *a)
+{
+    const char *names[] = {"stdout", "stderr"};
+    const int64_t kept[] = {a->stdout_kept_bytes, a->stderr_kept_bytes};
+    const int64_t written[] = {a->stdout_written_bytes, a->stderr_written_bytes};
+    for (size_t i = 0; i < 2; i++)
+        if (kept[i] < written[i])
+            fprintf(f, "  attempt %u: %s cut: its log kept %lld of %lld bytes written\n",
+                    (unsigned)a->number, names[i], (long long)kept[i], (long long)written[i]);
+}
+
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
 {
     char t1[40], t2[40], t3[40], dur[32], delay[32], out[48];
@@ -130,6 +142,8 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
                                                    rss, left, delay, a->message});
     }
     cs_cli_table_print(&t, f, "  ");
+    for (size_t i = 0; i < run->n_attempts; i++)
+        print_cut_logs(f, run->attempts[i]);
 }
 
 void cs_cli_run_table_init(struct cs_cli_table *t)
@@ -163,7 +177,9 @@ void cs_cli_print_event_row(FILE *f, const Csched__V1__Event *ev)
     cs_cli_format_outcome(ev->outcome_case == CSCHED__V1__EVENT__OUTCOME_EXIT_CODE, ev->exit_code,
                           ev->outcome_case == CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL,
                           ev->term_signal, out, sizeof(out));
-    fprintf(f, "%-8" PRId64 " %-25s %-8" PRId64 " %-24s %-3" PRIu32 " %-10s %-20s %s\n", ev->seq, t,
-            ev->run_id, ev->job_name, ev->attempt, cs_cli_state_name(ev->state), out, ev->message);
+    /* A recovered event says so: its time is the attempt's, not its seq's. */
+    fprintf(f, "%-8" PRId64 " %-25s %-8" PRId64 " %-24s %-3" PRIu32 " %-10s %-20s %s%s\n", ev->seq,
+            t, ev->run_id, ev->job_name, ev->attempt, cs_cli_state_name(ev->state), out,
+            ev->recovered ? "(recovered) " : "", ev->message);
     fflush(f);
 }

@@ -9,6 +9,10 @@
  * that found nothing and began once the attempt had ended: the minder, which
  * writes the files, has exited by then, so no last bytes are missed.
  *
+ * A stream whose log was cut (the attempt has ended and kept less than its
+ * command wrote) ends with one more chunk, with no data, saying so and how
+ * much was written.
+ *
  * Each open stream holds its chunk's buffer and up to two open files until
  * it ends, even for a client that reads nothing: the open streams are
  * listed, and bounded per caller and in all (api_common.h). */
@@ -30,6 +34,10 @@ struct log_file {
     Csched__V1__LogStream stream;
     uv_file fd; /* -1 while not open */
     int64_t offset;
+    /* What the command wrote to the stream and what its log kept, once the
+     * attempt has ended (0 before); whether a cut was told. */
+    int64_t written_bytes, kept_bytes;
+    bool cut_told;
 };
 
 struct cs_log_read {
@@ -148,6 +156,46 @@ static int take_result(struct cs_log_read *r, uv_fs_t *req, ssize_t *result)
     return -ECANCELED;
 }
 
+/* The attempt being read as the loop has it now (active, or among the runs
+ * that ended last), or NULL. */
+static const Csched__V1__Attempt *attempt_now(const struct cs_log_read *r)
+{
+    const struct cs_run *run = cs_idmap_get(&r->sched->runs, r->run_id);
+    const Csched__V1__Run *msg =
+        run != NULL ? run->msg : cs_ended_runs_get(&r->sched->ended_runs, r->run_id);
+    return msg != NULL && r->attempt <= msg->n_attempts ? msg->attempts[r->attempt - 1] : NULL;
+}
+
+/* Takes what a, the attempt read, says of each stream's size. */
+static void take_sizes(struct cs_log_read *r, const Csched__V1__Attempt *a)
+{
+    for (size_t i = 0; i < r->n_files; i++) {
+        struct log_file *f = &r->files[i];
+        bool err = f->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR;
+        f->written_bytes = err ? a->stderr_written_bytes : a->stdout_written_bytes;
+        f->kept_bytes = err ? a->stderr_kept_bytes : a->stdout_kept_bytes;
+    }
+}
+
+/* At f's last end: if its log was cut, pushes the chunk that says so and
+ * returns true (drained_cb goes on). */
+static bool tell_cut(struct cs_log_read *r, struct log_file *f)
+{
+    const Csched__V1__Attempt *a = r->following ? attempt_now(r) : NULL;
+    if (a != NULL)
+        take_sizes(r, a);
+    if (f->cut_told || f->kept_bytes >= f->written_bytes)
+        return false;
+    f->cut_told = true;
+    Csched__V1__LogChunk chunk = CSCHED__V1__LOG_CHUNK__INIT;
+    chunk.stream = f->stream;
+    chunk.offset = f->offset;
+    chunk.truncated = true;
+    chunk.written_bytes = f->written_bytes;
+    cs_call_push(r->call, &chunk.base);
+    return true;
+}
+
 static void read_cb(uv_fs_t *req)
 {
     struct cs_log_read *r = req->data;
@@ -164,6 +212,9 @@ static void read_cb(uv_fs_t *req)
         if (!r->following)
             close_log_file(r, f);
         r->current++;
+        /* Its last end: not followed, or the minder had exited before. */
+        if ((!r->following || r->ended_before_round) && tell_cut(r, f))
+            return;
         next_step(r);
         return;
     }
@@ -350,6 +401,8 @@ static void start_reading(struct cs_log_read *r, const Csched__V1__Run *run, uin
     r->never_started = ended && a->minder_pid == 0;
     (void)snprintf(r->ended_message, sizeof(r->ended_message), "%s",
                    a->message != NULL && a->message[0] != '\0' ? a->message : "no message");
+    if (ended)
+        take_sizes(r, a);
     /* Until it has ended, an attempt may not have made its directory yet. */
     r->dir_seen = !ended;
     r->following = follow && !ended;

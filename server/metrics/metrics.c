@@ -62,6 +62,13 @@ void cs_metrics_count_note_read(bool on_loop)
         loop_side.live.notes_read_pool++;
 }
 
+void cs_metrics_count_output_cut(bool stdout_cut, bool stderr_cut)
+{
+    CS_ASSERT_LOOP();
+    loop_side.live.stdout_cut += stdout_cut;
+    loop_side.live.stderr_cut += stderr_cut;
+}
+
 void cs_metrics_count_end(uint32_t attempt, Csched__V1__RunState state)
 {
     CS_ASSERT_LOOP();

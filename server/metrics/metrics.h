@@ -67,6 +67,7 @@ struct cs_metrics_snapshot {
     uint64_t attempts_finished[CS_METRIC_RUN_STATES];
     uint64_t slots[CS_METRIC_SLOT_OUTCOMES][CS_METRIC_SKIP_REASONS];
     uint64_t notes_read_loop, notes_read_pool; /* status notes, by where they were read */
+    uint64_t stdout_cut, stderr_cut;           /* attempts whose log of the stream was cut */
     struct cs_metrics_grpc grpc[CS_METRIC_GRPC_METHODS];
     uint32_t n_grpc;
     struct cs_metrics_gauges gauges;
@@ -90,6 +91,9 @@ void cs_metrics_count_start(uint32_t attempt);
 /* Loop thread: a status note was read, on the loop from the kernel's
  * caches (on_loop) or on libuv's pool. */
 void cs_metrics_count_note_read(bool on_loop);
+/* Loop thread: an attempt ended whose log of stdout, of stderr, was cut at
+ * its cap (either may be false). */
+void cs_metrics_count_output_cut(bool stdout_cut, bool stderr_cut);
 /* Loop thread: a run (attempt 0) or an attempt reached a terminal state. */
 void cs_metrics_count_end(uint32_t attempt, Csched__V1__RunState state);
 /* Loop thread: a schedule's slot was decided; lateness_s < 0 is not

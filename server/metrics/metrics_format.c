@@ -156,6 +156,9 @@ static void runs(struct cs_text *t, const struct cs_metrics_snapshot *s)
     counter_pair(t, "csched_status_notes_read_total",
                  "Status notes read: on the loop from the kernel's caches, or on the pool.",
                  "where=\"loop\"", s->notes_read_loop, "where=\"pool\"", s->notes_read_pool);
+    counter_pair(t, "csched_output_truncated_total",
+                 "Attempts whose log of the stream was cut at its cap, the rest dropped.",
+                 "stream=\"stdout\"", s->stdout_cut, "stream=\"stderr\"", s->stderr_cut);
     by_state(t, "csched_runs_finished_total", "Runs ended, by the state they ended in.",
              s->runs_finished);
     by_state(t, "csched_attempts_finished_total", "Attempts ended, by the state they ended in.",

@@ -337,6 +337,12 @@ static Csched__V1__RunState apply_read_note(const struct cs_note *note, Csched__
     a->system_cpu_ms = note->system_cpu_ms;
     a->max_rss_kb = note->max_rss_kb;
     a->leftover_processes = note->leftover_processes;
+    a->stdout_written_bytes = note->stdout_written_bytes;
+    a->stdout_kept_bytes = note->stdout_kept_bytes;
+    a->stderr_written_bytes = note->stderr_written_bytes;
+    a->stderr_kept_bytes = note->stderr_kept_bytes;
+    /* Once per attempt: each one's note is applied when it ends. */
+    cs_metrics_count_output_cut(note->stdout_truncated, note->stderr_truncated);
     cs_message_set_str(&a->message, note->message);
     if (note->term_signal != 0)
         cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_TERM_SIGNAL, note->term_signal});

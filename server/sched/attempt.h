@@ -60,6 +60,9 @@ struct cs_attempt {
     bool launch_failed;       /* the minder could not be started (note.message says why) */
     bool backstop_fired;      /* the minder outlived its deadline and was killed */
     bool no_space; /* no room in the state dir to make the attempt or its note: nothing ran */
+    /* Made by a restart for what the store may not know, until adopted
+     * alive: what adoption finds is recorded as recovered (dispatch's). */
+    bool found_by_restart;
     /* The backstop until the minder ends (NULL when the job has no
      * timeout), then the wait before a note read is tried again. */
     struct cs_attempt_timer *timer;

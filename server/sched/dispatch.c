@@ -58,16 +58,22 @@ static Csched__V1__Attempt *attempt_msg(struct cs_attempt *att)
     return att->run->msg->attempts[att->number - 1];
 }
 
+/* Writes the attempt's row and emits its event: as it happens, or, when
+ * recovered, as a restart found it (at its end as the note gives it, else
+ * now, cs_attempt_apply_note). */
 static void put_attempt(struct cs_sched *s, struct cs_run *run, const Csched__V1__Attempt *msg,
-                        const char *dir)
+                        const char *dir, bool recovered)
 {
     s->ops->attempt_put_cb(s->store, run->msg->id, msg, dir, NULL, NULL);
-    cs_event_emit(s, run, msg, NULL, NULL);
+    if (recovered)
+        cs_event_emit_recovered(s, run, msg, msg->state, msg->ended_unix_ms);
+    else
+        cs_event_emit(s, run, msg, NULL, NULL);
 }
 
 static void write_attempt(struct cs_sched *s, struct cs_run *run, struct cs_attempt *att)
 {
-    put_attempt(s, run, attempt_msg(att), att->dir);
+    put_attempt(s, run, attempt_msg(att), att->dir, false);
 }
 
 /* --- starting ------------------------------------------------------------ */
@@ -325,30 +331,67 @@ void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx)
 
 /* --- after a restart -------------------------------------------------- */
 
-/* What adoption found before its last attempt, and that attempt itself,
- * become records; a run the store had as QUEUED takes its slot now, which
- * the minder's end gives back. */
+/* What a restart recovers of attempt a, found in the state dir, before its
+ * end or its adoption is recorded: the states it went through that the
+ * store never heard of, so that its history on Watch is a path through the
+ * state machine. STARTING if the store had no record of it (known false),
+ * RUNNING if it had at most that and its minder ran (it left note, NULL if
+ * none); each at the command's start as the note says, else now. */
+static void recover_passed(struct cs_sched *s, struct cs_run *run, const Csched__V1__Attempt *a,
+                           bool known, const struct cs_note *note)
+{
+    int64_t at = note != NULL ? note->started_unix_ms : 0;
+    if (!known)
+        cs_event_emit_recovered(s, run, a, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING, at);
+    if (note != NULL && a->state == CSCHED__V1__RUN_STATE__RUN_STATE_STARTING)
+        cs_event_emit_recovered(s, run, a, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, at);
+}
+
+/* The note of the first attempt adoption found, or NULL without one. */
+static const struct cs_note *first_found_note(const struct cs_attempt *att)
+{
+    if (att->n_earlier > 0)
+        return att->earlier[0].note_rc == 0 ? &att->earlier[0].note : NULL;
+    return att->note_rc == 0 ? &att->note : NULL;
+}
+
+/* After a restart, once adoption has told the last attempt apart: a run the
+ * store had as QUEUED started what was found, and takes its slot now (which
+ * the minder's end gives back); the attempts before the last one become
+ * records; each found attempt's passed states are recovered before its end
+ * (the last one's end or adoption is the caller's to record). */
 static void resume_settle(struct cs_attempt *att)
 {
     struct cs_sched *s = att->sched;
     struct cs_run *run = att->run;
+    if (!att->found_by_restart)
+        return;
+    uint32_t known = (uint32_t)run->msg->n_attempts;
+    if (run->msg->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED) {
+        const struct cs_note *note = first_found_note(att);
+        take_slot(s, att);
+        cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
+        s->ops->run_put_cb(s->store, run->msg, NULL, NULL);
+        cs_event_emit_recovered(s, run, NULL, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING,
+                                note != NULL ? note->started_unix_ms : 0);
+    }
     uint32_t first = att->number - att->n_earlier;
     for (uint32_t i = 0; i < att->n_earlier; i++) {
         uint32_t number = first + i;
-        Csched__V1__Attempt *a = number <= run->msg->n_attempts ? run->msg->attempts[number - 1]
-                                                                : cs_run_attempt_add(run->msg);
+        const struct cs_attempt_end *end = &att->earlier[i];
+        Csched__V1__Attempt *a =
+            number <= known ? run->msg->attempts[number - 1] : cs_run_attempt_add(run->msg);
         char dir[4096];
+        recover_passed(s, run, a, number <= known, end->note_rc == 0 ? &end->note : NULL);
         cs_sched_set_attempt_state(run->msg, a, cs_attempt_apply_earlier(att, i, a));
         (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, run->msg->id, number);
-        put_attempt(s, run, a, dir);
+        put_attempt(s, run, a, dir, true);
     }
     att->n_earlier = 0;
     while (run->msg->n_attempts < att->number)
         (void)cs_run_attempt_add(run->msg);
-    if (run->msg->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED) {
-        take_slot(s, att);
-        cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
-    }
+    recover_passed(s, run, attempt_msg(att), att->number <= known,
+                   att->note_rc == 0 ? &att->note : NULL);
 }
 
 /* Adoption found no directory for the attempt: nothing of it was made, so
@@ -377,6 +420,7 @@ static void attempt_not_started_cb(struct cs_attempt *att)
 static void attempt_adopted_cb(struct cs_attempt *att)
 {
     resume_settle(att);
+    att->found_by_restart = false; /* from now on it is seen as it goes */
     cs_log_info("adopted minder %d of run %lld attempt %u", (int)att->pid,
                 (long long)att->run->msg->id, att->number);
     attempt_running(att->sched, att, cs_now_unix_ms());
@@ -427,7 +471,7 @@ static void attempt_ended_cb(struct cs_attempt *att)
     /* A full disk would only refuse the retry too: the run ends here. */
     enum cs_retry_verdict verdict =
         att->no_space ? CS_RETRY_NO : cs_retry_decide(run, state, cs_now_unix_ms());
-    write_attempt(s, run, att);
+    put_attempt(s, run, a, att->dir, att->found_by_restart);
     give_slot(s, att);
     run->attempt = NULL;
     cs_attempt_free(att);
@@ -476,6 +520,7 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
     else
         (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, msg->id, first);
     run->attempt = cs_attempt_new(s, run, first, dir, &attempt_ops);
+    run->attempt->found_by_restart = true;
     /* Its minder may still be alive: it counts until adoption says. */
     if (run->msg->state != CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED)
         take_slot(s, run->attempt);

@@ -37,11 +37,15 @@ void cs_event_init(struct cs_sched *sched, cs_event_publish_cb publish_cb, void 
     sched->publish_ctx = ctx;
 }
 
-void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,
-                   const Csched__V1__Attempt *attempt, cs_store_done_cb cb, void *arg)
+/* Builds the event of run (attempt NULL) or of attempt going to state at
+ * at_unix_ms, writes it and publishes it after its commit. The outcome and
+ * message are those of the state it is in, if state is that one. */
+static void emit(struct cs_sched *sched, const struct cs_run *run,
+                 const Csched__V1__Attempt *attempt, Csched__V1__RunState state, int64_t at_unix_ms,
+                 bool recovered, cs_store_done_cb cb, void *arg)
 {
-    CS_ASSERT_LOOP();
-    const char *message = attempt != NULL ? attempt->message : run->msg->message;
+    bool current = state == (attempt != NULL ? attempt->state : run->msg->state);
+    const char *message = !current ? "" : attempt != NULL ? attempt->message : run->msg->message;
     size_t name_len = strlen(run->msg->job_name) + 1, message_len = strlen(message) + 1;
     struct emitted *e = cs_xmalloc(sizeof(*e) + name_len + message_len);
     Csched__V1__Event init = CSCHED__V1__EVENT__INIT;
@@ -52,17 +56,33 @@ void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,
     memcpy(e->text, run->msg->job_name, name_len);
     memcpy(e->text + name_len, message, message_len);
     e->event.seq = sched->next_seq++;
-    e->event.at_unix_ms = cs_now_unix_ms();
+    e->event.at_unix_ms = at_unix_ms;
     e->event.run_id = run->msg->id;
     e->event.job_name = e->text;
     e->event.message = e->text + name_len;
-    if (attempt != NULL) {
+    e->event.state = state;
+    e->event.recovered = recovered;
+    if (attempt != NULL)
         e->event.attempt = attempt->number;
-        e->event.state = attempt->state;
-        cs_outcome_set_event(&e->event, cs_outcome_of_attempt(attempt));
-    } else {
-        e->event.state = run->msg->state;
-        cs_outcome_set_event(&e->event, cs_outcome_of_run(run->msg));
-    }
+    if (current)
+        cs_outcome_set_event(&e->event, attempt != NULL ? cs_outcome_of_attempt(attempt)
+                                                        : cs_outcome_of_run(run->msg));
     sched->ops->event_put_cb(sched->store, &e->event, committed_cb, e);
+}
+
+void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,
+                   const Csched__V1__Attempt *attempt, cs_store_done_cb cb, void *arg)
+{
+    CS_ASSERT_LOOP();
+    emit(sched, run, attempt, attempt != NULL ? attempt->state : run->msg->state, cs_now_unix_ms(),
+         false, cb, arg);
+}
+
+void cs_event_emit_recovered(struct cs_sched *sched, const struct cs_run *run,
+                             const Csched__V1__Attempt *attempt, Csched__V1__RunState state,
+                             int64_t at_unix_ms)
+{
+    CS_ASSERT_LOOP();
+    emit(sched, run, attempt, state, at_unix_ms > 0 ? at_unix_ms : cs_now_unix_ms(), true, NULL,
+         NULL);
 }

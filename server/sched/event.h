@@ -17,4 +17,13 @@ void cs_event_init(struct cs_sched *sched, cs_event_publish_cb publish_cb, void 
 void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,
                    const Csched__V1__Attempt *attempt, cs_store_done_cb cb, void *arg);
 
+/* After a restart, for a change it did not see happen but found in the
+ * state dir (Event.recovered): records that run (attempt == NULL) or one of
+ * its attempts went to state at at_unix_ms (0: unknown, now). The state it
+ * is in carries its outcome and message; one it only went through on its
+ * way there (STARTING, RUNNING) carries neither. */
+void cs_event_emit_recovered(struct cs_sched *sched, const struct cs_run *run,
+                             const Csched__V1__Attempt *attempt, Csched__V1__RunState state,
+                             int64_t at_unix_ms);
+
 #endif

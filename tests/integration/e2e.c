@@ -384,7 +384,8 @@ char *cs_e2e_read_logs(struct cs_e2e *e, int64_t run_id, uint32_t attempt,
                      (long long)chunk->offset, used);
         buf = realloc(buf, used + chunk->data.len + 1);
         assert_non_null(buf);
-        memcpy(buf + used, chunk->data.data, chunk->data.len);
+        if (chunk->data.len > 0) /* an empty chunk's data may be NULL */
+            memcpy(buf + used, chunk->data.data, chunk->data.len);
         used += chunk->data.len;
         buf[used] = '\0';
         csched__v1__log_chunk__free_unpacked(chunk, NULL);

@@ -190,6 +190,11 @@ static void test_e2e_crash_with_the_minder(void **state)
     char then[4200], path[4200];
     (void)snprintf(then, sizeof(then), "cut -d' ' -f5 /proc/$$/stat > %s/pgid; sleep 30", counts);
     int64_t id = make_job_and_trigger(e, "with-minder", 1, then);
+    /* Killed before it recorded the command's group, the minder would leave
+     * no sign that the command had started. */
+    (void)snprintf(path, sizeof(path), "%s/attempts/%lld-1/pgid", cs_testd_state_dir(e->d),
+                   (long long)id);
+    (void)cs_e2e_read_pgid(path, 5000);
     (void)snprintf(path, sizeof(path), "%s/pgid", counts);
     kill_server_and_minder(e, id);
     pid_t pgid = cs_e2e_read_pgid(path, 5000);
@@ -277,6 +282,137 @@ static void test_e2e_crash_retries_while_db_frozen(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* Whether a history may go from state from (UNSPECIFIED: before its first
+ * event) to state to: an attempt goes STARTING, then RUNNING unless its
+ * minder never ran, then ends; a run goes QUEUED, STARTING, RUNNING, back
+ * to QUEUED for a retry (from STARTING too, after an attempt that never
+ * started), and ends from any of them (docs/architecture.md, "Runs,
+ * attempts and events"). */
+static bool step_ok(bool of_run, Csched__V1__RunState from, Csched__V1__RunState to)
+{
+    const Csched__V1__RunState queued = CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED,
+                               starting = CSCHED__V1__RUN_STATE__RUN_STATE_STARTING,
+                               running = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
+    switch (from) {
+    case CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED:
+        return to == (of_run ? queued : starting);
+    case CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED:
+        return to == starting || cs_test_run_state_is_terminal(to);
+    case CSCHED__V1__RUN_STATE__RUN_STATE_STARTING:
+        return to == running || (of_run && to == queued) || cs_test_run_state_is_terminal(to);
+    case CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING:
+        return (of_run && to == queued) || cs_test_run_state_is_terminal(to);
+    default:
+        return false; /* nothing comes after an end */
+    }
+}
+
+/* A Watch of job's events after seq after_seq (caller frees). */
+static struct cs_stream *watch_job(struct cs_e2e *e, const char *job, int64_t after_seq)
+{
+    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    struct cs_stream *stream = NULL;
+    struct cs_status st = {0};
+    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+    req.after_seq = after_seq;
+    req.job_name = (char *)job;
+    if (cs_scheduler_watch(e->client, &req, &stream, &opts, &st) != 0)
+        fail_msg("Watch: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    return stream;
+}
+
+/* Follows the history of run id on Watch from seq 0 to the run's end and
+ * fails the test unless the run's and each of its (at most 8) attempts'
+ * events are a path through the state machine that ends. Returns how many
+ * events were recovered (Event.recovered). */
+static int check_history(struct cs_e2e *e, int64_t id, const char *job)
+{
+    struct cs_stream *stream = watch_job(e, job, 0);
+    struct cs_status st = {0};
+    Csched__V1__RunState at[9] = {0}; /* [0] the run, [n] attempt n */
+    char path[9][256] = {""};
+    int recovered = 0;
+    struct cs_test_events events = {.stream = stream};
+    const Csched__V1__Event *ev;
+    do {
+        if (cs_test_next_event(&events, &ev, &st) != 1)
+            fail_msg("Watch ended before run %lld did: %s \"%s\"", (long long)id,
+                     cs_status_code_name(st.code), st.message);
+        if (ev->run_id != id)
+            continue;
+        assert_true(ev->attempt < 9);
+        size_t len = strlen(path[ev->attempt]);
+        (void)snprintf(path[ev->attempt] + len, sizeof(path[0]) - len, "%s%s%s", len > 0 ? " " : "",
+                       cs_test_run_state_name(ev->state), ev->recovered ? "(recovered)" : "");
+        if (!step_ok(ev->attempt == 0, at[ev->attempt], ev->state))
+            fail_msg("run %lld attempt %u (0: the run): %s breaks the state machine", (long long)id,
+                     ev->attempt, path[ev->attempt]);
+        at[ev->attempt] = ev->state;
+        recovered += ev->recovered;
+    } while (ev->attempt != 0 || !cs_test_run_state_is_terminal(ev->state));
+    cs_test_events_done(&events);
+    cs_stream_free(stream);
+    for (size_t i = 0; i < 9; i++)
+        if (at[i] != 0 && !cs_test_run_state_is_terminal(at[i]))
+            fail_msg("run %lld attempt %zu: %s does not end", (long long)id, i, path[i]);
+    return recovered;
+}
+
+/* Waits until dir (an attempt's) holds the minder's status note. */
+static void wait_note(const char *dir)
+{
+    char path[4300];
+    (void)snprintf(path, sizeof(path), "%s/status", dir);
+    for (int64_t until = cs_test_now_ms() + 10000; access(path, F_OK) != 0;) {
+        if (cs_test_now_ms() > until)
+            fail_msg("no status note in %s", dir);
+        cs_test_sleep_ms(20);
+    }
+}
+
+/* Attempt 1 runs with the database up; then the database stops, attempt 1
+ * fails, attempts 2 and 3 start, run and fail while it is down, and
+ * cschedd is killed before any of it was written. After the database and
+ * cschedd are back, Watch from seq 0 shows every attempt going STARTING,
+ * RUNNING, FAILED: what the database never heard of is recovered from the
+ * attempts' directories, at the times their notes give. */
+static void test_e2e_crash_history_after_db_down(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64], dir[4200];
+    int64_t after = cs_e2e_last_seq(e);
+    int64_t id = make_job_and_trigger(e, "db-down", 3, "sleep 0.3; exit 1");
+    Csched__V1__Run *run = cs_e2e_get_run(e, id);
+    (void)snprintf(name, sizeof(name), "%s", run->job_name);
+    csched__v1__run__free_unpacked(run, NULL);
+    /* Attempt 1's RUNNING has committed once Watch shows it. */
+    struct cs_stream *stream = watch_job(e, name, after);
+    struct cs_status st = {0};
+    struct cs_test_events events = {.stream = stream};
+    const Csched__V1__Event *ev;
+    do
+        assert_int_equal(cs_test_next_event(&events, &ev, &st), 1);
+    while (ev->attempt != 1 || ev->state != CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    cs_test_events_done(&events);
+    cs_stream_free(stream);
+
+    cs_testpg_halt(e->pg);
+    (void)snprintf(dir, sizeof(dir), "%s/attempts/%lld-3", cs_testd_state_dir(e->d), (long long)id);
+    wait_note(dir);
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    assert_int_equal(cs_testpg_resume(e->pg), 0);
+    assert_int_equal(cs_testd_restart(e->d), 0);
+
+    run = wait_end_after_crash(e, id);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
+    assert_int_equal(run->n_attempts, 3);
+    assert_int_equal(executions(id), 3);
+    csched__v1__run__free_unpacked(run, NULL);
+    /* Attempt 1's end, and attempts 2 and 3 whole. */
+    assert_int_equal(check_history(e, id, name), 7);
+}
+
 /* kill -9 at the end of a burst of triggers of a short command, with runs
  * queued, starting, running and ending: every run ends SUCCEEDED, each
  * command ran once. */
@@ -331,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_e2e_crash_with_the_minder),
         cmocka_unit_test(test_e2e_crash_of_the_machine),
         cmocka_unit_test(test_e2e_crash_retries_while_db_frozen),
+        cmocka_unit_test(test_e2e_crash_history_after_db_down),
         cmocka_unit_test(test_e2e_crash_during_burst),
     };
 

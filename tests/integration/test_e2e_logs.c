@@ -70,10 +70,12 @@ static void test_e2e_logs_stdout_and_stderr(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
-/* What a ReadLogs stream delivered, by LogStream. */
+/* What a ReadLogs stream delivered, by LogStream; cut: written_bytes of
+ * the chunk saying the stream's log was cut, -1 without one. */
 struct collected {
     char *text[3];
     size_t used[3];
+    int64_t cut[3];
     bool stdout_after_stderr;
     int rc;
     struct cs_status st;
@@ -91,6 +93,7 @@ static void collect(struct cs_e2e *e, const Csched__V1__ReadLogsRequest *req, in
     bool stderr_seen = false;
 
     memset(c, 0, sizeof(*c));
+    c->cut[STDOUT_LOG] = c->cut[STDERR_LOG] = -1;
     assert_int_equal(cs_scheduler_read_logs(e->client, req, &s, &opts, &c->st), 0);
     c->text[STDOUT_LOG] = calloc(1, 1);
     c->text[STDERR_LOG] = calloc(1, 1);
@@ -102,9 +105,16 @@ static void collect(struct cs_e2e *e, const Csched__V1__ReadLogsRequest *req, in
         c->stdout_after_stderr = c->stdout_after_stderr || (k == STDOUT_LOG && stderr_seen);
         stderr_seen = stderr_seen || k == STDERR_LOG;
         assert_int_equal(chunk->offset, c->used[k]);
+        /* The chunk that says a log was cut is its stream's last, and empty. */
+        assert_int_equal(c->cut[k], -1);
+        if (chunk->truncated) {
+            assert_int_equal(chunk->data.len, 0);
+            c->cut[k] = chunk->written_bytes;
+        }
         c->text[k] = realloc(c->text[k], c->used[k] + chunk->data.len + 1);
         assert_non_null(c->text[k]);
-        memcpy(c->text[k] + c->used[k], chunk->data.data, chunk->data.len);
+        if (chunk->data.len > 0) /* an empty chunk's data may be NULL */
+            memcpy(c->text[k] + c->used[k], chunk->data.data, chunk->data.len);
         c->used[k] += chunk->data.len;
         c->text[k][c->used[k]] = '\0';
         csched__v1__log_chunk__free_unpacked(chunk, NULL);
@@ -314,6 +324,50 @@ static void test_e2e_logs_large_output(void **state)
     csched__v1__run__free_unpacked(run, NULL);
 }
 
+/* The cap on each log (csched-minder's default, 16 MiB). */
+#define LOG_CAP_BYTES (16 << 20)
+#define PAST_CAP_BYTES 20000000
+
+/* A command that writes more than a log keeps: GetRun says how much each
+ * stream wrote and kept, and ReadLogs, read to the end or followed, sends
+ * the kept bytes and then a chunk saying the log was cut and how much was
+ * written; a stream kept whole has no such chunk. */
+static void test_e2e_logs_cut_at_the_cap(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    char shell[128];
+    struct collected c;
+
+    (void)snprintf(shell, sizeof(shell), "sleep 0.5; head -c %d /dev/zero; echo err >&2",
+                   PAST_CAP_BYTES);
+    req.run_id = start_shell(e, "cut", shell);
+    req.follow = true;
+    collect(e, &req, CS_E2E_RUN_TIMEOUT_MS, &c, NULL, NULL);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(c.st.code, 0);
+    assert_int_equal(c.used[STDOUT_LOG], LOG_CAP_BYTES);
+    assert_int_equal(c.cut[STDOUT_LOG], PAST_CAP_BYTES);
+    assert_string_equal(c.text[STDERR_LOG], "err\n");
+    assert_int_equal(c.cut[STDERR_LOG], -1);
+    collected_free(&c);
+
+    Csched__V1__Run *run = cs_e2e_wait_end(e, req.run_id);
+    const Csched__V1__Attempt *a = run->attempts[0];
+    assert_int_equal(a->stdout_written_bytes, PAST_CAP_BYTES);
+    assert_int_equal(a->stdout_kept_bytes, LOG_CAP_BYTES);
+    assert_int_equal(a->stderr_written_bytes, 4);
+    assert_int_equal(a->stderr_kept_bytes, 4);
+    req.follow = false;
+    collect(e, &req, CS_E2E_RUN_TIMEOUT_MS, &c, NULL, NULL);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(c.used[STDOUT_LOG], LOG_CAP_BYTES);
+    assert_int_equal(c.cut[STDOUT_LOG], PAST_CAP_BYTES);
+    assert_int_equal(c.cut[STDERR_LOG], -1);
+    collected_free(&c);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
 /* Logs are bytes: NUL and 0xff survive. */
 static void test_e2e_logs_binary(void **state)
 {
@@ -351,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_e2e_logs_both_streams_in_order),
         cmocka_unit_test(test_e2e_logs_large_output),
         cmocka_unit_test(test_e2e_logs_binary),
+        cmocka_unit_test(test_e2e_logs_cut_at_the_cap),
         cmocka_unit_test(test_e2e_logs_per_attempt),
         cmocka_unit_test(test_e2e_logs_follow),
         cmocka_unit_test(test_e2e_logs_follow_queued_run),

@@ -140,6 +140,18 @@ static void test_scrape_after_runs(void **state)
     free(scrape_until(HANDLED("GetJob", "NOT_FOUND"), 1));
 }
 
+/* An attempt whose log of stderr was cut at the cap (16 MiB) is counted
+ * under that stream, and only there. */
+static void test_output_truncated_counted(void **state)
+{
+    struct cs_e2e *e = *state;
+    run_job(e, "cut", "head -c 17000000 /dev/zero >&2; echo ok", 1);
+    char *text = scrape_until("csched_output_truncated_total{stream=\"stderr\"}", 1);
+    assert_value(text, "csched_output_truncated_total{stream=\"stderr\"}", 1);
+    assert_value(text, "csched_output_truncated_total{stream=\"stdout\"}", 0);
+    free(text);
+}
+
 static void test_other_paths_refused(void **state)
 {
     int status;
@@ -299,6 +311,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scrape_after_runs),
+        cmocka_unit_test(test_output_truncated_counted),
         cmocka_unit_test(test_other_paths_refused),
         cmocka_unit_test(test_rapid_scrapes_leave_loop_free),
         cmocka_unit_test(test_schedule_slots_counted),

@@ -171,6 +171,12 @@ int cs_test_session_nice(pid_t pid);
  * it). 0 or a negative errno from the kill of pid itself. */
 int cs_test_signal_tree(pid_t pid, int sig);
 
+/* cs_testpg_halt stops the cluster (a fast shutdown: its clients are cut off)
+ * and keeps its data; cs_testpg_resume starts it again on the same socket
+ * and waits until it answers (0 or a negative errno). A database that goes
+ * away under a live cschedd and comes back. */
+void cs_testpg_halt(struct cs_testpg *pg);
+int cs_testpg_resume(struct cs_testpg *pg);
 /* cs_testpg_pid returns the postmaster's pid. */
 pid_t cs_testpg_pid(const struct cs_testpg *pg);
 

@@ -33,6 +33,7 @@ struct cs_testpg {
     char dir[64];
     char url[256];
     pid_t pid;
+    bool fsync;
 };
 
 static const char *pg_bin(void)
@@ -178,7 +179,8 @@ int cs_testpg_start_opts(const struct cs_testpg_options *opts, struct cs_testpg 
     rc = run_initdb(pg, &user);
     if (rc != 0)
         goto err_rmdir;
-    rc = start_postgres(pg, &user, opts != NULL && opts->fsync);
+    pg->fsync = opts != NULL && opts->fsync;
+    rc = start_postgres(pg, &user, pg->fsync);
     if (rc != 0)
         goto err_rmdir;
     cs_test__register_pg(pg);
@@ -218,6 +220,21 @@ void cs_testpg_stop(struct cs_testpg *pg)
     kill_postgres(pg, SIGINT);
     cs_test_discard_dir("PostgreSQL", pg->dir);
     free(pg);
+}
+
+void cs_testpg_halt(struct cs_testpg *pg)
+{
+    kill_postgres(pg, SIGINT);
+}
+
+int cs_testpg_resume(struct cs_testpg *pg)
+{
+    struct cs_test__spawn user = {0};
+    int rc = pg_user(&user);
+
+    if (rc == 0 && pg->pid <= 0)
+        rc = start_postgres(pg, &user, pg->fsync);
+    return rc != 0 ? rc : wait_ready(pg);
 }
 
 void cs_test__testpg_abandon(struct cs_testpg *pg)

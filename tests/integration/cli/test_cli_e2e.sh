@@ -152,7 +152,7 @@ else passed=$((passed + 1)); fi
 # complete WORDS...: what csched's completion offers for the last word.
 complete_words() {
     PATH="$bin:$PATH" bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
-        _csched; printf "%s\n" "${COMPREPLY[@]}"' complete "$src/csched.bash" "$@" >"$tmp/out"
+        _csched; printf "%s\n" "${COMPREPLY[@]}"' complete "$src/../../../client/cli/csched.bash" "$@" >"$tmp/out"
 }
 complete_words csched jo
 expect complete_cmd out '^job$'
@@ -265,6 +265,14 @@ expect logs_both out '^to-stdout$'
 expect logs_both err '^to-stderr$'
 check logs_three 0 logs "$three_id" --stderr
 expect logs_three out '^to-stderr$'
+# Output past a log's cap (16 MiB): run and logs say how much was kept.
+check cut_create 0 job create chatty --shell 'head -c 20000000 /dev/zero'
+check cut_wait 0 -o json trigger chatty --wait
+cut_id=$(jv 'd["id"]')
+check cut_run 0 run "$cut_id"
+expect cut_run out '^  attempt 1: stdout cut: its log kept 16777216 of 20000000 bytes written$'
+check cut_logs 0 logs "$cut_id" --stdout
+expect cut_logs err '^csched: stdout was cut: its log kept 16777216 of 20000000 bytes written$'
 # Followed from the moment it is triggered, a run's output arrives in full.
 check follow_create 0 job create ticker --shell 'echo one; sleep 1; echo two'
 check follow_trigger 0 -o json trigger ticker

@@ -335,6 +335,10 @@ static void test_minder_output_capped(void **state)
     assert_int_equal(note.exit_code, 0);
     assert_true(note.stdout_truncated);
     assert_false(note.stderr_truncated);
+    assert_int_equal(note.stdout_written_bytes, 300003);
+    assert_int_equal(note.stdout_kept_bytes, 1000);
+    assert_int_equal(note.stderr_written_bytes, 6);
+    assert_int_equal(note.stderr_kept_bytes, 6);
     assert_int_equal(file_size(CS_ATTEMPT_STDOUT_FILE), 1000);
     read_file(CS_ATTEMPT_STDERR_FILE, buf, sizeof(buf));
     assert_string_equal(buf, "small\n");

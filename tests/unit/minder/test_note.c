@@ -33,6 +33,10 @@ static struct cs_note sample(void)
     note.stdout_truncated = true;
     note.stderr_truncated = false;
     note.leftover_processes = 2;
+    note.stdout_written_bytes = 209715200;
+    note.stdout_kept_bytes = 16777216;
+    note.stderr_written_bytes = 12;
+    note.stderr_kept_bytes = 12;
     snprintf(note.message, sizeof(note.message), "timed out after 200 ms");
     return note;
 }
@@ -50,6 +54,10 @@ static void assert_note_equal(const struct cs_note *a, const struct cs_note *b)
     assert_int_equal(a->stdout_truncated, b->stdout_truncated);
     assert_int_equal(a->stderr_truncated, b->stderr_truncated);
     assert_int_equal(a->leftover_processes, b->leftover_processes);
+    assert_int_equal(a->stdout_written_bytes, b->stdout_written_bytes);
+    assert_int_equal(a->stdout_kept_bytes, b->stdout_kept_bytes);
+    assert_int_equal(a->stderr_written_bytes, b->stderr_written_bytes);
+    assert_int_equal(a->stderr_kept_bytes, b->stderr_kept_bytes);
     assert_string_equal(a->message, b->message);
 }
 
@@ -183,7 +191,7 @@ static void test_note_message_escaped(void **state)
         len = cs_note_format(&note, buf, sizeof(buf));
         assert_true(len > 0);
         /* The message never adds a line, whatever it holds. */
-        assert_int_equal(count_lines(buf, (size_t)len), 14);
+        assert_int_equal(count_lines(buf, (size_t)len), 18);
         round_trip(&note);
     }
 
@@ -247,6 +255,35 @@ static void test_note_parse_without_leftovers(void **state)
     len = sample_with("leftover_processes", "leftover_processes=7\n", buf, sizeof(buf));
     assert_int_equal(cs_note_parse(buf, len, &out), 0);
     assert_int_equal(out.leftover_processes, 7);
+}
+
+/* A note from a minder older than the streams' byte counts says only
+ * whether each log was cut: still a note, with the counts 0 (unknown). */
+static void test_note_parse_without_byte_counts(void **state)
+{
+    static const char *const keys[] = {"stdout_written_bytes", "stdout_kept_bytes",
+                                       "stderr_written_bytes", "stderr_kept_bytes"};
+    struct cs_note note = sample(), out;
+    char buf[CS_NOTE_MAX_BYTES];
+    int len = cs_note_format(&note, buf, sizeof(buf));
+
+    assert_true(len > 0);
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        char *line = strstr(buf, keys[i]);
+        char *end = strchr(line, '\n') + 1;
+
+        memmove(line, end, (size_t)(buf + len - end) + 1);
+        len -= (int)(end - line);
+    }
+    assert_int_equal(cs_note_parse(buf, (size_t)len, &out), 0);
+    assert_true(out.stdout_truncated);
+    assert_int_equal(out.stdout_written_bytes, 0);
+    assert_int_equal(out.stdout_kept_bytes, 0);
+    assert_int_equal(out.stderr_written_bytes, 0);
+    assert_int_equal(out.stderr_kept_bytes, 0);
+    assert_int_equal(out.exit_code, 143);
+    assert_rejected("stdout_written_bytes", "stdout_written_bytes=-1\n");
+    assert_rejected("stderr_kept_bytes", "stderr_kept_bytes=x\n");
 }
 
 static void test_note_parse_bad_values(void **state)
@@ -536,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_note_message_escaped),
         cmocka_unit_test(test_note_message_unterminated),
         cmocka_unit_test(test_note_parse_truncated),
+        cmocka_unit_test(test_note_parse_without_byte_counts),
         cmocka_unit_test(test_note_parse_missing_keys),
         cmocka_unit_test(test_note_parse_without_leftovers),
         cmocka_unit_test(test_note_parse_bad_values),

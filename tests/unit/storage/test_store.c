@@ -29,9 +29,9 @@ enum col_type { COL_INT8, COL_INT4, COL_INT2, COL_BOOL, COL_TEXT, COL_BYTEA };
 static PGresult *make_result(const enum col_type *types, int n)
 {
     PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
-    PGresAttDesc attrs[32];
+    PGresAttDesc attrs[40];
 
-    assert_true(n <= 32);
+    assert_true(n <= 40);
     memset(attrs, 0, sizeof(attrs));
     for (int i = 0; i < n; i++) {
         attrs[i].name = (char *)"c";
@@ -291,8 +291,8 @@ static void test_store_run_filter_picks_statement(void **state)
 }
 
 /* One row of the runs-join-attempts shape (ROW_COLS columns: the run's 14,
- * then the attempt's 15 from A). */
-enum { A = 14, ROW_COLS = A + 15 };
+ * then the attempt's 19 from A). */
+enum { A = 14, ROW_COLS = A + 19 };
 static void set_run_row(PGresult *res, int row, int64_t id, int attempt, const char *dir)
 {
     set_int(res, row, 0, id, 8);
@@ -327,6 +327,8 @@ static void set_run_row(PGresult *res, int row, int64_t id, int attempt, const c
     set_int(res, row, A + 12, 0, 4);
     set_int(res, row, A + 13, 300 * attempt, 8);
     set_int(res, row, A + 14, 7, 8);
+    for (int c = A + 15; c <= A + 18; c++)
+        set_int(res, row, c, 1000 * c + attempt, 8);
 }
 
 static void test_store_runs_from_rows_groups_attempts(void **state)
@@ -353,6 +355,10 @@ static void test_store_runs_from_rows_groups_attempts(void **state)
     assert_int_equal(runs[0]->attempts[1]->minder_pid, 77);
     assert_int_equal(runs[0]->attempts[1]->retry_delay_ms, 600);
     assert_int_equal(runs[0]->attempts[1]->retry_jitter_ms, 7);
+    assert_int_equal(runs[0]->attempts[1]->stdout_written_bytes, 1000 * (A + 15) + 2);
+    assert_int_equal(runs[0]->attempts[1]->stdout_kept_bytes, 1000 * (A + 16) + 2);
+    assert_int_equal(runs[0]->attempts[1]->stderr_written_bytes, 1000 * (A + 17) + 2);
+    assert_int_equal(runs[0]->attempts[1]->stderr_kept_bytes, 1000 * (A + 18) + 2);
     assert_int_equal(runs[0]->not_before_unix_ms, 4000);
     assert_int_equal(runs[0]->outcome_case, CSCHED__V1__RUN__OUTCOME_EXIT_CODE);
     assert_int_equal(runs[0]->exit_code, 2);
@@ -374,10 +380,11 @@ static void test_store_runs_from_rows_groups_attempts(void **state)
 static void test_store_event_params_round_trip(void **state)
 {
     const enum col_type types[] = {COL_INT8, COL_INT8, COL_INT8, COL_TEXT, COL_INT4,
-                                   COL_INT2, COL_INT4, COL_INT4, COL_TEXT};
+                                   COL_INT2, COL_INT4, COL_INT4, COL_TEXT, COL_BOOL};
     Csched__V1__Event e = CSCHED__V1__EVENT__INIT;
     struct cs_store_params p = {0};
-    PGresult *res = make_result(types, 9);
+    PGresult *res = make_result(types, 10);
+    char t = 1;
     Csched__V1__Event *back;
 
     e.seq = 42;
@@ -387,10 +394,12 @@ static void test_store_event_params_round_trip(void **state)
     e.state = CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
     e.outcome_case = CSCHED__V1__EVENT__OUTCOME_EXIT_CODE;
     e.exit_code = 0;
+    e.recovered = true;
     cs_store_event_params(&e, &p);
-    assert_int_equal(p.n, 9);
+    assert_int_equal(p.n, CS_STORE_EVENT_COLS);
     assert_string_equal(p.values[6], "0");
     assert_null(p.values[7]);
+    assert_string_equal(p.values[9], "t");
     cs_store_params_clear(&p);
 
     set_int(res, 0, 0, 42, 8);
@@ -402,12 +411,14 @@ static void test_store_event_params_round_trip(void **state)
     set_int(res, 0, 6, 0, 4);
     set_null(res, 0, 7);
     set_text(res, 0, 8, "");
+    assert_true(PQsetvalue(res, 0, 9, &t, 1));
     back = cs_store_event_from_row(res, 0);
     assert_int_equal(back->seq, 42);
     assert_int_equal(back->attempt, 2);
     assert_int_equal(back->outcome_case, CSCHED__V1__EVENT__OUTCOME_EXIT_CODE);
     assert_int_equal(back->exit_code, 0);
     assert_string_equal(back->message, "");
+    assert_true(back->recovered);
     protobuf_c_message_free_unpacked(&back->base, NULL);
     PQclear(res);
 }

@@ -117,8 +117,8 @@ static void test_cli_json_oneof_enum_nested(void **state)
     chunk.data.len = 4;
     capture_open(&c);
     cs_cli_json_message(c.f, &chunk.base);
-    assert_string_equal(
-        captured(&c), "{\"stream\":\"LOG_STREAM_STDERR\",\"offset\":\"0\",\"data\":\"b2sK/w==\"}");
+    assert_string_equal(captured(&c), "{\"stream\":\"LOG_STREAM_STDERR\",\"offset\":\"0\",\"data\":"
+                                      "\"b2sK/w==\",\"truncated\":false,\"writtenBytes\":\"0\"}");
     capture_close(&c);
 }
 
@@ -260,6 +260,61 @@ static void test_cli_print_run_leftovers(void **state)
     capture_close(&out);
 }
 
+/* csched run says which attempt's log of which stream was cut, and how
+ * much it kept of what the command wrote; a log kept whole says nothing. */
+static void test_cli_print_run_cut_logs(void **state)
+{
+    Csched__V1__Run run = CSCHED__V1__RUN__INIT;
+    Csched__V1__Attempt first = CSCHED__V1__ATTEMPT__INIT, second = CSCHED__V1__ATTEMPT__INIT;
+    Csched__V1__Attempt *attempts[] = {&first, &second};
+    struct capture out;
+
+    run.id = 42;
+    run.job_name = "nightly";
+    run.message = "";
+    run.n_attempts = 2;
+    run.attempts = attempts;
+    first.number = 1;
+    first.message = "";
+    first.stdout_written_bytes = first.stdout_kept_bytes = 100;
+    second.number = 2;
+    second.message = "";
+    second.stdout_written_bytes = second.stdout_kept_bytes = 5;
+    second.stderr_written_bytes = 209715200;
+    second.stderr_kept_bytes = 16777216;
+    capture_open(&out);
+    cs_cli_print_run(out.f, &run);
+    assert_non_null(strstr(captured(&out),
+                           "\n  attempt 2: stderr cut: its log kept 16777216 of 209715200 "
+                           "bytes written\n"));
+    assert_null(strstr(captured(&out), "attempt 1:"));
+    assert_null(strstr(captured(&out), "stdout cut"));
+    capture_close(&out);
+}
+
+/* csched watch marks an event a restart recovered, and only that one. */
+static void test_cli_print_event_recovered(void **state)
+{
+    Csched__V1__Event ev = CSCHED__V1__EVENT__INIT;
+    struct capture out;
+
+    ev.seq = 7;
+    ev.run_id = 3;
+    ev.job_name = "nightly";
+    ev.attempt = 2;
+    ev.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
+    ev.message = "";
+    capture_open(&out);
+    cs_cli_print_event_row(out.f, &ev);
+    ev.recovered = true;
+    cs_cli_print_event_row(out.f, &ev);
+    const char *text = captured(&out);
+    const char *second = strchr(text, '\n') + 1;
+    assert_true(strstr(text, "recovered") == strstr(second, "recovered"));
+    assert_string_equal(second + strlen(second) - strlen("(recovered) \n"), "(recovered) \n");
+    capture_close(&out);
+}
+
 static int run_exit(int state, int outcome, int32_t value)
 {
     Csched__V1__Run run = CSCHED__V1__RUN__INIT;
@@ -343,6 +398,8 @@ int main(void)
         cmocka_unit_test(test_cli_yaml),
         cmocka_unit_test(test_cli_format_run_outcome),
         cmocka_unit_test(test_cli_print_run_leftovers),
+        cmocka_unit_test(test_cli_print_event_recovered),
+        cmocka_unit_test(test_cli_print_run_cut_logs),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_cli_error_lines),
     };

@@ -53,6 +53,8 @@ static void fake_event_put(struct cs_store *store, const Csched__V1__Event *even
             event->outcome_case,
             event->outcome_case == CSCHED__V1__EVENT__OUTCOME_TERM_SIGNAL ? event->term_signal
                                                                           : event->exit_code,
+            event->at_unix_ms,
+            event->recovered,
         };
     record_write(cb, arg);
 }
@@ -417,8 +419,8 @@ const char *history(int64_t run_id)
         char who[16] = "run";
         if (e->attempt != 0)
             (void)snprintf(who, sizeof(who), "a%u", e->attempt);
-        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s:%s", len ? " " : "", who,
-                                cs_run_state_proto_name(e->state));
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s:%s%s", len ? " " : "", who,
+                                cs_run_state_proto_name(e->state), e->recovered ? "(rec)" : "");
     }
     return buf;
 }

@@ -53,6 +53,8 @@ struct event_rec {
     uint64_t at_loop_ms; /* uv_now when it was written */
     int outcome_case;    /* the event's outcome oneof, and its value */
     int32_t outcome;
+    int64_t at_unix_ms;
+    bool recovered;
 };
 
 struct write_rec {
@@ -131,7 +133,8 @@ bool minder_exits_note_evicted(int64_t run_id, uint32_t attempt, pid_t pid, int 
 /* Jobs and runs: a job (owned by fx.s), a trigger (whose creation has
  * committed, or not yet: trigger_uncommitted), a run started and
  * running, the active run by id (NULL once retired), its events as
- * "run:STATE aN:STATE ..." words, and a cancel (the returned copy's state). */
+ * "run:STATE aN:STATE ..." words (a recovered one "aN:STATE(rec)"), and a cancel (the returned
+ * copy's state). */
 struct cs_job *add_job(const char *name, uint32_t max_running, uint32_t max_attempts,
                        uint32_t retry_backoff_ms);
 int64_t trigger(struct cs_job *job);

@@ -415,8 +415,8 @@ static void test_dispatch_resume(void **state)
 
     wait_for(2, 0, OK);
     wait_for(3, 0, LO);
-    assert_string_equal(history(2), "a1:SUCCEEDED run:SUCCEEDED");
-    assert_string_equal(history(3), "a1:LOST run:LOST");
+    assert_string_equal(history(2), "a1:SUCCEEDED(rec) run:SUCCEEDED");
+    assert_string_equal(history(3), "a1:LOST(rec) run:LOST");
     turn();
     assert_int_equal(run_of(1)->msg->state, ST);
     assert_int_equal(job->slots, 1);
@@ -445,13 +445,69 @@ static void test_dispatch_resume_never_started(void **state)
     wait_for(2, 2, ST);
     wait_for(3, 0, OK);
     for (int64_t id = 1; id <= 2; id++) {
-        assert_string_equal(history(id), "a1:LOST run:QUEUED run:STARTING a2:STARTING");
+        assert_string_equal(history(id), "a1:LOST(rec) run:QUEUED run:STARTING a2:STARTING");
         assert_string_equal(run_of(id)->msg->attempts[0]->message,
                             CS_ATTEMPT_NEVER_STARTED_MESSAGE);
     }
     attempt_dir(2, 1, dir, sizeof(dir));
     assert_int_equal(access(dir, F_OK), 0);
-    assert_string_equal(history(3), "a1:SUCCEEDED run:SUCCEEDED");
+    assert_string_equal(history(3), "run:STARTING(rec) a1:STARTING(rec) a1:RUNNING(rec) "
+                                    "a1:SUCCEEDED(rec) run:SUCCEEDED");
+}
+
+/* An EXITED note of run_id's attempt whose command ran from started_ms for
+ * 300 ms, as its minder leaves it. */
+static void write_note_at(int64_t run_id, uint32_t attempt, int exit_code, int64_t started_ms)
+{
+    char dir[4096];
+    attempt_dir(run_id, attempt, dir, sizeof(dir));
+    assert_true(mkdir(dir, 0700) == 0 || errno == EEXIST);
+    struct cs_note note = {.outcome = CS_NOTE_EXITED, .exit_code = exit_code};
+    note.started_unix_ms = started_ms;
+    note.ended_unix_ms = started_ms + 300;
+    assert_int_equal(cs_note_write(dir, &note), 0);
+}
+
+/* What the store never heard of is recovered from the attempts'
+ * directories, so that every attempt's events are a path through the state
+ * machine, at the times the notes give: run 1, stored RUNNING in attempt 1,
+ * had attempt 1 end and attempts 2 and 3 start, run and fail; run 2, stored
+ * QUEUED for its retry after attempt 1, started attempt 2, which succeeded. */
+static void test_dispatch_resume_recovers_passed_states(void **state)
+{
+    struct cs_sched *s = &fx.s;
+    (void)add_job("a", 0, 3, 0);
+    s->next_run_id = 10;
+    const int64_t t0 = 1700000000000;
+    char dir[4096];
+
+    for (uint32_t n = 1; n <= 3; n++)
+        write_note_at(1, n, 1, t0 + n * 1000);
+    attempt_dir(1, 1, dir, sizeof(dir));
+    cs_dispatch_resume(s, stored_run(1, RU, 1), dir);
+    Csched__V1__Run *queued = stored_run(2, Q, 1);
+    queued->attempts[0]->state = FA;
+    queued->attempts[0]->ended_unix_ms = t0;
+    write_note_at(2, 2, 0, t0 + 5000);
+    cs_dispatch_resume(s, queued, NULL);
+
+    wait_for(1, 0, FA);
+    wait_for(2, 0, OK);
+    assert_string_equal(history(1), "a1:FAILED(rec) a2:STARTING(rec) a2:RUNNING(rec) "
+                                    "a2:FAILED(rec) a3:STARTING(rec) a3:RUNNING(rec) "
+                                    "a3:FAILED(rec) run:FAILED");
+    assert_string_equal(history(2), "run:STARTING(rec) a2:STARTING(rec) a2:RUNNING(rec) "
+                                    "a2:SUCCEEDED(rec) run:SUCCEEDED");
+    for (size_t i = 0; i < fx.n_events; i++) {
+        const struct event_rec *e = &fx.events[i];
+        int64_t started = e->run_id == 1 ? t0 + e->attempt * 1000 : t0 + 5000;
+        if (e->attempt == 0 && e->state == ST)
+            assert_int_equal(e->at_unix_ms, started);
+        else if (e->attempt != 0 && (e->state == ST || e->state == RU))
+            assert_int_equal(e->at_unix_ms, started);
+        else if (e->attempt != 0)
+            assert_int_equal(e->at_unix_ms, started + 300);
+    }
 }
 
 int main(void)
@@ -472,6 +528,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dispatch_exit_reported_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_resume_never_started, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_resume_recovers_passed_states, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
