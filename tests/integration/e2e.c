@@ -169,6 +169,37 @@ int cs_e2e_try_create_job(struct cs_e2e *e, Csched__V1__Job *job, struct cs_stat
     return rc;
 }
 
+Csched__V1__Job *cs_e2e_scheduled_job(const char *name, const char *text, const char *zone)
+{
+    Csched__V1__Job *job = malloc(sizeof(*job));
+    Csched__V1__Schedule *sc = malloc(sizeof(*sc));
+
+    assert_non_null(job);
+    assert_non_null(sc);
+    csched__v1__job__init(job);
+    csched__v1__schedule__init(sc);
+    job->name = strdup(name);
+    job->shell = strdup("true");
+    sc->text = strdup(text);
+    sc->time_zone = strdup(zone);
+    job->schedule = sc;
+    return job;
+}
+
+struct cs_stream *cs_e2e_watch_job(struct cs_e2e *e, const char *job, int64_t after_seq)
+{
+    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    struct cs_stream *stream = NULL;
+    struct cs_status st = {0};
+    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+    req.after_seq = after_seq;
+    req.job_name = (char *)job;
+    if (cs_scheduler_watch(e->client, &req, &stream, &opts, &st) != 0)
+        fail_msg("Watch: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    return stream;
+}
+
 Csched__V1__Job *cs_e2e_create_job(struct cs_e2e *e, Csched__V1__Job *job)
 {
     Csched__V1__Job *out = NULL;

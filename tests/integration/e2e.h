@@ -79,6 +79,14 @@ Csched__V1__Job *cs_e2e_create_job(struct cs_e2e *e, Csched__V1__Job *job);
  * the status in *st. */
 int cs_e2e_try_create_job(struct cs_e2e *e, Csched__V1__Job *job, struct cs_status *st);
 
+/* A job named name running `true` on the schedule text in zone, not yet
+ * created (the caller frees it or hands it to cs_e2e_create_job). */
+Csched__V1__Job *cs_e2e_scheduled_job(const char *name, const char *text, const char *zone);
+
+/* A Watch of job's events after seq after_seq (NULL job: every job's); the
+ * caller frees the stream. */
+struct cs_stream *cs_e2e_watch_job(struct cs_e2e *e, const char *job, int64_t after_seq);
+
 /* cs_e2e_trigger triggers job_name (no overrides) and returns the run id. */
 int64_t cs_e2e_trigger(struct cs_e2e *e, const char *job_name);
 

@@ -307,28 +307,13 @@ static bool step_ok(bool of_run, Csched__V1__RunState from, Csched__V1__RunState
     }
 }
 
-/* A Watch of job's events after seq after_seq (caller frees). */
-static struct cs_stream *watch_job(struct cs_e2e *e, const char *job, int64_t after_seq)
-{
-    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
-    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
-    struct cs_stream *stream = NULL;
-    struct cs_status st = {0};
-    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
-    req.after_seq = after_seq;
-    req.job_name = (char *)job;
-    if (cs_scheduler_watch(e->client, &req, &stream, &opts, &st) != 0)
-        fail_msg("Watch: %s \"%s\"", cs_status_code_name(st.code), st.message);
-    return stream;
-}
-
 /* Follows the history of run id on Watch from seq 0 to the run's end and
  * fails the test unless the run's and each of its (at most 8) attempts'
  * events are a path through the state machine that ends. Returns how many
  * events were recovered (Event.recovered). */
 static int check_history(struct cs_e2e *e, int64_t id, const char *job)
 {
-    struct cs_stream *stream = watch_job(e, job, 0);
+    struct cs_stream *stream = cs_e2e_watch_job(e, job, 0);
     struct cs_status st = {0};
     Csched__V1__RunState at[9] = {0}; /* [0] the run, [n] attempt n */
     char path[9][256] = {""};
@@ -387,7 +372,7 @@ static void test_e2e_crash_history_after_db_down(void **state)
     (void)snprintf(name, sizeof(name), "%s", run->job_name);
     csched__v1__run__free_unpacked(run, NULL);
     /* Attempt 1's RUNNING has committed once Watch shows it. */
-    struct cs_stream *stream = watch_job(e, name, after);
+    struct cs_stream *stream = cs_e2e_watch_job(e, name, after);
     struct cs_status st = {0};
     struct cs_test_events events = {.stream = stream};
     const Csched__V1__Event *ev;

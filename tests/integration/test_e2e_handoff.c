@@ -59,16 +59,9 @@ static void *sample_main(void *arg)
 static void read_seqs(struct cs_e2e *e, int64_t after_seq, const char *job, const int64_t *ids,
                       int64_t *starting, int64_t *ended)
 {
-    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
-    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
-    struct cs_stream *stream = NULL;
-    struct cs_status st = {0};
-    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
-    req.after_seq = after_seq;
-    req.job_name = (char *)job;
-    if (cs_scheduler_watch(e->client, &req, &stream, &opts, &st) != 0)
-        fail_msg("Watch: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    struct cs_stream *stream = cs_e2e_watch_job(e, job, after_seq);
     struct cs_test_events events = {.stream = stream};
+    struct cs_status st = {0};
     const Csched__V1__Event *ev;
     while (ended[N_RUNS - 1] == 0 && cs_test_next_event(&events, &ev, &st) == 1) {
         if (ev->attempt != 0)

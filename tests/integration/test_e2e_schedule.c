@@ -17,21 +17,6 @@
 #include "e2e.h"
 #include "testlib.h"
 
-static Csched__V1__Job *scheduled_job(const char *name, const char *text, const char *zone)
-{
-    Csched__V1__Job *job = malloc(sizeof(*job));
-    Csched__V1__Schedule *sc = malloc(sizeof(*sc));
-
-    csched__v1__job__init(job);
-    csched__v1__schedule__init(sc);
-    job->name = strdup(name);
-    job->shell = strdup("true");
-    sc->text = strdup(text);
-    sc->time_zone = strdup(zone);
-    job->schedule = sc;
-    return job;
-}
-
 /* What CreateJob answers for a schedule, asserting INVALID_ARGUMENT with
  * the words want. */
 static void assert_refused(struct cs_e2e *e, Csched__V1__Job *job, const char *want)
@@ -48,36 +33,36 @@ static void test_e2e_schedule_refused(void **state)
     struct cs_e2e *e = *state;
     Csched__V1__Job *job;
 
-    assert_refused(e, scheduled_job("bad-dom", "0 0 32 * *", ""),
+    assert_refused(e, cs_e2e_scheduled_job("bad-dom", "0 0 32 * *", ""),
                    "job.schedule.text: cron field 3 (day of month): 32 is out of range 1-31");
-    assert_refused(e, scheduled_job("bad-zone", "@daily", "Europe/Berln"),
+    assert_refused(e, cs_e2e_scheduled_job("bad-zone", "@daily", "Europe/Berln"),
                    "job.schedule.time_zone: unknown time zone \"Europe/Berln\"");
     /* Names that would lead out of the tz database, and its files that are
      * no zone's. */
-    assert_refused(e, scheduled_job("bad-path", "@daily", "../../../etc/passwd"),
+    assert_refused(e, cs_e2e_scheduled_job("bad-path", "@daily", "../../../etc/passwd"),
                    "job.schedule.time_zone: time zone \"../../../etc/passwd\" is not a zone name");
-    assert_refused(e, scheduled_job("bad-abs", "@daily", "/etc/localtime"),
+    assert_refused(e, cs_e2e_scheduled_job("bad-abs", "@daily", "/etc/localtime"),
                    "job.schedule.time_zone: time zone \"/etc/localtime\" is not a zone name");
     assert_refused(
         e,
-        scheduled_job("bad-long", "@daily",
-                      "Europe/Berlin/01234567890123456789012345678901234567890123456789"),
+        cs_e2e_scheduled_job("bad-long", "@daily",
+                             "Europe/Berlin/01234567890123456789012345678901234567890123456789"),
         "job.schedule.time_zone: \"Europe/Berlin/012345678901234567...\" is longer "
         "than any zone name (at most 63 bytes)");
-    assert_refused(e, scheduled_job("bad-tab", "@daily", "zone1970.tab"),
+    assert_refused(e, cs_e2e_scheduled_job("bad-tab", "@daily", "zone1970.tab"),
                    "job.schedule.time_zone: time zone \"zone1970.tab\": its file is not valid "
                    "TZif");
-    assert_refused(e, scheduled_job("bad-every", "@every 0s", ""), "job.schedule.text");
-    job = scheduled_job("bad-misfire", "@hourly", "");
+    assert_refused(e, cs_e2e_scheduled_job("bad-every", "@every 0s", ""), "job.schedule.text");
+    job = cs_e2e_scheduled_job("bad-misfire", "@hourly", "");
     job->schedule->misfire = 7;
     assert_refused(e, job, "job.schedule.misfire 7 is not a policy");
-    job = scheduled_job("bad-overlap", "@hourly", "");
+    job = cs_e2e_scheduled_job("bad-overlap", "@hourly", "");
     job->schedule->overlap = 9;
     assert_refused(e, job, "job.schedule.overlap 9 is not a policy");
-    job = scheduled_job("bad-jitter", "@hourly", "");
+    job = cs_e2e_scheduled_job("bad-jitter", "@hourly", "");
     job->schedule->jitter_seconds = 3601;
     assert_refused(e, job, "job.schedule.jitter_seconds 3601 is over the limit of 3600");
-    job = scheduled_job("bad-catchup", "@hourly", "");
+    job = cs_e2e_scheduled_job("bad-catchup", "@hourly", "");
     job->schedule->max_catchup = 1001;
     assert_refused(e, job, "job.schedule.max_catchup");
 }
@@ -90,20 +75,20 @@ static void test_e2e_schedule_empty_text(void **state)
     struct cs_e2e *e = *state;
     Csched__V1__Job *job;
 
-    assert_refused(e, scheduled_job("empty-zone", "", "Europe/Berlin"),
+    assert_refused(e, cs_e2e_scheduled_job("empty-zone", "", "Europe/Berlin"),
                    "job.schedule.text is empty, which means no schedule, but "
                    "job.schedule.time_zone is set");
-    job = scheduled_job("empty-overlap", "", "");
+    job = cs_e2e_scheduled_job("empty-overlap", "", "");
     job->schedule->overlap = CSCHED__V1__OVERLAP__OVERLAP_FORBID;
     assert_refused(e, job, "job.schedule.overlap is set");
-    job = scheduled_job("empty-deadline", "", "");
+    job = cs_e2e_scheduled_job("empty-deadline", "", "");
     job->schedule->starting_deadline_seconds = 60;
     assert_refused(e, job, "job.schedule.starting_deadline_seconds is set");
-    job = scheduled_job("empty-jitter", "", "");
+    job = cs_e2e_scheduled_job("empty-jitter", "", "");
     job->schedule->jitter_seconds = 5;
     assert_refused(e, job, "job.schedule.jitter_seconds is set");
 
-    job = scheduled_job("empty-none", "", "");
+    job = cs_e2e_scheduled_job("empty-none", "", "");
     Csched__V1__Job *made = cs_e2e_create_job(e, job);
     assert_true(made->schedule == NULL || made->schedule->text[0] == '\0');
     assert_int_equal(made->n_next_fires, 0);
@@ -116,7 +101,7 @@ static void test_e2e_schedule_empty_text(void **state)
 static void test_e2e_schedule_next_fires(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__Job *job = scheduled_job("berlin", "30 2 * * *", "Europe/Berlin"), *got;
+    Csched__V1__Job *job = cs_e2e_scheduled_job("berlin", "30 2 * * *", "Europe/Berlin"), *got;
     int64_t now_ms = (int64_t)time(NULL) * 1000;
 
     job->schedule->misfire = CSCHED__V1__MISFIRE__MISFIRE_RUN_ONCE;
@@ -174,7 +159,7 @@ static void test_e2e_schedule_update(void **state)
 {
     struct cs_e2e *e = *state;
     Csched__V1__UpdateJobRequest req = CSCHED__V1__UPDATE_JOB_REQUEST__INIT;
-    Csched__V1__Job *job = scheduled_job("updated", "@every 90s", ""), *resp = NULL, *got;
+    Csched__V1__Job *job = cs_e2e_scheduled_job("updated", "@every 90s", ""), *resp = NULL, *got;
     struct cs_status st = {0};
     int rc;
 
@@ -187,7 +172,7 @@ static void test_e2e_schedule_update(void **state)
     assert_non_null(strstr(got->next_fires[0]->local_time, "+00:00"));
     csched__v1__job__free_unpacked(got, NULL);
 
-    req.job = scheduled_job("updated", "61 * * * *", "");
+    req.job = cs_e2e_scheduled_job("updated", "61 * * * *", "");
     rc = cs_scheduler_update_job(e->client, &req, &resp, cs_e2e_opts(), &st);
     cs_e2e_assert_status(rc, &st, GRPC_STATUS_INVALID_ARGUMENT,
                          "field 1 (minute): 61 is out of range 0-59");
@@ -208,7 +193,7 @@ static void test_e2e_schedule_update(void **state)
 static void test_e2e_schedule_system_zones(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__Job *job = scheduled_job("almaty", "0 12 * * *", "Asia/Almaty"), *got;
+    Csched__V1__Job *job = cs_e2e_scheduled_job("almaty", "0 12 * * *", "Asia/Almaty"), *got;
 
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
     csched__v1__job__free_unpacked(job, NULL);
@@ -220,7 +205,7 @@ static void test_e2e_schedule_system_zones(void **state)
     }
     csched__v1__job__free_unpacked(got, NULL);
 
-    job = scheduled_job("juarez", "0 12 * * *", "America/Ciudad_Juarez");
+    job = cs_e2e_scheduled_job("juarez", "0 12 * * *", "America/Ciudad_Juarez");
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
     csched__v1__job__free_unpacked(job, NULL);
     got = cs_e2e_get_job(e, "juarez");
@@ -233,7 +218,8 @@ static void test_e2e_schedule_system_zones(void **state)
 static void test_e2e_schedule_restart(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__Job *job = scheduled_job("kept", "0 9 * * MON-FRI", "America/New_York"), *got;
+    Csched__V1__Job *job = cs_e2e_scheduled_job("kept", "0 9 * * MON-FRI", "America/New_York"),
+                    *got;
 
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
     csched__v1__job__free_unpacked(job, NULL);

@@ -98,21 +98,6 @@ static int teardown(void **state)
     return rc;
 }
 
-static Csched__V1__Job *scheduled_job(const char *name, const char *text, const char *zone)
-{
-    Csched__V1__Job *job = malloc(sizeof(*job));
-    Csched__V1__Schedule *sc = malloc(sizeof(*sc));
-
-    csched__v1__job__init(job);
-    csched__v1__schedule__init(sc);
-    job->name = strdup(name);
-    job->shell = strdup("true");
-    sc->text = strdup(text);
-    sc->time_zone = strdup(zone);
-    job->schedule = sc;
-    return job;
-}
-
 /* Asserts that job's next fire is at utc_hour:00 UTC, local time as said. */
 static void assert_next_fire(struct cs_e2e *e, const char *job, int utc_hour, const char *local)
 {
@@ -187,7 +172,7 @@ static bool log_says(struct cs_e2e *e, const char *words)
 static void test_e2e_tzdata_sighup(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__Job *job = scheduled_job("almaty", "0 12 * * *", "Asia/Almaty");
+    Csched__V1__Job *job = cs_e2e_scheduled_job("almaty", "0 12 * * *", "Asia/Almaty");
 
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
     csched__v1__job__free_unpacked(job, NULL);
@@ -223,7 +208,7 @@ static void test_e2e_tzdata_restart(void **state)
 static void test_e2e_tzdata_zone_missing(void **state)
 {
     struct cs_e2e *e = *state;
-    Csched__V1__Job *job = scheduled_job("berlin", "30 2 * * *", "Europe/Berlin"), *got;
+    Csched__V1__Job *job = cs_e2e_scheduled_job("berlin", "30 2 * * *", "Europe/Berlin"), *got;
     char path[600];
 
     csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
