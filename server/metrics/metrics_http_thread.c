@@ -145,8 +145,9 @@ static enum MHD_Result request_cb(void *cls, struct MHD_Connection *conn, const 
     return scrape(h, conn);
 }
 
-/* libmicrohttpd's own complaints, into cschedd's log. */
-static void mhd_log_cb(void *cls, const char *fmt, va_list ap)
+/* libmicrohttpd's own complaints, into cschedd's log. The attribute says
+ * fmt is a printf format, which clang's -Wformat-nonliteral asks for. */
+__attribute__((format(printf, 2, 0))) static void mhd_log_cb(void *cls, const char *fmt, va_list ap)
 {
     char msg[512];
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
