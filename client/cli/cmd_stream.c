@@ -71,8 +71,10 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
                           ? cli->err
                           : cli->out;
 
-            /* Flushed per chunk, so a pipe sees output as it comes. */
-            fwrite(chunk->data.data, 1, chunk->data.len, f);
+            /* Flushed per chunk, so a pipe sees output as it comes. The
+             * chunk that says a stream was cut carries no data (NULL). */
+            if (chunk->data.len > 0)
+                fwrite(chunk->data.data, 1, chunk->data.len, f);
             fflush(f);
             if (chunk->truncated)
                 fprintf(cli->err, "csched: %s was cut: its log kept %lld of %lld bytes written\n",
