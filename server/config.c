@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "net_addr.h"
 #include "tzdb.h"
@@ -39,7 +40,11 @@ enum {
     OPT_LAUNCH_THREADS,
     OPT_MAX_HEALTH_WATCHES,
     OPT_MAX_STREAMS,
-    OPT_ZONEINFO
+    OPT_ZONEINFO,
+    OPT_REPLICA_ID,
+    OPT_HEARTBEAT,
+    OPT_ATTEMPT_LEASE,
+    OPT_DRAIN_TIMEOUT
 };
 
 static const struct option options[] = {
@@ -71,6 +76,10 @@ static const struct option options[] = {
     {"max-health-watches", required_argument, NULL, OPT_MAX_HEALTH_WATCHES},
     {"max-streams", required_argument, NULL, OPT_MAX_STREAMS},
     {"zoneinfo", required_argument, NULL, OPT_ZONEINFO},
+    {"replica-id", required_argument, NULL, OPT_REPLICA_ID},
+    {"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
+    {"attempt-lease", required_argument, NULL, OPT_ATTEMPT_LEASE},
+    {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -136,11 +145,25 @@ void cs_config_usage(const char *prog)
             "  --metrics-listen HOST:PORT  serve Prometheus metrics on GET /metrics (off by\n"
             "                          default); beyond loopback it needs --tls-cert and\n"
             "                          --tokens-file, or --insecure-tcp [CSCHED_METRICS_LISTEN]\n"
+            "  --replica-id ID         this replica's name among those sharing the database:\n"
+            "                          letters, digits, '.', '-', '_', at most %d (default:\n"
+            "                          the host name)                   [CSCHED_REPLICA_ID]\n"
+            "  --heartbeat DURATION    how often the replica renews its lease; others take\n"
+            "                          its work over 2 heartbeats after its last renewal\n"
+            "                          (default 2s)                      [CSCHED_HEARTBEAT]\n"
+            "  --attempt-lease DURATION  how long its running commands outlive its last\n"
+            "                          renewal before they stop themselves, and after which\n"
+            "                          another replica may retry them; external database\n"
+            "                          only (default 60s)            [CSCHED_ATTEMPT_LEASE]\n"
+            "  --drain-timeout DURATION  on SIGTERM, how long running commands may go on\n"
+            "                          before the replica leaves (default 25s)\n"
+            "                                                        [CSCHED_DRAIN_TIMEOUT]\n"
+            "  DURATION is a whole number with ms, s or m (2s, 500ms, 1m).\n"
             "  SIGHUP rereads the TLS files, the tokens and client-roles files and the\n"
             "  time zones.\n",
             prog, CS_DEFAULT_MAX_RUNNING, CS_LAUNCH_THREADS_MAX, CS_DEFAULT_LAUNCH_THREADS,
             CS_DEFAULT_MAX_HEALTH_WATCHES, CS_DEFAULT_MAX_STREAMS, CS_DEFAULT_NICE,
-            CS_DEFAULT_RETENTION_DAYS);
+            CS_DEFAULT_RETENTION_DAYS, CS_REPLICA_ID_MAX);
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -163,6 +186,31 @@ static int parse_whole(const char *text, const char *source, long min, long max,
                           text, min, max);
     *out = v;
     return 0;
+}
+
+/* A duration: a whole number and its unit, ms, s or m, from min_ms to
+ * max_ms. */
+static int parse_duration(const char *text, const char *source, int64_t min_ms, int64_t max_ms,
+                          int64_t *out_ms, struct cs_err *err)
+{
+    static const struct {
+        const char *unit;
+        int64_t ms;
+    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}};
+    char *end;
+    errno = 0;
+    long long v = isdigit((unsigned char)text[0]) ? strtoll(text, &end, 10) : -1;
+    for (size_t i = 0; v >= 0 && errno == 0 && i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].unit) == 0 && v <= max_ms / units[i].ms &&
+            v * units[i].ms >= min_ms) {
+            *out_ms = v * units[i].ms;
+            return 0;
+        }
+    }
+    return cs_err_set(err, -EINVAL,
+                      "%s \"%s\" must be a duration from %lldms to %llds, a whole number with "
+                      "ms, s or m",
+                      source, text, (long long)min_ms, (long long)(max_ms / 1000));
 }
 
 static int parse_level(const char *text, const char *source, enum cs_log_level *out,
@@ -213,7 +261,7 @@ static int missing_value(char **argv, struct cs_err *err)
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
     struct raw state_dir, max_running, launch_threads, health_watches, streams, level, format, runs,
-        nice, retention, audit_retention;
+        nice, retention, audit_retention, replica_id, heartbeat, attempt_lease, drain_timeout;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -269,6 +317,18 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_ZONEINFO:
             c->zoneinfo = optarg;
+            break;
+        case OPT_REPLICA_ID:
+            raw->replica_id = (struct raw){optarg, "--replica-id"};
+            break;
+        case OPT_HEARTBEAT:
+            raw->heartbeat = (struct raw){optarg, "--heartbeat"};
+            break;
+        case OPT_ATTEMPT_LEASE:
+            raw->attempt_lease = (struct raw){optarg, "--attempt-lease"};
+            break;
+        case OPT_DRAIN_TIMEOUT:
+            raw->drain_timeout = (struct raw){optarg, "--drain-timeout"};
             break;
         case OPT_LOG_LEVEL:
             raw->level = (struct raw){optarg, "--log-level"};
@@ -395,6 +455,63 @@ static int parse_counts(const struct raw_settings *raw, struct cs_config *c, str
     return 0;
 }
 
+/* The replica's id, as a host name or pod name is spelt: it names the
+ * replica in the database, the log and the metrics. */
+static int check_replica_id(const char *id, const char *source, struct cs_err *err)
+{
+    size_t n = strlen(id);
+    bool ok = n >= 1 && n <= CS_REPLICA_ID_MAX;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = isalnum((unsigned char)id[i]) || strchr(".-_", id[i]) != NULL;
+    if (!ok)
+        return cs_err_set(err, -EINVAL,
+                          "%s \"%s\" must be 1 to %d letters, digits, '.', '-' or '_'", source, id,
+                          CS_REPLICA_ID_MAX);
+    return 0;
+}
+
+/* --replica-id, --heartbeat, --attempt-lease and --drain-timeout: 0 or
+ * -EINVAL. The host name is read here, once, when no id is given. */
+static int parse_replica(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
+{
+    c->replica_id = raw->replica_id.text;
+    if (c->replica_id == NULL) {
+        if (gethostname(c->replica_host, sizeof(c->replica_host)) != 0)
+            return cs_err_set(err, -EINVAL, "the host name cannot be read (%s): give --replica-id",
+                              strerror(errno));
+        c->replica_host[sizeof(c->replica_host) - 1] = '\0';
+        c->replica_id = c->replica_host;
+    }
+    if (check_replica_id(c->replica_id,
+                         raw->replica_id.text != NULL ? raw->replica_id.source : "the host name",
+                         err) != 0)
+        return -EINVAL;
+    c->heartbeat_ms = CS_DEFAULT_HEARTBEAT_MS;
+    if (raw->heartbeat.text != NULL &&
+        parse_duration(raw->heartbeat.text, raw->heartbeat.source, CS_HEARTBEAT_MIN_MS,
+                       CS_HEARTBEAT_MAX_MS, &c->heartbeat_ms, err) != 0)
+        return -EINVAL;
+    c->attempt_lease_ms = CS_DEFAULT_ATTEMPT_LEASE_MS;
+    if (raw->attempt_lease.text != NULL &&
+        parse_duration(raw->attempt_lease.text, raw->attempt_lease.source, 1000,
+                       CS_ATTEMPT_LEASE_MAX_MS, &c->attempt_lease_ms, err) != 0)
+        return -EINVAL;
+    /* A command must outlive the replica's own lease, or a replica that
+     * only missed a renewal would stop commands that another may not retry
+     * yet. */
+    if (c->attempt_lease_ms < 3 * c->heartbeat_ms)
+        return cs_err_set(err, -EINVAL,
+                          "--attempt-lease %lldms must be at least 3 heartbeats (%lldms): a "
+                          "replica's commands outlive the lease of its work, 2 heartbeats",
+                          (long long)c->attempt_lease_ms, (long long)(3 * c->heartbeat_ms));
+    c->drain_timeout_ms = CS_DEFAULT_DRAIN_TIMEOUT_MS;
+    if (raw->drain_timeout.text != NULL &&
+        parse_duration(raw->drain_timeout.text, raw->drain_timeout.source, 0,
+                       CS_DRAIN_TIMEOUT_MAX_MS, &c->drain_timeout_ms, err) != 0)
+        return -EINVAL;
+    return 0;
+}
+
 /* Checks and converts the settings read as text: 0 or -EINVAL. */
 static int check_settings(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
 {
@@ -402,7 +519,7 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
     if (c->state_dir[0] != '/')
         return cs_err_set(err, -EINVAL, "%s \"%s\" must be an absolute path", raw->state_dir.source,
                           c->state_dir);
-    if (parse_counts(raw, c, err) != 0)
+    if (parse_counts(raw, c, err) != 0 || parse_replica(raw, c, err) != 0)
         return -EINVAL;
     c->log_level = CS_LOG_INFO;
     if (raw->level.text != NULL &&
@@ -483,6 +600,10 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .nice = from_env("CSCHED_NICE", NULL),
         .retention = from_env("CSCHED_RETENTION_DAYS", NULL),
         .audit_retention = from_env("CSCHED_AUDIT_RETENTION_DAYS", NULL),
+        .replica_id = from_env("CSCHED_REPLICA_ID", NULL),
+        .heartbeat = from_env("CSCHED_HEARTBEAT", NULL),
+        .attempt_lease = from_env("CSCHED_ATTEMPT_LEASE", NULL),
+        .drain_timeout = from_env("CSCHED_DRAIN_TIMEOUT", NULL),
     };
     /* Flags win over the environment, so values are checked only after both. */
     int rc = read_flags(argc, argv, c, &raw, err);

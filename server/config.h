@@ -31,6 +31,16 @@
 #define CS_DEFAULT_RETENTION_DAYS 30
 #define CS_RETENTION_DAYS_MAX 36500
 
+/* Replicas (docs/operations.md, "Replicas"). */
+#define CS_REPLICA_ID_MAX 63
+#define CS_DEFAULT_HEARTBEAT_MS 2000
+#define CS_HEARTBEAT_MIN_MS 100
+#define CS_HEARTBEAT_MAX_MS 60000
+#define CS_DEFAULT_ATTEMPT_LEASE_MS 60000
+#define CS_ATTEMPT_LEASE_MAX_MS (24 * 3600 * 1000)
+#define CS_DEFAULT_DRAIN_TIMEOUT_MS 25000
+#define CS_DRAIN_TIMEOUT_MAX_MS (24 * 3600 * 1000)
+
 struct cs_config {
     const char *socket_path;    /* the unix socket, always served */
     const char *listen;         /* TCP "host:port"; NULL: none */
@@ -56,7 +66,12 @@ struct cs_config {
     uint32_t retention_days;       /* of ended attempts' directories; 0: forever */
     uint32_t audit_retention_days; /* of audit rows; 0: forever */
     struct cs_auth_paths auth;
-    const char *job_user; /* as root, for jobs without run_as_user; NULL: runas.h's */
+    const char *job_user;   /* as root, for jobs without run_as_user; NULL: runas.h's */
+    const char *replica_id; /* this replica's name in the database */
+    char replica_host[CS_REPLICA_ID_MAX + 2]; /* the host name, when replica_id is it */
+    int64_t heartbeat_ms;                     /* how often the lease is renewed */
+    int64_t attempt_lease_ms;                 /* how long commands outlive a renewal */
+    int64_t drain_timeout_ms;                 /* on SIGTERM, for running commands */
     bool help;
 };
 
@@ -67,7 +82,8 @@ struct cs_config {
  * CSCHED_LOG_FORMAT, CSCHED_LOG_RUNS, * CSCHED_MINDER, CSCHED_NICE, CSCHED_RETENTION_DAYS,
  * CSCHED_AUDIT_RETENTION_DAYS, CSCHED_TLS_CERT, CSCHED_TLS_KEY, CSCHED_TLS_CLIENT_CA,
  * CSCHED_TLS_CLIENT_ROLES, CSCHED_TOKENS_FILE, CSCHED_JOB_USER, CSCHED_METRICS_LISTEN,
- * CSCHED_ZONEINFO). Strings
+ * CSCHED_ZONEINFO, CSCHED_REPLICA_ID, CSCHED_HEARTBEAT, CSCHED_ATTEMPT_LEASE,
+ * CSCHED_DRAIN_TIMEOUT). Strings
  * point into argv or environ. 0 or -EINVAL with err naming the flag; -EPERM when TCP would be
  * served without TLS and
  * --insecure-tcp was not given, or --metrics-listen beyond loopback without TLS and tokens. */

@@ -10,37 +10,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
 #include "config.h"
 
-static const char *const env_names[] = {"CSCHED_LISTEN",
-                                        "CSCHED_DATABASE_URL",
-                                        "CSCHED_STATE_DIR",
-                                        "CSCHED_MAX_RUNNING",
-                                        "CSCHED_LOG_LEVEL",
-                                        "CSCHED_LOG_FORMAT",
-                                        "CSCHED_LOG_RUNS",
-                                        "CSCHED_MINDER",
-                                        "CSCHED_NICE",
-                                        "CSCHED_RETENTION_DAYS",
-                                        "CSCHED_SOCKET",
-                                        "CSCHED_INSECURE_TCP",
-                                        "CSCHED_ADMIN_GROUP",
-                                        "CSCHED_OPERATOR_GROUP",
-                                        "CSCHED_VIEWER_GROUP",
-                                        "CSCHED_TLS_CERT",
-                                        "CSCHED_TLS_KEY",
-                                        "CSCHED_TLS_CLIENT_CA",
-                                        "CSCHED_TLS_CLIENT_ROLES",
-                                        "CSCHED_TOKENS_FILE",
-                                        "CSCHED_JOB_USER",
-                                        "CSCHED_AUDIT_RETENTION_DAYS",
-                                        "CSCHED_METRICS_LISTEN",
-                                        "CSCHED_LAUNCH_THREADS",
-                                        "CSCHED_MAX_HEALTH_WATCHES",
-                                        "CSCHED_MAX_STREAMS"};
+static const char *const env_names[] = {
+    "CSCHED_LISTEN",
+    "CSCHED_DATABASE_URL",
+    "CSCHED_STATE_DIR",
+    "CSCHED_MAX_RUNNING",
+    "CSCHED_LOG_LEVEL",
+    "CSCHED_LOG_FORMAT",
+    "CSCHED_LOG_RUNS",
+    "CSCHED_MINDER",
+    "CSCHED_NICE",
+    "CSCHED_RETENTION_DAYS",
+    "CSCHED_SOCKET",
+    "CSCHED_INSECURE_TCP",
+    "CSCHED_ADMIN_GROUP",
+    "CSCHED_OPERATOR_GROUP",
+    "CSCHED_VIEWER_GROUP",
+    "CSCHED_TLS_CERT",
+    "CSCHED_TLS_KEY",
+    "CSCHED_TLS_CLIENT_CA",
+    "CSCHED_TLS_CLIENT_ROLES",
+    "CSCHED_TOKENS_FILE",
+    "CSCHED_JOB_USER",
+    "CSCHED_AUDIT_RETENTION_DAYS",
+    "CSCHED_METRICS_LISTEN",
+    "CSCHED_LAUNCH_THREADS",
+    "CSCHED_MAX_HEALTH_WATCHES",
+    "CSCHED_MAX_STREAMS",
+    "CSCHED_REPLICA_ID",
+    "CSCHED_HEARTBEAT",
+    "CSCHED_ATTEMPT_LEASE",
+    "CSCHED_DRAIN_TIMEOUT",
+};
 
 static int clear_env(void **state)
 {
@@ -113,6 +120,12 @@ static void test_config_defaults(void **state)
     assert_str_or_null(c.job_user, NULL);
     assert_int_equal(c.audit_retention_days, 0);
     assert_false(c.help);
+    char host[CS_REPLICA_ID_MAX + 2];
+    assert_int_equal(gethostname(host, sizeof(host)), 0);
+    assert_string_equal(c.replica_id, host);
+    assert_int_equal(c.heartbeat_ms, CS_DEFAULT_HEARTBEAT_MS);
+    assert_int_equal(c.attempt_lease_ms, CS_DEFAULT_ATTEMPT_LEASE_MS);
+    assert_int_equal(c.drain_timeout_ms, CS_DEFAULT_DRAIN_TIMEOUT_MS);
 }
 
 static void test_config_flags(void **state)
@@ -277,6 +290,46 @@ static void test_config_flag_over_env(void **state)
     assert_int_equal(c.max_running, 2);
     assert_str_or_null(c.listen, "127.0.0.1:6000");
     assert_int_equal(c.log_level, CS_LOG_WARN);
+}
+
+/* The replica's settings, by flag and by environment, and each refusal
+ * naming what was wrong. */
+static void test_config_replica(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+    (void)state;
+
+    assert_int_equal(parse(&c, &err, "--replica-id", "csched-1", "--heartbeat", "500ms",
+                           "--attempt-lease", "2m", "--drain-timeout", "0s", NULL),
+                     0);
+    assert_string_equal(c.replica_id, "csched-1");
+    assert_int_equal(c.heartbeat_ms, 500);
+    assert_int_equal(c.attempt_lease_ms, 120000);
+    assert_int_equal(c.drain_timeout_ms, 0);
+    assert_int_equal(setenv("CSCHED_REPLICA_ID", "r.2_b", 1), 0);
+    assert_int_equal(setenv("CSCHED_HEARTBEAT", "3s", 1), 0);
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_string_equal(c.replica_id, "r.2_b");
+    assert_int_equal(c.heartbeat_ms, 3000);
+
+    static const char *const bad_ids[] = {"a b", "a/b", "",
+                                          "x"
+                                          "0123456789012345678901234567890123456789012345678901234"
+                                          "56789abc"};
+    for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++) {
+        int rc = parse(&c, &err, "--replica-id", bad_ids[i], NULL);
+        assert_rejected(rc, err, "--replica-id");
+    }
+    static const char *const bad_durations[] = {"2",  "s",    "-1s",  "1.5s",
+                                                "2h", "99ms", "2mss", "99999999999999999999s"};
+    for (size_t i = 0; i < sizeof(bad_durations) / sizeof(bad_durations[0]); i++) {
+        int rc = parse(&c, &err, "--heartbeat", bad_durations[i], NULL);
+        assert_rejected(rc, err, "--heartbeat");
+    }
+    /* Commands must outlive the replica's own lease. */
+    int rc = parse(&c, &err, "--heartbeat", "2s", "--attempt-lease", "5s", NULL);
+    assert_rejected(rc, err, "--attempt-lease");
 }
 
 static void test_config_bad_max_running(void **state)
@@ -655,6 +708,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_tcp_needs_insecure_flag, clear_env),
         cmocka_unit_test_setup(test_config_tls, clear_env),
         cmocka_unit_test_setup(test_config_metrics_listen, clear_env),
+        cmocka_unit_test_setup(test_config_replica, clear_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
