@@ -38,6 +38,7 @@
 #include "retention.h"
 #include "rpc.h"
 #include "sched_state.h"
+#include "state_instance.h"
 #include "state_lock.h"
 #include "state_path.h"
 #include "store.h"
@@ -67,6 +68,8 @@ struct server {
     char minder_path[PATH_MAX];
     char state_dir[PATH_MAX]; /* config.state_dir resolved: config points here then */
     char embedded_dir[PATH_MAX];
+    char instance[CS_STATE_INSTANCE_SIZE]; /* the state dir's id, the replica joins with */
+    bool fenced;                           /* another replica took the lease: start again */
     bool stopping;
     int exit_code;
 };
@@ -328,6 +331,8 @@ static int prepare_files(struct server *srv)
     }
     if (rc == 0 && (rc = cs_state_lock_take(&srv->state_lock, srv->config.state_dir, &err)) != 0)
         cs_log_error("%s", err.msg);
+    if (rc == 0 && (rc = cs_state_instance_get(srv->config.state_dir, srv->instance, &err)) != 0)
+        cs_log_error("%s", err.msg);
     if (rc == 0)
         rc = make_dir(attempts);
     if (rc == 0)
@@ -526,13 +531,19 @@ static void store_log_cb(void *arg, enum cs_store_log_level level, const char *c
     cs_log_write(levels[level], component, "%s", msg);
 }
 
-/* Another server has taken the database while this one was reconnecting:
- * this one can record nothing more, so it stops, and its minders are left
- * running for the server that owns their state dir to adopt. */
+/* Another replica took this one's lease over: nothing it does can be
+ * recorded any more, and what it holds in memory is stale. It stops
+ * serving (health is NOT_SERVING from now on) and starts again as a new
+ * process, which joins with a new epoch. Its minders stop at their lease's
+ * deadline, which nothing renews now. */
 static void store_fenced_cb(void *arg)
 {
-    cs_log_error("another server holds the database now: stopping");
-    begin_shutdown(arg, 1);
+    struct server *srv = arg;
+    cs_log_error("replica %s was fenced (another replica took its lease over): starting again "
+                 "with a new epoch",
+                 srv->config.replica_id);
+    srv->fenced = true;
+    begin_shutdown(srv, 1);
 }
 
 int main(int argc, char **argv)
@@ -578,6 +589,11 @@ int main(int argc, char **argv)
         .fenced_cb = store_fenced_cb,
         .fenced_arg = &srv,
         .backend_nice = session_nice,
+        .replica_id = srv.config.replica_id,
+        .replica_instance = srv.instance,
+        .replica_version = CS_VERSION,
+        .heartbeat_ms = srv.config.heartbeat_ms,
+        .attempt_lease_ms = srv.config.attempt_lease_ms,
     };
     if (listen_all(&srv) != 0)
         return 1;
@@ -599,5 +615,10 @@ int main(int argc, char **argv)
     /* It returns once no handle is left open; uv_loop_close says if one is. */
     (void)uv_run(srv.loop, UV_RUN_DEFAULT);
     release(&srv);
+    if (srv.fenced) {
+        /* A new process: nothing of the fenced one's memory survives. */
+        execv("/proc/self/exe", argv);
+        cs_log_error("starting again failed: %s", strerror(errno));
+    }
     return srv.exit_code;
 }

@@ -17,6 +17,10 @@
 #define OPEN_TIMEOUT_MS 30000
 /* How long close waits for unfinished writes. */
 #define CLOSE_TIMEOUT_MS 10000
+/* The replica's settings when the config leaves them 0 (cschedd's own
+ * defaults are in its config). */
+#define DEFAULT_HEARTBEAT_MS 2000
+#define DEFAULT_ATTEMPT_LEASE_MS 60000
 
 /* Hands open_cb its answer, once. */
 static void open_done(struct cs_store *store, int status, struct cs_store_snapshot *snapshot)
@@ -39,14 +43,27 @@ static void snapshot_cb(struct cs_store *store, int status, struct cs_store_snap
     open_done(store, status, snapshot);
 }
 
-/* The connection is READY: at open, the snapshot is read first (once: its
- * reads are sent again after a reconnect). */
+/* The connection is READY: at open, the active replica reads the snapshot
+ * first (once: its reads are sent again after a reconnect); a standby
+ * waits for the active role. */
 static void conn_ready_cb(struct cs_store *store)
 {
-    enum cs_store_state from = cs_store_step(store, CS_STORE_EV_READY);
+    enum cs_store_state from;
 
+    if (store->state == CS_STORE_STATE_OPENING && store->replica.role == CS_STORE_ROLE_STANDBY) {
+        cs_store_step(store, CS_STORE_EV_WAIT);
+        return;
+    }
+    from = cs_store_step(store, CS_STORE_EV_READY);
     if (from == CS_STORE_STATE_OPENING || from == CS_STORE_STATE_CANCELLING)
         cs_store_snapshot_load(store, snapshot_cb);
+}
+
+/* The standby took the active role: now it loads the snapshot. */
+static void replica_promoted_cb(struct cs_store *store)
+{
+    cs_store_step(store, CS_STORE_EV_PROMOTE);
+    cs_store_snapshot_load(store, snapshot_cb);
 }
 
 static void conn_failed_cb(struct cs_store *store, int status)
@@ -54,8 +71,8 @@ static void conn_failed_cb(struct cs_store *store, int status)
     open_done(store, status, NULL);
 }
 
-/* Another server has the database: nothing more goes out, so a close need
- * not wait for writes that can never commit. */
+/* Another replica took this one's lease over: nothing more goes out, so a
+ * close need not wait for writes that can never commit. */
 static void conn_fenced_cb(struct cs_store *store)
 {
     cs_store_step(store, CS_STORE_EV_FENCE);
@@ -65,8 +82,8 @@ static void conn_fenced_cb(struct cs_store *store)
 
 /* "cschedd pid N.K on HOST", the Kth store of process N, which a refusal
  * shows another server: unique to this store, so that only its own lost
- * sessions are ever ended (store_lock.c); within PostgreSQL's 63 bytes, so
- * that the name it keeps is the name compared. */
+ * sessions are told apart in pg_stat_activity; within PostgreSQL's 63
+ * bytes, so that the name it keeps is the name shown. */
 static void name_sessions(struct cs_store *store)
 {
     static unsigned stores_made;
@@ -102,6 +119,7 @@ static void close_handles(struct cs_store *store)
     uv_close((uv_handle_t *)&store->retry_timer, handle_closed_cb);
     uv_close((uv_handle_t *)&store->close_timer, handle_closed_cb);
     uv_close((uv_handle_t *)&store->answer_timer, handle_closed_cb);
+    uv_close((uv_handle_t *)&store->replica.beat_timer, handle_closed_cb);
 }
 
 static void embedded_stopped_cb(uv_work_t *req, int status)
@@ -195,6 +213,20 @@ static void conn_retry_cb(struct cs_store *store)
     cs_store_conn_step(store, CS_STORE_CONN_EV_START);
 }
 
+static void init_replica(struct cs_store_replica *r, const struct cs_store_config *config)
+{
+    (void)snprintf(r->id, sizeof(r->id), "%s", config->replica_id);
+    (void)snprintf(r->instance, sizeof(r->instance), "%s",
+                   config->replica_instance != NULL ? config->replica_instance : "");
+    (void)snprintf(r->version, sizeof(r->version), "%s",
+                   config->replica_version != NULL ? config->replica_version : "");
+    r->heartbeat_ms = config->heartbeat_ms > 0 ? config->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
+    r->attempt_lease_ms =
+        config->attempt_lease_ms > 0 ? config->attempt_lease_ms : DEFAULT_ATTEMPT_LEASE_MS;
+    r->renewed_cb = config->renewed_cb;
+    r->renewed_arg = config->renewed_arg;
+}
+
 struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *config)
 {
     static const struct cs_store_conn_cbs conn_cbs = {conn_ready_cb, conn_failed_cb, conn_fenced_cb,
@@ -207,6 +239,8 @@ struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *con
     store->fenced_cb = config->fenced_cb;
     store->fenced_arg = config->fenced_arg;
     store->backend_nice = config->backend_nice;
+    init_replica(&store->replica, config);
+    store->replica.promoted_cb = replica_promoted_cb;
     name_sessions(store);
     if (config->database_url != NULL && config->database_url[0] != '\0')
         store->database_url = cs_store_xstrdup(config->database_url);
@@ -220,8 +254,9 @@ struct cs_store *cs_store_new(uv_loop_t *loop, const struct cs_store_config *con
     (void)uv_timer_init(loop, &store->close_timer);
     (void)uv_timer_init(loop, &store->answer_timer);
     store->flush_handle.data = store->retry_timer.data = store->close_timer.data = store;
-    store->answer_timer.data = store;
-    store->handles_open = 4;
+    (void)uv_timer_init(loop, &store->replica.beat_timer);
+    store->answer_timer.data = store->replica.beat_timer.data = store;
+    store->handles_open = 5;
     store->flush_cb = turn_end_cb;
     cs_store_conn_init(store, &conn_cbs);
     return store;
@@ -252,7 +287,8 @@ int cs_store_open(struct cs_store *store, cs_store_open_cb open_cb, void *arg)
     int rc;
 
     CS_STORE_ASSERT_LOOP(store);
-    if ((store->database_url == NULL && store->embedded_dir == NULL) || open_cb == NULL)
+    if ((store->database_url == NULL && store->embedded_dir == NULL) || open_cb == NULL ||
+        store->replica.id[0] == '\0')
         return -EINVAL;
     cs_store_step(store, CS_STORE_EV_OPEN);
     store->open_cb = open_cb;
@@ -286,6 +322,7 @@ void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *
 
     CS_STORE_ASSERT_LOOP(store);
     cs_store_step(store, CS_STORE_EV_CLOSE);
+    (void)uv_timer_stop(&store->replica.beat_timer);
     store->closed_cb = closed_cb;
     store->closed_arg = arg;
     /* Fails only for a closing handle, and the timer closes after this. */

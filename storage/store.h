@@ -39,13 +39,16 @@ enum cs_store_log_level {
 typedef void (*cs_store_log_cb)(void *arg, enum cs_store_log_level level, const char *component,
                                 const char *msg);
 
-/* The store has stopped for good after its open: on reconnecting, it found
- * the database's server lock taken by another server (the reason went to
- * the log callback). It sends nothing more: cs_store_is_accepting() stays
- * false, reads fail with -ENOTCONN, and writes wait for cs_store_close,
- * which fails them with -ENOTCONN at once. Called once, on the loop
- * thread. */
+/* The store has stopped for good: another replica took this one's lease
+ * over, so its epoch is no longer its own (the reason went to the log
+ * callback). It sends nothing more: cs_store_is_accepting() stays false,
+ * reads fail with -ENOTCONN, and writes wait for cs_store_close, which fails
+ * them with -ENOTCONN at once. Called once, on the loop thread. */
 typedef void (*cs_store_fenced_cb)(void *arg);
+/* The active replica's lease was renewed: its running commands may live
+ * until deadline_boot_ns (CLOCK_BOOTTIME), which its minders are told.
+ * Called on the loop thread after each renewal that commits. */
+typedef void (*cs_store_renewed_cb)(void *arg, int64_t deadline_boot_ns);
 
 struct cs_store_config {
     /* libpq connection string or URI; NULL or "" with embedded_dir set means
@@ -71,6 +74,17 @@ struct cs_store_config {
      * gets when that backend is proven to run on this machine, as cschedd's
      * own (store_backend.h); 0 leaves it. */
     int backend_nice;
+    /* The replica (docs/architecture.md, "Replicas"): its id (required),
+     * the random id of its state directory, its version, how often it
+     * renews its lease (the lease lasts two of them), and how long its
+     * commands outlive a renewal. */
+    const char *replica_id;
+    const char *replica_instance;
+    const char *replica_version;
+    int64_t heartbeat_ms;
+    int64_t attempt_lease_ms;
+    cs_store_renewed_cb renewed_cb;
+    void *renewed_arg;
 };
 
 /* Status codes passed to callbacks: 0, or a negative errno: -ENOTCONN (the
@@ -92,24 +106,34 @@ struct cs_store_snapshot {
     int64_t max_run_id;
     int64_t max_event_seq;
     int64_t max_audit_id;
+    /* The running attempts of active runs that another replica's machine
+     * runs (another id, or this id's previous state directory): none of them
+     * can be adopted here. wait_ms is how long, on the database's clock,
+     * until that replica's commands stop by themselves (0: they have). */
+    struct cs_store_remote_attempt {
+        int64_t run_id;
+        uint32_t number;
+        char *replica;
+        int64_t wait_ms;
+    } * remote_attempts;
+    size_t n_remote_attempts;
 };
 
 typedef void (*cs_store_open_cb)(void *arg, int status, struct cs_store_snapshot *snapshot);
 
 /* Creates the store and starts it: the embedded PostgreSQL if configured
- * (initdb, pg_ctl on libuv's pool), then connect, take the server lock, apply
- * migrations, load the snapshot, then open_cb (snapshot owned by the callee;
- * free it with cs_store_snapshot_free). On failure open_cb gets a negative
- * errno and a NULL snapshot and the reason goes to the log callback: -EBUSY
- * when another server holds the database's lock (for 3 s, which lets the
- * session of a server that just died end), naming it.
+ * (initdb, pg_ctl on libuv's pool), then connect, apply migrations, join
+ * the replicas, and, once this replica is the active one (at once, or when
+ * it takes the role over as a standby), load the snapshot, then open_cb
+ * (snapshot owned by the callee; free it with cs_store_snapshot_free). On
+ * failure open_cb gets a negative errno and a NULL snapshot and the reason
+ * goes to the log callback: -EBUSY when the replica id is in use by another
+ * state directory whose lease has not run out.
  *
- * The server lock: one server per database. Every connection takes a
- * session-level advisory lock before anything else and holds it while it
- * lives; its sessions are named "cschedd pid N.K on HOST" (application_name,
- * overriding the URL's) so that a refusal can name the holder. After a
- * reconnect nothing is sent again before the lock is ours again; if another
- * server has it, the store is fenced (cs_store_fenced_cb). The loop thread is the one
+ * Every batch with a write first checks the replica's epoch in the same
+ * transaction (csched_fence): once another replica has taken this one's
+ * lease over, nothing it sends commits, and the store is fenced
+ * (cs_store_fenced_cb). The loop thread is the one
  * that calls cs_store_new: every function here taking a store asserts it.
  * cs_store_open returns 0, or -EINVAL without a database (a URL or an
  * embedded directory) or without open_cb; a store is opened at most once. */
@@ -142,6 +166,25 @@ bool cs_store_is_accepting(const struct cs_store *store);
  * that failed has committed since. Writes are still taken (some may fit):
  * health turns NOT_SERVING on it. */
 bool cs_store_is_out_of_space(const struct cs_store *store);
+
+/* True while this replica is the active one, open, and its last renewal
+ * is fresh (sent less than 1.5 heartbeats ago): a replica that missed one
+ * starts no new work, well before another may take its lease. */
+bool cs_store_may_start(const struct cs_store *store);
+/* What the next renewal records: the address clients reach this replica
+ * at (NULL leaves it), and the runs it holds. */
+void cs_store_replica_set(struct cs_store *store, const char *address, int runs_held);
+struct cs_store_replica_info {
+    const char *id;
+    int64_t epoch;          /* 0 until joined */
+    bool active;            /* the active replica, not a standby */
+    int64_t renewed_age_ms; /* since the last renewal that committed was sent; -1 before */
+};
+void cs_store_replica_get(const struct cs_store *store, struct cs_store_replica_info *info);
+/* Gives the replica's lease up (its row says it left): another replica
+ * takes its work over at once. Before cs_store_close, which then waits for
+ * its commit. */
+void cs_store_replica_leave(struct cs_store *store);
 
 /* Writes. cb may be NULL. */
 /* Upserts the job; first_run_id, the lowest run id that can be the job's

@@ -161,6 +161,23 @@ void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op)
     cs_store_kick(store);
 }
 
+/* A batch that writes first checks, in its own transaction, that the
+ * replica's epoch is still its own (csched_fence share-locks the replica's
+ * row): a takeover's update of that row waits for the batch, and every
+ * batch after it fails. */
+static void fence_first(struct cs_store *store, struct cs_store_batch *b)
+{
+    struct cs_store_op *op;
+
+    if (store->replica.epoch == 0)
+        return;
+    op = cs_store_op_new(store, CS_STORE_STMT_FENCE, false, NULL, NULL, NULL);
+    cs_store_params_text(&op->params, store->replica.id);
+    cs_store_params_int(&op->params, store->replica.epoch);
+    op->next = b->ops.head;
+    b->ops.head = op;
+}
+
 int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err)
 {
     while (store->pending.head != NULL && store->conn_state == CS_STORE_CONN_READY &&
@@ -170,15 +187,19 @@ int cs_store_send_pending(struct cs_store *store, struct cs_store_err *err)
         size_t bytes = 0;
         bool tied = false;
 
+        bool writes = false;
         while (((n < BATCH_MAX_OPS && bytes < BATCH_MAX_BYTES) || tied) &&
                store->pending.head != NULL) {
             struct cs_store_op *op = queue_pop(&store->pending);
 
             tied = op->tie_next;
+            writes |= op->is_write;
             bytes += op_bytes(op);
             queue_push(&b->ops, op);
             n++;
         }
+        if (writes)
+            fence_first(store, b);
         if (store->inflight_tail != NULL)
             store->inflight_tail->next = b;
         else
@@ -245,6 +266,11 @@ static void batch_done(struct cs_store *store)
         b->done_cb(store, b->failed ? b->failed_status : 0);
     /* After done_cb: the prepares' batch makes the connection READY. */
     cs_store_answer_wait(store);
+    if (b->failed && b->failed_status == -ESTALE) {
+        cs_store_batch_free(b);
+        cs_store_replica_fenced(store, "a batch's fence refused it");
+        return;
+    }
     cs_store_batch_free(b);
     /* Room for the batches that waited. */
     if (store->pending.head != NULL)
@@ -291,8 +317,12 @@ static int take_result(struct cs_store *store, struct cs_store_batch *b, PGresul
             const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
             /* A full disk is the operator's to fix, not a fault of the
-             * batch: callers say so rather than "the database failed". */
-            b->failed_status = state != NULL && strcmp(state, "53100") == 0 ? -ENOSPC : -EIO;
+             * batch: callers say so rather than "the database failed". A
+             * fence refused the replica: it is no longer the one writing. */
+            b->failed_status = state != NULL && strcmp(state, "53100") == 0 ? -ENOSPC
+                               : state != NULL && strcmp(state, CS_STORE_SQLSTATE_FENCED) == 0
+                                   ? -ESTALE
+                                   : -EIO;
             b->failed_stmt = sent != NULL ? sent->stmt : CS_STORE_STMT_PING;
             cs_store_oneline(PQresultErrorMessage(res), msg, sizeof(msg));
             log_failure(store, sent != NULL ? cs_store_stmts[sent->stmt].name : "?", msg);

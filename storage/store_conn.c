@@ -2,17 +2,17 @@
  * socket, never blocking the loop.
  *
  * Life of a connection: host name resolved_cb (store_resolve.c) when the URL
- * has one -> PQconnectStartParams and PQconnectPoll -> the server lock
- * (store_lock.c) -> migrations (first connection only, store_migrate.c) ->
- * pipeline mode, every statement prepared as the first batch -> READY, when
- * the batch layer sends what is queued. When the connection breaks it is
+ * has one -> PQconnectStartParams and PQconnectPoll -> migrations (first
+ * connection only, store_migrate.c) -> the replica's join (first connection
+ * only, store_replica.c) -> pipeline mode, the session's replica setting and
+ * every statement prepared as the first batch -> READY, when the batch layer
+ * sends what is queued. When the connection breaks it is
  * rebuilt after a backoff (100 ms doubling to 5 s). A batch in flight that
  * gets no answer for CS_STORE_ANSWER_TIMEOUT_MS (a frozen server, whose
  * connection looks healthy) breaks the connection the same way: its writes
  * are sent again on the next one, and until then the store is not accepting.
- * A lock held by another server fails the open (after a grace for a server
- * that just died) or, after the open, fences the store: nothing is sent
- * again. Loop thread. Each step is a state of the connection's table
+ * A replica id in use by another state directory fails the open. Loop
+ * thread. Each step is a state of the connection's table
  * (store_state.c), moved by an event here or, for the embedded server's
  * start, in store.c. What the store's life must know (ready, the open
  * cannot succeed, fenced) goes up through the callbacks given at init. */
@@ -27,11 +27,6 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define CONNECT_TIMEOUT_MS 10000
-/* A held server lock is tried again this often; at open, for this long
- * before the open fails: the session of a server that was just killed ends
- * once PostgreSQL sees its connection close. */
-#define LOCK_RETRY_MS 100
-#define LOCK_GRACE_MS 3000
 
 static void socket_cb(uv_poll_t *handle, int status, int events);
 static void answer_timeout_cb(uv_timer_t *timer);
@@ -96,6 +91,8 @@ static void setup_done_cb(struct cs_store *store, int status)
     store->unanswered_since_ns = 0;
     store->stats.reconnects += cs_store_is_live(store);
     cs_store_conn_step(store, CS_STORE_CONN_EV_PREPARED);
+    if (!uv_is_active((uv_handle_t *)&store->replica.beat_timer))
+        cs_store_replica_start_beats(store);
     store->backoff_ms = BACKOFF_MIN_MS;
     store->conn_cbs.ready_cb(store);
     cs_store_kick(store);
@@ -116,6 +113,14 @@ static void start_prepare(struct cs_store *store)
     b->done_cb = setup_done_cb;
     cs_store_batch_start_setup(store, b);
     cs_store_conn_step(store, CS_STORE_CONN_EV_PREPARE);
+    /* The attempts this session inserts name this replica (0010_replicas.sql). */
+    const char *id = store->replica.id;
+    if (!PQsendQueryParams(store->conn, "SELECT set_config('csched.replica', $1, false)", 1, NULL,
+                           &id, NULL, NULL, 0)) {
+        cs_store_conn_lost(store, PQerrorMessage(store->conn));
+        return;
+    }
+    cs_store_batch_sent(b, CS_STORE_STMT_PING, NULL);
     for (int i = 0; i < CS_STORE_STMT_COUNT; i++) {
         if (!PQsendPrepare(store->conn, cs_store_stmts[i].name, cs_store_stmts[i].sql, 0, NULL)) {
             cs_store_conn_lost(store, PQerrorMessage(store->conn));
@@ -160,10 +165,29 @@ static void prioritize_backend(struct cs_store *store)
                      (int)backend, store->backend_nice, strerror(-rc));
 }
 
-static void connected(struct cs_store *store)
+/* What a new connection does before its prepares: the migrations, then the
+ * join, each on the first connection only. */
+static void next_step(struct cs_store *store)
 {
     struct cs_store_err err;
+    int rc;
 
+    if (store->migrate_step != CS_STORE_MIGRATE_DONE) {
+        cs_store_conn_step(store, CS_STORE_CONN_EV_MIGRATE);
+        rc = cs_store_migrate_start(store, &err);
+    } else if (store->replica.epoch == 0) {
+        cs_store_conn_step(store, CS_STORE_CONN_EV_JOIN);
+        rc = cs_store_join_start(store, &err);
+    } else {
+        start_prepare(store);
+        return;
+    }
+    if (rc != 0)
+        cs_store_conn_lost(store, err.msg);
+}
+
+static void connected(struct cs_store *store)
+{
     /* uv_timer_stop cannot fail. */
     (void)uv_timer_stop(&store->retry_timer);
     if (PQsetnonblocking(store->conn, 1) != 0) {
@@ -173,77 +197,7 @@ static void connected(struct cs_store *store)
     PQsetNoticeProcessor(store->conn, notice_cb, store);
     if (store->backend_nice != 0)
         prioritize_backend(store);
-    cs_store_conn_step(store, CS_STORE_CONN_EV_CONNECTED);
-    if (cs_store_lock_start(store, &err) != 0)
-        cs_store_conn_lost(store, err.msg);
-}
-
-/* The server lock is ours: on to the migrations, or to the prepares once
- * they are done. */
-static void locked(struct cs_store *store)
-{
-    struct cs_store_err err;
-
-    store->lock_busy_since_ns = 0;
-    if (store->migrate_step == CS_STORE_MIGRATE_DONE) {
-        start_prepare(store);
-        return;
-    }
-    cs_store_conn_step(store, CS_STORE_CONN_EV_MIGRATE);
-    if (cs_store_migrate_start(store, &err) != 0)
-        cs_store_conn_lost(store, err.msg);
-}
-
-static void lock_retry_cb(uv_timer_t *timer)
-{
-    struct cs_store *store = timer->data;
-    struct cs_store_err err;
-
-    if (cs_store_lock_start(store, &err) != 0)
-        cs_store_conn_lost(store, err.msg);
-}
-
-/* Another server took the lock while this one was away: writing now would
- * interleave with it, so nothing is sent again, ever. */
-static void fence(struct cs_store *store)
-{
-    cs_store_log(&store->log, CS_STORE_LOG_ERROR, "%s; this server stops writing (%zu writes lost)",
-                 store->lock_holder, store->n_writes);
-    cs_store_conn_teardown(store);
-    store->conn_cbs.fenced_cb(store);
-}
-
-/* The try has been answered: locked, fenced, the open refused, or another
- * try in a moment. */
-static void lock_answered(struct cs_store *store, enum cs_store_lock_outcome outcome)
-{
-    int64_t now_ns = cs_store_now_mono_ns();
-
-    switch (outcome) {
-    case CS_STORE_LOCK_HELD:
-        locked(store);
-        return;
-    case CS_STORE_LOCK_BUSY:
-        if (cs_store_is_live(store)) {
-            fence(store);
-            return;
-        }
-        if (store->lock_busy_since_ns == 0) {
-            store->lock_busy_since_ns = now_ns;
-            cs_store_log(&store->log, CS_STORE_LOG_INFO,
-                         "the server lock is held by another session; trying for %d ms",
-                         LOCK_GRACE_MS);
-        } else if (now_ns - store->lock_busy_since_ns > (int64_t)LOCK_GRACE_MS * 1000000) {
-            cs_store_log(&store->log, CS_STORE_LOG_ERROR, "%s", store->lock_holder);
-            store->conn_cbs.failed_cb(store, -EBUSY);
-            return;
-        }
-        break;
-    case CS_STORE_LOCK_PENDING:
-    case CS_STORE_LOCK_RETRY:
-        break;
-    }
-    retry_timer_start(store, lock_retry_cb, LOCK_RETRY_MS);
+    next_step(store);
 }
 
 static void connect_poll(struct cs_store *store)
@@ -271,22 +225,19 @@ static void connect_poll(struct cs_store *store)
         cs_store_conn_lost(store, err.msg);
 }
 
-/* The server lock's results. A query the database refuses fails the open;
- * after the open, the connection is rebuilt and the lock tried again. */
-static int read_lock(struct cs_store *store, struct cs_store_err *err)
+/* The join's answer. A database that refuses it, or an id that is another
+ * state directory's, fails the open. */
+static int read_join(struct cs_store *store, struct cs_store_err *err)
 {
-    enum cs_store_lock_outcome outcome;
-    int rc = cs_store_lock_read(store, &outcome, err);
+    bool done;
+    int rc = cs_store_join_read(store, &done, err);
 
-    if (rc == -EIO) {
-        if (cs_store_is_live(store))
-            cs_store_conn_lost(store, "taking the server lock failed");
-        else
-            store->conn_cbs.failed_cb(store, -EIO);
+    if (rc == -EIO || rc == -EBUSY) {
+        store->conn_cbs.failed_cb(store, rc);
         return 0;
     }
-    if (rc == 0 && outcome != CS_STORE_LOCK_PENDING)
-        lock_answered(store, outcome);
+    if (rc == 0 && done)
+        start_prepare(store);
     return rc;
 }
 
@@ -299,18 +250,18 @@ static int read_migrate(struct cs_store *store, struct cs_store_err *err)
         return 0;
     }
     if (rc == 0 && store->migrate_step == CS_STORE_MIGRATE_DONE)
-        start_prepare(store);
+        next_step(store);
     return rc;
 }
 
-/* Takes what arrived on a connected socket: the lock's or the migrations'
+/* Takes what arrived on a connected socket: the migrations' or the join's
  * results, or batch results. 0 or -ENOTCONN (err says why). */
 static int read_input(struct cs_store *store, struct cs_store_err *err)
 {
     if (!PQconsumeInput(store->conn))
         return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
-    if (store->conn_state == CS_STORE_CONN_LOCKING)
-        return read_lock(store, err);
+    if (store->conn_state == CS_STORE_CONN_JOINING)
+        return read_join(store, err);
     if (store->conn_state == CS_STORE_CONN_MIGRATING)
         return read_migrate(store, err);
     return cs_store_read_results(store, err);
@@ -355,8 +306,7 @@ static void connect_begin(struct cs_store *store)
      * it override the URL. Keepalives and tcp_user_timeout let a TCP
      * connection to a vanished server fail (and its batches be sent again
      * after reconnecting) instead of waiting forever; unix sockets ignore
-     * them. application_name is this process's own, so that the server lock
-     * can name its holder and tell a session of ours from another server's. */
+     * them. application_name names this process in pg_stat_activity. */
     const char *keys[] = {"keepalives_idle",
                           "keepalives_interval",
                           "keepalives_count",

@@ -159,6 +159,11 @@ enum cs_store_stmt {
     CS_STORE_STMT_AUDIT_PUT,
     CS_STORE_STMT_AUDIT_LIST,
     CS_STORE_STMT_AUDIT_EXPIRE,
+    CS_STORE_STMT_FENCE,
+    CS_STORE_STMT_REPLICA_RENEW,
+    CS_STORE_STMT_REPLICA_TAKE_OVER,
+    CS_STORE_STMT_REPLICA_LEAVE,
+    CS_STORE_STMT_REMOTE_ATTEMPTS,
     CS_STORE_STMT_COUNT,
 };
 
@@ -228,23 +233,39 @@ struct cs_store_batch {
     cs_store_batch_done_cb done_cb; /* the prepares of a new connection, else NULL */
 };
 
-/* The session-level advisory lock a server holds on its database for its
- * life ("cschedd" in ASCII; the migrations' key is "csched", migrate.h). */
-#define CS_STORE_SERVER_LOCK_KEY 0x63736368656464LL
-
-/* Where a try of the server lock stands (store_lock.c). */
-enum cs_store_lock_try {
-    CS_STORE_LOCK_IDLE, /* none in flight */
-    CS_STORE_LOCK_SENT, /* not answered yet, or answered no */
-    CS_STORE_LOCK_GOT,  /* answered yes; the query's second statement to come */
+/* This replica's part among those sharing the database (store_replica.c). */
+enum cs_store_role {
+    CS_STORE_ROLE_STANDBY, /* waits to take the active role */
+    CS_STORE_ROLE_ACTIVE,  /* runs the cluster's work */
 };
 
-/* What a try of the server lock found. */
-enum cs_store_lock_outcome {
-    CS_STORE_LOCK_PENDING, /* not answered yet */
-    CS_STORE_LOCK_HELD,    /* ours */
-    CS_STORE_LOCK_BUSY,    /* another session holds it: store->lock_holder names it */
-    CS_STORE_LOCK_RETRY,   /* held by a session now gone, or by one of ours, now ended */
+struct cs_store_replica {
+    char id[64];
+    char instance[64];
+    char version[64];
+    char address[300];
+    int64_t heartbeat_ms;
+    int64_t attempt_lease_ms;
+    int64_t epoch; /* 0 until joined */
+    enum cs_store_role role;
+    bool replaced; /* the join took the id over from another instance */
+    bool joining;  /* the join's query is in flight */
+    bool asking;   /* a renewal or a takeover is queued or in flight */
+    bool left;
+    int runs_held;
+    int64_t join_sent_mono_ns;
+    int64_t renew_sent_mono_ns, renew_sent_boot_ns;
+    int64_t renewed_mono_ns; /* when the last renewal that succeeded was sent */
+    /* A standby's view of the active replica, and since when it has not
+     * changed. */
+    char seen_id[64];
+    int64_t seen_epoch;
+    int64_t seen_renewed_us;
+    int64_t seen_since_mono_ns;
+    uv_timer_t beat_timer;
+    cs_store_renewed_cb renewed_cb;
+    void *renewed_arg;
+    void (*promoted_cb)(struct cs_store *store); /* store.c's: the standby is active now */
 };
 
 /* The migrations' steps (store_migrate.c), each one simple query; DONE
@@ -265,8 +286,8 @@ struct cs_store_conn_cbs {
     void (*ready_cb)(struct cs_store *store);
     /* The open cannot succeed (status a negative errno; already logged). */
     void (*failed_cb)(struct cs_store *store, int status);
-    /* After the open, another server took the lock: the connection is gone
-     * for good (already logged). */
+    /* After the open, the replica was fenced: the connection is gone for
+     * good (already logged). */
     void (*fenced_cb)(struct cs_store *store);
     /* The wait after a lost connection is over: the store may first see to
      * its embedded server, then calls cs_store_conn_start. */
@@ -310,11 +331,7 @@ struct cs_store {
     int poll_events;
     uv_poll_cb poll_cb; /* the connection layer's */
 
-    /* store_lock.c; lock_busy_since_ns (store_conn.c) is when this open first
-     * found it held, or 0 */
-    enum cs_store_lock_try lock_try;
-    char lock_holder[512];
-    int64_t lock_busy_since_ns;
+    struct cs_store_replica replica; /* store_replica.c */
 
     /* store_migrate.c */
     enum cs_store_migrate_step migrate_step;
@@ -387,14 +404,21 @@ typedef void (*cs_store_resolve_cb)(struct cs_store *store, int status,
  * runs once, unless this returns a negative errno. */
 int cs_store_resolve(struct cs_store *store, cs_store_resolve_cb resolve_cb);
 
-/* store_lock.c: the server lock, on a new connection outside pipeline mode.
- * Both return 0 or a negative errno: -ENOTCONN when the connection failed
- * (err says why), -EIO when the database refused the query (logged). Start
- * sends the try; read takes the results that have arrived and sets
- * *outcome: PENDING until the try has been answered. */
-int cs_store_lock_start(struct cs_store *store, struct cs_store_err *err);
-int cs_store_lock_read(struct cs_store *store, enum cs_store_lock_outcome *outcome,
-                       struct cs_store_err *err);
+/* store_replica.c: the replica's membership. The join runs on the first
+ * connection outside pipeline mode: start sends it, read takes what
+ * arrived and sets *done once answered; both return 0 or a negative errno:
+ * -ENOTCONN when the connection failed (err says why), -EIO when the
+ * database refused it (logged), -EBUSY when the id is another instance's
+ * (logged). */
+int cs_store_join_start(struct cs_store *store, struct cs_store_err *err);
+int cs_store_join_read(struct cs_store *store, bool *done, struct cs_store_err *err);
+/* Renews the lease every heartbeat from now on. */
+void cs_store_replica_start_beats(struct cs_store *store);
+/* The epoch is no longer ours: logged, the connection closed for good,
+ * the store's life told. */
+void cs_store_replica_fenced(struct cs_store *store, const char *why);
+/* SQLSTATE of csched_fence's refusal (0010_replicas.sql). */
+#define CS_STORE_SQLSTATE_FENCED "CSFEN"
 
 /* store_migrate.c: the migrations, on a connection outside pipeline mode.
  * Both return 0 or a negative errno: -ENOTCONN when the connection failed
@@ -511,6 +535,7 @@ extern const char cs_store_sql_run_list[];
 extern const char cs_store_sql_run_list_job[];
 extern const char cs_store_sql_run_active[];
 extern const char cs_store_sql_max_ids[];
+extern const char cs_store_sql_remote_attempts[];
 void cs_store_run_params(const Csched__V1__Run *run, struct cs_store_params *p);
 void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
                              const char *attempt_dir, struct cs_store_params *p);

@@ -138,6 +138,16 @@ const char cs_store_sql_run_active[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
     " WHERE r.ended_unix_ms = 0 AND r.state IN (1, 2, 3) ORDER BY r.id, a.number";
 
+/* The running attempts of unended runs recorded by another replica ($1 is
+ * this one's id; $2 true: every replica's, this id having been another
+ * state directory's), and how long until that replica's commands stop. */
+const char cs_store_sql_remote_attempts[] =
+    "SELECT a.run_id, a.number, a.replica,"
+    " coalesce(greatest(0, extract(epoch FROM rp.attempts_until - now()) * 1000), 0)::bigint"
+    " FROM runs r JOIN attempts a ON a.run_id = r.id LEFT JOIN replicas rp ON rp.id = a.replica"
+    " WHERE r.ended_unix_ms = 0 AND a.state IN (2, 3) AND a.replica <> ''"
+    " AND (a.replica <> $1 OR $2::boolean) ORDER BY a.run_id, a.number";
+
 const char cs_store_sql_max_ids[] = "SELECT (SELECT coalesce(max(id), 0) FROM runs),"
                                     " (SELECT coalesce(max(seq), 0) FROM events),"
                                     " (SELECT coalesce(max(id), 0) FROM audit)";

@@ -1,6 +1,7 @@
 /* The snapshot handed to the server at open: every job, every run not yet
- * ended with its attempts, and the highest run id and event seq. Its three
- * reads go in one batch, so they see one state of the database. Loop
+ * ended with its attempts, the attempts among them another replica's
+ * machine runs, and the highest run id and event seq. Its reads go in one
+ * batch, so they see one state of the database. Loop
  * thread; the result goes to the callback given to cs_store_snapshot_load. */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,6 +51,29 @@ static void runs_done_cb(struct cs_store_op *op, int status, const PGresult *res
                                                   &snap->active_attempt_dirs);
 }
 
+static void remote_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    struct snapshot_load *load = op->arg;
+    struct cs_store_snapshot *snap = load->snapshot;
+    int rows;
+
+    if (status != 0) {
+        load->status = status;
+        return;
+    }
+    rows = PQntuples(res);
+    snap->remote_attempts =
+        rows > 0 ? cs_store_xcalloc((size_t)rows, sizeof(*snap->remote_attempts)) : NULL;
+    for (int row = 0; row < rows; row++) {
+        struct cs_store_remote_attempt *a = &snap->remote_attempts[snap->n_remote_attempts++];
+
+        a->run_id = cs_store_row_int(res, row, 0);
+        a->number = (uint32_t)cs_store_row_int(res, row, 1);
+        a->replica = cs_store_row_strdup(res, row, 2);
+        a->wait_ms = cs_store_row_int(res, row, 3);
+    }
+}
+
 static void max_ids_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     struct snapshot_load *load = op->arg;
@@ -77,12 +101,32 @@ static void max_ids_done_cb(struct cs_store_op *op, int status, const PGresult *
     free(load);
 }
 
-static void submit(struct cs_store *store, enum cs_store_stmt stmt, cs_store_op_done_cb done_cb,
-                   struct snapshot_load *load)
+static struct cs_store_op *snapshot_op(struct cs_store *store, enum cs_store_stmt stmt,
+                                       cs_store_op_done_cb done_cb, struct snapshot_load *load)
 {
     struct cs_store_op *op = cs_store_op_new(store, stmt, false, done_cb, NULL, load);
 
     op->replay = true;
+    return op;
+}
+
+static void submit(struct cs_store *store, enum cs_store_stmt stmt, cs_store_op_done_cb done_cb,
+                   struct snapshot_load *load)
+{
+    cs_store_op_submit(store, snapshot_op(store, stmt, done_cb, load));
+}
+
+/* The embedded database is this machine's alone: every attempt in it is
+ * this replica's. */
+static void submit_remote(struct cs_store *store, struct snapshot_load *load)
+{
+    struct cs_store_op *op;
+
+    if (store->embedded_dir != NULL)
+        return;
+    op = snapshot_op(store, CS_STORE_STMT_REMOTE_ATTEMPTS, remote_done_cb, load);
+    cs_store_params_text(&op->params, store->replica.id);
+    cs_store_params_bool(&op->params, store->replica.replaced);
     cs_store_op_submit(store, op);
 }
 
@@ -95,6 +139,7 @@ void cs_store_snapshot_load(struct cs_store *store, cs_store_snapshot_cb snapsho
     load->snapshot = cs_store_xcalloc(1, sizeof(*load->snapshot));
     submit(store, CS_STORE_STMT_JOB_ALL, jobs_done_cb, load);
     submit(store, CS_STORE_STMT_RUN_ACTIVE, runs_done_cb, load);
+    submit_remote(store, load);
     submit(store, CS_STORE_STMT_MAX_IDS, max_ids_done_cb, load);
 }
 
@@ -109,5 +154,8 @@ void cs_store_snapshot_free(struct cs_store_snapshot *snapshot)
         free(snapshot->active_attempt_dirs);
     }
     cs_store_runs_free(snapshot->active_runs, snapshot->n_active_runs);
+    for (size_t i = 0; i < snapshot->n_remote_attempts; i++)
+        free(snapshot->remote_attempts[i].replica);
+    free(snapshot->remote_attempts);
     free(snapshot);
 }

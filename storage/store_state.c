@@ -22,8 +22,18 @@ static const uint8_t life_table[CS_STORE_STATE_COUNT][CS_STORE_EV_COUNT] = {
     [CS_STORE_STATE_OPENING] =
         {
             [CS_STORE_EV_READY] = TO(LOADING),
+            [CS_STORE_EV_WAIT] = TO(STANDBY),
             [CS_STORE_EV_OPEN_FAILED] = TO(FAILED),
             [CS_STORE_EV_CLOSE] = TO(CANCELLING),
+        },
+    /* A standby renews its lease and watches the active replica's; it
+     * loads the snapshot once it takes the active role. */
+    [CS_STORE_STATE_STANDBY] =
+        {
+            [CS_STORE_EV_READY] = TO(STANDBY),
+            [CS_STORE_EV_PROMOTE] = TO(LOADING),
+            [CS_STORE_EV_FENCE] = TO(FENCED),
+            [CS_STORE_EV_CLOSE] = TO(DRAINING),
         },
     /* A reconnect while loading sends the snapshot's reads again. */
     [CS_STORE_STATE_LOADING] =
@@ -31,6 +41,7 @@ static const uint8_t life_table[CS_STORE_STATE_COUNT][CS_STORE_EV_COUNT] = {
             [CS_STORE_EV_READY] = TO(LOADING),
             [CS_STORE_EV_LOADED] = TO(LIVE),
             [CS_STORE_EV_OPEN_FAILED] = TO(FAILED),
+            [CS_STORE_EV_FENCE] = TO(FENCED),
             [CS_STORE_EV_CLOSE] = TO(CLOSING),
         },
     [CS_STORE_STATE_LIVE] =
@@ -89,16 +100,18 @@ static const uint8_t conn_table[CS_STORE_CONN_STATE_COUNT][CS_STORE_CONN_EV_COUN
     [CS_STORE_CONN_RESOLVING] = {[CS_STORE_CONN_EV_RESOLVED] = TO(IDLE)},
     [CS_STORE_CONN_CONNECTING] =
         {
-            [CS_STORE_CONN_EV_CONNECTED] = TO(LOCKING),
-            [CS_STORE_CONN_EV_DROP] = TO(IDLE),
-        },
-    [CS_STORE_CONN_LOCKING] =
-        {
             [CS_STORE_CONN_EV_MIGRATE] = TO(MIGRATING),
+            [CS_STORE_CONN_EV_JOIN] = TO(JOINING),
             [CS_STORE_CONN_EV_PREPARE] = TO(PREPARING),
             [CS_STORE_CONN_EV_DROP] = TO(IDLE),
         },
     [CS_STORE_CONN_MIGRATING] =
+        {
+            [CS_STORE_CONN_EV_JOIN] = TO(JOINING),
+            [CS_STORE_CONN_EV_PREPARE] = TO(PREPARING),
+            [CS_STORE_CONN_EV_DROP] = TO(IDLE),
+        },
+    [CS_STORE_CONN_JOINING] =
         {
             [CS_STORE_CONN_EV_PREPARE] = TO(PREPARING),
             [CS_STORE_CONN_EV_DROP] = TO(IDLE),
@@ -121,6 +134,7 @@ static const struct {
 } life_states[CS_STORE_STATE_COUNT] = {
     [CS_STORE_STATE_NEW] = {"NEW", false, false},
     [CS_STORE_STATE_OPENING] = {"OPENING", false, false},
+    [CS_STORE_STATE_STANDBY] = {"STANDBY", true, false},
     [CS_STORE_STATE_LOADING] = {"LOADING", false, false},
     [CS_STORE_STATE_LIVE] = {"LIVE", true, false},
     [CS_STORE_STATE_FAILED] = {"FAILED", false, false},
@@ -133,6 +147,7 @@ static const struct {
 
 static const char *const event_names[CS_STORE_EV_COUNT] = {
     [CS_STORE_EV_OPEN] = "OPEN",         [CS_STORE_EV_READY] = "READY",
+    [CS_STORE_EV_WAIT] = "WAIT",         [CS_STORE_EV_PROMOTE] = "PROMOTE",
     [CS_STORE_EV_LOADED] = "LOADED",     [CS_STORE_EV_OPEN_FAILED] = "OPEN_FAILED",
     [CS_STORE_EV_FENCE] = "FENCE",       [CS_STORE_EV_CLOSE] = "CLOSE",
     [CS_STORE_EV_DEADLINE] = "DEADLINE", [CS_STORE_EV_FINISH] = "FINISH",
@@ -146,7 +161,7 @@ static const struct {
     [CS_STORE_CONN_STARTING] = {"STARTING", true},
     [CS_STORE_CONN_RESOLVING] = {"RESOLVING", true},
     [CS_STORE_CONN_CONNECTING] = {"CONNECTING", false},
-    [CS_STORE_CONN_LOCKING] = {"LOCKING", false},
+    [CS_STORE_CONN_JOINING] = {"JOINING", false},
     [CS_STORE_CONN_MIGRATING] = {"MIGRATING", false},
     [CS_STORE_CONN_PREPARING] = {"PREPARING", false},
     [CS_STORE_CONN_READY] = {"READY", false},
@@ -155,7 +170,7 @@ static const struct {
 static const char *const conn_event_names[CS_STORE_CONN_EV_COUNT] = {
     [CS_STORE_CONN_EV_START] = "START",       [CS_STORE_CONN_EV_STARTED] = "STARTED",
     [CS_STORE_CONN_EV_RESOLVE] = "RESOLVE",   [CS_STORE_CONN_EV_RESOLVED] = "RESOLVED",
-    [CS_STORE_CONN_EV_CONNECT] = "CONNECT",   [CS_STORE_CONN_EV_CONNECTED] = "CONNECTED",
+    [CS_STORE_CONN_EV_CONNECT] = "CONNECT",   [CS_STORE_CONN_EV_JOIN] = "JOIN",
     [CS_STORE_CONN_EV_MIGRATE] = "MIGRATE",   [CS_STORE_CONN_EV_PREPARE] = "PREPARE",
     [CS_STORE_CONN_EV_PREPARED] = "PREPARED", [CS_STORE_CONN_EV_DROP] = "DROP",
 };

@@ -26,10 +26,11 @@ struct cs_store;
 enum cs_store_state {
     CS_STORE_STATE_NEW,        /* made; cs_store_open not called */
     CS_STORE_STATE_OPENING,    /* the embedded server, then the first connection */
-    CS_STORE_STATE_LOADING,    /* connected once: the snapshot's reads are queued */
+    CS_STORE_STATE_STANDBY,    /* joined as a standby: waits to take the active role */
+    CS_STORE_STATE_LOADING,    /* the active replica: the snapshot's reads are queued */
     CS_STORE_STATE_LIVE,       /* open_cb has the snapshot */
     CS_STORE_STATE_FAILED,     /* open_cb has an error; nothing more is tried */
-    CS_STORE_STATE_FENCED,     /* after the open another server took the lock */
+    CS_STORE_STATE_FENCED,     /* another replica took this one's lease over */
     CS_STORE_STATE_CANCELLING, /* closed before the snapshot was queued */
     CS_STORE_STATE_DRAINING,   /* closed while live: writes wait for their commit */
     CS_STORE_STATE_CLOSING,    /* closed: only work on libuv's pool is waited for */
@@ -40,9 +41,11 @@ enum cs_store_state {
 enum cs_store_event {
     CS_STORE_EV_OPEN,        /* cs_store_open */
     CS_STORE_EV_READY,       /* the connection is ready (again) */
+    CS_STORE_EV_WAIT,        /* the first connection is ready, and the replica a standby */
+    CS_STORE_EV_PROMOTE,     /* the standby took the active role */
     CS_STORE_EV_LOADED,      /* the open is answered with the snapshot */
     CS_STORE_EV_OPEN_FAILED, /* the open is answered with an error */
-    CS_STORE_EV_FENCE,       /* another server holds the lock */
+    CS_STORE_EV_FENCE,       /* the replica's epoch is no longer its own */
     CS_STORE_EV_CLOSE,       /* cs_store_close */
     CS_STORE_EV_DEADLINE,    /* the close's deadline passed */
     CS_STORE_EV_FINISH,      /* the close waits for nothing more */
@@ -54,7 +57,7 @@ enum cs_store_conn_state {
     CS_STORE_CONN_STARTING,   /* the embedded server starts (libuv's pool) */
     CS_STORE_CONN_RESOLVING,  /* the host name resolves (libuv's pool) */
     CS_STORE_CONN_CONNECTING, /* PQconnectPoll */
-    CS_STORE_CONN_LOCKING,    /* the server lock, a simple query outside pipeline mode */
+    CS_STORE_CONN_JOINING,    /* the replica's join, a simple query outside pipeline mode */
     CS_STORE_CONN_MIGRATING,  /* migrations, simple queries outside pipeline mode */
     CS_STORE_CONN_PREPARING,  /* pipeline mode: the statements being prepared */
     CS_STORE_CONN_READY,      /* batches go out */
@@ -62,16 +65,16 @@ enum cs_store_conn_state {
 };
 
 enum cs_store_conn_event {
-    CS_STORE_CONN_EV_START,     /* the embedded server's (re)start is queued */
-    CS_STORE_CONN_EV_STARTED,   /* and is back */
-    CS_STORE_CONN_EV_RESOLVE,   /* the host name's resolution is queued */
-    CS_STORE_CONN_EV_RESOLVED,  /* and is back */
-    CS_STORE_CONN_EV_CONNECT,   /* PQconnectStartParams took the parameters */
-    CS_STORE_CONN_EV_CONNECTED, /* PQconnectPoll says OK */
-    CS_STORE_CONN_EV_MIGRATE,   /* the lock is ours and migrations are due */
-    CS_STORE_CONN_EV_PREPARE,   /* the lock is ours and the schema current */
-    CS_STORE_CONN_EV_PREPARED,  /* every statement prepared */
-    CS_STORE_CONN_EV_DROP,      /* the connection, if any, is closed */
+    CS_STORE_CONN_EV_START,    /* the embedded server's (re)start is queued */
+    CS_STORE_CONN_EV_STARTED,  /* and is back */
+    CS_STORE_CONN_EV_RESOLVE,  /* the host name's resolution is queued */
+    CS_STORE_CONN_EV_RESOLVED, /* and is back */
+    CS_STORE_CONN_EV_CONNECT,  /* PQconnectStartParams took the parameters */
+    CS_STORE_CONN_EV_MIGRATE,  /* connected, and migrations are due */
+    CS_STORE_CONN_EV_JOIN,     /* the schema current, and the replica not joined yet */
+    CS_STORE_CONN_EV_PREPARE,  /* the schema current and the replica joined */
+    CS_STORE_CONN_EV_PREPARED, /* every statement prepared */
+    CS_STORE_CONN_EV_DROP,     /* the connection, if any, is closed */
     CS_STORE_CONN_EV_COUNT,
 };
 
@@ -88,10 +91,9 @@ int cs_store_conn_state_next(enum cs_store_conn_state from, enum cs_store_conn_e
 enum cs_store_state cs_store_step(struct cs_store *store, enum cs_store_event event);
 enum cs_store_conn_state cs_store_conn_step(struct cs_store *store, enum cs_store_conn_event event);
 
-/* What the current states mean. Live: the open succeeded and the store is
- * not fenced (LIVE, DRAINING): a lost connection is rebuilt, a lock found
- * taken fences. Closing: cs_store_close was called. On the pool: the
- * connection waits for work on libuv's pool, which a close waits for. */
+/* What the current states mean. Live: the replica has joined and is not
+ * fenced (STANDBY, LIVE, DRAINING): a lost connection is rebuilt. Closing: cs_store_close was
+ * called. On the pool: the connection waits for work on libuv's pool, which a close waits for. */
 bool cs_store_is_live(const struct cs_store *store);
 bool cs_store_is_closing(const struct cs_store *store);
 bool cs_store_conn_on_pool(const struct cs_store *store);

@@ -204,7 +204,8 @@ void write_cb(void *arg, int status)
 
 void store_open(struct fixture *f)
 {
-    struct cs_store_config config = {.database_url = f->conninfo, .max_pending_writes = 50000};
+    struct cs_store_config config = {
+        .database_url = f->conninfo, .max_pending_writes = 50000, .replica_id = STORE_TEST_REPLICA};
 
     f->open_done = false;
     f->store = cs_store_new(&f->loop, &config);

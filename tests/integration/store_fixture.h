@@ -66,6 +66,9 @@ void open_cb(void *arg, int status, struct cs_store_snapshot *snapshot);
 /* The store's log callback for a fixture (arg): every line to stderr, and
  * the error lines also appended to f->errors. */
 void log_cb(void *arg, enum cs_store_log_level level, const char *component, const char *msg);
+/* The replica id of the stores the tests open. */
+#define STORE_TEST_REPLICA "store-test"
+
 /* Sets f->fenced. */
 void fenced_cb(void *arg);
 void closed_cb(void *arg);

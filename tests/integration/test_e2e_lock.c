@@ -1,11 +1,12 @@
-/* End-to-end tests of one server per state dir and per database: a second
- * cschedd on the first one's state dir (its embedded PostgreSQL) or on its
- * database exits non-zero naming the first, before it binds a port or
- * touches the first one's files, and the first goes on serving and writing;
- * after the first stops, or is killed with SIGKILL, a new one starts on the
- * same state dir and database (a flock and a session's advisory lock both
- * end with their holder); and a server whose database another took while
- * it was reconnecting stops, with status 1. */
+/* End-to-end tests of one server per state dir and one per replica id: a
+ * second cschedd on the first one's state dir (its embedded PostgreSQL), or
+ * on its database under the same replica id from another state dir, exits
+ * non-zero naming the first, before it binds a port or touches the first
+ * one's files, and the first goes on serving and writing; after the first
+ * stops, or is killed with SIGKILL, a new one starts on the same state dir
+ * and database (the flock ends with its holder, and a restart's state dir
+ * is the replica's own); and a server whose lease another replica took is
+ * fenced and starts again as a new process with a new epoch. */
 #include <libpq-fe.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,15 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
 #include "e2e.h"
 #include "testlib.h"
-
-/* The server lock's key, "cschedd" in ASCII (docs/operations.md). */
-#define SERVER_LOCK_KEY 0x63736368656464LL
 
 /* Enough of a refused daemon's log for its few lines. */
 #define REFUSED_LOG_BYTES 8192
@@ -58,13 +57,15 @@ static void test_e2e_lock_same_database_refused(void **state)
 {
     struct cs_e2e *e = *state;
     struct cs_testd_options opts = {.database_url = cs_testpg_url(e->pg)};
-    char log[REFUSED_LOG_BYTES], first[64];
+    char log[REFUSED_LOG_BYTES], first[256], host[128];
 
-    /* Another state dir, the same database. */
+    /* Another state dir, the same database and (by default, the host name)
+     * the same replica id. */
     start_second_refused(e, &opts, log);
-    assert_non_null(strstr(log, "the database is in use by another cschedd"));
-    snprintf(first, sizeof(first), "application_name \"cschedd pid %d.", (int)cs_testd_pid(e->d));
+    assert_int_equal(gethostname(host, sizeof(host)), 0);
+    snprintf(first, sizeof(first), "replica id \"%s\" is in use by another cschedd", host);
     assert_non_null(strstr(log, first));
+    assert_non_null(strstr(log, "give each replica its own --replica-id"));
     assert_null(strstr(log, "serving on"));
     assert_still_serving(e);
 }
@@ -112,67 +113,47 @@ static void admin_ok(PGconn *admin, const char *sql)
     PQclear(res);
 }
 
-/* Waits until pid, a child of this process, has exited (a zombie, not yet
- * reaped). */
-static void wait_exited(pid_t pid, int64_t timeout_ms)
+static int64_t admin_int(PGconn *admin, const char *sql)
 {
-    int64_t deadline = cs_test_now_ms() + timeout_ms;
-    char path[64], buf[512];
+    PGresult *res = PQexec(admin, sql);
 
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    while (cs_test_now_ms() < deadline) {
-        FILE *f = fopen(path, "r");
-        size_t n = f != NULL ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-        char *paren;
-
-        if (f != NULL)
-            fclose(f);
-        buf[n] = '\0';
-        paren = strrchr(buf, ')');
-        if (paren != NULL && paren[1] == ' ' && paren[2] == 'Z')
-            return;
-        cs_test_sleep_ms(20);
-    }
-    fail_msg("cschedd %d still running after %lld ms", (int)pid, (long long)timeout_ms);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+        fail_msg("%s: %s", sql, PQerrorMessage(admin));
+    int64_t v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    return v;
 }
 
-/* The server's connection is ended, and another session takes the server
- * lock before the server is back: the server stops with status 1. */
-static void test_e2e_lock_taken_meanwhile_stops_server(void **state)
+/* Another replica takes this one's lease over (as csched_take_over does:
+ * a new epoch on its row, state fenced): the server's next renewal finds
+ * its epoch gone, and it starts again as a new process (the same pid,
+ * execv) that joins with a new epoch, takes the free active role, and
+ * serves again. */
+static void test_e2e_lock_fenced_server_starts_again(void **state)
 {
     struct cs_e2e *e = *state;
     PGconn *admin = PQconnectdb(cs_testpg_url(e->pg));
     pid_t pid = cs_testd_pid(e->d);
-    char sql[256];
+    int serving = -1;
 
     assert_int_equal(PQstatus(admin), CONNECTION_OK);
     assert_still_serving(e);
-    admin_ok(admin, "SET application_name = 'other cschedd'");
-    snprintf(sql, sizeof(sql),
-             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-             " WHERE application_name LIKE 'cschedd pid %d.%%'",
-             (int)pid);
-    admin_ok(admin, sql);
-    /* Waits for the ended session's lock, which the server, 100 ms from
-     * reconnecting, cannot take back first. */
-    snprintf(sql, sizeof(sql), "SELECT pg_advisory_lock(%lld)", SERVER_LOCK_KEY);
-    admin_ok(admin, sql);
-    wait_exited(pid, 20000);
-    assert_int_equal(cs_testd_stop(e->d), 1);
-    e->d = NULL;
+    admin_ok(admin, "UPDATE replicas SET epoch = nextval('replica_epochs'), state = 5");
+    int64_t fenced_epoch = admin_int(admin, "SELECT max(epoch) FROM replicas");
+    int64_t deadline = cs_test_now_ms() + 20000;
+    while (admin_int(admin, "SELECT max(epoch) FROM replicas") == fenced_epoch &&
+           cs_test_now_ms() < deadline)
+        cs_test_sleep_ms(20);
+    assert_true(admin_int(admin, "SELECT max(epoch) FROM replicas") > fenced_epoch);
+    deadline = cs_test_now_ms() + 20000;
+    while ((cs_e2e_health_check(e, "", &serving) != 0 ||
+            serving != GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING) &&
+           cs_test_now_ms() < deadline)
+        cs_test_sleep_ms(50);
+    assert_int_equal(admin_int(admin, "SELECT count(*) FROM replicas WHERE state = 2"), 1);
+    assert_int_equal(cs_testd_pid(e->d), pid);
+    assert_still_serving(e);
     PQfinish(admin);
-}
-
-/* The teardown of a group whose test stopped the server itself. */
-static int stopped_teardown(void **state)
-{
-    struct cs_e2e *e = *state;
-
-    cs_client_free(e->client);
-    (void)cs_testd_stop(e->d); /* NULL unless the test failed first */
-    cs_testpg_stop(e->pg);
-    free(e);
-    return 0;
 }
 
 int main(void)
@@ -185,10 +166,10 @@ int main(void)
         cmocka_unit_test(test_e2e_lock_same_state_dir_refused),
     };
     const struct CMUnitTest fenced[] = {
-        cmocka_unit_test(test_e2e_lock_taken_meanwhile_stops_server),
+        cmocka_unit_test(test_e2e_lock_fenced_server_starts_again),
     };
     int failed = cmocka_run_group_tests(database, cs_e2e_setup, cs_e2e_teardown);
 
     failed += cmocka_run_group_tests(state_dir, cs_e2e_setup_embedded, cs_e2e_teardown);
-    return failed + cmocka_run_group_tests(fenced, cs_e2e_setup, stopped_teardown);
+    return failed + cmocka_run_group_tests(fenced, cs_e2e_setup, cs_e2e_teardown);
 }

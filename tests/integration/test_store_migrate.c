@@ -45,49 +45,132 @@ static void test_store_open_migrates_once(void **state)
                      (int)cs_store_migrations_count);
 }
 
-static void test_store_second_server_refused(void **state)
+/* Two replicas open the same empty database at once: one migrates and
+ * opens as the active replica; the other joins as a standby and its open
+ * waits. Once the active one leaves, the standby takes the role over at its
+ * next heartbeat and opens. A third store given the standby's id from
+ * another state directory is refused while that lease runs. */
+static void test_store_second_replica_waits_as_standby(void **state)
 {
     struct fixture *f = *state;
-    struct fixture other = {0};
-    struct fixture *winner, *loser;
-    char name[64];
+    struct fixture other = {0}, twin = {0};
+    struct fixture *active, *standby;
+    struct cs_store_config config = {.database_url = f->conninfo,
+                                     .log_cb = log_cb,
+                                     .log_arg = f,
+                                     .replica_id = "r1",
+                                     .replica_instance = "i1",
+                                     .heartbeat_ms = 200,
+                                     .attempt_lease_ms = 1000};
+    struct cs_store_config other_config = config;
+    other_config.log_arg = &other;
+    other_config.replica_id = "r2";
+    other_config.replica_instance = "i2";
+    struct cs_store_config twin_config = other_config;
+    twin_config.log_arg = &twin;
+    twin_config.replica_instance = "i3";
 
-    /* Two stores open the same empty database at once: the one that takes
-     * the server lock migrates and opens; the other is refused, naming it,
-     * and migrates nothing. */
-    struct cs_store_config config = {.database_url = f->conninfo, .log_cb = log_cb, .log_arg = f};
-    struct cs_store_config other_config = {
-        .database_url = f->conninfo, .log_cb = log_cb, .log_arg = &other};
     f->store = cs_store_new(&f->loop, &config);
     other.store = cs_store_new(&f->loop, &other_config);
     assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
     assert_int_equal(cs_store_open(other.store, open_cb, &other), 0);
-    run_until(f, &f->open_done, 20000);
-    run_until(f, &other.open_done, 20000);
-    winner = f->open_status == 0 ? f : &other;
-    loser = winner == f ? &other : f;
-    assert_int_equal(winner->open_status, 0);
-    assert_int_equal(loser->open_status, -EBUSY);
-    assert_null(loser->snapshot);
-    assert_string_equal(winner->errors, "");
-    assert_non_null(strstr(loser->errors, "the database is in use by another cschedd"));
-    /* The winner's sessions are "cschedd pid N.K on HOST", K its number
-     * among this process's stores. */
-    snprintf(name, sizeof(name), "application_name \"cschedd pid %d.", (int)getpid());
-    assert_non_null(strstr(loser->errors, name));
-    assert_non_null(strstr(loser->errors, "pg_terminate_backend("));
+    while (!f->open_done && !other.open_done)
+        run_for(f, 50);
+    active = f->open_done ? f : &other;
+    standby = active == f ? &other : f;
+    assert_int_equal(active->open_status, 0);
+    run_for(f, 1000);
+    assert_false(standby->open_done);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM replicas WHERE state = 1"), 1);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM replicas WHERE state = 2"), 1);
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM schema_migrations"),
                      (int)cs_store_migrations_count);
-    cs_store_close(loser->store, closed_cb, loser);
-    run_until(f, &loser->closed, 20000);
-    cs_store_close(winner->store, closed_cb, winner);
-    run_until(f, &winner->closed, 20000);
-    cs_store_snapshot_free(winner->snapshot);
-    winner->snapshot = NULL;
+
+    /* The standby's id from another state directory. */
+    twin_config.replica_id = standby == f ? "r1" : "r2";
+    twin.store = cs_store_new(&f->loop, &twin_config);
+    assert_int_equal(cs_store_open(twin.store, open_cb, &twin), 0);
+    run_until(f, &twin.open_done, 20000);
+    assert_int_equal(twin.open_status, -EBUSY);
+    assert_non_null(strstr(twin.errors, "give each replica its own --replica-id"));
+    cs_store_close(twin.store, closed_cb, &twin);
+    run_until(f, &twin.closed, 20000);
+
+    int64_t t0 = cs_test_now_ms();
+    cs_store_replica_leave(active->store);
+    cs_store_close(active->store, closed_cb, active);
+    run_until(f, &active->closed, 20000);
+    run_until(f, &standby->open_done, 5000);
+    assert_int_equal(standby->open_status, 0);
+    /* At its next heartbeat, not after a lease. */
+    assert_true(cs_test_now_ms() - t0 < 1500);
+    assert_true(cs_store_may_start(standby->store));
+    cs_store_close(standby->store, closed_cb, standby);
+    run_until(f, &standby->closed, 20000);
+    cs_store_snapshot_free(active->snapshot);
+    cs_store_snapshot_free(standby->snapshot);
+    f->snapshot = other.snapshot = NULL;
     f->store = NULL;
-    /* Once the winner has closed, its lock is gone with its session. */
-    store_open(f);
-    store_close(f);
+}
+
+/* The active replica stops renewing (its process frozen: here, its store's
+ * loop simply not run) for longer than its lease: the standby sees the
+ * renewal stand still for a whole lease, takes the role over with a new
+ * epoch for the old one, and opens; the old one, run again, finds its
+ * batches refused and is fenced. */
+static void test_store_standby_takes_over_a_frozen_active(void **state)
+{
+    struct fixture *f = *state;
+    struct fixture other = {0};
+    uv_loop_t frozen_loop;
+    struct cs_store_config config = {.database_url = f->conninfo,
+                                     .log_cb = log_cb,
+                                     .log_arg = f,
+                                     .fenced_cb = fenced_cb,
+                                     .fenced_arg = f,
+                                     .replica_id = "r1",
+                                     .replica_instance = "i1",
+                                     .heartbeat_ms = 200,
+                                     .attempt_lease_ms = 1000};
+    struct cs_store_config other_config = config;
+    other_config.log_arg = &other;
+    other_config.fenced_arg = &other;
+    other_config.replica_id = "r2";
+    other_config.replica_instance = "i2";
+
+    /* r1 on a loop of its own, so that it can be frozen alone. */
+    assert_int_equal(uv_loop_init(&frozen_loop), 0);
+    f->store = cs_store_new(&frozen_loop, &config);
+    assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
+    while (!f->open_done)
+        (void)uv_run(&frozen_loop, UV_RUN_ONCE);
+    assert_int_equal(f->open_status, 0);
+    other.store = cs_store_new(&f->loop, &other_config);
+    assert_int_equal(cs_store_open(other.store, open_cb, &other), 0);
+    int64_t t0 = cs_test_now_ms();
+    run_until(f, &other.open_done, 10000);
+    assert_int_equal(other.open_status, 0);
+    /* Not before the lease (2 heartbeats) ran out and a lease more passed
+     * with the renewal unchanged. */
+    assert_true(cs_test_now_ms() - t0 >= 400);
+    assert_int_equal(admin_value(f->conninfo, "SELECT state FROM replicas WHERE id = 'r1'"), 5);
+
+    Csched__V1__Run run = make_run(1, "job", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    cs_store_run_put(f->store, &run, write_cb, f);
+    while (!f->fenced)
+        (void)uv_run(&frozen_loop, UV_RUN_ONCE);
+    assert_int_equal(f->last_write_status, -ESTALE);
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs"), 0);
+    cs_store_close(f->store, closed_cb, f);
+    while (!f->closed)
+        (void)uv_run(&frozen_loop, UV_RUN_ONCE);
+    assert_int_equal(uv_loop_close(&frozen_loop), 0);
+    cs_store_close(other.store, closed_cb, &other);
+    run_until(f, &other.closed, 20000);
+    cs_store_snapshot_free(f->snapshot);
+    cs_store_snapshot_free(other.snapshot);
+    f->snapshot = NULL;
+    f->store = NULL;
 }
 
 static void test_store_snapshot_after_reopen(void **state)
@@ -260,7 +343,7 @@ static void test_store_embedded_server_started_and_stopped(void **state)
     char pid_file[128];
     char *argv[] = {"true"};
     Csched__V1__Job job = make_job("emb", argv, 1);
-    struct cs_store_config config = {.max_pending_writes = 100};
+    struct cs_store_config config = {.max_pending_writes = 100, .replica_id = STORE_TEST_REPLICA};
 
     assert_non_null(mkdtemp(dir));
     config.embedded_dir = dir;
@@ -329,7 +412,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_open_migrates_once, store_setup, store_teardown),
-        cmocka_unit_test_setup_teardown(test_store_second_server_refused, store_setup,
+        cmocka_unit_test_setup_teardown(test_store_standby_takes_over_a_frozen_active, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_second_replica_waits_as_standby, store_setup,
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_snapshot_after_reopen, store_setup,
                                         store_teardown),

@@ -1,8 +1,7 @@
 /* The store when the database goes away: writes kept and sent again after
  * reconnecting (in flight or queued, coalesced again), reads failing fast
- * meanwhile, an open that goes on through a killed connection, a store
- * fenced when another server took the database meanwhile, and one that ends
- * a lost session of its own that still holds the lock. */
+ * meanwhile, an open that goes on through a killed connection, and a store
+ * fenced when another replica took its lease over meanwhile. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -134,7 +133,7 @@ static void test_store_inflight_batch_replayed_after_connection_killed(void **st
 static void test_store_open_survives_connection_killed(void **state)
 {
     struct fixture *f = *state;
-    struct cs_store_config config = {.database_url = f->conninfo};
+    struct cs_store_config config = {.database_url = f->conninfo, .replica_id = STORE_TEST_REPLICA};
     PGconn *admin;
 
     store_open(f);
@@ -224,85 +223,42 @@ static void test_store_coalesced_batch_replayed_after_connection_killed(void **s
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs WHERE state = 3"), 30);
 }
 
-/* Opens the store with the fixture's log and fenced callbacks, then, while
- * it is away, takes its server lock as a session named name: kills its
- * connection and waits for the killed session's lock (the store does not
- * run meanwhile, so it cannot take the lock back first). Returns that
- * session. */
-static PGconn *lock_taken_while_away(struct fixture *f, const char *name)
+/* While the store is away, another replica takes its lease over (as
+ * csched_take_over does: a new epoch on its row): on reconnecting, the
+ * store's next batch fails its fence, so the run queued meanwhile never
+ * reaches the table; the store says so, tells its caller, and closes at
+ * once. */
+static void test_store_fenced_when_lease_taken_meanwhile(void **state)
 {
+    struct fixture *f = *state;
     struct cs_store_config config = {.database_url = f->conninfo,
                                      .log_cb = log_cb,
                                      .log_arg = f,
                                      .fenced_cb = fenced_cb,
-                                     .fenced_arg = f};
-    char sql[160];
-    PGconn *admin;
+                                     .fenced_arg = f,
+                                     .replica_id = STORE_TEST_REPLICA};
+    Csched__V1__Run run = make_run(1, "job", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
+    int64_t t0;
 
     f->store = cs_store_new(&f->loop, &config);
     assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
     run_until(f, &f->open_done, 20000);
     assert_int_equal(f->open_status, 0);
-    admin = admin_connect(f->conninfo);
-    snprintf(sql, sizeof(sql), "SET application_name = '%s'", name);
-    admin_must(admin, sql);
+    PGconn *admin = admin_connect(f->conninfo);
+    admin_must(admin, "UPDATE replicas SET epoch = nextval('replica_epochs'), state = 5");
     admin_kill_store_conns(admin);
-    snprintf(sql, sizeof(sql), "SELECT pg_advisory_lock(%lld)",
-             (long long)CS_STORE_SERVER_LOCK_KEY);
-    admin_must(admin, sql);
-    return admin;
-}
-
-/* While the store is away, another server takes the server lock: on
- * reconnecting the store sends nothing (the run queued meanwhile never
- * reaches the table), names the holder, tells its caller, and closes at
- * once, failing the write. */
-static void test_store_fenced_when_lock_taken_meanwhile(void **state)
-{
-    struct fixture *f = *state;
-    Csched__V1__Run run = make_run(1, "job", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
-    PGconn *admin = lock_taken_while_away(f, "other cschedd");
-    int64_t t0;
-
+    PQfinish(admin);
     cs_store_run_put(f->store, &run, write_cb, f);
     run_until(f, &f->fenced, 10000);
     assert_false(cs_store_is_accepting(f->store));
-    assert_non_null(strstr(f->errors, "application_name \"other cschedd\""));
-    assert_non_null(strstr(f->errors, "this server stops writing"));
-    run_for(f, 300);
-    assert_int_equal(f->writes_ok + f->writes_failed, 0);
+    assert_false(cs_store_may_start(f->store));
+    assert_non_null(strstr(f->errors, "replica " STORE_TEST_REPLICA " is fenced"));
+    assert_int_equal(f->writes_failed, 1);
+    assert_int_equal(f->last_write_status, -ESTALE);
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs"), 0);
     t0 = cs_test_now_ms();
     store_close(f);
     assert_true(cs_test_now_ms() - t0 < 2000);
-    assert_int_equal(f->writes_failed, 1);
-    assert_int_equal(f->last_write_status, -ENOTCONN);
-    PQfinish(admin);
-}
-
-/* The session holding the lock has the store's own name: one of its own
- * that PostgreSQL has not yet seen lost. The store ends it, takes the lock
- * back and goes on writing, unfenced. */
-static void test_store_own_lost_session_ended(void **state)
-{
-    struct fixture *f = *state;
-    Csched__V1__Run run = make_run(1, "job", CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
-    PGconn *admin = lock_taken_while_away(f, "placeholder");
-    char sql[160];
-
-    /* Renamed now: admin_kill_store_conns ends the sessions named so. */
-    snprintf(sql, sizeof(sql), "SET application_name = '%s'", f->store->application_name);
-    admin_must(admin, sql);
-    cs_store_run_put(f->store, &run, write_cb, f);
-    wait_writes(f, 1);
-    assert_int_equal(f->writes_ok, 1);
-    assert_false(f->fenced);
-    assert_true(cs_store_is_accepting(f->store));
-    assert_string_equal(f->errors, "");
-    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM runs"), 1);
-    PQclear(PQexec(admin, "SELECT 1"));
-    assert_int_equal(PQstatus(admin), CONNECTION_BAD);
-    PQfinish(admin);
 }
 
 int main(void)
@@ -312,9 +268,7 @@ int main(void)
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_inflight_batch_replayed_after_connection_killed,
                                         store_setup, store_teardown),
-        cmocka_unit_test_setup_teardown(test_store_fenced_when_lock_taken_meanwhile, store_setup,
-                                        store_teardown),
-        cmocka_unit_test_setup_teardown(test_store_own_lost_session_ended, store_setup,
+        cmocka_unit_test_setup_teardown(test_store_fenced_when_lease_taken_meanwhile, store_setup,
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_open_survives_connection_killed, store_setup,
                                         store_teardown),

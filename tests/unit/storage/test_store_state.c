@@ -30,9 +30,15 @@ static const struct {
     {S(NEW), E(OPEN), S(OPENING)},
     {S(NEW), E(CLOSE), S(CANCELLING)},
     {S(OPENING), E(READY), S(LOADING)},
+    {S(OPENING), E(WAIT), S(STANDBY)},
     {S(OPENING), E(OPEN_FAILED), S(FAILED)},
     {S(OPENING), E(CLOSE), S(CANCELLING)},
+    {S(STANDBY), E(READY), S(STANDBY)},
+    {S(STANDBY), E(PROMOTE), S(LOADING)},
+    {S(STANDBY), E(FENCE), S(FENCED)},
+    {S(STANDBY), E(CLOSE), S(DRAINING)},
     {S(LOADING), E(READY), S(LOADING)},
+    {S(LOADING), E(FENCE), S(FENCED)},
     {S(LOADING), E(LOADED), S(LIVE)},
     {S(LOADING), E(OPEN_FAILED), S(FAILED)},
     {S(LOADING), E(CLOSE), S(CLOSING)},
@@ -67,22 +73,15 @@ static const struct {
     enum cs_store_conn_event event;
     enum cs_store_conn_state to;
 } conn_allowed[] = {
-    {S(IDLE), E(START), S(STARTING)},
-    {S(IDLE), E(RESOLVE), S(RESOLVING)},
-    {S(IDLE), E(CONNECT), S(CONNECTING)},
-    {S(IDLE), E(DROP), S(IDLE)},
-    {S(STARTING), E(STARTED), S(IDLE)},
-    {S(RESOLVING), E(RESOLVED), S(IDLE)},
-    {S(CONNECTING), E(CONNECTED), S(LOCKING)},
-    {S(CONNECTING), E(DROP), S(IDLE)},
-    {S(LOCKING), E(MIGRATE), S(MIGRATING)},
-    {S(LOCKING), E(PREPARE), S(PREPARING)},
-    {S(LOCKING), E(DROP), S(IDLE)},
-    {S(MIGRATING), E(PREPARE), S(PREPARING)},
-    {S(MIGRATING), E(DROP), S(IDLE)},
-    {S(PREPARING), E(PREPARED), S(READY)},
-    {S(PREPARING), E(DROP), S(IDLE)},
-    {S(READY), E(DROP), S(IDLE)},
+    {S(IDLE), E(START), S(STARTING)},          {S(IDLE), E(RESOLVE), S(RESOLVING)},
+    {S(IDLE), E(CONNECT), S(CONNECTING)},      {S(IDLE), E(DROP), S(IDLE)},
+    {S(STARTING), E(STARTED), S(IDLE)},        {S(RESOLVING), E(RESOLVED), S(IDLE)},
+    {S(CONNECTING), E(MIGRATE), S(MIGRATING)}, {S(CONNECTING), E(JOIN), S(JOINING)},
+    {S(CONNECTING), E(PREPARE), S(PREPARING)}, {S(CONNECTING), E(DROP), S(IDLE)},
+    {S(MIGRATING), E(JOIN), S(JOINING)},       {S(MIGRATING), E(PREPARE), S(PREPARING)},
+    {S(JOINING), E(PREPARE), S(PREPARING)},    {S(JOINING), E(DROP), S(IDLE)},
+    {S(MIGRATING), E(DROP), S(IDLE)},          {S(PREPARING), E(PREPARED), S(READY)},
+    {S(PREPARING), E(DROP), S(IDLE)},          {S(READY), E(DROP), S(IDLE)},
 };
 
 #undef S
@@ -189,8 +188,9 @@ static void test_store_state_predicates(void **state)
     assert_non_null(store);
     for (int s = 0; s < CS_STORE_STATE_COUNT; s++) {
         store->state = s;
-        assert_int_equal(cs_store_is_live(store),
-                         s == CS_STORE_STATE_LIVE || s == CS_STORE_STATE_DRAINING);
+        assert_int_equal(cs_store_is_live(store), s == CS_STORE_STATE_STANDBY ||
+                                                      s == CS_STORE_STATE_LIVE ||
+                                                      s == CS_STORE_STATE_DRAINING);
         assert_int_equal(cs_store_is_closing(store),
                          s == CS_STORE_STATE_CANCELLING || s == CS_STORE_STATE_DRAINING ||
                              s == CS_STORE_STATE_CLOSING || s == CS_STORE_STATE_FINISHING);
@@ -210,14 +210,13 @@ static void test_store_state_predicates(void **state)
 static void test_store_state_writers_walk_a_life(void **state)
 {
     static const enum cs_store_conn_event first[] = {
-        CS_STORE_CONN_EV_START,     CS_STORE_CONN_EV_STARTED, CS_STORE_CONN_EV_CONNECT,
-        CS_STORE_CONN_EV_CONNECTED, CS_STORE_CONN_EV_MIGRATE, CS_STORE_CONN_EV_PREPARE,
+        CS_STORE_CONN_EV_START,    CS_STORE_CONN_EV_STARTED, CS_STORE_CONN_EV_CONNECT,
+        CS_STORE_CONN_EV_MIGRATE,  CS_STORE_CONN_EV_JOIN,    CS_STORE_CONN_EV_PREPARE,
         CS_STORE_CONN_EV_PREPARED,
     };
     static const enum cs_store_conn_event again[] = {
-        CS_STORE_CONN_EV_DROP,     CS_STORE_CONN_EV_RESOLVE,   CS_STORE_CONN_EV_RESOLVED,
-        CS_STORE_CONN_EV_CONNECT,  CS_STORE_CONN_EV_CONNECTED, CS_STORE_CONN_EV_PREPARE,
-        CS_STORE_CONN_EV_PREPARED,
+        CS_STORE_CONN_EV_DROP,    CS_STORE_CONN_EV_RESOLVE, CS_STORE_CONN_EV_RESOLVED,
+        CS_STORE_CONN_EV_CONNECT, CS_STORE_CONN_EV_PREPARE, CS_STORE_CONN_EV_PREPARED,
     };
     struct cs_store *store = calloc(1, sizeof(*store));
 
