@@ -34,6 +34,7 @@
 #include "metrics_http.h"
 #include "metrics_sched.h"
 #include "priority.h"
+#include "pump.h"
 #include "ready.h"
 #include "retention.h"
 #include "rpc.h"
@@ -145,9 +146,19 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
     s->next_seq = snap->max_event_seq + 1;
     s->next_audit_id = snap->max_audit_id + 1;
     s->last_published_seq = snap->max_event_seq;
-    for (size_t i = 0; i < snap->n_active_runs; i++)
-        cs_dispatch_resume(s, (Csched__V1__Run *)cs_message_copy(&snap->active_runs[i]->base),
-                           snap->active_attempt_dirs[i]);
+    /* Both lists are in run id order. */
+    size_t r = 0;
+    for (size_t i = 0; i < snap->n_active_runs; i++) {
+        const Csched__V1__Run *run = snap->active_runs[i];
+        while (r < snap->n_remote_attempts && snap->remote_attempts[r].run_id < run->id)
+            r++;
+        const struct cs_store_remote_attempt *remote =
+            r < snap->n_remote_attempts && snap->remote_attempts[r].run_id == run->id
+                ? &snap->remote_attempts[r]
+                : NULL;
+        cs_dispatch_resume(s, (Csched__V1__Run *)cs_message_copy(&run->base),
+                           snap->active_attempt_dirs[i], remote);
+    }
     cs_log_info("loaded %zu jobs and %zu unfinished runs", snap->n_jobs, snap->n_active_runs);
 }
 
@@ -190,6 +201,7 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     }
     cs_log_info("serving on %s socket=%s max_running=%u state_dir=%s", address, srv->local.path,
                 s->max_running, s->state_dir);
+    cs_store_replica_set(s->store, address, (int)s->slots_held);
     if (srv->config.ready_file != NULL)
         cs_ready_start(&srv->ready, srv->loop, srv->config.ready_file, address);
 }
@@ -293,6 +305,8 @@ static int sched_init(struct server *srv)
     s->job_user = srv->config.job_user;
     s->zones.dir = srv->config.zoneinfo;
     s->max_running = srv->config.max_running;
+    s->attempt_lease_ms = srv->config.attempt_lease_ms;
+    s->launch_after_commit = srv->config.database_url != NULL;
     s->max_streams = srv->config.max_streams;
     s->next_run_id = 1;
     s->next_seq = 1;
@@ -531,6 +545,16 @@ static void store_log_cb(void *arg, enum cs_store_log_level level, const char *c
     cs_log_write(levels[level], component, "%s", msg);
 }
 
+/* The lease was renewed: the runs held go into the next renewal, and a
+ * pump that stopped for a late renewal may start runs again. */
+static void store_renewed_cb(void *arg, int64_t deadline_boot_ns)
+{
+    struct server *srv = arg;
+    (void)deadline_boot_ns;
+    cs_store_replica_set(srv->sched.store, NULL, (int)srv->sched.slots_held);
+    cs_pump_kick(&srv->sched);
+}
+
 /* Another replica took this one's lease over: nothing it does can be
  * recorded any more, and what it holds in memory is stale. It stops
  * serving (health is NOT_SERVING from now on) and starts again as a new
@@ -594,6 +618,8 @@ int main(int argc, char **argv)
         .replica_version = CS_VERSION,
         .heartbeat_ms = srv.config.heartbeat_ms,
         .attempt_lease_ms = srv.config.attempt_lease_ms,
+        .renewed_cb = store_renewed_cb,
+        .renewed_arg = &srv,
     };
     if (listen_all(&srv) != 0)
         return 1;

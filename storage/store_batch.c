@@ -268,7 +268,7 @@ static void batch_done(struct cs_store *store)
     cs_store_answer_wait(store);
     if (b->failed && b->failed_status == -ESTALE) {
         cs_store_batch_free(b);
-        cs_store_replica_fenced(store, "a batch's fence refused it");
+        store->fence_cb(store, "a batch's fence refused it");
         return;
     }
     cs_store_batch_free(b);

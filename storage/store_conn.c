@@ -30,10 +30,12 @@
 
 static void socket_cb(uv_poll_t *handle, int status, int events);
 static void answer_timeout_cb(uv_timer_t *timer);
+static void fence(struct cs_store *store, const char *why);
 
 void cs_store_conn_init(struct cs_store *store, const struct cs_store_conn_cbs *cbs)
 {
     store->conn_cbs = *cbs;
+    store->fence_cb = fence;
     store->poll_cb = socket_cb;
     store->answer_cb = answer_timeout_cb;
     store->backoff_ms = BACKOFF_MIN_MS;
@@ -163,6 +165,21 @@ static void prioritize_backend(struct cs_store *store)
                      "cannot give database backend %d the session nice %d (%s): under load "
                      "from the jobs its commits wait for the CPU like a job",
                      (int)backend, store->backend_nice, strerror(-rc));
+}
+
+/* Another replica took this one's lease over: nothing is sent again, ever,
+ * as it would interleave with the new holder's writes. */
+static void fence(struct cs_store *store, const char *why)
+{
+    const struct cs_store_replica *r = &store->replica;
+
+    cs_store_log(&store->log, CS_STORE_LOG_ERROR,
+                 "replica %s is fenced: epoch %lld is no longer its own (%s); it writes nothing "
+                 "more (%zu writes lost)",
+                 r->id, (long long)r->epoch, why, store->n_writes);
+    (void)uv_timer_stop(&store->replica.beat_timer);
+    cs_store_conn_teardown(store);
+    store->conn_cbs.fenced_cb(store);
 }
 
 /* What a new connection does before its prepares: the migrations, then the

@@ -332,6 +332,10 @@ struct cs_store {
     uv_poll_cb poll_cb; /* the connection layer's */
 
     struct cs_store_replica replica; /* store_replica.c */
+    /* The replica's epoch is no longer its own (a renewal or a batch's fence
+     * said so): the connection layer's, which logs why, closes the
+     * connection for good and tells the store's life. */
+    void (*fence_cb)(struct cs_store *store, const char *why);
 
     /* store_migrate.c */
     enum cs_store_migrate_step migrate_step;
@@ -414,9 +418,6 @@ int cs_store_join_start(struct cs_store *store, struct cs_store_err *err);
 int cs_store_join_read(struct cs_store *store, bool *done, struct cs_store_err *err);
 /* Renews the lease every heartbeat from now on. */
 void cs_store_replica_start_beats(struct cs_store *store);
-/* The epoch is no longer ours: logged, the connection closed for good,
- * the store's life told. */
-void cs_store_replica_fenced(struct cs_store *store, const char *why);
 /* SQLSTATE of csched_fence's refusal (0010_replicas.sql). */
 #define CS_STORE_SQLSTATE_FENCED "CSFEN"
 

@@ -205,7 +205,7 @@ static void renew_done_cb(struct cs_store_op *op, int status, const PGresult *re
     if (status != 0 || store->state == CS_STORE_STATE_FENCED)
         return; /* logged by the batch; the next beat asks again */
     if (!cs_store_row_bool(res, 0, 0)) {
-        cs_store_replica_fenced(store, "its lease was taken over");
+        store->fence_cb(store, "a renewal found its lease taken over");
         return;
     }
     r->renewed_mono_ns = r->renew_sent_mono_ns;
@@ -233,19 +233,6 @@ static void take_over_done_cb(struct cs_store_op *op, int status, const PGresult
         r->id, (long long)r->epoch, r->seen_id[0] != '\0' ? ", taken over from " : "", r->seen_id);
     r->role = CS_STORE_ROLE_ACTIVE;
     r->promoted_cb(store);
-}
-
-void cs_store_replica_fenced(struct cs_store *store, const char *why)
-{
-    struct cs_store_replica *r = &store->replica;
-
-    cs_store_log(&store->log, CS_STORE_LOG_ERROR,
-                 "replica %s is fenced: epoch %lld is no longer its own (%s); it writes nothing "
-                 "more (%zu writes lost)",
-                 r->id, (long long)r->epoch, why, store->n_writes);
-    (void)uv_timer_stop(&r->beat_timer);
-    cs_store_conn_teardown(store);
-    store->conn_cbs.fenced_cb(store);
 }
 
 static void leave_done_cb(struct cs_store_op *op, int status, const PGresult *res)

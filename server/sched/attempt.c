@@ -244,6 +244,27 @@ void cs_attempt_adopt(struct cs_attempt *att)
     queue_work(att, cs_attempt_adopt_work, adopt_done_cb);
 }
 
+/* The remote attempt's deadline has passed: its minder has stopped its
+ * command, and the attempt ends lost (cs_attempt_apply_note with no note),
+ * saying why. */
+static void remote_deadline_cb(uv_timer_t *timer)
+{
+    struct cs_attempt *att = timer_attempt(timer);
+    timer_end(att);
+    att->note_rc = -ENOENT;
+    att->ops->ended_cb(att);
+}
+
+int cs_attempt_await_remote(struct cs_attempt *att, uint64_t wait_ms, const char *replica)
+{
+    CS_ASSERT_LOOP();
+    (void)snprintf(att->note.message, sizeof(att->note.message),
+                   "lost with replica %s, whose lease ran out: its minder stopped the command at "
+                   "the lease's deadline, after which the attempt was taken for lost",
+                   replica);
+    return timer_start(att, wait_ms, remote_deadline_cb);
+}
+
 int cs_attempt_cancel(struct cs_attempt *att)
 {
     CS_ASSERT_LOOP();

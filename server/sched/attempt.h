@@ -56,6 +56,7 @@ struct cs_attempt {
     bool exited;              /* its pidfd fired: the pid may be another process's now */
     bool holds_slot;          /* counted in the limits (dispatch's) */
     struct cs_launch *launch; /* with the launcher, until it comes back (dispatch's) */
+    bool launch_unsent;       /* launch made, sent once the start has committed (dispatch's) */
     int taking_back;          /* why that launch is being taken back, 0 if not (dispatch's) */
     bool launch_failed;       /* the minder could not be started (note.message says why) */
     bool backstop_fired;      /* the minder outlived its deadline and was killed */
@@ -116,6 +117,13 @@ void cs_attempt_adopt(struct cs_attempt *att);
  * group and writes its note); nothing before it has a pid, nor after it
  * has exited. 0 or -errno. */
 int cs_attempt_cancel(struct cs_attempt *att);
+/* The attempt runs on another replica's machine (docs/architecture.md,
+ * "Replicas"), whose lease ran out: nothing of it can be seen or stopped
+ * from here, and its minder stops the command by itself at that lease's
+ * deadline. After wait_ms (the deadline, plus the margin for the two
+ * machines' clocks and the command's kill grace) the attempt ends LOST
+ * (ops->ended_cb), naming replica. 0 or a negative errno from libuv. */
+int cs_attempt_await_remote(struct cs_attempt *att, uint64_t wait_ms, const char *replica);
 /* Once the minder has ended: fills a, the attempt's message, from the note
  * (its end, resource use, outcome and message; a message saying why when
  * there is no note) and returns the state the attempt ended in: FAILED,

@@ -51,6 +51,7 @@ const struct cs_sched_ops cs_dispatch_cschedd_ops = {
     .launch_cb = cs_launcher_submit,
     .launch_ahead_cb = cs_launcher_submit_ahead,
     .revoke_cb = cs_launcher_revoke,
+    .may_start_cb = cs_store_may_start,
 };
 
 static Csched__V1__Attempt *attempt_msg(struct cs_attempt *att)
@@ -172,6 +173,14 @@ static void end_run_taken_back(struct cs_sched *s, struct cs_run *run, enum take
  * minder is on its way, to be stopped once it runs. */
 static enum cs_revoke take_back(struct cs_sched *s, struct cs_attempt *att, enum take_back_why why)
 {
+    if (att->launch_unsent) {
+        /* Its start has not committed yet: the launcher never had it. */
+        att->launch_unsent = false;
+        cs_launch_free(att->launch);
+        att->launch = NULL;
+        (void)end_unstarted(s, att, why);
+        return CS_REVOKE_DONE;
+    }
     if (att->launch == NULL || s->ops->revoke_cb == NULL)
         return CS_REVOKE_TOO_LATE;
     enum cs_revoke rc = s->ops->revoke_cb(s->launcher, att->launch);
@@ -183,6 +192,38 @@ static enum cs_revoke take_back(struct cs_sched *s, struct cs_attempt *att, enum
         (void)end_unstarted(s, att, why);
     }
     return rc;
+}
+
+/* Which attempt's start was waited for (struct cs_sched's
+ * launch_after_commit), found again by its run's id once the start has
+ * committed: it may have been taken back meanwhile. */
+struct start_commit {
+    struct cs_sched *s;
+    int64_t run_id;
+    uint32_t number;
+};
+
+static void start_committed_cb(void *arg, int status)
+{
+    struct start_commit *c = arg;
+    struct cs_sched *s = c->s;
+    struct cs_run *run = cs_idmap_get(&s->runs, c->run_id);
+    struct cs_attempt *att = run != NULL ? run->attempt : NULL;
+    bool same = att != NULL && att->number == c->number && att->launch_unsent;
+    free(c);
+    if (!same)
+        return;
+    att->launch_unsent = false;
+    if (status != 0) {
+        att->launch->err = status;
+        (void)snprintf(att->launch->message, sizeof(att->launch->message),
+                       "the attempt's start could not be recorded in the database (%s): its "
+                       "command was not started",
+                       strerror(-status));
+        cs_dispatch_launch_done_cb(att->launch, s);
+        return;
+    }
+    s->ops->launch_cb(s->launcher, att->launch);
 }
 
 /* The pump's start callback: the run, off its queue, takes its slots and
@@ -212,10 +253,18 @@ static void start_cb(struct cs_sched *s, struct cs_run *run)
     if (run->msg->started_unix_ms == 0)
         run->msg->started_unix_ms = start_ms;
     s->runs_started++;
-    cs_dispatch_write_run(s, run, NULL, NULL);
-    write_attempt(s, run, att);
     att->launch = launch_new(s, att, start_ms);
-    s->ops->launch_cb(s->launcher, att->launch);
+    if (!s->launch_after_commit) {
+        cs_dispatch_write_run(s, run, NULL, NULL);
+        write_attempt(s, run, att);
+        s->ops->launch_cb(s->launcher, att->launch);
+        return;
+    }
+    struct start_commit *c = cs_xmalloc(sizeof(*c));
+    *c = (struct start_commit){s, run->msg->id, att->number};
+    att->launch_unsent = true;
+    cs_dispatch_write_run(s, run, start_committed_cb, c);
+    write_attempt(s, run, att);
 }
 
 Csched__V1__Run *cs_dispatch_cancel(struct cs_sched *s, struct cs_run *run, cs_store_done_cb cb,
@@ -484,7 +533,39 @@ static void attempt_ended_cb(struct cs_attempt *att)
 
 /* --- resume, life ------------------------------------------------------- */
 
-void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *attempt_dir)
+/* How long past a remote attempt's deadline it still counts: its minder's
+ * stop (the job's kill grace, the leftovers' grace, the drain of its
+ * output) and what two machines' clocks may drift apart over a lease
+ * (1 %, and a second). docs/operations.md, "Replicas", has the timeline. */
+static uint64_t remote_margin_ms(const struct cs_sched *s, const struct cs_job *job)
+{
+    return cs_job_kill_grace_ms(job->spec) + CS_MINDER_LEFTOVER_GRACE_MS + CS_MINDER_DRAIN_MS +
+           (uint64_t)s->attempt_lease_ms / 100 + 1000;
+}
+
+/* The attempt the snapshot says another replica's machine runs: nothing of
+ * it is here to adopt, and no attempts of it are on this state dir. It
+ * holds its slot until its minder has stopped it by itself. */
+static void await_remote(struct cs_sched *s, struct cs_attempt *att,
+                         const struct cs_store_remote_attempt *remote)
+{
+    uint64_t wait_ms = (uint64_t)remote->wait_ms + remote_margin_ms(s, att->run->job);
+    att->found_by_restart = false;
+    cs_log_warn("run %lld attempt %u ran on replica %s, whose lease ran out: it counts against "
+                "the limits until its minder has stopped it, in %llu ms",
+                (long long)att->run->msg->id, att->number, remote->replica,
+                (unsigned long long)wait_ms);
+    int rc = cs_attempt_await_remote(att, wait_ms, remote->replica);
+    if (rc != 0) {
+        cs_log_error("run %lld attempt %u: no timer for its deadline (%s): taken for lost now",
+                     (long long)att->run->msg->id, att->number, uv_strerror(rc));
+        att->note_rc = -ENOENT;
+        attempt_ended_cb(att);
+    }
+}
+
+void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *attempt_dir,
+                        const struct cs_store_remote_attempt *remote)
 {
     CS_ASSERT_LOOP();
     struct cs_job *job = cs_job_find(s, msg->job_name);
@@ -524,7 +605,10 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
     /* Its minder may still be alive: it counts until adoption says. */
     if (run->msg->state != CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED)
         take_slot(s, run->attempt);
-    cs_attempt_adopt(run->attempt);
+    if (remote != NULL && remote->number == first && run->attempt->holds_slot)
+        await_remote(s, run->attempt, remote);
+    else
+        cs_attempt_adopt(run->attempt);
 }
 
 int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
@@ -563,6 +647,8 @@ void cs_dispatch_close(struct cs_sched *s)
     cs_ahead_dir_close(s);
     for (size_t pos = 0; cs_idmap_next(&s->runs, &pos, &value) != 0;) {
         struct cs_run *run = value;
+        if (run->attempt != NULL && run->attempt->launch_unsent)
+            cs_launch_free(run->attempt->launch);
         if (run->attempt != NULL)
             cs_attempt_free(run->attempt);
         protobuf_c_message_free_unpacked(&run->msg->base, NULL);

@@ -46,7 +46,8 @@ void cs_dispatch_job_paused(struct cs_sched *sched, struct cs_job *job);
 size_t cs_dispatch_runs_ahead(struct cs_sched *sched, const struct cs_job *job, struct cs_run **out,
                               size_t max);
 /* After a start: takes over a run from the store's snapshot (run owned). */
-void cs_dispatch_resume(struct cs_sched *sched, Csched__V1__Run *run, const char *attempt_dir);
+void cs_dispatch_resume(struct cs_sched *sched, Csched__V1__Run *run, const char *attempt_dir,
+                        const struct cs_store_remote_attempt *remote);
 /* The launcher's done callback (ctx is the struct cs_sched). */
 void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx);
 /* At shutdown, once the launcher has stopped: frees every active run and

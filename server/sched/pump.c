@@ -28,11 +28,20 @@ static void ready_moved(void *job, size_t index)
     ((struct cs_job *)job)->heap_index = index;
 }
 
+/* Whether a run may start now: work is ready, a slot is free, and the
+ * replica's lease is fresh (the store says so; a replica that missed a
+ * renewal starts nothing until the next one commits, cs_pump_kick). */
+static bool may_run(const struct cs_sched *s)
+{
+    return !s->stopping && s->ready.n > 0 && cs_sched_slots_used(s) < s->max_running &&
+           (s->ops == NULL || s->ops->may_start_cb == NULL || s->ops->may_start_cb(s->store));
+}
+
 /* Asks for a turn while a run may start, and takes the ask back once none
  * may: an idle or full pump costs no turn. */
 static void arm(struct cs_sched *s)
 {
-    if (s->stopping || s->ready.n == 0 || cs_sched_slots_used(s) >= s->max_running)
+    if (!may_run(s))
         cs_next_turn_cancel(&s->pump_turn);
     else
         cs_next_turn_ask(&s->pump_turn);
@@ -42,7 +51,7 @@ static void turn_cb(struct cs_next_turn *turn)
 {
     struct cs_sched *s = CS_CONTAINER_OF(turn, struct cs_sched, pump_turn);
     for (int started = 0; started < CS_PUMP_BATCH; started++) {
-        if (s->stopping || s->ready.n == 0 || cs_sched_slots_used(s) >= s->max_running)
+        if (!may_run(s))
             break;
         struct cs_job *job = cs_heap_top(&s->ready);
         struct cs_run *run = cs_pump_first(job);

@@ -61,6 +61,9 @@ struct cs_sched_ops {
     /* Takes back a launch with a due time (cs_launcher_revoke); NULL: none
      * is ever taken back. */
     enum cs_revoke (*revoke_cb)(struct cs_launcher *launcher, struct cs_launch *launch);
+    /* Whether the replica may start work (cs_store_may_start); NULL:
+     * always. */
+    bool (*may_start_cb)(const struct cs_store *store);
 };
 
 struct cs_job {
@@ -104,6 +107,14 @@ struct cs_sched {
     const char *minder_path;
     const char *job_user; /* --job-user: the default job user under root; NULL: runas.h's */
     uint32_t max_running;
+    /* A minder starts only once its attempt's start has committed: another
+     * replica that takes this one's work over must know of every command
+     * that may run (docs/architecture.md, "Replicas"). Off with the embedded
+     * database, which no other replica can take over. */
+    bool launch_after_commit;
+    /* How long a replica's commands outlive its last renewal (--attempt-lease):
+     * another's attempts are waited for that long past it. */
+    int64_t attempt_lease_ms;
     /* --max-streams: event Watch streams, and ReadLogs streams, open at
      * once, all callers together (api_common.h). */
     uint32_t max_streams;

@@ -402,14 +402,14 @@ static void test_dispatch_resume(void **state)
     s->next_run_id = 10;
     char dir[4096];
 
-    cs_dispatch_resume(s, stored_run(1, Q, 0), NULL);
+    cs_dispatch_resume(s, stored_run(1, Q, 0), NULL, NULL);
     write_note(2, 1, CS_NOTE_EXITED, 0, 0, "");
     attempt_dir(2, 1, dir, sizeof(dir));
-    cs_dispatch_resume(s, stored_run(2, RU, 1), dir);
+    cs_dispatch_resume(s, stored_run(2, RU, 1), dir, NULL);
     attempt_dir(3, 1, dir, sizeof(dir));
     assert_int_equal(mkdir(dir, 0700), 0);
     assert_int_equal(cs_attempt_pid_publish(dir, (int32_t)dead_pid()), 0);
-    cs_dispatch_resume(s, stored_run(3, RU, 1), dir);
+    cs_dispatch_resume(s, stored_run(3, RU, 1), dir, NULL);
     assert_int_equal(job->active, 3);
     assert_int_equal(job->slots, 2);
 
@@ -423,6 +423,34 @@ static void test_dispatch_resume(void **state)
     assert_string_equal(history(1), "run:STARTING a1:STARTING");
 }
 
+/* An attempt another replica's machine ran, whose lease ran out: nothing of
+ * it is adopted here (not even a note this state dir happens to hold for
+ * the same run and number), it holds its slot until its deadline and the
+ * margin past it (kill grace, leftovers, drain, a second), then ends LOST
+ * naming the replica, and the run's retry starts here. */
+static void test_dispatch_resume_remote(void **state)
+{
+    struct cs_sched *s = &fx.s;
+    struct cs_job *job = add_job("a", 0, 2, 0);
+    job->spec->kill_grace_seconds = 1;
+    s->next_run_id = 10;
+    write_note(4, 1, CS_NOTE_EXITED, 0, 0, "");
+    struct cs_store_remote_attempt remote = {
+        .run_id = 4, .number = 1, .replica = "r9", .wait_ms = 200};
+    int64_t t0 = cs_now_mono_ns();
+
+    cs_dispatch_resume(s, stored_run(4, RU, 1), NULL, &remote);
+    assert_int_equal(job->slots, 1);
+    turn();
+    assert_string_equal(history(4), "");
+    wait_for(4, 1, LO);
+    int64_t waited_ms = (cs_now_mono_ns() - t0) / 1000000;
+    assert_true(waited_ms >= 200 + 1000 + CS_MINDER_LEFTOVER_GRACE_MS + CS_MINDER_DRAIN_MS + 1000);
+    assert_non_null(strstr(run_of(4)->msg->attempts[0]->message, "lost with replica r9"));
+    wait_for(4, 2, ST);
+    assert_string_equal(history(4), "a1:LOST run:QUEUED run:STARTING a2:STARTING");
+}
+
 /* Attempts a restart finds never started, with no directory or with one
  * whose pid file it could claim, end LOST as never started, do not count
  * against max_attempts 1, and their runs start their next attempt; a
@@ -434,12 +462,12 @@ static void test_dispatch_resume_never_started(void **state)
     s->next_run_id = 10;
     char dir[4096];
 
-    cs_dispatch_resume(s, stored_run(1, ST, 1), NULL);
+    cs_dispatch_resume(s, stored_run(1, ST, 1), NULL, NULL);
     attempt_dir(2, 1, dir, sizeof(dir));
     assert_int_equal(mkdir(dir, 0700), 0);
-    cs_dispatch_resume(s, stored_run(2, ST, 1), dir);
+    cs_dispatch_resume(s, stored_run(2, ST, 1), dir, NULL);
     write_note(3, 1, CS_NOTE_EXITED, 0, 0, "");
-    cs_dispatch_resume(s, stored_run(3, Q, 0), NULL);
+    cs_dispatch_resume(s, stored_run(3, Q, 0), NULL, NULL);
 
     wait_for(1, 2, ST);
     wait_for(2, 2, ST);
@@ -484,12 +512,12 @@ static void test_dispatch_resume_recovers_passed_states(void **state)
     for (uint32_t n = 1; n <= 3; n++)
         write_note_at(1, n, 1, t0 + n * 1000);
     attempt_dir(1, 1, dir, sizeof(dir));
-    cs_dispatch_resume(s, stored_run(1, RU, 1), dir);
+    cs_dispatch_resume(s, stored_run(1, RU, 1), dir, NULL);
     Csched__V1__Run *queued = stored_run(2, Q, 1);
     queued->attempts[0]->state = FA;
     queued->attempts[0]->ended_unix_ms = t0;
     write_note_at(2, 2, 0, t0 + 5000);
-    cs_dispatch_resume(s, queued, NULL);
+    cs_dispatch_resume(s, queued, NULL, NULL);
 
     wait_for(1, 0, FA);
     wait_for(2, 0, OK);
@@ -527,6 +555,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dispatch_exit_races_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_exit_reported_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_resume_remote, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_resume_never_started, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_resume_recovers_passed_states, setup,
                                         teardown),
