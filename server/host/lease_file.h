@@ -38,8 +38,9 @@ struct cs_lease_file {
 int cs_lease_file_open(struct cs_lease_file *lf, const char *state_dir, struct cs_err *err);
 
 /* Sets the deadline: one atomic store, which every minder's next read
- * sees. Any thread; no system call (a store after the kernel wrote the
- * page back faults once, to mark it dirty again). */
+ * sees. Any thread; no system call, though the first store after the
+ * kernel wrote the page back faults, to mark it dirty again, and on a busy
+ * disk that fault may wait for the file system's journal. */
 void cs_lease_file_set(struct cs_lease_file *lf, int64_t deadline_boot_ns);
 
 /* The deadline as the minders read it. Any thread. */
