@@ -100,6 +100,23 @@ static pid_t spawn_minder(const char *const *args, int fd)
     return pid;
 }
 
+/* A minder given up on: it, and the command's group it recorded, which
+ * would outlive it (these commands never end on their own). */
+static void kill_minder(pid_t pid)
+{
+    char path[384], text[24] = "";
+    FILE *f;
+
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    snprintf(path, sizeof(path), "%s/" CS_ATTEMPT_PGID_FILE, dir);
+    if ((f = fopen(path, "r")) != NULL) {
+        if (fgets(text, sizeof(text), f) != NULL && atoi(text) > 0)
+            kill(-atoi(text), SIGKILL);
+        fclose(f);
+    }
+}
+
 /* Waits for the minder to exit; returns its exit code. */
 static int wait_minder(pid_t pid)
 {
@@ -109,8 +126,7 @@ static int wait_minder(pid_t pid)
 
     while ((got = waitpid(pid, &wstatus, WNOHANG)) == 0) {
         if (cs_now_mono_ns() > give_up_ns) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &wstatus, 0);
+            kill_minder(pid);
             fail_msg("csched-minder still running after %d ms", WAIT_LIMIT_MS);
         }
         pause_ms(2);
