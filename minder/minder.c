@@ -6,7 +6,8 @@
  * and, being a child subreaper, inherits whatever the command leaves behind
  * (even after setsid or a double fork): once the command ends, that is
  * stopped (TERM, grace, KILL), counted and reaped before the status note.
- * One thread, one poll() over a signalfd and the two output pipes; what each
+ * One thread, one poll() over a signalfd, the two output pipes and, with
+ * -L, the lease's timer; what each
  * event does in each state is the table near the end, as in s6-supervise.
  * Invariant: the group is signalled only while its leader is unreaped (alive
  * or a zombie), and a process only while it is our unreaped child, so no id
@@ -33,8 +34,8 @@
 #define POLL_FOREVER (-1)
 
 /* V_CHLD: the leader ended. After each round of reaping, V_LEFT: children
- * remain, or V_ALL_REAPED: none. */
-enum event { V_TIMEOUT, V_CHLD, V_CANCEL, V_LEFT, V_ALL_REAPED, NEVENTS };
+ * remain, or V_ALL_REAPED: none. V_FENCE: the lease's deadline passed. */
+enum event { V_TIMEOUT, V_CHLD, V_CANCEL, V_LEFT, V_ALL_REAPED, V_FENCE, NEVENTS };
 
 /* Signals the command's whole group, continuing it after anything but KILL
  * (which needs no help), so a stopped command sees the signal. */
@@ -79,6 +80,14 @@ static void up_cancel(void)
     if (m.note.outcome == 0)
         m.note.outcome = CS_NOTE_CANCELLED;
     set_message("cancelled");
+    stop();
+}
+
+/* lease_ran_out has set the message. */
+static void up_fence(void)
+{
+    if (m.note.outcome == 0)
+        m.note.outcome = CS_NOTE_FENCED;
     stop();
 }
 
@@ -193,13 +202,13 @@ static void ended(void)
 typedef void action_fn(void);
 
 static action_fn *const actions[NSTATES][NEVENTS] = {
-    /* V_TIMEOUT, V_CHLD, V_CANCEL, V_LEFT, V_ALL_REAPED */
-    [UP] = {up_timeout, ended, up_cancel, nop, nop},
-    [STOPPING] = {stopping_timeout, ended, nop, nop, nop},
-    [KILLING] = {nop, ended, nop, nop, nop},
-    [SWEEPING] = {sweep_timeout, nop, nop, term_children, drain_start},
-    [SWEEP_KILLING] = {kill_children_again, nop, nop, kill_children, drain_start},
-    [DRAINING] = {bail, nop, nop, nop, nop},
+    /* V_TIMEOUT, V_CHLD, V_CANCEL, V_LEFT, V_ALL_REAPED, V_FENCE */
+    [UP] = {up_timeout, ended, up_cancel, nop, nop, up_fence},
+    [STOPPING] = {stopping_timeout, ended, nop, nop, nop, nop},
+    [KILLING] = {nop, ended, nop, nop, nop, nop},
+    [SWEEPING] = {sweep_timeout, nop, nop, term_children, drain_start, nop},
+    [SWEEP_KILLING] = {kill_children_again, nop, nop, kill_children, drain_start, nop},
+    [DRAINING] = {bail, nop, nop, nop, nop, nop},
 };
 
 /* The main loop: poll, then turn what it saw into events for the table. */
@@ -290,13 +299,17 @@ static int poll_timeout_ms(void)
 
 static void run_loop(int sfd)
 {
-    struct pollfd fds[3];
+    struct pollfd fds[4];
 
     while (m.cont) {
         fds[0] = (struct pollfd){.fd = sfd, .events = POLLIN};
         fds[1] = (struct pollfd){.fd = m.out[0].pipe_fd, .events = POLLIN};
         fds[2] = (struct pollfd){.fd = m.out[1].pipe_fd, .events = POLLIN};
-        if (poll(fds, 3, poll_timeout_ms()) < 0) {
+        /* Only a running command is fenced: once it is being stopped, or
+         * has ended, the lease changes nothing, and its timer would only
+         * keep waking the loop. */
+        fds[3] = (struct pollfd){.fd = m.state == UP ? m.lease_timer_fd : -1, .events = POLLIN};
+        if (poll(fds, 4, poll_timeout_ms()) < 0) {
             if (errno == EINTR)
                 continue;
             die_unable("poll", "events");
@@ -306,6 +319,8 @@ static void run_loop(int sfd)
                 drain(&m.out[i]);
         if (fds[0].revents != 0)
             handle_signals(sfd);
+        if (fds[3].revents != 0 && m.state == UP && lease_ran_out())
+            (*actions[m.state][V_FENCE])();
         if (m.deadline_ns != NO_DEADLINE && now_ns(CLOCK_MONOTONIC) >= m.deadline_ns)
             (*actions[m.state][V_TIMEOUT])();
         if (m.state == DRAINING && m.no_children && m.out[0].pipe_fd < 0 && m.out[1].pipe_fd < 0)
@@ -358,16 +373,21 @@ int main(int argc, char **argv)
     sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (sfd < 0)
         die_unable("create", "a signalfd");
+    /* Before the wait of a minder started ahead, as the rest of a start's
+     * cost; the deadline itself is read only once it is released. */
+    if (m.lease_path != NULL)
+        lease_open();
     if (m.wait_fd >= 0)
         wait_for_go();
     publish_pid();
     open_logs();
     reserve_note();
 
-    if (start()) {
+    if (lease_allows_start() && start()) {
         m.state = UP;
         if (m.timeout_ms > 0)
             m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)m.timeout_ms * 1000000;
+        lease_arm();
         run_loop(sfd);
     }
     finish();

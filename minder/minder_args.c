@@ -97,6 +97,11 @@ void parse_args(int argc, char **argv)
                 die_usage("-s wants the number of TERM, INT, HUP, QUIT, USR1 or USR2");
             m.stop_signal = (int)value;
             break;
+        case CS_MINDER_OPT_LEASE:
+            if (optarg[0] == '\0')
+                die_usage("-L wants the lease file");
+            m.lease_path = optarg;
+            break;
         case CS_MINDER_OPT_WAIT:
             if (parse_u64(optarg, INT32_MAX, &value) < 0 || value <= STDERR_FILENO)
                 die_usage("-w wants a file descriptor above 2");

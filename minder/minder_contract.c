@@ -10,11 +10,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The most strings the fixed part of the argv takes: the path, -d DIR,
- * -t MS, -g MS, -s SIGNO, -C WORKDIR, "--", and /bin/sh -c SHELL. */
-#define ARGV_FIXED 15
+ * -t MS, -g MS, -s SIGNO, -C WORKDIR, -L LEASE_FILE, "--", and /bin/sh -c
+ * SHELL. */
+#define ARGV_FIXED 17
+
+/* openat2(2)'s argument and flag (linux/openat2.h), stated here since the
+ * minder builds against libc's headers alone. */
+struct open_how {
+    uint64_t flags;
+    uint64_t mode;
+    uint64_t resolve;
+};
+#define RESOLVE_NO_SYMLINKS 0x04
 
 struct builder {
     char **argv;
@@ -71,6 +82,10 @@ char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
     if (cmd->workdir != NULL && cmd->workdir[0] != '\0') {
         add_flag(&b, CS_MINDER_OPT_WORKDIR);
         add(&b, cmd->workdir);
+    }
+    if (cmd->lease_path != NULL) {
+        add_flag(&b, CS_MINDER_OPT_LEASE);
+        add(&b, cmd->lease_path);
     }
     add(&b, "--");
     if (cmd->n_command > 0) {
@@ -149,6 +164,20 @@ int cs_minder_argv_add_wait(char ***argv, int fd)
     add_flag(&b, CS_MINDER_OPT_WAIT);
     add_u64(&b, (uint64_t)fd);
     return put_after_path(argv, n, &b);
+}
+
+int cs_path_open_no_links(const char *path, int flags, mode_t mode)
+{
+    struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+                           .mode = (flags & O_CREAT) ? mode : 0,
+                           .resolve = RESOLVE_NO_SYMLINKS};
+    long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+    /* openat, not open: musl's open() follows O_CLOEXEC with an fcntl()
+     * for old kernels, a syscall wasted. */
+    if (fd < 0 && errno == ENOSYS) /* before Linux 5.6 */
+        fd = openat(AT_FDCWD, path, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+    return fd < 0 ? -errno : (int)fd;
 }
 
 int cs_minder_dir_format(char *buf, size_t cap, const char *state_dir, int64_t run_id,

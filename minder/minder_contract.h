@@ -2,8 +2,9 @@
  * the minder's command line (its flags, and the argv the server builds from
  * them), its timing defaults, the files of an attempt's directory, where
  * that directory is (STATE_DIR/attempts/<run_id>-<attempt>) with the parser
- * of its name, and the start record (the pid file) that the minder
- * publishes and a restarted server may claim. libc only, no state: the
+ * of its name, the start record (the pid file) that the minder
+ * publishes and a restarted server may claim, and the lease file whose
+ * deadline fences the minders. libc only, no state: the
  * minder builds it in, the server links it; any thread. */
 #ifndef CS_MINDER_CONTRACT_H
 #define CS_MINDER_CONTRACT_H
@@ -12,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 /* The program's name, as it shows in argv[0] and /proc/PID/cmdline. */
@@ -24,6 +26,10 @@
 #define CS_MINDER_OPT_CAP 'c'     /* -c LOG_CAP_BYTES per output stream */
 #define CS_MINDER_OPT_WORKDIR 'C' /* -C WORKDIR; absent: the attempt's dir (DIR/work with -u) */
 #define CS_MINDER_OPT_SIGNAL 's'  /* -s SIGNO sent first on timeout or cancel, TERM if absent */
+/* -L LEASE_FILE: the minder fences itself by the deadline in LEASE_FILE
+ * (CS_LEASE_FILE below): the command does not start once it has passed, and
+ * a running one is stopped as on a timeout when it passes unrenewed. */
+#define CS_MINDER_OPT_LEASE 'L'
 /* -w FD: started ahead of its attempt, the minder waits, touching nothing,
  * until one byte (CS_MINDER_GO) arrives on FD, and exits with
  * CS_MINDER_EXIT_GIVEN_UP at end of file (cschedd gone or done with it).
@@ -57,11 +63,11 @@ int cs_minder_word_fd(struct cs_minder_word *w);
 #define CS_MINDER_OPT_UID 'u'    /* -u UID */
 #define CS_MINDER_OPT_GID 'G'    /* -G GID */
 #define CS_MINDER_OPT_GROUPS 'S' /* -S GID,GID,... (supplementary; "-" for none) */
-#define CS_MINDER_OPTSTRING "+d:t:g:c:C:s:w:u:G:S:"
+#define CS_MINDER_OPTSTRING "+d:t:g:c:C:s:L:w:u:G:S:"
 #define CS_MINDER_USAGE                                                                            \
     CS_MINDER_NAME                                                                                 \
     " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] [-s SIGNO]"     \
-    " [-w FD] [-u UID -G GID -S GROUPS] -- ARGV..."
+    " [-L LEASE_FILE] [-w FD] [-u UID -G GID -S GROUPS] -- ARGV..."
 /* The most supplementary groups -S takes (the kernel's NGROUPS_MAX). */
 #define CS_MINDER_GROUPS_MAX 65536
 
@@ -121,7 +127,28 @@ struct cs_minder_cmd {
     char *const *command; /* argv of the command, n_command of them, or */
     size_t n_command;     /* 0, and then: */
     const char *shell;    /* a string run by /bin/sh -c */
+    /* -L: the lease file the minder fences itself by; NULL: none. */
+    const char *lease_path;
 };
+
+/* The lease file, STATE_DIR/lease: CS_LEASE_BYTES at offset 0, a native
+ * int64, the deadline in CLOCK_BOOTTIME nanoseconds (time the machine
+ * spends suspended counts) by which cschedd must have renewed it, or its
+ * minders stop their commands; 0: none set, which counts as passed. cschedd
+ * writes it in place through a shared mapping with an atomic 8-byte store
+ * (server/host/lease_file.h), each minder reads it through its own
+ * read-only mapping with an atomic load: aligned at offset 0, the 8 bytes
+ * are always read whole. */
+#define CS_LEASE_FILE "lease"
+#define CS_LEASE_BYTES 8
+
+/* Opens path as openat(AT_FDCWD, path, flags | O_CLOEXEC, mode) does, but
+ * refuses a link anywhere on the path (-ELOOP; openat2's
+ * RESOLVE_NO_SYMLINKS, or where the kernel lacks it, a link as the last
+ * part only): cschedd resolves its state dir once, with no link left in it
+ * (server/host/state_path.h), and hands out paths below it. The fd, or
+ * -errno. */
+int cs_path_open_no_links(const char *path, int flags, mode_t mode);
 
 /* Whether the minder accepts signo as its stop signal (-s): TERM, INT, HUP,
  * QUIT, USR1 or USR2, signals a command may catch to stop cleanly. */

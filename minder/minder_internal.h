@@ -6,6 +6,8 @@
  *   minder_start.c    the start record, the note's reserve, the spawn
  *   minder_output.c   the capped logs and the draining of the pipes into them
  *   minder_drop.c     the privilege drop of a command run as another user
+ *   minder_lease.c    the replica's lease (-L): the deadline read, the wake
+ *                     at it, and the fence when it passes unrenewed
  *   minder_base.c     m, and the helpers to report, die and read the clock:
  *                     below all the others, it calls none of them
  * Invariant: m is the minder's only state, read and written by its one
@@ -13,6 +15,7 @@
 #ifndef CS_MINDER_INTERNAL_H
 #define CS_MINDER_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -55,6 +58,13 @@ struct minder {
     gid_t gid;
     gid_t *groups;
     size_t n_groups;
+    /* -L: the lease file, its deadline mapped read-only (NULL without -L
+     * or when it could not be mapped: then the note says why), the deadline
+     * last read, and a CLOCK_BOOTTIME timer armed at it, or -1. */
+    const char *lease_path;
+    const _Atomic int64_t *lease;
+    int64_t lease_deadline_ns;
+    int lease_timer_fd;
 
     enum state state;
     pid_t pid; /* the command, leader of its own group */
@@ -107,6 +117,22 @@ void publish_pid(void);
 void reserve_note(void);
 /* Starts the command; false if it could not start (the note says why). */
 bool start(void);
+
+/* With -L, maps the lease file and makes the timer that wakes the loop at
+ * its deadline; a file that cannot be mapped is no reason to die, as the
+ * note can say why: the attempt ends start_failed, nothing run. */
+void lease_open(void);
+/* Whether the command may start: true without -L; false when the lease
+ * file could not be mapped, or when its deadline has passed (the note then
+ * says so, fenced, the command not started). */
+bool lease_allows_start(void);
+/* With -L, arms the timer at the deadline last read; the loop polls
+ * m.lease_timer_fd while the command is up. */
+void lease_arm(void);
+/* The timer fired: reads the deadline again. True when it has passed (the
+ * note's message says so: the command is to be stopped); false when it
+ * was renewed, the timer armed at the new one. */
+bool lease_ran_out(void);
 
 /* Creates the capped log files in the attempt's directory; dies if it cannot. */
 void open_logs(void);

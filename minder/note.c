@@ -12,17 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-
-/* openat2(2)'s argument and flag (linux/openat2.h), stated here since the
- * minder builds against libc's headers alone. */
-struct open_how {
-    uint64_t flags;
-    uint64_t mode;
-    uint64_t resolve;
-};
-#define RESOLVE_NO_SYMLINKS 0x04
 
 /* openat(AT_FDCWD, ...) rather than open(): musl's open() follows O_CLOEXEC
  * with an fcntl() for old kernels, and the minder counts its syscalls. */
@@ -76,11 +66,14 @@ static const char *const outcome_names[] = {
     [CS_NOTE_TIMED_OUT] = "timed_out",
     [CS_NOTE_CANCELLED] = "cancelled",
     [CS_NOTE_START_FAILED] = "start_failed",
+    [CS_NOTE_FENCED] = "fenced",
 };
+
+#define LAST_OUTCOME CS_NOTE_FENCED
 
 const char *cs_note_outcome_name(enum cs_note_outcome outcome)
 {
-    if ((int)outcome < CS_NOTE_EXITED || outcome > CS_NOTE_START_FAILED)
+    if ((int)outcome < CS_NOTE_EXITED || outcome > LAST_OUTCOME)
         return NULL;
     return outcome_names[outcome];
 }
@@ -250,7 +243,7 @@ static int parse_value(const struct field *f, const char *v, size_t len, struct 
 
     switch (f->type) {
     case FIELD_OUTCOME:
-        for (int o = CS_NOTE_EXITED; o <= CS_NOTE_START_FAILED; o++) {
+        for (int o = CS_NOTE_EXITED; o <= LAST_OUTCOME; o++) {
             if (strlen(outcome_names[o]) == len && memcmp(outcome_names[o], v, len) == 0) {
                 out->outcome = (enum cs_note_outcome)o;
                 return 0;
@@ -377,13 +370,7 @@ static int write_all(int fd, const char *buf, size_t len)
 
 int cs_note_dir_open(const char *dir)
 {
-    struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-                           .resolve = RESOLVE_NO_SYMLINKS};
-    long fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
-
-    if (fd < 0 && errno == ENOSYS) /* before Linux 5.6 */
-        fd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    return fd < 0 ? -errno : (int)fd;
+    return cs_path_open_no_links(dir, O_RDONLY | O_DIRECTORY, 0);
 }
 
 int cs_note_reserve(const char *dir)

@@ -18,13 +18,17 @@ enum cs_note_outcome {
     CS_NOTE_SIGNALED,
     CS_NOTE_TIMED_OUT,
     CS_NOTE_CANCELLED,
-    CS_NOTE_START_FAILED
+    CS_NOTE_START_FAILED,
+    /* The deadline of cschedd's lease (-L) passed unrenewed: the command
+     * was stopped as on a timeout, or, with started_unix_ms 0, never
+     * started. The server ends the attempt LOST. */
+    CS_NOTE_FENCED
 };
 
 struct cs_note {
     enum cs_note_outcome outcome;
-    /* Valid for EXITED, START_FAILED (127), and TIMED_OUT/CANCELLED when the
-     * command exited; 0 when it was ended by a signal. */
+    /* Valid for EXITED, START_FAILED (127), and TIMED_OUT/CANCELLED/FENCED
+     * when the command exited; 0 when it was ended by a signal. */
     int exit_code;
     int term_signal; /* non-zero if the command was ended by a signal */
     int64_t started_unix_ms, ended_unix_ms;

@@ -63,6 +63,13 @@ int64_t cs_now_unix_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t cs_now_boot_ns(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_BOOTTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* The length of the field path msg begins with, or 0: lower-case words
  * joined by dots, at least two of them or an index, each word maybe
  * followed by indexes ([2], ["key"]); then a space, a colon or the end. */

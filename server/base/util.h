@@ -29,6 +29,9 @@ char *cs_xstrdup(const char *s);
 int64_t cs_now_mono_ns(void);
 /* Wall clock in milliseconds since the Unix epoch. */
 int64_t cs_now_unix_ms(void);
+/* CLOCK_BOOTTIME in nanoseconds: monotonic, and counting the time the
+ * machine spends suspended (the lease's clock, host/lease_file.h). */
+int64_t cs_now_boot_ns(void);
 
 /* An error for a person: a negative errno-style code plus a message that
  * names the field and what is allowed. Filled by callees, owned by callers. */

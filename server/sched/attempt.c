@@ -340,6 +340,9 @@ static Csched__V1__RunState note_state(const struct cs_note *note)
         return CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT;
     case CS_NOTE_CANCELLED:
         return CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED;
+    case CS_NOTE_FENCED:
+        /* The replica's lease ran out: another may have taken the run. */
+        return CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
     case CS_NOTE_SIGNALED:
     case CS_NOTE_START_FAILED:
     default:
@@ -365,9 +368,11 @@ static Csched__V1__RunState apply_read_note(const struct cs_note *note, Csched__
     /* Once per attempt: each one's note is applied when it ends. */
     cs_metrics_count_output_cut(note->stdout_truncated, note->stderr_truncated);
     cs_message_set_str(&a->message, note->message);
+    /* A command fenced before it started has no exit code to tell. */
+    bool ran = note->outcome != CS_NOTE_FENCED || note->started_unix_ms != 0;
     if (note->term_signal != 0)
         cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_TERM_SIGNAL, note->term_signal});
-    else
+    else if (ran)
         cs_outcome_set_attempt(a, (struct cs_outcome){CS_OUTCOME_EXIT_CODE, note->exit_code});
     return note_state(note);
 }

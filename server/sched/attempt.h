@@ -127,7 +127,9 @@ int cs_attempt_await_remote(struct cs_attempt *att, uint64_t wait_ms, const char
 /* Once the minder has ended: fills a, the attempt's message, from the note
  * (its end, resource use, outcome and message; a message saying why when
  * there is no note) and returns the state the attempt ended in: FAILED,
- * naming the full disk, when the minder had no room for its note. */
+ * naming the full disk, when the minder had no room for its note; LOST
+ * when it fenced its command (cschedd's lease ran out), with no exit code
+ * when the command never started. */
 Csched__V1__RunState cs_attempt_apply_note(const struct cs_attempt *att, Csched__V1__Attempt *a);
 /* The same for earlier[i], an attempt adoption found ended. */
 Csched__V1__RunState cs_attempt_apply_earlier(const struct cs_attempt *att, uint32_t i,

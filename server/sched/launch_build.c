@@ -21,6 +21,7 @@ struct cs_launch *cs_launch_build(struct cs_sched *s, struct cs_run *run, uint32
         .grace_ms = cs_job_kill_grace_ms(spec),
         .stop_signal = cs_job_kill_signal(spec),
         .workdir = spec->working_dir,
+        .lease_path = s->lease_path,
         .command = spec->command,
         .n_command = spec->n_command,
         .shell = spec->shell,

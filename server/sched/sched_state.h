@@ -106,6 +106,10 @@ struct cs_sched {
     int state_dir_status; /* 0, or -errno: the state dir cannot be written (main.c's dir_check) */
     const char *minder_path;
     const char *job_user; /* --job-user: the default job user under root; NULL: runas.h's */
+    /* The lease file (host/lease_file.h), passed to every minder as -L so
+     * that it stops its command once the replica's lease runs out; NULL:
+     * no fencing. */
+    const char *lease_path;
     uint32_t max_running;
     /* A minder starts only once its attempt's start has committed: another
      * replica that takes this one's work over must know of every command

@@ -87,6 +87,17 @@ static void test_minder_contract_argv(void **state)
     argv_free(argv);
     assert_true(cs_minder_stop_signal_ok(SIGUSR2));
     assert_false(cs_minder_stop_signal_ok(SIGKILL));
+
+    /* The lease file, with every other option and a shell string: the
+     * most the fixed part of the argv takes. */
+    cmd.stop_signal = SIGINT;
+    cmd.workdir = "/tmp";
+    cmd.lease_path = "/s/" CS_LEASE_FILE;
+    argv = cs_minder_argv_new(&cmd);
+    join(argv, got, sizeof(got));
+    assert_string_equal(got, "/x/csched-minder -d /s/attempts/7-2 -t 30000 -g 10000 -s 2 -C /tmp "
+                             "-L /s/lease -- /bin/sh -c exit 3");
+    argv_free(argv);
 }
 
 static void test_minder_contract_dir_round_trip(void **state)

@@ -127,10 +127,12 @@ static void test_note_round_trip(void **state)
     struct cs_note note = sample();
 
     round_trip(&note);
-    for (int o = CS_NOTE_EXITED; o <= CS_NOTE_START_FAILED; o++) {
+    for (int o = CS_NOTE_EXITED; o <= CS_NOTE_FENCED; o++) {
         note.outcome = (enum cs_note_outcome)o;
         round_trip(&note);
     }
+    /* The outcome of a minder that fenced its command (-L). */
+    assert_string_equal(cs_note_outcome_name(CS_NOTE_FENCED), "fenced");
     memset(&note, 0, sizeof(note));
     note.outcome = CS_NOTE_EXITED;
     round_trip(&note);
@@ -167,7 +169,7 @@ static void test_note_format_errors(void **state)
     assert_int_equal(cs_note_format(&note, buf, (size_t)len + 1), len);
     note.outcome = 0;
     assert_int_equal(cs_note_format(&note, buf, sizeof(buf)), -EINVAL);
-    note.outcome = CS_NOTE_START_FAILED + 1;
+    note.outcome = CS_NOTE_FENCED + 1;
     assert_int_equal(cs_note_format(&note, buf, sizeof(buf)), -EINVAL);
 }
 
