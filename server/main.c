@@ -28,6 +28,7 @@
 #include "job.h"
 #include "job_table.h"
 #include "launcher.h"
+#include "lease_file.h"
 #include "local_listen.h"
 #include "log.h"
 #include "metrics.h"
@@ -61,6 +62,7 @@ struct server {
     struct cs_audit_expiry audit_expiry;
     struct cs_audit_refusals audit_refusals;
     struct cs_state_lock state_lock; /* held until release() */
+    struct cs_lease_file lease;      /* the minders' deadline; with a shared database only */
     struct cs_dir_check dir_check;
     struct cs_auth auth;
     struct cs_zone_reload zone_reload;
@@ -307,6 +309,7 @@ static int sched_init(struct server *srv)
     s->max_running = srv->config.max_running;
     s->attempt_lease_ms = srv->config.attempt_lease_ms;
     s->launch_after_commit = srv->config.database_url != NULL;
+    s->lease_path = srv->config.database_url != NULL ? srv->lease.path : NULL;
     s->max_streams = srv->config.max_streams;
     s->next_run_id = 1;
     s->next_seq = 1;
@@ -346,6 +349,11 @@ static int prepare_files(struct server *srv)
     if (rc == 0 && (rc = cs_state_lock_take(&srv->state_lock, srv->config.state_dir, &err)) != 0)
         cs_log_error("%s", err.msg);
     if (rc == 0 && (rc = cs_state_instance_get(srv->config.state_dir, srv->instance, &err)) != 0)
+        cs_log_error("%s", err.msg);
+    /* Another replica may take a shared database's work over: the minders
+     * then stop at the lease's deadline (docs/operations.md, "Replicas"). */
+    if (rc == 0 && srv->config.database_url != NULL &&
+        (rc = cs_lease_file_open(&srv->lease, srv->config.state_dir, &err)) != 0)
         cs_log_error("%s", err.msg);
     if (rc == 0)
         rc = make_dir(attempts);
@@ -472,6 +480,7 @@ static void release(struct server *srv)
     cs_env_free(srv->sched.base_env);
     cs_env_free(srv->sched.server_env);
     cs_state_lock_release(&srv->state_lock);
+    cs_lease_file_close(&srv->lease);
     int rc = uv_loop_close(srv->loop);
     if (rc != 0)
         cs_log_warn("stopping: closing the loop failed: %s (handles still open)", uv_strerror(rc));
@@ -550,7 +559,8 @@ static void store_log_cb(void *arg, enum cs_store_log_level level, const char *c
 static void store_renewed_cb(void *arg, int64_t deadline_boot_ns)
 {
     struct server *srv = arg;
-    (void)deadline_boot_ns;
+    if (srv->sched.lease_path != NULL)
+        cs_lease_file_set(&srv->lease, deadline_boot_ns);
     cs_store_replica_set(srv->sched.store, NULL, (int)srv->sched.slots_held);
     cs_pump_kick(&srv->sched);
 }

@@ -253,7 +253,7 @@ struct cs_store_replica {
     bool asking;   /* a renewal or a takeover is queued or in flight */
     bool left;
     int runs_held;
-    int64_t join_sent_mono_ns;
+    int64_t join_sent_mono_ns, join_sent_boot_ns;
     int64_t renew_sent_mono_ns, renew_sent_boot_ns;
     int64_t renewed_mono_ns; /* when the last renewal that succeeded was sent */
     /* A standby's view of the active replica, and since when it has not

@@ -44,6 +44,16 @@ static int64_t now_boot_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The active replica's commands may live until the attempt lease after
+ * sent_boot_ns, a moment before the database's now() that set
+ * attempts_until. */
+static void renewed(struct cs_store_replica *r, int64_t sent_mono_ns, int64_t sent_boot_ns)
+{
+    r->renewed_mono_ns = sent_mono_ns;
+    if (r->role == CS_STORE_ROLE_ACTIVE && r->renewed_cb != NULL)
+        r->renewed_cb(r->renewed_arg, sent_boot_ns + r->attempt_lease_ms * 1000000);
+}
+
 int cs_store_join_start(struct cs_store *store, struct cs_store_err *err)
 {
     struct cs_store_replica *r = &store->replica;
@@ -55,6 +65,7 @@ int cs_store_join_start(struct cs_store *store, struct cs_store_err *err)
     (void)snprintf(attempts, sizeof(attempts), "%lld", (long long)r->attempt_lease_ms);
     r->joining = true;
     r->join_sent_mono_ns = cs_store_now_mono_ns();
+    r->join_sent_boot_ns = now_boot_ns();
     if (!PQsendQueryParams(store->conn, join_sql, 6, NULL, values, NULL, NULL, 0))
         return cs_store_err_set(err, -ENOTCONN, "%s", PQerrorMessage(store->conn));
     return cs_store_flush_out(store, err);
@@ -77,7 +88,7 @@ static int take_join(struct cs_store *store, const PGresult *res)
     r->role =
         strcmp(PQgetvalue(res, 0, 1), "2") == 0 ? CS_STORE_ROLE_ACTIVE : CS_STORE_ROLE_STANDBY;
     r->replaced = strcmp(prior, "replaced") == 0;
-    r->renewed_mono_ns = r->join_sent_mono_ns;
+    renewed(r, r->join_sent_mono_ns, r->join_sent_boot_ns);
     cs_store_log(&store->log, CS_STORE_LOG_INFO, "replica %s joined with epoch %lld as %s (%s)",
                  r->id, (long long)r->epoch,
                  r->role == CS_STORE_ROLE_ACTIVE ? "the active replica" : "a standby", prior);
@@ -135,7 +146,11 @@ static void submit_own(struct cs_store *store, enum cs_store_stmt stmt, cs_store
     } else if (stmt == CS_STORE_STMT_REPLICA_TAKE_OVER) {
         cs_store_params_text(&op->params, r->seen_id[0] != '\0' ? r->seen_id : NULL);
         cs_store_params_int(&op->params, r->seen_epoch);
+        cs_store_params_int(&op->params, r->attempt_lease_ms);
     }
+    /* The minders' deadline counts from before the database's now(). */
+    r->renew_sent_mono_ns = cs_store_now_mono_ns();
+    r->renew_sent_boot_ns = now_boot_ns();
     r->asking = true;
     cs_store_op_submit(store, op);
 }
@@ -149,8 +164,6 @@ static void beat_cb(uv_timer_t *timer)
     if (r->asking || store->conn_state != CS_STORE_CONN_READY || cs_store_is_closing(store) ||
         store->state == CS_STORE_STATE_FENCED)
         return;
-    r->renew_sent_mono_ns = cs_store_now_mono_ns();
-    r->renew_sent_boot_ns = now_boot_ns();
     submit_own(store, CS_STORE_STMT_REPLICA_RENEW, renew_done_cb);
 }
 
@@ -208,9 +221,7 @@ static void renew_done_cb(struct cs_store_op *op, int status, const PGresult *re
         store->fence_cb(store, "a renewal found its lease taken over");
         return;
     }
-    r->renewed_mono_ns = r->renew_sent_mono_ns;
-    if (r->role == CS_STORE_ROLE_ACTIVE && r->renewed_cb != NULL)
-        r->renewed_cb(r->renewed_arg, r->renew_sent_boot_ns + r->attempt_lease_ms * 1000000);
+    renewed(r, r->renew_sent_mono_ns, r->renew_sent_boot_ns);
     if (store->state == CS_STORE_STATE_STANDBY)
         observe(store, res);
 }
@@ -232,6 +243,7 @@ static void take_over_done_cb(struct cs_store_op *op, int status, const PGresult
         &store->log, CS_STORE_LOG_INFO, "replica %s (epoch %lld) is now the active replica%s%s",
         r->id, (long long)r->epoch, r->seen_id[0] != '\0' ? ", taken over from " : "", r->seen_id);
     r->role = CS_STORE_ROLE_ACTIVE;
+    renewed(r, r->renew_sent_mono_ns, r->renew_sent_boot_ns);
     r->promoted_cb(store);
 }
 

@@ -29,8 +29,9 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_REPLICA_RENEW] = {"replica_renew",
                                      "SELECT * FROM csched_renew($1, $2::bigint, $3::bigint,"
                                      " $4::bigint, $5::integer, $6)"},
-    [CS_STORE_STMT_REPLICA_TAKE_OVER] = {"replica_take_over",
-                                         "SELECT csched_take_over($1, $2::bigint, $3, $4::bigint)"},
+    [CS_STORE_STMT_REPLICA_TAKE_OVER] =
+        {"replica_take_over",
+         "SELECT csched_take_over($1, $2::bigint, $3, $4::bigint, $5::bigint)"},
     [CS_STORE_STMT_REPLICA_LEAVE] = {"replica_leave", "SELECT csched_leave($1, $2::bigint)"},
     [CS_STORE_STMT_REMOTE_ATTEMPTS] = {"remote_attempts", cs_store_sql_remote_attempts},
 };

@@ -159,7 +159,7 @@ $$;
 -- its batches commits again) only if it is still in the epoch the standby
 -- saw expire. True when the role is the caller's.
 CREATE FUNCTION csched_take_over(replica_id text, replica_epoch bigint, victim_id text,
-                                 victim_epoch bigint)
+                                 victim_epoch bigint, attempts_ms bigint)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -171,8 +171,9 @@ BEGIN
             RETURN false;
         END IF;
     END IF;
-    UPDATE replicas r SET state = 2, attempts_until = now() WHERE r.id = replica_id
-        AND r.epoch = replica_epoch AND r.state = 1;
+    UPDATE replicas r SET state = 2,
+        attempts_until = now() + attempts_ms * interval '1 millisecond'
+    WHERE r.id = replica_id AND r.epoch = replica_epoch AND r.state = 1;
     RETURN FOUND;
 EXCEPTION WHEN unique_violation THEN
     RETURN false;
