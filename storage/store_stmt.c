@@ -1,6 +1,7 @@
 /* The statement table: every prepared statement's name and SQL, prepared
  * once per connection. The SQL lives beside each table's row mapping
- * (store_job.c, store_run.c, store_event.c, store_slot.c); this file only names it. */
+ * (store_job.c, store_run.c, store_event.c, store_slot.c, store_audit.c,
+ * store_replica_list.c); this file only names it. */
 #include "store_internal.h"
 
 const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
@@ -25,4 +26,5 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_AUDIT_PUT] = {"audit_put", cs_store_sql_audit_put},
     [CS_STORE_STMT_AUDIT_LIST] = {"audit_list", cs_store_sql_audit_list},
     [CS_STORE_STMT_AUDIT_EXPIRE] = {"audit_expire", cs_store_sql_audit_expire},
+    [CS_STORE_STMT_REPLICA_LIST] = {"replica_list", cs_store_sql_replica_list},
 };

@@ -103,6 +103,8 @@ struct cs_sched {
     int state_dir_status; /* 0, or -errno: the state dir cannot be written (main.c's dir_check) */
     const char *minder_path;
     const char *job_user; /* --job-user: the default job user under root; NULL: runas.h's */
+    /* --replica-id: this replica's name in the database */
+    const char *replica_id;
     uint32_t max_running;
     /* --max-streams: event Watch streams, and ReadLogs streams, open at
      * once, all callers together (api_common.h). */
