@@ -13,7 +13,8 @@
  * transaction, whose now() can be older than a renewal another replica
  * committed since, which would read as a lease renewed in the future. It
  * is taken once, in a CTE (PostgreSQL never inlines one that calls a
- * volatile function), so that every row is measured against one time. */
+ * volatile function), so that every row is measured against one time.
+ * Ids sort by their bytes, whatever the database's collation. */
 const char cs_store_sql_replica_list[] =
     "WITH t AS (SELECT clock_timestamp() AS now)"
     " SELECT r.id, r.epoch, r.state, r.address, r.version,"
@@ -23,7 +24,7 @@ const char cs_store_sql_replica_list[] =
     " floor(extract(epoch FROM r.attempts_until) * 1000)::bigint,"
     " floor(extract(epoch FROM t.now - r.renewed_at) * 1000)::bigint,"
     " r.lease_until < t.now, r.runs_held"
-    " FROM replicas r, t ORDER BY r.id";
+    " FROM replicas r, t ORDER BY r.id COLLATE \"C\"";
 
 Csched__V1__Replica *cs_store_replica_from_row(const PGresult *res, int row)
 {

@@ -451,6 +451,37 @@ static void test_store_replica_list_on_the_database_clock(void **state)
     cs_store_replicas_free(r.replicas, r.n);
 }
 
+/* Ids come back in byte order whatever the collation: here the column's is
+ * ICU's English one (where PostgreSQL has ICU), which would put "b-one"
+ * before "B-two", and "a.1" after "a-2". */
+static void test_store_replica_list_by_bytes(void **state)
+{
+    static const char *const want[] = {"B-two", "a-2", "a.1", "b-one"};
+    struct fixture *f = *state;
+    struct replicas_result r;
+
+    store_open(f);
+    if (admin_value(f->conninfo, "SELECT count(*) FROM pg_collation WHERE collname = 'en-x-icu'")) {
+        PGconn *admin = admin_connect(f->conninfo);
+        admin_must(admin, "ALTER TABLE replicas ALTER COLUMN id TYPE text COLLATE \"en-x-icu\"");
+        /* The statement was prepared for the column as it was: a new
+         * connection prepares it again. */
+        admin_kill_store_conns(admin);
+        PQfinish(admin);
+        assert_false(wait_accepting(f, false, 10000));
+        assert_true(wait_accepting(f, true, 30000));
+    }
+    admin_exec(f->conninfo,
+               "INSERT INTO replicas (id, epoch, instance, state, joined_at, renewed_at,"
+               " lease_until, attempts_until) SELECT id, 1, id, 4, now(), now(), now(), now()"
+               " FROM unnest(ARRAY['b-one', 'a.1', 'B-two', 'a-2']) AS id");
+    list_replicas(f, &r);
+    assert_int_equal(r.n, 4);
+    for (size_t i = 0; i < r.n; i++)
+        assert_string_equal(r.replicas[i]->id, want[i]);
+    cs_store_replicas_free(r.replicas, r.n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +497,8 @@ int main(void)
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_slots_of_one_batch, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_store_replica_list_on_the_database_clock, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_replica_list_by_bytes, store_setup,
                                         store_teardown),
     };
 
