@@ -305,6 +305,7 @@ static int sched_init(struct server *srv)
     s->state_dir = srv->config.state_dir;
     s->minder_path = srv->minder_path;
     s->job_user = srv->config.job_user;
+    s->replica_id = srv->config.replica_id;
     s->zones.dir = srv->config.zoneinfo;
     s->max_running = srv->config.max_running;
     s->attempt_lease_ms = srv->config.attempt_lease_ms;

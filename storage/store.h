@@ -304,10 +304,18 @@ void cs_store_slot_list(struct cs_store *store, const struct cs_store_slot_filte
 /* The newest slot of every job that has one, by job name. */
 void cs_store_slot_last(struct cs_store *store, cs_store_slots_cb cb, void *arg);
 
+/* Every replica's row (store_replica_list.c), ordered by id, bytewise:
+ * its lease's age and expiry measured on the database's clock at the read;
+ * self is left false, for the caller to set. */
+typedef void (*cs_store_replicas_cb)(void *arg, int status, Csched__V1__Replica **replicas,
+                                     size_t n);
+void cs_store_replica_list(struct cs_store *store, cs_store_replicas_cb cb, void *arg);
+
 /* Frees an array handed to a read callback, with its messages. */
 void cs_store_runs_free(Csched__V1__Run **runs, size_t n);
 void cs_store_events_free(Csched__V1__Event **events, size_t n);
 void cs_store_jobs_free(Csched__V1__Job **jobs, size_t n);
 void cs_store_slots_free(Csched__V1__Slot **slots, size_t n);
+void cs_store_replicas_free(Csched__V1__Replica **replicas, size_t n);
 
 #endif

@@ -14,8 +14,8 @@
  *   store_bulk.c       a batch's statements, coalesced
  *   store_stmt.c       the statement table
  *   store_socket.c     the socket's watch and flush
- *   store_job.c store_run.c store_event.c store_audit.c   each table's SQL
- *                      and mapping
+ *   store_job.c store_run.c store_event.c store_audit.c store_slot.c
+ *   store_replica_list.c   each table's SQL and mapping
  *   store_state.c      the state machine's tables and their writers
  *   store_row.c store_url.c store_util.c migrate.c   leaves
  * and, on libuv's pool, store_embedded_work.c and pg_embedded_work.c. */
@@ -164,6 +164,7 @@ enum cs_store_stmt {
     CS_STORE_STMT_REPLICA_TAKE_OVER,
     CS_STORE_STMT_REPLICA_LEAVE,
     CS_STORE_STMT_REMOTE_ATTEMPTS,
+    CS_STORE_STMT_REPLICA_LIST,
     CS_STORE_STMT_COUNT,
 };
 
@@ -592,5 +593,10 @@ void cs_store_audit_params(const Csched__V1__AuditEntry *entry, struct cs_store_
 void cs_store_audit_filter_params(const struct cs_store_audit_filter *filter,
                                   struct cs_store_params *p);
 Csched__V1__AuditEntry *cs_store_audit_from_row(const PGresult *res, int row);
+/* store_replica_list.c: every replica's row, ages and expiry on the
+ * database's clock. */
+extern const char cs_store_sql_replica_list[];
+/* A row of cs_store_sql_replica_list; self is left false. */
+Csched__V1__Replica *cs_store_replica_from_row(const PGresult *res, int row);
 
 #endif

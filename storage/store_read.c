@@ -210,6 +210,31 @@ void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
     cs_store_op_submit(store, op);
 }
 
+static void replica_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_replicas_cb cb = (cs_store_replicas_cb)op->cb;
+    Csched__V1__Replica **replicas = NULL;
+    size_t n = 0;
+
+    if (status == 0) {
+        n = (size_t)PQntuples(res);
+        if (n > 0)
+            replicas = cs_store_xmalloc(n * sizeof(*replicas));
+        for (size_t i = 0; i < n; i++)
+            replicas[i] = cs_store_replica_from_row(res, (int)i);
+    }
+    if (cb != NULL)
+        cb(op->arg, status, replicas, n);
+    else
+        cs_store_replicas_free(replicas, n);
+}
+
+void cs_store_replica_list(struct cs_store *store, cs_store_replicas_cb cb, void *arg)
+{
+    cs_store_op_submit(store, read_new(store, CS_STORE_STMT_REPLICA_LIST, replica_list_done_cb,
+                                       (void (*)(void))cb, arg));
+}
+
 static void ping_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     /* The answer is the point; a lost connection is handled by its layer. */

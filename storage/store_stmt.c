@@ -1,6 +1,7 @@
 /* The statement table: every prepared statement's name and SQL, prepared
  * once per connection. The SQL lives beside each table's row mapping
- * (store_job.c, store_run.c, store_event.c, store_slot.c); this file only names it. */
+ * (store_job.c, store_run.c, store_event.c, store_slot.c, store_audit.c,
+ * store_replica_list.c); this file only names it. */
 #include "store_internal.h"
 
 const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
@@ -34,4 +35,5 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
          "SELECT csched_take_over($1, $2::bigint, $3, $4::bigint, $5::bigint)"},
     [CS_STORE_STMT_REPLICA_LEAVE] = {"replica_leave", "SELECT csched_leave($1, $2::bigint)"},
     [CS_STORE_STMT_REMOTE_ATTEMPTS] = {"remote_attempts", cs_store_sql_remote_attempts},
+    [CS_STORE_STMT_REPLICA_LIST] = {"replica_list", cs_store_sql_replica_list},
 };

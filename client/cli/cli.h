@@ -445,6 +445,11 @@ int cs_cmd_pause(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_resume(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_backfill(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_replicas(struct cs_cli *cli, int argc, char **argv);
+/* The table csched replicas prints (cmd_replicas.c): one row per replica,
+ * "(this)" after the id of the one that answered, "expired" after the age
+ * of a lease that has run out. */
+void cs_cli_print_replicas(FILE *f, const Csched__V1__ListReplicasResponse *resp);
 /* token new NAME ROLE: needs no connection (cli->client is NULL). */
 int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 

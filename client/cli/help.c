@@ -116,6 +116,12 @@ static const struct {
      "  --from WHEN, --to WHEN     2026-12-01T10:00:00Z, @UNIX_SECONDS or UNIX_SECONDS\n"},
     {"stats", NULL, "usage: csched stats\nThe server's counters and limits.\n"},
     {"health", NULL, "usage: csched health\nSERVING or not (exit 1 when not).\n"},
+    {"replicas", NULL,
+     "usage: csched replicas\n"
+     "The cschedd replicas sharing the database: state, epoch, address, the age\n"
+     "of each one's lease (\"expired\" once it has run out, on the database's\n"
+     "clock), the runs it holds and its version; \"(this)\" marks the one that\n"
+     "answered.\n"},
     {"audit", NULL,
      "usage: csched audit [--identity I] [--method M] [--job J] [--run ID]\n"
      "                    [--since T] [--until T] [--limit N]\n"

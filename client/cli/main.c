@@ -39,6 +39,7 @@ static const char usage_text[] =
     "  pause JOB [--reason R] | resume JOB\n"
     "  backfill JOB --from WHEN --to WHEN   runs for past slots (WHEN: ...T10:00:00Z)\n"
     "  stats | health\n"
+    "  replicas                       the replicas sharing the database, their leases\n"
     "  audit [--identity I] [--method M] [--job J] [--run ID] [--since T]\n"
     "        [--until T] [--limit N]\n"
     "  token new NAME ROLE            make a bearer token and its --tokens-file line\n"
@@ -57,14 +58,15 @@ static const struct {
     int (*fn)(struct cs_cli *cli, int argc, char **argv);
     bool offline; /* makes no call: no client is made */
 } commands[] = {
-    {"job", cs_cmd_job, false},         {"apply", cs_cmd_apply, false},
-    {"trigger", cs_cmd_trigger, false}, {"runs", cs_cmd_runs, false},
-    {"run", cs_cmd_run, false},         {"cancel", cs_cmd_cancel, false},
-    {"logs", cs_cmd_logs, false},       {"watch", cs_cmd_watch, false},
-    {"stats", cs_cmd_stats, false},     {"health", cs_cmd_health, false},
-    {"audit", cs_cmd_audit, false},     {"token", cs_cmd_token, true},
-    {"slots", cs_cmd_slots, false},     {"pause", cs_cmd_pause, false},
-    {"resume", cs_cmd_resume, false},   {"backfill", cs_cmd_backfill, false},
+    {"job", cs_cmd_job, false},           {"apply", cs_cmd_apply, false},
+    {"trigger", cs_cmd_trigger, false},   {"runs", cs_cmd_runs, false},
+    {"run", cs_cmd_run, false},           {"cancel", cs_cmd_cancel, false},
+    {"logs", cs_cmd_logs, false},         {"watch", cs_cmd_watch, false},
+    {"stats", cs_cmd_stats, false},       {"health", cs_cmd_health, false},
+    {"audit", cs_cmd_audit, false},       {"token", cs_cmd_token, true},
+    {"slots", cs_cmd_slots, false},       {"pause", cs_cmd_pause, false},
+    {"resume", cs_cmd_resume, false},     {"backfill", cs_cmd_backfill, false},
+    {"replicas", cs_cmd_replicas, false},
 };
 
 /* True if words (up to a "--") ask for help. */

@@ -22,6 +22,7 @@ static const struct cs_access_rule table[] = {
     {SCHED("ReadLogs"), CS_ROLE_VIEWER, false},
     {SCHED("GetStats"), CS_ROLE_VIEWER, false},
     {SCHED("ListSlots"), CS_ROLE_VIEWER, false},
+    {SCHED("ListReplicas"), CS_ROLE_VIEWER, false},
     {SCHED("TriggerJob"), CS_ROLE_OPERATOR, true},
     {SCHED("CancelRun"), CS_ROLE_OPERATOR, true},
     {SCHED("PauseJob"), CS_ROLE_OPERATOR, true},

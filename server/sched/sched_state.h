@@ -110,6 +110,8 @@ struct cs_sched {
      * that it stops its command once the replica's lease runs out; NULL:
      * no fencing. */
     const char *lease_path;
+    /* --replica-id: this replica's name in the database */
+    const char *replica_id;
     uint32_t max_running;
     /* A minder starts only once its attempt's start has committed: another
      * replica that takes this one's work over must know of every command

@@ -102,6 +102,7 @@ def seeds(pb):
                                           job_name="build", run_id=51, since_unix_ms=1000,
                                           until_unix_ms=2000, page_size=10, page_token="77"),
                       pb.ListAuditRequest(since_unix_ms=5, until_unix_ms=1, page_token="x")],
+        "ListReplicas": [pb.ListReplicasRequest()],
     }
 
 

@@ -68,7 +68,7 @@ static const struct {
     {"GetStats", VIEWER},    {"TriggerJob", OPERATOR},  {"CancelRun", OPERATOR},
     {"CreateJob", ADMIN},    {"UpdateJob", ADMIN},      {"DeleteJob", ADMIN},
     {"ListAudit", ADMIN},    {"ListSlots", VIEWER},     {"PauseJob", OPERATOR},
-    {"ResumeJob", OPERATOR}, {"BackfillJob", OPERATOR},
+    {"ResumeJob", OPERATOR}, {"BackfillJob", OPERATOR}, {"ListReplicas", VIEWER},
 };
 
 static int64_t base_run_id;
@@ -186,6 +186,9 @@ static int call_method(struct cs_client *c, const char *method, const char *arg,
         req.to_unix_ms = 2;
         rc = cs_scheduler_backfill_job(c, &req, (Csched__V1__BackfillJobResponse **)&reply, &opts,
                                        st);
+    } else if (strcmp(method, "ListReplicas") == 0) {
+        rc = cs_scheduler_list_replicas(c, NULL, (Csched__V1__ListReplicasResponse **)&reply, &opts,
+                                        st);
     } else if (strcmp(method, "ListAudit") == 0) {
         Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
         rc = cs_scheduler_list_audit(c, &req, (Csched__V1__ListAuditResponse **)&reply, &opts, st);

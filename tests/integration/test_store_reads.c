@@ -1,7 +1,8 @@
 /* The store's reads against a real PostgreSQL: run lists filtered and
  * paged, events after a sequence number, a run by id and by idempotency
- * key, texts that need quoting in any text form, and the slots of one batch
- * written as their upserts, one after another, would have left them. */
+ * key, texts that need quoting in any text form, the slots of one batch
+ * written as their upserts, one after another, would have left them, and
+ * the replicas' rows with their leases measured on the database's clock. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -364,6 +365,123 @@ static void test_store_slots_of_one_batch(void **state)
     cs_store_slots_free(r.slots, r.n);
 }
 
+struct replicas_result {
+    bool done;
+    int status;
+    Csched__V1__Replica **replicas;
+    size_t n;
+};
+
+static void replicas_cb(void *arg, int status, Csched__V1__Replica **replicas, size_t n)
+{
+    struct replicas_result *r = arg;
+    *r = (struct replicas_result){true, status, replicas, n};
+}
+
+static void list_replicas(struct fixture *f, struct replicas_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    cs_store_replica_list(f->store, replicas_cb, r);
+    run_until(f, &r->done, 10000);
+    assert_int_equal(r->status, 0);
+}
+
+/* The database's clock now, in unix ms, as the read measures it. */
+static int64_t db_now_ms(struct fixture *f)
+{
+    return admin_value(f->conninfo, "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)");
+}
+
+/* Two replicas' rows, written as a replica writes them, on the database's
+ * clock: replica-a renewed 90 s ago, its lease run out 30 s ago; replica-b
+ * renewed 5 s ago, its lease good for an hour. They come back by id, with
+ * their fields, their times to the millisecond (truncated), their lease's
+ * age measured between the two reads of the clock around the list, and
+ * their expiry; self is for the server to set. */
+static void test_store_replica_list_on_the_database_clock(void **state)
+{
+    struct fixture *f = *state;
+    struct replicas_result r;
+
+    store_open(f);
+    list_replicas(f, &r);
+    assert_int_equal(r.n, 0);
+    assert_null(r.replicas);
+
+    int64_t before = db_now_ms(f);
+    admin_exec(f->conninfo,
+               "INSERT INTO replicas (id, epoch, instance, state, address, version, joined_at,"
+               " renewed_at, lease_until, attempts_until, runs_held) VALUES"
+               " ('replica-b', nextval('replica_epochs'), 'i-b', 1, '', '', "
+               "'2023-11-14 22:13:20.1239+00', clock_timestamp() - interval '5 s',"
+               " clock_timestamp() + interval '1 h', clock_timestamp() + interval '1 h', 0),"
+               " ('replica-a', nextval('replica_epochs'), 'i-a', 2, 'host-a:50051', '0.9.0',"
+               " '2023-11-14 22:13:20.1239+00', clock_timestamp() - interval '90 s',"
+               " clock_timestamp() - interval '30 s', clock_timestamp() + interval '30 s', 3)");
+    list_replicas(f, &r);
+    int64_t after = db_now_ms(f);
+    assert_int_equal(r.n, 2);
+
+    const Csched__V1__Replica *a = r.replicas[0], *b = r.replicas[1];
+    assert_string_equal(a->id, "replica-a");
+    assert_int_equal(a->epoch, 2);
+    assert_int_equal(a->state, CSCHED__V1__REPLICA_STATE__REPLICA_STATE_ACTIVE);
+    assert_string_equal(a->address, "host-a:50051");
+    assert_string_equal(a->version, "0.9.0");
+    assert_int_equal(a->joined_unix_ms, 1700000000123);
+    assert_in_range(a->renewed_unix_ms, before - 90000, after - 90000);
+    assert_in_range(a->lease_until_unix_ms, before - 30000, after - 30000);
+    assert_in_range(a->attempts_until_unix_ms, before + 30000, after + 30000);
+    assert_in_range(a->lease_age_ms, 90000, 90000 + after - before + 1);
+    assert_true(a->lease_expired);
+    assert_int_equal(a->runs_held, 3);
+    assert_false(a->self);
+
+    assert_string_equal(b->id, "replica-b");
+    assert_int_equal(b->epoch, 1);
+    assert_int_equal(b->state, CSCHED__V1__REPLICA_STATE__REPLICA_STATE_STANDBY);
+    assert_string_equal(b->address, "");
+    assert_string_equal(b->version, "");
+    assert_in_range(b->lease_until_unix_ms, before + 3600000, after + 3600000);
+    assert_in_range(b->lease_age_ms, 5000, 5000 + after - before + 1);
+    assert_false(b->lease_expired);
+    assert_int_equal(b->runs_held, 0);
+    printf("replicas: lease ages %lld and %lld ms, read within %lld ms of the insert\n",
+           (long long)a->lease_age_ms, (long long)b->lease_age_ms, (long long)(after - before));
+    cs_store_replicas_free(r.replicas, r.n);
+}
+
+/* Ids come back in byte order whatever the collation: here the column's is
+ * ICU's English one (where PostgreSQL has ICU), which would put "b-one"
+ * before "B-two", and "a.1" after "a-2". */
+static void test_store_replica_list_by_bytes(void **state)
+{
+    static const char *const want[] = {"B-two", "a-2", "a.1", "b-one"};
+    struct fixture *f = *state;
+    struct replicas_result r;
+
+    store_open(f);
+    if (admin_value(f->conninfo, "SELECT count(*) FROM pg_collation WHERE collname = 'en-x-icu'")) {
+        PGconn *admin = admin_connect(f->conninfo);
+        admin_must(admin, "ALTER TABLE replicas ALTER COLUMN id TYPE text COLLATE \"en-x-icu\"");
+        /* The statement was prepared for the column as it was: a new
+         * connection prepares it again. */
+        admin_kill_store_conns(admin);
+        PQfinish(admin);
+        assert_false(wait_accepting(f, false, 10000));
+        assert_true(wait_accepting(f, true, 30000));
+    }
+    admin_exec(f->conninfo,
+               "INSERT INTO replicas (id, epoch, instance, state, joined_at, renewed_at,"
+               " lease_until, attempts_until) SELECT id, 1, id, 4, now(), now(), now(), now()"
+               " FROM unnest(ARRAY['b-one', 'a.1', 'B-two', 'a-2']) AS id");
+    list_replicas(f, &r);
+    assert_int_equal(r.n, 4);
+    for (size_t i = 0; i < r.n; i++)
+        assert_string_equal(r.replicas[i]->id, want[i]);
+    cs_store_replicas_free(r.replicas, r.n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +496,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_event_text_round_trips, store_setup,
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_slots_of_one_batch, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_replica_list_on_the_database_clock, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_replica_list_by_bytes, store_setup,
+                                        store_teardown),
     };
 
     return STORE_RUN_TESTS(tests);

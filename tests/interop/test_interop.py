@@ -239,6 +239,8 @@ class ServerTest(unittest.TestCase):
 
 
 class InteropTest(ServerTest):
+    server_args = ("--replica-id", "interop-self")
+
     def test_health_serving(self):
         reply = self.health.Check(health_pb2.HealthCheckRequest(service=""),
                                   timeout=RPC_TIMEOUT_S)
@@ -263,6 +265,19 @@ class InteropTest(ServerTest):
                                timeout=RPC_TIMEOUT_S, metadata=md)
         self.assertEqual(ctx.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
         self.assertIn("token:interop-viewer", ctx.exception.details())
+
+    def test_viewer_lists_replicas(self):
+        """ListReplicas answers a viewer with the replicas the database has,
+        by id: the server's own row, once it writes one, marked self, and no
+        other."""
+        with self.server.channel(VIEWER_TOKEN) as channel:
+            reply = scheduler_pb2_grpc.SchedulerStub(channel).ListReplicas(
+                pb.ListReplicasRequest(), timeout=RPC_TIMEOUT_S)
+        ids = [r.id for r in reply.replicas]
+        self.assertEqual(ids, sorted(ids))
+        for r in reply.replicas:
+            self.assertEqual(r.self, r.id == "interop-self", r)
+            self.assertIn(r.state, pb.ReplicaState.values(), r)
 
     def test_plaintext_client_refused(self):
         with grpc.insecure_channel(self.server.target) as channel:

@@ -162,6 +162,8 @@ complete_words csched -o ""
 expect complete_output out '^yaml$'
 complete_words csched trigger th
 expect complete_job out '^three$'
+complete_words csched rep
+expect complete_replicas out '^replicas$'
 
 check create 0 job create env-echo --env GREETING=hello -- /bin/sh -c 'echo $GREETING'
 check create_dup 86 job create env-echo -- true
@@ -347,6 +349,14 @@ check later_far 83 trigger later --in 800d
 expect later_far err 'not_before_unix_ms'
 check stats 0 -o json stats
 jexpect stats 'd["maxRunning"] == 8'
+# The replicas: a table with its header (a row per replica the database
+# has, the server's own among them once it writes one), and the response
+# whole in JSON; the server answers for none but itself.
+check replicas 0 replicas
+expect replicas out '^ID +STATE +EPOCH +ADDRESS +LEASE AGE +RUNS +VERSION$'
+check replicas_json 0 -o json replicas
+jexpect replicas_json 'isinstance(d["replicas"], list) and sum(r["self"] for r in d["replicas"]) <= 1'
+check replicas_usage 64 replicas extra
 # Schedules: flags, YAML keys, the next fire times in the job's zone.
 check sched_create 0 job create nightly --schedule '30 2 * * *' --time-zone Europe/Berlin \
     --misfire run_once --overlap forbid -- true

@@ -497,6 +497,55 @@ static void test_store_audit_filter_params(void **state)
     cs_store_params_clear(&p);
 }
 
+/* A replica's row comes back whole, its state a smallint and runs_held an
+ * integer, with self left for the server to set; a state this binary does
+ * not know is kept as its number. */
+static void test_store_replica_from_row(void **state)
+{
+    const enum col_type types[] = {COL_TEXT, COL_INT8, COL_INT2, COL_TEXT, COL_TEXT, COL_INT8,
+                                   COL_INT8, COL_INT8, COL_INT8, COL_INT8, COL_BOOL, COL_INT4};
+    PGresult *res = make_result(types, 12);
+    Csched__V1__Replica *r;
+    char yes = 1, no = 0;
+
+    for (int row = 0; row < 2; row++) {
+        set_text(res, row, 0, row == 0 ? "replica-a" : "replica-b");
+        set_int(res, row, 1, 4000000000LL + row, 8);
+        set_int(res, row, 2, row == 0 ? CSCHED__V1__REPLICA_STATE__REPLICA_STATE_DRAINING : 9, 2);
+        set_text(res, row, 3, "10.0.0.7:50051");
+        set_text(res, row, 4, "1.4.0");
+        set_int(res, row, 5, 1700000000001, 8);
+        set_int(res, row, 6, 1700000000002, 8);
+        set_int(res, row, 7, 1700000000003, 8);
+        set_int(res, row, 8, 1700000000004, 8);
+        set_int(res, row, 9, row == 0 ? 1500 : -3, 8);
+        assert_true(PQsetvalue(res, row, 10, row == 0 ? &yes : &no, 1));
+        set_int(res, row, 11, 70000, 4);
+    }
+    r = cs_store_replica_from_row(res, 0);
+    assert_string_equal(r->id, "replica-a");
+    assert_int_equal(r->epoch, 4000000000LL);
+    assert_int_equal(r->state, CSCHED__V1__REPLICA_STATE__REPLICA_STATE_DRAINING);
+    assert_string_equal(r->address, "10.0.0.7:50051");
+    assert_string_equal(r->version, "1.4.0");
+    assert_int_equal(r->joined_unix_ms, 1700000000001);
+    assert_int_equal(r->renewed_unix_ms, 1700000000002);
+    assert_int_equal(r->lease_until_unix_ms, 1700000000003);
+    assert_int_equal(r->attempts_until_unix_ms, 1700000000004);
+    assert_int_equal(r->lease_age_ms, 1500);
+    assert_true(r->lease_expired);
+    assert_int_equal(r->runs_held, 70000);
+    assert_false(r->self);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    r = cs_store_replica_from_row(res, 1);
+    assert_string_equal(r->id, "replica-b");
+    assert_int_equal(r->state, 9);
+    assert_int_equal(r->lease_age_ms, -3);
+    assert_false(r->lease_expired);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    PQclear(res);
+}
+
 static void test_store_migrations_embedded_in_order(void **state)
 {
     assert_true(cs_store_migrations_count >= 1);
@@ -645,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_store_event_params_round_trip),
         cmocka_unit_test(test_store_audit_params_round_trip),
         cmocka_unit_test(test_store_audit_filter_params),
+        cmocka_unit_test(test_store_replica_from_row),
         cmocka_unit_test(test_store_migrations_embedded_in_order),
         cmocka_unit_test(test_store_migrations_check_refuses_gaps),
         cmocka_unit_test(test_store_migrate_plan),

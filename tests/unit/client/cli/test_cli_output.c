@@ -315,6 +315,92 @@ static void test_cli_print_event_recovered(void **state)
     capture_close(&out);
 }
 
+/* csched replicas: a row per replica in the order given, the one that
+ * answered marked "(this)", an expired lease's age marked "expired", an
+ * empty address or version and an unknown state shown as such. */
+static void test_cli_print_replicas(void **state)
+{
+    Csched__V1__Replica a = CSCHED__V1__REPLICA__INIT, b = CSCHED__V1__REPLICA__INIT,
+                        c = CSCHED__V1__REPLICA__INIT;
+    Csched__V1__Replica *replicas[] = {&a, &b, &c};
+    Csched__V1__ListReplicasResponse resp = CSCHED__V1__LIST_REPLICAS_RESPONSE__INIT;
+    struct capture out;
+
+    a.id = "node-a";
+    a.epoch = 12;
+    a.state = CSCHED__V1__REPLICA_STATE__REPLICA_STATE_ACTIVE;
+    a.address = "10.0.0.1:50051";
+    a.version = "1.4.0";
+    a.lease_age_ms = 1234;
+    a.runs_held = 3;
+    a.self = true;
+    b.id = "node-b";
+    b.epoch = 9;
+    b.state = CSCHED__V1__REPLICA_STATE__REPLICA_STATE_FENCED;
+    b.address = "";
+    b.version = "1.3.9";
+    b.lease_age_ms = 123000;
+    b.lease_expired = true;
+    c.id = "node-c";
+    c.epoch = 4000000000;
+    c.state = 42;
+    c.address = "10.0.0.3:50051";
+    c.version = "";
+    c.lease_age_ms = 500;
+    resp.replicas = replicas;
+    resp.n_replicas = 3;
+    capture_open(&out);
+    cs_cli_print_replicas(out.f, &resp);
+    assert_string_equal(captured(&out),
+                        "ID             STATE   EPOCH       ADDRESS         LEASE AGE      RUNS  "
+                        "VERSION\n"
+                        "node-a (this)  active  12          10.0.0.1:50051  1.234s         3     "
+                        "1.4.0\n"
+                        "node-b         fenced  9           -               2m03s expired  0     "
+                        "1.3.9\n"
+                        "node-c         ?       4000000000  10.0.0.3:50051  0.500s         0     "
+                        "-\n");
+    capture_close(&out);
+
+    resp.n_replicas = 0;
+    capture_open(&out);
+    cs_cli_print_replicas(out.f, &resp);
+    assert_string_equal(captured(&out), "ID  STATE  EPOCH  ADDRESS  LEASE AGE  RUNS  VERSION\n");
+    capture_close(&out);
+}
+
+/* csched -o json replicas prints the response whole, as the proto maps it:
+ * self and leaseExpired included when false, the 64-bit fields as
+ * strings, the state by name. */
+static void test_cli_json_replicas(void **state)
+{
+    Csched__V1__Replica a = CSCHED__V1__REPLICA__INIT;
+    Csched__V1__Replica *replicas[] = {&a};
+    Csched__V1__ListReplicasResponse resp = CSCHED__V1__LIST_REPLICAS_RESPONSE__INIT;
+    struct capture out;
+
+    a.id = "node-a";
+    a.epoch = 12;
+    a.state = CSCHED__V1__REPLICA_STATE__REPLICA_STATE_STANDBY;
+    a.address = "";
+    a.version = "1.4.0";
+    a.renewed_unix_ms = 1700000000123;
+    a.lease_age_ms = 250;
+    a.runs_held = 2;
+    resp.replicas = replicas;
+    resp.n_replicas = 1;
+    capture_open(&out);
+    cs_cli_json_message(out.f, &resp.base);
+    assert_string_equal(captured(&out),
+                        "{\"replicas\":[{\"id\":\"node-a\",\"epoch\":\"12\","
+                        "\"state\":\"REPLICA_STATE_STANDBY\",\"address\":\"\","
+                        "\"version\":\"1.4.0\",\"joinedUnixMs\":\"0\","
+                        "\"renewedUnixMs\":\"1700000000123\",\"leaseUntilUnixMs\":\"0\","
+                        "\"attemptsUntilUnixMs\":\"0\",\"leaseAgeMs\":\"250\","
+                        "\"leaseExpired\":false,\"runsHeld\":2,\"self\":false}]}");
+    capture_close(&out);
+}
+
 static int run_exit(int state, int outcome, int32_t value)
 {
     Csched__V1__Run run = CSCHED__V1__RUN__INIT;
@@ -400,6 +486,8 @@ int main(void)
         cmocka_unit_test(test_cli_print_run_leftovers),
         cmocka_unit_test(test_cli_print_event_recovered),
         cmocka_unit_test(test_cli_print_run_cut_logs),
+        cmocka_unit_test(test_cli_print_replicas),
+        cmocka_unit_test(test_cli_json_replicas),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_cli_error_lines),
     };
