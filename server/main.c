@@ -258,6 +258,8 @@ static void launcher_stopped_cb(void *arg)
     cs_slots_stop(s);
     cs_dir_check_stop(&srv->dir_check);
     cs_ready_stop(&srv->ready);
+    /* Its work may be taken over at once; its minders keep their deadline. */
+    cs_store_replica_leave(s->store);
     cs_store_close(s->store, store_closed_cb, srv);
 }
 

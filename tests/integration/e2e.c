@@ -657,3 +657,17 @@ int cs_e2e_executions(const char *dir, int64_t run_id)
     (void)fclose(f);
     return n;
 }
+
+pid_t cs_e2e_embedded_postmaster(struct cs_e2e *e)
+{
+    char path[PATH_MAX];
+    long pid = 0;
+
+    snprintf(path, sizeof(path), "%s/pg/data/postmaster.pid", cs_testd_state_dir(e->d));
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%ld", &pid), 1);
+    fclose(f);
+    assert_true(pid > 1);
+    return (pid_t)pid;
+}

@@ -53,6 +53,10 @@ int cs_e2e_start_options(void **state, const struct cs_testd_options *opts);
  * with its embedded PostgreSQL in its own state dir, no shared cluster. */
 int cs_e2e_setup_embedded(void **state);
 
+/* cs_e2e_embedded_postmaster returns the pid of the embedded PostgreSQL's
+ * postmaster of a server started by cs_e2e_setup_embedded (asserts). */
+pid_t cs_e2e_embedded_postmaster(struct cs_e2e *e);
+
 /* cs_e2e_teardown is a cmocka group teardown: asserts the loop-lag bounds,
  * stops the server (which must exit 0) and the database, frees the fixture. */
 int cs_e2e_teardown(void **state);

@@ -1,5 +1,7 @@
 /* End-to-end tests of cschedd killed (SIGKILL) at each point of an attempt's
- * start, against a real PostgreSQL and real minders: after the restart every
+ * start, against its real embedded PostgreSQL and real minders (a single
+ * replica: with a database other replicas share, a start also waits for its
+ * commit, and a frozen database holds the starts back): after the restart every
  * run ends as its command did, each command ran exactly as often as its
  * attempts say, and no attempt number or directory is used twice. The
  * points inside the launch are reached with CSCHED_TEST_CRASH_AT (the server
@@ -250,7 +252,7 @@ static void test_e2e_crash_of_the_machine(void **state)
 /* Sends sig to the postmaster and to every process it started. */
 static void signal_postgres(struct cs_e2e *e, int sig)
 {
-    assert_int_equal(cs_test_signal_tree(cs_testpg_pid(e->pg), sig), 0);
+    assert_int_equal(cs_test_signal_tree(cs_e2e_embedded_postmaster(e), sig), 0);
 }
 
 /* Attempt 1 fails and attempt 2 runs while the database is frozen, so the
@@ -356,7 +358,7 @@ static void wait_note(const char *dir)
     }
 }
 
-/* Attempt 1 runs with the database up; then the database stops, attempt 1
+/* Attempt 1 runs with the database up; then the database freezes, attempt 1
  * fails, attempts 2 and 3 start, run and fail while it is down, and
  * cschedd is killed before any of it was written. After the database and
  * cschedd are back, Watch from seq 0 shows every attempt going STARTING,
@@ -382,11 +384,11 @@ static void test_e2e_crash_history_after_db_down(void **state)
     cs_test_events_done(&events);
     cs_stream_free(stream);
 
-    cs_testpg_halt(e->pg);
+    signal_postgres(e, SIGSTOP);
     (void)snprintf(dir, sizeof(dir), "%s/attempts/%lld-3", cs_testd_state_dir(e->d), (long long)id);
     wait_note(dir);
     assert_int_equal(cs_testd_kill(e->d), 0);
-    assert_int_equal(cs_testpg_resume(e->pg), 0);
+    signal_postgres(e, SIGCONT);
     assert_int_equal(cs_testd_restart(e->d), 0);
 
     run = wait_end_after_crash(e, id);
@@ -394,8 +396,14 @@ static void test_e2e_crash_history_after_db_down(void **state)
     assert_int_equal(run->n_attempts, 3);
     assert_int_equal(executions(id), 3);
     csched__v1__run__free_unpacked(run, NULL);
-    /* Attempt 1's end, and attempts 2 and 3 whole. */
-    assert_int_equal(check_history(e, id, name), 7);
+    /* Attempt 1's end, and attempts 2 and 3 whole; but the batch in flight
+     * when the database froze (attempt 1's end, attempt 2's start) may
+     * commit when it thaws, though its sender is dead by then. */
+    int recovered = check_history(e, id, name);
+    if (recovered < 5 || recovered > 7)
+        fail_msg("%d events recovered, want attempt 1's end and attempts 2 and 3 (7), less "
+                 "the batch in flight when the database froze (at least 5)",
+                 recovered);
 }
 
 /* kill -9 at the end of a burst of triggers of a short command, with runs
@@ -433,7 +441,7 @@ static void test_e2e_crash_during_burst(void **state)
 static int setup(void **state)
 {
     cs_e2e_tmpdir(counts);
-    return cs_e2e_setup(state);
+    return cs_e2e_setup_embedded(state);
 }
 
 static int teardown(void **state)

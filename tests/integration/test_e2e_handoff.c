@@ -1,12 +1,14 @@
-/* A slot handed on when the minder ends, against a real server: the runs
- * of a job at max_running 1 follow each other without waiting for the end
- * of the one before to commit. The database is frozen (SIGSTOP) once the
- * runs are queued and committed, so no end can commit until it is thawed,
- * and all the commands must still run, one after the other, meanwhile. The
- * limit holds at every instant: the commands themselves check that none
- * other is alive (an exclusive mkdir), the live minders are counted from
- * /proc all along, and GetStats never counts more than one. After the thaw
- * every run ends SUCCEEDED, each end written after its start. */
+/* A slot handed on when the minder ends, against a real server on its
+ * embedded database: the runs of a job at max_running 1 follow each other
+ * without waiting for the end of the one before to commit. (With a database
+ * other replicas share, a start waits for its own commit, so that a replica
+ * taking the work over knows of every command that may run: there a frozen
+ * database holds the starts back, docs/operations.md, "Replicas".) The database is frozen (SIGSTOP)
+ * once the runs are queued and committed, so no end can commit until it is thawed, and all the
+ * commands must still run, one after the other, meanwhile. The limit holds at every instant: the
+ * commands themselves check that none other is alive (an exclusive mkdir), the live minders are
+ * counted from /proc all along, and GetStats never counts more than one. After the thaw every run
+ * ends SUCCEEDED, each end written after its start. */
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -131,7 +133,7 @@ static void test_e2e_handoff_serial_runs(void **state)
         ids[i] = cs_e2e_trigger(e, name);
     /* Every run is committed (each trigger answered after its commit):
      * from here on nothing more commits until the thaw. */
-    frozen = cs_testpg_pid(e->pg);
+    frozen = cs_e2e_embedded_postmaster(e);
     assert_int_equal(cs_test_signal_tree(frozen, SIGSTOP), 0);
     FILE *f = fopen(go, "w");
     assert_non_null(f);
@@ -179,5 +181,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_e2e_handoff_serial_runs, thaw_teardown),
     };
-    return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
+    return cmocka_run_group_tests(tests, cs_e2e_setup_embedded, cs_e2e_teardown);
 }

@@ -23,21 +23,6 @@
 /* How long cschedd may take to have its database back. */
 #define BACK_WITHIN_MS 20000
 
-/* The postmaster's pid, from the first line of its postmaster.pid. */
-static pid_t postmaster_pid(struct cs_e2e *e)
-{
-    char path[PATH_MAX];
-    long pid = 0;
-
-    snprintf(path, sizeof(path), "%s/pg/data/postmaster.pid", cs_testd_state_dir(e->d));
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_int_equal(fscanf(f, "%ld", &pid), 1);
-    fclose(f);
-    assert_true(pid > 1);
-    return (pid_t)pid;
-}
-
 static void test_e2e_pgkill_postmaster(void **state)
 {
     struct cs_e2e *e = *state;
@@ -47,7 +32,7 @@ static void test_e2e_pgkill_postmaster(void **state)
     int64_t running = cs_e2e_trigger(e, "slow");
     csched__v1__run__free_unpacked(
         cs_e2e_wait_state(e, running, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 10000), NULL);
-    pid_t first = postmaster_pid(e);
+    pid_t first = cs_e2e_embedded_postmaster(e);
     assert_int_equal(kill(first, SIGKILL), 0);
 
     /* The server sees its database gone, then has it back by itself. */
@@ -55,7 +40,7 @@ static void test_e2e_pgkill_postmaster(void **state)
                        10000);
     cs_e2e_wait_health(e, GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING,
                        BACK_WITHIN_MS);
-    assert_true(postmaster_pid(e) != first);
+    assert_true(cs_e2e_embedded_postmaster(e) != first);
     int64_t after = cs_e2e_trigger(e, "slow");
     run = cs_e2e_wait_end(e, running);
     assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
