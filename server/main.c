@@ -57,6 +57,8 @@ struct server {
     struct cs_local_listen local;
     struct cs_identity_source sources[2]; /* the unix socket's peers, then TCP's */
     uv_signal_t sigterm, sigint;
+    uv_timer_t drain_timer;    /* while draining: looks for the last attempt's end */
+    int64_t drain_deadline_ms; /* monotonic; 0 while not draining */
     struct cs_ready ready;
     struct cs_retention retention;
     struct cs_audit_expiry audit_expiry;
@@ -133,9 +135,52 @@ static int find_minder(struct server *srv)
     return 0;
 }
 
+/* Draining ends once no attempt of this replica runs, or at the deadline. */
+static void drain_check_cb(uv_timer_t *timer)
+{
+    struct server *srv = timer->data;
+    uint32_t running = srv->sched.slots_held;
+    if (running > 0 && cs_now_mono_ns() / 1000000 < srv->drain_deadline_ms)
+        return;
+    (void)uv_timer_stop(timer);
+    if (running > 0)
+        cs_log_warn("drained for %lld ms: %u attempts still run; their minders stop them at "
+                    "their lease's deadline, and the replica taking over retries them",
+                    (long long)srv->config.drain_timeout_ms, running);
+    else
+        cs_log_info("drained: no attempt runs");
+    begin_shutdown(srv, 0);
+}
+
+/* The active replica on a database other replicas share drains before it
+ * stops: it starts nothing more, health says NOT_SERVING, its row says
+ * draining, and it waits up to --drain-timeout for its running attempts to
+ * end; then it leaves, and a standby takes over at once. */
+static bool begin_drain(struct server *srv)
+{
+    struct cs_store_replica_info info;
+    if (srv->sched.lease_path == NULL || srv->config.drain_timeout_ms == 0 ||
+        srv->sched.store == NULL || srv->drain_deadline_ms != 0)
+        return false;
+    cs_store_replica_get(srv->sched.store, &info);
+    if (!info.active || srv->sched.launcher == NULL)
+        return false;
+    srv->drain_deadline_ms = cs_now_mono_ns() / 1000000 + srv->config.drain_timeout_ms;
+    srv->sched.draining = true;
+    cs_store_replica_drain(srv->sched.store);
+    cs_log_info("draining: %u attempts run; waiting up to %lld ms for them (SIGTERM again stops "
+                "at once)",
+                srv->sched.slots_held, (long long)srv->config.drain_timeout_ms);
+    /* Cannot fail: the handle is open and the callback set. */
+    (void)uv_timer_start(&srv->drain_timer, drain_check_cb, 0, 100);
+    return true;
+}
+
 static void signal_cb(uv_signal_t *handle, int signum)
 {
     struct server *srv = handle->data;
+    if (begin_drain(srv))
+        return;
     cs_log_info("received %s: shutting down", strsignal(signum));
     begin_shutdown(srv, 0);
 }
@@ -241,6 +286,7 @@ static void store_closed_cb(void *arg)
     cs_job_free_all(&srv->sched);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
+    uv_close((uv_handle_t *)&srv->drain_timer, NULL);
     cs_auth_stop(&srv->auth);
 }
 
@@ -280,6 +326,7 @@ static void begin_shutdown(struct server *srv, int exit_code)
         return;
     srv->stopping = true;
     srv->exit_code = exit_code;
+    (void)uv_timer_stop(&srv->drain_timer);
     srv->sched.stopping = true;
     cs_api_watch_close_all(&srv->sched);
     cs_api_health_close_all(&srv->sched);
@@ -372,7 +419,9 @@ static int watch_signals(struct server *srv)
     int rc = uv_signal_init(srv->loop, &srv->sigterm);
     if (rc == 0)
         rc = uv_signal_init(srv->loop, &srv->sigint);
-    srv->sigterm.data = srv->sigint.data = srv;
+    if (rc == 0)
+        rc = uv_timer_init(srv->loop, &srv->drain_timer);
+    srv->sigterm.data = srv->sigint.data = srv->drain_timer.data = srv;
     if (rc == 0)
         rc = uv_signal_start(&srv->sigterm, signal_cb, SIGTERM);
     if (rc == 0)

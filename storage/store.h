@@ -181,6 +181,9 @@ struct cs_store_replica_info {
     int64_t renewed_age_ms; /* since the last renewal that committed was sent; -1 before */
 };
 void cs_store_replica_get(const struct cs_store *store, struct cs_store_replica_info *info);
+/* The active replica's row says draining (ListReplicas shows it): it is
+ * about to leave. */
+void cs_store_replica_drain(struct cs_store *store);
 /* Gives the replica's lease up (its row says it left): another replica
  * takes its work over at once. Before cs_store_close, which then waits for
  * its commit. */

@@ -273,6 +273,20 @@ void cs_store_replica_leave(struct cs_store *store)
     cs_store_op_submit(store, op);
 }
 
+void cs_store_replica_drain(struct cs_store *store)
+{
+    struct cs_store_replica *r = &store->replica;
+    struct cs_store_op *op;
+
+    CS_STORE_ASSERT_LOOP(store);
+    if (r->epoch == 0 || r->role != CS_STORE_ROLE_ACTIVE)
+        return;
+    op = cs_store_op_new(store, CS_STORE_STMT_REPLICA_DRAIN, true, NULL, NULL, store);
+    cs_store_params_text(&op->params, r->id);
+    cs_store_params_int(&op->params, r->epoch);
+    cs_store_op_submit(store, op);
+}
+
 /* --- the public side ------------------------------------------------------- */
 
 bool cs_store_may_start(const struct cs_store *store)

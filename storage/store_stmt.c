@@ -34,6 +34,9 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
         {"replica_take_over",
          "SELECT csched_take_over($1, $2::bigint, $3, $4::bigint, $5::bigint)"},
     [CS_STORE_STMT_REPLICA_LEAVE] = {"replica_leave", "SELECT csched_leave($1, $2::bigint)"},
+    [CS_STORE_STMT_REPLICA_DRAIN] = {"replica_drain",
+                                     "UPDATE replicas SET state = 3"
+                                     " WHERE id = $1 AND epoch = $2 AND state = 2"},
     [CS_STORE_STMT_REMOTE_ATTEMPTS] = {"remote_attempts", cs_store_sql_remote_attempts},
     [CS_STORE_STMT_REPLICA_LIST] = {"replica_list", cs_store_sql_replica_list},
 };

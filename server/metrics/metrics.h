@@ -57,6 +57,12 @@ struct cs_metrics_gauges {
     uint32_t slots_used, max_running;
     struct cs_store_stats store;
     char tzdata_version[32]; /* of the schedules' time zones (tzdb.h's CS_TZDB_VERSION_MAX) */
+    /* This replica (store.h's cs_store_replica_info); replica_id "" before
+     * the store exists. */
+    char replica_id[64];
+    int64_t replica_epoch;
+    bool replica_active;
+    int64_t replica_renewed_age_ms; /* -1 before the first renewal */
 };
 
 struct cs_metrics_snapshot {

@@ -285,6 +285,30 @@ static void schedules(struct cs_text *t, const struct cs_metrics_snapshot *s)
     }
 }
 
+/* This replica among those sharing the database (docs/operations.md,
+ * "Replicas"); every replica's rows are ListReplicas'. */
+static void replica(struct cs_text *t, const struct cs_metrics_gauges *g)
+{
+    struct cs_text labels = {0};
+    if (g->replica_id[0] == '\0')
+        return;
+    cs_prom_label(&labels, "replica", g->replica_id);
+    cs_prom_family(t, "csched_replica_epoch", "gauge",
+                   "This replica's epoch, its fencing token: new at every start and takeover; 0 "
+                   "until it has joined.");
+    cs_prom_sample(t, "csched_replica_epoch", labels.buf, (double)g->replica_epoch);
+    cs_prom_family(t, "csched_replica_active", "gauge",
+                   "1 while this replica is the active one, 0 while it stands by.");
+    cs_prom_sample(t, "csched_replica_active", labels.buf, g->replica_active ? 1 : 0);
+    if (g->replica_renewed_age_ms >= 0) {
+        cs_prom_family(t, "csched_replica_lease_age_seconds", "gauge",
+                       "Since the last renewal of the lease that committed was sent.");
+        cs_prom_sample(t, "csched_replica_lease_age_seconds", labels.buf,
+                       (double)g->replica_renewed_age_ms / 1000.0);
+    }
+    cs_text_free(&labels);
+}
+
 static void process(struct cs_text *t, const struct cs_proc_facts *p)
 {
     cs_prom_family(t, "process_cpu_seconds_total", "counter", "User and system CPU time spent.");
@@ -332,6 +356,7 @@ void cs_metrics_format(struct cs_text *t, const struct cs_metrics_snapshot *snap
     store(t, &snap->gauges.store);
     grpc(t, snap);
     schedules(t, snap);
+    replica(t, &snap->gauges);
     if (proc->ok)
         process(t, proc);
     endpoint(t, snap, scrapes);

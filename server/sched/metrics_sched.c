@@ -2,6 +2,7 @@
  * metrics_sched.h). Loop thread; O(1). */
 #include "metrics_sched.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "sched_state.h"
@@ -19,6 +20,13 @@ void cs_metrics_sched_gauges_cb(void *ctx, struct cs_metrics_gauges *g)
     g->max_running = s->max_running;
     _Static_assert(sizeof(g->tzdata_version) == sizeof(s->zones.version), "one version size");
     memcpy(g->tzdata_version, s->zones.version, sizeof(g->tzdata_version));
-    if (s->store != NULL)
-        cs_store_stats_get(s->store, &g->store);
+    if (s->store == NULL)
+        return;
+    cs_store_stats_get(s->store, &g->store);
+    struct cs_store_replica_info replica;
+    cs_store_replica_get(s->store, &replica);
+    (void)snprintf(g->replica_id, sizeof(g->replica_id), "%s", replica.id);
+    g->replica_epoch = replica.epoch;
+    g->replica_active = replica.active;
+    g->replica_renewed_age_ms = replica.renewed_age_ms;
 }

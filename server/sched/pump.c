@@ -33,7 +33,8 @@ static void ready_moved(void *job, size_t index)
  * renewal starts nothing until the next one commits, cs_pump_kick). */
 static bool may_run(const struct cs_sched *s)
 {
-    return !s->stopping && s->ready.n > 0 && cs_sched_slots_used(s) < s->max_running &&
+    return !s->stopping && !s->draining && s->ready.n > 0 &&
+           cs_sched_slots_used(s) < s->max_running &&
            (s->ops == NULL || s->ops->may_start_cb == NULL || s->ops->may_start_cb(s->store));
 }
 

@@ -118,6 +118,9 @@ struct cs_sched {
      * that may run (docs/architecture.md, "Replicas"). Off with the embedded
      * database, which no other replica can take over. */
     bool launch_after_commit;
+    /* SIGTERM: the replica starts nothing more and says NOT_SERVING while
+     * its running attempts end (main.c's drain). */
+    bool draining;
     /* How long a replica's commands outlive its last renewal (--attempt-lease):
      * another's attempts are waited for that long past it. */
     int64_t attempt_lease_ms;
