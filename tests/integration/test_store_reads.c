@@ -403,29 +403,32 @@ static void test_store_replica_list_on_the_database_clock(void **state)
     struct fixture *f = *state;
     struct replicas_result r;
 
+    /* The store's own row, written when it joined, is the only one. */
     store_open(f);
     list_replicas(f, &r);
-    assert_int_equal(r.n, 0);
-    assert_null(r.replicas);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.replicas[0]->id, STORE_TEST_REPLICA);
+    assert_int_equal(r.replicas[0]->state, CSCHED__V1__REPLICA_STATE__REPLICA_STATE_ACTIVE);
+    cs_store_replicas_free(r.replicas, r.n);
 
     int64_t before = db_now_ms(f);
     admin_exec(f->conninfo,
                "INSERT INTO replicas (id, epoch, instance, state, address, version, joined_at,"
                " renewed_at, lease_until, attempts_until, runs_held) VALUES"
-               " ('replica-b', nextval('replica_epochs'), 'i-b', 1, '', '', "
+               " ('replica-b', 101, 'i-b', 1, '', '', "
                "'2023-11-14 22:13:20.1239+00', clock_timestamp() - interval '5 s',"
                " clock_timestamp() + interval '1 h', clock_timestamp() + interval '1 h', 0),"
-               " ('replica-a', nextval('replica_epochs'), 'i-a', 2, 'host-a:50051', '0.9.0',"
+               " ('replica-a', 102, 'i-a', 5, 'host-a:50051', '0.9.0',"
                " '2023-11-14 22:13:20.1239+00', clock_timestamp() - interval '90 s',"
                " clock_timestamp() - interval '30 s', clock_timestamp() + interval '30 s', 3)");
     list_replicas(f, &r);
     int64_t after = db_now_ms(f);
-    assert_int_equal(r.n, 2);
+    assert_int_equal(r.n, 3);
 
     const Csched__V1__Replica *a = r.replicas[0], *b = r.replicas[1];
     assert_string_equal(a->id, "replica-a");
-    assert_int_equal(a->epoch, 2);
-    assert_int_equal(a->state, CSCHED__V1__REPLICA_STATE__REPLICA_STATE_ACTIVE);
+    assert_int_equal(a->epoch, 102);
+    assert_int_equal(a->state, CSCHED__V1__REPLICA_STATE__REPLICA_STATE_FENCED);
     assert_string_equal(a->address, "host-a:50051");
     assert_string_equal(a->version, "0.9.0");
     assert_int_equal(a->joined_unix_ms, 1700000000123);
@@ -438,7 +441,7 @@ static void test_store_replica_list_on_the_database_clock(void **state)
     assert_false(a->self);
 
     assert_string_equal(b->id, "replica-b");
-    assert_int_equal(b->epoch, 1);
+    assert_int_equal(b->epoch, 101);
     assert_int_equal(b->state, CSCHED__V1__REPLICA_STATE__REPLICA_STATE_STANDBY);
     assert_string_equal(b->address, "");
     assert_string_equal(b->version, "");
@@ -456,7 +459,7 @@ static void test_store_replica_list_on_the_database_clock(void **state)
  * before "B-two", and "a.1" after "a-2". */
 static void test_store_replica_list_by_bytes(void **state)
 {
-    static const char *const want[] = {"B-two", "a-2", "a.1", "b-one"};
+    static const char *const want[] = {"B-two", "a-2", "a.1", "b-one", STORE_TEST_REPLICA};
     struct fixture *f = *state;
     struct replicas_result r;
 
@@ -476,7 +479,7 @@ static void test_store_replica_list_by_bytes(void **state)
                " lease_until, attempts_until) SELECT id, 1, id, 4, now(), now(), now(), now()"
                " FROM unnest(ARRAY['b-one', 'a.1', 'B-two', 'a-2']) AS id");
     list_replicas(f, &r);
-    assert_int_equal(r.n, 4);
+    assert_int_equal(r.n, 5);
     for (size_t i = 0; i < r.n; i++)
         assert_string_equal(r.replicas[i]->id, want[i]);
     cs_store_replicas_free(r.replicas, r.n);
