@@ -270,7 +270,7 @@ static void accept_all(struct proxy *p)
         if (fd < 0) {
             if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                 say("accept() failed: %s", strerror(errno));
-            return;
+            break;
         }
         p->accepted++;
         struct conn *c = p->n_conns < MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;

@@ -5,7 +5,9 @@
  * unfinished, whatever statement_timeout, keepalives and tcp_user_timeout
  * say, and restore lets both finish; a reset under a blackhole closes what
  * it held; a client killed with SIGKILL ends its backend through the proxy
- * (what frees a killed replica's session and its advisory locks). */
+ * (what frees a killed replica's session and its advisory locks); while
+ * the database is down each connection fails at once and the proxy goes
+ * on. */
 #include <errno.h>
 #include <libpq-fe.h>
 #include <netinet/in.h>
@@ -82,13 +84,22 @@ static void assert_query(PGconn *conn, const char *sql, const char *want)
     free(got);
 }
 
+/* assert_status asserts the proxy's mode and waits for it to hold open
+ * connections: one a client has just closed may take a moment to go. */
 static void assert_status(struct fixture *f, const char *mode, unsigned open)
 {
+    int64_t deadline = cs_test_now_ms() + WAIT_MS;
     struct cs_testproxy_status st;
 
-    assert_int_equal(cs_testproxy_status(f->proxy, &st), 0);
-    assert_string_equal(st.mode, mode);
-    assert_int_equal(st.open, open);
+    for (;;) {
+        assert_int_equal(cs_testproxy_status(f->proxy, &st), 0);
+        assert_string_equal(st.mode, mode);
+        if (st.open == open)
+            return;
+        if (cs_test_now_ms() > deadline)
+            fail_msg("the proxy holds %u connections, want %u", st.open, open);
+        cs_test_sleep_ms(10);
+    }
 }
 
 static int group_setup(void **state)
@@ -278,6 +289,8 @@ static void test_proxy_blackhole_hangs_then_heals(void **state)
     int64_t t0;
 
     assert_query(held, "SELECT 1", "1");
+    /* The earlier tests' connections gone, so that only these are held. */
+    assert_status(f, "forward", 1);
     assert_int_equal(cs_testproxy_cut(f->proxy, CS_TESTPROXY_BLACKHOLE), 0);
     assert_int_equal(PQsendQuery(held, "SELECT 41 + 1"), 1);
     assert_int_equal(PQflush(held), 0);
@@ -382,6 +395,28 @@ static void test_proxy_client_killed_ends_backend(void **state)
     PQfinish(admin);
 }
 
+/* A target that refuses: each connection is reset at once, the proxy goes
+ * on, and forwards again once the database is back (what a replica sees
+ * while its database restarts). */
+static void test_proxy_target_down(void **state)
+{
+    struct fixture *f = *state;
+
+    cs_testpg_halt(f->pg);
+    for (int i = 0; i < 3; i++) {
+        int64_t t0 = cs_test_now_ms();
+        PGconn *conn = connect_with(cs_testproxy_conninfo(f->proxy), "connect_timeout=10");
+        assert_int_equal(PQstatus(conn), CONNECTION_BAD);
+        PQfinish(conn);
+        assert_true(cs_test_now_ms() - t0 < PROMPT_MS);
+    }
+    assert_status(f, "forward", 0);
+    assert_int_equal(cs_testpg_resume(f->pg), 0);
+    PGconn *conn = connect_ok(f, NULL);
+    assert_query(conn, "SELECT 7", "7");
+    PQfinish(conn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +425,7 @@ int main(void)
         cmocka_unit_test_teardown(test_proxy_blackhole_hangs_then_heals, restore),
         cmocka_unit_test_teardown(test_proxy_reset_under_blackhole_closes_held, restore),
         cmocka_unit_test_teardown(test_proxy_client_killed_ends_backend, restore),
+        cmocka_unit_test_teardown(test_proxy_target_down, restore),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
