@@ -122,7 +122,8 @@ const char *cs_testd_log_path(const struct cs_testd *d);
  * state dir and frees d. Returns the exit status: 0 for a clean exit, the
  * exit code if it exited otherwise, 128 + signal if it died of a signal, or
  * -ETIMEDOUT if it had to be killed. After cs_testd_kill it only removes and
- * frees, and returns 128 + SIGKILL. NULL returns 0. */
+ * frees, and returns 128 + SIGKILL; after it exited by itself (seen by
+ * cs_testd_reap or a wait), how it ended. NULL returns 0. */
 int cs_testd_stop(struct cs_testd *d);
 
 /* cs_testd_kill sends SIGKILL to cschedd and reaps it, as a crash would.
