@@ -6,7 +6,9 @@
 #   3. a plain build and all of ctest
 #   4. tests/deploy_lint.sh over deploy/ (checking cschedd's flags with the
 #      plain build's binary)
-#   5. an ASan+UBSan build (leak detection on) and all of ctest again
+#   5. an ASan+UBSan build (leak detection on) and all of ctest again, but
+#      the label replicas: real cschedd processes cut off and killed, whose
+#      timings are what those tests check, run once, in stage 3
 #   6. csched-minder built with the sanitizers too, and its own tests
 #   7. the libFuzzer targets (tests/fuzz/) in a clang build: their committed
 #      corpora replayed (ctest -L fuzz), then each fuzzed for a fixed time
@@ -59,13 +61,14 @@ check_format() {
     return 1
 }
 
-# build_and_test NAME DIR TARGETS TESTS [cmake args...]: configure, build
-# TARGETS (empty: everything), run the ctest tests whose names match the
-# regex TESTS (empty: all of them).
+# build_and_test NAME DIR TARGETS TESTS LABELS [cmake args...]: configure,
+# build TARGETS (empty: everything), run the ctest tests whose names match
+# the regex TESTS (empty: all of them) and whose labels do not match the
+# regex LABELS.
 build_and_test() {
-    local name=$1 dir=$2 targets=$3 tests=$4 log rc line
+    local name=$1 dir=$2 targets=$3 tests=$4 labels=$5 log rc line
     local build_args=() ctest_args=()
-    shift 4
+    shift 5
     log=$dir/ctest.log
     rm -f "$log"
     mkdir -p "$dir"
@@ -87,7 +90,7 @@ build_and_test() {
     # would be measuring each other.
     set +e
     ctest --test-dir "$dir" --output-on-failure --no-tests=error --timeout 900 \
-        -LE bench "${ctest_args[@]}" 2>&1 | tee "$log"
+        -LE "$labels" "${ctest_args[@]}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     set -e
     line=$(grep -E '^[0-9]+% tests passed' "$log" | tail -n 1 || true)
@@ -110,7 +113,7 @@ stage "format"
 check_format || failed=1
 
 stage "plain build and ctest ($build_root/plain)"
-build_and_test plain "$build_root/plain" "" "" -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON ||
+build_and_test plain "$build_root/plain" "" "" bench -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON ||
     failed=1
 
 stage "deploy lint"
@@ -129,18 +132,18 @@ stage "ASan+UBSan build and ctest ($build_root/asan)"
 # The minder stays the static musl build that production runs: an
 # instrumented minder costs several times the CPU per attempt, which the
 # concurrency tests' time bounds cannot absorb. The next stage covers it.
-build_and_test asan "$build_root/asan" "" "" -DCSCHED_SANITIZE=address,undefined \
+build_and_test asan "$build_root/asan" "" "" 'bench|replicas' -DCSCHED_SANITIZE=address,undefined \
     -DCSCHED_MINDER_MUSL=ON || failed=1
 
 stage "ASan+UBSan csched-minder and its tests ($build_root/asan-minder)"
 build_and_test asan-minder "$build_root/asan-minder" "csched_minder test_minder test_note" \
-    '^unit_(minder|note)$' -DCSCHED_SANITIZE=address,undefined -DCSCHED_MINDER_MUSL=OFF ||
+    '^unit_(minder|note)$' bench -DCSCHED_SANITIZE=address,undefined -DCSCHED_MINDER_MUSL=OFF ||
     failed=1
 
 stage "libFuzzer targets: corpus replay and ${CSCHED_FUZZ_SECONDS:-20}s of fuzzing each ($build_root/fuzz)"
 # Only the fuzz targets are built: clang instruments what they link. What a
 # fuzzer finds is kept under fuzz-out/, never in the repo.
-if build_and_test fuzz "$build_root/fuzz" fuzz_targets '^fuzz_' -DCMAKE_C_COMPILER=clang \
+if build_and_test fuzz "$build_root/fuzz" fuzz_targets '^fuzz_' bench -DCMAKE_C_COMPILER=clang \
     -DCSCHED_FUZZ=ON -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON; then
     rm -rf "$build_root/fuzz-out"
     mkdir -p "$build_root/fuzz-out"

@@ -4,7 +4,9 @@
  *   minders   cs_test_count_minders counts live csched-minder children of a
  *             pid, not their commands and not zombies;
  *   daemon    cs_testd start, restart on the same port, kill, restart after
- *             the kill, stop with a clean exit;
+ *             the kill, stop with a clean exit; started without waiting,
+ *             waited for, or seen to exit (a second on the same database)
+ *             and reaped with its status;
  *   failure   a failed CS_TEST_* aborts and takes its cluster with it. */
 #include <errno.h>
 #include <libpq-fe.h>
@@ -102,6 +104,36 @@ static void test_daemon(void)
     cs_testpg_stop(pg);
 }
 
+static void test_daemon_no_wait(void)
+{
+    struct cs_testpg *pg = NULL;
+    struct cs_testd *d = NULL, *refused = NULL;
+
+    CS_TEST_OK(cs_testpg_start(&pg));
+    struct cs_testd_options opts = {.database_url = cs_testpg_url(pg), .no_wait = true};
+    CS_TEST_OK(cs_testd_start(&opts, &d));
+    /* Spawned only: its target is known before it serves. */
+    CS_TEST_TRUE(strncmp(cs_testd_target(d), "unix:/", 6) == 0);
+    CS_TEST_EQ(cs_testd_reap(d), -EBUSY);
+    CS_TEST_OK(cs_testd_wait_ready(d, 120000));
+
+    /* A second on the same database is refused by the server lock. */
+    CS_TEST_OK(cs_testd_start(&opts, &refused));
+    fprintf(stderr, "test_testlib: the next daemon's refusal is expected:\n");
+    CS_TEST_EQ(cs_testd_wait_ready(refused, 120000), -ECHILD);
+    int status = cs_testd_reap(refused);
+    CS_TEST_GT(status, 0);
+    CS_TEST_EQ(cs_testd_pid(refused), 0);
+    CS_TEST_EQ(cs_testd_stop(refused), status);
+
+    CS_TEST_OK(cs_testd_kill(d));
+    CS_TEST_EQ(cs_testd_reap(d), 128 + SIGKILL);
+    CS_TEST_OK(cs_testd_restart(d));
+    CS_TEST_OK(cs_testd_wait_ready(d, 120000));
+    CS_TEST_EQ(cs_testd_stop(d), 0);
+    cs_testpg_stop(pg);
+}
+
 /* test_failure runs a failing test in a child and checks that it aborted and
  * that its cluster's directory is gone. */
 static void test_failure(void)
@@ -167,6 +199,7 @@ int main(void)
     test_failure();
     fprintf(stderr, "test_testlib: failure ok\n");
     test_daemon();
+    test_daemon_no_wait();
     fprintf(stderr, "test_testlib: daemon ok\n");
     return 0;
 }

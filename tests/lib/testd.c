@@ -35,13 +35,15 @@ struct cs_testd {
     char ready_path[96];
     char log_path[96];
     char socket_path[96];
-    char target[64];
+    char target[128]; /* "unix:" and the socket's path, or HOST:PORT */
     pid_t pid;
     char *database_url;
     unsigned max_running;
     char *extra_args[MAX_EXTRA_ARGS + 1];
     const struct cs_client_opts *client;
     int stall_fd; /* the FIFO's unread end (stalled_stderr), or -1 */
+    bool no_wait;
+    int last_status; /* how the last cschedd ended, once reaped */
 };
 
 const char *cs_test_bin_dir(void)
@@ -90,19 +92,28 @@ static bool is_serving(const struct cs_testd *d)
     return serving;
 }
 
-/* wait_started polls for the ready file, then for SERVING, while watching
- * that the daemon is still alive. */
-static int wait_started(struct cs_testd *d)
+int cs_testd_reap(struct cs_testd *d)
 {
-    int64_t deadline = cs_test_now_ms() + START_TIMEOUT_MS;
-    bool ready = false;
     int wstatus;
 
+    if (d->pid > 0 && cs_test__wait(d->pid, 0, &wstatus) == 0) {
+        d->pid = 0;
+        d->last_status = cs_test__exit_code(wstatus);
+    }
+    return d->pid > 0 ? -EBUSY : d->last_status;
+}
+
+/* wait_started polls for the ready file, then for SERVING, while watching
+ * that the daemon is still alive. */
+static int wait_started(struct cs_testd *d, int64_t timeout_ms)
+{
+    int64_t deadline = cs_test_now_ms() + timeout_ms;
+    bool ready = false;
+
     while (cs_test_now_ms() < deadline) {
-        if (cs_test__wait(d->pid, 0, &wstatus) == 0) {
+        if (cs_testd_reap(d) != -EBUSY) {
             fprintf(stderr, "testlib: cschedd exited during start-up with status %d\n",
-                    cs_test__exit_code(wstatus));
-            d->pid = 0;
+                    d->last_status);
             return -ECHILD;
         }
         if (!ready)
@@ -111,8 +122,17 @@ static int wait_started(struct cs_testd *d)
             return 0;
         cs_test_sleep_ms(10);
     }
-    fprintf(stderr, "testlib: cschedd not serving after %d ms\n", START_TIMEOUT_MS);
+    fprintf(stderr, "testlib: cschedd not serving after %lld ms\n", (long long)timeout_ms);
     return -ETIMEDOUT;
+}
+
+int cs_testd_wait_ready(struct cs_testd *d, int64_t timeout_ms)
+{
+    int rc = wait_started(d, timeout_ms);
+
+    if (rc == -ECHILD)
+        cs_test__print_tail("cschedd log", d->log_path, LOG_TAIL_BYTES);
+    return rc;
 }
 
 /* spawn_daemon starts cschedd on its socket. */
@@ -152,17 +172,17 @@ static int spawn_daemon(struct cs_testd *d)
     return cs_test__spawn(&s, &d->pid);
 }
 
-/* launch starts the daemon and waits for it; on failure the daemon is gone
- * and its log printed. */
+/* launch starts the daemon and waits for it (unless no_wait); on failure
+ * the daemon is gone and its log printed. */
 static int launch(struct cs_testd *d)
 {
     int rc;
 
     unlink(d->ready_path);
     rc = spawn_daemon(d);
-    if (rc != 0)
+    if (rc != 0 || d->no_wait)
         return rc;
-    rc = wait_started(d);
+    rc = wait_started(d, START_TIMEOUT_MS);
     if (rc != 0) {
         if (d->pid > 0) {
             int wstatus;
@@ -202,6 +222,8 @@ static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
         goto err_free;
     d->max_running = opts->max_running;
     d->client = opts->client;
+    d->no_wait = opts->no_wait;
+    d->last_status = 128 + SIGKILL;
     for (; opts->extra_args != NULL && opts->extra_args[n] != NULL; n++) {
         rc = n == MAX_EXTRA_ARGS ? -E2BIG : -ENOMEM;
         if (n == MAX_EXTRA_ARGS || (d->extra_args[n] = strdup(opts->extra_args[n])) == NULL)
@@ -214,6 +236,8 @@ static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
     snprintf(d->ready_path, sizeof(d->ready_path), "%s/ready", d->root);
     snprintf(d->log_path, sizeof(d->log_path), "%s/cschedd.log", d->root);
     snprintf(d->socket_path, sizeof(d->socket_path), "%s/csched.sock", d->root);
+    /* What the ready file will say, known before it is written. */
+    snprintf(d->target, sizeof(d->target), "unix:%s", d->socket_path);
     /* With a reader open, the daemon's open for writing does not wait. */
     if (opts->stalled_stderr &&
         (mkfifo(d->log_path, 0600) != 0 ||
@@ -287,7 +311,7 @@ static int terminate(struct cs_testd *d)
     int rc;
 
     if (d->pid <= 0)
-        return 128 + SIGKILL;
+        return d->last_status;
     kill(d->pid, SIGTERM);
     rc = cs_test__wait(d->pid, STOP_TIMEOUT_MS, &wstatus);
     if (rc == -ETIMEDOUT) {
@@ -389,6 +413,7 @@ int cs_testd_kill(struct cs_testd *d)
         return -errno;
     rc = cs_test__wait(d->pid, STOP_TIMEOUT_MS, &wstatus);
     d->pid = 0;
+    d->last_status = 128 + SIGKILL;
     return rc;
 }
 

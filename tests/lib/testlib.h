@@ -64,6 +64,11 @@ struct cs_testd_options {
     /* stderr a FIFO (at cs_testd_log_path) that the harness holds open and
      * never reads: a log reader that stalled. */
     bool stalled_stderr;
+    /* cs_testd_start and cs_testd_restart return once cschedd is spawned,
+     * without waiting for it to serve: for a replica that waits as a
+     * standby and writes no ready file until it takes over.
+     * cs_testd_wait_ready waits for it. */
+    bool no_wait;
 };
 
 struct cs_testd;
@@ -87,8 +92,20 @@ int cs_testd_start(const struct cs_testd_options *opts, struct cs_testd **out);
  * is then stopped), or a negative errno. Nothing of it is left behind. */
 int cs_testd_start_refused(const struct cs_testd_options *opts, char *log, size_t cap);
 
+/* cs_testd_wait_ready waits up to timeout_ms for a daemon started with
+ * no_wait to write its ready file and answer SERVING, as cs_testd_start
+ * does. Returns 0; -ECHILD if it exited (reaped, its log printed), or
+ * -ETIMEDOUT (it is left running). */
+int cs_testd_wait_ready(struct cs_testd *d, int64_t timeout_ms);
+
+/* cs_testd_reap reaps cschedd if it has exited, without waiting: -EBUSY
+ * while it runs, else how it ended as cs_testd_stop returns it (0 for a
+ * clean exit, the exit code, 128 + signal); cs_testd_pid is 0 then. */
+int cs_testd_reap(struct cs_testd *d);
+
 /* cs_testd_target returns "unix:DIR/csched.sock" (or "HOST:PORT" when the
- * extra arguments ask for TCP). It stays the same across cs_testd_restart. */
+ * extra arguments ask for TCP, once the daemon has written its ready
+ * file). It stays the same across cs_testd_restart. */
 const char *cs_testd_target(const struct cs_testd *d);
 
 /* cs_testd_pid returns the pid of the running cschedd, or 0 after
@@ -105,7 +122,8 @@ const char *cs_testd_log_path(const struct cs_testd *d);
  * state dir and frees d. Returns the exit status: 0 for a clean exit, the
  * exit code if it exited otherwise, 128 + signal if it died of a signal, or
  * -ETIMEDOUT if it had to be killed. After cs_testd_kill it only removes and
- * frees, and returns 128 + SIGKILL. NULL returns 0. */
+ * frees, and returns 128 + SIGKILL; after it exited by itself (seen by
+ * cs_testd_reap or a wait), how it ended. NULL returns 0. */
 int cs_testd_stop(struct cs_testd *d);
 
 /* cs_testd_kill sends SIGKILL to cschedd and reaps it, as a crash would.
