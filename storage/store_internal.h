@@ -254,6 +254,7 @@ struct cs_store_replica {
     bool joining;  /* the join's query is in flight */
     bool asking;   /* a renewal or a takeover is queued or in flight */
     bool left;
+    bool told_legacy; /* the log said a server from before replicas holds the database */
     int runs_held;
     int64_t join_sent_mono_ns, join_sent_boot_ns;
     int64_t renew_sent_mono_ns, renew_sent_boot_ns;

@@ -235,7 +235,14 @@ static void take_over_done_cb(struct cs_store_op *op, int status, const PGresult
     if (status != 0 || store->state != CS_STORE_STATE_STANDBY)
         return;
     if (!cs_store_row_bool(res, 0, 0)) {
-        /* Another standby was first, or the active one renewed after all. */
+        /* Another standby was first, the active one renewed after all, or,
+         * with nobody active, a server from before replicas still runs. */
+        if (r->seen_id[0] == '\0' && !r->told_legacy)
+            cs_store_log(&store->log, CS_STORE_LOG_WARN,
+                         "no replica is active, and none may be while a cschedd from before "
+                         "replicas holds the database's server lock: stop it, and this replica "
+                         "takes its work over");
+        r->told_legacy |= r->seen_id[0] == '\0';
         r->seen_since_mono_ns = cs_store_now_mono_ns();
         return;
     }

@@ -64,6 +64,21 @@ BEGIN
 END
 $$;
 
+-- Whether a cschedd from before replicas still runs on the database: it
+-- holds the session-level advisory lock those versions took ("cschedd" in
+-- ASCII, 0x63736368656464, which pg_locks shows as its two halves). No
+-- replica takes the active role while it does: upgrading from such a
+-- version, the new replicas join as standbys, and the first one takes over
+-- once the old server has stopped.
+CREATE FUNCTION csched_legacy_server() RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (SELECT 1 FROM pg_locks
+                   WHERE locktype = 'advisory' AND classid = 6517603 AND objid = 1751475300
+                     AND objsubid = 1 AND granted
+                     AND database = (SELECT oid FROM pg_database
+                                     WHERE datname = current_database()))
+$$;
+
 -- A replica joins (at start): a new epoch, and its role. A row of the same
 -- id held by another instance whose lease is still running is refused
 -- ('busy'): two replicas were given one id. A restart of the active
@@ -113,7 +128,8 @@ BEGIN
         runs_held = 0;
     -- With nobody active, the first to ask becomes active; the unique index
     -- lets one of two at once win.
-    IF new_state = 1 AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.state IN (2, 3)) THEN
+    IF new_state = 1 AND NOT csched_legacy_server()
+       AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.state IN (2, 3)) THEN
         BEGIN
             UPDATE replicas r SET state = 2 WHERE r.id = replica_id;
             new_state := 2;
@@ -163,6 +179,9 @@ CREATE FUNCTION csched_take_over(replica_id text, replica_epoch bigint, victim_i
 RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
+    IF csched_legacy_server() THEN
+        RETURN false;
+    END IF;
     IF victim_id IS NOT NULL THEN
         UPDATE replicas r SET state = 5, epoch = nextval('replica_epochs')
         WHERE r.id = victim_id AND r.epoch = victim_epoch AND r.state IN (2, 3)

@@ -113,6 +113,38 @@ static void test_store_second_replica_waits_as_standby(void **state)
     f->store = NULL;
 }
 
+/* An upgrade from a cschedd before replicas, still running: it holds the
+ * session-level advisory lock those versions took. The new store migrates
+ * (0010 only adds: the old server goes on), joins, and stands by, saying
+ * why; once the old server's session ends, it takes the active role at its
+ * next heartbeat and opens. */
+static void test_store_waits_for_a_server_from_before_replicas(void **state)
+{
+    struct fixture *f = *state;
+    struct cs_store_config config = {.database_url = f->conninfo,
+                                     .log_cb = log_cb,
+                                     .log_arg = f,
+                                     .replica_id = "r1",
+                                     .replica_instance = "i1",
+                                     .heartbeat_ms = 200,
+                                     .attempt_lease_ms = 1000};
+    PGconn *old = admin_connect(f->conninfo);
+    admin_must(old, "SELECT pg_advisory_lock(27992893484786788)");
+
+    f->store = cs_store_new(&f->loop, &config);
+    assert_int_equal(cs_store_open(f->store, open_cb, f), 0);
+    run_for(f, 1500);
+    assert_false(f->open_done);
+    assert_int_equal(admin_value(f->conninfo, "SELECT state FROM replicas WHERE id = 'r1'"), 1);
+    int64_t t0 = cs_test_now_ms();
+    PQfinish(old);
+    run_until(f, &f->open_done, 5000);
+    assert_int_equal(f->open_status, 0);
+    assert_true(cs_test_now_ms() - t0 < 1500);
+    assert_int_equal(admin_value(f->conninfo, "SELECT state FROM replicas WHERE id = 'r1'"), 2);
+    store_close(f);
+}
+
 /* The active replica stops renewing (its process frozen: here, its store's
  * loop simply not run) for longer than its lease: the standby sees the
  * renewal stand still for a whole lease, takes the role over with a new
@@ -414,6 +446,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_open_migrates_once, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_store_standby_takes_over_a_frozen_active, store_setup,
                                         store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_waits_for_a_server_from_before_replicas,
+                                        store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_store_second_replica_waits_as_standby, store_setup,
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_snapshot_after_reopen, store_setup,
