@@ -75,6 +75,7 @@ struct server {
     char embedded_dir[PATH_MAX];
     char instance[CS_STATE_INSTANCE_SIZE]; /* the state dir's id, the replica joins with */
     bool fenced;                           /* another replica took the lease: start again */
+    bool loaded; /* the active replica's state is loaded: every call is served */
     bool stopping;
     int exit_code;
 };
@@ -230,11 +231,7 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     cs_retention_start(&srv->retention, s, srv->config.retention_days);
     cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
 
-    if (cs_rpc_server_serve(srv->rpc) != 0) {
-        cs_log_error("cannot serve on %s", srv->local.path);
-        begin_shutdown(srv, 1);
-        return;
-    }
+    srv->loaded = true;
     /* The ready file names the address clients are to use: TCP when asked
      * for, else the unix socket. */
     int port = cs_rpc_server_port(srv->rpc);
@@ -276,6 +273,26 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     /* Reading a zone's file may wait for the disk: on the pool, first. */
     srv->snap = snap;
     cs_zone_load_start(s, snap->jobs, snap->n_jobs, zones_read_cb, srv);
+}
+
+/* Until this replica is the active one with its state loaded it answers
+ * health (NOT_SERVING), reflection and ListReplicas; every other call is
+ * UNAVAILABLE, which a client retries, here or at the active replica. */
+static int gate_cb(void *arg, const char *path, char *why, size_t cap)
+{
+    struct server *srv = arg;
+    struct cs_store_replica_info info;
+    if (srv->loaded || strncmp(path, "/grpc.", 6) == 0 ||
+        strcmp(path, "/csched.v1.Scheduler/ListReplicas") == 0)
+        return 0;
+    cs_store_replica_get(srv->sched.store, &info);
+    (void)snprintf(why, cap,
+                   info.epoch != 0 && !info.active
+                       ? "replica %s is a standby: the active replica serves this call "
+                         "(csched replicas names it)"
+                       : "replica %s is starting: its state is still being loaded",
+                   info.id);
+    return -ENOTCONN;
 }
 
 /* --- stop ---------------------------------------------------------------- */
@@ -690,6 +707,13 @@ int main(int argc, char **argv)
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");
+        return 1;
+    }
+    /* Health and the replicas' list are answered from now on, a standby's
+     * too; the rest once the state is loaded (gate_cb). */
+    cs_rpc_server_gate(srv.rpc, gate_cb, &srv);
+    if (cs_rpc_server_serve(srv.rpc) != 0) {
+        cs_log_error("cannot serve on %s", srv.local.path);
         return 1;
     }
     /* Started last, just before the loop runs: its first tick must not

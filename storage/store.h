@@ -171,6 +171,8 @@ bool cs_store_is_out_of_space(const struct cs_store *store);
  * is fresh (sent less than 1.5 heartbeats ago): a replica that missed one
  * starts no new work, well before another may take its lease. */
 bool cs_store_may_start(const struct cs_store *store);
+/* True while this replica is the active one and the store open. */
+bool cs_store_is_active(const struct cs_store *store);
 /* What the next renewal records: the address clients reach this replica
  * at (NULL leaves it), and the runs it holds. */
 void cs_store_replica_set(struct cs_store *store, const char *address, int runs_held);

@@ -93,7 +93,7 @@ static void setup_done_cb(struct cs_store *store, int status)
     store->unanswered_since_ns = 0;
     store->stats.reconnects += cs_store_is_live(store);
     cs_store_conn_step(store, CS_STORE_CONN_EV_PREPARED);
-    if (!uv_is_active((uv_handle_t *)&store->replica.beat_timer))
+    if (!store->replica.left && store->state != CS_STORE_STATE_FENCED)
         cs_store_replica_start_beats(store);
     store->backoff_ms = BACKOFF_MIN_MS;
     store->conn_cbs.ready_cb(store);

@@ -171,8 +171,10 @@ void cs_store_replica_start_beats(struct cs_store *store)
 {
     uint64_t ms = (uint64_t)store->replica.heartbeat_ms;
 
-    /* Neither fails: the callback is set and the handle open. */
-    (void)uv_timer_start(&store->replica.beat_timer, beat_cb, ms, ms);
+    /* At once, then every heartbeat: after a reconnect the lease is renewed
+     * without waiting for the next beat. Neither fails: the callback is set
+     * and the handle open. */
+    (void)uv_timer_start(&store->replica.beat_timer, beat_cb, 0, ms);
 }
 
 /* A standby's look at the active replica, from a renewal's answer. */
@@ -295,6 +297,11 @@ void cs_store_replica_drain(struct cs_store *store)
 }
 
 /* --- the public side ------------------------------------------------------- */
+
+bool cs_store_is_active(const struct cs_store *store)
+{
+    return store->state == CS_STORE_STATE_LIVE && store->replica.role == CS_STORE_ROLE_ACTIVE;
+}
 
 bool cs_store_may_start(const struct cs_store *store)
 {

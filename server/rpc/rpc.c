@@ -64,6 +64,8 @@ struct cs_rpc_server {
     void *done_arg;
     struct cs_call_count open_calls;
     struct cs_rpc_refused_hook refused;
+    cs_rpc_gate_cb gate_cb;
+    void *gate_arg;
     size_t open_slots;
 };
 
@@ -122,6 +124,8 @@ static void begin_call(struct slot *slot)
         return;
     }
     rc = cs_access_check(call->method->path, &call->who, rc == 0, why, sizeof(why));
+    if (rc == 0 && slot->server->gate_cb != NULL)
+        rc = slot->server->gate_cb(slot->server->gate_arg, call->method->path, why, sizeof(why));
     if (rc != 0) {
         refuse(slot, call, rc, why);
         return;
@@ -318,6 +322,13 @@ void cs_rpc_server_on_refused(struct cs_rpc_server *server, cs_rpc_refused_cb cb
 {
     CS_ASSERT_LOOP();
     server->refused = (struct cs_rpc_refused_hook){cb, arg};
+}
+
+void cs_rpc_server_gate(struct cs_rpc_server *server, cs_rpc_gate_cb gate_cb, void *arg)
+{
+    CS_ASSERT_LOOP();
+    server->gate_cb = gate_cb;
+    server->gate_arg = arg;
 }
 
 int cs_rpc_server_serve(struct cs_rpc_server *server)

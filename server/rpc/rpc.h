@@ -151,6 +151,14 @@ struct cs_rpc_refused_hook {
 /* Sets the server's hook (before it serves); calls begun after it see it. */
 void cs_rpc_server_on_refused(struct cs_rpc_server *server, cs_rpc_refused_cb cb, void *arg);
 
+/* Asked for each call once its caller may make it, before the handler:
+ * 0 lets it through; a negative errno refuses it with why (the status
+ * cs_call_fail gives that errno). For calls a server cannot answer in its
+ * current phase (a replica standing by, say). */
+typedef int (*cs_rpc_gate_cb)(void *arg, const char *path, char *why, size_t cap);
+/* Sets the server's gate (before it serves); NULL lets every call through. */
+void cs_rpc_server_gate(struct cs_rpc_server *server, cs_rpc_gate_cb gate_cb, void *arg);
+
 /* Ends a unary call with response (borrowed: packed before returning). */
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);
 /* Ends a call with an error: code is a negative errno mapped by status.c. */

@@ -175,11 +175,71 @@ static void test_e2e_replicas_self(void **state)
         assert_int_equal(sql(e, "DELETE FROM replicas WHERE id = '" SELF_ID "'"), 1);
 }
 
+/* A second cschedd on the same database under another id stands by: it
+ * serves health (NOT_SERVING) and ListReplicas (itself the standby, the
+ * first server the active one), and refuses everything else UNAVAILABLE,
+ * naming itself a standby; the first server goes on serving. SIGTERM stops
+ * the standby cleanly. */
+static void test_e2e_replicas_standby_answers(void **state)
+{
+    struct cs_e2e *e = *state;
+    static const char *const args[] = {"--replica-id", "e2e-standby", NULL};
+    struct cs_testd_options opts = {
+        .database_url = cs_testpg_url(e->pg), .extra_args = args, .no_wait = true};
+    struct cs_testd *standby = NULL;
+    struct cs_client *client = NULL;
+    assert_int_equal(cs_testd_start(&opts, &standby), 0);
+    int64_t deadline = cs_test_now_ms() + 20000;
+    while (sql(e, "SELECT count(*) FROM replicas WHERE id = 'e2e-standby' AND state = 1") != 1 &&
+           cs_test_now_ms() < deadline)
+        cs_test_sleep_ms(20);
+    assert_int_equal(cs_client_new(cs_testd_target(standby), &client), 0);
+    struct cs_e2e other = {.pg = e->pg, .d = standby, .client = client};
+    int serving = -1;
+    while (cs_e2e_health_check(&other, "", &serving) != 0 && cs_test_now_ms() < deadline)
+        cs_test_sleep_ms(20);
+    assert_int_equal(serving, GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING);
+
+    Csched__V1__ListReplicasResponse *resp = NULL;
+    struct cs_status st = {0};
+    assert_int_equal(cs_scheduler_list_replicas(client, NULL, &resp, cs_e2e_opts(), &st), 0);
+    size_t seen = 0;
+    for (size_t i = 0; i < resp->n_replicas; i++) {
+        const Csched__V1__Replica *r = resp->replicas[i];
+        if (strcmp(r->id, "e2e-standby") == 0) {
+            assert_true(r->self);
+            assert_int_equal(r->state, CSCHED__V1__REPLICA_STATE__REPLICA_STATE_STANDBY);
+            seen++;
+        } else if (strcmp(r->id, SELF_ID) == 0) {
+            assert_false(r->self);
+            assert_int_equal(r->state, CSCHED__V1__REPLICA_STATE__REPLICA_STATE_ACTIVE);
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 2);
+    csched__v1__list_replicas_response__free_unpacked(resp, NULL);
+
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    req.name = "anything";
+    Csched__V1__Job *job = NULL;
+    assert_int_equal(cs_scheduler_get_job(client, &req, &job, cs_e2e_opts(), &st),
+                     GRPC_STATUS_UNAVAILABLE);
+    assert_non_null(strstr(st.message, "replica e2e-standby is a standby"));
+
+    int first_serving = -1;
+    assert_int_equal(cs_e2e_health_check(e, "", &first_serving), 0);
+    assert_int_equal(first_serving,
+                     GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING);
+    cs_client_free(client);
+    assert_int_equal(cs_testd_stop(standby), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_replicas_listed),
         cmocka_unit_test(test_e2e_replicas_self),
+        cmocka_unit_test(test_e2e_replicas_standby_answers),
     };
     return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);
 }
