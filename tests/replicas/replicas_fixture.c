@@ -195,6 +195,11 @@ int cs_replicas_sigcont(struct cs_replicas *rs, unsigned i)
     return rc;
 }
 
+int cs_replicas_sigterm(struct cs_replicas *rs, unsigned i)
+{
+    return signal_replica(rs, i, SIGTERM);
+}
+
 int cs_replicas_restart(struct cs_replicas *rs, unsigned i, enum cs_replicas_wait wait)
 {
     struct cs_replica *r = &rs->r[i];
@@ -417,4 +422,78 @@ int64_t cs_replicas_wait_health(struct cs_replicas *rs, unsigned i, int want, in
         return rc;
     }
     return cs_test_now_ms() - t0;
+}
+
+int cs_replicas_active(struct cs_replicas *rs)
+{
+    char id[32];
+    int rc = cs_replicas_sql(rs, "SELECT id FROM replicas WHERE state = 2", id, sizeof(id), true);
+
+    if (rc != 0)
+        return rc;
+    for (unsigned i = 0; i < rs->n; i++)
+        if (strcmp(rs->r[i].id, id) == 0)
+            return (int)i;
+    return -ENOENT;
+}
+
+int cs_replicas_reconnect(struct cs_replicas *rs, unsigned i)
+{
+    struct cs_replica *r = &rs->r[i];
+    struct cs_client *old = r->e.client;
+    int rc = cs_client_new(cs_testd_target(r->e.d), &r->e.client);
+
+    /* As in restart: the new one first, so gRPC is not shut down between. */
+    if (rc != 0)
+        return rc;
+    cs_client_free(old);
+    return 0;
+}
+
+long cs_replicas_log_count(struct cs_replicas *rs, unsigned i, const char *needle)
+{
+    FILE *f = fopen(cs_testd_log_path(rs->r[i].e.d), "re");
+    char line[4096];
+    long n = 0;
+
+    if (f == NULL)
+        return -errno;
+    while (fgets(line, sizeof(line), f) != NULL)
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+struct active_wait {
+    struct cs_replicas *rs;
+    int not_i, seen;
+};
+
+static bool other_active(void *arg)
+{
+    struct active_wait *w = arg;
+
+    w->seen = cs_replicas_active(w->rs);
+    return w->seen >= 0 && w->seen != w->not_i;
+}
+
+int cs_replicas_wait_active(struct cs_replicas *rs, int not_i, int64_t timeout_ms, int64_t *row_ms)
+{
+    struct active_wait w = {.rs = rs, .not_i = not_i, .seen = -1};
+    int64_t t0 = cs_test_now_ms();
+    int rc = cs_replicas_wait_until(other_active, &w, timeout_ms);
+
+    if (rc != 0) {
+        fprintf(stderr, "replicas: no replica but %d active after %lld ms (last seen: %d)\n", not_i,
+                (long long)timeout_ms, w.seen);
+        return rc;
+    }
+    if (row_ms != NULL)
+        *row_ms = cs_test_now_ms() - t0;
+    unsigned i = (unsigned)w.seen;
+    int64_t left = timeout_ms - (cs_test_now_ms() - t0);
+    if ((rc = cs_replicas_wait_ready(rs, i, left > 0 ? left : 1)) != 0 ||
+        (rc = cs_replicas_reconnect(rs, i)) != 0)
+        return rc;
+    return (int)i;
 }

@@ -121,6 +121,9 @@ struct cs_e2e *cs_replicas_e2e(struct cs_replicas *rs, unsigned i);
 int cs_replicas_kill9(struct cs_replicas *rs, unsigned i);
 int cs_replicas_sigstop(struct cs_replicas *rs, unsigned i);
 int cs_replicas_sigcont(struct cs_replicas *rs, unsigned i);
+/* cs_replicas_sigterm sends SIGTERM to replica i and returns at once: a
+ * drain, which the test watches (cs_testd_reap says when it exited). */
+int cs_replicas_sigterm(struct cs_replicas *rs, unsigned i);
 int cs_replicas_restart(struct cs_replicas *rs, unsigned i, enum cs_replicas_wait wait);
 int cs_replicas_cut(struct cs_replicas *rs, unsigned i, enum cs_testproxy_cut mode);
 int cs_replicas_restore(struct cs_replicas *rs, unsigned i);
@@ -146,6 +149,20 @@ struct cs_replica_row {
 /* cs_replicas_row reads replica i's row: 0, -ENOENT without one, -EIO. */
 int cs_replicas_row(struct cs_replicas *rs, unsigned i, struct cs_replica_row *row);
 
+/* cs_replicas_active is the index of the replica whose row is active
+ * (state 2), -ENOENT when none is, -EIO when the database does not say. */
+int cs_replicas_active(struct cs_replicas *rs);
+
+/* cs_replicas_reconnect makes replica i's client anew: a standby that
+ * became active serves now, and a channel that failed against it would
+ * wait out gRPC's reconnection backoff first. */
+int cs_replicas_reconnect(struct cs_replicas *rs, unsigned i);
+
+/* cs_replicas_log_count counts the lines of replica i's log (its stderr,
+ * across restarts and execv) that contain needle: 0 or more, or a
+ * negative errno. */
+long cs_replicas_log_count(struct cs_replicas *rs, unsigned i, const char *needle);
+
 /* Waits. Each polls until its condition holds or timeout_ms has passed;
  * it returns 0 (wait_health: the ms it took) or -ETIMEDOUT, and says on
  * stderr what it last saw. */
@@ -166,6 +183,13 @@ int cs_replicas_wait_up(struct cs_replicas *rs, unsigned i, int64_t timeout_ms);
  * error or no row is only "not yet"). */
 int cs_replicas_wait_sql(struct cs_replicas *rs, const char *sql, const char *want,
                          int64_t timeout_ms);
+
+/* cs_replicas_wait_active waits for a replica other than not_i (-1: any)
+ * to be active by its row and to serve (ready file and SERVING), makes its
+ * client anew (cs_replicas_reconnect) and returns its index. *row_ms (if
+ * not NULL) gets the ms until its row said active, the rest of the wait
+ * being the snapshot's load and the start of serving. */
+int cs_replicas_wait_active(struct cs_replicas *rs, int not_i, int64_t timeout_ms, int64_t *row_ms);
 
 /* cs_replicas_wait_health waits for replica i's health service ("") to
  * report want (a Grpc__Health__V1__HealthCheckResponse__ServingStatus); a
