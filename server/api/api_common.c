@@ -14,9 +14,7 @@
 int cs_api_require_store(struct cs_call *call, struct cs_sched *sched)
 {
     CS_ASSERT_LOOP();
-    /* A lease not renewed in time says the same as a connection gone: the
-     * database does not answer soon enough to be written to. */
-    if (cs_store_is_accepting(sched->store) && cs_store_may_start(sched->store))
+    if (cs_store_is_accepting(sched->store))
         return 0;
     cs_call_fail(
         call, -ENOTCONN,
