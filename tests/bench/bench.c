@@ -33,9 +33,11 @@
  * are run and measured in bench_run.c, and printed by bench_report.c.
  *
  * Usage: csched-bench [--fsync on|off] [--only LINE[,LINE...]] [--repeat N]
- *                    [--s-seconds N] [--s-rate R] [--api-calls N]
+ *                    [--s-seconds N] [--s-rate R] [--api-calls N] [--standbys N]
  * LINE is A, T, S, API or M. --s-rate gives S's second rate instead of the
  * floor's T rate (measured by a floor run of T when T itself is not run).
+ * --standbys N (0 to 4) runs N standby replicas on the same database beside
+ * the cschedd of A and T, whose CPU is shown apart.
  * Exits 1 if a run of S or a call of API failed. */
 #include "bench.h"
 
@@ -84,6 +86,7 @@ struct bench_args {
     unsigned s_seconds;
     double s_rate;
     unsigned api_calls;
+    unsigned standbys;
 };
 
 /* selected says whether line key is in --only's comma-separated list. */
@@ -116,11 +119,13 @@ static bool parse_args(int argc, char **argv, struct bench_args *a)
             a->s_rate = strtod(argv[++i], NULL);
         else if (strcmp(argv[i], "--api-calls") == 0)
             a->api_calls = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--standbys") == 0)
+            a->standbys = (unsigned)strtoul(argv[++i], NULL, 10);
         else
             return false;
     }
     return a->repeat >= 1 && a->repeat <= MAX_REPEAT && a->s_seconds >= 1 && a->s_rate >= 0 &&
-           a->api_calls >= API_THREADS;
+           a->api_calls >= API_THREADS && a->standbys <= BENCH_MAX_STANDBYS;
 }
 
 /* The rates of line S: S_RATE, and the floor's T rate (given, from T's
@@ -158,10 +163,12 @@ int main(int argc, char **argv)
     if (!parse_args(argc, argv, &args)) {
         fprintf(stderr,
                 "usage: %s [--fsync on|off] [--only A|T|S|API|M[,...]] [--repeat 1-%d]\n"
-                "       [--s-seconds N] [--s-rate RUNS_PER_S] [--api-calls N >= %d]\n",
-                argv[0], MAX_REPEAT, API_THREADS);
+                "       [--s-seconds N] [--s-rate RUNS_PER_S] [--api-calls N >= %d]\n"
+                "       [--standbys 0-%d]\n",
+                argv[0], MAX_REPEAT, API_THREADS, BENCH_MAX_STANDBYS);
         return 2;
     }
+    bench_set_standbys(args.standbys);
     const char *only = args.only;
     unsigned repeat = args.repeat;
     const char *env_bin = getenv("CSCHED_BIN_DIR");

@@ -85,6 +85,10 @@ void bench_run_floor(const struct workload *w, const char *bin_dir, struct measu
 /* Runs w once on a fresh cschedd (from $CSCHED_BIN_DIR, as tests/lib
  * starts it) on pg and fills m; the server is stopped before it returns. */
 void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct measure *m);
+/* How many standby replicas run beside the active cschedd of A and T (0 by
+ * default): the cost of coordination through the database. */
+#define BENCH_MAX_STANDBYS 4
+void bench_set_standbys(unsigned n);
 
 /* Measures SPAWN_COST_N spawns of each program of line M from bin_dir. */
 void bench_minder_cost(const char *bin_dir, struct spawn_cost cost[SPAWN_KINDS]);

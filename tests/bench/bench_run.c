@@ -8,6 +8,7 @@
 #include <csched/client.h>
 #include <csched/scheduler.h>
 #include <fcntl.h>
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -165,9 +166,62 @@ static void get_lag(struct cs_testd *d, struct measure *m)
     cs_client_free(client);
 }
 
+/* Standby replicas beside the active cschedd of A and T (--standbys): what
+ * coordination through the database costs while one replica works. */
+static unsigned standbys;
+
+void bench_set_standbys(unsigned n)
+{
+    standbys = n;
+}
+
+/* Starts the standbys, and waits until each has joined (its row). */
+static void start_standbys(struct cs_testpg *pg, struct cs_testd **out)
+{
+    static char ids[BENCH_MAX_STANDBYS][32];
+    const char *args[BENCH_MAX_STANDBYS][3];
+    for (unsigned i = 0; i < standbys; i++) {
+        (void)snprintf(ids[i], sizeof(ids[i]), "bench-standby-%u", i + 1);
+        args[i][0] = "--replica-id";
+        args[i][1] = ids[i];
+        args[i][2] = NULL;
+        struct cs_testd_options o = {
+            .database_url = cs_testpg_url(pg), .extra_args = args[i], .no_wait = true};
+        CS_TEST_OK(cs_testd_start(&o, &out[i]));
+    }
+    PGconn *conn = PQconnectdb(cs_testpg_url(pg));
+    int64_t deadline = cs_test_now_ms() + 30000;
+    for (;;) {
+        PGresult *res = PQexec(conn, "SELECT count(*) FROM replicas WHERE state = 1");
+        long joined = PQresultStatus(res) == PGRES_TUPLES_OK ? atol(PQgetvalue(res, 0, 0)) : -1;
+        PQclear(res);
+        if (joined >= (long)standbys)
+            break;
+        if (cs_test_now_ms() > deadline) {
+            fprintf(stderr, "bench: %ld of %u standbys joined in 30 s\n", joined, standbys);
+            exit(1);
+        }
+        cs_test_sleep_ms(20);
+    }
+    PQfinish(conn);
+}
+
+static double standbys_cpu_ms(struct cs_testd *const *standby)
+{
+    double sum = 0, ms;
+    for (unsigned i = 0; i < standbys; i++) {
+        CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(standby[i]), false, &ms));
+        sum += ms;
+    }
+    return sum;
+}
+
 void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct measure *m)
 {
-    struct cs_testd_options dopts = {.database_url = cs_testpg_url(pg), .max_running = w->limit};
+    static const char *const active_args[] = {"--replica-id", "bench-active", NULL};
+    struct cs_testd_options dopts = {
+        .database_url = cs_testpg_url(pg), .max_running = w->limit, .extra_args = active_args};
+    struct cs_testd *standby[BENCH_MAX_STANDBYS] = {NULL};
     struct cs_test_burst_result r;
     double srv0, srv1, own0, own1, db0, db1;
     struct rusage self0, self1;
@@ -175,6 +229,7 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
 
     memset(m, 0, sizeof(*m));
     CS_TEST_OK(cs_testd_start(&dopts, &d));
+    start_standbys(pg, standby);
     struct cs_test_burst_options bopts = {
         .target = cs_testd_target(d),
         .server_pid = cs_testd_pid(d),
@@ -192,12 +247,16 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), true, &srv0));
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), false, &own0));
     CS_TEST_OK(cs_test_tree_cpu_ms(cs_testpg_pid(pg), &db0));
+    double standby0 = standbys_cpu_ms(standby);
     getrusage(RUSAGE_SELF, &self0);
     CS_TEST_OK(cs_test_burst_run(&bopts, &r));
     getrusage(RUSAGE_SELF, &self1);
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), true, &srv1));
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), false, &own1));
     CS_TEST_OK(cs_test_tree_cpu_ms(cs_testpg_pid(pg), &db1));
+    if (standbys > 0)
+        fprintf(stderr, "%s: %u standbys used %.1f ms CPU\n", w->key, standbys,
+                standbys_cpu_ms(standby) - standby0);
     cs_test_burst_print(w->key, &r);
     fprintf(stderr, "%s: cschedd itself used %.1f ms CPU, its minders and commands %.1f ms\n",
             w->key, own1 - own0, (srv1 - srv0) - (own1 - own0));
@@ -214,6 +273,8 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
     m->cpu_ms = srv1 - srv0;
     m->own_cpu_ms = own1 - own0;
     m->db_cpu_ms = db1 - db0;
+    for (unsigned i = 0; i < standbys; i++)
+        (void)cs_testd_stop(standby[i]);
     int status = cs_testd_stop(d);
     if (status != 0)
         fprintf(stderr, "bench: cschedd exited with status %d\n", status);
