@@ -1,6 +1,4 @@
 /* The state dir's random id (state_instance.h). */
-#include "state_instance.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -8,6 +6,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
+
+#include "state_instance.h"
 
 static bool is_instance(const char *s, size_t n)
 {
