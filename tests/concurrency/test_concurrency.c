@@ -83,13 +83,21 @@ static void check_result(const struct scenario *sc, const struct cs_test_burst_r
      * before its RUNNING event and a little before its terminal event). */
     CS_TEST_LE(r->proc_peak, r->holding_peak + SCAN_SLACK);
     CS_TEST_GT(r->proc_peak, 0);
-    /* The /proc counts mean something only if the sampler never looked away
-     * for as long as an attempt lives: then no minder was alive unseen. How
-     * many samples that takes depends on the machine, not on cschedd. */
     CS_TEST_GT(r->proc_samples, 1);
-    CS_TEST_LT(r->proc_max_gap_us, ATTEMPT_LIFE_MS * 1000);
     CS_TEST_LE(r->proc_peak, 2 * r->running_peak + SCAN_SLACK);
-    CS_TEST_LE(r->running_peak, 2 * r->proc_peak + SCAN_SLACK);
+    /* That the sampler saw about as many minders as Watch saw running means
+     * something only if it never looked away for as long as an attempt
+     * lives: then no minder was alive unseen. Whether it did depends on the
+     * machine (a loaded one with the sanitizers starves the test's threads),
+     * not on cschedd: a longer gap makes that one comparison inconclusive,
+     * and it is said so rather than judged. */
+    if (r->proc_max_gap_us < ATTEMPT_LIFE_MS * 1000)
+        CS_TEST_LE(r->running_peak, 2 * r->proc_peak + SCAN_SLACK);
+    else
+        fprintf(stderr,
+                "%s: the /proc sampler looked away for %lld ms, longer than an attempt lives: "
+                "its peak is not compared with Watch's\n",
+                sc->name, (long long)(r->proc_max_gap_us / 1000));
 
     if (sc->min_alive_peak > 0) {
         CS_TEST_GE(r->running_peak, sc->min_alive_peak);
