@@ -375,7 +375,6 @@ static int sched_init(struct server *srv)
     s->zones.dir = srv->config.zoneinfo;
     s->max_running = srv->config.max_running;
     s->attempt_lease_ms = srv->config.attempt_lease_ms;
-    s->launch_after_commit = srv->config.database_url != NULL;
     s->lease_path = srv->config.database_url != NULL ? srv->lease.path : NULL;
     s->max_streams = srv->config.max_streams;
     s->next_run_id = 1;

@@ -115,7 +115,7 @@ static void start_prepare(struct cs_store *store)
     b->done_cb = setup_done_cb;
     cs_store_batch_start_setup(store, b);
     cs_store_conn_step(store, CS_STORE_CONN_EV_PREPARE);
-    /* The attempts this session inserts name this replica (0010_replicas.sql). */
+    /* The attempt rows this connection inserts name this replica (0010_replicas.sql). */
     const char *id = store->replica.id;
     if (!PQsendQueryParams(store->conn, "SELECT set_config('csched.replica', $1, false)", 1, NULL,
                            &id, NULL, NULL, 0)) {

@@ -195,7 +195,7 @@ static enum cs_revoke take_back(struct cs_sched *s, struct cs_attempt *att, enum
 }
 
 /* Which attempt's start was waited for (struct cs_sched's
- * launch_after_commit), found again by its run's id once the start has
+ * lease_path), found again by its run's id once the start has
  * committed: it may have been taken back meanwhile. */
 struct start_commit {
     struct cs_sched *s;
@@ -254,7 +254,7 @@ static void start_cb(struct cs_sched *s, struct cs_run *run)
         run->msg->started_unix_ms = start_ms;
     s->runs_started++;
     att->launch = launch_new(s, att, start_ms);
-    if (!s->launch_after_commit) {
+    if (s->lease_path == NULL) {
         cs_dispatch_write_run(s, run, NULL, NULL);
         write_attempt(s, run, att);
         s->ops->launch_cb(s->launcher, att->launch);

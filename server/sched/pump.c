@@ -35,7 +35,7 @@ static bool may_run(const struct cs_sched *s)
 {
     return !s->stopping && !s->draining && s->ready.n > 0 &&
            cs_sched_slots_used(s) < s->max_running &&
-           (s->ops == NULL || s->ops->may_start_cb == NULL || s->ops->may_start_cb(s->store));
+           (s->ops->may_start_cb == NULL || s->ops->may_start_cb(s->store));
 }
 
 /* Asks for a turn while a run may start, and takes the ask back once none

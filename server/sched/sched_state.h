@@ -108,16 +108,14 @@ struct cs_sched {
     const char *job_user; /* --job-user: the default job user under root; NULL: runas.h's */
     /* The lease file (host/lease_file.h), passed to every minder as -L so
      * that it stops its command once the replica's lease runs out; NULL:
-     * no fencing. */
+     * no fencing, the embedded database, which no other replica can take
+     * over. With it, a minder also starts only once its attempt's start has
+     * committed: a replica that takes this one's work over must know of
+     * every command that may run (docs/architecture.md, "Replicas"). */
     const char *lease_path;
     /* --replica-id: this replica's name in the database */
     const char *replica_id;
     uint32_t max_running;
-    /* A minder starts only once its attempt's start has committed: another
-     * replica that takes this one's work over must know of every command
-     * that may run (docs/architecture.md, "Replicas"). Off with the embedded
-     * database, which no other replica can take over. */
-    bool launch_after_commit;
     /* SIGTERM: the replica starts nothing more and says NOT_SERVING while
      * its running attempts end (main.c's drain). */
     bool draining;

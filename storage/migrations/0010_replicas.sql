@@ -47,7 +47,7 @@ CREATE TABLE replicas (
 CREATE UNIQUE INDEX replicas_one_active ON replicas ((true)) WHERE state IN (2, 3);
 
 -- Which replica's machine runs an attempt: '' for attempts recorded before
--- replicas existed (the one server's own). A replica's sessions set
+-- replicas existed (the one server's own). A replica's connections set
 -- csched.replica, so the row's insert names it without a column of its own
 -- in every write.
 ALTER TABLE attempts ADD COLUMN replica text NOT NULL DEFAULT '';

@@ -45,6 +45,22 @@ static void test_store_open_migrates_once(void **state)
                      (int)cs_store_migrations_count);
 }
 
+/* A replica's store on the fixture's database, logging and told of its
+ * fence into who, with a heartbeat of 200 ms and an attempt lease of 1 s. */
+static struct cs_store_config replica_config(const struct fixture *f, struct fixture *who,
+                                             const char *id, const char *instance)
+{
+    return (struct cs_store_config){.database_url = f->conninfo,
+                                    .log_cb = log_cb,
+                                    .log_arg = who,
+                                    .fenced_cb = fenced_cb,
+                                    .fenced_arg = who,
+                                    .replica_id = id,
+                                    .replica_instance = instance,
+                                    .heartbeat_ms = 200,
+                                    .attempt_lease_ms = 1000};
+}
+
 /* Two replicas open the same empty database at once: one migrates and
  * opens as the active replica; the other joins as a standby and its open
  * waits. Once the active one leaves, the standby takes the role over at its
@@ -55,20 +71,9 @@ static void test_store_second_replica_waits_as_standby(void **state)
     struct fixture *f = *state;
     struct fixture other = {0}, twin = {0};
     struct fixture *active, *standby;
-    struct cs_store_config config = {.database_url = f->conninfo,
-                                     .log_cb = log_cb,
-                                     .log_arg = f,
-                                     .replica_id = "r1",
-                                     .replica_instance = "i1",
-                                     .heartbeat_ms = 200,
-                                     .attempt_lease_ms = 1000};
-    struct cs_store_config other_config = config;
-    other_config.log_arg = &other;
-    other_config.replica_id = "r2";
-    other_config.replica_instance = "i2";
-    struct cs_store_config twin_config = other_config;
-    twin_config.log_arg = &twin;
-    twin_config.replica_instance = "i3";
+    struct cs_store_config config = replica_config(f, f, "r1", "i1");
+    struct cs_store_config other_config = replica_config(f, &other, "r2", "i2");
+    struct cs_store_config twin_config = replica_config(f, &twin, "r2", "i3");
 
     f->store = cs_store_new(&f->loop, &config);
     other.store = cs_store_new(&f->loop, &other_config);
@@ -121,13 +126,7 @@ static void test_store_second_replica_waits_as_standby(void **state)
 static void test_store_waits_for_a_server_from_before_replicas(void **state)
 {
     struct fixture *f = *state;
-    struct cs_store_config config = {.database_url = f->conninfo,
-                                     .log_cb = log_cb,
-                                     .log_arg = f,
-                                     .replica_id = "r1",
-                                     .replica_instance = "i1",
-                                     .heartbeat_ms = 200,
-                                     .attempt_lease_ms = 1000};
+    struct cs_store_config config = replica_config(f, f, "r1", "i1");
     PGconn *old = admin_connect(f->conninfo);
     admin_must(old, "SELECT pg_advisory_lock(27992893484786788)");
 
@@ -155,20 +154,8 @@ static void test_store_standby_takes_over_a_frozen_active(void **state)
     struct fixture *f = *state;
     struct fixture other = {0};
     uv_loop_t frozen_loop;
-    struct cs_store_config config = {.database_url = f->conninfo,
-                                     .log_cb = log_cb,
-                                     .log_arg = f,
-                                     .fenced_cb = fenced_cb,
-                                     .fenced_arg = f,
-                                     .replica_id = "r1",
-                                     .replica_instance = "i1",
-                                     .heartbeat_ms = 200,
-                                     .attempt_lease_ms = 1000};
-    struct cs_store_config other_config = config;
-    other_config.log_arg = &other;
-    other_config.fenced_arg = &other;
-    other_config.replica_id = "r2";
-    other_config.replica_instance = "i2";
+    struct cs_store_config config = replica_config(f, f, "r1", "i1");
+    struct cs_store_config other_config = replica_config(f, &other, "r2", "i2");
 
     /* r1 on a loop of its own, so that it can be frozen alone. */
     assert_int_equal(uv_loop_init(&frozen_loop), 0);

@@ -23,7 +23,7 @@
  *
  * DIR is a temp dir that the job user (nobody, under a root cschedd) may
  * enter and write; it needs flock(1) and date(1) from util-linux and
- * coreutils. Test's main thread; helpers return 0 or a negative errno. */
+ * coreutils. Test's main thread; the functions return 0 or a negative errno. */
 #ifndef CS_ORACLE_H
 #define CS_ORACLE_H
 

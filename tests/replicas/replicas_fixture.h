@@ -7,7 +7,7 @@
  * straight to the database; the faults; and waits that poll a condition
  * until a deadline, never a fixed sleep.
  *
- * Each replica's struct cs_e2e (pg, d, client) lets the cs_e2e_* helpers
+ * Each replica's struct cs_e2e (pg, d, client) lets the cs_e2e_* functions
  * (e2e.h: make a job, trigger, wait for the end, health) run against that
  * replica. Functions run on the test's main thread (the daemons and the
  * proxies get SIGTERM when the thread that started them exits) and return
@@ -105,7 +105,7 @@ int cs_replicas_start(const struct cs_replicas_options *opts, struct cs_replicas
  * not count; one that exited by itself does). NULL returns 0. */
 int cs_replicas_stop(struct cs_replicas *rs);
 
-/* cs_replicas_e2e is replica i's struct cs_e2e, for the cs_e2e_* helpers. */
+/* cs_replicas_e2e is replica i's struct cs_e2e, for the cs_e2e_* functions. */
 struct cs_e2e *cs_replicas_e2e(struct cs_replicas *rs, unsigned i);
 
 /* Faults. kill9 sends SIGKILL to replica i and reaps it; its minders live

@@ -25,6 +25,7 @@
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
+#include "minder_spawn.h"
 #include "note.h"
 
 /* Longest any one minder may take before the test gives up on it. */
@@ -72,27 +73,6 @@ static int remove_dir(void **state)
     return rmdir(dir);
 }
 
-/* Starts the minder with args (NULL-terminated, without argv[0]). */
-static pid_t spawn_minder(const char *const *args)
-{
-    const char *argv[32] = {"csched-minder"};
-    size_t n = 1;
-    pid_t pid;
-
-    while (*args != NULL) {
-        assert_true(n < sizeof(argv) / sizeof(argv[0]) - 1);
-        argv[n++] = *args++;
-    }
-    argv[n] = NULL;
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execv(CS_MINDER_PATH, (char *const *)argv);
-        _exit(99);
-    }
-    return pid;
-}
-
 /* Waits for the minder to exit; returns its exit code. */
 static int wait_minder(pid_t pid)
 {
@@ -121,7 +101,7 @@ static int run_minder(const char *const *args)
      * the start record of the one before goes. */
     path_of(CS_ATTEMPT_PID_FILE, path, sizeof(path));
     (void)unlink(path);
-    return wait_minder(spawn_minder(args));
+    return wait_minder(cs_test_minder_spawn(args, -1));
 }
 
 /* Runs the minder on this test's directory with opts and the command. */
@@ -179,7 +159,7 @@ static void test_minder_exit_zero(void **state)
     pid_t pid;
 
     /* The minder records its start, its own pid, before the command runs. */
-    pid = spawn_minder(args);
+    pid = cs_test_minder_spawn(args, -1);
     assert_int_equal(wait_minder(pid), 0);
     note = read_note();
     assert_int_equal(note.outcome, CS_NOTE_EXITED);
@@ -210,7 +190,7 @@ static void test_minder_given_up(void **state)
 
     assert_int_equal(cs_attempt_pid_claim(dir), 0);
     assert_int_equal(cs_attempt_pid_claim(dir), -EEXIST);
-    assert_int_equal(wait_minder(spawn_minder(args)), CS_MINDER_EXIT_GIVEN_UP);
+    assert_int_equal(wait_minder(cs_test_minder_spawn(args, -1)), CS_MINDER_EXIT_GIVEN_UP);
     assert_int_equal(cs_note_read(dir, &note), -ENOENT);
     assert_int_equal(file_size(CS_ATTEMPT_PID_FILE), 0);
     assert_int_equal(cs_attempt_pid_publish(dir, 42), -EEXIST);
@@ -391,7 +371,7 @@ static struct cs_note cancel_with(int sig, const char *script)
 {
     const char *const args[] = {"-d", dir, "--", "sh", "-c", script, NULL};
     int64_t give_up_ms = mono_ms() + WAIT_LIMIT_MS;
-    pid_t pid = spawn_minder(args);
+    pid_t pid = cs_test_minder_spawn(args, -1);
     char path[128];
     struct stat st;
 
@@ -606,7 +586,7 @@ static void test_minder_session_and_group(void **state)
 {
     const char *const args[] = {"-d", dir, "--", "cat", "/proc/self/stat", NULL};
     int pid = 0, ppid = 0, pgrp = 0, session = 0;
-    pid_t minder = spawn_minder(args);
+    pid_t minder = cs_test_minder_spawn(args, -1);
     char buf[1024];
 
     assert_int_equal(wait_minder(minder), 0);

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "lease_file.h"
+#include "minder_spawn.h"
 #include "note.h"
 #include "util.h"
 
@@ -76,30 +77,6 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Execs the minder with args (NULL-terminated, without argv[0]) in a
- * forked child; fd, unless -1, becomes its fd 3 (the wait socket of -w). */
-static pid_t spawn_minder(const char *const *args, int fd)
-{
-    const char *argv[32] = {"csched-minder"};
-    size_t n = 1;
-    pid_t pid;
-
-    while (*args != NULL) {
-        assert_true(n < sizeof(argv) / sizeof(argv[0]) - 1);
-        argv[n++] = *args++;
-    }
-    argv[n] = NULL;
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (fd >= 0 && dup2(fd, 3) != 3)
-            _exit(98);
-        execv(CS_MINDER_PATH, (char *const *)argv);
-        _exit(99);
-    }
-    return pid;
-}
-
 /* A minder given up on: it, and the command's group it recorded, which
  * would outlive it (these commands never end on their own). */
 static void kill_minder(pid_t pid)
@@ -141,7 +118,7 @@ static int run_leased(const char *lease_arg, const char *grace_ms, const char *s
 {
     const char *const args[] = {"-d", dir,  "-L", lease_arg, "-g", grace_ms,
                                 "--", "sh", "-c", script,    NULL};
-    return wait_minder(spawn_minder(args, -1));
+    return wait_minder(cs_test_minder_spawn(args, -1));
 }
 
 static struct cs_note read_note(void)
@@ -356,7 +333,7 @@ static struct armed start_armed(void)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     a.gate = eventfd(0, EFD_CLOEXEC);
     assert_true(a.gate >= 0);
-    a.pid = spawn_minder(args, sv[1]);
+    a.pid = cs_test_minder_spawn(args, sv[1]);
     close(sv[1]);
     a.sock = sv[0];
     cs_minder_word_init(&w, CS_MINDER_ARM, a.gate);
@@ -452,8 +429,8 @@ static void test_minder_lease_usage(void **state)
     const char *const empty[] = {"-d", dir, "-L", "", "--", "true", NULL};
     const char *const no_value[] = {"-d", dir, "-L", NULL};
 
-    assert_int_equal(wait_minder(spawn_minder(empty, -1)), 100);
-    assert_int_equal(wait_minder(spawn_minder(no_value, -1)), 100);
+    assert_int_equal(wait_minder(cs_test_minder_spawn(empty, -1)), 100);
+    assert_int_equal(wait_minder(cs_test_minder_spawn(no_value, -1)), 100);
     assert_int_equal(cs_note_read(dir, &(struct cs_note){0}), -ENOENT);
 }
 

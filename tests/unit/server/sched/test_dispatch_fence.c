@@ -31,6 +31,10 @@ static void test_fence_lease_reaches_every_minder(void **state)
     trigger(job);
     trigger(job);
     turn();
+    /* With fencing, a minder starts only once its start has committed. */
+    assert_int_equal(fx.n_launches, 1);
+    commit();
+    turn();
     assert_int_equal(fx.n_launches, 3);
     for (size_t i = 1; i < 3; i++) {
         const char *lease = option(fx.launches[i]->argv, "-L");
