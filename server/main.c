@@ -641,6 +641,13 @@ static void store_renewed_cb(void *arg, int64_t deadline_boot_ns)
 static void store_fenced_cb(void *arg)
 {
     struct server *srv = arg;
+    if (srv->stopping || srv->drain_deadline_ms != 0) {
+        /* Asked to stop: its work is another replica's already. */
+        cs_log_warn("replica %s was fenced while stopping: another replica took its work over",
+                    srv->config.replica_id);
+        begin_shutdown(srv, 0);
+        return;
+    }
     cs_log_error("replica %s was fenced (another replica took its lease over): starting again "
                  "with a new epoch",
                  srv->config.replica_id);
@@ -727,7 +734,9 @@ int main(int argc, char **argv)
     (void)uv_run(srv.loop, UV_RUN_DEFAULT);
     release(&srv);
     if (srv.fenced) {
-        /* A new process: nothing of the fenced one's memory survives. */
+        /* A new process: nothing of the fenced one's memory survives, and
+         * no atexit runs, so the log's last lines are written first. */
+        cs_log_stop();
         execv("/proc/self/exe", argv);
         cs_log_error("starting again failed: %s", strerror(errno));
     }

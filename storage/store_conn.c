@@ -7,7 +7,7 @@
  * only, store_replica.c) -> pipeline mode, the session's replica setting and
  * every statement prepared as the first batch -> READY, when the batch layer
  * sends what is queued. When the connection breaks it is
- * rebuilt after a backoff (100 ms doubling to 5 s). A batch in flight that
+ * rebuilt after a backoff (100 ms doubling to CS_STORE_BACKOFF_MAX_MS). A batch in flight that
  * gets no answer for CS_STORE_ANSWER_TIMEOUT_MS (a frozen server, whose
  * connection looks healthy) breaks the connection the same way: its writes
  * are sent again on the next one, and until then the store is not accepting.
@@ -25,7 +25,6 @@
 #include "store_internal.h"
 
 #define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 5000
 #define CONNECT_TIMEOUT_MS 10000
 
 static void socket_cb(uv_poll_t *handle, int status, int events);
@@ -444,5 +443,5 @@ void cs_store_conn_lost(struct cs_store *store, const char *why)
     }
     retry_timer_start(store, retry_cb, store->backoff_ms);
     store->backoff_ms =
-        store->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : store->backoff_ms * 2;
+        store->backoff_ms * 2 > CS_STORE_BACKOFF_MAX_MS ? CS_STORE_BACKOFF_MAX_MS : store->backoff_ms * 2;
 }

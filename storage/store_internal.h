@@ -265,6 +265,10 @@ struct cs_store_replica {
     int64_t seen_epoch;
     int64_t seen_renewed_us;
     int64_t seen_since_mono_ns;
+    /* The active replica's silence counts only from here: a standby that
+     * could not reach the database itself saw nothing of it. */
+    int64_t watch_from_mono_ns;
+    bool beats_started;
     uv_timer_t beat_timer;
     cs_store_renewed_cb renewed_cb;
     void *renewed_arg;
@@ -387,6 +391,8 @@ struct cs_store {
 /* Silence with a batch in flight that takes the connection for dead: a
  * frozen server keeps its TCP connection and fires no statement_timeout. */
 #define CS_STORE_ANSWER_TIMEOUT_MS 5000
+/* The longest wait before a lost connection is tried again. */
+#define CS_STORE_BACKOFF_MAX_MS 5000
 /* Idleness after which a ping asks a ready connection for an answer. */
 #define CS_STORE_PING_IDLE_MS 2000
 

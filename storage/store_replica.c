@@ -10,10 +10,12 @@
  * store is fenced) and what a standby must know of the active replica: a
  * standby takes the active role when nobody has it, or when the active one's
  * lease has run out on the database's clock and its last renewal has not
- * changed for a whole lease on this replica's own clock. The second
- * condition rides out a database that was away: once it is back, the
- * active replica renews within a heartbeat, before any standby has seen its
- * renewal stand still for two. Loop thread. */
+ * changed for a whole lease on this replica's own clock, counted only
+ * while this replica reached the database itself. The second condition
+ * rides out a database that was away or frozen: a standby starts counting
+ * again when its own renewals come back late, and one reconnecting waits a
+ * reconnect backoff longer, the most the active replica may take to
+ * reconnect too. Loop thread. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +173,12 @@ void cs_store_replica_start_beats(struct cs_store *store)
 {
     uint64_t ms = (uint64_t)store->replica.heartbeat_ms;
 
+    /* After a reconnect the active replica may still be waiting for its
+     * own. */
+    if (store->replica.beats_started)
+        store->replica.watch_from_mono_ns =
+            cs_store_now_mono_ns() + (int64_t)CS_STORE_BACKOFF_MAX_MS * 1000000;
+    store->replica.beats_started = true;
     /* At once, then every heartbeat: after a reconnect the lease is renewed
      * without waiting for the next beat. Neither fails: the callback is set
      * and the handle open. */
@@ -182,6 +190,7 @@ static void observe(struct cs_store *store, const PGresult *res)
 {
     struct cs_store_replica *r = &store->replica;
     int64_t now = cs_store_now_mono_ns();
+    int64_t quiet_since;
     const char *active = PQgetvalue(res, 0, 2);
     int64_t epoch = cs_store_row_int(res, 0, 3);
     int64_t renewed_us = cs_store_row_int(res, 0, 4);
@@ -201,12 +210,13 @@ static void observe(struct cs_store *store, const PGresult *res)
         r->seen_since_mono_ns = now;
         return;
     }
-    if (expired && now - r->seen_since_mono_ns >= lease_ms(store) * 1000000) {
+    quiet_since = r->seen_since_mono_ns > r->watch_from_mono_ns ? r->seen_since_mono_ns
+                                                                 : r->watch_from_mono_ns;
+    if (expired && now - quiet_since >= lease_ms(store) * 1000000) {
         cs_store_log(&store->log, CS_STORE_LOG_WARN,
                      "the active replica %s (epoch %lld) has not renewed its lease for %lld ms: "
                      "taking its work over",
-                     r->seen_id, (long long)r->seen_epoch,
-                     (long long)((now - r->seen_since_mono_ns) / 1000000));
+                     r->seen_id, (long long)r->seen_epoch, (long long)((now - quiet_since) / 1000000));
         submit_own(store, CS_STORE_STMT_REPLICA_TAKE_OVER, take_over_done_cb);
     }
 }
@@ -224,6 +234,10 @@ static void renew_done_cb(struct cs_store_op *op, int status, const PGresult *re
         return;
     }
     renewed(r, r->renew_sent_mono_ns, r->renew_sent_boot_ns);
+    /* A renewal that took longer than a heartbeat met a database that was
+     * not answering: the active replica could not renew either. */
+    if (cs_store_now_mono_ns() - r->renew_sent_mono_ns > r->heartbeat_ms * 1000000)
+        r->watch_from_mono_ns = cs_store_now_mono_ns();
     if (store->state == CS_STORE_STATE_STANDBY)
         observe(store, res);
 }
