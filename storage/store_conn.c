@@ -442,6 +442,6 @@ void cs_store_conn_lost(struct cs_store *store, const char *why)
         return;
     }
     retry_timer_start(store, retry_cb, store->backoff_ms);
-    store->backoff_ms =
-        store->backoff_ms * 2 > CS_STORE_BACKOFF_MAX_MS ? CS_STORE_BACKOFF_MAX_MS : store->backoff_ms * 2;
+    store->backoff_ms = store->backoff_ms * 2 > CS_STORE_BACKOFF_MAX_MS ? CS_STORE_BACKOFF_MAX_MS
+                                                                        : store->backoff_ms * 2;
 }
