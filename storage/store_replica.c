@@ -211,12 +211,13 @@ static void observe(struct cs_store *store, const PGresult *res)
         return;
     }
     quiet_since = r->seen_since_mono_ns > r->watch_from_mono_ns ? r->seen_since_mono_ns
-                                                                 : r->watch_from_mono_ns;
+                                                                : r->watch_from_mono_ns;
     if (expired && now - quiet_since >= lease_ms(store) * 1000000) {
         cs_store_log(&store->log, CS_STORE_LOG_WARN,
                      "the active replica %s (epoch %lld) has not renewed its lease for %lld ms: "
                      "taking its work over",
-                     r->seen_id, (long long)r->seen_epoch, (long long)((now - quiet_since) / 1000000));
+                     r->seen_id, (long long)r->seen_epoch,
+                     (long long)((now - quiet_since) / 1000000));
         submit_own(store, CS_STORE_STMT_REPLICA_TAKE_OVER, take_over_done_cb);
     }
 }

@@ -44,7 +44,8 @@ static int freeze_db(struct cs_replicas *rs)
  * the active replica's lease has run out by the database's clock, its
  * renewal is older than a lease, and only what the standby could watch
  * itself may count. */
-static int disturb_db(struct cs_replicas *rs, unsigned active, int (*trouble)(struct cs_replicas *rs))
+static int disturb_db(struct cs_replicas *rs, unsigned active,
+                      int (*trouble)(struct cs_replicas *rs))
 {
     int rc = cs_replicas_cut(rs, active, CS_TESTPROXY_BLACKHOLE);
 
@@ -66,8 +67,7 @@ static void no_takeover(void **state, const char *name, int (*trouble)(struct cs
     char job[64];
     unsigned a = cs_rruns_active(f, -1, NULL);
 
-    cs_rruns_job(f->rs, a, &f->oracle, name, "sleep 3", 1, CS_RRUNS_MAX_ATTEMPTS, job,
-                 sizeof(job));
+    cs_rruns_job(f->rs, a, &f->oracle, name, "sleep 3", 1, CS_RRUNS_MAX_ATTEMPTS, job, sizeof(job));
     cs_rruns_trigger(f->rs, a, job, 1, &run.id);
     cs_rruns_wait_started(&f->oracle, run.id, CS_E2E_RUN_TIMEOUT_MS);
     int64_t epoch = cs_rruns_epoch(f, a, "active");
