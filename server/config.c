@@ -23,6 +23,7 @@ enum {
     OPT_STATE_DIR,
     OPT_MAX_RUNNING,
     OPT_READY_FILE,
+    OPT_ADVERTISE,
     OPT_MINDER,
     OPT_LOG_LEVEL,
     OPT_LOG_FORMAT,
@@ -58,6 +59,7 @@ static const struct option options[] = {
     {"state-dir", required_argument, NULL, OPT_STATE_DIR},
     {"max-running", required_argument, NULL, OPT_MAX_RUNNING},
     {"ready-file", required_argument, NULL, OPT_READY_FILE},
+    {"advertise", required_argument, NULL, OPT_ADVERTISE},
     {"minder", required_argument, NULL, OPT_MINDER},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
@@ -155,6 +157,9 @@ void cs_config_usage(const char *prog)
             "                          renewal before they stop themselves, and after which\n"
             "                          another replica may retry them; external database\n"
             "                          only (default 60s)            [CSCHED_ATTEMPT_LEASE]\n"
+            "  --advertise HOST:PORT   where other replicas reach this one, to forward the\n"
+            "                          calls a standby cannot answer (default: the --listen\n"
+            "                          address, else the unix socket) [CSCHED_ADVERTISE]\n"
             "  --drain-timeout DURATION  on SIGTERM, how long running commands may go on\n"
             "                          before the replica leaves (default 25s)\n"
             "                                                        [CSCHED_DRAIN_TIMEOUT]\n"
@@ -311,6 +316,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_READY_FILE:
             c->ready_file = optarg;
+            break;
+        case OPT_ADVERTISE:
+            c->advertise = optarg[0] != '\0' ? optarg : NULL;
             break;
         case OPT_MINDER:
             c->minder_path = optarg;
@@ -588,6 +596,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .tokens = env_or("CSCHED_TOKENS_FILE", NULL),
     };
     c->job_user = env_or("CSCHED_JOB_USER", NULL);
+    c->advertise = env_or("CSCHED_ADVERTISE", NULL);
     struct raw_settings raw = {
         .state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR),
         .max_running = from_env("CSCHED_MAX_RUNNING", NULL),

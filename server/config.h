@@ -57,6 +57,7 @@ struct cs_config {
     uint32_t max_health_watches; /* open at once, all callers together */
     uint32_t max_streams;        /* Watch, and ReadLogs, streams open at once, all callers */
     const char *ready_file;      /* NULL: none */
+    const char *advertise;       /* other replicas' way here; NULL: the address served */
     const char *minder_path;     /* NULL: found beside cschedd */
     const char *zoneinfo;        /* the tz database's directory (tzdb.h) */
     enum cs_log_level log_level;

@@ -186,6 +186,20 @@ static void signal_cb(uv_signal_t *handle, int signum)
     begin_shutdown(srv, 0);
 }
 
+/* The address clients are to use: TCP when asked for, else the unix
+ * socket. */
+static void served_address(const struct server *srv, char *buf, size_t cap)
+{
+    int port = cs_rpc_server_port(srv->rpc);
+    if (port > 0) {
+        const char *tcp = srv->config.listen, *colon = strrchr(tcp, ':');
+        int host_len = colon != NULL ? (int)(colon - tcp) : (int)strlen(tcp);
+        (void)snprintf(buf, cap, "%.*s:%d", host_len, tcp, port);
+    } else {
+        (void)snprintf(buf, cap, "unix:%s", srv->local.path);
+    }
+}
+
 static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
 {
     struct cs_sched *s = &srv->sched;
@@ -232,20 +246,11 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
 
     srv->loaded = true;
-    /* The ready file names the address clients are to use: TCP when asked
-     * for, else the unix socket. */
-    int port = cs_rpc_server_port(srv->rpc);
     char address[300];
-    if (port > 0) {
-        const char *tcp = srv->config.listen, *colon = strrchr(tcp, ':');
-        int host_len = colon != NULL ? (int)(colon - tcp) : (int)strlen(tcp);
-        (void)snprintf(address, sizeof(address), "%.*s:%d", host_len, tcp, port);
-    } else {
-        (void)snprintf(address, sizeof(address), "unix:%s", srv->local.path);
-    }
+    served_address(srv, address, sizeof(address));
     cs_log_info("serving on %s socket=%s max_running=%u state_dir=%s", address, srv->local.path,
                 s->max_running, s->state_dir);
-    cs_store_replica_set(s->store, address, (int)s->slots_held);
+    cs_store_replica_set(s->store, NULL, (int)s->slots_held);
     if (srv->config.ready_file != NULL)
         cs_ready_start(&srv->ready, srv->loop, srv->config.ready_file, address);
 }
@@ -276,8 +281,9 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
 }
 
 /* Until this replica is the active one with its state loaded it answers
- * health (NOT_SERVING), reflection and ListReplicas; every other call is
- * UNAVAILABLE, which a client retries, here or at the active replica. */
+ * health (NOT_SERVING), reflection and ListReplicas itself; a standby
+ * forwards every other call to the active replica it last saw, and without
+ * one, or while it starts, the call is UNAVAILABLE, which a client retries. */
 static int gate_cb(void *arg, const char *path, char *why, size_t cap)
 {
     struct server *srv = arg;
@@ -286,11 +292,17 @@ static int gate_cb(void *arg, const char *path, char *why, size_t cap)
         strcmp(path, "/csched.v1.Scheduler/ListReplicas") == 0)
         return 0;
     cs_store_replica_get(srv->sched.store, &info);
+    bool standby = info.epoch != 0 && !info.active;
+    if (standby && info.active_address[0] != '\0' && info.cluster_key[0] != '\0' &&
+        strlen(info.active_address) < cap) {
+        cs_rpc_server_cluster_key(srv->rpc, info.cluster_key);
+        (void)snprintf(why, cap, "%s", info.active_address);
+        return CS_RPC_GATE_FORWARD;
+    }
     (void)snprintf(why, cap,
-                   info.epoch != 0 && !info.active
-                       ? "replica %s is a standby: the active replica serves this call "
-                         "(csched replicas names it)"
-                       : "replica %s is starting: its state is still being loaded",
+                   standby ? "replica %s is a standby and knows of no active replica serving "
+                             "yet: try again in a heartbeat"
+                           : "replica %s is starting: its state is still being loaded",
                    info.id);
     return -ENOTCONN;
 }
@@ -517,6 +529,7 @@ static int listen_all(struct server *srv)
         rc = -EADDRNOTAVAIL;
         goto err_stop_local;
     }
+    cs_rpc_server_peers(srv->rpc, c->replica_id, cs_auth_peer_credentials(&srv->auth));
     struct cs_metrics_http_config metrics = {.listen = c->metrics_listen,
                                              .loopback = c->metrics_loopback,
                                              .insecure_tcp = c->insecure_tcp,
@@ -627,6 +640,10 @@ static void store_log_cb(void *arg, enum cs_store_log_level level, const char *c
 static void store_renewed_cb(void *arg, int64_t deadline_boot_ns)
 {
     struct server *srv = arg;
+    struct cs_store_replica_info info;
+    cs_store_replica_get(srv->sched.store, &info);
+    /* Calls forwarded by the standbys carry it. */
+    cs_rpc_server_cluster_key(srv->rpc, info.cluster_key);
     if (srv->sched.lease_path != NULL)
         cs_lease_file_set(&srv->lease, deadline_boot_ns);
     cs_store_replica_set(srv->sched.store, NULL, (int)srv->sched.slots_held);
@@ -711,7 +728,17 @@ int main(int argc, char **argv)
     cs_audit_refusals_start(&srv.audit_refusals, &srv.sched);
     cs_rpc_server_on_refused(srv.rpc, cs_audit_refused_cb, &srv.audit_refusals);
     srv.sched.store = cs_store_new(srv.loop, &store_config);
-    if (srv.sched.store == NULL || cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
+    if (srv.sched.store == NULL) {
+        cs_log_error("the store could not be started");
+        return 1;
+    }
+    /* Where standbys forward the calls they cannot answer: the first
+     * renewal tells them. */
+    char address[300];
+    served_address(&srv, address, sizeof(address));
+    cs_store_replica_set(srv.sched.store,
+                         srv.config.advertise != NULL ? srv.config.advertise : address, 0);
+    if (cs_store_open(srv.sched.store, store_open_cb, &srv) != 0) {
         cs_log_error("the store could not be started");
         return 1;
     }

@@ -181,6 +181,13 @@ struct cs_store_replica_info {
     int64_t epoch;          /* 0 until joined */
     bool active;            /* the active replica, not a standby */
     int64_t renewed_age_ms; /* since the last renewal that committed was sent; -1 before */
+    /* A standby's last look at the active replica: its id and the address
+     * it serves at ("" when none is active). */
+    const char *active_id;
+    const char *active_address;
+    /* The secret replicas prove themselves to each other with (migration
+     * 0011); "" until joined. */
+    const char *cluster_key;
 };
 void cs_store_replica_get(const struct cs_store *store, struct cs_store_replica_info *info);
 /* The active replica's row says draining (ListReplicas shows it): it is

@@ -46,6 +46,10 @@
 
 /* Room for an int8 in decimal, its sign and the terminating NUL. */
 #define CS_STORE_INT_TEXT 21
+/* A replica's address ("host:port" or "unix:path"), and the cluster's key
+ * (64 hex digits), each with its NUL. */
+#define CS_STORE_ADDRESS_MAX 300
+#define CS_STORE_CLUSTER_KEY_MAX 65
 
 /* Parameters of one statement: text format, except bytea values, which go in
  * binary. Text and bytea values are owned (freed by cs_store_params_clear);
@@ -245,7 +249,7 @@ struct cs_store_replica {
     char id[64];
     char instance[64];
     char version[64];
-    char address[300];
+    char address[CS_STORE_ADDRESS_MAX];
     int64_t heartbeat_ms;
     int64_t attempt_lease_ms;
     int64_t epoch; /* 0 until joined */
@@ -255,6 +259,7 @@ struct cs_store_replica {
     bool asking;   /* a renewal or a takeover is queued or in flight */
     bool left;
     bool told_legacy; /* the log said a server from before replicas holds the database */
+    char cluster_key[CS_STORE_CLUSTER_KEY_MAX]; /* cluster_key's, read at the join */
     int runs_held;
     int64_t join_sent_mono_ns, join_sent_boot_ns;
     int64_t renew_sent_mono_ns, renew_sent_boot_ns;
@@ -262,6 +267,7 @@ struct cs_store_replica {
     /* A standby's view of the active replica, and since when it has not
      * changed. */
     char seen_id[64];
+    char seen_address[CS_STORE_ADDRESS_MAX];
     int64_t seen_epoch;
     int64_t seen_renewed_us;
     int64_t seen_since_mono_ns;

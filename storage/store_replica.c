@@ -31,7 +31,8 @@
 #define MAY_START_HALF_BEATS 3
 
 static const char join_sql[] =
-    "SELECT epoch, state, prior FROM csched_join($1, $2, $3, $4::bigint, $5::bigint, $6::boolean)";
+    "SELECT epoch, state, prior, (SELECT key FROM cluster_key) FROM csched_join($1, $2, $3,"
+    " $4::bigint, $5::bigint, $6::boolean)";
 
 static int64_t lease_ms(const struct cs_store *store)
 {
@@ -73,7 +74,7 @@ int cs_store_join_start(struct cs_store *store, struct cs_store_err *err)
     return cs_store_flush_out(store, err);
 }
 
-/* The join's one row: epoch, state, prior. */
+/* The join's one row: epoch, state, prior, the cluster's key. */
 static int take_join(struct cs_store *store, const PGresult *res)
 {
     struct cs_store_replica *r = &store->replica;
@@ -90,6 +91,7 @@ static int take_join(struct cs_store *store, const PGresult *res)
     r->role =
         strcmp(PQgetvalue(res, 0, 1), "2") == 0 ? CS_STORE_ROLE_ACTIVE : CS_STORE_ROLE_STANDBY;
     r->replaced = strcmp(prior, "replaced") == 0;
+    (void)snprintf(r->cluster_key, sizeof(r->cluster_key), "%s", PQgetvalue(res, 0, 3));
     renewed(r, r->join_sent_mono_ns, r->join_sent_boot_ns);
     cs_store_log(&store->log, CS_STORE_LOG_INFO, "replica %s joined with epoch %lld as %s (%s)",
                  r->id, (long long)r->epoch,
@@ -198,10 +200,13 @@ static void observe(struct cs_store *store, const PGresult *res)
 
     if (cs_store_row_is_null(res, 0, 2)) {
         r->seen_id[0] = '\0';
+        r->seen_address[0] = '\0';
         r->seen_epoch = 0;
         submit_own(store, CS_STORE_STMT_REPLICA_TAKE_OVER, take_over_done_cb);
         return;
     }
+    (void)snprintf(r->seen_address, sizeof(r->seen_address), "%s",
+                   cs_store_row_is_null(res, 0, 7) ? "" : PQgetvalue(res, 0, 7));
     if (strcmp(active, r->seen_id) != 0 || epoch != r->seen_epoch ||
         renewed_us != r->seen_renewed_us) {
         (void)snprintf(r->seen_id, sizeof(r->seen_id), "%s", active);
@@ -342,6 +347,9 @@ void cs_store_replica_get(const struct cs_store *store, struct cs_store_replica_
     info->id = r->id;
     info->epoch = r->epoch;
     info->active = r->role == CS_STORE_ROLE_ACTIVE;
+    info->active_id = r->seen_id;
+    info->active_address = r->seen_address;
+    info->cluster_key = r->cluster_key;
     info->renewed_age_ms =
         r->renewed_mono_ns != 0 ? (cs_store_now_mono_ns() - r->renewed_mono_ns) / 1000000 : -1;
 }

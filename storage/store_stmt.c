@@ -28,8 +28,9 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_AUDIT_EXPIRE] = {"audit_expire", cs_store_sql_audit_expire},
     [CS_STORE_STMT_FENCE] = {"fence", "SELECT csched_fence($1, $2::bigint)"},
     [CS_STORE_STMT_REPLICA_RENEW] = {"replica_renew",
-                                     "SELECT * FROM csched_renew($1, $2::bigint, $3::bigint,"
-                                     " $4::bigint, $5::integer, $6)"},
+                                     "SELECT r.*, (SELECT address FROM replicas a"
+                                     " WHERE a.id = r.active_id) FROM csched_renew($1,"
+                                     " $2::bigint, $3::bigint, $4::bigint, $5::integer, $6) r"},
     [CS_STORE_STMT_REPLICA_TAKE_OVER] =
         {"replica_take_over",
          "SELECT csched_take_over($1, $2::bigint, $3, $4::bigint, $5::bigint)"},

@@ -137,6 +137,13 @@ grpc_server_credentials *cs_auth_server_credentials(struct cs_auth *auth)
     return grpc_ssl_server_credentials_create_with_options(opts);
 }
 
+grpc_channel_credentials *cs_auth_peer_credentials(const struct cs_auth *auth)
+{
+    if (auth->paths.tls_cert == NULL)
+        return NULL;
+    return grpc_ssl_credentials_create(NULL, NULL, NULL, NULL);
+}
+
 void cs_auth_stop(struct cs_auth *auth)
 {
     CS_ASSERT_LOOP();

@@ -53,6 +53,10 @@ int cs_auth_start(struct cs_auth *auth, uv_loop_t *loop, const struct cs_auth_pa
                   struct cs_err *err);
 /* The listener's credentials (NULL: plaintext); the caller releases them. */
 grpc_server_credentials *cs_auth_server_credentials(struct cs_auth *auth);
+/* The credentials to reach another replica with over TCP: TLS, trusting
+ * the system's roots (or GRPC_DEFAULT_SSL_ROOTS_FILE_PATH's), when this one
+ * serves TLS; NULL (plaintext) when it does not. The caller releases them. */
+grpc_channel_credentials *cs_auth_peer_credentials(const struct cs_auth *auth);
 /* The identity source (struct cs_identity_source, ctx: the struct cs_auth)
  * of TCP callers over TLS: by token, else by client certificate (its role
  * possibly none); -EPERM when the token is wrong or neither is offered;

@@ -27,6 +27,9 @@ struct cs_identity {
      * by its address ("ipv4:10.0.0.1", "ipv6:[::1]", no port: each new
      * connection has a new one), or "fd:N" on the socket. */
     bool known;
+    /* The replica that forwarded the call (rpc_forward.h); "" for a call
+     * made here. */
+    char via[64];
 };
 
 /* Whether gRPC's peer string names a TCP peer ("ipv4:..." or "ipv6:...");

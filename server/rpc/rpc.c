@@ -25,6 +25,7 @@
 #include "net_addr.h"
 #include "queue.h"
 #include "rpc_call.h"
+#include "rpc_forward.h"
 #include "util.h"
 
 #define SLOTS_UNARY 32
@@ -67,6 +68,7 @@ struct cs_rpc_server {
     cs_rpc_gate_cb gate_cb;
     void *gate_arg;
     size_t open_slots;
+    struct cs_forward_peers peers;
 };
 
 static void arm_slot(struct cs_rpc_server *server, struct registered *reg);
@@ -78,12 +80,13 @@ static void calls_ended_cb(struct cs_call_count *count);
  * peer: 0 if one did, -ENOENT if none did (who then names the peer by its
  * address, without the port, with no role), or a source's refusal (-EPERM,
  * err saying why). Only a TCP peer can be trusted by --insecure-tcp: a
- * unix-socket connection the sources do not know stays unidentified. */
+ * unix-socket connection the sources do not know stays unidentified. A
+ * call another replica forwarded is its caller's, when its key holds. */
 static int identify(const struct cs_rpc_server *server, struct cs_call *call,
                     const grpc_metadata_array *metadata, struct cs_err *err)
 {
     char *peer = grpc_call_get_peer(call->call);
-    int rc = -ENOENT;
+    int rc = cs_forward_identify(&server->peers, metadata, &call->who, err);
     for (size_t i = 0; i < server->listen.n_sources && rc == -ENOENT; i++) {
         const struct cs_identity_source *src = &server->listen.sources[i];
         rc = src->identify_cb(src->ctx, call->call, peer, metadata, &call->who, err);
@@ -126,6 +129,21 @@ static void begin_call(struct slot *slot)
     rc = cs_access_check(call->method->path, &call->who, rc == 0, why, sizeof(why));
     if (rc == 0 && slot->server->gate_cb != NULL)
         rc = slot->server->gate_cb(slot->server->gate_arg, call->method->path, why, sizeof(why));
+    if (rc == CS_RPC_GATE_FORWARD && call->who.via[0] == '\0' &&
+        (call->method->streaming & CS_STREAM_CLIENT) == 0 && slot->payload != NULL) {
+        cs_forward_call(&slot->server->peers, call, why, slot->payload, slot->deadline);
+        slot->payload = NULL;
+        return;
+    }
+    if (rc == CS_RPC_GATE_FORWARD) {
+        /* Forwarded once already: the replicas disagree about which one is
+         * active, for a heartbeat; the client tries again. */
+        (void)snprintf(why, sizeof(why),
+                       "this replica is not the active one, and the call came forwarded from "
+                       "%s: try again",
+                       call->who.via[0] != '\0' ? call->who.via : "a client");
+        rc = -ENOTCONN;
+    }
     if (rc != 0) {
         refuse(slot, call, rc, why);
         return;
@@ -289,6 +307,8 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const struct cs_rpc_lis
         return NULL;
     }
     server->bridge.data = server;
+    server->peers.cq = server->bridge.cq;
+    cs_queue_init(&server->peers.calls);
     create_grpc_server(server, methods, n_methods);
 
     if (listen->tcp_addr != NULL && add_tcp_port(server) != 0) {
@@ -331,6 +351,22 @@ void cs_rpc_server_gate(struct cs_rpc_server *server, cs_rpc_gate_cb gate_cb, vo
     server->gate_arg = arg;
 }
 
+void cs_rpc_server_peers(struct cs_rpc_server *server, const char *replica_id,
+                         grpc_channel_credentials *tcp_creds)
+{
+    CS_ASSERT_LOOP();
+    (void)snprintf(server->peers.replica_id, sizeof(server->peers.replica_id), "%s", replica_id);
+    if (server->peers.tcp_creds != NULL)
+        grpc_channel_credentials_release(server->peers.tcp_creds);
+    server->peers.tcp_creds = tcp_creds;
+}
+
+void cs_rpc_server_cluster_key(struct cs_rpc_server *server, const char *key)
+{
+    CS_ASSERT_LOOP();
+    (void)snprintf(server->peers.key, sizeof(server->peers.key), "%s", key);
+}
+
 int cs_rpc_server_serve(struct cs_rpc_server *server)
 {
     CS_ASSERT_LOOP();
@@ -351,6 +387,7 @@ static void bridge_drained_cb(struct cs_grpc_bridge *bridge)
 {
     struct cs_rpc_server *server = bridge->data;
     CS_ASSERT(server->open_calls.n == 0 && server->open_slots == 0);
+    cs_forward_peers_free(&server->peers);
     free(server->regs);
     free(server);
 }
@@ -393,6 +430,7 @@ void cs_rpc_server_shutdown(struct cs_rpc_server *server, cs_rpc_server_done_cb 
     server->shutting_down = true;
     server->done_cb = done_cb;
     server->done_arg = arg;
+    cs_forward_peers_stop(&server->peers);
     if (server->server == NULL) {
         server_stopped(server);
         return;

@@ -153,11 +153,26 @@ void cs_rpc_server_on_refused(struct cs_rpc_server *server, cs_rpc_refused_cb cb
 
 /* Asked for each call once its caller may make it, before the handler:
  * 0 lets it through; a negative errno refuses it with why (the status
- * cs_call_fail gives that errno). For calls a server cannot answer in its
- * current phase (a replica standing by, say). */
+ * cs_call_fail gives that errno); CS_RPC_GATE_FORWARD relays it to the
+ * replica whose address it wrote into why (rpc_forward.h). For calls a
+ * server cannot answer in its current phase (a replica standing by, say). */
+#define CS_RPC_GATE_FORWARD 1
 typedef int (*cs_rpc_gate_cb)(void *arg, const char *path, char *why, size_t cap);
 /* Sets the server's gate (before it serves); NULL lets every call through. */
 void cs_rpc_server_gate(struct cs_rpc_server *server, cs_rpc_gate_cb gate_cb, void *arg);
+
+/* The sizes of a forward's strings, each with its NUL. */
+#define CS_RPC_CLUSTER_KEY_MAX 65
+#define CS_RPC_REPLICA_ID_MAX 64
+#define CS_RPC_TARGET_MAX 300
+
+/* Sets what forwarding needs: this replica's id, and the credentials for a
+ * TCP target (taken; NULL: plaintext). Before the server serves. */
+void cs_rpc_server_peers(struct cs_rpc_server *server, const char *replica_id,
+                         grpc_channel_credentials *tcp_creds);
+/* Sets the cluster's key (copied), which forwarded calls carry and which a
+ * forwarded call must carry to be believed; "" believes none. */
+void cs_rpc_server_cluster_key(struct cs_rpc_server *server, const char *key);
 
 /* Ends a unary call with response (borrowed: packed before returning). */
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);

@@ -73,6 +73,7 @@ void cs_call_maybe_free(struct cs_call *call)
         protobuf_c_message_free_unpacked(call->request, NULL);
     free(call->final_message);
     free(call->bad_field);
+    grpc_slice_unref(call->kept_details);
     grpc_call_unref(call->call);
     free(call);
     /* Last: the callback may free the server, and the count with it. */
@@ -118,6 +119,7 @@ struct cs_call *cs_call_open(struct cs_call_count *open_calls, grpc_call *gcall,
     call->final_tag.done_cb = final_done_cb;
     call->meta_tag.done_cb = meta_done_cb;
     cs_queue_init(&call->out);
+    call->kept_details = grpc_empty_slice();
 
     /* A unary call learns nothing from its close that it would act on: the
      * close is received in its final batch, one batch and one completion
@@ -171,9 +173,12 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
     /* An error about a field also goes out as a google.rpc.Status with a
      * BadRequest, for clients that read the standard details. */
     grpc_metadata rich = {.key = grpc_slice_from_static_string(CS_STATUS_DETAILS_KEY)};
-    bool has_rich = code != GRPC_STATUS_OK && call->bad_field != NULL;
-    if (has_rich)
+    bool has_rich = code != GRPC_STATUS_OK &&
+                    (call->bad_field != NULL || GRPC_SLICE_LENGTH(call->kept_details) > 0);
+    if (has_rich && call->bad_field != NULL)
         rich.value = cs_status_details_pack(code, message != NULL ? message : "", call->bad_field);
+    else if (has_rich)
+        rich.value = grpc_slice_ref(call->kept_details);
     grpc_op ops[4];
     size_t n = 0;
     memset(ops, 0, sizeof(ops));
@@ -223,7 +228,8 @@ void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *mes
      * column would refuse it, and with it the whole batch. */
     char *clean = cs_xstrdup(message);
     cs_utf8_scrub(clean);
-    if (code != GRPC_STATUS_OK && call->refused != NULL && call->refused->cb != NULL)
+    if (code != GRPC_STATUS_OK && call->refused != NULL && call->refused->cb != NULL &&
+        !call->forwarded)
         call->refused->cb(call->refused->arg, call, code, clean);
     /* A stream keeps a message in flight while any is queued: the status
      * waits for them, and rpc_stream.c sends it once they have gone. */
@@ -234,6 +240,24 @@ void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *mes
     }
     call->final_code = code;
     call->final_message = clean;
+}
+
+void cs_call_finish_with(struct cs_call *call, grpc_status_code code, const char *message,
+                         grpc_byte_buffer *reply)
+{
+    CS_ASSERT_LOOP();
+    CS_ASSERT((call->method->streaming & CS_STREAM_SERVER) == 0 && !call->finishing);
+    if (reply == NULL) {
+        cs_call_finish(call, code, message);
+        return;
+    }
+    cs_call_send_status(call, code, message, reply);
+}
+
+void cs_call_keep_details(struct cs_call *call, grpc_slice details)
+{
+    grpc_slice_unref(call->kept_details);
+    call->kept_details = grpc_slice_dup(details);
 }
 
 void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)

@@ -60,6 +60,10 @@ struct cs_call {
     grpc_status_code final_code; /* for a stream: sent once the backlog drains */
     char *final_message;
     char *bad_field; /* the request field an error is about (status_details.h), or NULL */
+    /* Relayed from the active replica (rpc_forward.h): its refusals were
+     * told there, and its rich error details go out as they came. */
+    bool forwarded;
+    grpc_slice kept_details; /* empty unless cs_call_keep_details */
 };
 
 /* Makes the record for a call gRPC handed over (call taken), counts it in
@@ -81,6 +85,15 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
  * read, a reply is being sent (the read starts when it has gone) or the
  * call is ending; a stream whose client is gone ends here (rpc_stream.c). */
 void cs_call_read(struct cs_call *call);
+/* Ends a unary call with code, message and reply (taken; NULL for none),
+ * as cs_call_finish does. */
+void cs_call_finish_with(struct cs_call *call, grpc_status_code code, const char *message,
+                         grpc_byte_buffer *reply);
+/* The grpc-status-details-bin a forwarded call's status carries (copied). */
+void cs_call_keep_details(struct cs_call *call, grpc_slice details);
+/* Queues a message already packed (copied) on a streaming call: false when
+ * the call takes no more (its client gone, or it is ending). */
+bool cs_call_push_bytes(struct cs_call *call, grpc_byte_buffer *msg);
 /* Frees call once it is finishing and no batch is pending. */
 void cs_call_maybe_free(struct cs_call *call);
 

@@ -8,6 +8,7 @@
  * reads complete through the bridge. */
 #define CS_LOG_COMPONENT "rpc"
 #include <errno.h>
+#include <grpc/byte_buffer_reader.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,6 +204,26 @@ void cs_call_push(struct cs_call *call, const ProtobufCMessage *msg)
     protobuf_c_message_pack(msg, o->data);
     o->items = 1;
     enqueue(call, o);
+}
+
+bool cs_call_push_bytes(struct cs_call *call, grpc_byte_buffer *msg)
+{
+    CS_ASSERT_LOOP();
+    if (!can_push(call))
+        return false;
+    grpc_byte_buffer_reader reader;
+    if (!grpc_byte_buffer_reader_init(&reader, msg))
+        return false;
+    grpc_slice slice = grpc_byte_buffer_reader_readall(&reader);
+    grpc_byte_buffer_reader_destroy(&reader);
+    struct cs_outgoing *o = cs_xcalloc(1, sizeof(*o));
+    o->cap = o->len = GRPC_SLICE_LENGTH(slice);
+    o->data = cs_xmalloc(o->len > 0 ? o->len : 1);
+    memcpy(o->data, GRPC_SLICE_START_PTR(slice), o->len);
+    grpc_slice_unref(slice);
+    o->items = 1;
+    enqueue(call, o);
+    return true;
 }
 
 void cs_call_push_item(struct cs_call *call, const ProtobufCMessage *item)

@@ -543,6 +543,13 @@ static void status_from_details(struct cs_status *status, grpc_status_code code,
 int cs_e2e_raw_unary(struct cs_e2e *e, const char *method, const void *payload, size_t len,
                      struct cs_status *status)
 {
+    return cs_e2e_raw_unary_md(e, method, payload, len, NULL, 0, status);
+}
+
+int cs_e2e_raw_unary_md(struct cs_e2e *e, const char *method, const void *payload, size_t len,
+                        const char *const *md, size_t n_md, struct cs_status *status)
+{
+    grpc_metadata headers[8];
     gpr_timespec deadline = gpr_time_add(
         gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(CS_E2E_CALL_TIMEOUT_MS, GPR_TIMESPAN));
     grpc_metadata_array initial_md, trailing_md;
@@ -573,9 +580,16 @@ int cs_e2e_raw_unary(struct cs_e2e *e, const char *method, const void *payload, 
     grpc_metadata_array_init(&initial_md);
     grpc_metadata_array_init(&trailing_md);
 
+    assert_true(n_md <= sizeof(headers) / sizeof(headers[0]));
+    for (size_t i = 0; i < n_md; i++) {
+        headers[i].key = grpc_slice_from_static_string(md[2 * i]);
+        headers[i].value = grpc_slice_from_static_string(md[2 * i + 1]);
+    }
     memset(ops, 0, sizeof(ops));
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
+    ops[0].data.send_initial_metadata.count = n_md;
+    ops[0].data.send_initial_metadata.metadata = headers;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = send;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;

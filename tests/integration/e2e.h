@@ -171,6 +171,10 @@ void cs_e2e_create_counter_job(struct cs_e2e *e, const char *prefix, const char 
  * fills status. */
 int cs_e2e_raw_unary(struct cs_e2e *e, const char *method, const void *payload, size_t len,
                      struct cs_status *status);
+/* cs_e2e_raw_unary_md is cs_e2e_raw_unary with n_md request headers
+ * (keys and values, in pairs). */
+int cs_e2e_raw_unary_md(struct cs_e2e *e, const char *method, const void *payload, size_t len,
+                        const char *const *md, size_t n_md, struct cs_status *status);
 
 /* cs_e2e_health_check calls grpc.health.v1.Health/Check for service and
  * returns the gRPC code; *serving gets the reported status on OK. */

@@ -1,0 +1,327 @@
+/* rpc_forward: a standby's call relayed to the active replica, and the
+ * identity of a call another replica relayed here (rpc_forward.h). Loop
+ * thread; the upstream call's batches complete through the bridge.
+ *
+ * A forward has three batches upstream: the start (metadata, the request,
+ * the half-close, the initial metadata back), the status, and one message
+ * read at a time. The call downstream ends once the status has come and
+ * every message has been read: a unary reply goes out with its status, a
+ * stream's messages through the call's queue (rpc_stream.c) and its status
+ * after them. */
+#define CS_LOG_COMPONENT "rpc"
+#include "rpc_forward.h"
+
+#include <errno.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/support/alloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "rpc_call.h"
+#include "status_details.h"
+
+struct forward {
+    struct cs_qlink link; /* in peers->calls */
+    struct cs_forward_peers *peers;
+    struct cs_call *down;
+    grpc_call *up;
+    char target[CS_RPC_TARGET_MAX];
+    struct cs_tag start_tag, status_tag, recv_tag;
+    int pending; /* upstream batches in flight */
+    grpc_metadata md[4];
+    grpc_metadata_array initial, trailing;
+    grpc_byte_buffer *request; /* until the start batch completes */
+    grpc_byte_buffer *received;
+    grpc_byte_buffer *reply; /* a unary call's, until its status */
+    grpc_status_code status;
+    grpc_slice details;
+    bool status_done;
+    bool messages_done; /* the last read found no message */
+    bool ended;         /* the call downstream has been ended */
+};
+
+static const char *const role_names[] = {
+    [CS_ROLE_NONE] = "none",
+    [CS_ROLE_VIEWER] = "viewer",
+    [CS_ROLE_OPERATOR] = "operator",
+    [CS_ROLE_ADMIN] = "admin",
+};
+
+/* --- the side that takes forwarded calls ----------------------------------- */
+
+static const grpc_slice *find(const grpc_metadata_array *metadata, const char *key)
+{
+    for (size_t i = 0; i < metadata->count; i++)
+        if (grpc_slice_str_cmp(metadata->metadata[i].key, key) == 0)
+            return &metadata->metadata[i].value;
+    return NULL;
+}
+
+/* Compares all of both, whatever differs first: the time says nothing of
+ * the key. */
+static bool key_matches(const char *key, const grpc_slice *offered)
+{
+    size_t len = strlen(key);
+    unsigned diff = GRPC_SLICE_LENGTH(*offered) != len || len == 0;
+    const uint8_t *p = GRPC_SLICE_START_PTR(*offered);
+    for (size_t i = 0; i < len && i < GRPC_SLICE_LENGTH(*offered); i++)
+        diff |= (unsigned)(p[i] ^ (uint8_t)key[i]);
+    return diff == 0;
+}
+
+static void copy_slice(char *dst, size_t cap, const grpc_slice *s)
+{
+    size_t n = s != NULL ? GRPC_SLICE_LENGTH(*s) : 0;
+    if (n >= cap)
+        n = cap - 1;
+    if (n > 0)
+        memcpy(dst, GRPC_SLICE_START_PTR(*s), n);
+    dst[n] = '\0';
+}
+
+int cs_forward_identify(const struct cs_forward_peers *peers, const grpc_metadata_array *metadata,
+                        struct cs_identity *who, struct cs_err *err)
+{
+    const grpc_slice *key = find(metadata, CS_FORWARD_KEY_HEADER);
+    if (key == NULL)
+        return -ENOENT;
+    if (!key_matches(peers->key, key))
+        return cs_err_set(err, -EPERM,
+                          "a forwarded call whose cluster key is not this replica's: only "
+                          "replicas of this database forward calls");
+    char role[16], name[200];
+    copy_slice(role, sizeof(role), find(metadata, CS_FORWARD_ROLE_HEADER));
+    copy_slice(name, sizeof(name), find(metadata, CS_FORWARD_NAME_HEADER));
+    copy_slice(who->via, sizeof(who->via), find(metadata, CS_FORWARD_BY_HEADER));
+    who->role = CS_ROLE_NONE;
+    for (size_t r = 0; r < CS_ARRAY_LEN(role_names); r++)
+        if (strcmp(role, role_names[r]) == 0)
+            who->role = (enum cs_role)r;
+    /* Cut to fit: the name is the audit trail's, not a key. */
+    (void)snprintf(who->name, sizeof(who->name), "%.180s via %.63s", name, who->via);
+    return 0;
+}
+
+/* --- the side that forwards ------------------------------------------------ */
+
+static void forward_free(struct forward *f)
+{
+    cs_queue_remove(&f->peers->calls, &f->link);
+    grpc_call_unref(f->up);
+    grpc_metadata_array_destroy(&f->initial);
+    grpc_metadata_array_destroy(&f->trailing);
+    for (size_t i = 0; i < CS_ARRAY_LEN(f->md); i++)
+        grpc_slice_unref(f->md[i].value);
+    grpc_slice_unref(f->details);
+    if (f->reply != NULL)
+        grpc_byte_buffer_destroy(f->reply);
+    free(f);
+}
+
+/* The active replica's status, as the client should read it: a failure to
+ * reach it says where the call went. */
+static char *status_message(const struct forward *f)
+{
+    char *details = grpc_slice_to_c_string(f->details);
+    char *msg;
+    if (f->status == GRPC_STATUS_UNAVAILABLE || f->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+        size_t cap = strlen(details) + sizeof(f->target) + 64;
+        msg = cs_xmalloc(cap);
+        (void)snprintf(msg, cap, "forwarded to the active replica at %s: %s", f->target, details);
+    } else {
+        msg = cs_xstrdup(details);
+    }
+    gpr_free(details);
+    return msg;
+}
+
+/* Ends the call downstream once the status has come and every message has
+ * been read; frees the forward once nothing upstream is in flight either. */
+static void maybe_end(struct forward *f)
+{
+    if (!f->ended && f->status_done && f->messages_done) {
+        f->ended = true;
+        struct cs_call *down = f->down;
+        const grpc_slice *rich = find(&f->trailing, CS_STATUS_DETAILS_KEY);
+        if (rich != NULL && f->status != GRPC_STATUS_OK)
+            cs_call_keep_details(down, *rich);
+        char *msg = status_message(f);
+        if ((down->method->streaming & CS_STREAM_SERVER) != 0) {
+            cs_call_finish(down, f->status, msg);
+        } else {
+            grpc_status_code code = f->status;
+            if (code == GRPC_STATUS_OK && f->reply == NULL)
+                code = GRPC_STATUS_INTERNAL;
+            cs_call_finish_with(down, code, code == GRPC_STATUS_OK ? "" : msg,
+                                code == GRPC_STATUS_OK ? f->reply : NULL);
+            f->reply = code == GRPC_STATUS_OK ? NULL : f->reply;
+        }
+        free(msg);
+    }
+    if (f->ended && f->pending == 0)
+        forward_free(f);
+}
+
+static void read_next(struct forward *f)
+{
+    grpc_op op;
+    memset(&op, 0, sizeof(op));
+    op.op = GRPC_OP_RECV_MESSAGE;
+    op.data.recv_message.recv_message = &f->received;
+    CS_ASSERT(grpc_call_start_batch(f->up, &op, 1, &f->recv_tag, NULL) == GRPC_CALL_OK);
+    f->pending++;
+}
+
+static void received_cb(struct cs_tag *tag, bool ok)
+{
+    struct forward *f = CS_CONTAINER_OF(tag, struct forward, recv_tag);
+    grpc_byte_buffer *msg = f->received;
+    f->received = NULL;
+    f->pending--;
+    if (!ok || msg == NULL) {
+        f->messages_done = true;
+    } else if ((f->down->method->streaming & CS_STREAM_SERVER) == 0) {
+        f->reply = msg; /* a unary call's one reply */
+        msg = NULL;
+        f->messages_done = true;
+    } else if (f->ended || !cs_call_push_bytes(f->down, msg)) {
+        /* The client is gone: the status, cancelled, ends it. */
+        grpc_call_cancel(f->up, NULL);
+        f->messages_done = true;
+    }
+    /* Otherwise the next read waits for drained_cb: one message at a time. */
+    if (msg != NULL)
+        grpc_byte_buffer_destroy(msg);
+    maybe_end(f);
+}
+
+static void drained_cb(struct cs_call *call, void *ctx)
+{
+    (void)call;
+    struct forward *f = ctx;
+    if (!f->messages_done && !f->ended)
+        read_next(f);
+}
+
+static void cancel_cb(struct cs_call *call, void *ctx)
+{
+    (void)call;
+    struct forward *f = ctx;
+    grpc_call_cancel(f->up, NULL);
+}
+
+static const struct cs_stream_ops forward_stream_ops = {
+    .drained_cb = drained_cb,
+    .cancel_cb = cancel_cb,
+};
+
+static void status_cb(struct cs_tag *tag, bool ok)
+{
+    (void)ok;
+    struct forward *f = CS_CONTAINER_OF(tag, struct forward, status_tag);
+    f->pending--;
+    f->status_done = true;
+    maybe_end(f);
+}
+
+static void start_cb(struct cs_tag *tag, bool ok)
+{
+    (void)ok; /* a failure shows in the status */
+    struct forward *f = CS_CONTAINER_OF(tag, struct forward, start_tag);
+    f->pending--;
+    grpc_byte_buffer_destroy(f->request);
+    f->request = NULL;
+    maybe_end(f);
+}
+
+static grpc_channel *channel_to(struct cs_forward_peers *peers, const char *target)
+{
+    if (peers->channel != NULL && strcmp(peers->target, target) == 0)
+        return peers->channel;
+    if (peers->channel != NULL)
+        grpc_channel_destroy(peers->channel); /* its calls keep what they need */
+    (void)snprintf(peers->target, sizeof(peers->target), "%s", target);
+    /* A unix socket is this machine's: no TLS. */
+    bool local = strncmp(target, "unix:", 5) == 0;
+    grpc_channel_credentials *creds =
+        !local && peers->tcp_creds != NULL ? peers->tcp_creds : grpc_insecure_credentials_create();
+    peers->channel = grpc_channel_create(target, creds, NULL);
+    if (creds != peers->tcp_creds)
+        grpc_channel_credentials_release(creds);
+    return peers->channel;
+}
+
+static void set_md(grpc_metadata *md, const char *key, const char *value)
+{
+    md->key = grpc_slice_from_static_string(key);
+    md->value = grpc_slice_from_copied_string(value);
+}
+
+void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const char *target,
+                     grpc_byte_buffer *payload, gpr_timespec deadline)
+{
+    struct forward *f = cs_xcalloc(1, sizeof(*f));
+    f->peers = peers;
+    f->down = call;
+    (void)snprintf(f->target, sizeof(f->target), "%s", target);
+    f->start_tag.done_cb = start_cb;
+    f->status_tag.done_cb = status_cb;
+    f->recv_tag.done_cb = received_cb;
+    f->details = grpc_empty_slice();
+    grpc_metadata_array_init(&f->initial);
+    grpc_metadata_array_init(&f->trailing);
+    cs_queue_push(&peers->calls, &f->link);
+    call->forwarded = true;
+    if ((call->method->streaming & CS_STREAM_SERVER) != 0)
+        cs_call_set_stream_ops(call, &forward_stream_ops, f);
+
+    set_md(&f->md[0], CS_FORWARD_KEY_HEADER, peers->key);
+    set_md(&f->md[1], CS_FORWARD_BY_HEADER, peers->replica_id);
+    set_md(&f->md[2], CS_FORWARD_ROLE_HEADER, role_names[call->who.role]);
+    set_md(&f->md[3], CS_FORWARD_NAME_HEADER, call->who.name);
+    grpc_slice method = grpc_slice_from_static_string(call->method->path);
+    f->up = grpc_channel_create_call(channel_to(peers, target), NULL, GRPC_PROPAGATE_DEFAULTS,
+                                     peers->cq, method, NULL, deadline, NULL);
+
+    grpc_op ops[4];
+    memset(ops, 0, sizeof(ops));
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[0].data.send_initial_metadata.count = CS_ARRAY_LEN(f->md);
+    ops[0].data.send_initial_metadata.metadata = f->md;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    f->request = payload;
+    ops[1].data.send_message.send_message = payload;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &f->initial;
+    CS_ASSERT(grpc_call_start_batch(f->up, ops, 4, &f->start_tag, NULL) == GRPC_CALL_OK);
+    f->pending++;
+
+    grpc_op status;
+    memset(&status, 0, sizeof(status));
+    status.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    status.data.recv_status_on_client.trailing_metadata = &f->trailing;
+    status.data.recv_status_on_client.status = &f->status;
+    status.data.recv_status_on_client.status_details = &f->details;
+    CS_ASSERT(grpc_call_start_batch(f->up, &status, 1, &f->status_tag, NULL) == GRPC_CALL_OK);
+    f->pending++;
+    read_next(f);
+}
+
+void cs_forward_peers_stop(struct cs_forward_peers *peers)
+{
+    for (struct cs_qlink *l = peers->calls.head; l != NULL; l = l->next)
+        grpc_call_cancel(CS_CONTAINER_OF(l, struct forward, link)->up, NULL);
+    if (peers->channel != NULL)
+        grpc_channel_destroy(peers->channel);
+    peers->channel = NULL;
+}
+
+void cs_forward_peers_free(struct cs_forward_peers *peers)
+{
+    if (peers->tcp_creds != NULL)
+        grpc_channel_credentials_release(peers->tcp_creds);
+    peers->tcp_creds = NULL;
+}

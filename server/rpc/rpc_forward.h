@@ -1,0 +1,57 @@
+/* rpc_forward: a call a standby cannot answer, forwarded to the active
+ * replica (docs/architecture.md, "Replicas"). Shared by the files of rpc and
+ * by no one else; loop thread only.
+ *
+ * The standby has identified the caller and checked its role as for any
+ * call; it then opens the same method on the active replica, with the
+ * caller's role and name and the cluster's key in the metadata, relays the
+ * request, and relays the replies and the final status back (a stream
+ * message by message, each read from the active replica once the last has
+ * gone out to the client, so a slow client slows the relay, not the
+ * standby's memory). The active replica believes the forwarded caller only
+ * when the key is its own (cs_forward_identify). A forwarded call is never
+ * forwarded again. */
+#ifndef CS_RPC_FORWARD_H
+#define CS_RPC_FORWARD_H
+
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+
+#include "identity.h"
+#include "queue.h"
+#include "rpc.h"
+#include "util.h"
+
+/* Metadata of a forwarded call. */
+#define CS_FORWARD_KEY_HEADER "csched-cluster-key"
+#define CS_FORWARD_BY_HEADER "csched-forwarded-by"
+#define CS_FORWARD_ROLE_HEADER "csched-forwarded-role"
+#define CS_FORWARD_NAME_HEADER "csched-forwarded-name-bin"
+
+/* What a server needs to forward calls and to take forwarded ones. */
+struct cs_forward_peers {
+    grpc_completion_queue *cq;                /* the bridge's */
+    char key[CS_RPC_CLUSTER_KEY_MAX];         /* "" until the replica joined */
+    char replica_id[CS_RPC_REPLICA_ID_MAX];   /* this replica's */
+    grpc_channel_credentials *tcp_creds;      /* for a TCP target; NULL: plaintext */
+    char target[CS_RPC_TARGET_MAX];           /* the channel's */
+    grpc_channel *channel;                    /* NULL until the first call */
+    struct cs_queue calls;                    /* the forwards in flight */
+};
+
+/* The identity of a call forwarded by another replica: 0 with who filled
+ * (who->via names that replica); -ENOENT when the call was not forwarded;
+ * -EPERM with err saying why when its key is not this replica's. */
+int cs_forward_identify(const struct cs_forward_peers *peers, const grpc_metadata_array *metadata,
+                        struct cs_identity *who, struct cs_err *err);
+/* Forwards call (identified, its role checked) to target, with its request
+ * (payload, taken) and its deadline; the call ends when the target's does. */
+void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const char *target,
+                     grpc_byte_buffer *payload, gpr_timespec deadline);
+/* Cancels every forward in flight (each still ends its call) and drops the
+ * channel: the server is shutting down. */
+void cs_forward_peers_stop(struct cs_forward_peers *peers);
+/* Releases the credentials, once no forward is left. */
+void cs_forward_peers_free(struct cs_forward_peers *peers);
+
+#endif

@@ -1,0 +1,195 @@
+/* Two replicas, every call made through the standby: it forwards them to
+ * the active replica, so a client reaches the cluster through any replica.
+ * A job created, runs triggered and read back, a run cancelled promptly,
+ * and a Watch that sees the same events, in the same order, as one opened
+ * on the active replica itself; the runs ran on the active replica. An
+ * error comes back as the active replica gave it. And on the
+ * active replica's own socket, a call claiming to be forwarded without the
+ * cluster's key is UNAUTHENTICATED, while one with it is taken as the
+ * caller it names. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "replicas_runs.h"
+#include "testwatch.h"
+
+#define RUNS 3
+
+static int group_setup(void **state)
+{
+    return cs_rruns_setup(state, 2, NULL);
+}
+
+/* A standby forwards once a renewal has shown it the active replica's
+ * address: within a heartbeat or two of the start. */
+static void wait_forwarding(struct cs_replicas *rs, unsigned i)
+{
+    int64_t deadline = cs_test_now_ms() + 10 * CS_RRUNS_HEARTBEAT_MS + 5000;
+    Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+    Csched__V1__ListJobsResponse *out = NULL;
+    struct cs_status st = {0};
+    int rc;
+
+    while ((rc = cs_scheduler_list_jobs(cs_replicas_e2e(rs, i)->client, &req, &out, cs_e2e_opts(),
+                                        &st)) == GRPC_STATUS_UNAVAILABLE &&
+           cs_test_now_ms() < deadline)
+        cs_test_sleep_ms(20);
+    if (rc != 0)
+        fail_msg("ListJobs through %s: %d %s", rs->r[i].id, rc, st.message);
+    csched__v1__list_jobs_response__free_unpacked(out, NULL);
+}
+
+/* The seqs of every event a Watch from seq 0 sends up to the end of run
+ * last, into seqs (at most cap); returns how many. */
+static size_t watch_until_end(struct cs_replicas *rs, unsigned i, int64_t last, int64_t *seqs,
+                              size_t cap)
+{
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+    req.after_seq = 0;
+    struct cs_call_opts opts = {.timeout_ms = 30000};
+    struct cs_status st = {0};
+    struct cs_stream *stream = NULL;
+    assert_int_equal(cs_scheduler_watch(cs_replicas_e2e(rs, i)->client, &req, &stream, &opts, &st),
+                     0);
+    struct cs_test_events events = {.stream = stream};
+    const Csched__V1__Event *ev;
+    size_t n = 0;
+    bool ended = false;
+    while (!ended) {
+        int rc = cs_test_next_event(&events, &ev, &st);
+        if (rc != 1)
+            fail_msg("the Watch through %s ended (%d) after %zu events: %s", rs->r[i].id, rc, n,
+                     st.message);
+        assert_true(n < cap);
+        seqs[n++] = ev->seq;
+        ended = ev->run_id == last && cs_test_run_state_is_terminal(ev->state) &&
+                ev->attempt == 0;
+    }
+    cs_test_events_done(&events);
+    cs_stream_free(stream);
+    return n;
+}
+
+static void test_replicas_forward_any_call(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    unsigned a = cs_rruns_active(f, -1, NULL), b = 1 - a;
+    int64_t ids[RUNS];
+
+    wait_forwarding(f->rs, b);
+    char job[64];
+
+    cs_rruns_job(f->rs, b, &f->oracle, "forward", "true", 1, 1, job, sizeof(job));
+    cs_rruns_trigger(f->rs, b, job, RUNS, ids);
+    for (size_t k = 0; k < RUNS; k++) {
+        Csched__V1__Run *r = cs_rruns_wait_end(f->rs, b, ids[k], CS_RRUNS_END_MS);
+        assert_int_equal(r->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+        csched__v1__run__free_unpacked(r, NULL);
+        cs_rruns_ran_on(f, ids[k], a);
+    }
+
+    /* The same stream through either replica. */
+    static int64_t via_a[4096], via_b[4096];
+    size_t na = watch_until_end(f->rs, a, ids[RUNS - 1], via_a, 4096);
+    size_t nb = watch_until_end(f->rs, b, ids[RUNS - 1], via_b, 4096);
+    assert_int_equal(na, nb);
+    assert_memory_equal(via_a, via_b, na * sizeof(via_a[0]));
+    for (size_t k = 1; k < na; k++)
+        assert_int_equal(via_a[k], via_a[k - 1] + 1);
+}
+
+static void test_replicas_forward_cancel(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    unsigned a = cs_rruns_active(f, -1, NULL), b = 1 - a;
+    int64_t id;
+    char job[64];
+
+    cs_rruns_job(f->rs, b, &f->oracle, "fwd-cancel", "sleep 60", 1, 1, job, sizeof(job));
+    cs_rruns_trigger(f->rs, b, job, 1, &id);
+    cs_rruns_wait_started(&f->oracle, id, CS_E2E_RUN_TIMEOUT_MS);
+    Csched__V1__CancelRunRequest req = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    req.run_id = id;
+    Csched__V1__Run *r = NULL;
+    struct cs_status st = {0};
+    int64_t t0 = cs_test_now_ms();
+    assert_int_equal(
+        cs_scheduler_cancel_run(cs_replicas_e2e(f->rs, b)->client, &req, &r, cs_e2e_opts(), &st),
+        0);
+    csched__v1__run__free_unpacked(r, NULL);
+    r = cs_rruns_wait_end(f->rs, b, id, CS_RRUNS_END_MS);
+    fprintf(stderr, "forward: cancelled through the standby, ended in %lld ms\n",
+            (long long)(cs_test_now_ms() - t0));
+    assert_int_equal(r->state, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED);
+    csched__v1__run__free_unpacked(r, NULL);
+    (void)a;
+}
+
+static void test_replicas_forward_field_error(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    unsigned a = cs_rruns_active(f, -1, NULL), b = 1 - a;
+    Csched__V1__CreateJobRequest req = CSCHED__V1__CREATE_JOB_REQUEST__INIT;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__Job *out = NULL;
+    struct cs_status st = {0};
+
+    job.name = "bad name with spaces";
+    job.shell = "true";
+    req.job = &job;
+    assert_int_equal(cs_scheduler_create_job(cs_replicas_e2e(f->rs, b)->client, &req, &out,
+                                             cs_e2e_opts(), &st),
+                     GRPC_STATUS_INVALID_ARGUMENT);
+    fprintf(stderr, "forward: %s\n", st.message);
+    assert_non_null(strstr(st.message, "name"));
+}
+
+/* ListJobs's empty request, on the active replica's own socket. */
+static int list_jobs_claiming(struct cs_replicas *rs, unsigned i, const char *key,
+                              struct cs_status *st)
+{
+    const char *md[] = {"csched-cluster-key",    key,      "csched-forwarded-by", "r9",
+                        "csched-forwarded-role", "viewer", "csched-forwarded-name-bin",
+                        "unix:uid=4242(mallory)"};
+    return cs_e2e_raw_unary_md(cs_replicas_e2e(rs, i), "/csched.v1.Scheduler/ListJobs", "", 0, md,
+                               4, st);
+}
+
+static void test_replicas_forward_needs_the_key(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    unsigned a = cs_rruns_active(f, -1, NULL);
+    char key[128];
+    struct cs_status st = {0};
+
+    assert_int_equal(list_jobs_claiming(f->rs, a, "0123456789abcdef", &st),
+                     GRPC_STATUS_UNAUTHENTICATED);
+    fprintf(stderr, "forward: without the key: %s\n", st.message);
+    assert_int_equal(list_jobs_claiming(f->rs, a, "", &st), GRPC_STATUS_UNAUTHENTICATED);
+    assert_int_equal(cs_replicas_sql(f->rs, "SELECT key FROM cluster_key", key, sizeof(key), false),
+                     0);
+    assert_int_equal(strlen(key), 64);
+    assert_int_equal(list_jobs_claiming(f->rs, a, key, &st), GRPC_STATUS_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replicas_forward_any_call),
+        cmocka_unit_test(test_replicas_forward_cancel),
+        cmocka_unit_test(test_replicas_forward_field_error),
+        cmocka_unit_test(test_replicas_forward_needs_the_key),
+    };
+
+    return cmocka_run_group_tests(tests, group_setup, cs_rruns_teardown);
+}
