@@ -30,13 +30,13 @@
 
 /* What a server needs to forward calls and to take forwarded ones. */
 struct cs_forward_peers {
-    grpc_completion_queue *cq;                /* the bridge's */
-    char key[CS_RPC_CLUSTER_KEY_MAX];         /* "" until the replica joined */
-    char replica_id[CS_RPC_REPLICA_ID_MAX];   /* this replica's */
-    grpc_channel_credentials *tcp_creds;      /* for a TCP target; NULL: plaintext */
-    char target[CS_RPC_TARGET_MAX];           /* the channel's */
-    grpc_channel *channel;                    /* NULL until the first call */
-    struct cs_queue calls;                    /* the forwards in flight */
+    grpc_completion_queue *cq;              /* the bridge's */
+    char key[CS_RPC_CLUSTER_KEY_MAX];       /* "" until the replica joined */
+    char replica_id[CS_RPC_REPLICA_ID_MAX]; /* this replica's */
+    grpc_channel_credentials *tcp_creds;    /* for a TCP target; NULL: plaintext */
+    char target[CS_RPC_TARGET_MAX];         /* the channel's */
+    grpc_channel *channel;                  /* NULL until the first call */
+    struct cs_queue calls;                  /* the forwards in flight */
 };
 
 /* The identity of a call forwarded by another replica: 0 with who filled

@@ -72,8 +72,7 @@ static size_t watch_until_end(struct cs_replicas *rs, unsigned i, int64_t last, 
                      st.message);
         assert_true(n < cap);
         seqs[n++] = ev->seq;
-        ended = ev->run_id == last && cs_test_run_state_is_terminal(ev->state) &&
-                ev->attempt == 0;
+        ended = ev->run_id == last && cs_test_run_state_is_terminal(ev->state) && ev->attempt == 0;
     }
     cs_test_events_done(&events);
     cs_stream_free(stream);
@@ -147,9 +146,9 @@ static void test_replicas_forward_field_error(void **state)
     job.name = "bad name with spaces";
     job.shell = "true";
     req.job = &job;
-    assert_int_equal(cs_scheduler_create_job(cs_replicas_e2e(f->rs, b)->client, &req, &out,
-                                             cs_e2e_opts(), &st),
-                     GRPC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(
+        cs_scheduler_create_job(cs_replicas_e2e(f->rs, b)->client, &req, &out, cs_e2e_opts(), &st),
+        GRPC_STATUS_INVALID_ARGUMENT);
     fprintf(stderr, "forward: %s\n", st.message);
     assert_non_null(strstr(st.message, "name"));
 }
@@ -158,9 +157,9 @@ static void test_replicas_forward_field_error(void **state)
 static int list_jobs_claiming(struct cs_replicas *rs, unsigned i, const char *key,
                               struct cs_status *st)
 {
-    const char *md[] = {"csched-cluster-key",    key,      "csched-forwarded-by", "r9",
-                        "csched-forwarded-role", "viewer", "csched-forwarded-name-bin",
-                        "unix:uid=4242(mallory)"};
+    const char *md[] = {
+        "csched-cluster-key",    key,      "csched-forwarded-by",       "r9",
+        "csched-forwarded-role", "viewer", "csched-forwarded-name-bin", "unix:uid=4242(mallory)"};
     return cs_e2e_raw_unary_md(cs_replicas_e2e(rs, i), "/csched.v1.Scheduler/ListJobs", "", 0, md,
                                4, st);
 }
