@@ -33,6 +33,7 @@ enum {
     OPT_TLS_CERT,
     OPT_TLS_KEY,
     OPT_TLS_CLIENT_CA,
+    OPT_PEER_CA,
     OPT_TLS_CLIENT_ROLES,
     OPT_TOKENS_FILE,
     OPT_JOB_USER,
@@ -69,6 +70,7 @@ static const struct option options[] = {
     {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
     {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"tls-client-ca", required_argument, NULL, OPT_TLS_CLIENT_CA},
+    {"peer-ca", required_argument, NULL, OPT_PEER_CA},
     {"tls-client-roles", required_argument, NULL, OPT_TLS_CLIENT_ROLES},
     {"tokens-file", required_argument, NULL, OPT_TOKENS_FILE},
     {"job-user", required_argument, NULL, OPT_JOB_USER},
@@ -137,6 +139,9 @@ void cs_config_usage(const char *prog)
             "  --tls-key FILE          and its private key (PEM)           [CSCHED_TLS_KEY]\n"
             "  --tls-client-ca FILE    require client certificates from these CAs (mTLS)\n"
             "                                                        [CSCHED_TLS_CLIENT_CA]\n"
+            "  --peer-ca FILE          the CAs of the other replicas' certificates, when a\n"
+            "                          standby forwards calls over TLS (default: the\n"
+            "                          system's roots)                  [CSCHED_PEER_CA]\n"
             "  --tls-client-roles FILE client certificate subject or CN -> role\n"
             "                                                     [CSCHED_TLS_CLIENT_ROLES]\n"
             "  --tokens-file FILE      bearer tokens: NAME ROLE SHA256 per line\n"
@@ -251,6 +256,8 @@ static const char **auth_path(struct cs_auth_paths *paths, int opt)
         return &paths->tls_key;
     case OPT_TLS_CLIENT_CA:
         return &paths->tls_client_ca;
+    case OPT_PEER_CA:
+        return &paths->peer_ca;
     case OPT_TLS_CLIENT_ROLES:
         return &paths->client_roles;
     default:
@@ -356,6 +363,7 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
         case OPT_TLS_CERT:
         case OPT_TLS_KEY:
         case OPT_TLS_CLIENT_CA:
+        case OPT_PEER_CA:
         case OPT_TLS_CLIENT_ROLES:
         case OPT_TOKENS_FILE:
             *auth_path(&c->auth, opt) = optarg[0] != '\0' ? optarg : NULL;
@@ -389,9 +397,12 @@ static int check_auth(const struct cs_auth_paths *a, struct cs_err *err)
 {
     if ((a->tls_cert == NULL) != (a->tls_key == NULL))
         return cs_err_set(err, -EINVAL, "--tls-cert and --tls-key go together");
-    if (a->tls_cert == NULL && (a->tls_client_ca != NULL || a->tokens != NULL))
+    if (a->tls_cert == NULL &&
+        (a->tls_client_ca != NULL || a->tokens != NULL || a->peer_ca != NULL))
         return cs_err_set(err, -EINVAL, "%s needs --tls-cert and --tls-key",
-                          a->tokens != NULL ? "--tokens-file" : "--tls-client-ca");
+                          a->tokens != NULL          ? "--tokens-file"
+                          : a->tls_client_ca != NULL ? "--tls-client-ca"
+                                                     : "--peer-ca");
     if (a->client_roles != NULL && a->tls_client_ca == NULL)
         return cs_err_set(err, -EINVAL,
                           "--tls-client-roles needs --tls-client-ca: without it no client "
@@ -592,6 +603,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .tls_cert = env_or("CSCHED_TLS_CERT", NULL),
         .tls_key = env_or("CSCHED_TLS_KEY", NULL),
         .tls_client_ca = env_or("CSCHED_TLS_CLIENT_CA", NULL),
+        .peer_ca = env_or("CSCHED_PEER_CA", NULL),
         .client_roles = env_or("CSCHED_TLS_CLIENT_ROLES", NULL),
         .tokens = env_or("CSCHED_TOKENS_FILE", NULL),
     };

@@ -22,6 +22,8 @@ static void load_free(struct cs_auth_load *l)
     cs_cert_roles_clear(&l->cert_roles);
     if (l->tls != NULL)
         grpc_ssl_server_certificate_config_destroy(l->tls);
+    if (l->peer != NULL)
+        grpc_channel_credentials_release(l->peer);
     free(l);
 }
 
@@ -107,6 +109,9 @@ int cs_auth_start(struct cs_auth *auth, uv_loop_t *loop, const struct cs_auth_pa
         return rc;
     }
     install(auth, l);
+    /* Forwards use the first load's: a reload renews what is served. */
+    auth->peer = l->peer;
+    l->peer = NULL;
     load_free(l);
     if ((rc = uv_signal_init(loop, &auth->sighup)) != 0)
         return cs_err_set(err, rc, "watching SIGHUP failed: %s", uv_strerror(rc));
@@ -137,11 +142,12 @@ grpc_server_credentials *cs_auth_server_credentials(struct cs_auth *auth)
     return grpc_ssl_server_credentials_create_with_options(opts);
 }
 
-grpc_channel_credentials *cs_auth_peer_credentials(const struct cs_auth *auth)
+grpc_channel_credentials *cs_auth_peer_credentials(struct cs_auth *auth)
 {
-    if (auth->paths.tls_cert == NULL)
-        return NULL;
-    return grpc_ssl_credentials_create(NULL, NULL, NULL, NULL);
+    CS_ASSERT_LOOP();
+    grpc_channel_credentials *peer = auth->peer;
+    auth->peer = NULL;
+    return peer;
 }
 
 void cs_auth_stop(struct cs_auth *auth)
@@ -159,6 +165,9 @@ void cs_auth_free(struct cs_auth *auth)
     cs_tokens_clear(&auth->tokens);
     cs_cert_roles_clear(&auth->cert_roles);
     cs_tls_fetch_destroy(&auth->fetch);
+    if (auth->peer != NULL)
+        grpc_channel_credentials_release(auth->peer);
+    auth->peer = NULL;
 }
 
 /* --- identities ---------------------------------------------------------- */

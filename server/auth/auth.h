@@ -27,6 +27,7 @@ struct cs_auth_paths {
     const char *tls_cert;      /* server certificate chain, PEM */
     const char *tls_key;       /* its private key, PEM */
     const char *tls_client_ca; /* CAs of client certificates: mTLS */
+    const char *peer_ca;       /* CAs of the other replicas' certificates; NULL: the system's */
     const char *client_roles;  /* client certificate -> role */
     const char *tokens;        /* bearer tokens: name, role, SHA-256 */
 };
@@ -38,7 +39,8 @@ struct cs_auth {
     struct cs_auth_paths paths; /* borrowed from the config */
     struct cs_tokens tokens;
     struct cs_cert_roles cert_roles;
-    struct cs_tls_fetch fetch; /* shared with gRPC's handshakes */
+    struct cs_tls_fetch fetch;      /* shared with gRPC's handshakes */
+    grpc_channel_credentials *peer; /* the first load's, until taken */
     uv_signal_t sighup;
     struct cs_auth_load *loading; /* on the pool, or NULL */
     bool again;                   /* SIGHUP while loading: load once more */
@@ -53,10 +55,12 @@ int cs_auth_start(struct cs_auth *auth, uv_loop_t *loop, const struct cs_auth_pa
                   struct cs_err *err);
 /* The listener's credentials (NULL: plaintext); the caller releases them. */
 grpc_server_credentials *cs_auth_server_credentials(struct cs_auth *auth);
-/* The credentials to reach another replica with over TCP: TLS, trusting
- * the system's roots (or GRPC_DEFAULT_SSL_ROOTS_FILE_PATH's), when this one
- * serves TLS; NULL (plaintext) when it does not. The caller releases them. */
-grpc_channel_credentials *cs_auth_peer_credentials(const struct cs_auth *auth);
+/* The credentials to reach another replica with over TCP, as read at the
+ * start (taken: a second call gets NULL): TLS trusting --peer-ca (else the
+ * system's roots), presenting this replica's own certificate for a peer
+ * that requires client certificates, when this one serves TLS; NULL
+ * (plaintext) when it does not. */
+grpc_channel_credentials *cs_auth_peer_credentials(struct cs_auth *auth);
 /* The identity source (struct cs_identity_source, ctx: the struct cs_auth)
  * of TCP callers over TLS: by token, else by client certificate (its role
  * possibly none); -EPERM when the token is wrong or neither is offered;
@@ -79,6 +83,7 @@ struct cs_auth_load {
     struct cs_tokens tokens;
     struct cs_cert_roles cert_roles;
     grpc_ssl_server_certificate_config *tls; /* NULL without TLS */
+    grpc_channel_credentials *peer;          /* to reach other replicas; NULL without TLS */
 };
 
 /* Pool thread (or the main thread before the loop runs): reads, checks and

@@ -114,7 +114,7 @@ static int check_ca(const char *path, const char *pem, struct cs_err *err)
 static int load_tls(struct cs_auth_load *l)
 {
     const struct cs_auth_paths *p = &l->paths;
-    char *cert = NULL, *key = NULL, *ca = NULL;
+    char *cert = NULL, *key = NULL, *ca = NULL, *peer_ca = NULL;
     int rc = cs_auth_read_file(p->tls_cert, false, &cert, &l->err);
     if (rc != 0)
         return rc;
@@ -126,11 +126,19 @@ static int load_tls(struct cs_auth_load *l)
         ((rc = cs_auth_read_file(p->tls_client_ca, false, &ca, &l->err)) != 0 ||
          (rc = check_ca(p->tls_client_ca, ca, &l->err)) != 0))
         goto err_free_ca;
+    if (p->peer_ca != NULL &&
+        ((rc = cs_auth_read_file(p->peer_ca, false, &peer_ca, &l->err)) != 0 ||
+         (rc = check_ca(p->peer_ca, peer_ca, &l->err)) != 0))
+        goto err_free_ca;
     grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
     /* gRPC's fetcher path asserts some roots even when no client certificate
      * is asked for; then they are never used, and the chain stands in. */
     l->tls = grpc_ssl_server_certificate_config_create(ca != NULL ? ca : cert, &pair, 1);
+    /* A forward presents the replica's own certificate, for a peer that
+     * requires one (gRPC copies both). */
+    l->peer = grpc_ssl_credentials_create(peer_ca, &pair, NULL, NULL);
 err_free_ca:
+    free(peer_ca);
     free(ca);
 err_free_key:
     /* The key's copy made by gRPC stays; this one is wiped. */

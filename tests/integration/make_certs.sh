@@ -2,7 +2,8 @@
 # make_certs.sh DIR: the certificates of the TLS tests, made with openssl
 # into DIR: two CAs (ca, ca2) and a third one no server trusts (other); the
 # server's certificate for 127.0.0.1, ::1 and localhost from each of ca and ca2
-# (server, server2); client certificates from ca: ops (CN=ops-bot,
+# (server, server2), and a replica's for both ends of a forward (peer: the
+# server's names, for serving and as a client); client certificates from ca: ops (CN=ops-bot,
 # O=csched-test), admin (CN=admin-bot), nobody (CN=nobody-bot); and from
 # other: stranger (CN=ops-bot). Each NAME gets NAME.pem and NAME.key (0600).
 set -eu
@@ -36,6 +37,8 @@ extendedKeyUsage=serverAuth"
 client_ext="extendedKeyUsage=clientAuth"
 leaf server ca "/CN=localhost" "$server_ext"
 leaf server2 ca2 "/CN=localhost" "$server_ext"
+leaf peer ca "/CN=localhost" "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost
+extendedKeyUsage=serverAuth,clientAuth"
 leaf ops ca "/O=csched-test/CN=ops-bot" "$client_ext"
 leaf admin ca "/CN=admin-bot" "$client_ext"
 leaf nobody ca "/CN=nobody-bot" "$client_ext"
