@@ -73,6 +73,23 @@ void cs_rruns_wait_started(const struct cs_oracle *o, int64_t id, int64_t timeou
     }
 }
 
+void cs_rruns_wait_forwarding(struct cs_replicas *rs, unsigned i)
+{
+    int64_t deadline = cs_test_now_ms() + 10 * CS_RRUNS_HEARTBEAT_MS + 5000;
+    Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+    Csched__V1__ListJobsResponse *out = NULL;
+    struct cs_status st = {0};
+    int rc;
+
+    while ((rc = cs_scheduler_list_jobs(cs_replicas_e2e(rs, i)->client, &req, &out, cs_e2e_opts(),
+                                        &st)) == GRPC_STATUS_UNAVAILABLE &&
+           cs_test_now_ms() < deadline)
+        cs_test_sleep_ms(20);
+    if (rc != 0)
+        fail_msg("ListJobs through %s: %d %s", rs->r[i].id, rc, st.message);
+    csched__v1__list_jobs_response__free_unpacked(out, NULL);
+}
+
 Csched__V1__Run *cs_rruns_wait_end(struct cs_replicas *rs, unsigned i, int64_t id,
                                    int64_t timeout_ms)
 {

@@ -91,6 +91,11 @@ void cs_rruns_job(struct cs_replicas *rs, unsigned i, const struct cs_oracle *o,
                   const char *payload, unsigned max_running, uint32_t max_attempts, char *name,
                   size_t size);
 
+/* cs_rruns_wait_forwarding waits for standby i to forward calls: once a
+ * renewal has shown it the active replica's address, within a heartbeat or
+ * two of a start or a takeover (UNAVAILABLE before). */
+void cs_rruns_wait_forwarding(struct cs_replicas *rs, unsigned i);
+
 /* cs_rruns_trigger triggers job n times through replica i; ids into ids. */
 void cs_rruns_trigger(struct cs_replicas *rs, unsigned i, const char *job, size_t n, int64_t *ids);
 

@@ -29,25 +29,6 @@ static int group_setup(void **state)
     return cs_rruns_setup(state, 2, NULL);
 }
 
-/* A standby forwards once a renewal has shown it the active replica's
- * address: within a heartbeat or two of the start. */
-static void wait_forwarding(struct cs_replicas *rs, unsigned i)
-{
-    int64_t deadline = cs_test_now_ms() + 10 * CS_RRUNS_HEARTBEAT_MS + 5000;
-    Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
-    Csched__V1__ListJobsResponse *out = NULL;
-    struct cs_status st = {0};
-    int rc;
-
-    while ((rc = cs_scheduler_list_jobs(cs_replicas_e2e(rs, i)->client, &req, &out, cs_e2e_opts(),
-                                        &st)) == GRPC_STATUS_UNAVAILABLE &&
-           cs_test_now_ms() < deadline)
-        cs_test_sleep_ms(20);
-    if (rc != 0)
-        fail_msg("ListJobs through %s: %d %s", rs->r[i].id, rc, st.message);
-    csched__v1__list_jobs_response__free_unpacked(out, NULL);
-}
-
 /* The seqs of every event a Watch from seq 0 sends up to the end of run
  * last, into seqs (at most cap); returns how many. */
 static size_t watch_until_end(struct cs_replicas *rs, unsigned i, int64_t last, int64_t *seqs,
@@ -85,7 +66,7 @@ static void test_replicas_forward_any_call(void **state)
     unsigned a = cs_rruns_active(f, -1, NULL), b = 1 - a;
     int64_t ids[RUNS];
 
-    wait_forwarding(f->rs, b);
+    cs_rruns_wait_forwarding(f->rs, b);
     char job[64];
 
     cs_rruns_job(f->rs, b, &f->oracle, "forward", "true", 1, 1, job, sizeof(job));
