@@ -89,6 +89,10 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
  * default): the cost of coordination through the database. */
 #define BENCH_MAX_STANDBYS 4
 void bench_set_standbys(unsigned n);
+/* Starts --standbys standby replicas on pg into out (BENCH_MAX_STANDBYS),
+ * each joined when it returns; stops them. */
+void bench_start_standbys(struct cs_testpg *pg, struct cs_testd **out);
+unsigned bench_standbys(void);
 
 /* Measures SPAWN_COST_N spawns of each program of line M from bin_dir. */
 void bench_minder_cost(const char *bin_dir, struct spawn_cost cost[SPAWN_KINDS]);
@@ -140,7 +144,7 @@ void bench_print_sustained(const struct sustained *s, unsigned n);
 /* Line API: unary calls, each kind timed sequentially and from
  * API_THREADS client threads (one channel each). API_FLOOR is GetRun
  * answered with an empty Run by csched-bench-rpcfloor. */
-enum { API_FLOOR, API_GET_RUN, API_GET_JOB, API_TRIGGER, API_KINDS };
+enum { API_FLOOR, API_GET_RUN, API_GET_JOB, API_TRIGGER, API_GET_JOB_FORWARDED, API_KINDS };
 enum { API_SEQUENTIAL, API_CONCURRENT, API_MODES };
 enum { API_THREADS = 16 };
 

@@ -51,7 +51,7 @@ static int call_once(struct cs_client *c, const struct api_call_set *set,
 {
     int rc;
 
-    if (set->kind == API_GET_JOB) {
+    if (set->kind == API_GET_JOB || set->kind == API_GET_JOB_FORWARDED) {
         Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
         Csched__V1__Job *job = NULL;
         req.name = (char *)API_JOB;
@@ -171,6 +171,26 @@ static pid_t start_floor(const char *bin_dir, const char *dir, char *target, siz
     return pid;
 }
 
+/* wait_forwarding waits for the standby at target to know the active
+ * replica: GetJob through it answers. */
+static void wait_forwarding(const char *target)
+{
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    struct cs_client *c = cs_test_client_new(target);
+    int64_t deadline = cs_test_now_ms() + 30000;
+    Csched__V1__Job *job = NULL;
+    struct cs_status st = {0};
+
+    req.name = (char *)API_JOB;
+    while (cs_scheduler_get_job(c, &req, &job, NULL, &st) != 0) {
+        if (cs_test_now_ms() > deadline)
+            cs_test_fail(__FILE__, __LINE__, "GetJob through a standby: %s", st.message);
+        cs_test_sleep_ms(20);
+    }
+    csched__v1__job__free_unpacked(job, NULL);
+    cs_client_free(c);
+}
+
 /* make_api_job creates the job and one run of it that has ended: GetRun
  * then reads a run with its attempt and outcome, as clients mostly do. */
 static int64_t make_api_job(const char *target)
@@ -206,7 +226,9 @@ static int64_t make_api_job(const char *target)
 void bench_run_api(struct cs_testpg *pg, const char *bin_dir, unsigned calls, unsigned repeat,
                    struct api_measure *m)
 {
-    struct cs_testd_options dopts = {.database_url = cs_testpg_url(pg)};
+    static const char *const active_args[] = {"--replica-id", "bench-active", NULL};
+    struct cs_testd_options dopts = {.database_url = cs_testpg_url(pg), .extra_args = active_args};
+    struct cs_testd *standby[BENCH_MAX_STANDBYS] = {NULL};
     char dir[64], floor_target[96];
     struct cs_testd *d = NULL;
     int wstatus;
@@ -220,6 +242,12 @@ void bench_run_api(struct cs_testpg *pg, const char *bin_dir, unsigned calls, un
                                   .run_id = make_api_job(cs_testd_target(d)),
                                   .not_before_ms = (int64_t)bench_unix_ms() + 3600 * 1000};
     struct api_call_set floor = {.target = floor_target, .run_id = csched.run_id};
+    /* With --standbys: GetJob through the first, which forwards it. */
+    bench_start_standbys(pg, standby);
+    struct api_call_set forwarded = {.target =
+                                         standby[0] != NULL ? cs_testd_target(standby[0]) : NULL};
+    if (standby[0] != NULL)
+        wait_forwarding(forwarded.target);
 
     for (unsigned r = 0; r < repeat; r++) {
         fprintf(stderr, "bench: API, %u calls per figure (%u of %u)\n", calls, r + 1, repeat);
@@ -228,7 +256,11 @@ void bench_run_api(struct cs_testpg *pg, const char *bin_dir, unsigned calls, un
         measure_both(&csched, API_GET_RUN, calls, cs_testd_pid(d), &m[r]);
         measure_both(&csched, API_GET_JOB, calls, cs_testd_pid(d), &m[r]);
         measure_both(&csched, API_TRIGGER, calls, cs_testd_pid(d), &m[r]);
+        if (standby[0] != NULL)
+            measure_both(&forwarded, API_GET_JOB_FORWARDED, calls, cs_testd_pid(standby[0]), &m[r]);
     }
+    for (unsigned i = 0; i < bench_standbys(); i++)
+        (void)cs_testd_stop(standby[i]);
     int status = cs_testd_stop(d);
     if (status != 0)
         fprintf(stderr, "bench: cschedd exited with status %d\n", status);

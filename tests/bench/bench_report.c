@@ -154,6 +154,7 @@ static const char *const api_label[API_KINDS] = {
     [API_GET_RUN] = "GetRun",
     [API_GET_JOB] = "GetJob",
     [API_TRIGGER] = "TriggerJob (after its commit)",
+    [API_GET_JOB_FORWARDED] = "GetJob through a standby",
 };
 
 bool bench_print_api(const struct api_measure *m, unsigned repeat, unsigned calls)
@@ -171,6 +172,8 @@ bool bench_print_api(const struct api_measure *m, unsigned repeat, unsigned call
         printf(" %9s %8s %8s %7s  ", "calls/s", "p50 us", "p99 us", "cpu us");
     printf("%s\n", "calls/s vs floor");
     for (int kind = 0; kind < API_KINDS; kind++) {
+        if (m[0].fig[kind][API_SEQUENTIAL].calls_per_s == 0)
+            continue; /* not measured: no standby */
         printf("  %-31s", api_label[kind]);
         for (int mode = 0; mode < API_MODES; mode++) {
             for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
@@ -198,8 +201,11 @@ static void bench_print_api_targets(const struct api_measure *m, unsigned repeat
 {
     printf("  API (no figure set; calls/s against the RPC floor, 1 / 16 clients):");
     for (int kind = API_GET_RUN; kind < API_KINDS; kind++)
-        printf(" %s %.2fx / %.2fx%s", api_label[kind], api_paired(m, repeat, kind, API_SEQUENTIAL),
-               api_paired(m, repeat, kind, API_CONCURRENT), kind + 1 < API_KINDS ? "," : "\n");
+        if (m[0].fig[kind][API_SEQUENTIAL].calls_per_s > 0)
+            printf("%s %s %.2fx / %.2fx", kind > API_GET_RUN ? "," : "", api_label[kind],
+                   api_paired(m, repeat, kind, API_SEQUENTIAL),
+                   api_paired(m, repeat, kind, API_CONCURRENT));
+    printf("\n");
 }
 
 /* A machine creates processes fast when a static true starts and ends

@@ -175,8 +175,13 @@ void bench_set_standbys(unsigned n)
     standbys = n;
 }
 
+unsigned bench_standbys(void)
+{
+    return standbys;
+}
+
 /* Starts the standbys, and waits until each has joined (its row). */
-static void start_standbys(struct cs_testpg *pg, struct cs_testd **out)
+void bench_start_standbys(struct cs_testpg *pg, struct cs_testd **out)
 {
     static char ids[BENCH_MAX_STANDBYS][32];
     const char *args[BENCH_MAX_STANDBYS][3];
@@ -229,7 +234,7 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
 
     memset(m, 0, sizeof(*m));
     CS_TEST_OK(cs_testd_start(&dopts, &d));
-    start_standbys(pg, standby);
+    bench_start_standbys(pg, standby);
     struct cs_test_burst_options bopts = {
         .target = cs_testd_target(d),
         .server_pid = cs_testd_pid(d),
