@@ -217,7 +217,16 @@ static void observe(struct cs_store *store, const PGresult *res)
     }
     quiet_since = r->seen_since_mono_ns > r->watch_from_mono_ns ? r->seen_since_mono_ns
                                                                 : r->watch_from_mono_ns;
-    if (expired && now - quiet_since >= lease_ms(store) * 1000000) {
+    int64_t due_ns = quiet_since + lease_ms(store) * 1000000 - now;
+    if (due_ns > 0 && due_ns < r->heartbeat_ms * 1000000) {
+        /* Look again when the silence will have lasted a lease, not at the
+         * next heartbeat: a takeover up to a heartbeat sooner. Neither
+         * fails: the callback is set and the handle open. */
+        (void)uv_timer_start(&r->beat_timer, beat_cb, (uint64_t)(due_ns / 1000000) + 1,
+                             (uint64_t)r->heartbeat_ms);
+        return;
+    }
+    if (expired && due_ns <= 0) {
         cs_store_log(&store->log, CS_STORE_LOG_WARN,
                      "the active replica %s (epoch %lld) has not renewed its lease for %lld ms: "
                      "taking its work over",
