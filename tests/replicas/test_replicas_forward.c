@@ -3,7 +3,10 @@
  * A job created, runs triggered and read back, a run cancelled promptly,
  * and a Watch that sees the same events, in the same order, as one opened
  * on the active replica itself; the runs ran on the active replica. An
- * error comes back as the active replica gave it. And on the
+ * error comes back as the active replica gave it. Pause, resume, an
+ * idempotency key used through both replicas, the lists, the stats and a
+ * delete: each the active replica's doing, audited as the caller via the
+ * standby. And on the
  * active replica's own socket, a call claiming to be forwarded without the
  * cluster's key is UNAUTHENTICATED, while one with it is taken as the
  * caller it names. */
@@ -134,6 +137,115 @@ static void test_replicas_forward_field_error(void **state)
     assert_non_null(strstr(st.message, "name"));
 }
 
+/* The job paused or not, as the active replica itself says. */
+static bool paused_on(struct cs_replicas *rs, unsigned i, const char *job)
+{
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *out = NULL;
+    struct cs_status st = {0};
+
+    req.name = (char *)job;
+    assert_int_equal(
+        cs_scheduler_get_job(cs_replicas_e2e(rs, i)->client, &req, &out, cs_e2e_opts(), &st), 0);
+    bool paused = out->paused;
+    csched__v1__job__free_unpacked(out, NULL);
+    return paused;
+}
+
+/* The run an idempotency key makes, through replica i. */
+static int64_t trigger_keyed(struct cs_replicas *rs, unsigned i, const char *job, const char *key)
+{
+    Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+
+    req.job_name = (char *)job;
+    req.idempotency_key = (char *)key;
+    assert_int_equal(
+        cs_scheduler_trigger_job(cs_replicas_e2e(rs, i)->client, &req, &run, cs_e2e_opts(), &st),
+        0);
+    int64_t id = run->id;
+    csched__v1__run__free_unpacked(run, NULL);
+    return id;
+}
+
+/* Pause and resume, an idempotency key used through both replicas, the
+ * lists of runs, slots and audit rows, the stats and a delete, all through
+ * the standby: each the active replica's answer, and what the standby was
+ * asked lands on the active replica, audited as the caller via the
+ * standby. */
+static void test_replicas_forward_every_call(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    unsigned a = cs_rruns_active(f, -1, NULL), b = 1 - a;
+    struct cs_client *via_b = cs_replicas_e2e(f->rs, b)->client;
+    struct cs_status st = {0};
+    char job[64];
+
+    cs_rruns_wait_forwarding(f->rs, b);
+    cs_rruns_job(f->rs, b, &f->oracle, "fwd-every", "true", 1, 1, job, sizeof(job));
+    Csched__V1__PauseJobRequest pause = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
+    Csched__V1__Job *out = NULL;
+    pause.name = job;
+    assert_int_equal(cs_scheduler_pause_job(via_b, &pause, &out, cs_e2e_opts(), &st), 0);
+    csched__v1__job__free_unpacked(out, NULL);
+    assert_true(paused_on(f->rs, a, job));
+    Csched__V1__ResumeJobRequest resume = CSCHED__V1__RESUME_JOB_REQUEST__INIT;
+    resume.name = job;
+    assert_int_equal(cs_scheduler_resume_job(via_b, &resume, &out, cs_e2e_opts(), &st), 0);
+    csched__v1__job__free_unpacked(out, NULL);
+    assert_false(paused_on(f->rs, a, job));
+
+    int64_t id = trigger_keyed(f->rs, b, job, "fwd-key-1");
+    assert_int_equal(trigger_keyed(f->rs, a, job, "fwd-key-1"), id);
+    csched__v1__run__free_unpacked(cs_rruns_wait_end(f->rs, b, id, CS_RRUNS_END_MS), NULL);
+
+    Csched__V1__ListRunsRequest runs = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    Csched__V1__ListRunsResponse *listed = NULL;
+    runs.job_name = job;
+    assert_int_equal(cs_scheduler_list_runs(via_b, &runs, &listed, cs_e2e_opts(), &st), 0);
+    assert_int_equal(listed->n_runs, 1);
+    assert_int_equal(listed->runs[0]->id, id);
+    csched__v1__list_runs_response__free_unpacked(listed, NULL);
+
+    Csched__V1__ListSlotsRequest slots = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
+    Csched__V1__ListSlotsResponse *slots_out = NULL;
+    slots.job_name = job;
+    assert_int_equal(cs_scheduler_list_slots(via_b, &slots, &slots_out, cs_e2e_opts(), &st), 0);
+    csched__v1__list_slots_response__free_unpacked(slots_out, NULL);
+
+    Csched__V1__Stats *stats = NULL;
+    assert_int_equal(cs_scheduler_get_stats(via_b, NULL, &stats, cs_e2e_opts(), &st), 0);
+    assert_true(stats->last_seq > 0);
+    csched__v1__stats__free_unpacked(stats, NULL);
+
+    Csched__V1__DeleteJobRequest del = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
+    Csched__V1__DeleteJobResponse *deleted = NULL;
+    del.name = job;
+    assert_int_equal(cs_scheduler_delete_job(via_b, &del, &deleted, cs_e2e_opts(), &st), 0);
+    csched__v1__delete_job_response__free_unpacked(deleted, NULL);
+    Csched__V1__GetJobRequest get = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    get.name = job;
+    assert_int_equal(
+        cs_scheduler_get_job(cs_replicas_e2e(f->rs, a)->client, &get, &out, cs_e2e_opts(), &st),
+        GRPC_STATUS_NOT_FOUND);
+
+    /* The active replica audited the delete as the caller through b. */
+    char via[64], sql[256], identity[256];
+    snprintf(via, sizeof(via), "via %s", f->rs->r[b].id);
+    snprintf(sql, sizeof(sql),
+             "SELECT identity FROM audit WHERE method = 'DeleteJob' AND job_name = '%s'", job);
+    assert_int_equal(cs_replicas_sql(f->rs, sql, identity, sizeof(identity), false), 0);
+    fprintf(stderr, "forward: DeleteJob audited as \"%s\"\n", identity);
+    assert_non_null(strstr(identity, via));
+    Csched__V1__ListAuditRequest audit = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
+    Csched__V1__ListAuditResponse *rows = NULL;
+    audit.method = "DeleteJob";
+    assert_int_equal(cs_scheduler_list_audit(via_b, &audit, &rows, cs_e2e_opts(), &st), 0);
+    assert_true(rows->n_entries >= 1);
+    csched__v1__list_audit_response__free_unpacked(rows, NULL);
+}
+
 /* ListJobs's empty request, on the active replica's own socket. */
 static int list_jobs_claiming(struct cs_replicas *rs, unsigned i, const char *key,
                               struct cs_status *st)
@@ -168,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_replicas_forward_any_call),
         cmocka_unit_test(test_replicas_forward_cancel),
         cmocka_unit_test(test_replicas_forward_field_error),
+        cmocka_unit_test(test_replicas_forward_every_call),
         cmocka_unit_test(test_replicas_forward_needs_the_key),
     };
 
