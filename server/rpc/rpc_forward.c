@@ -27,6 +27,8 @@ struct forward {
     struct cs_forward_peers *peers;
     struct cs_call *down;
     grpc_call *up;
+    struct cs_forward_channel *channel; /* counted in, unless dropped since */
+    unsigned generation;
     char target[CS_RPC_TARGET_MAX];
     struct cs_tag start_tag, status_tag, recv_tag;
     int pending; /* upstream batches in flight */
@@ -109,6 +111,8 @@ int cs_forward_identify(const struct cs_forward_peers *peers, const grpc_metadat
 static void forward_free(struct forward *f)
 {
     cs_queue_remove(&f->peers->calls, &f->link);
+    if (f->generation == f->peers->generation)
+        f->channel->calls--;
     grpc_call_unref(f->up);
     grpc_metadata_array_destroy(&f->initial);
     grpc_metadata_array_destroy(&f->trailing);
@@ -236,21 +240,50 @@ static void start_cb(struct cs_tag *tag, bool ok)
     maybe_end(f);
 }
 
-static grpc_channel *channel_to(struct cs_forward_peers *peers, const char *target)
+static void drop_channels(struct cs_forward_peers *peers)
 {
-    if (peers->channel != NULL && strcmp(peers->target, target) == 0)
-        return peers->channel;
-    if (peers->channel != NULL)
-        grpc_channel_destroy(peers->channel); /* its calls keep what they need */
-    (void)snprintf(peers->target, sizeof(peers->target), "%s", target);
-    /* A unix socket is this machine's: no TLS. */
-    bool local = strncmp(target, "unix:", 5) == 0;
-    grpc_channel_credentials *creds =
-        !local && peers->tcp_creds != NULL ? peers->tcp_creds : grpc_insecure_credentials_create();
-    peers->channel = grpc_channel_create(target, creds, NULL);
-    if (creds != peers->tcp_creds)
-        grpc_channel_credentials_release(creds);
-    return peers->channel;
+    for (size_t i = 0; i < CS_FORWARD_CONNECTIONS_MAX; i++) {
+        if (peers->channels[i].channel != NULL)
+            grpc_channel_destroy(peers->channels[i].channel); /* its calls keep what they need */
+        peers->channels[i] = (struct cs_forward_channel){0};
+    }
+    peers->generation++;
+}
+
+/* A channel to target with room for one more call: the first with fewer
+ * than CS_FORWARD_CALLS_PER_CONNECTION, else a new one, else the least
+ * busy. Each has a connection of its own (a local subchannel pool). */
+static struct cs_forward_channel *channel_to(struct cs_forward_peers *peers, const char *target)
+{
+    if (strcmp(peers->target, target) != 0) {
+        drop_channels(peers);
+        (void)snprintf(peers->target, sizeof(peers->target), "%s", target);
+    }
+    struct cs_forward_channel *least = &peers->channels[0];
+    for (size_t i = 0; i < CS_FORWARD_CONNECTIONS_MAX; i++) {
+        struct cs_forward_channel *c = &peers->channels[i];
+        if (c->channel == NULL || c->calls < CS_FORWARD_CALLS_PER_CONNECTION) {
+            least = c;
+            break;
+        }
+        if (c->calls < least->calls)
+            least = c;
+    }
+    if (least->channel == NULL) {
+        /* A unix socket is this machine's: no TLS. */
+        bool local = strncmp(target, "unix:", 5) == 0;
+        grpc_channel_credentials *creds = !local && peers->tcp_creds != NULL
+                                              ? peers->tcp_creds
+                                              : grpc_insecure_credentials_create();
+        grpc_arg arg = {.type = GRPC_ARG_INTEGER,
+                        .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL,
+                        .value.integer = 1};
+        grpc_channel_args args = {.num_args = 1, .args = &arg};
+        least->channel = grpc_channel_create(target, creds, &args);
+        if (creds != peers->tcp_creds)
+            grpc_channel_credentials_release(creds);
+    }
+    return least;
 }
 
 static void set_md(grpc_metadata *md, const char *key, const char *value)
@@ -282,8 +315,11 @@ void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const
     set_md(&f->md[2], CS_FORWARD_ROLE_HEADER, role_names[call->who.role]);
     set_md(&f->md[3], CS_FORWARD_NAME_HEADER, call->who.name);
     grpc_slice method = grpc_slice_from_static_string(call->method->path);
-    f->up = grpc_channel_create_call(channel_to(peers, target), NULL, GRPC_PROPAGATE_DEFAULTS,
-                                     peers->cq, method, NULL, deadline, NULL);
+    f->channel = channel_to(peers, target);
+    f->channel->calls++;
+    f->generation = peers->generation;
+    f->up = grpc_channel_create_call(f->channel->channel, NULL, GRPC_PROPAGATE_DEFAULTS, peers->cq,
+                                     method, NULL, deadline, NULL);
 
     grpc_op ops[4];
     memset(ops, 0, sizeof(ops));
@@ -314,9 +350,7 @@ void cs_forward_peers_stop(struct cs_forward_peers *peers)
 {
     for (struct cs_qlink *l = peers->calls.head; l != NULL; l = l->next)
         grpc_call_cancel(CS_CONTAINER_OF(l, struct forward, link)->up, NULL);
-    if (peers->channel != NULL)
-        grpc_channel_destroy(peers->channel);
-    peers->channel = NULL;
+    drop_channels(peers);
 }
 
 void cs_forward_peers_free(struct cs_forward_peers *peers)

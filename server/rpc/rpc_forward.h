@@ -28,15 +28,28 @@
 #define CS_FORWARD_ROLE_HEADER "csched-forwarded-role"
 #define CS_FORWARD_NAME_HEADER "csched-forwarded-name-bin"
 
+/* A connection to the active replica carries at most this many forwarded
+ * calls: its server takes CS_RPC_MAX_STREAMS_PER_CONNECTION at once, and
+ * Watch streams hold theirs for long; more calls open more connections, up
+ * to CS_FORWARD_CONNECTIONS_MAX (then the least busy one queues them). */
+#define CS_FORWARD_CALLS_PER_CONNECTION 64
+#define CS_FORWARD_CONNECTIONS_MAX 32
+
+struct cs_forward_channel {
+    grpc_channel *channel; /* NULL until needed */
+    unsigned calls;        /* forwards in flight on it */
+};
+
 /* What a server needs to forward calls and to take forwarded ones. */
 struct cs_forward_peers {
     grpc_completion_queue *cq;              /* the bridge's */
     char key[CS_RPC_CLUSTER_KEY_MAX];       /* "" until the replica joined */
     char replica_id[CS_RPC_REPLICA_ID_MAX]; /* this replica's */
     grpc_channel_credentials *tcp_creds;    /* for a TCP target; NULL: plaintext */
-    char target[CS_RPC_TARGET_MAX];         /* the channel's */
-    grpc_channel *channel;                  /* NULL until the first call */
-    struct cs_queue calls;                  /* the forwards in flight */
+    char target[CS_RPC_TARGET_MAX];         /* the channels' */
+    unsigned generation;                    /* bumped when the target changes */
+    struct cs_forward_channel channels[CS_FORWARD_CONNECTIONS_MAX];
+    struct cs_queue calls; /* the forwards in flight */
 };
 
 /* The identity of a call forwarded by another replica: 0 with who filled
@@ -49,7 +62,7 @@ int cs_forward_identify(const struct cs_forward_peers *peers, const grpc_metadat
 void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const char *target,
                      grpc_byte_buffer *payload, gpr_timespec deadline);
 /* Cancels every forward in flight (each still ends its call) and drops the
- * channel: the server is shutting down. */
+ * channels: the server is shutting down. */
 void cs_forward_peers_stop(struct cs_forward_peers *peers);
 /* Releases the credentials, once no forward is left. */
 void cs_forward_peers_free(struct cs_forward_peers *peers);

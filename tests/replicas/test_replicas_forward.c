@@ -21,6 +21,8 @@
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
 
 #include "replicas_runs.h"
 #include "testwatch.h"
@@ -246,6 +248,118 @@ static void test_replicas_forward_every_call(void **state)
     csched__v1__list_audit_response__free_unpacked(rows, NULL);
 }
 
+/* Streams a standby relays at once: more than one connection to the active
+ * replica carries (100, rpc.h), within what one caller may hold of Watch
+ * and of ReadLogs (64 each), each kind on a client connection of its own
+ * (a connection to the standby takes 100 too). */
+#define MANY_WATCHES 64
+#define MANY_LOGS 50
+
+/* Server streams opened raw on a connection of their own (a local
+ * subchannel pool: libcsched's clients of one target share one), never
+ * read. */
+struct raw_streams {
+    grpc_channel *channel;
+    grpc_completion_queue *cq;
+    grpc_call *calls[MANY_WATCHES];
+    grpc_metadata_array initial[MANY_WATCHES];
+    grpc_slice body;
+    size_t n;
+};
+
+static void open_raw(struct raw_streams *r, const char *target, const char *method,
+                     const void *request, size_t len, size_t n)
+{
+    grpc_arg arg = {
+        .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, .value.integer = 1};
+    grpc_channel_args args = {.num_args = 1, .args = &arg};
+    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    r->channel = grpc_channel_create(target, creds, &args);
+    grpc_channel_credentials_release(creds);
+    r->cq = grpc_completion_queue_create_for_next(NULL);
+    r->body = grpc_slice_from_copied_buffer(request, len);
+    for (r->n = 0; r->n < n; r->n++) {
+        grpc_call *call = grpc_channel_create_call(r->channel, NULL, GRPC_PROPAGATE_DEFAULTS, r->cq,
+                                                   grpc_slice_from_static_string(method), NULL,
+                                                   gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        grpc_byte_buffer *msg = grpc_raw_byte_buffer_create(&r->body, 1);
+        grpc_op ops[4];
+        memset(ops, 0, sizeof(ops));
+        grpc_metadata_array_init(&r->initial[r->n]);
+        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+        ops[1].op = GRPC_OP_SEND_MESSAGE;
+        ops[1].data.send_message.send_message = msg;
+        ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+        ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+        ops[3].data.recv_initial_metadata.recv_initial_metadata = &r->initial[r->n];
+        assert_int_equal(grpc_call_start_batch(call, ops, 4, call, NULL), GRPC_CALL_OK);
+        grpc_event ev = grpc_completion_queue_next(r->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        assert_int_equal(ev.type, GRPC_OP_COMPLETE);
+        grpc_byte_buffer_destroy(msg);
+        r->calls[r->n] = call;
+    }
+}
+
+static void close_raw(struct raw_streams *r)
+{
+    for (size_t k = 0; k < r->n; k++) {
+        grpc_call_cancel(r->calls[k], NULL);
+        grpc_call_unref(r->calls[k]);
+        grpc_metadata_array_destroy(&r->initial[k]);
+    }
+    grpc_channel_destroy(r->channel);
+    grpc_completion_queue_shutdown(r->cq);
+    while (grpc_completion_queue_next(r->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN)
+        ;
+    grpc_completion_queue_destroy(r->cq);
+    grpc_slice_unref(r->body);
+}
+
+/* More streams through a standby than one connection to the active replica
+ * takes: a unary call through the standby still answers at once (on one
+ * connection it would wait for a stream to end). */
+static void test_replicas_forward_many_streams(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    unsigned a = cs_rruns_active(f, -1, NULL), b = 1 - a;
+    struct cs_client *via_b = cs_replicas_e2e(f->rs, b)->client;
+    const char *target = cs_testd_target(cs_replicas_e2e(f->rs, b)->d);
+    static struct raw_streams watches, logs;
+    struct cs_status st = {0};
+    int64_t id;
+    char job[64];
+
+    cs_rruns_wait_forwarding(f->rs, b);
+    cs_rruns_job(f->rs, b, &f->oracle, "fwd-many", "sleep 60", 1, 1, job, sizeof(job));
+    cs_rruns_trigger(f->rs, b, job, 1, &id);
+    cs_rruns_wait_started(&f->oracle, id, CS_E2E_RUN_TIMEOUT_MS);
+    Csched__V1__ReadLogsRequest follow = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    follow.run_id = id;
+    follow.attempt = 1;
+    follow.follow = true;
+    uint8_t buf[64];
+    size_t len = csched__v1__read_logs_request__pack(&follow, buf);
+    open_raw(&watches, target, "/csched.v1.Scheduler/Watch", "", 0, MANY_WATCHES);
+    open_raw(&logs, target, "/csched.v1.Scheduler/ReadLogs", buf, len, MANY_LOGS);
+
+    int64_t t0 = cs_test_now_ms();
+    Csched__V1__ListJobsRequest list = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+    Csched__V1__ListJobsResponse *jobs = NULL;
+    struct cs_call_opts opts = {.timeout_ms = 10000};
+    assert_int_equal(cs_scheduler_list_jobs(via_b, &list, &jobs, &opts, &st), 0);
+    csched__v1__list_jobs_response__free_unpacked(jobs, NULL);
+    fprintf(stderr, "forward: ListJobs beside %d streams through the standby: %lld ms\n",
+            MANY_WATCHES + MANY_LOGS, (long long)(cs_test_now_ms() - t0));
+    close_raw(&watches);
+    close_raw(&logs);
+    Csched__V1__CancelRunRequest cancel = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    cancel.run_id = id;
+    assert_int_equal(cs_scheduler_cancel_run(via_b, &cancel, &run, cs_e2e_opts(), &st), 0);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
 /* ListJobs's empty request, on the active replica's own socket. */
 static int list_jobs_claiming(struct cs_replicas *rs, unsigned i, const char *key,
                               struct cs_status *st)
@@ -281,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_replicas_forward_cancel),
         cmocka_unit_test(test_replicas_forward_field_error),
         cmocka_unit_test(test_replicas_forward_every_call),
+        cmocka_unit_test(test_replicas_forward_many_streams),
         cmocka_unit_test(test_replicas_forward_needs_the_key),
     };
 
