@@ -117,10 +117,12 @@ build_and_test plain "$build_root/plain" "" "" bench -DCSCHED_SANITIZE= -DCSCHED
     failed=1
 
 stage "deploy lint"
-if CSCHED_BIN_DIR="$build_root/plain/bin" "$repo/tests/deploy_lint.sh"; then
-    record deploy "ok"
+deploy_start=$SECONDS
+if CSCHED_BIN_DIR="$build_root/plain/bin" CSCHED_DEPLOY_WORK="$build_root/deploy-validate" \
+    "$repo/tests/deploy_lint.sh"; then
+    record deploy "ok ($((SECONDS - deploy_start)) s)"
 else
-    record deploy "FAILED"
+    record deploy "FAILED ($((SECONDS - deploy_start)) s)"
     failed=1
 fi
 
