@@ -229,6 +229,14 @@ if os.path.isfile(unit):
             for key in keys:
                 if not cp.has_option(section, key):
                     err(f"{unit}: [{section}] has no {key}=")
+        # The stop timeout covers the drain and 10 s to leave (as the pod's
+        # grace period does, deploy/validate/cross.cjs).
+        exec_start = cp.get("Service", "ExecStart", fallback="")
+        m = re.search(r"--drain-timeout[ =](\d+)(ms|s|m)\b", exec_start)
+        drain = int(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[m.group(2)] if m else 25
+        stop = cp.get("Service", "TimeoutStopSec", fallback="90")
+        if not stop.isdigit() or int(stop) < drain + 10:
+            err(f"{unit}: TimeoutStopSec={stop} does not cover --drain-timeout ({drain:g} s) plus 10 s")
     except configparser.Error as e:
         err(f"{unit}: does not parse: {e}")
 else:
