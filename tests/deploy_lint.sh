@@ -5,8 +5,14 @@
 #   - every shell script parses (bash -n), and passes shellcheck when installed;
 #   - every YAML file under deploy/ parses; every Kubernetes object has
 #     apiVersion, kind and metadata.name; every path a kustomization.yaml names
-#     exists; the gRPC probes, the Service and the NetworkPolicy point at a
-#     declared container port, and the NetworkPolicy selects a pod template;
+#     exists;
+#   - deploy/validate/check.cjs renders every kustomize overlay of deploy/k8s
+#     and checks each object against the Kubernetes API's schemas (unknown
+#     fields refused) and the objects against each other, the image and
+#     cschedd --help; each broken variant in deploy/validate/broken must fail
+#     with the message its expect file holds. Needs node, npm and kubectl
+#     (skipped without them, except in CI); npm ci installs the lockfile's
+#     packages once into CSCHED_DEPLOY_WORK (default build/deploy-validate);
 #   - the Dockerfile is multi-stage, ends as a non-root user, copies only from
 #     stages and paths that exist, and copies every directory the build adds;
 #   - the systemd unit has its sections and keys, and systemd-analyze verify
@@ -24,7 +30,7 @@ fail() {
     failed=1
 }
 
-scripts=(.ci/run deploy/*.sh tests/run-all.sh tests/deploy_lint.sh)
+scripts=(.ci/run deploy/*.sh tests/run-all.sh tests/deploy_lint.sh tests/package_test.sh cmake/deb/postinst)
 for s in "${scripts[@]}"; do
     [ -f "$s" ] || continue
     bash -n "$s" || fail "$s: bash -n failed"
@@ -51,6 +57,54 @@ if command -v systemd-analyze >/dev/null; then
 else
     echo "deploy_lint: systemd-analyze not installed, unit check skipped"
 fi
+
+manifests() {
+    local work=${CSCHED_DEPLOY_WORK:-$repo/build/deploy-validate} tool missing=()
+    for tool in node npm kubectl; do
+        command -v "$tool" >/dev/null || missing+=("$tool")
+    done
+    if [ ${#missing[@]} -ne 0 ]; then
+        if [ "${CI:-}" = true ]; then
+            fail "${missing[*]} not installed: the manifests cannot be checked"
+        else
+            echo "deploy_lint: ${missing[*]} not installed, manifest check skipped"
+        fi
+        return 0
+    fi
+    mkdir -p "$work"
+    # npm ci again only when the lockfile changed: later runs need no network.
+    if ! cmp -s deploy/validate/package-lock.json "$work/package-lock.json" ||
+        [ ! -d "$work/node_modules" ]; then
+        cp deploy/validate/package.json deploy/validate/package-lock.json "$work/"
+        # From npm's cache alone when it has every package, else the registry.
+        (cd "$work" && { npm ci --offline --no-audit --no-fund --loglevel=silent \
+            --cache "$work/npm-cache" || npm ci --prefer-offline --no-audit --no-fund \
+            --loglevel=error --cache "$work/npm-cache"; }) || {
+            fail "npm ci in $work failed"
+            return 0
+        }
+    fi
+    local check=(node deploy/validate/check.cjs --modules "$work" --work "$work/ts")
+    if [ -x "${CSCHED_BIN_DIR:-}/cschedd" ]; then
+        "$CSCHED_BIN_DIR/cschedd" --help >"$work/cschedd-help.txt" 2>&1 || true
+        check+=(--cschedd-help "$work/cschedd-help.txt")
+    fi
+    "${check[@]}" deploy/k8s/base deploy/k8s/overlays/*/ || fail "the manifests of deploy/k8s are not valid"
+
+    # Each broken variant fails, with the message its expect file holds.
+    local out broken name
+    out=$("${check[@]}" deploy/validate/broken/*/ 2>&1 >/dev/null) &&
+        fail "deploy/validate/check.cjs passed the broken variants"
+    for broken in deploy/validate/broken/*/; do
+        name=${broken%/}
+        if grep -F -- "$(cat "$name/expect")" <<<"$out" | grep -q "^$name: "; then
+            echo "deploy_lint: refused as expected: $(grep -F -- "$(cat "$name/expect")" <<<"$out" | head -1)"
+        else
+            fail "$name was not refused with: $(cat "$name/expect")"
+        fi
+    done
+}
+manifests
 
 /usr/bin/python3 - "${CSCHED_BIN_DIR:-}" <<'PY' || failed=1
 import configparser
@@ -115,51 +169,6 @@ def containers(doc):
     return spec.get("containers", []) or []
 
 
-port_names, port_numbers = set(), set()
-for path, doc in objects:
-    if doc.get("kind") not in ("Deployment", "StatefulSet"):
-        continue
-    for c in containers(doc):
-        ports = c.get("ports", []) or []
-        names = {p.get("name") for p in ports}
-        numbers = {p.get("containerPort") for p in ports}
-        port_names |= names
-        port_numbers |= numbers
-        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-            g = (c.get(probe) or {}).get("grpc")
-            if g is not None and g.get("port") not in numbers:
-                err(f"{path}: {c.get('name')}.{probe} grpc port {g.get('port')} "
-                    f"is not a containerPort")
-        if "resources" not in c:
-            err(f"{path}: container {c.get('name')} has no resources")
-for path, doc in objects:
-    if doc.get("kind") != "Service":
-        continue
-    for p in (doc.get("spec") or {}).get("ports", []) or []:
-        t = p.get("targetPort", p.get("port"))
-        if t not in port_names and t not in port_numbers:
-            err(f"{path}: Service {doc['metadata']['name']} targetPort {t} "
-                f"matches no containerPort")
-
-# A NetworkPolicy must select the pods of a workload here and open only
-# ports those pods declare.
-pod_labels = [((doc.get("spec") or {}).get("template", {}).get("metadata", {}) or {})
-              .get("labels", {}) or {}
-              for _, doc in objects if doc.get("kind") in ("Deployment", "StatefulSet")]
-for path, doc in objects:
-    if doc.get("kind") != "NetworkPolicy":
-        continue
-    spec = doc.get("spec") or {}
-    want = (spec.get("podSelector") or {}).get("matchLabels", {}) or {}
-    if not any(all(labels.get(k) == v for k, v in want.items()) for labels in pod_labels):
-        err(f"{path}: NetworkPolicy {doc['metadata']['name']} selects no pod template")
-    for rule in spec.get("ingress", []) or []:
-        if not rule.get("from"):
-            err(f"{path}: an ingress rule without 'from' admits every client")
-        for p in rule.get("ports", []) or []:
-            if p.get("port") not in port_names and p.get("port") not in port_numbers:
-                err(f"{path}: NetworkPolicy port {p.get('port')} matches no containerPort")
-
 # Dockerfile.
 dockerfile = "deploy/Dockerfile"
 if os.path.isfile(dockerfile):
@@ -222,6 +231,14 @@ if os.path.isfile(unit):
             for key in keys:
                 if not cp.has_option(section, key):
                     err(f"{unit}: [{section}] has no {key}=")
+        # The stop timeout covers the drain and 10 s to leave (as the pod's
+        # grace period does, deploy/validate/cross.cjs).
+        exec_start = cp.get("Service", "ExecStart", fallback="")
+        m = re.search(r"--drain-timeout[ =](\d+)(ms|s|m)\b", exec_start)
+        drain = int(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[m.group(2)] if m else 25
+        stop = cp.get("Service", "TimeoutStopSec", fallback="90")
+        if not stop.isdigit() or int(stop) < drain + 10:
+            err(f"{unit}: TimeoutStopSec={stop} does not cover --drain-timeout ({drain:g} s) plus 10 s")
     except configparser.Error as e:
         err(f"{unit}: does not parse: {e}")
 else:

@@ -5,7 +5,8 @@
 #   2. clang-format --dry-run --Werror over our own *.c and *.h
 #   3. a plain build and all of ctest
 #   4. tests/deploy_lint.sh over deploy/ (checking cschedd's flags with the
-#      plain build's binary)
+#      plain build's binary), and tests/package_test.sh: the Debian package of
+#      the plain build, installed and started on a clean Debian 12 root
 #   5. an ASan+UBSan build (leak detection on) and all of ctest again, but
 #      the label replicas: real cschedd processes cut off and killed, whose
 #      timings are what those tests check, run once, in stage 3
@@ -117,10 +118,19 @@ build_and_test plain "$build_root/plain" "" "" bench -DCSCHED_SANITIZE= -DCSCHED
     failed=1
 
 stage "deploy lint"
-if CSCHED_BIN_DIR="$build_root/plain/bin" "$repo/tests/deploy_lint.sh"; then
-    record deploy "ok"
+deploy_start=$SECONDS
+if CSCHED_BIN_DIR="$build_root/plain/bin" CSCHED_DEPLOY_WORK="$build_root/deploy-validate" \
+    "$repo/tests/deploy_lint.sh"; then
+    record deploy "ok ($((SECONDS - deploy_start)) s)"
 else
-    record deploy "FAILED"
+    record deploy "FAILED ($((SECONDS - deploy_start)) s)"
+    failed=1
+fi
+package_start=$SECONDS
+if "$repo/tests/package_test.sh" "$build_root/plain" "$build_root/package"; then
+    record package "ok ($((SECONDS - package_start)) s)"
+else
+    record package "FAILED ($((SECONDS - package_start)) s)"
     failed=1
 fi
 
