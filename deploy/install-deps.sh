@@ -19,13 +19,16 @@ set -euo pipefail
 # prometheus (promtool with it) and curl: the metrics tests scrape with them
 # and run a real Prometheus on ports of their own. On a machine with systemd,
 # installing prometheus also starts its daemon on :9090; the tests never use
-# that one.
+# that one. python3-pkg-resources: python3 -m grpc_tools.protoc (the interop
+# client, part of the default build) imports pkg_resources, which Debian's
+# python3-grpc-tools does not depend on.
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
     libgrpc-dev grpc-proto protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
     libuv1-dev libpq-dev libcmocka-dev libyaml-dev musl-tools libssl-dev openssl
     postgresql
-    python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml tzdata
+    python3 python3-grpcio python3-grpc-tools python3-pkg-resources python3-protobuf python3-yaml
+    tzdata
     clang-format procps util-linux
     clang libclang-rt-14-dev
     libmicrohttpd-dev prometheus curl
