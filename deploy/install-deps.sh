@@ -4,6 +4,9 @@
 #   deploy/install-deps.sh            everything to build, test and run csched,
 #                                     and the group csched (cschedd's admins)
 #   deploy/install-deps.sh --runtime  only what the installed programs need
+#   deploy/install-deps.sh --runtime-external-db
+#                                     the same but PostgreSQL's server, for a
+#                                     cschedd given --database-url
 #
 # Also adds the system user csched-job (jobs' default user under a root
 # cschedd). Idempotent: when every package is already installed and the user
@@ -19,26 +22,36 @@ set -euo pipefail
 # prometheus (promtool with it) and curl: the metrics tests scrape with them
 # and run a real Prometheus on ports of their own. On a machine with systemd,
 # installing prometheus also starts its daemon on :9090; the tests never use
-# that one.
+# that one. python3-pkg-resources: python3 -m grpc_tools.protoc (the interop
+# client, part of the default build) imports pkg_resources, which Debian's
+# python3-grpc-tools does not depend on. mmdebstrap, podman (buildah is built
+# into it), skopeo and runc build the container image offline and run it in
+# its test (deploy/image/build.sh, tests/containers/); runc, not crun, which
+# refuses hosts with cgroups v1 (hybrid).
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
     libgrpc-dev grpc-proto protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
     libuv1-dev libpq-dev libcmocka-dev libyaml-dev musl-tools libssl-dev openssl
     postgresql
-    python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml tzdata
+    python3 python3-grpcio python3-grpc-tools python3-pkg-resources python3-protobuf python3-yaml
+    tzdata
     clang-format procps util-linux
     clang libclang-rt-14-dev
     libmicrohttpd-dev prometheus curl
+    mmdebstrap podman skopeo runc
 )
 
-# Shared libraries of cschedd and csched, the PostgreSQL server binaries for
-# the embedded database, runuser for running PostgreSQL unprivileged as root;
-# tzdata: the time zones of schedules, read from /usr/share/zoneinfo
-# (server/tzdb_work.c; the tests compare them with Python's zoneinfo).
+# Shared libraries of cschedd and csched, runuser for running PostgreSQL
+# unprivileged as root; tzdata: the time zones of schedules, read from
+# /usr/share/zoneinfo (server/tzdb_work.c; the tests compare them with
+# Python's zoneinfo).
 RUNTIME_PACKAGES=(
     libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2 libssl3 libmicrohttpd12
-    postgresql-15 procps util-linux ca-certificates tzdata
+    procps util-linux ca-certificates tzdata
 )
+# The PostgreSQL server binaries, for the embedded database only. With LLVM
+# (its JIT) they are most of a runtime image's size (docs/deploy.md).
+EMBEDDED_PG_PACKAGES=(postgresql-15)
 
 die() {
     echo "install-deps: error: $*" >&2
@@ -49,16 +62,17 @@ packages=("${BUILD_PACKAGES[@]}")
 make_group=1
 case "${1:-}" in
 "") ;;
---runtime)
+--runtime | --runtime-external-db)
     # Images and packages make their own users and groups (deploy/Dockerfile).
     packages=("${RUNTIME_PACKAGES[@]}")
+    [ "$1" = --runtime-external-db ] || packages+=("${EMBEDDED_PG_PACKAGES[@]}")
     make_group=0
     ;;
 -h | --help)
-    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
-*) die "unknown argument '$1' (expected --runtime or nothing)" ;;
+*) die "unknown argument '$1' (expected --runtime, --runtime-external-db or nothing)" ;;
 esac
 
 [ -r /etc/debian_version ] || die "this script is for Debian 12; /etc/debian_version is missing"

@@ -13,14 +13,20 @@
 #   6. csched-minder built with the sanitizers too, and its own tests
 #   7. the libFuzzer targets (tests/fuzz/) in a clang build: their committed
 #      corpora replayed (ctest -L fuzz), then each fuzzed for a fixed time
-#   8. the Release build deploy/quickstart.sh makes (cschedd and the CLI):
-#      -O3 brings warnings of its own, and -Werror makes them errors
+#   8. a Release build of every target (what deploy/quickstart.sh and the
+#      image install): -O3 brings warnings of its own, and -Werror makes them
+#      errors
+#   9. the container images built offline from that Release build
+#      (deploy/image/build.sh), and the replicas run in them as deploy/k8s's
+#      StatefulSet says (ctest -L containers in the plain build); skipped,
+#      saying why, where podman, runc or mmdebstrap are missing
 #
 # Every stage runs even when an earlier one failed; the exit status is 0 only
 # when all of them passed. Benchmarks (tests/bench/) are not run.
 #
 # Environment: CSCHED_BUILD_ROOT (default <repo>/build; builds go to plain/,
-# asan/, asan-minder/, fuzz/ and release/ under it), CSCHED_JOBS (parallel compile jobs, default nproc),
+# asan/, asan-minder/, fuzz/ and release/ under it, the images' OCI archives
+# to image/), CSCHED_JOBS (parallel compile jobs, default nproc),
 # CSCHED_SKIP_DEPS=1 to skip stage 1, CSCHED_FUZZ_SECONDS (per fuzz target,
 # default 20).
 set -euo pipefail
@@ -114,7 +120,9 @@ stage "format"
 check_format || failed=1
 
 stage "plain build and ctest ($build_root/plain)"
-build_and_test plain "$build_root/plain" "" "" bench -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON ||
+# The label containers needs the images: the image stage runs it.
+build_and_test plain "$build_root/plain" "" "" 'bench|containers' -DCSCHED_SANITIZE= \
+    -DCSCHED_MINDER_MUSL=ON ||
     failed=1
 
 stage "deploy lint"
@@ -142,7 +150,8 @@ stage "ASan+UBSan build and ctest ($build_root/asan)"
 # The minder stays the static musl build that production runs: an
 # instrumented minder costs several times the CPU per attempt, which the
 # concurrency tests' time bounds cannot absorb. The next stage covers it.
-build_and_test asan "$build_root/asan" "" "" 'bench|replicas' -DCSCHED_SANITIZE=address,undefined \
+build_and_test asan "$build_root/asan" "" "" 'bench|replicas|containers' \
+    -DCSCHED_SANITIZE=address,undefined \
     -DCSCHED_MINDER_MUSL=ON || failed=1
 
 stage "ASan+UBSan csched-minder and its tests ($build_root/asan-minder)"
@@ -168,20 +177,47 @@ else
     failed=1
 fi
 
-stage "Release build, as deploy/quickstart.sh makes it ($build_root/release)"
+stage "Release build of every target ($build_root/release)"
+release_ok=0
 if cmake -S "$repo" -B "$build_root/release" -DCMAKE_BUILD_TYPE=Release -DCSCHED_SANITIZE= \
     >"$build_root/release.configure.log" 2>&1 &&
-    cmake --build "$build_root/release" -j "$jobs" --target cschedd csched_cli; then
-    record release "ok (cschedd, csched)"
+    cmake --build "$build_root/release" -j "$jobs"; then
+    record release "ok (every target)"
+    release_ok=1
 else
     cat "$build_root/release.configure.log"
     record release "FAILED (configure or build)"
     failed=1
 fi
 
+stage "container images and the replicas in them ($build_root/image)"
+image_started=$(date +%s)
+image_missing=()
+for tool in mmdebstrap podman skopeo runc; do
+    command -v "$tool" >/dev/null || image_missing+=("$tool")
+done
+if [ ${#image_missing[@]} -gt 0 ]; then
+    echo "image: skipped: ${image_missing[*]} not installed (deploy/install-deps.sh installs them)"
+    record image "skipped (${image_missing[*]} not installed)"
+elif [ "$release_ok" -ne 1 ]; then
+    record image "FAILED (no Release build to put in)"
+    failed=1
+elif ! "$repo/deploy/image/build.sh" --from-build "$build_root/release" --out "$build_root/image"; then
+    record image "FAILED (deploy/image/build.sh)"
+    failed=1
+elif ! ctest --test-dir "$build_root/plain" -V --no-tests=error -L containers \
+    2>&1 | tee "$build_root/image/ctest.log"; then
+    record image "FAILED (ctest -L containers; $(($(date +%s) - image_started))s)"
+    failed=1
+elif grep -q 'Skipped' "$build_root/image/ctest.log"; then
+    record image "skipped ($(grep -o 'SKIPPED: .*' "$build_root/image/ctest.log" | head -n 1))"
+else
+    record image "ok (images built, replicas run in them; $(($(date +%s) - image_started))s)"
+fi
+
 stage "summary"
 printf '%s\n' "${summary[@]}"
-for name in plain asan asan-minder fuzz; do
+for name in plain asan asan-minder fuzz image; do
     log=$build_root/$name/ctest.log
     [ -f "$log" ] || continue
     echo "-- $name:"

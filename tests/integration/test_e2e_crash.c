@@ -36,10 +36,13 @@
 /* The directory the commands count their executions in. */
 static char counts[4096];
 
-/* The command: one line per execution in counts/<run id>, then exit code. */
+/* The command: one line per execution in counts/<run id>, then exit code.
+ * A command cut short would count nothing or run something else: the test
+ * stops instead. */
 static void counting_shell(char *buf, size_t cap, const char *then)
 {
-    (void)snprintf(buf, cap, "echo $CSCHED_ATTEMPT >> %s/$CSCHED_RUN_ID; %s", counts, then);
+    int n = snprintf(buf, cap, "echo $CSCHED_ATTEMPT >> %s/$CSCHED_RUN_ID; %s", counts, then);
+    assert_true(n >= 0 && (size_t)n < cap);
 }
 
 /* How many times run_id's command ran. */
