@@ -215,6 +215,13 @@ void cs_store_attempt_put(struct cs_store *store, int64_t run_id,
                           cs_store_done_cb cb, void *arg);
 void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event, cs_store_done_cb cb,
                         void *arg);
+/* Records the tail of each stream of attempt number of run_id (migration
+ * 0012): its last bytes, out (stdout) and err (stderr), copied; NULL leaves
+ * a stream's column as it is. The attempt's row must be committed already
+ * (on a shared database its start commits before its command runs). */
+void cs_store_attempt_tail_put(struct cs_store *store, int64_t run_id, uint32_t number,
+                               const uint8_t *out, size_t out_len, const uint8_t *err,
+                               size_t err_len, cs_store_done_cb cb, void *arg);
 
 /* A place in the queue of writes, taken just before a change is queued: an
  * audit row tied to it commits in one transaction with every write queued
@@ -247,6 +254,26 @@ typedef void (*cs_store_runs_cb)(void *arg, int status, Csched__V1__Run **runs, 
                                  bool more);
 typedef void (*cs_store_events_cb)(void *arg, int status, Csched__V1__Event **events, size_t n);
 typedef void (*cs_store_jobs_cb)(void *arg, int status, Csched__V1__Job **jobs, size_t n);
+
+/* What the database keeps of one attempt's output (migration 0012), for
+ * ReadLogs once the machine that holds its log files is out of reach.
+ * Index 0 is stdout, 1 stderr. */
+struct cs_store_attempt_tail {
+    char *replica;     /* the replica whose machine ran it; "" before replicas */
+    bool stored[2];    /* the stream's tail was recorded */
+    uint8_t *bytes[2]; /* its last bytes (NULL when none) */
+    size_t len[2];
+    int64_t written_bytes[2], kept_bytes[2]; /* as Attempt's */
+    /* The attempt ended with its minder's note read: the sizes above are
+     * known, so a stream that kept 0 bytes needed no tail. */
+    bool sizes_known;
+};
+typedef void (*cs_store_attempt_tail_cb)(void *arg, int status, struct cs_store_attempt_tail *tail);
+/* The tail of attempt number of run_id (owned by the callback: free it with
+ * cs_store_attempt_tail_free); -ENOENT when there is no such attempt. */
+void cs_store_attempt_tail_get(struct cs_store *store, int64_t run_id, uint32_t number,
+                               cs_store_attempt_tail_cb cb, void *arg);
+void cs_store_attempt_tail_free(struct cs_store_attempt_tail *tail);
 
 /* The run with its attempts; -ENOENT if there is none. */
 void cs_store_run_get(struct cs_store *store, int64_t run_id, cs_store_run_cb cb, void *arg);

@@ -10,11 +10,12 @@
  * or job (name; a delete counts as a write of its name) replace earlier ones,
  * and every operation's callback still runs when the batch commits; of two
  * puts of one slot (job name, time) the later wins only as its upsert would
- * (cs_store_slot_replaces). The rows left go out as one statement per table,
- * each column one binary array: runs, then attempts (which reference runs),
- * then the slots, the events and then the audit rows, each in the order
- * queued. Jobs, few and large, keep one statement each; no other
- * table refers to them, so their place among the others is free.
+ * (cs_store_slot_replaces); of two tails of one attempt, the later. The rows
+ * left go out as one statement per table, each column one binary array:
+ * runs, then attempts (which reference runs), then the attempts' tails
+ * (which update attempts and nothing else writes), the slots, the events and
+ * then the audit rows, each in the order queued. Jobs, few and large, keep one statement each; no
+ * other table refers to them, so their place among the others is free.
  *
  * Invariant: what a segment's statements leave in the database is what its
  * operations, sent one at a time in order, would have left. */
@@ -38,12 +39,14 @@ struct segment {
     struct entry *attempts;
     struct entry *jobs;
     struct entry *slots;
+    struct entry *tails;
     struct cs_store_op **events;
     struct cs_store_op **audit;
     size_t n_runs;
     size_t n_attempts;
     size_t n_jobs;
     size_t n_slots;
+    size_t n_tails;
     size_t n_events;
     size_t n_audit;
 };
@@ -235,19 +238,21 @@ static int send_jobs(PGconn *conn, struct cs_store_batch *b, struct segment *seg
     return 0;
 }
 
-static int send_runs(PGconn *conn, struct cs_store_batch *b, struct segment *seg)
+/* The last write of each key (runs: id; tails: run id and number). */
+static int send_last_of_key(PGconn *conn, struct cs_store_batch *b, enum cs_store_stmt stmt,
+                            const enum cs_store_col_type *types, int n_cols, struct entry *e,
+                            size_t n)
 {
-    struct entry *e = seg->runs;
     struct bulk bk;
 
-    qsort(e, seg->n_runs, sizeof(*e), by_key);
-    bulk_init(&bk, cs_store_run_cols, CS_STORE_RUN_COLS);
-    for (size_t i = 0; i < seg->n_runs; i++) {
-        if (i + 1 < seg->n_runs && key_cmp(&e[i], &e[i + 1]) == 0)
+    qsort(e, n, sizeof(*e), by_key);
+    bulk_init(&bk, types, n_cols);
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && key_cmp(&e[i], &e[i + 1]) == 0)
             continue;
         bulk_add(&bk, &e[i].op->params);
     }
-    return bulk_send(conn, b, CS_STORE_STMT_RUN_PUT, &bk);
+    return bulk_send(conn, b, stmt, &bk);
 }
 
 /* As runs, but a put without a directory keeps the directory of an earlier
@@ -301,9 +306,14 @@ static int segment_send(PGconn *conn, struct cs_store_batch *b, struct segment *
     int rc = send_jobs(conn, b, seg);
 
     if (rc == 0)
-        rc = send_runs(conn, b, seg);
+        rc = send_last_of_key(conn, b, CS_STORE_STMT_RUN_PUT, cs_store_run_cols, CS_STORE_RUN_COLS,
+                              seg->runs, seg->n_runs);
     if (rc == 0)
         rc = send_attempts(conn, b, seg);
+    /* A tail updates its attempt's row, written before it. */
+    if (rc == 0)
+        rc = send_last_of_key(conn, b, CS_STORE_STMT_ATTEMPT_TAIL_PUT, cs_store_tail_cols,
+                              CS_STORE_TAIL_COLS, seg->tails, seg->n_tails);
     if (rc == 0)
         rc = send_slots(conn, b, seg);
     if (rc == 0)
@@ -312,7 +322,8 @@ static int segment_send(PGconn *conn, struct cs_store_batch *b, struct segment *
     if (rc == 0)
         rc = send_inserts(conn, b, CS_STORE_STMT_AUDIT_PUT, cs_store_audit_cols,
                           CS_STORE_AUDIT_COLS, seg->audit, seg->n_audit);
-    seg->n_runs = seg->n_attempts = seg->n_jobs = seg->n_slots = seg->n_events = seg->n_audit = 0;
+    seg->n_runs = seg->n_attempts = seg->n_jobs = seg->n_slots = seg->n_tails = 0;
+    seg->n_events = seg->n_audit = 0;
     return rc;
 }
 
@@ -329,6 +340,7 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
     seg.attempts = cs_store_xmalloc(n * sizeof(*seg.attempts));
     seg.jobs = cs_store_xmalloc(n * sizeof(*seg.jobs));
     seg.slots = cs_store_xmalloc(n * sizeof(*seg.slots));
+    seg.tails = cs_store_xmalloc(n * sizeof(*seg.tails));
     seg.events = cs_store_xmalloc(n * sizeof(*seg.events));
     seg.audit = cs_store_xmalloc(n * sizeof(*seg.audit));
     for (struct cs_store_op *op = b->ops.head; rc == 0 && op != NULL; op = op->next, idx++) {
@@ -345,6 +357,9 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
             break;
         case CS_STORE_STMT_SLOT_PUT:
             seg.slots[seg.n_slots++] = (struct entry){op, idx};
+            break;
+        case CS_STORE_STMT_ATTEMPT_TAIL_PUT:
+            seg.tails[seg.n_tails++] = (struct entry){op, idx};
             break;
         case CS_STORE_STMT_EVENT_PUT:
             seg.events[seg.n_events++] = op;
@@ -366,6 +381,7 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
     free(seg.attempts);
     free(seg.jobs);
     free(seg.slots);
+    free(seg.tails);
     free(seg.events);
     free(seg.audit);
     return rc;

@@ -15,7 +15,7 @@
  *   store_stmt.c       the statement table
  *   store_socket.c     the socket's watch and flush
  *   store_job.c store_run.c store_event.c store_audit.c store_slot.c
- *   store_replica_list.c   each table's SQL and mapping
+ *   store_replica_list.c store_tail.c   each table's SQL and mapping
  *   store_state.c      the state machine's tables and their writers
  *   store_row.c store_url.c store_util.c migrate.c   leaves
  * and, on libuv's pool, store_embedded_work.c and pg_embedded_work.c. */
@@ -170,6 +170,8 @@ enum cs_store_stmt {
     CS_STORE_STMT_REPLICA_DRAIN,
     CS_STORE_STMT_REMOTE_ATTEMPTS,
     CS_STORE_STMT_REPLICA_LIST,
+    CS_STORE_STMT_ATTEMPT_TAIL_PUT,
+    CS_STORE_STMT_ATTEMPT_TAIL_GET,
     CS_STORE_STMT_COUNT,
 };
 
@@ -607,6 +609,14 @@ void cs_store_audit_params(const Csched__V1__AuditEntry *entry, struct cs_store_
 void cs_store_audit_filter_params(const struct cs_store_audit_filter *filter,
                                   struct cs_store_params *p);
 Csched__V1__AuditEntry *cs_store_audit_from_row(const PGresult *res, int row);
+/* store_tail.c: the tails of attempts' output (migration 0012), a batch's
+ * puts as one statement of arrays (store_bulk.c), as runs. */
+#define CS_STORE_TAIL_COLS 4
+extern const char cs_store_sql_attempt_tail_put[];
+extern const enum cs_store_col_type cs_store_tail_cols[CS_STORE_TAIL_COLS];
+extern const char cs_store_sql_attempt_tail_get[];
+/* The only row of cs_store_sql_attempt_tail_get's result. */
+struct cs_store_attempt_tail *cs_store_attempt_tail_from_row(const PGresult *res, int row);
 /* store_replica_list.c: every replica's row, ages and expiry on the
  * database's clock. */
 extern const char cs_store_sql_replica_list[];

@@ -58,6 +58,32 @@ void cs_store_run_find_by_key(struct cs_store *store, const char *job_name,
     cs_store_op_submit(store, op);
 }
 
+static void attempt_tail_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_attempt_tail_cb cb = (cs_store_attempt_tail_cb)op->cb;
+    struct cs_store_attempt_tail *tail = NULL;
+
+    if (status == 0 && PQntuples(res) == 0)
+        status = -ENOENT;
+    if (status == 0)
+        tail = cs_store_attempt_tail_from_row(res, 0);
+    if (cb != NULL)
+        cb(op->arg, status, tail);
+    else
+        cs_store_attempt_tail_free(tail);
+}
+
+void cs_store_attempt_tail_get(struct cs_store *store, int64_t run_id, uint32_t number,
+                               cs_store_attempt_tail_cb cb, void *arg)
+{
+    struct cs_store_op *op = read_new(store, CS_STORE_STMT_ATTEMPT_TAIL_GET, attempt_tail_done_cb,
+                                      (void (*)(void))cb, arg);
+
+    cs_store_params_int(&op->params, run_id);
+    cs_store_params_int(&op->params, number);
+    cs_store_op_submit(store, op);
+}
+
 static void run_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     cs_store_runs_cb cb = (cs_store_runs_cb)op->cb;

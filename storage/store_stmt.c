@@ -1,7 +1,7 @@
 /* The statement table: every prepared statement's name and SQL, prepared
  * once per connection. The SQL lives beside each table's row mapping
  * (store_job.c, store_run.c, store_event.c, store_slot.c, store_audit.c,
- * store_replica_list.c); this file only names it. */
+ * store_replica_list.c, store_tail.c); this file only names it. */
 #include "store_internal.h"
 
 const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
@@ -40,4 +40,6 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
                                      " WHERE id = $1 AND epoch = $2 AND state = 2"},
     [CS_STORE_STMT_REMOTE_ATTEMPTS] = {"remote_attempts", cs_store_sql_remote_attempts},
     [CS_STORE_STMT_REPLICA_LIST] = {"replica_list", cs_store_sql_replica_list},
+    [CS_STORE_STMT_ATTEMPT_TAIL_PUT] = {"attempt_tail_put", cs_store_sql_attempt_tail_put},
+    [CS_STORE_STMT_ATTEMPT_TAIL_GET] = {"attempt_tail_get", cs_store_sql_attempt_tail_get},
 };

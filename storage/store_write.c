@@ -1,5 +1,7 @@
 /* The store's writes: each becomes an operation in the current turn's batch
  * (store_batch.c), answered once that batch has committed. Loop thread. */
+#include <string.h>
+
 #include "store_internal.h"
 
 /* The done callback of every write: reports status to its cs_store_done_cb. */
@@ -63,6 +65,37 @@ void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event, 
     struct cs_store_op *op = write_new(store, CS_STORE_STMT_EVENT_PUT, cb, arg);
 
     cs_store_event_params(event, &op->params);
+    cs_store_op_submit(store, op);
+}
+
+/* A tail's copy, or SQL NULL (the column is left as it is). */
+static void tail_param(struct cs_store_params *p, const uint8_t *bytes, size_t len)
+{
+    void *copy = NULL;
+
+    if (bytes == NULL) {
+        cs_store_params_null(p);
+        return;
+    }
+    if (len > 0) {
+        copy = cs_store_xmalloc(len);
+        memcpy(copy, bytes, len);
+    }
+    cs_store_params_bytes(p, copy, len);
+}
+
+void cs_store_attempt_tail_put(struct cs_store *store, int64_t run_id, uint32_t number,
+                               const uint8_t *out, size_t out_len, const uint8_t *err,
+                               size_t err_len, cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_ATTEMPT_TAIL_PUT, cb, arg);
+
+    op->key[0] = run_id;
+    op->key[1] = number;
+    cs_store_params_int(&op->params, run_id);
+    cs_store_params_int(&op->params, number);
+    tail_param(&op->params, out, out_len);
+    tail_param(&op->params, err, err_len);
     cs_store_op_submit(store, op);
 }
 

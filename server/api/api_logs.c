@@ -13,6 +13,12 @@
  * command wrote) ends with one more chunk, with no data, saying so and how
  * much was written.
  *
+ * On a shared database, an attempt whose directory is not on this machine
+ * may have run on another replica's: its row names that replica, and, if
+ * the attempt ended there, holds the tail of each stream (attempt_tail.h).
+ * The stream then gives one chunk per stream from those tails, naming the
+ * replica (LogChunk.replica), or fails naming it when no tail was kept.
+ *
  * Each open stream holds its chunk's buffer and up to two open files until
  * it ends, even for a client that reads nothing: the open streams are
  * listed, and bounded per caller and in all (api_common.h). */
@@ -23,6 +29,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "attempt.h"
 #include "minder_contract.h"
 #include "note.h"
 #include "util.h"
@@ -56,7 +63,10 @@ struct cs_log_read {
     bool round_found;        /* this round has sent something */
     bool ended_before_round; /* the attempt had ended when this round began */
     uv_timer_t *pause;       /* between rounds; NULL unless following */
-    bool busy;               /* a uv_fs request is in flight, or the pause */
+    /* The tails the database kept, read instead of the files of another
+     * replica's machine; NULL until then. Owned. */
+    struct cs_store_attempt_tail *tail;
+    bool busy; /* a uv_fs request is in flight, or the pause */
     uv_fs_t req;
     char buf[CHUNK_BYTES];
 };
@@ -103,6 +113,7 @@ static void log_read_end(struct cs_log_read *r, int code, const char *message)
         r->next->prev = r->prev;
     if (r->pause != NULL)
         uv_close((uv_handle_t *)r->pause, handle_free_cb);
+    cs_store_attempt_tail_free(r->tail);
     free(r);
 }
 
@@ -255,31 +266,110 @@ static void attempt_dir(const struct cs_log_read *r, char *path, size_t size)
     (void)cs_minder_dir_format(path, size, r->sched->state_dir, r->run_id, r->attempt);
 }
 
-/* A missing directory is output that is gone, not output that is empty. */
+/* The attempt's directory is not here, and it is not another replica's. */
+static void end_dir_missing(struct cs_log_read *r)
+{
+    char message[200 + sizeof(r->ended_message)];
+    if (r->never_started)
+        (void)snprintf(message, sizeof(message),
+                       "attempt %u of run %lld has no output: its directory was never made "
+                       "(the attempt ended: %s)",
+                       r->attempt, (long long)r->run_id, r->ended_message);
+    else
+        (void)snprintf(message, sizeof(message),
+                       "the output of attempt %u of run %lld is gone: its directory was "
+                       "removed (cschedd removes those of attempts that ended over "
+                       "--retention-days ago)",
+                       r->attempt, (long long)r->run_id);
+    log_read_end(r, -ENOENT, message);
+}
+
+/* The index of f's stream in the tails (0 stdout, 1 stderr). */
+static int tail_index(const struct log_file *f)
+{
+    return f->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR;
+}
+
+/* Whether the database holds what the tail of f's stream is: its bytes, or
+ * the knowledge that the stream's log kept none. */
+static bool tail_known(const struct cs_store_attempt_tail *t, const struct log_file *f)
+{
+    int i = tail_index(f);
+    return t->stored[i] || (t->sizes_known && t->kept_bytes[i] == 0);
+}
+
+static void stored_tail_cb(void *arg, int status, struct cs_store_attempt_tail *tail)
+{
+    struct cs_log_read *r = arg;
+    r->busy = false;
+    r->tail = tail; /* freed with r */
+    if (r->call == NULL) {
+        log_read_end(r, 0, "");
+        return;
+    }
+    if (status != 0 && status != -ENOENT) {
+        log_read_end(r, -ENOTCONN, "the database is unreachable");
+        return;
+    }
+    const char *self = r->sched->replica_id != NULL ? r->sched->replica_id : "";
+    if (tail == NULL || tail->replica[0] == '\0' || strcmp(tail->replica, self) == 0) {
+        end_dir_missing(r);
+        return;
+    }
+    for (size_t i = 0; i < r->n_files; i++) {
+        if (tail_known(tail, &r->files[i]))
+            continue;
+        char message[400 + sizeof(r->ended_message)];
+        (void)snprintf(message, sizeof(message),
+                       "attempt %u of run %lld ran on replica %s, whose machine holds its "
+                       "output, and this replica cannot read it; the database kept no tail of "
+                       "it: %s",
+                       r->attempt, (long long)r->run_id, tail->replica,
+                       tail->sizes_known ? "the replica was lost before recording it"
+                                         : "the attempt had not ended when the replica was lost");
+        log_read_end(r, -ENOENT, message);
+        return;
+    }
+    /* Chunks from the tails, one a stream (next_step). */
+    r->current = 0;
+    next_step(r);
+}
+
+/* A missing directory is output that is gone, not output that is empty,
+ * unless another replica's machine ran the attempt: the database says. */
 static void dir_stat_cb(uv_fs_t *req)
 {
     struct cs_log_read *r = req->data;
     ssize_t result;
     if (take_result(r, req, &result) != 0)
         return;
+    if (result == UV_ENOENT && (r->never_started || r->sched->lease_path == NULL)) {
+        end_dir_missing(r);
+        return;
+    }
     if (result == UV_ENOENT) {
-        char message[200 + sizeof(r->ended_message)];
-        if (r->never_started)
-            (void)snprintf(message, sizeof(message),
-                           "attempt %u of run %lld has no output: its directory was never made "
-                           "(the attempt ended: %s)",
-                           r->attempt, (long long)r->run_id, r->ended_message);
-        else
-            (void)snprintf(message, sizeof(message),
-                           "the output of attempt %u of run %lld is gone: its directory was "
-                           "removed (cschedd removes those of attempts that ended over "
-                           "--retention-days ago)",
-                           r->attempt, (long long)r->run_id);
-        log_read_end(r, -ENOENT, message);
+        r->busy = true;
+        cs_store_attempt_tail_get(r->sched->store, r->run_id, r->attempt, stored_tail_cb, r);
         return;
     }
     r->dir_seen = true;
     next_step(r);
+}
+
+/* Pushes the chunk of f's stream kept in the database (drained_cb goes on). */
+static void push_tail(struct cs_log_read *r, struct log_file *f)
+{
+    const struct cs_store_attempt_tail *t = r->tail;
+    int i = tail_index(f);
+    Csched__V1__LogChunk chunk = CSCHED__V1__LOG_CHUNK__INIT;
+    chunk.stream = f->stream;
+    chunk.offset =
+        t->kept_bytes[i] > (int64_t)t->len[i] ? t->kept_bytes[i] - (int64_t)t->len[i] : 0;
+    chunk.data.data = t->bytes[i];
+    chunk.data.len = t->len[i];
+    chunk.written_bytes = t->written_bytes[i];
+    chunk.replica = t->replica;
+    cs_call_push(r->call, &chunk.base);
 }
 
 /* After the last file of a round: the end, another round, or a pause. */
@@ -301,6 +391,10 @@ static void next_step(struct cs_log_read *r)
 {
     if (r->current >= r->n_files) {
         round_over(r);
+        return;
+    }
+    if (r->tail != NULL) {
+        push_tail(r, &r->files[r->current++]);
         return;
     }
     r->busy = true;
@@ -347,6 +441,17 @@ static const struct cs_stream_ops log_ops = {.drained_cb = drained_cb, .cancel_c
 
 static void start_reading(struct cs_log_read *r, const Csched__V1__Run *run, uint32_t wanted,
                           bool follow);
+
+/* The lost replica whose machine runs the live attempt being read (its end
+ * awaited there, cs_attempt_await_remote), or NULL. */
+static const char *remote_replica(const struct cs_log_read *r)
+{
+    const struct cs_run *run = cs_idmap_get(&r->sched->runs, r->run_id);
+    const struct cs_attempt *att = run != NULL ? run->attempt : NULL;
+    return att != NULL && att->number == r->attempt && att->remote_replica[0] != '\0'
+               ? att->remote_replica
+               : NULL;
+}
 
 /* Following a run that has not started the attempt wanted yet: looks again
  * until it has, or the run has ended without it. */
@@ -396,6 +501,17 @@ static void start_reading(struct cs_log_read *r, const Csched__V1__Run *run, uin
     r->attempt = wanted != 0 ? wanted : (uint32_t)run->n_attempts;
     const Csched__V1__Attempt *a = run->attempts[r->attempt - 1];
     bool ended = a->ended_unix_ms != 0;
+    const char *remote = ended ? NULL : remote_replica(r);
+    if (remote != NULL) {
+        char message[400];
+        (void)snprintf(message, sizeof(message),
+                       "attempt %u of run %lld runs on replica %s, whose lease ran out: its "
+                       "output is on that replica's machine only, and the database keeps no "
+                       "tail of an attempt that had not ended when its replica was lost",
+                       r->attempt, (long long)r->run_id, remote);
+        log_read_end(r, -EBUSY, message);
+        return;
+    }
     /* The launcher makes the directory before it starts the minder: one
      * that ran had a directory, so only what never started may lack it. */
     r->never_started = ended && a->minder_pid == 0;

@@ -258,6 +258,7 @@ static void remote_deadline_cb(uv_timer_t *timer)
 int cs_attempt_await_remote(struct cs_attempt *att, uint64_t wait_ms, const char *replica)
 {
     CS_ASSERT_LOOP();
+    (void)snprintf(att->remote_replica, sizeof(att->remote_replica), "%s", replica);
     (void)snprintf(att->note.message, sizeof(att->note.message),
                    "lost with replica %s, whose lease ran out: its minder stopped the command at "
                    "the lease's deadline, after which the attempt was taken for lost",

@@ -78,6 +78,9 @@ struct cs_attempt {
     bool fd_short;   /* the work found no free fd: it is tried again */
     int adopt_pidfd; /* adoption: a pidfd on the still-running minder, or -1 */
     pid_t adopt_pid;
+    /* The replica whose machine runs it, lost (cs_attempt_await_remote);
+     * "" for an attempt of this machine's. */
+    char remote_replica[64];
     /* Adoption: the attempts found on disk before this one (numbers
      * number - n_earlier .. number - 1), all ended; owned. */
     struct cs_attempt_end *earlier;

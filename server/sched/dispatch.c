@@ -15,6 +15,7 @@
 
 #include "ahead_dir.h"
 #include "attempt.h"
+#include "attempt_tail.h"
 #include "dispatch_run.h"
 #include "event.h"
 #include "job.h"
@@ -52,6 +53,7 @@ const struct cs_sched_ops cs_dispatch_cschedd_ops = {
     .launch_ahead_cb = cs_launcher_submit_ahead,
     .revoke_cb = cs_launcher_revoke,
     .may_start_cb = cs_store_may_start,
+    .attempt_tail_put_cb = cs_store_attempt_tail_put,
 };
 
 static Csched__V1__Attempt *attempt_msg(struct cs_attempt *att)
@@ -521,6 +523,7 @@ static void attempt_ended_cb(struct cs_attempt *att)
     enum cs_retry_verdict verdict =
         att->no_space ? CS_RETRY_NO : cs_retry_decide(run, state, cs_now_unix_ms());
     put_attempt(s, run, a, att->dir, att->found_by_restart);
+    cs_attempt_tail_keep(s, att, a);
     give_slot(s, att);
     run->attempt = NULL;
     cs_attempt_free(att);
@@ -645,6 +648,7 @@ void cs_dispatch_close(struct cs_sched *s)
     CS_ASSERT_LOOP();
     void *value;
     cs_ahead_dir_close(s);
+    cs_attempt_tail_close(s);
     for (size_t pos = 0; cs_idmap_next(&s->runs, &pos, &value) != 0;) {
         struct cs_run *run = value;
         if (run->attempt != NULL && run->attempt->launch_unsent)

@@ -64,6 +64,11 @@ struct cs_sched_ops {
     /* Whether the replica may start work (cs_store_may_start); NULL:
      * always. */
     bool (*may_start_cb)(const struct cs_store *store);
+    /* Records the tails of an attempt's output (cs_store_attempt_tail_put);
+     * NULL: none kept (attempt_tail.h). */
+    void (*attempt_tail_put_cb)(struct cs_store *store, int64_t run_id, uint32_t number,
+                                const uint8_t *out, size_t out_len, const uint8_t *err,
+                                size_t err_len, void (*done_cb)(void *arg, int status), void *arg);
 };
 
 struct cs_job {
@@ -143,6 +148,11 @@ struct cs_sched {
     uv_timer_t later_timer;         /* armed for the earliest of them */
     struct cs_next_turn later_more; /* more were due than one turn moves */
     bool ahead_closed; /* ahead_dir.h: the runs are gone, work on the pool frees itself */
+    /* attempt_tail.h: the tails being read or committed, those in line,
+     * and whether the server stopped (work coming back frees itself). */
+    size_t tails_inflight;
+    struct cs_tail_work *tails_head, *tails_tail;
+    bool tails_closed;
 
     /* Attempts whose minder may be alive: what both limits count. A slot
      * is taken at STARTING and given back when the minder's pidfd fires,
