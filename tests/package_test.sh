@@ -15,7 +15,8 @@
 #      embedded database, serves (health SERVING), runs a job and stops on
 #      SIGTERM with status 0.
 # Step 3 needs root and mmdebstrap (skipped without them, except in CI). The
-# downloaded .debs are kept in WORK_DIR/apt-cache for the next run.
+# downloaded .debs are kept for the next run in CSCHED_APT_CACHE (default
+# WORK_DIR/apt-cache; one outside the build dir outlives a clean clone).
 set -euo pipefail
 
 [ $# -eq 2 ] || {
@@ -69,21 +70,31 @@ fi
 
 # A minbase root with the package and PostgreSQL 15 installed by apt, from
 # the machine's own sources; the .debs are synced in and out of a cache
-# (mmdebstrap(1), "EXAMPLES").
+# (mmdebstrap(1), "EXAMPLES"). The root is thrown away: dpkg need not fsync
+# (the most of its time on a busy machine), nor unpack documentation, and
+# postgresql-15 need not make Debian's own cluster, which cschedd does not use
+# (as docs/deploy.md, "Debian package", advises).
 root=$work/root
 rm -rf "$root"
-mkdir -p "$work/apt-cache"
+cache=${CSCHED_APT_CACHE:-$work/apt-cache}
+mkdir -p "$cache"
 sources=/etc/apt/sources.list.d/debian.sources
 [ -f "$sources" ] || sources=/etc/apt/sources.list
 start=$SECONDS
 # shellcheck disable=SC2016 # "$1" is the root, which mmdebstrap passes its hooks
 mmdebstrap --variant=minbase --skip=download/empty --skip=essential/unlink \
+    --dpkgopt=force-unsafe-io --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
-    --setup-hook="sync-in '$work/apt-cache' /var/cache/apt/archives" \
+    --setup-hook="sync-in '$cache' /var/cache/apt/archives" \
     --customize-hook="copy-in '$deb' /tmp" \
     --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get install --yes \
+        --no-install-recommends postgresql-common' \
+    --customize-hook='sed -ri "s/^#?(create_main_cluster) .*/\1 = false/" \
+        "$1/etc/postgresql-common/createcluster.conf"' \
+    --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get install --yes \
         --no-install-recommends /tmp/'"$(basename "$deb")"' postgresql-15' \
-    --customize-hook="sync-out /var/cache/apt/archives '$work/apt-cache'" \
+    --customize-hook="sync-out /var/cache/apt/archives '$cache'" \
     bookworm "$root" "$sources" >"$work/mmdebstrap.log" 2>&1 ||
     { tail -30 "$work/mmdebstrap.log" >&2; die "mmdebstrap failed"; }
 echo "package_test: clean root with the package made in $((SECONDS - start)) s"

@@ -229,8 +229,8 @@ function checkCschedd(pods, image, help, report) {
                 report(o, `${where}: --listen ${listen} is on no declared containerPort`);
             }
             if (sc.readOnlyRootFilesystem) {
-                const socket = argValue(args, "--socket") || CSCHED_DEFAULTS["--socket"];
-                const writes = new Set([argValue(args, "--state-dir") || CSCHED_DEFAULTS["--state-dir"],
+                const socket = argValue(args, "--socket") || CSCHEDD_DEFAULTS["--socket"];
+                const writes = new Set([argValue(args, "--state-dir") || CSCHEDD_DEFAULTS["--state-dir"],
                     socket.slice(0, socket.lastIndexOf("/")), "/tmp", ...((image && image.volumes) || [])]);
                 const mounts = (c.volumeMounts || []).filter((m) => !m.readOnly).map((m) => m.mountPath);
                 for (const w of writes) {
