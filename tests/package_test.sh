@@ -16,7 +16,9 @@
 #      SIGTERM with status 0.
 # Step 3 needs root and mmdebstrap (skipped without them, except in CI). The
 # downloaded .debs are kept for the next run in CSCHED_APT_CACHE (default
-# WORK_DIR/apt-cache; one outside the build dir outlives a clean clone).
+# /var/cache/csched-package when /var/cache is writable, as the image's base
+# is kept, so that a clean clone's CI downloads them once; else
+# WORK_DIR/apt-cache).
 set -euo pipefail
 
 [ $# -eq 2 ] || {
@@ -76,7 +78,11 @@ fi
 # (as docs/deploy.md, "Debian package", advises).
 root=$work/root
 rm -rf "$root"
-cache=${CSCHED_APT_CACHE:-$work/apt-cache}
+cache=${CSCHED_APT_CACHE:-}
+if [ -z "$cache" ] && [ -w /var/cache ]; then
+    cache=/var/cache/csched-package
+fi
+cache=${cache:-$work/apt-cache}
 mkdir -p "$cache"
 sources=/etc/apt/sources.list.d/debian.sources
 [ -f "$sources" ] || sources=/etc/apt/sources.list
