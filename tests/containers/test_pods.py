@@ -215,6 +215,8 @@ class Cluster:
                 env[e["name"]] = e["value"]
             elif src.get("fieldRef", {}).get("fieldPath") == "metadata.name":
                 env[e["name"]] = name
+            elif src.get("fieldRef", {}).get("fieldPath") == "metadata.namespace":
+                env[e["name"]] = "default"
             elif src.get("secretKeyRef", {}).get("name") == "csched-database":
                 env[e["name"]] = "postgresql://postgres@127.0.0.1:%d/csched" % PG_PORT
             else:
@@ -225,6 +227,9 @@ class Cluster:
                 for a in c.get("args", [])]
         overrides = dict(TEST_ARGS)
         overrides["--listen"] = "127.0.0.1:%d" % REPLICA_PORTS[name]
+        # The pod's name in the headless Service resolves in a cluster
+        # only; here each replica is reached at its own port on loopback.
+        overrides["--advertise"] = "127.0.0.1:%d" % REPLICA_PORTS[name]
         overrides["--replica-id"] = name
         for flag, val in overrides.items():
             if flag in args:
@@ -400,6 +405,11 @@ def scenario(cl):
         assert "SUCCEEDED" in str(r["state"]), "run %d: %s" % (i, r)
         assert ran_in(cl, active, i, 1), "run %d did not run in the active replica %s" % (i, active)
     log("runs %s succeeded, run by the active replica %s" % (ids, active))
+    # A client that reaches the standby is answered too: it forwards the
+    # call to the active replica over TLS.
+    state, _ = run_state(cl, standby, ids[0])
+    assert "SUCCEEDED" in state, "run %d through the standby: %s" % (ids[0], state)
+    log("run %d read through the standby %s, which forwarded the call" % (ids[0], standby))
 
     # ---- kill -9 of the active replica's container.
     ids = trigger(cl, active, "work", 3)
