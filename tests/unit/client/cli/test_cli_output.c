@@ -117,8 +117,9 @@ static void test_cli_json_oneof_enum_nested(void **state)
     chunk.data.len = 4;
     capture_open(&c);
     cs_cli_json_message(c.f, &chunk.base);
-    assert_string_equal(captured(&c), "{\"stream\":\"LOG_STREAM_STDERR\",\"offset\":\"0\",\"data\":"
-                                      "\"b2sK/w==\",\"truncated\":false,\"writtenBytes\":\"0\"}");
+    assert_string_equal(
+        captured(&c), "{\"stream\":\"LOG_STREAM_STDERR\",\"offset\":\"0\",\"data\":"
+                      "\"b2sK/w==\",\"truncated\":false,\"writtenBytes\":\"0\",\"replica\":\"\"}");
     capture_close(&c);
 }
 
