@@ -71,6 +71,17 @@ int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
                           ? cli->err
                           : cli->out;
 
+            /* A tail the database kept of an attempt that ran on another
+             * replica, now lost: said before its bytes, on stderr, so that
+             * a pipe still gets the bytes alone. */
+            if (chunk->replica != NULL && chunk->replica[0] != '\0')
+                fprintf(cli->err,
+                        "csched: %s ran on replica %s, whose machine holds its whole log: here "
+                        "are its last %zu bytes, from byte %lld of the %lld written\n",
+                        chunk->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR ? "stderr"
+                                                                                   : "stdout",
+                        chunk->replica, chunk->data.len, (long long)chunk->offset,
+                        (long long)chunk->written_bytes);
             /* Flushed per chunk, so a pipe sees output as it comes. The
              * chunk that says a stream was cut carries no data (NULL). */
             if (chunk->data.len > 0)

@@ -156,6 +156,19 @@ static void test_replicas_logtail_after_failover(void **state)
     assert_tail_chunk(ch.c[1], CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR, lost, STDERR_TEXT,
                       strlen(STDERR_TEXT));
     chunks_free(&ch);
+    /* The CLI says whose log it is, on stderr, before the tail's bytes. */
+    char cmd[1024], said[4096] = "", want[128];
+    snprintf(cmd, sizeof(cmd), "%s/csched --server %s logs %lld --stderr 2>&1", cs_test_bin_dir(),
+             cs_testd_target(eb->d), (long long)done);
+    FILE *cli = popen(cmd, "r");
+    assert_non_null(cli);
+    size_t got = fread(said, 1, sizeof(said) - 1, cli);
+    said[got] = '\0';
+    assert_int_equal(pclose(cli), 0);
+    snprintf(want, sizeof(want), "stderr ran on replica %s, whose machine holds its whole log",
+             lost);
+    if (strstr(said, want) == NULL || strstr(said, STDERR_TEXT) == NULL)
+        fail_msg("csched logs said \"%s\", want \"%s\" and the tail", said, want);
 
     /* Still running on the lost machine, its end awaited past the
      * deadline: refused, naming the replica. */
