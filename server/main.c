@@ -295,7 +295,6 @@ static int gate_cb(void *arg, const char *path, char *why, size_t cap)
     bool standby = info.epoch != 0 && !info.active;
     if (standby && info.active_address[0] != '\0' && info.cluster_key[0] != '\0' &&
         strlen(info.active_address) < cap) {
-        cs_rpc_server_cluster_key(srv->rpc, info.cluster_key);
         (void)snprintf(why, cap, "%s", info.active_address);
         return CS_RPC_GATE_FORWARD;
     }
@@ -305,6 +304,17 @@ static int gate_cb(void *arg, const char *path, char *why, size_t cap)
                            : "replica %s is starting: its state is still being loaded",
                    info.id);
     return -ENOTCONN;
+}
+
+/* The key forwarded calls carry: the store's, read at its join. */
+static const char *cluster_key_cb(void *arg)
+{
+    struct server *srv = arg;
+    struct cs_store_replica_info info;
+    if (srv->sched.store == NULL)
+        return "";
+    cs_store_replica_get(srv->sched.store, &info);
+    return info.cluster_key;
 }
 
 /* --- stop ---------------------------------------------------------------- */
@@ -529,7 +539,8 @@ static int listen_all(struct server *srv)
         rc = -EADDRNOTAVAIL;
         goto err_stop_local;
     }
-    cs_rpc_server_peers(srv->rpc, c->replica_id, cs_auth_peer_credentials(&srv->auth));
+    cs_rpc_server_peers(srv->rpc, c->replica_id, cs_auth_peer_credentials(&srv->auth),
+                        cluster_key_cb, srv);
     struct cs_metrics_http_config metrics = {.listen = c->metrics_listen,
                                              .loopback = c->metrics_loopback,
                                              .insecure_tcp = c->insecure_tcp,
@@ -640,10 +651,6 @@ static void store_log_cb(void *arg, enum cs_store_log_level level, const char *c
 static void store_renewed_cb(void *arg, int64_t deadline_boot_ns)
 {
     struct server *srv = arg;
-    struct cs_store_replica_info info;
-    cs_store_replica_get(srv->sched.store, &info);
-    /* Calls forwarded by the standbys carry it. */
-    cs_rpc_server_cluster_key(srv->rpc, info.cluster_key);
     if (srv->sched.lease_path != NULL)
         cs_lease_file_set(&srv->lease, deadline_boot_ns);
     cs_store_replica_set(srv->sched.store, NULL, (int)srv->sched.slots_held);

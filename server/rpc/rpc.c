@@ -129,20 +129,25 @@ static void begin_call(struct slot *slot)
     rc = cs_access_check(call->method->path, &call->who, rc == 0, why, sizeof(why));
     if (rc == 0 && slot->server->gate_cb != NULL)
         rc = slot->server->gate_cb(slot->server->gate_arg, call->method->path, why, sizeof(why));
-    if (rc == CS_RPC_GATE_FORWARD && call->who.via[0] == '\0' &&
-        (call->method->streaming & CS_STREAM_CLIENT) == 0 && slot->payload != NULL) {
-        cs_forward_call(&slot->server->peers, call, why, slot->payload, slot->deadline);
-        slot->payload = NULL;
-        return;
-    }
-    if (rc == CS_RPC_GATE_FORWARD) {
+    if (rc == CS_RPC_GATE_FORWARD && call->who.via[0] != '\0') {
         /* Forwarded once already: the replicas disagree about which one is
          * active, for a heartbeat; the client tries again. */
         (void)snprintf(why, sizeof(why),
                        "this replica is not the active one, and the call came forwarded from "
                        "%s: try again",
-                       call->who.via[0] != '\0' ? call->who.via : "a client");
+                       call->who.via);
         rc = -ENOTCONN;
+    } else if (rc == CS_RPC_GATE_FORWARD) {
+        /* Only a request read whole is relayed: no gate forwards a client
+         * stream. */
+        CS_ASSERT((call->method->streaming & CS_STREAM_CLIENT) == 0);
+        if (slot->payload == NULL) {
+            cs_call_fail(call, -EINVAL, "the request carried no message");
+            return;
+        }
+        cs_forward_call(&slot->server->peers, call, why, slot->payload, slot->deadline);
+        slot->payload = NULL;
+        return;
     }
     if (rc != 0) {
         refuse(slot, call, rc, why);
@@ -352,19 +357,16 @@ void cs_rpc_server_gate(struct cs_rpc_server *server, cs_rpc_gate_cb gate_cb, vo
 }
 
 void cs_rpc_server_peers(struct cs_rpc_server *server, const char *replica_id,
-                         grpc_channel_credentials *tcp_creds)
+                         grpc_channel_credentials *tcp_creds, cs_rpc_cluster_key_cb key_cb,
+                         void *key_arg)
 {
     CS_ASSERT_LOOP();
     (void)snprintf(server->peers.replica_id, sizeof(server->peers.replica_id), "%s", replica_id);
     if (server->peers.tcp_creds != NULL)
         grpc_channel_credentials_release(server->peers.tcp_creds);
     server->peers.tcp_creds = tcp_creds;
-}
-
-void cs_rpc_server_cluster_key(struct cs_rpc_server *server, const char *key)
-{
-    CS_ASSERT_LOOP();
-    (void)snprintf(server->peers.key, sizeof(server->peers.key), "%s", key);
+    server->peers.key_cb = key_cb;
+    server->peers.key_arg = key_arg;
 }
 
 int cs_rpc_server_serve(struct cs_rpc_server *server)

@@ -162,17 +162,19 @@ typedef int (*cs_rpc_gate_cb)(void *arg, const char *path, char *why, size_t cap
 void cs_rpc_server_gate(struct cs_rpc_server *server, cs_rpc_gate_cb gate_cb, void *arg);
 
 /* The sizes of a forward's strings, each with its NUL. */
-#define CS_RPC_CLUSTER_KEY_MAX 65
 #define CS_RPC_REPLICA_ID_MAX 64
 #define CS_RPC_TARGET_MAX 300
 
-/* Sets what forwarding needs: this replica's id, and the credentials for a
- * TCP target (taken; NULL: plaintext). Before the server serves. */
+/* The cluster's key, which forwarded calls carry and which a forwarded call
+ * must carry to be believed; "" (before the replica joined) believes none.
+ * Asked for each forwarded call; loop thread. */
+typedef const char *(*cs_rpc_cluster_key_cb)(void *arg);
+/* Sets what forwarding needs: this replica's id, the credentials for a TCP
+ * target (taken; NULL: plaintext) and where the cluster's key is read.
+ * Before the server serves. */
 void cs_rpc_server_peers(struct cs_rpc_server *server, const char *replica_id,
-                         grpc_channel_credentials *tcp_creds);
-/* Sets the cluster's key (copied), which forwarded calls carry and which a
- * forwarded call must carry to be believed; "" believes none. */
-void cs_rpc_server_cluster_key(struct cs_rpc_server *server, const char *key);
+                         grpc_channel_credentials *tcp_creds, cs_rpc_cluster_key_cb key_cb,
+                         void *key_arg);
 
 /* Ends a unary call with response (borrowed: packed before returning). */
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);

@@ -53,6 +53,11 @@ static const char *const role_names[] = {
 
 /* --- the side that takes forwarded calls ----------------------------------- */
 
+static const char *cluster_key(const struct cs_forward_peers *peers)
+{
+    return peers->key_cb != NULL ? peers->key_cb(peers->key_arg) : "";
+}
+
 static const grpc_slice *find(const grpc_metadata_array *metadata, const char *key)
 {
     for (size_t i = 0; i < metadata->count; i++)
@@ -89,7 +94,7 @@ int cs_forward_identify(const struct cs_forward_peers *peers, const grpc_metadat
     const grpc_slice *key = find(metadata, CS_FORWARD_KEY_HEADER);
     if (key == NULL)
         return -ENOENT;
-    if (!key_matches(peers->key, key))
+    if (!key_matches(cluster_key(peers), key))
         return cs_err_set(err, -EPERM,
                           "a forwarded call whose cluster key is not this replica's: only "
                           "replicas of this database forward calls");
@@ -310,7 +315,7 @@ void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const
     if ((call->method->streaming & CS_STREAM_SERVER) != 0)
         cs_call_set_stream_ops(call, &forward_stream_ops, f);
 
-    set_md(&f->md[0], CS_FORWARD_KEY_HEADER, peers->key);
+    set_md(&f->md[0], CS_FORWARD_KEY_HEADER, cluster_key(peers));
     set_md(&f->md[1], CS_FORWARD_BY_HEADER, peers->replica_id);
     set_md(&f->md[2], CS_FORWARD_ROLE_HEADER, role_names[call->who.role]);
     set_md(&f->md[3], CS_FORWARD_NAME_HEADER, call->who.name);

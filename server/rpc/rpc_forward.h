@@ -42,8 +42,9 @@ struct cs_forward_channel {
 
 /* What a server needs to forward calls and to take forwarded ones. */
 struct cs_forward_peers {
-    grpc_completion_queue *cq;              /* the bridge's */
-    char key[CS_RPC_CLUSTER_KEY_MAX];       /* "" until the replica joined */
+    grpc_completion_queue *cq;    /* the bridge's */
+    cs_rpc_cluster_key_cb key_cb; /* NULL: no key, nothing forwarded believed */
+    void *key_arg;
     char replica_id[CS_RPC_REPLICA_ID_MAX]; /* this replica's */
     grpc_channel_credentials *tcp_creds;    /* for a TCP target; NULL: plaintext */
     char target[CS_RPC_TARGET_MAX];         /* the channels' */

@@ -24,12 +24,10 @@ static void read_done_cb(uv_work_t *work, int status);
 /* Hands the next ones in line to the pool while there is room. */
 static void start_reads(struct cs_sched *s)
 {
-    while (s->tails_inflight < CS_ATTEMPT_TAIL_INFLIGHT && s->tails_head != NULL) {
-        struct cs_tail_work *w = s->tails_head;
-        s->tails_head = w->next;
-        if (s->tails_head == NULL)
-            s->tails_tail = NULL;
-        w->next = NULL;
+    struct cs_qlink *next;
+    while (s->tails_inflight < CS_ATTEMPT_TAIL_INFLIGHT &&
+           (next = cs_queue_pop(&s->tails_waiting)) != NULL) {
+        struct cs_tail_work *w = CS_CONTAINER_OF(next, struct cs_tail_work, link);
         s->tails_inflight++;
         CS_ASSERT(uv_queue_work(s->loop, &w->work, cs_attempt_tail_work, read_done_cb) == 0);
     }
@@ -107,11 +105,7 @@ void cs_attempt_tail_keep(struct cs_sched *s, const struct cs_attempt *att,
     w->run_id = att->run->msg->id;
     w->number = att->number;
     w->dir = cs_xstrdup(att->dir);
-    if (s->tails_tail != NULL)
-        s->tails_tail->next = w;
-    else
-        s->tails_head = w;
-    s->tails_tail = w;
+    cs_queue_push(&s->tails_waiting, &w->link);
     start_reads(s);
 }
 
@@ -119,10 +113,6 @@ void cs_attempt_tail_close(struct cs_sched *s)
 {
     CS_ASSERT_LOOP();
     s->tails_closed = true;
-    while (s->tails_head != NULL) {
-        struct cs_tail_work *w = s->tails_head;
-        s->tails_head = w->next;
-        tail_free(w);
-    }
-    s->tails_tail = NULL;
+    for (struct cs_qlink *l; (l = cs_queue_pop(&s->tails_waiting)) != NULL;)
+        tail_free(CS_CONTAINER_OF(l, struct cs_tail_work, link));
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "queue.h"
 #include "sched_state.h"
 
 /* The bytes kept of each stream: one ReadLogs chunk, so a stream's tail is
@@ -44,7 +45,7 @@ void cs_attempt_tail_close(struct cs_sched *sched);
 /* One attempt's tails, in line, on the pool, then waiting for their commit. */
 struct cs_tail_work {
     uv_work_t work;
-    struct cs_tail_work *next; /* in line */
+    struct cs_qlink link; /* in line */
     struct cs_sched *sched;
     int64_t run_id;
     uint32_t number;

@@ -151,7 +151,7 @@ struct cs_sched {
     /* attempt_tail.h: the tails being read or committed, those in line,
      * and whether the server stopped (work coming back frees itself). */
     size_t tails_inflight;
-    struct cs_tail_work *tails_head, *tails_tail;
+    struct cs_queue tails_waiting; /* of struct cs_tail_work */
     bool tails_closed;
 
     /* Attempts whose minder may be alive: what both limits count. A slot
