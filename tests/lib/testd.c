@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ struct cs_testd {
     char target[128]; /* "unix:" and the socket's path, or HOST:PORT */
     pid_t pid;
     char *database_url;
+    char *bin_dir; /* NULL: cs_test_bin_dir() */
     unsigned max_running;
     char *extra_args[MAX_EXTRA_ARGS + 1];
     const struct cs_client_opts *client;
@@ -138,11 +140,11 @@ int cs_testd_wait_ready(struct cs_testd *d, int64_t timeout_ms)
 /* spawn_daemon starts cschedd on its socket. */
 static int spawn_daemon(struct cs_testd *d)
 {
-    char path[256], max_running[16];
+    char path[PATH_MAX], max_running[16];
     const char *argv[16 + MAX_EXTRA_ARGS];
     size_t n = 0;
 
-    snprintf(path, sizeof(path), "%s/cschedd", cs_test_bin_dir());
+    snprintf(path, sizeof(path), "%s/cschedd", d->bin_dir != NULL ? d->bin_dir : cs_test_bin_dir());
     argv[n++] = path;
     argv[n++] = "--socket";
     argv[n++] = d->socket_path;
@@ -200,6 +202,7 @@ static void testd_free(struct cs_testd *d)
     if (d->stall_fd >= 0)
         close(d->stall_fd);
     free(d->database_url);
+    free(d->bin_dir);
     for (size_t i = 0; d->extra_args[i] != NULL; i++)
         free(d->extra_args[i]);
     free(d);
@@ -219,6 +222,8 @@ static int testd_new(const struct cs_testd_options *opts, struct cs_testd **out)
     if (opts == NULL)
         opts = &defaults;
     if (opts->database_url != NULL && (d->database_url = strdup(opts->database_url)) == NULL)
+        goto err_free;
+    if ((rc = cs_testd_set_bin_dir(d, opts->bin_dir)) != 0)
         goto err_free;
     d->max_running = opts->max_running;
     d->client = opts->client;
@@ -415,6 +420,17 @@ int cs_testd_kill(struct cs_testd *d)
     d->pid = 0;
     d->last_status = 128 + SIGKILL;
     return rc;
+}
+
+int cs_testd_set_bin_dir(struct cs_testd *d, const char *bin_dir)
+{
+    char *copy = NULL;
+
+    if (bin_dir != NULL && (copy = strdup(bin_dir)) == NULL)
+        return -ENOMEM;
+    free(d->bin_dir);
+    d->bin_dir = copy;
+    return 0;
 }
 
 int cs_testd_restart(struct cs_testd *d)

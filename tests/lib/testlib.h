@@ -69,6 +69,10 @@ struct cs_testd_options {
      * standby and writes no ready file until it takes over.
      * cs_testd_wait_ready waits for it. */
     bool no_wait;
+    /* Where cschedd and its csched-minder are: another build's bin dir
+     * (e.g. the previous version, for an upgrade); NULL for
+     * cs_test_bin_dir(). */
+    const char *bin_dir;
 };
 
 struct cs_testd;
@@ -141,6 +145,11 @@ int cs_testd_kill(struct cs_testd *d);
  * daemon (it is still restarted), or a negative errno if the new one did not
  * start. */
 int cs_testd_restart(struct cs_testd *d);
+
+/* cs_testd_set_bin_dir makes the next cs_testd_restart start the cschedd
+ * in bin_dir (NULL: cs_test_bin_dir()): an upgrade, or a downgrade, in
+ * place. 0 or -ENOMEM. */
+int cs_testd_set_bin_dir(struct cs_testd *d, const char *bin_dir);
 
 /* cs_test_count_minders counts the live (not zombie) csched-minder processes
  * whose parent is server_pid, from /proc. Returns the count or a negative

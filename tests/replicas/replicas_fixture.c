@@ -72,6 +72,7 @@ static int start_replica(struct cs_replicas *rs, unsigned i, const struct cs_rep
         .max_running = o->max_running != 0 ? o->max_running : CS_E2E_MAX_RUNNING,
         .extra_args = a.argv,
         .no_wait = true,
+        .bin_dir = o->bin_dir,
     };
     if ((rc = cs_testd_start(&d, &r->e.d)) != 0)
         return rc;
@@ -221,6 +222,14 @@ int cs_replicas_restart(struct cs_replicas *rs, unsigned i, enum cs_replicas_wai
         return rc;
     cs_client_free(old);
     return wait_for(rs, i, wait);
+}
+
+int cs_replicas_upgrade(struct cs_replicas *rs, unsigned i, const char *bin_dir,
+                        enum cs_replicas_wait wait)
+{
+    int rc = cs_testd_set_bin_dir(rs->r[i].e.d, bin_dir);
+
+    return rc != 0 ? rc : cs_replicas_restart(rs, i, wait);
 }
 
 int cs_replicas_cut(struct cs_replicas *rs, unsigned i, enum cs_testproxy_cut mode)

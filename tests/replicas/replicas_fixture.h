@@ -73,6 +73,9 @@ struct cs_replicas_options {
     /* More cschedd arguments for every replica, NULL-terminated, or NULL. */
     const char *const *extra_args;
     enum cs_replicas_wait wait;
+    /* Where every replica's cschedd is (NULL: this build's), e.g. the
+     * previous version's for an upgrade (cs_replicas_upgrade). */
+    const char *bin_dir;
 };
 
 struct cs_replica {
@@ -125,6 +128,11 @@ int cs_replicas_sigcont(struct cs_replicas *rs, unsigned i);
  * drain, which the test watches (cs_testd_reap says when it exited). */
 int cs_replicas_sigterm(struct cs_replicas *rs, unsigned i);
 int cs_replicas_restart(struct cs_replicas *rs, unsigned i, enum cs_replicas_wait wait);
+/* cs_replicas_upgrade restarts replica i (as cs_replicas_restart) on the
+ * cschedd in bin_dir (NULL: this build's): an upgrade in place, same state
+ * dir, id and proxy. */
+int cs_replicas_upgrade(struct cs_replicas *rs, unsigned i, const char *bin_dir,
+                        enum cs_replicas_wait wait);
 int cs_replicas_cut(struct cs_replicas *rs, unsigned i, enum cs_testproxy_cut mode);
 int cs_replicas_restore(struct cs_replicas *rs, unsigned i);
 int cs_replicas_pg_restart(struct cs_replicas *rs);

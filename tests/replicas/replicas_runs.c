@@ -139,12 +139,18 @@ void cs_rruns_assert_no_excess(const struct cs_oracle *o)
 
 int cs_rruns_setup(void **state, unsigned n, const char *drain_timeout)
 {
+    return cs_rruns_setup_from(state, n, drain_timeout, NULL);
+}
+
+int cs_rruns_setup_from(void **state, unsigned n, const char *drain_timeout, const char *bin_dir)
+{
     struct cs_replicas_options o = {
         .n = n,
         .heartbeat = "200ms",
         .attempt_lease = "3s",
         .drain_timeout = drain_timeout,
         .wait = CS_REPLICAS_WAIT_UP,
+        .bin_dir = bin_dir,
     };
     struct cs_rruns_suite *f = calloc(1, sizeof(*f));
     int rc;

@@ -49,6 +49,10 @@ struct cs_rruns_suite {
  * default), waiting for each to be up; a struct cs_rruns_suite in *state. */
 int cs_rruns_setup(void **state, unsigned n, const char *drain_timeout);
 
+/* cs_rruns_setup_from is cs_rruns_setup with every replica's cschedd taken
+ * from bin_dir (NULL: this build's), as cs_replicas_options.bin_dir. */
+int cs_rruns_setup_from(void **state, unsigned n, const char *drain_timeout, const char *bin_dir);
+
 /* cs_rruns_teardown is the group teardown: stops the replicas (each must
  * exit 0) and removes the oracles' dir. */
 int cs_rruns_teardown(void **state);
