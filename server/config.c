@@ -16,6 +16,7 @@ enum {
     OPT_SOCKET = 256,
     OPT_LISTEN,
     OPT_INSECURE_TCP,
+    OPT_POLL_ONLY,
     OPT_ADMIN_GROUP,
     OPT_OPERATOR_GROUP,
     OPT_VIEWER_GROUP,
@@ -53,6 +54,7 @@ static const struct option options[] = {
     {"socket", required_argument, NULL, OPT_SOCKET},
     {"listen", required_argument, NULL, OPT_LISTEN},
     {"insecure-tcp", no_argument, NULL, OPT_INSECURE_TCP},
+    {"poll-only", no_argument, NULL, OPT_POLL_ONLY},
     {"admin-group", required_argument, NULL, OPT_ADMIN_GROUP},
     {"operator-group", required_argument, NULL, OPT_OPERATOR_GROUP},
     {"viewer-group", required_argument, NULL, OPT_VIEWER_GROUP},
@@ -168,6 +170,9 @@ void cs_config_usage(const char *prog)
             "  --drain-timeout DURATION  on SIGTERM, how long running commands may go on\n"
             "                          before the replica leaves (default 25s)\n"
             "                                                        [CSCHED_DRAIN_TIMEOUT]\n"
+            "  --poll-only             never LISTEN for the other replicas' role changes: a\n"
+            "                          drain's takeover waits for the next heartbeat (for a\n"
+            "                          pooler that drops notifications)  [CSCHED_POLL_ONLY=1]\n"
             "  DURATION is a whole number with ms, s or m (2s, 500ms, 1m).\n"
             "  SIGHUP rereads the TLS files, the tokens and client-roles files and the\n"
             "  time zones.\n",
@@ -290,6 +295,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_LISTEN:
             c->listen = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_POLL_ONLY:
+            c->poll_only = true;
             break;
         case OPT_INSECURE_TCP:
             c->insecure_tcp = true;
@@ -593,6 +601,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     c->listen = env_or("CSCHED_LISTEN", NULL);
     c->metrics_listen = env_or("CSCHED_METRICS_LISTEN", NULL);
     c->insecure_tcp = strcmp(env_or("CSCHED_INSECURE_TCP", "0"), "1") == 0;
+    c->poll_only = strcmp(env_or("CSCHED_POLL_ONLY", "0"), "1") == 0;
     c->admin_group = env_or("CSCHED_ADMIN_GROUP", NULL);
     c->operator_group = env_or("CSCHED_OPERATOR_GROUP", NULL);
     c->viewer_group = env_or("CSCHED_VIEWER_GROUP", NULL);

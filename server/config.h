@@ -73,6 +73,7 @@ struct cs_config {
     int64_t heartbeat_ms;                     /* how often the lease is renewed */
     int64_t attempt_lease_ms;                 /* how long commands outlive a renewal */
     int64_t drain_timeout_ms;                 /* on SIGTERM, for running commands */
+    bool poll_only;                           /* no LISTEN for the replicas' wake-ups */
     bool help;
 };
 

@@ -727,6 +727,7 @@ int main(int argc, char **argv)
         .replica_version = CS_VERSION,
         .heartbeat_ms = srv.config.heartbeat_ms,
         .attempt_lease_ms = srv.config.attempt_lease_ms,
+        .poll_only = srv.config.poll_only,
         .renewed_cb = store_renewed_cb,
         .renewed_arg = &srv,
     };

@@ -83,6 +83,10 @@ struct cs_store_config {
     const char *replica_version;
     int64_t heartbeat_ms;
     int64_t attempt_lease_ms;
+    /* Never LISTEN for the other replicas' wake-ups: the heartbeat's poll
+     * alone, which is correct without them (docs/architecture.md,
+     * "Wake-ups"). */
+    bool poll_only;
     cs_store_renewed_cb renewed_cb;
     void *renewed_arg;
 };

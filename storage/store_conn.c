@@ -122,6 +122,14 @@ static void start_prepare(struct cs_store *store)
         return;
     }
     cs_store_batch_sent(b, CS_STORE_STMT_PING, NULL);
+    if (cs_store_replica_listens(store)) {
+        if (!PQsendQueryParams(store->conn, "LISTEN " CS_STORE_WAKE_CHANNEL, 0, NULL, NULL, NULL,
+                               NULL, 0)) {
+            cs_store_conn_lost(store, PQerrorMessage(store->conn));
+            return;
+        }
+        cs_store_batch_sent(b, CS_STORE_STMT_PING, NULL);
+    }
     for (int i = 0; i < CS_STORE_STMT_COUNT; i++) {
         if (!PQsendPrepare(store->conn, cs_store_stmts[i].name, cs_store_stmts[i].sql, 0, NULL)) {
             cs_store_conn_lost(store, PQerrorMessage(store->conn));
@@ -280,7 +288,10 @@ static int read_input(struct cs_store *store, struct cs_store_err *err)
         return read_join(store, err);
     if (store->conn_state == CS_STORE_CONN_MIGRATING)
         return read_migrate(store, err);
-    return cs_store_read_results(store, err);
+    int rc = cs_store_read_results(store, err);
+    if (rc == 0 && store->conn != NULL)
+        cs_store_replica_woken(store);
+    return rc;
 }
 
 static void socket_cb(uv_poll_t *handle, int status, int events)

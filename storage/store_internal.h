@@ -252,6 +252,10 @@ struct cs_store_replica {
     char instance[64];
     char version[64];
     char address[CS_STORE_ADDRESS_MAX];
+    /* The address the last renewal that succeeded carried, and the one in
+     * flight: a renewal that carries a new one tells the others. */
+    char address_told[CS_STORE_ADDRESS_MAX];
+    char address_sent[CS_STORE_ADDRESS_MAX];
     int64_t heartbeat_ms;
     int64_t attempt_lease_ms;
     int64_t epoch; /* 0 until joined */
@@ -261,6 +265,7 @@ struct cs_store_replica {
     bool asking;   /* a renewal or a takeover is queued or in flight */
     bool left;
     bool told_legacy; /* the log said a server from before replicas holds the database */
+    bool poll_only;   /* no LISTEN: see cs_store_config */
     char cluster_key[CS_STORE_CLUSTER_KEY_MAX]; /* cluster_key's, read at the join */
     int runs_held;
     int64_t join_sent_mono_ns, join_sent_boot_ns;
@@ -488,6 +493,21 @@ void cs_store_batch_free(struct cs_store_batch *b);
 /* store_bulk.c: a batch's statements. */
 /* Records that stmt was sent as the next statement of b. */
 void cs_store_batch_sent(struct cs_store_batch *b, enum cs_store_stmt stmt, struct cs_store_op *op);
+
+/* The channel a replica's role changes are told on (a takeover, a leave):
+ * the others renew at once instead of at their next heartbeat. */
+#define CS_STORE_WAKE_CHANNEL "csched_replicas"
+
+/* cs_store_replica_listens says whether this store's connections LISTEN
+ * on CS_STORE_WAKE_CHANNEL: a replica on a shared database, not
+ * --poll-only. */
+bool cs_store_replica_listens(const struct cs_store *store);
+
+/* cs_store_replica_woken takes the notifications that arrived on the
+ * connection: another replica's role changed, so this one renews now (a
+ * standby learns of a leave or of the new active replica's address at
+ * once). */
+void cs_store_replica_woken(struct cs_store *store);
 /* Sends the operations of b (already in b->ops) as statements, writes
  * coalesced, and records each in b->sent; not the sync. Returns 0, or
  * -ENOTCONN when libpq refused to queue a statement. */

@@ -147,6 +147,8 @@ static void submit_own(struct cs_store *store, enum cs_store_stmt stmt, cs_store
         cs_store_params_int(&op->params, r->attempt_lease_ms);
         cs_store_params_int(&op->params, r->runs_held);
         cs_store_params_text(&op->params, r->address);
+        cs_store_params_bool(&op->params, strcmp(r->address, r->address_told) != 0);
+        (void)snprintf(r->address_sent, sizeof(r->address_sent), "%s", r->address);
     } else if (stmt == CS_STORE_STMT_REPLICA_TAKE_OVER) {
         cs_store_params_text(&op->params, r->seen_id[0] != '\0' ? r->seen_id : NULL);
         cs_store_params_int(&op->params, r->seen_epoch);
@@ -159,16 +161,40 @@ static void submit_own(struct cs_store *store, enum cs_store_stmt stmt, cs_store
     cs_store_op_submit(store, op);
 }
 
-static void beat_cb(uv_timer_t *timer)
+/* Renews the lease (a standby: and looks at the active replica's). */
+static void renew(struct cs_store *store)
 {
-    struct cs_store *store = timer->data;
     struct cs_store_replica *r = &store->replica;
 
     /* One question at a time; a connection not ready says nothing new. */
     if (r->asking || store->conn_state != CS_STORE_CONN_READY || cs_store_is_closing(store) ||
-        store->state == CS_STORE_STATE_FENCED)
+        store->state == CS_STORE_STATE_FENCED || r->left)
         return;
     submit_own(store, CS_STORE_STMT_REPLICA_RENEW, renew_done_cb);
+}
+
+static void beat_cb(uv_timer_t *timer)
+{
+    renew(timer->data);
+}
+
+bool cs_store_replica_listens(const struct cs_store *store)
+{
+    return store->embedded_dir == NULL && !store->replica.poll_only;
+}
+
+void cs_store_replica_woken(struct cs_store *store)
+{
+    int own = PQbackendPID(store->conn);
+    bool woken = false;
+    PGnotify *n;
+
+    while ((n = PQnotifies(store->conn)) != NULL) {
+        woken |= n->be_pid != own; /* this replica's own change wakes only the others */
+        PQfreemem(n);
+    }
+    if (woken)
+        renew(store);
 }
 
 void cs_store_replica_start_beats(struct cs_store *store)
@@ -249,6 +275,7 @@ static void renew_done_cb(struct cs_store_op *op, int status, const PGresult *re
         return;
     }
     renewed(r, r->renew_sent_mono_ns, r->renew_sent_boot_ns);
+    (void)snprintf(r->address_told, sizeof(r->address_told), "%s", r->address_sent);
     /* A renewal that took longer than a heartbeat met a database that was
      * not answering: the active replica could not renew either. */
     if (cs_store_now_mono_ns() - r->renew_sent_mono_ns > r->heartbeat_ms * 1000000)

@@ -29,12 +29,17 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_FENCE] = {"fence", "SELECT csched_fence($1, $2::bigint)"},
     [CS_STORE_STMT_REPLICA_RENEW] = {"replica_renew",
                                      "SELECT r.*, (SELECT address FROM replicas a"
-                                     " WHERE a.id = r.active_id) FROM csched_renew($1,"
-                                     " $2::bigint, $3::bigint, $4::bigint, $5::integer, $6) r"},
+                                     " WHERE a.id = r.active_id),"
+                                     " CASE WHEN $7::boolean THEN pg_notify('" CS_STORE_WAKE_CHANNEL
+                                     "', $1) END FROM csched_renew($1, $2::bigint, $3::bigint,"
+                                     " $4::bigint, $5::integer, $6) r"},
     [CS_STORE_STMT_REPLICA_TAKE_OVER] =
         {"replica_take_over",
-         "SELECT csched_take_over($1, $2::bigint, $3, $4::bigint, $5::bigint)"},
-    [CS_STORE_STMT_REPLICA_LEAVE] = {"replica_leave", "SELECT csched_leave($1, $2::bigint)"},
+         "SELECT t, CASE WHEN t THEN pg_notify('" CS_STORE_WAKE_CHANNEL "', $1) END"
+         " FROM csched_take_over($1, $2::bigint, $3, $4::bigint, $5::bigint) t"},
+    [CS_STORE_STMT_REPLICA_LEAVE] = {"replica_leave",
+                                     "SELECT csched_leave($1, $2::bigint),"
+                                     " pg_notify('" CS_STORE_WAKE_CHANNEL "', $1)"},
     [CS_STORE_STMT_REPLICA_DRAIN] = {"replica_drain",
                                      "UPDATE replicas SET state = 3"
                                      " WHERE id = $1 AND epoch = $2 AND state = 2"},

@@ -208,6 +208,8 @@ int cs_replicas_restart(struct cs_replicas *rs, unsigned i, enum cs_replicas_wai
 
     if (r->stopped)
         (void)cs_replicas_sigcont(rs, i);
+    struct cs_replica_row row;
+    r->epoch_before = cs_replicas_row(rs, i, &row) == 0 ? row.epoch : 0;
     rc = cs_testd_restart(r->e.d);
     if (rc < 0)
         return rc;
@@ -350,8 +352,9 @@ static bool is_up(void *arg)
         w->exited = true;
         return true;
     }
-    /* Before its migrations have run there is no table: not yet. */
-    return cs_replicas_row(w->rs, w->i, &row) == 0;
+    /* Before its migrations have run there is no table, and before its
+     * join its row is the one of before its restart: not yet. */
+    return cs_replicas_row(w->rs, w->i, &row) == 0 && row.epoch > w->rs->r[w->i].epoch_before;
 }
 
 int cs_replicas_wait_up(struct cs_replicas *rs, unsigned i, int64_t timeout_ms)

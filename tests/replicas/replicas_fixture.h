@@ -86,6 +86,9 @@ struct cs_replica {
     struct cs_e2e e;
     bool killed;  /* by cs_replicas_kill9, until restarted */
     bool stopped; /* by cs_replicas_sigstop, until cs_replicas_sigcont */
+    /* Its row's epoch before its last restart (0: none): up again once a
+     * join gave it a greater one. */
+    int64_t epoch_before;
 };
 
 /* The fixture; the test owns it, cs_replicas_stop frees it. */
@@ -184,7 +187,8 @@ int cs_replicas_wait_until(cs_replicas_cond_cb cond_cb, void *arg, int64_t timeo
 int cs_replicas_wait_ready(struct cs_replicas *rs, unsigned i, int64_t timeout_ms);
 
 /* cs_replicas_wait_up waits for replica i's process to be alive and its
- * row to be in the replicas table; -ECHILD if it exited. */
+ * row to be in the replicas table, with an epoch past the one it had
+ * before its last restart; -ECHILD if it exited. */
 int cs_replicas_wait_up(struct cs_replicas *rs, unsigned i, int64_t timeout_ms);
 
 /* cs_replicas_wait_sql waits for cs_replicas_sql(sql) to give want (an

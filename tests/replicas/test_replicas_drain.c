@@ -1,8 +1,9 @@
 /* Two replicas, and SIGTERM to the active one while a `sleep 1` runs and
  * a second run of the job waits behind it: the replica drains (its row
  * draining, nothing started) until the running attempt ends, which
- * SUCCEEDS, then leaves (exit 0, its row left); the standby takes over at
- * its next heartbeat, not after a lease, and starts the waiting run. The
+ * SUCCEEDS, then leaves (exit 0, its row left); the standby takes over
+ * woken by the leave (replicas_wake), or at the latest at its next
+ * heartbeat, not after a lease, and starts the waiting run. The
  * time from the leave to the takeover is printed. */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,7 +20,7 @@
 #include "replicas_runs.h"
 
 #define HEARTBEAT_MS CS_RRUNS_HEARTBEAT_MS
-/* The standby asks at its next heartbeat after the leave: one heartbeat,
+/* The standby asks at the latest at its next heartbeat after the leave: one heartbeat,
  * and slack for the polls (20 ms each) on a loaded machine; a takeover by
  * the lease would take 3 heartbeats or more. */
 #define AFTER_LEAVE_MS (HEARTBEAT_MS + 150)

@@ -6,8 +6,8 @@
  * runs triggered through it and through the new standby, which forwards
  * to it, all succeed). A replica of the previous version then refuses to
  * start against the newer schema, saying so. The active one is upgraded
- * last: it drains, the new standby takes over, and runs go on through
- * both. Every run's command ran once. */
+ * last: it drains and comes back new, and runs go on through both. Every
+ * run's command ran once. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,8 +23,6 @@
 #include "replicas_runs.h"
 
 #define N_RUNS 5
-#define CS_STR_(x) #x
-#define CS_STR(x) CS_STR_(x)
 
 static int group_setup(void **state)
 {
@@ -75,11 +73,7 @@ static void test_replicas_upgrade_rolling(void **state)
 
     /* The standby first: it migrates under the old active replica. */
     assert_int_equal(cs_replicas_upgrade(f->rs, s, NULL, CS_REPLICAS_WAIT_UP), 0);
-    /* Its row was there before its restart: the schema says it is back. */
-    assert_int_equal(cs_replicas_wait_sql(f->rs, "SELECT max(version) FROM schema_migrations",
-                                          CS_STR(CS_SCHEMA_NEWEST), CS_RRUNS_SERVING_MS),
-                     0);
-    assert_int_equal(cs_replicas_wait_up(f->rs, s, CS_RRUNS_SERVING_MS), 0);
+    assert_int_equal(schema_version(f), CS_SCHEMA_NEWEST);
     assert_true(cs_replicas_log_count(f->rs, s, "applying migrations") >= 1);
     assert_int_equal(cs_replicas_active(f->rs), (int)a);
     cs_rruns_trigger(f->rs, a, job, 1, &runs[n++].id);
@@ -89,14 +83,15 @@ static void test_replicas_upgrade_rolling(void **state)
 
     assert_previous_refused(f);
 
-    /* The active one last: it drains and leaves, the new standby takes
-     * over, and it comes back new, as a standby. */
+    /* The active one last: it drains and leaves, and comes back new.
+     * Which of the two is active then is a race between the standby's
+     * next heartbeat (the previous version tells no one of its leave) and
+     * the restart's join; either way both are new, and both answer. */
     assert_int_equal(cs_replicas_upgrade(f->rs, a, NULL, CS_REPLICAS_WAIT_UP), 0);
     unsigned b = cs_rruns_active(f, -1, NULL);
-    assert_int_equal(b, s);
     cs_rruns_trigger(f->rs, b, job, 1, &runs[n++].id);
-    cs_rruns_wait_forwarding(f->rs, a);
-    cs_rruns_trigger(f->rs, a, job, 1, &runs[n++].id);
+    cs_rruns_wait_forwarding(f->rs, 1 - b);
+    cs_rruns_trigger(f->rs, 1 - b, job, 1, &runs[n++].id);
     cs_rruns_assert_outcomes(f, b, runs, n, NULL);
 }
 
