@@ -25,6 +25,7 @@
 #include "dispatch.h"
 #include "env.h"
 #include "grpc_locks.h"
+#include "history.h"
 #include "job.h"
 #include "job_table.h"
 #include "launcher.h"
@@ -61,6 +62,7 @@ struct server {
     int64_t drain_deadline_ms; /* monotonic; 0 while not draining */
     struct cs_ready ready;
     struct cs_retention retention;
+    struct cs_history history;
     struct cs_audit_expiry audit_expiry;
     struct cs_audit_refusals audit_refusals;
     struct cs_state_lock state_lock; /* held until release() */
@@ -208,6 +210,7 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
     s->next_seq = snap->max_event_seq + 1;
     s->next_audit_id = snap->max_audit_id + 1;
     s->last_published_seq = snap->max_event_seq;
+    s->purged_event_seq = snap->purged_event_seq;
     /* Both lists are in run id order. */
     size_t r = 0;
     for (size_t i = 0; i < snap->n_active_runs; i++) {
@@ -243,6 +246,7 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
         cs_log_warn("watching SIGHUP for the time zones failed: a tzdata update applies at the "
                     "next start");
     cs_retention_start(&srv->retention, s, srv->config.retention_days);
+    cs_history_start(&srv->history, s, srv->config.retention_days);
     cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
 
     srv->loaded = true;
@@ -337,6 +341,7 @@ static void launcher_stopped_cb(void *arg)
     cs_probe_stop(&s->probe);
     cs_metrics_stop();
     cs_retention_stop(&srv->retention);
+    cs_history_stop(&srv->history);
     cs_audit_expiry_stop(&srv->audit_expiry);
     cs_zone_reload_stop(&srv->zone_reload);
     cs_audit_refusals_stop(&srv->audit_refusals);

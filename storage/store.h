@@ -110,6 +110,8 @@ struct cs_store_snapshot {
     int64_t max_run_id;
     int64_t max_event_seq;
     int64_t max_audit_id;
+    /* Every event up to this seq was deleted by retention (0: none). */
+    int64_t purged_event_seq;
     /* The running attempts of active runs that another replica's machine
      * runs (another id, or this id's previous state directory): none of them
      * can be adopted here. wait_ms is how long, on the database's clock,
@@ -248,6 +250,21 @@ void cs_store_audit_put(struct cs_store *store, const Csched__V1__AuditEntry *en
 typedef void (*cs_store_count_cb)(void *arg, int status, int64_t n);
 void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
                            cs_store_count_cb expired_cb, void *arg);
+
+/* Deletes one bounded batch of the history that ended before
+ * before_unix_ms (at most CS_STORE_HISTORY_PURGE_ROWS runs, as many slots
+ * and as many events, in one transaction), keeping what store_history.c
+ * says always stays; purged_cb gets how many of each went, so a caller
+ * with more to go asks again, and the last event seq deleted (0: none). */
+#define CS_STORE_HISTORY_PURGE_ROWS 1000
+struct cs_store_history_purged {
+    int64_t runs, slots, events;
+    int64_t last_event_seq;
+};
+typedef void (*cs_store_history_cb)(void *arg, int status,
+                                    const struct cs_store_history_purged *purged);
+void cs_store_history_purge(struct cs_store *store, int64_t before_unix_ms,
+                            cs_store_history_cb purged_cb, void *arg);
 
 /* Reads. They are answered in order with the writes: a read sees every write
  * queued before it. */

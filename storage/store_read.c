@@ -236,6 +236,33 @@ void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
     cs_store_op_submit(store, op);
 }
 
+static void purge_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_history_cb cb = (cs_store_history_cb)op->cb;
+    struct cs_store_history_purged purged = {0};
+
+    if (status == 0) {
+        purged.runs = cs_store_row_int(res, 0, 0);
+        purged.slots = cs_store_row_int(res, 0, 1);
+        purged.events = cs_store_row_int(res, 0, 2);
+        purged.last_event_seq = cs_store_row_int(res, 0, 3);
+    }
+    if (cb != NULL)
+        cb(op->arg, status, &purged);
+}
+
+void cs_store_history_purge(struct cs_store *store, int64_t before_unix_ms,
+                            cs_store_history_cb purged_cb, void *arg)
+{
+    /* Not a write: a lost connection fails it and the next sweep tries
+     * again, rather than holding it in the backlog. */
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_HISTORY_PURGE, purge_done_cb, (void (*)(void))purged_cb, arg);
+
+    cs_store_params_int(&op->params, before_unix_ms);
+    cs_store_op_submit(store, op);
+}
+
 static void replica_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     cs_store_replicas_cb cb = (cs_store_replicas_cb)op->cb;

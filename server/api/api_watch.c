@@ -177,6 +177,15 @@ void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *c
             (long long)s->last_published_seq);
         return;
     }
+    /* The events up to it are gone (retention): a replay from before would
+     * skip them without a word. */
+    if (replay && req->after_seq < s->purged_event_seq) {
+        cs_call_fail(call, -ERANGE,
+                     "the events up to seq %lld were deleted by retention (--retention-days): "
+                     "watch from after_seq=%lld, the oldest kept, or without after_seq from now",
+                     (long long)s->purged_event_seq, (long long)s->purged_event_seq);
+        return;
+    }
     if (check_room(s, call) != 0)
         return;
     struct cs_watch *w = watch_new(s, call);

@@ -53,6 +53,12 @@ void cs_ended_runs_add(struct cs_ended_runs *e, Csched__V1__Run *run)
     cs_idmap_put(&e->by_id, run->id, run);
 }
 
+void cs_ended_runs_drop_ended_before(struct cs_ended_runs *e, int64_t before_unix_ms)
+{
+    while (e->count > 0 && e->ring[e->head]->ended_unix_ms < before_unix_ms)
+        drop_oldest(e);
+}
+
 const Csched__V1__Run *cs_ended_runs_get(const struct cs_ended_runs *e, int64_t id)
 {
     return cs_idmap_get(&e->by_id, id);

@@ -37,6 +37,9 @@ void cs_ended_runs_close(struct cs_ended_runs *e);
  * than the whole budget, one already kept, or one whose commit is answered
  * after the close (during the shutdown), is freed at once. */
 void cs_ended_runs_add(struct cs_ended_runs *e, Csched__V1__Run *run);
+/* Drops the runs that ended before before_unix_ms, whose rows retention
+ * may delete (they are the oldest: runs are kept in the order they end). */
+void cs_ended_runs_drop_ended_before(struct cs_ended_runs *e, int64_t before_unix_ms);
 /* The run with this id if it is kept, else NULL. Valid until the next add. */
 const Csched__V1__Run *cs_ended_runs_get(const struct cs_ended_runs *e, int64_t id);
 

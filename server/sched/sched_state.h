@@ -167,6 +167,7 @@ struct cs_sched {
     int64_t next_seq;
     int64_t next_audit_id;
     int64_t last_published_seq;     /* the highest seq committed and handed to watchers */
+    int64_t purged_event_seq;       /* every event up to it deleted by retention (0: none) */
     cs_event_publish_cb publish_cb; /* NULL until the watchers register */
     void *publish_ctx;
     uint64_t runs_started, runs_finished;

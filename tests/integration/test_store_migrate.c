@@ -291,7 +291,7 @@ static void test_store_old_database_migrates_to_hot_updates(void **state)
     assert_int_equal(f->snapshot->n_active_runs, 1);
     assert_int_equal(f->snapshot->active_runs[0]->id, 1);
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM pg_indexes WHERE tablename ="
-                                              " 'runs' AND indexdef LIKE '%state%'"),
+                                              " 'runs' AND indexdef ~ '\\mstate\\M'"),
                      0);
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM pg_class WHERE relname IN"
                                               " ('runs', 'attempts') AND 'fillfactor=80' ="

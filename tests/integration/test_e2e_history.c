@@ -1,0 +1,237 @@
+/* History retention in the database (--retention-days, server/host/
+ * history.c): runs, their attempts, slots and events that ended before the
+ * cutoff are deleted after a restart (the first batch runs shortly after
+ * start), aged by SQL here forty days into the past. What must stay stays:
+ * a run not ended however old, the latest run of each outcome per job,
+ * each job's latest slot, the latest event, and everything younger than
+ * the cutoff. GetRun of a deleted run says NOT_FOUND, and a Watch resumed
+ * from a seq older than what is kept fails OUT_OF_RANGE naming the oldest
+ * seq kept, from which it resumes gap-free. */
+#include <errno.h>
+#include <libpq-fe.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define DAY_MS (24LL * 60 * 60 * 1000)
+#define AGE_MS (40 * DAY_MS)
+#define PURGE_WAIT_MS 30000
+
+static int setup(void **state)
+{
+    static const char *const args[] = {"--retention-days", "30", NULL};
+
+    return cs_e2e_start(state, args);
+}
+
+static PGconn *admin(struct cs_e2e *e)
+{
+    PGconn *conn = PQconnectdb(cs_testpg_url(e->pg));
+
+    if (PQstatus(conn) != CONNECTION_OK)
+        fail_msg("connect: %s", PQerrorMessage(conn));
+    return conn;
+}
+
+static void sql(PGconn *conn, const char *query)
+{
+    PGresult *res = PQexec(conn, query);
+    ExecStatusType st = PQresultStatus(res);
+
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", query, PQresultErrorMessage(res));
+    PQclear(res);
+}
+
+static long long sql_int(PGconn *conn, const char *query)
+{
+    PGresult *res = PQexec(conn, query);
+
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+        fail_msg("%s: %s", query, PQresultErrorMessage(res));
+    long long v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    return v;
+}
+
+static void run_n(struct cs_e2e *e, const char *job, int n, int64_t *ids)
+{
+    for (int i = 0; i < n; i++) {
+        ids[i] = cs_e2e_trigger(e, job);
+        csched__v1__run__free_unpacked(cs_e2e_wait_end(e, ids[i]), NULL);
+    }
+}
+
+static void assert_run_gone(struct cs_e2e *e, int64_t id)
+{
+    Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+
+    req.run_id = id;
+    cs_e2e_assert_status(cs_scheduler_get_run(e->client, &req, &run, cs_e2e_opts(), &st), &st,
+                         GRPC_STATUS_NOT_FOUND, "");
+}
+
+/* The first event a Watch after after_seq gives, or the status it ended
+ * with in *code. */
+static int64_t first_watched(struct cs_e2e *e, int64_t after_seq, int *code, char *why, size_t cap)
+{
+    struct cs_call_opts opts = {.timeout_ms = 5000};
+    Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
+    Csched__V1__WatchResponse *batch = NULL;
+    struct cs_stream *s = NULL;
+    struct cs_status st = {0};
+    int64_t seq = 0;
+
+    req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
+    req.after_seq = after_seq;
+    *code = cs_scheduler_watch(e->client, &req, &s, &opts, &st);
+    if (*code == 0) {
+        if (cs_scheduler_watch_next(s, &batch, &st) == 1) {
+            seq = batch->events[0]->seq;
+            csched__v1__watch_response__free_unpacked(batch, NULL);
+        } else {
+            *code = (int)st.code;
+        }
+        cs_stream_free(s);
+    }
+    (void)snprintf(why, cap, "%s", st.message);
+    return seq;
+}
+
+static void cancel(struct cs_e2e *e, int64_t id)
+{
+    Csched__V1__CancelRunRequest req = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+
+    req.run_id = id;
+    assert_int_equal(cs_scheduler_cancel_run(e->client, &req, &run, cs_e2e_opts(), &st), 0);
+    csched__v1__run__free_unpacked(run, NULL);
+    csched__v1__run__free_unpacked(cs_e2e_wait_end(e, id), NULL);
+}
+
+struct purged {
+    PGconn *conn;
+};
+
+static bool runs_purged(void *arg)
+{
+    struct purged *p = arg;
+
+    return sql_int(p->conn, "SELECT count(*) FROM runs WHERE job_name = 'hist-ok'") == 1;
+}
+
+static void test_e2e_history_purge(void **state)
+{
+    struct cs_e2e *e = *state;
+    int64_t ok[4], bad[2], young[1];
+    PGconn *conn = admin(e);
+
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, "hist-ok", "true"), NULL);
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, "hist-bad", "exit 3"), NULL);
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, "hist-long", "sleep 600"), NULL);
+    run_n(e, "hist-ok", 4, ok);
+    run_n(e, "hist-bad", 2, bad);
+    int64_t running = cs_e2e_trigger(e, "hist-long");
+    csched__v1__run__free_unpacked(cs_e2e_wait_state(e, running,
+                                                     CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING,
+                                                     CS_E2E_RUN_TIMEOUT_MS),
+                                   NULL);
+    /* Everything so far ended forty days ago; the running one was made
+     * then; the last two events stay young. Then one run ends now. */
+    char q[512];
+    (void)snprintf(q, sizeof(q),
+                   "UPDATE runs SET created_unix_ms = created_unix_ms - %lld,"
+                   " ended_unix_ms = CASE WHEN ended_unix_ms > 0 THEN ended_unix_ms - %lld"
+                   " ELSE 0 END",
+                   AGE_MS, AGE_MS);
+    sql(conn, q);
+    (void)snprintf(q, sizeof(q),
+                   "UPDATE events SET at_unix_ms = at_unix_ms - %lld"
+                   " WHERE seq < (SELECT max(seq) - 1 FROM events)",
+                   AGE_MS);
+    sql(conn, q);
+    (void)snprintf(q, sizeof(q),
+                   "INSERT INTO slots (job_name, slot_unix_ms, outcome, skip_reason, due_unix_ms,"
+                   " decided_unix_ms) SELECT 'hist-ok', t, 2, 1, t, t FROM (VALUES"
+                   " ((extract(epoch FROM now()) * 1000)::bigint - %lld),"
+                   " ((extract(epoch FROM now()) * 1000)::bigint - %lld)) AS v(t)",
+                   AGE_MS, AGE_MS - DAY_MS);
+    sql(conn, q);
+    run_n(e, "hist-ok", 1, young);
+    long long events_before = sql_int(conn, "SELECT count(*) FROM events");
+
+    /* The first batch runs shortly after the start. */
+    assert_int_equal(cs_testd_restart(e->d), 0);
+    struct purged p = {conn};
+    int64_t t0 = cs_test_now_ms();
+    while (!runs_purged(&p)) {
+        if (cs_test_now_ms() - t0 > PURGE_WAIT_MS)
+            fail_msg("hist-ok still has %lld runs %d ms after the restart",
+                     sql_int(conn, "SELECT count(*) FROM runs WHERE job_name = 'hist-ok'"),
+                     PURGE_WAIT_MS);
+        cs_test_sleep_ms(50);
+    }
+
+    /* hist-ok: every old run went, the last of them too, since the young
+     * one is its latest SUCCEEDED now. */
+    (void)snprintf(q, sizeof(q), "SELECT count(*) FROM runs WHERE id IN (%lld, %lld, %lld, %lld)",
+                   (long long)ok[0], (long long)ok[1], (long long)ok[2], (long long)ok[3]);
+    assert_int_equal(sql_int(conn, q), 0);
+    /* hist-bad: its latest FAILED run stays, however old. */
+    (void)snprintf(q, sizeof(q), "SELECT count(*) FROM runs WHERE id = %lld", (long long)bad[1]);
+    assert_int_equal(sql_int(conn, q), 1);
+    (void)snprintf(q, sizeof(q), "SELECT count(*) FROM runs WHERE id = %lld", (long long)bad[0]);
+    assert_int_equal(sql_int(conn, q), 0);
+    (void)snprintf(q, sizeof(q), "SELECT count(*) FROM attempts WHERE run_id = %lld",
+                   (long long)bad[0]);
+    assert_int_equal(sql_int(conn, q), 0);
+    /* Not ended: stays however old. Young: stays. */
+    (void)snprintf(q, sizeof(q), "SELECT count(*) FROM runs WHERE id IN (%lld, %lld)",
+                   (long long)running, (long long)young[0]);
+    assert_int_equal(sql_int(conn, q), 2);
+    /* The job's latest slot stays. */
+    assert_int_equal(sql_int(conn, "SELECT count(*) FROM slots WHERE job_name = 'hist-ok'"), 1);
+    long long oldest = sql_int(conn, "SELECT min(seq) FROM events");
+    fprintf(stderr, "events: %lld before, %lld kept from seq %lld\n", events_before,
+            sql_int(conn, "SELECT count(*) FROM events"), oldest);
+    assert_true(oldest > 1);
+
+    assert_run_gone(e, ok[0]);
+    assert_run_gone(e, bad[0]);
+    Csched__V1__Run *kept = cs_e2e_get_run(e, bad[1]);
+    assert_int_equal(kept->state, CSCHED__V1__RUN_STATE__RUN_STATE_FAILED);
+    csched__v1__run__free_unpacked(kept, NULL);
+
+    int code;
+    char why[600];
+    assert_int_equal(first_watched(e, 0, &code, why, sizeof(why)), 0);
+    assert_int_equal(code, GRPC_STATUS_OUT_OF_RANGE);
+    char want[64];
+    (void)snprintf(want, sizeof(want), "after_seq=%lld", oldest - 1);
+    if (strstr(why, want) == NULL)
+        fail_msg("Watch from 0: \"%s\", want it to name %s", why, want);
+    assert_int_equal(first_watched(e, oldest - 1, &code, why, sizeof(why)), oldest);
+    cancel(e, running);
+    PQfinish(conn);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_e2e_history_purge),
+    };
+
+    return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);
+}
