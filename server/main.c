@@ -246,6 +246,7 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
         cs_log_warn("watching SIGHUP for the time zones failed: a tzdata update applies at the "
                     "next start");
     cs_retention_start(&srv->retention, s, srv->config.retention_days);
+    s->retention_days = srv->config.retention_days;
     cs_history_start(&srv->history, s, srv->config.retention_days);
     cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 #include "audit.h"
@@ -265,6 +266,22 @@ void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, 
         to_s = job->slot.after_s;
     if (req->from_unix_ms <= 0 || req->from_unix_ms > req->to_unix_ms) {
         cs_call_fail(call, -EINVAL, "from_unix_ms must be > 0 and at most to_unix_ms");
+        return;
+    }
+    /* Slots older than the retention are deleted, started or not: their
+     * runs would be made again. */
+    int64_t kept_from = cs_now_unix_ms() - (int64_t)s->retention_days * 24 * 60 * 60 * 1000;
+    if (s->retention_days > 0 && req->from_unix_ms < kept_from) {
+        char kept[32];
+        time_t kept_s = (time_t)(kept_from / 1000 + 1);
+        struct tm tm;
+        (void)strftime(kept, sizeof(kept), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&kept_s, &tm));
+        cs_call_fail(call, -ERANGE,
+                     "from_unix_ms %lld is older than the history kept (--retention-days %u): "
+                     "the slots before %s are deleted, started or not, so their runs would be "
+                     "made again; backfill from %s (%lld) or later, or raise --retention-days",
+                     (long long)req->from_unix_ms, s->retention_days, kept, kept,
+                     (long long)(kept_s * 1000));
         return;
     }
     if (cs_api_require_store(call, s) != 0)

@@ -168,6 +168,7 @@ struct cs_sched {
     int64_t next_audit_id;
     int64_t last_published_seq;     /* the highest seq committed and handed to watchers */
     int64_t purged_event_seq;       /* every event up to it deleted by retention (0: none) */
+    uint32_t retention_days;        /* --retention-days: history older goes (0: none does) */
     cs_event_publish_cb publish_cb; /* NULL until the watchers register */
     void *publish_ctx;
     uint64_t runs_started, runs_finished;

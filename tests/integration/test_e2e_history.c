@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -227,10 +228,35 @@ static void test_e2e_history_purge(void **state)
     PQfinish(conn);
 }
 
+/* A backfill of slots older than the history kept would make their runs
+ * again: refused, naming where the history starts. */
+static void test_e2e_history_backfill_past_retention(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *job = cs_e2e_scheduled_job("hist-daily", "@daily", "");
+    Csched__V1__BackfillJobRequest req = CSCHED__V1__BACKFILL_JOB_REQUEST__INIT;
+    Csched__V1__BackfillJobResponse *resp = NULL;
+    struct cs_status st = {0};
+    int64_t now = (int64_t)time(NULL) * 1000;
+
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+    req.name = "hist-daily";
+    req.from_unix_ms = now - AGE_MS;
+    req.to_unix_ms = now - 20 * DAY_MS;
+    cs_e2e_assert_status(cs_scheduler_backfill_job(e->client, &req, &resp, cs_e2e_opts(), &st), &st,
+                         GRPC_STATUS_OUT_OF_RANGE, "--retention-days 30");
+    req.from_unix_ms = now - 20 * DAY_MS;
+    req.to_unix_ms = now - 19 * DAY_MS;
+    assert_int_equal(cs_scheduler_backfill_job(e->client, &req, &resp, cs_e2e_opts(), &st), 0);
+    csched__v1__backfill_job_response__free_unpacked(resp, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_history_purge),
+        cmocka_unit_test(test_e2e_history_backfill_past_retention),
     };
 
     return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);

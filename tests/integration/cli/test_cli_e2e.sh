@@ -60,7 +60,8 @@ jexpect() {
 # A variable of the server's environment, for an env: secret reference.
 CS_CLI_SECRET=from-the-server
 export CS_CLI_SECRET
-start_server --max-running 8
+# The backfills below are of fixed hours of 2026-01-01: keep every slot.
+start_server --max-running 8 --retention-days 0
 # No --server and no CSCHED_SERVER: the CLI finds the socket from
 # CSCHED_SOCKET, as it finds the default socket with nothing set.
 unset CSCHED_SERVER
