@@ -265,6 +265,19 @@ typedef void (*cs_store_history_cb)(void *arg, int status,
                                     const struct cs_store_history_purged *purged);
 void cs_store_history_purge(struct cs_store *store, int64_t before_unix_ms,
                             cs_store_history_cb purged_cb, void *arg);
+/* Deletes one bounded batch (at most CS_STORE_HISTORY_PURGE_ROWS runs) of
+ * job's runs past its own limits: beyond the newest keep_succeeded
+ * SUCCEEDED (0: no limit), beyond the newest keep_failed of the other
+ * outcomes, or ended before before_unix_ms (0: none), always keeping the
+ * latest of each outcome. purged_cb gets the ids deleted (borrowed). */
+struct cs_store_history_job {
+    const char *job_name;
+    uint32_t keep_succeeded, keep_failed;
+    int64_t before_unix_ms;
+};
+typedef void (*cs_store_ids_cb)(void *arg, int status, const int64_t *ids, size_t n);
+void cs_store_history_purge_job(struct cs_store *store, const struct cs_store_history_job *job,
+                                cs_store_ids_cb purged_cb, void *arg);
 
 /* Reads. They are answered in order with the writes: a read sees every write
  * queued before it. */

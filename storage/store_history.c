@@ -36,3 +36,26 @@ const char cs_store_sql_history_purge[] =
     "  WHERE seq < (SELECT seq FROM keep_from)) RETURNING seq)"
     " SELECT (SELECT count(*) FROM dr), (SELECT count(*) FROM ds), (SELECT count(*) FROM de),"
     " (SELECT coalesce(max(seq), 0) FROM de)";
+
+/* One job's own limits (csched.v1.History): the newest $2 SUCCEEDED runs
+ * kept ($2 = 0: no limit), the newest $3 of the other outcomes together,
+ * none that ended before $4 (0: no such age); the latest run of each
+ * outcome stays whatever they say. Returns the ids deleted, so that the
+ * server forgets its copies of them. */
+const char cs_store_sql_history_purge_job[] =
+    "WITH latest AS (SELECT coalesce(array_agg(m) FILTER (WHERE m IS NOT NULL), '{}') AS ids"
+    "  FROM (SELECT (SELECT max(id) FROM runs WHERE job_name = $1 AND ended_unix_ms > 0"
+    "                AND ended_state = s) AS m"
+    "        FROM unnest(ARRAY[4, 5, 6, 7, 8]::smallint[]) AS s) x),"
+    " victims AS ("
+    "  (SELECT id FROM runs WHERE job_name = $1 AND ended_unix_ms > 0 AND ended_state = 4"
+    "   AND $2::bigint > 0 ORDER BY id DESC OFFSET $2::bigint LIMIT " ROWS ")"
+    "  UNION"
+    "  (SELECT id FROM runs WHERE job_name = $1 AND ended_unix_ms > 0 AND ended_state <> 4"
+    "   AND $3::bigint > 0 ORDER BY id DESC OFFSET $3::bigint LIMIT " ROWS ")"
+    "  UNION"
+    "  (SELECT id FROM runs WHERE job_name = $1 AND ended_unix_ms > 0"
+    "   AND ended_unix_ms < $4::bigint LIMIT " ROWS ")),"
+    " d AS (DELETE FROM runs WHERE id = ANY (ARRAY(SELECT id FROM victims"
+    "  WHERE id NOT IN (SELECT unnest(ids) FROM latest) LIMIT " ROWS ")) RETURNING id)"
+    " SELECT id FROM d";

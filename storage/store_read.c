@@ -263,6 +263,32 @@ void cs_store_history_purge(struct cs_store *store, int64_t before_unix_ms,
     cs_store_op_submit(store, op);
 }
 
+static void purge_job_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_ids_cb cb = (cs_store_ids_cb)op->cb;
+    size_t n = status == 0 ? (size_t)PQntuples(res) : 0;
+    int64_t *ids = cs_store_xcalloc(n + 1, sizeof(*ids));
+
+    for (size_t i = 0; i < n; i++)
+        ids[i] = cs_store_row_int(res, (int)i, 0);
+    if (cb != NULL)
+        cb(op->arg, status, ids, n);
+    free(ids);
+}
+
+void cs_store_history_purge_job(struct cs_store *store, const struct cs_store_history_job *job,
+                                cs_store_ids_cb purged_cb, void *arg)
+{
+    struct cs_store_op *op = read_new(store, CS_STORE_STMT_HISTORY_PURGE_JOB, purge_job_done_cb,
+                                      (void (*)(void))purged_cb, arg);
+
+    cs_store_params_text(&op->params, job->job_name);
+    cs_store_params_int(&op->params, job->keep_succeeded);
+    cs_store_params_int(&op->params, job->keep_failed);
+    cs_store_params_int(&op->params, job->before_unix_ms);
+    cs_store_op_submit(store, op);
+}
+
 static void replica_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     cs_store_replicas_cb cb = (cs_store_replicas_cb)op->cb;

@@ -48,4 +48,5 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_ATTEMPT_TAIL_PUT] = {"attempt_tail_put", cs_store_sql_attempt_tail_put},
     [CS_STORE_STMT_ATTEMPT_TAIL_GET] = {"attempt_tail_get", cs_store_sql_attempt_tail_get},
     [CS_STORE_STMT_HISTORY_PURGE] = {"history_purge", cs_store_sql_history_purge},
+    [CS_STORE_STMT_HISTORY_PURGE_JOB] = {"history_purge_job", cs_store_sql_history_purge_job},
 };

@@ -190,6 +190,40 @@ static int parse_retry(struct jf *jf, const yaml_node_t *node, Csched__V1__Retry
     return 0;
 }
 
+static int parse_history(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job)
+{
+    yaml_node_pair_t *pair;
+
+    if (node->type != YAML_MAPPING_NODE)
+        return jf_error(jf, node, "history: must be a mapping (keep_succeeded: ..., ...)");
+    if (job->history == NULL) {
+        job->history = cs_cli_xmalloc(sizeof(*job->history));
+        csched__v1__history__init(job->history);
+    }
+    for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node(jf->doc, pair->key);
+        yaml_node_t *v = yaml_document_get_node(jf->doc, pair->value);
+        const char *key = k->type == YAML_SCALAR_NODE ? jf_scalar(k) : "";
+        int rc;
+
+        if (strcmp(key, "keep_succeeded") == 0)
+            rc = parse_u32(jf, v, "history.keep_succeeded", &job->history->keep_succeeded);
+        else if (strcmp(key, "keep_failed") == 0)
+            rc = parse_u32(jf, v, "history.keep_failed", &job->history->keep_failed);
+        else if (strcmp(key, "ttl_seconds_after_finished") == 0)
+            rc = parse_u32(jf, v, "history.ttl_seconds_after_finished",
+                           &job->history->ttl_seconds_after_finished);
+        else
+            rc = jf_error(jf, k,
+                          "history: unknown key '%s' (known: keep_succeeded, keep_failed, "
+                          "ttl_seconds_after_finished)",
+                          key);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* A key of the job's schedule (cs_cli_schedule_set): 0, -ENOENT if key is
  * none of the schedule's, or -EINVAL. */
 static int schedule_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
@@ -254,6 +288,8 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_u32(jf, v, key, &job->kill_grace_seconds);
     if (strcmp(key, "kill_signal") == 0)
         return parse_string(jf, v, key, &job->kill_signal);
+    if (strcmp(key, "history") == 0)
+        return parse_history(jf, v, job);
     return schedule_key(jf, key, v, job);
 }
 
@@ -322,7 +358,8 @@ int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out)
                 "unknown key '%s' (known: name, command, shell, env, working_dir, "
                 "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
                 "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
-                "kill_signal, labels, secret_env, trigger_env, schedule, time_zone, misfire, overlap, "
+                "kill_signal, labels, secret_env, trigger_env, history, schedule, time_zone, misfire, "
+                "overlap, "
                 "jitter_seconds, max_catchup, starting_deadline_seconds)",
                 jf_scalar(k));
         if (rc != 0)

@@ -12,16 +12,26 @@
 #define FIRST_MS (5 * 1000)
 #define EVERY_MS (60 * 60 * 1000)
 #define AGAIN_MS 1000
+#define DAY_MS (24LL * 60 * 60 * 1000)
 
 static void timer_cb(uv_timer_t *timer);
+
+/* A batch has come back: once all of a round's have, the next round, a
+ * second later while one of them was full. */
+static void batch_done(struct cs_history *h, bool full)
+{
+    h->full |= full;
+    if (--h->pending > 0 || h->stopped)
+        return;
+    CS_ASSERT(uv_timer_start(&h->timer, timer_cb, h->full ? AGAIN_MS : EVERY_MS, 0) == 0);
+}
 
 static void purged_cb(void *arg, int status, const struct cs_store_history_purged *purged)
 {
     struct cs_history *h = arg;
-    if (h->stopped)
-        return;
     bool full = false;
-    if (status == 0) {
+
+    if (status == 0 && !h->stopped) {
         struct cs_sched *s = h->sched;
         if (purged->last_event_seq > s->purged_event_seq)
             s->purged_event_seq = purged->last_event_seq;
@@ -34,18 +44,65 @@ static void purged_cb(void *arg, int status, const struct cs_store_history_purge
                purged->slots >= CS_STORE_HISTORY_PURGE_ROWS ||
                purged->events >= CS_STORE_HISTORY_PURGE_ROWS;
     }
-    CS_ASSERT(uv_timer_start(&h->timer, timer_cb, full ? AGAIN_MS : EVERY_MS, 0) == 0);
+    batch_done(h, full);
+}
+
+static void job_purged_cb(void *arg, int status, const int64_t *ids, size_t n)
+{
+    struct cs_history *h = arg;
+
+    if (status == 0 && !h->stopped) {
+        for (size_t i = 0; i < n; i++)
+            cs_ended_runs_forget(&h->sched->ended_runs, ids[i]);
+        h->job_runs += n;
+    }
+    batch_done(h, n >= CS_STORE_HISTORY_PURGE_ROWS);
+}
+
+/* The jobs with limits of their own (csched.v1.History), one batch each. */
+static void purge_jobs(struct cs_history *h, int64_t now)
+{
+    struct cs_sched *s = h->sched;
+
+    for (size_t i = 0; i < s->n_jobs; i++) {
+        const Csched__V1__History *lim = s->jobs[i]->spec->history;
+        if (lim == NULL ||
+            (lim->keep_succeeded | lim->keep_failed | lim->ttl_seconds_after_finished) == 0)
+            continue;
+        struct cs_store_history_job job = {
+            .job_name = s->jobs[i]->spec->name,
+            .keep_succeeded = lim->keep_succeeded,
+            .keep_failed = lim->keep_failed,
+            .before_unix_ms = lim->ttl_seconds_after_finished > 0
+                                  ? now - (int64_t)lim->ttl_seconds_after_finished * 1000
+                                  : 0,
+        };
+        h->pending++;
+        cs_store_history_purge_job(s->store, &job, job_purged_cb, h);
+    }
 }
 
 static void timer_cb(uv_timer_t *timer)
 {
     struct cs_history *h = timer->data;
-    if (!cs_store_is_active(h->sched->store)) {
-        CS_ASSERT(uv_timer_start(&h->timer, timer_cb, EVERY_MS, 0) == 0);
-        return;
+    int64_t now = cs_now_unix_ms();
+
+    if (h->job_runs > 0)
+        cs_log_info("deleted %llu runs past their jobs' own history limits",
+                    (unsigned long long)h->job_runs);
+    h->job_runs = 0;
+    h->full = false;
+    /* One batch more than the round's, so that it ends after all of them. */
+    h->pending = 1;
+    if (cs_store_is_active(h->sched->store)) {
+        if (h->days > 0) {
+            h->pending++;
+            h->before_unix_ms = now - (int64_t)h->days * DAY_MS;
+            cs_store_history_purge(h->sched->store, h->before_unix_ms, purged_cb, h);
+        }
+        purge_jobs(h, now);
     }
-    h->before_unix_ms = cs_now_unix_ms() - (int64_t)h->days * 24 * 60 * 60 * 1000;
-    cs_store_history_purge(h->sched->store, h->before_unix_ms, purged_cb, h);
+    batch_done(h, false);
 }
 
 void cs_history_start(struct cs_history *h, struct cs_sched *s, uint32_t days)
@@ -54,8 +111,6 @@ void cs_history_start(struct cs_history *h, struct cs_sched *s, uint32_t days)
     memset(h, 0, sizeof(*h));
     h->sched = s;
     h->days = days;
-    if (days == 0)
-        return;
     CS_ASSERT(uv_timer_init(s->loop, &h->timer) == 0);
     h->timer.data = h;
     CS_ASSERT(uv_timer_start(&h->timer, timer_cb, FIRST_MS, 0) == 0);
@@ -64,7 +119,7 @@ void cs_history_start(struct cs_history *h, struct cs_sched *s, uint32_t days)
 void cs_history_stop(struct cs_history *h)
 {
     CS_ASSERT_LOOP();
-    if (h->sched == NULL || h->days == 0 || h->stopped)
+    if (h->sched == NULL || h->stopped)
         return;
     h->stopped = true;
     uv_close((uv_handle_t *)&h->timer, NULL);

@@ -1,10 +1,11 @@
 /* history: deletes the database's history older than --retention-days (runs,
  * their attempts, slots, events), as retention.c removes the attempts'
- * directories, so that the database does not grow without end either. What
- * always stays is store_history.c's to say. One bounded batch at a time,
- * on the active replica only (the others would delete the same rows): the
- * first shortly after start, then one an hour, the next a second later
- * while a batch deleted a full one. */
+ * directories, so that the database does not grow without end either, and
+ * each job's runs past its own limits (csched.v1.History). What always
+ * stays is store_history.c's to say. Rounds of bounded batches (one for
+ * the age, one per job with limits), on the active replica only (the
+ * others would delete the same rows): the first shortly after start, then
+ * one an hour, the next a second after a round in which a batch was full. */
 #ifndef CS_HISTORY_H
 #define CS_HISTORY_H
 
@@ -19,10 +20,14 @@ struct cs_history {
     uv_timer_t timer;
     uint32_t days;
     bool stopped;
-    int64_t before_unix_ms; /* the cutoff of the batch in flight */
+    int64_t before_unix_ms; /* the age's cutoff in the round in flight */
+    size_t pending;         /* batches of the round not yet back, and one */
+    bool full;              /* a batch of the round was full: more to go */
+    uint64_t job_runs;      /* runs deleted past their jobs' limits, to log */
 };
 
-/* Loop thread: starts; days 0 keeps everything and starts nothing. */
+/* Loop thread: starts; days 0 deletes nothing by age (the jobs' own limits
+ * still hold). */
 void cs_history_start(struct cs_history *h, struct cs_sched *s, uint32_t days);
 /* Loop thread: stops; a batch in flight ends unheard. Safe if never
  * started. */

@@ -209,6 +209,24 @@ static int validate_retry(const Csched__V1__RetryPolicy *p, struct cs_err *err)
     return 0;
 }
 
+static int validate_history(const Csched__V1__History *h, struct cs_err *err)
+{
+    if (h == NULL)
+        return 0;
+    if (h->keep_succeeded > CS_HISTORY_KEEP_MAX || h->keep_failed > CS_HISTORY_KEEP_MAX)
+        return cs_err_set(err, -EINVAL, "job.history.keep_%s %u is over the limit of %d",
+                          h->keep_succeeded > CS_HISTORY_KEEP_MAX ? "succeeded" : "failed",
+                          h->keep_succeeded > CS_HISTORY_KEEP_MAX ? h->keep_succeeded
+                                                                  : h->keep_failed,
+                          CS_HISTORY_KEEP_MAX);
+    if (h->ttl_seconds_after_finished > CS_HISTORY_TTL_MAX_S)
+        return cs_err_set(err, -EINVAL,
+                          "job.history.ttl_seconds_after_finished %u is over the limit of %u "
+                          "(100 years)",
+                          h->ttl_seconds_after_finished, CS_HISTORY_TTL_MAX_S);
+    return 0;
+}
+
 /* The retry policy, the run's deadline and how its attempts are stopped. */
 static int validate_stopping(const Csched__V1__Job *spec, struct cs_err *err)
 {
@@ -302,6 +320,8 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         rc = cs_secret_env_validate(spec, err);
     if (rc == 0)
         rc = validate_stopping(spec, err);
+    if (rc == 0)
+        rc = validate_history(spec->history, err);
     return rc;
 }
 

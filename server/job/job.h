@@ -29,6 +29,9 @@
  * ListRuns, so it is kept small: overrides, not a second job. */
 #define CS_RUN_REQUEST_BYTES_MAX (64 * 1024)
 #define CS_JOB_MAX_ATTEMPTS 100
+/* The bounds of a job's History. */
+#define CS_HISTORY_KEEP_MAX 1000000
+#define CS_HISTORY_TTL_MAX_S (100U * 366 * 24 * 3600)
 #define CS_JOB_TIMEOUT_MAX_S (7 * 24 * 3600)
 #define CS_RETRY_BACKOFF_MAX_MS (10 * 60 * 1000)
 #define CS_RETRY_MAX_BACKOFF_LIMIT_MS (24 * 3600 * 1000)

@@ -14,13 +14,22 @@ void cs_ended_runs_init(struct cs_ended_runs *e, size_t max_bytes)
     e->max_bytes = max_bytes;
 }
 
+/* Frees the run at ring place i, leaving the place empty (NULL). */
+static void free_at(struct cs_ended_runs *e, size_t i)
+{
+    Csched__V1__Run *run = e->ring[i];
+    CS_ASSERT(cs_idmap_remove(&e->by_id, run->id) == run);
+    e->bytes -= e->sizes[i];
+    e->sizes[i] = 0;
+    protobuf_c_message_free_unpacked(&run->base, NULL);
+    e->ring[i] = NULL;
+}
+
+/* Drops the oldest place, a run or one left empty by a forget. */
 static void drop_oldest(struct cs_ended_runs *e)
 {
-    Csched__V1__Run *run = e->ring[e->head];
-    CS_ASSERT(cs_idmap_remove(&e->by_id, run->id) == run);
-    e->bytes -= e->sizes[e->head];
-    protobuf_c_message_free_unpacked(&run->base, NULL);
-    e->ring[e->head] = NULL;
+    if (e->ring[e->head] != NULL)
+        free_at(e, e->head);
     e->head = (e->head + 1) % CS_ENDED_RUNS_MAX;
     e->count--;
 }
@@ -55,8 +64,23 @@ void cs_ended_runs_add(struct cs_ended_runs *e, Csched__V1__Run *run)
 
 void cs_ended_runs_drop_ended_before(struct cs_ended_runs *e, int64_t before_unix_ms)
 {
-    while (e->count > 0 && e->ring[e->head]->ended_unix_ms < before_unix_ms)
+    while (e->count > 0 &&
+           (e->ring[e->head] == NULL || e->ring[e->head]->ended_unix_ms < before_unix_ms))
         drop_oldest(e);
+}
+
+void cs_ended_runs_forget(struct cs_ended_runs *e, int64_t id)
+{
+    const Csched__V1__Run *run = cs_idmap_get(&e->by_id, id);
+
+    /* Rare (a purge of a job's history): a walk of the ring is enough. */
+    for (size_t k = 0; run != NULL && k < e->count; k++) {
+        size_t i = (e->head + k) % CS_ENDED_RUNS_MAX;
+        if (e->ring[i] == run) {
+            free_at(e, i);
+            return;
+        }
+    }
 }
 
 const Csched__V1__Run *cs_ended_runs_get(const struct cs_ended_runs *e, int64_t id)

@@ -40,6 +40,8 @@ void cs_ended_runs_add(struct cs_ended_runs *e, Csched__V1__Run *run);
 /* Drops the runs that ended before before_unix_ms, whose rows retention
  * may delete (they are the oldest: runs are kept in the order they end). */
 void cs_ended_runs_drop_ended_before(struct cs_ended_runs *e, int64_t before_unix_ms);
+/* Forgets the run with this id, whose row was deleted, if it is kept. */
+void cs_ended_runs_forget(struct cs_ended_runs *e, int64_t id);
 /* The run with this id if it is kept, else NULL. Valid until the next add. */
 const Csched__V1__Run *cs_ended_runs_get(const struct cs_ended_runs *e, int64_t id);
 

@@ -252,11 +252,95 @@ static void test_e2e_history_backfill_past_retention(void **state)
     csched__v1__backfill_job_response__free_unpacked(resp, NULL);
 }
 
+/* A job with limits of its own (csched.v1.History). */
+static void create_limited(struct cs_e2e *e, const char *name, const char *shell,
+                           uint32_t keep_succeeded, uint32_t keep_failed, uint32_t ttl_s)
+{
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__History history = CSCHED__V1__HISTORY__INIT;
+
+    job.name = (char *)name;
+    job.shell = (char *)shell;
+    history.keep_succeeded = keep_succeeded;
+    history.keep_failed = keep_failed;
+    history.ttl_seconds_after_finished = ttl_s;
+    job.history = &history;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &job), NULL);
+}
+
+static long long runs_of(PGconn *conn, const char *job)
+{
+    char q[160];
+
+    (void)snprintf(q, sizeof(q), "SELECT count(*) FROM runs WHERE job_name = '%s'", job);
+    return sql_int(conn, q);
+}
+
+struct job_runs {
+    PGconn *conn;
+    const char *job;
+    long long want;
+};
+
+static bool job_runs_are(void *arg)
+{
+    struct job_runs *w = arg;
+
+    return runs_of(w->conn, w->job) == w->want;
+}
+
+static void wait_job_runs(PGconn *conn, const char *job, long long want)
+{
+    struct job_runs w = {conn, job, want};
+    int64_t t0 = cs_test_now_ms();
+
+    while (!job_runs_are(&w)) {
+        if (cs_test_now_ms() - t0 > PURGE_WAIT_MS)
+            fail_msg("%s has %lld runs, want %lld", job, runs_of(conn, job), want);
+        cs_test_sleep_ms(50);
+    }
+}
+
+/* Each job's own limits: the newest N SUCCEEDED, the newest M of the
+ * other outcomes, none older than its TTL but the latest of each outcome;
+ * a job without limits keeps all its young runs. */
+static void test_e2e_history_job_limits(void **state)
+{
+    struct cs_e2e *e = *state;
+    int64_t ok[5], bad[3], ttl[3], free_runs[3];
+    PGconn *conn = admin(e);
+    char q[200];
+
+    create_limited(e, "keep-ok", "true", 2, 0, 0);
+    create_limited(e, "keep-bad", "exit 4", 0, 1, 0);
+    create_limited(e, "keep-ttl", "true", 0, 0, 1);
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, "keep-all", "true"), NULL);
+    run_n(e, "keep-ok", 5, ok);
+    run_n(e, "keep-bad", 3, bad);
+    run_n(e, "keep-ttl", 3, ttl);
+    run_n(e, "keep-all", 3, free_runs);
+
+    /* The first round comes shortly after the start. */
+    assert_int_equal(cs_testd_restart(e->d), 0);
+    wait_job_runs(conn, "keep-ok", 2);
+    wait_job_runs(conn, "keep-bad", 1);
+    wait_job_runs(conn, "keep-ttl", 1);
+    (void)snprintf(q, sizeof(q), "SELECT count(*) FROM runs WHERE id IN (%lld, %lld, %lld, %lld)",
+                   (long long)ok[3], (long long)ok[4], (long long)bad[2], (long long)ttl[2]);
+    assert_int_equal(sql_int(conn, q), 4);
+    assert_int_equal(runs_of(conn, "keep-all"), 3);
+    assert_run_gone(e, ok[0]);
+    assert_run_gone(e, bad[1]);
+    assert_run_gone(e, ttl[0]);
+    PQfinish(conn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_history_purge),
         cmocka_unit_test(test_e2e_history_backfill_past_retention),
+        cmocka_unit_test(test_e2e_history_job_limits),
     };
 
     return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);

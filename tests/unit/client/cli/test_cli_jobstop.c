@@ -174,13 +174,44 @@ static void test_cli_jobstop_jobfile(void **state)
     assert_non_null(strstr(err, "retry: unknown key 'backoff'"));
 }
 
+/* history: a job's own limits on the runs the database keeps. */
+static void test_cli_jobfile_history(void **state)
+{
+    static const char text[] = "jobs:\n"
+                               "  - name: tidy\n"
+                               "    shell: x\n"
+                               "    history:\n"
+                               "      keep_succeeded: 10\n"
+                               "      keep_failed: 3\n"
+                               "      ttl_seconds_after_finished: 604800\n";
+    static const char unknown[] = "jobs:\n"
+                                  "  - name: tidy\n"
+                                  "    shell: x\n"
+                                  "    history: {keep: 3}\n";
+    Csched__V1__Job **jobs;
+    char err[512];
+    size_t n;
+
+    assert_int_equal(
+        cs_cli_jobfile_parse("jobs.yaml", text, strlen(text), &jobs, NULL, &n, err, sizeof(err)),
+        0);
+    assert_non_null(jobs[0]->history);
+    assert_int_equal(jobs[0]->history->keep_succeeded, 10);
+    assert_int_equal(jobs[0]->history->keep_failed, 3);
+    assert_int_equal(jobs[0]->history->ttl_seconds_after_finished, 604800);
+    cs_cli_jobs_free(jobs, n);
+    assert_int_equal(cs_cli_jobfile_parse("jobs.yaml", unknown, strlen(unknown), &jobs, NULL, &n,
+                                          err, sizeof(err)),
+                     -EINVAL);
+    assert_non_null(strstr(err, "history: unknown key 'keep'"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cli_jobstop_flags),
-        cmocka_unit_test(test_cli_jobstop_durations),
-        cmocka_unit_test(test_cli_jobstop_times),
-        cmocka_unit_test(test_cli_jobstop_jobfile),
+        cmocka_unit_test(test_cli_jobstop_flags),   cmocka_unit_test(test_cli_jobstop_durations),
+        cmocka_unit_test(test_cli_jobstop_times),   cmocka_unit_test(test_cli_jobstop_jobfile),
+        cmocka_unit_test(test_cli_jobfile_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,6 +103,35 @@ static void test_after_the_close_runs_are_freed(void **state)
     assert_null(cs_ended_runs_get(&e, 2));
 }
 
+/* Retention: a run whose row went is forgotten, its place left empty
+ * until it is the oldest; those that ended before a cutoff go first. */
+static void test_forgotten_and_aged_runs_go(void **state)
+{
+    struct cs_ended_runs e;
+    cs_ended_runs_init(&e, CS_ENDED_RUNS_BYTES);
+    for (int64_t id = 1; id <= 10; id++) {
+        Csched__V1__Run *run = run_new(id, 10);
+        run->ended_unix_ms = id * 1000;
+        cs_ended_runs_add(&e, run);
+    }
+    size_t bytes = e.bytes;
+    cs_ended_runs_forget(&e, 5);
+    cs_ended_runs_forget(&e, 42);
+    assert_null(cs_ended_runs_get(&e, 5));
+    assert_non_null(cs_ended_runs_get(&e, 6));
+    assert_true(e.bytes < bytes);
+    cs_ended_runs_drop_ended_before(&e, 7000);
+    for (int64_t id = 1; id <= 6; id++)
+        assert_null(cs_ended_runs_get(&e, id));
+    for (int64_t id = 7; id <= 10; id++)
+        assert_non_null(cs_ended_runs_get(&e, id));
+    assert_int_equal(e.count, 4);
+    for (int64_t id = 11; id <= CS_ENDED_RUNS_MAX + 20; id++)
+        cs_ended_runs_add(&e, run_new(id, 1));
+    assert_int_equal(e.count, CS_ENDED_RUNS_MAX);
+    cs_ended_runs_close(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,6 +140,7 @@ int main(void)
         cmocka_unit_test(test_the_oldest_go_first_past_the_bytes),
         cmocka_unit_test(test_a_run_kept_twice_keeps_the_first),
         cmocka_unit_test(test_after_the_close_runs_are_freed),
+        cmocka_unit_test(test_forgotten_and_aged_runs_go),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
