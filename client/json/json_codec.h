@@ -18,11 +18,15 @@
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Writes s (len bytes) as a JSON string: quotes, escapes, valid UTF-8 kept,
  * each invalid byte as U+FFFD. */
 void cs_json_write_string(FILE *f, const char *s, size_t len);
+/* Writes len bytes at p as a JSON string of standard base64, padded with
+ * '=' when pad is set (proto3's bytes are; Connect's error details are not). */
+void cs_json_write_base64(FILE *f, const uint8_t *p, size_t len, bool pad);
 /* Writes a proto field name in lowerCamelCase, as protoc makes its
  * json_name (no quotes). */
 void cs_json_write_camel(FILE *f, const char *name);

@@ -416,7 +416,7 @@ int cs_json_read_message(const char *text, size_t len, const ProtobufCMessageDes
     int rc = json_is_object(root) ? read_message(root, d, out, "", 0, err)
                                   : fail(err, "", "must be a JSON object");
     json_decref(root);
-    if (rc != 0) {
+    if (rc != 0 && *out != NULL) {
         protobuf_c_message_free_unpacked(*out, NULL);
         *out = NULL;
     }

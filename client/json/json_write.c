@@ -92,7 +92,7 @@ void cs_json_write_string(FILE *f, const char *s, size_t len)
     fputc('"', f);
 }
 
-static void base64(FILE *f, const uint8_t *p, size_t len)
+void cs_json_write_base64(FILE *f, const uint8_t *p, size_t len, bool pad)
 {
     static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -107,8 +107,14 @@ static void base64(FILE *f, const uint8_t *p, size_t len)
             v |= p[i + 2];
         fputc(abc[v >> 18 & 63], f);
         fputc(abc[v >> 12 & 63], f);
-        fputc(left > 1 ? abc[v >> 6 & 63] : '=', f);
-        fputc(left > 2 ? abc[v & 63] : '=', f);
+        if (left > 1)
+            fputc(abc[v >> 6 & 63], f);
+        else if (pad)
+            fputc('=', f);
+        if (left > 2)
+            fputc(abc[v & 63], f);
+        else if (pad)
+            fputc('=', f);
     }
     fputc('"', f);
 }
@@ -166,7 +172,7 @@ void cs_json_write_scalar(FILE *f, const ProtobufCFieldDescriptor *fd, const voi
     case PROTOBUF_C_TYPE_BYTES: {
         const ProtobufCBinaryData *b = p;
 
-        base64(f, b->data, b->len);
+        cs_json_write_base64(f, b->data, b->len, true);
         break;
     }
     case PROTOBUF_C_TYPE_MESSAGE:
