@@ -8,8 +8,9 @@
  * every CS_HTTP_SSE_KEEPALIVE_MS (which also finds a reader gone). A stream
  * that ends with an error sends "event: error" with Connect's error JSON.
  *
- * The stream's connection thread blocks in cs_http_call_next: nothing spins
- * while it is idle; and it reads the next reply only once libmicrohttpd has
+ * The stream's connection thread blocks in cs_http_call_next, waking once a
+ * second to see whether its client has gone: nothing spins while it is
+ * idle; and it reads the next reply only once libmicrohttpd has
  * taken the last, so a reader that stalls stops the gRPC stream in its flow
  * control, where the server's own bound for slow Watch readers applies. */
 #ifndef CS_HTTP_SSE_H
@@ -27,10 +28,11 @@
 struct cs_http_sse;
 
 /* A stream of replies of type reply for request (the method's, which this
- * changes to resume after last_event_id, NULL for none). NULL with err set
- * when last_event_id is not one such a stream gives. */
+ * changes to resume after last_event_id, NULL for none), to the client on
+ * client_fd (polled, to end the stream once the client has gone). NULL
+ * with err set when last_event_id is not one such a stream gives. */
 struct cs_http_sse *cs_http_sse_new(ProtobufCMessage *request,
-                                    const ProtobufCMessageDescriptor *reply,
+                                    const ProtobufCMessageDescriptor *reply, int client_fd,
                                     const char *last_event_id, struct cs_json_error *err);
 /* Waits up to wait_ms for the call's (taken) first reply: 0 when the stream
  * is under way, or -1 when it ended at once with an error, whose status

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,13 @@
 #include "http_sse.h"
 #include "util.h"
 
+/* How often a waiting stream looks whether its client has gone. */
+#define CLIENT_CHECK_MS 1000
+
 struct cs_http_sse {
     struct cs_http_call *call;
+    int client_fd; /* the connection's socket, only polled */
+    bool gone;     /* the client has closed it */
     const ProtobufCMessageDescriptor *reply;
     bool logs;           /* ReadLogs, else Watch */
     int64_t sent_end[3]; /* ReadLogs: per LogStream, the bytes sent */
@@ -47,10 +53,11 @@ static int parse_resume(struct cs_http_sse *s, ProtobufCMessage *request, const 
 }
 
 struct cs_http_sse *cs_http_sse_new(ProtobufCMessage *request,
-                                    const ProtobufCMessageDescriptor *reply,
+                                    const ProtobufCMessageDescriptor *reply, int client_fd,
                                     const char *last_event_id, struct cs_json_error *err)
 {
     struct cs_http_sse *s = cs_xcalloc(1, sizeof(*s));
+    s->client_fd = client_fd;
     s->reply = reply;
     s->logs = reply == &csched__v1__log_chunk__descriptor;
     if (last_event_id != NULL && parse_resume(s, request, last_event_id) != 0) {
@@ -109,6 +116,27 @@ static bool event_of(struct cs_http_sse *s, const uint8_t *msg, size_t len, FILE
     return send;
 }
 
+static bool client_gone(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/* cs_http_call_next, looking every CLIENT_CHECK_MS whether the client has
+ * gone: a browser that closed its stream frees the stream's thread and its
+ * call within a second rather than at the next keep-alive. -2: gone. */
+static int next_reply(struct cs_http_sse *s, int wait_ms, uint8_t **msg, size_t *len)
+{
+    for (int waited = 0;; waited += CLIENT_CHECK_MS) {
+        int slice = wait_ms - waited < CLIENT_CHECK_MS ? wait_ms - waited : CLIENT_CHECK_MS;
+        int rc = cs_http_call_next(s->call, slice, msg, len);
+        if (rc != 0 || waited + slice >= wait_ms)
+            return rc;
+        if (client_gone(s->client_fd))
+            return -2;
+    }
+}
+
 /* What comes next on the stream, waiting up to wait_ms: an event, a
  * keep-alive, or the end (an error event, or nothing after an OK). */
 static void fill(struct cs_http_sse *s, int wait_ms)
@@ -120,7 +148,7 @@ static void fill(struct cs_http_sse *s, int wait_ms)
     FILE *f = open_memstream(&text, &text_len);
     CS_ASSERT(f != NULL);
     int rc;
-    while ((rc = cs_http_call_next(s->call, wait_ms, &msg, &len)) == 1) {
+    while ((rc = next_reply(s, wait_ms, &msg, &len)) == 1) {
         bool send = event_of(s, msg, len, f);
         free(msg);
         if (send)
@@ -129,6 +157,8 @@ static void fill(struct cs_http_sse *s, int wait_ms)
     }
     if (rc == 0) {
         fputs(": keep-alive\n\n", f);
+    } else if (rc == -2) {
+        s->gone = s->ending = true;
     } else if (rc < 0) {
         const struct cs_http_status *st = cs_http_call_status(s->call);
         s->ending = true;
@@ -166,7 +196,7 @@ ssize_t cs_http_sse_read_cb(void *cls, uint64_t pos, char *buf, size_t max)
     struct cs_http_sse *s = cls;
     while (s->off == s->len) {
         if (s->ending)
-            return MHD_CONTENT_READER_END_OF_STREAM;
+            return s->gone ? MHD_CONTENT_READER_END_WITH_ERROR : MHD_CONTENT_READER_END_OF_STREAM;
         fill(s, CS_HTTP_SSE_KEEPALIVE_MS);
     }
     size_t n = s->len - s->off < max ? s->len - s->off : max;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,14 @@
 
 /* Connections served at once, each with its thread: streams and calls
  * together. A browser keeps about six per origin. */
-#define CONNECTIONS_MAX 64
+#define CONNECTIONS_MAX 128
+/* Streams one caller (one token) may hold open at once: each holds a
+ * connection, so no caller takes more than a small share of them. gRPC's
+ * own bound per caller (CS_API_STREAMS_PER_CALLER) applies behind it. */
+#define STREAMS_PER_CALLER 8
+/* The stack of a connection's thread, rather than the default 8 MiB of
+ * address space each: jansson's parser nests at most 2048 deep. */
+#define THREAD_STACK_BYTES (1024 * 1024)
 /* A connection quiet this long is closed; an open stream is never quiet
  * that long (it sends keep-alives every 15 s). */
 #define CONNECTION_TIMEOUT_S 60
@@ -49,8 +57,16 @@ static const struct {
     {"Referrer-Policy", "no-referrer"},
 };
 
+/* The streams open per caller, by token. */
+struct stream_count {
+    char token[CS_HTTP_TOKEN_MAX + 1]; /* "" when the slot is free */
+    unsigned n;
+};
+
 struct cs_http {
     const struct cs_http_config *config;
+    pthread_mutex_t streams_lock;
+    struct stream_count streams[CONNECTIONS_MAX];
     struct MHD_Daemon *daemon;
     grpc_channel *channel;
     struct cs_http_sessions *sessions;
@@ -63,6 +79,7 @@ struct request {
     char *body;
     size_t len;
     bool too_large;
+    bool answered; /* its response has been queued */
 };
 
 static enum MHD_Result send_response(struct MHD_Connection *conn, unsigned status,
@@ -227,6 +244,55 @@ static enum MHD_Result call_unary(struct cs_http *h, struct MHD_Connection *conn
     return ok;
 }
 
+/* A stream being served: its events, and the caller's count it is in. */
+struct open_stream {
+    struct cs_http *h;
+    struct stream_count *count;
+    struct cs_http_sse *sse;
+};
+
+/* Counts one more stream for token: its slot, or NULL when the caller has
+ * STREAMS_PER_CALLER open already. */
+static struct stream_count *stream_take(struct cs_http *h, const char *token)
+{
+    struct stream_count *found = NULL, *free_slot = NULL;
+    pthread_mutex_lock(&h->streams_lock);
+    for (size_t i = 0; i < CONNECTIONS_MAX && found == NULL; i++) {
+        struct stream_count *c = &h->streams[i];
+        if (c->n > 0 && strcmp(c->token, token) == 0)
+            found = c;
+        else if (c->n == 0 && free_slot == NULL)
+            free_slot = c;
+    }
+    if (found == NULL && free_slot != NULL) {
+        found = free_slot;
+        strcpy(found->token, token);
+    }
+    if (found != NULL && found->n >= STREAMS_PER_CALLER)
+        found = NULL;
+    else if (found != NULL)
+        found->n++;
+    pthread_mutex_unlock(&h->streams_lock);
+    return found;
+}
+
+static void stream_done_cb(void *cls)
+{
+    struct open_stream *o = cls;
+    cs_http_sse_free_cb(o->sse);
+    pthread_mutex_lock(&o->h->streams_lock);
+    if (--o->count->n == 0)
+        explicit_bzero(o->count->token, sizeof(o->count->token));
+    pthread_mutex_unlock(&o->h->streams_lock);
+    free(o);
+}
+
+static ssize_t stream_read_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct open_stream *o = cls;
+    return cs_http_sse_read_cb(o->sse, pos, buf, max);
+}
+
 /* A stream's events (http_sse.h), or its refusal as an error. */
 static enum MHD_Result call_stream(struct cs_http *h, struct MHD_Connection *conn, const char *path,
                                    const ProtobufCMethodDescriptor *m, const char *token,
@@ -234,9 +300,20 @@ static enum MHD_Result call_stream(struct cs_http *h, struct MHD_Connection *con
 {
     struct cs_json_error err = {0};
     const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
-    struct cs_http_sse *sse = cs_http_sse_new(request, m->output, last, &err);
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct cs_http_sse *sse = cs_http_sse_new(request, m->output, info->connect_fd, last, &err);
     if (sse == NULL)
         return send_bad_field(conn, err.field, err.why);
+    struct open_stream *o = cs_xcalloc(1, sizeof(*o));
+    *o = (struct open_stream){.h = h, .count = stream_take(h, token), .sse = sse};
+    if (o->count == NULL) {
+        cs_http_sse_free_cb(sse);
+        free(o);
+        return send_plain_error(conn, 0, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                                "this caller has the most streams open that one caller may over "
+                                "HTTP (8); close one");
+    }
     size_t len = protobuf_c_message_get_packed_size(request);
     uint8_t *bytes = cs_xmalloc(len + 1);
     protobuf_c_message_pack(request, bytes);
@@ -244,13 +321,13 @@ static enum MHD_Result call_stream(struct cs_http *h, struct MHD_Connection *con
     free(bytes);
     if (cs_http_sse_begin(sse, call, STREAM_FIRST_WAIT_MS) != 0) {
         enum MHD_Result ok = send_status(conn, cs_http_call_status(call));
-        cs_http_sse_free_cb(sse);
+        stream_done_cb(o);
         return ok;
     }
-    struct MHD_Response *r = MHD_create_response_from_callback(
-        MHD_SIZE_UNKNOWN, 16 * 1024, cs_http_sse_read_cb, sse, cs_http_sse_free_cb);
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+                                                               stream_read_cb, o, stream_done_cb);
     if (r == NULL) {
-        cs_http_sse_free_cb(sse);
+        stream_done_cb(o);
         return MHD_NO;
     }
     (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
@@ -431,7 +508,15 @@ static enum MHD_Result request_cb(void *cls, struct MHD_Connection *conn, const 
     struct cs_http *h = cls;
     struct request *req = *req_cls;
     if (req == NULL) {
-        *req_cls = cs_xcalloc(1, sizeof(*req));
+        *req_cls = req = cs_xcalloc(1, sizeof(*req));
+        /* A body announced too large is refused before it is read. */
+        const char *length =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (length == NULL || strtoull(length, NULL, 10) <= CS_RPC_MAX_REQUEST_BYTES)
+            return MHD_YES;
+        req->too_large = true;
+    } else if (req->answered) {
+        *upload_data_size = 0; /* the rest of a body refused before it came */
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
@@ -439,6 +524,7 @@ static enum MHD_Result request_cb(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    req->answered = true;
     if (strncmp(url, API_PREFIX, strlen(API_PREFIX)) == 0)
         return serve_api(h, conn, url, method, req);
     if (strcmp(url, "/login") == 0 || strcmp(url, "/logout") == 0)
@@ -471,6 +557,7 @@ static void http_free(struct cs_http *h)
     if (h->channel != NULL)
         grpc_channel_destroy(h->channel);
     cs_http_sessions_free(h->sessions);
+    pthread_mutex_destroy(&h->streams_lock);
     cs_http_static_close(h->files);
     free(h->cert_pem);
     if (h->key_pem != NULL)
@@ -493,12 +580,13 @@ static int start_daemon(struct cs_http *h, const struct sockaddr_storage *addr, 
         {MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem},
         {MHD_OPTION_END, 0, NULL},
     };
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER,
-                                 mhd_log_cb, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)addr,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-                                 MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_ARRAY,
-                                 h->cert_pem != NULL ? tls : tls + 2, MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log_cb, NULL,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)addr, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+        MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)THREAD_STACK_BYTES, MHD_OPTION_ARRAY, h->cert_pem != NULL ? tls : tls + 2,
+        MHD_OPTION_END);
     if (h->daemon == NULL)
         return cs_err_set(err, -EADDRNOTAVAIL,
                           "--http-listen %s: cannot serve there (in use, or not an address of "
@@ -516,6 +604,7 @@ int cs_http_start(const struct cs_http_config *config, cs_http_connect_cb connec
         return rc;
     struct cs_http *h = cs_xcalloc(1, sizeof(*h));
     h->config = config;
+    pthread_mutex_init(&h->streams_lock, NULL);
     const struct cs_auth_paths *a = config->auth;
     if (a->tls_cert != NULL &&
         ((rc = cs_auth_read_file(a->tls_cert, false, &h->cert_pem, err)) != 0 ||
