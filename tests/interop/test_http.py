@@ -406,6 +406,7 @@ class HttpApiTest(unittest.TestCase):
             self.wait_run(self.call("TriggerJob", {"jobName": "resume"})["id"])
         last_seq = int(self.call("GetStats", {})["lastSeq"])
         c, r = self.open_stream("Watch", {}, last_event_id=last_id)  # overrides the request
+        c.sock.settimeout(5)  # the replay comes at once; a gap would wait for a keep-alive
         for _, _, data in self.events(r):
             seqs += [int(e["seq"]) for e in data["events"]]
             if seqs[-1] >= last_seq:
