@@ -75,8 +75,8 @@ def service_methods():
             re.findall(r"rpc (\w+)\((\w+)\) returns \((stream )?\w+\)", text)}
 
 
-class HttpApiTest(unittest.TestCase):
-    server = None
+class HttpApiTest(test_interop.ServerTest):
+    server_tokens = TOKENS
 
     @classmethod
     def setUpClass(cls):
@@ -89,22 +89,16 @@ class HttpApiTest(unittest.TestCase):
             f.write("console.log(1)\n")
         os.symlink("/etc/hostname", os.path.join(cls.console, "leak.txt"))
         os.symlink("/etc", os.path.join(cls.console, "etc"))
-        cls.server = test_interop.Server(
-            ARGS.bin_dir, ("--http-listen", "127.0.0.1:%d" % cls.port,
-                           "--console-dir", cls.console, "--max-streams", "1000"),
-            tokens=TOKENS)
+        cls.server_args = ("--http-listen", "127.0.0.1:%d" % cls.port,
+                           "--console-dir", cls.console, "--max-streams", "1000")
+        super().setUpClass()
         cls.tls = ssl.create_default_context(cafile=cls.server.cert("ca.pem"))
         cls.origin = "https://127.0.0.1:%d" % cls.port
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.console, ignore_errors=True)
-        if cls.server is not None:
-            status = cls.server.stop()
-            log = cls.server.log_text()
-            if status == 0:
-                cls.server.remove()
-            assert status == 0, "cschedd exit status %r:\n%s" % (status, log)
+        super().tearDownClass()
 
     def conn(self):
         return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.tls,
