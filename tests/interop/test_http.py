@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import ssl
 import sys
@@ -37,8 +38,9 @@ import test_interop  # noqa: E402  (parses the common arguments)
 ARGS = test_interop.ARGS
 ADMIN, OPERATOR, VIEWER = "http-admin-token-0123456789", "http-operator-token-01234", \
     "http-viewer-token-0123456789"
+REVOKED = "http-revoked-token-0123456789"
 TOKENS = (("http-admin", "admin", ADMIN), ("http-operator", "operator", OPERATOR),
-          ("http-viewer", "viewer", VIEWER))
+          ("http-viewer", "viewer", VIEWER), ("http-revoked", "viewer", REVOKED))
 ROLE_TOKEN = {"viewer": VIEWER, "operator": OPERATOR, "admin": ADMIN}
 ROLE_RANK = {"none": 0, "viewer": 1, "operator": 2, "admin": 3}
 SERVICE = "/csched.v1.Scheduler/"
@@ -310,6 +312,27 @@ class HttpApiTest(test_interop.ServerTest):
         self.assertIn("Max-Age=0", r.getheader("Set-Cookie"))
         status, _, _ = self.request("POST", SERVICE + "ListJobs", {}, token=None, headers=h)
         self.assertEqual(status, 401)
+
+    def test_session_ends_when_its_token_is_revoked(self):
+        status, r, _ = self.request("POST", "/login", {"token": REVOKED}, token=None)
+        self.assertEqual(status, 200)
+        h = {"Cookie": r.getheader("Set-Cookie").split(";")[0]}
+        status, _, _ = self.request("POST", SERVICE + "ListJobs", {}, token=None, headers=h)
+        self.assertEqual(status, 200)
+        path = self.server.cert("tokens")
+        with open(path) as f:
+            kept = [line for line in f if not line.startswith("http-revoked ")]
+        with open(path, "w") as f:
+            f.writelines(kept)
+        self.server.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + TIMEOUT_S
+        while status == 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            status, _, body = self.request("POST", SERVICE + "ListJobs", {}, token=None,
+                                           headers=h)
+        self.assertEqual(status, 401)
+        status, _, body = self.request("POST", SERVICE + "ListJobs", {}, token=None, headers=h)
+        self.assertIn("session has ended", body["message"])  # dropped, not asked again
 
     def test_audit_names_the_caller(self):
         self.make_job("audited")
