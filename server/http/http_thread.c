@@ -27,8 +27,13 @@
 #include "status_details.h"
 
 /* Connections served at once, each with its thread: streams and calls
- * together. A browser keeps about six per origin. */
-#define CONNECTIONS_MAX 128
+ * together. A browser keeps about six per origin. Each connection makes
+ * one gRPC call at a time, all on the one connection to the server, which
+ * takes CS_RPC_MAX_STREAMS_PER_CONNECTION at once: more would queue one
+ * caller's call behind another's streams. */
+#define CONNECTIONS_MAX 96
+_Static_assert(CONNECTIONS_MAX <= CS_RPC_MAX_STREAMS_PER_CONNECTION,
+               "every HTTP connection's call must fit on the API's gRPC connection at once");
 /* Streams one caller (one token) may hold open at once: each holds a
  * connection, so no caller takes more than a small share of them. gRPC's
  * own bound per caller (CS_API_STREAMS_PER_CALLER) applies behind it. */
