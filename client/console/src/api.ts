@@ -74,9 +74,11 @@ export async function call<I extends DescMessage, O extends DescMessage>(
   return fromJson(method.output, await res.json(), { ignoreUnknownFields: true });
 }
 
-/* A server-sent event stream of a streaming method. EventSource reconnects
- * by itself after a drop and sends Last-Event-ID, so the server resumes
- * where the stream broke; close() ends it for good. */
+/* A server-sent event stream of a streaming method. With resume (Watch),
+ * EventSource reconnects by itself after a drop and sends Last-Event-ID, so
+ * the server goes on after the last event seen; without it (a log, which
+ * ends when its attempt has), the end of the connection is the stream's
+ * end. close() ends it for good. */
 export function stream<I extends DescMessage, O extends DescMessage>(
   method: DescMethodStreaming<I, O>,
   request: MessageInitShape<I>,
@@ -85,6 +87,7 @@ export function stream<I extends DescMessage, O extends DescMessage>(
     error?: (e: ApiError) => void;
     end?: () => void;
   },
+  resume = true,
 ): { close(): void } {
   const message = JSON.stringify(toJson(method.input, create(method.input, request)));
   const url = `${path(method)}?encoding=json&message=${encodeURIComponent(message)}`;
@@ -110,6 +113,9 @@ export function stream<I extends DescMessage, O extends DescMessage>(
       handlers.error?.(new ApiError(body.code, body.message, violationsOf(body.details)));
     } else if (source.readyState === EventSource.CLOSED) {
       handlers.error?.(new ApiError("unavailable", "the stream was refused"));
+    } else if (!resume) {
+      source.close();
+      handlers.end?.();
     }
   });
   return { close: () => source.close() };

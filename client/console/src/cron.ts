@@ -38,7 +38,8 @@ function cron(fields: string[]): string | null {
   const [min, hour, dom, mon, dow] = fields;
   let when: string | null = null;
   const step = /^\*\/(\d+)$/;
-  if (sec !== "0" && !(isNum(sec) && min === "*" && hour === "*")) {
+  if (sec === "*" && min === "*" && hour === "*") when = "every second";
+  else if (sec !== "0" && !(isNum(sec) && min === "*" && hour === "*")) {
     const s = step.exec(sec);
     if (!s || min !== "*" || hour !== "*") return null;
     when = `every ${s[1]} seconds`;

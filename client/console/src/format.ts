@@ -67,17 +67,20 @@ export function stateClass(s: RunState): string {
 export const isActive = (s: RunState) =>
   s === RunState.QUEUED || s === RunState.STARTING || s === RunState.RUNNING;
 
-const reasons: Record<number, string> = {
-  [SkipReason.MISSED]:
-    "missed: it came due while cschedd was down or too busy, and the misfire policy did not run it",
-  [SkipReason.OVERLAP_FORBIDDEN]: "overlap: a run of the job was still active and overlap is forbid",
-  [SkipReason.DEADLINE_PASSED]: "deadline passed: it could not start within starting_deadline_seconds",
-  [SkipReason.PAUSED]: "paused: the job was paused",
-  [SkipReason.SUPERSEDED]: "superseded: a newer slot ran in its place (misfire run_once or max_catchup)",
-  [SkipReason.QUEUE_FULL]: "queue full: overlap is queue_one and a run was already waiting",
+/* Each skip reason's name and what it means (scheduler.proto's SkipReason). */
+const reasons: Record<number, [string, string]> = {
+  [SkipReason.MISSED]: [
+    "missed",
+    "it came due while cschedd was down or too busy, and the misfire policy did not run it",
+  ],
+  [SkipReason.OVERLAP_FORBIDDEN]: ["overlap", "a run of the job was still active and overlap is forbid"],
+  [SkipReason.DEADLINE_PASSED]: ["deadline passed", "it could not start within starting_deadline_seconds"],
+  [SkipReason.PAUSED]: ["paused", "the job was paused"],
+  [SkipReason.SUPERSEDED]: ["superseded", "a newer slot ran in its place (misfire run_once or max_catchup)"],
+  [SkipReason.QUEUE_FULL]: ["queue full", "overlap is queue_one and a run was already waiting"],
 };
 
-export const skipReason = (r: SkipReason) => reasons[r] ?? "unspecified";
+export const skipReason = (r: SkipReason): [string, string] => reasons[r] ?? ["unspecified", ""];
 
 const signals: Record<number, string> = {
   1: "HUP",

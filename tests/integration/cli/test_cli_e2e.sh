@@ -445,6 +445,20 @@ expect unreachable err '^csched: stats: UNAVAILABLE: '
 kill -TERM "$server_pid"
 wait "$server_pid"
 server_pid=
+# csched ui: the console's address, from the flag, the environment, or for
+# the local socket the loopback one deploy/quickstart.sh serves.
+check ui_local 0 ui
+expect ui_local out '^http://127\.0\.0\.1:8080/$'
+expect ui_local out 'csched token new NAME viewer'
+check ui_url 0 ui --url https://sched.example:8443/
+expect ui_url out '^https://sched\.example:8443/$'
+CSCHED_CONSOLE_URL=https://env.example/
+export CSCHED_CONSOLE_URL
+check ui_env 0 ui
+unset CSCHED_CONSOLE_URL
+expect ui_env out '^https://env\.example/$'
+check ui_tcp_unknown 64 --server sched.example:50051 ui
+expect ui_tcp_unknown err 'give --url'
 mkdir "$tmp/certs"
 sh "$(dirname "$0")/../make_certs.sh" "$tmp/certs"
 # The admin token from csched token new; the viewer's by the documented

@@ -1,8 +1,8 @@
 // Job: its definition as apply -f takes it, its next fires with DST marks,
 // what became of each slot (and why one did not run), its runs a keyset
 // page at a time, run now and backfill.
-import { useState } from "preact/hooks";
-import { call, num, Scheduler } from "../api";
+import { useEffect, useState } from "preact/hooks";
+import { call, num, Scheduler, stream } from "../api";
 import { scheduleWords } from "../cron";
 import { clock, duration, skipReason } from "../format";
 import { SlotOutcome } from "../gen/csched/v1/scheduler_pb";
@@ -57,6 +57,30 @@ export function JobPage({ name }: { name: string }) {
   const [status, setStatus] = useState("");
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
+  /* The job's runs change live: its runs and slots are read again, at most
+   * once a second, while the newest pages are shown. */
+  useEffect(() => {
+    if (!runPages.first || !slotPages.first) return;
+    let timer = 0;
+    const s = stream(
+      Scheduler.method.watch,
+      { jobName: name },
+      {
+        message: () => {
+          if (timer) return;
+          timer = window.setTimeout(() => {
+            timer = 0;
+            runs.reload();
+            slots.reload();
+          }, 1000);
+        },
+      },
+    );
+    return () => {
+      clearTimeout(timer);
+      s.close();
+    };
+  }, [name, runPages.first, slotPages.first]);
   const j = job.value;
   const zone = j?.schedule?.timeZone || "UTC";
 
@@ -194,8 +218,8 @@ export function JobPage({ name }: { name: string }) {
                     {s.backfill ? " (backfill)" : ""}
                   </td>
                   <td class="reason">
-                    {s.outcome === SlotOutcome.SKIPPED ? skipReason(s.skipReason) : ""}
-                    {s.message ? <span class="muted small"> {s.message}</span> : null}
+                    {s.outcome === SlotOutcome.SKIPPED && <strong>{skipReason(s.skipReason)[0]}: </strong>}
+                    {s.message || (s.outcome === SlotOutcome.SKIPPED ? skipReason(s.skipReason)[1] : "")}
                   </td>
                   <td>{s.runId ? <a href={`/runs/${s.runId}`}>#{String(s.runId)}</a> : ""}</td>
                   <td>{num(s.latenessMs) >= 0 && s.runId ? duration(num(s.latenessMs)) : ""}</td>

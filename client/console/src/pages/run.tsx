@@ -131,6 +131,7 @@ function Log({ run }: { run: Run }) {
         end: () => setEnded(true),
         error: setError,
       },
+      false,
     );
     return () => s.close();
   }, [String(run.id), attempt, which, active]);
