@@ -12,7 +12,7 @@ import { navigate } from "../router";
 import { ErrorBox, Page, State, Status, When } from "../ui";
 
 const JOBS_PAGE = 200;
-const RECENT_RUNS = 1000;
+const RECENT_RUNS = 200;
 
 interface Last {
   state: RunState;
