@@ -39,6 +39,8 @@ enum {
     OPT_JOB_USER,
     OPT_AUDIT_RETENTION_DAYS,
     OPT_METRICS_LISTEN,
+    OPT_HTTP_LISTEN,
+    OPT_CONSOLE_DIR,
     OPT_LAUNCH_THREADS,
     OPT_MAX_HEALTH_WATCHES,
     OPT_MAX_STREAMS,
@@ -76,6 +78,8 @@ static const struct option options[] = {
     {"job-user", required_argument, NULL, OPT_JOB_USER},
     {"audit-retention-days", required_argument, NULL, OPT_AUDIT_RETENTION_DAYS},
     {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
+    {"http-listen", required_argument, NULL, OPT_HTTP_LISTEN},
+    {"console-dir", required_argument, NULL, OPT_CONSOLE_DIR},
     {"launch-threads", required_argument, NULL, OPT_LAUNCH_THREADS},
     {"max-health-watches", required_argument, NULL, OPT_MAX_HEALTH_WATCHES},
     {"max-streams", required_argument, NULL, OPT_MAX_STREAMS},
@@ -152,6 +156,11 @@ void cs_config_usage(const char *prog)
             "  --metrics-listen HOST:PORT  serve Prometheus metrics on GET /metrics (off by\n"
             "                          default); beyond loopback it needs --tls-cert and\n"
             "                          --tokens-file, or --insecure-tcp [CSCHED_METRICS_LISTEN]\n"
+            "  --http-listen HOST:PORT the HTTP/JSON API and the web console (off by default);\n"
+            "                          it needs --tokens-file, and beyond loopback --tls-cert\n"
+            "                          or --insecure-tcp                [CSCHED_HTTP_LISTEN]\n"
+            "  --console-dir DIR       the console's files (default " CS_DEFAULT_CONSOLE_DIR ")\n"
+            "                                                         [CSCHED_CONSOLE_DIR]\n"
             "  --replica-id ID         this replica's name among those sharing the database:\n"
             "                          letters, digits, '.', '-', '_', at most %d (default:\n"
             "                          the host name)                   [CSCHED_REPLICA_ID]\n"
@@ -374,6 +383,12 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
         case OPT_METRICS_LISTEN:
             c->metrics_listen = optarg[0] != '\0' ? optarg : NULL;
             break;
+        case OPT_HTTP_LISTEN:
+            c->http_listen = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_CONSOLE_DIR:
+            c->console_dir = optarg;
+            break;
         case OPT_AUDIT_RETENTION_DAYS:
             raw->audit_retention = (struct raw){optarg, "--audit-retention-days"};
             break;
@@ -393,12 +408,16 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
 
 /* The TLS files come as a pair, and what rests on TLS needs it: a token or
  * a certificate's role must not cross the network in the clear. */
-static int check_auth(const struct cs_auth_paths *a, struct cs_err *err)
+static int check_auth(const struct cs_config *c, struct cs_err *err)
 {
+    const struct cs_auth_paths *a = &c->auth;
+    /* The HTTP API on loopback takes its tokens in the clear: they never
+     * leave the machine. */
+    bool tokens_in_clear = c->http_listen != NULL && (c->http_loopback || c->insecure_tcp);
     if ((a->tls_cert == NULL) != (a->tls_key == NULL))
         return cs_err_set(err, -EINVAL, "--tls-cert and --tls-key go together");
     if (a->tls_cert == NULL &&
-        (a->tls_client_ca != NULL || a->tokens != NULL || a->peer_ca != NULL))
+        (a->tls_client_ca != NULL || (a->tokens != NULL && !tokens_in_clear) || a->peer_ca != NULL))
         return cs_err_set(err, -EINVAL, "%s needs --tls-cert and --tls-key",
                           a->tokens != NULL          ? "--tokens-file"
                           : a->tls_client_ca != NULL ? "--tls-client-ca"
@@ -443,6 +462,30 @@ static int check_metrics(struct cs_config *c, struct cs_err *err)
                       "and --tokens-file, pass --insecure-tcp to accept that, or listen on "
                       "127.0.0.1",
                       c->metrics_listen);
+}
+
+/* The HTTP API knows callers only by their bearer tokens (a TCP peer has
+ * no unix credentials), and beyond loopback those need TLS, or the
+ * operator's explicit --insecure-tcp. */
+static int check_http(struct cs_config *c, struct cs_err *err)
+{
+    struct sockaddr_storage addr;
+    if (c->http_listen == NULL)
+        return 0;
+    if (cs_net_addr_parse("--http-listen", c->http_listen, &addr, err) != 0)
+        return -EINVAL;
+    c->http_loopback = cs_net_addr_is_loopback(&addr);
+    if (c->auth.tokens == NULL)
+        return cs_err_set(err, -EINVAL,
+                          "--http-listen needs --tokens-file: the HTTP API knows its callers only "
+                          "by their bearer tokens");
+    if (c->http_loopback || c->insecure_tcp || c->auth.tls_cert != NULL)
+        return 0;
+    return cs_err_set(err, -EPERM,
+                      "--http-listen %s is beyond loopback: without TLS its tokens and session "
+                      "cookies would cross the network in the clear; give --tls-cert and "
+                      "--tls-key, pass --insecure-tcp to accept that, or listen on 127.0.0.1",
+                      c->http_listen);
 }
 
 /* --max-running, --launch-threads, --max-health-watches and --max-streams:
@@ -566,12 +609,13 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
         return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
     if (c->zoneinfo[0] != '/')
         return cs_err_set(err, -EINVAL, "--zoneinfo \"%s\" must be an absolute path", c->zoneinfo);
-    if (check_auth(&c->auth, err) != 0)
+    if (check_http(c, err) != 0 || check_auth(c, err) != 0)
         return -EINVAL;
-    if (c->auth.tls_cert != NULL && c->listen == NULL && c->metrics_listen == NULL)
+    if (c->auth.tls_cert != NULL && c->listen == NULL && c->metrics_listen == NULL &&
+        c->http_listen == NULL)
         return cs_err_set(err, -EINVAL,
-                          "--tls-cert secures the TCP listeners: it needs --listen or "
-                          "--metrics-listen");
+                          "--tls-cert secures the TCP listeners: it needs --listen, "
+                          "--metrics-listen or --http-listen");
     if (c->auth.tls_cert != NULL && c->insecure_tcp)
         return cs_err_set(err, -EINVAL, "--insecure-tcp and --tls-cert exclude each other");
     /* Plain TCP lets anyone who reaches the port do anything: only on the
@@ -592,6 +636,8 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     c->socket_path = env_or("CSCHED_SOCKET", CS_DEFAULT_SOCKET);
     c->listen = env_or("CSCHED_LISTEN", NULL);
     c->metrics_listen = env_or("CSCHED_METRICS_LISTEN", NULL);
+    c->http_listen = env_or("CSCHED_HTTP_LISTEN", NULL);
+    c->console_dir = env_or("CSCHED_CONSOLE_DIR", CS_DEFAULT_CONSOLE_DIR);
     c->insecure_tcp = strcmp(env_or("CSCHED_INSECURE_TCP", "0"), "1") == 0;
     c->admin_group = env_or("CSCHED_ADMIN_GROUP", NULL);
     c->operator_group = env_or("CSCHED_OPERATOR_GROUP", NULL);

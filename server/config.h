@@ -11,6 +11,9 @@
 #include "util.h"
 
 #define CS_DEFAULT_SOCKET "/run/csched/csched.sock"
+#ifndef CS_DEFAULT_CONSOLE_DIR
+#define CS_DEFAULT_CONSOLE_DIR "/usr/share/csched/console"
+#endif
 #define CS_DEFAULT_STATE_DIR "/var/lib/csched"
 #define CS_DEFAULT_MAX_RUNNING 64
 /* Launch threads (launcher.h): 1 to CS_LAUNCH_THREADS_MAX. */
@@ -46,6 +49,9 @@ struct cs_config {
     const char *listen;         /* TCP "host:port"; NULL: none */
     const char *metrics_listen; /* the Prometheus endpoint's "host:port"; NULL: none */
     bool metrics_loopback;      /* metrics_listen is a loopback address: plain HTTP, no token */
+    const char *http_listen;    /* the HTTP API's "host:port"; NULL: none */
+    bool http_loopback;         /* http_listen is a loopback address: plain HTTP allowed */
+    const char *console_dir;    /* the web console's files */
     bool insecure_tcp;          /* TCP without TLS or authentication: everyone is admin */
     const char *admin_group;    /* NULL: CS_DEFAULT_ADMIN_GROUP if it exists; "": none */
     const char *operator_group;

@@ -25,6 +25,7 @@
 #include "dispatch.h"
 #include "env.h"
 #include "grpc_locks.h"
+#include "http.h"
 #include "job.h"
 #include "job_table.h"
 #include "launcher.h"
@@ -70,6 +71,8 @@ struct server {
     struct cs_zone_reload zone_reload;
     struct cs_store_snapshot *snap;       /* the store's, held while the jobs' zones are read */
     struct cs_metrics_http *metrics_http; /* NULL without --metrics-listen */
+    struct cs_http_config http_config;
+    struct cs_http *http; /* NULL without --http-listen */
     char minder_path[PATH_MAX];
     char state_dir[PATH_MAX]; /* config.state_dir resolved: config points here then */
     char embedded_dir[PATH_MAX];
@@ -495,6 +498,27 @@ static void local_handoff_cb(void *ctx, int fd)
     cs_rpc_server_add_fd(srv->rpc, fd);
 }
 
+/* The HTTP API's connection: its calls are known by their tokens alone. */
+static void http_connect_cb(void *arg, int fd)
+{
+    struct server *srv = arg;
+    cs_auth_http_peer(&srv->auth, fd);
+    cs_rpc_server_add_fd(srv->rpc, fd);
+}
+
+static int start_http(struct server *srv, struct cs_err *err)
+{
+    const struct cs_config *c = &srv->config;
+    srv->http_config = (struct cs_http_config){.listen = c->http_listen,
+                                               .loopback = c->http_loopback,
+                                               .insecure_tcp = c->insecure_tcp,
+                                               .auth = &c->auth,
+                                               .console_dir = c->console_dir,
+                                               .methods = cs_api_methods,
+                                               .n_methods = cs_api_n_methods};
+    return cs_http_start(&srv->http_config, http_connect_cb, srv, &srv->http, err);
+}
+
 /* The unix socket and the gRPC server, bound before the loop runs and the
  * probe starts: making a gRPC server takes tens of milliseconds, which the
  * probe would count against the loop. It serves only once the store is
@@ -552,6 +576,10 @@ static int listen_all(struct server *srv)
             goto err_stop_local;
         }
     }
+    if (c->http_listen != NULL && (rc = start_http(srv, &err)) != 0) {
+        cs_log_error("%s", err.msg);
+        goto err_stop_local;
+    }
     rc = cs_local_listen_start(&srv->local, local_handoff_cb, srv);
     if (rc != 0) {
         cs_log_error("starting the accept thread of %s failed: %s", c->socket_path,
@@ -577,6 +605,7 @@ static void release(struct server *srv)
     if (rc != 0)
         cs_log_warn("stopping: closing the loop failed: %s (handles still open)", uv_strerror(rc));
     cs_metrics_http_stop(srv->metrics_http);
+    cs_http_stop(srv->http);
     grpc_shutdown_blocking();
     cs_auth_free(&srv->auth);
     cs_log_info("stopped");

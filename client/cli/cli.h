@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json_codec.h"
+
 /* Exit codes; docs/cli.md lists them for users. */
 enum cs_cli_exit {
     CS_EXIT_OK = 0,
@@ -242,21 +244,7 @@ int cs_cli_jobfile_load(const char *path, Csched__V1__Job ***jobs, unsigned **li
 
 void cs_cli_jobs_free(Csched__V1__Job **jobs, size_t n);
 
-/* --- json.c, encode.c: -o json and -o yaml --- */
-
-/* Writes s (len bytes) as a JSON string: quotes, escapes, valid UTF-8 kept,
- * each invalid byte as U+FFFD. */
-void cs_cli_json_string(FILE *f, const char *s, size_t len);
-
-/* Writes a scalar (not message) field's value at p as JSON text: numbers,
- * 64-bit integers as decimal strings, bytes as base64, enums by name. */
-void cs_cli_json_scalar(FILE *f, const ProtobufCFieldDescriptor *fd, const void *p);
-
-/* Writes a message as one JSON object in proto3's canonical mapping:
- * lowerCamelCase keys, default values included, unset messages and oneof
- * members left out, enums by name, maps as objects, 64-bit integers as
- * strings, bytes as base64. */
-void cs_cli_json_message(FILE *f, const ProtobufCMessage *msg);
+/* --- encode.c: -o json and -o yaml (json_codec.h writes the JSON) --- */
 
 /* Writes msg as "PATH: VALUE" lines, one per set field (proto3 defaults
  * left out), PATH in proto names after prefix: "retry.multiplier",

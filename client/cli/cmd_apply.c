@@ -132,17 +132,17 @@ static void show(struct apply *ap, const struct change *c)
         return;
     }
     fputs(ap->shown++ > 0 ? ",{\"name\":" : "{\"name\":", f);
-    cs_cli_json_string(f, c->name, strlen(c->name));
+    cs_json_write_string(f, c->name, strlen(c->name));
     fprintf(f, ",\"action\":\"%s\",\"line\":%u,\"diff\":[", c->action, c->line);
     for (size_t i = 0; i < c->n_diff; i++) {
         if (i > 0)
             fputc(',', f);
-        cs_cli_json_string(f, c->diff[i], strlen(c->diff[i]));
+        cs_json_write_string(f, c->diff[i], strlen(c->diff[i]));
     }
     fputc(']', f);
     if (c->job != NULL) {
         fputs(",\"job\":", f);
-        cs_cli_json_message(f, &c->job->base);
+        cs_json_write_message(f, &c->job->base);
     }
     fputc('}', f);
 }

@@ -197,7 +197,7 @@ static int job_delete(struct cs_cli *cli, int argc, char **argv)
     csched__v1__delete_job_response__free_unpacked(resp, NULL);
     if (cli->format != CS_FORMAT_TABLE) {
         fputs("{\"name\":", cli->out);
-        cs_cli_json_string(cli->out, name, strlen(name));
+        cs_json_write_string(cli->out, name, strlen(name));
         fputs(",\"deleted\":true}\n", cli->out);
     } else {
         fprintf(cli->out, "job %s deleted\n", name);

@@ -1,161 +1,14 @@
-/* JSON and YAML for csched's -o json and -o yaml, written from protobuf-c's
- * descriptors so every field of the API shows up with no hand-kept list.
- * Both follow proto3's canonical JSON mapping as protobuf's JsonFormat
- * prints it with default values included: lowerCamelCase names, 64-bit
- * integers as strings, bytes as base64, enums by name, maps as objects,
- * unset messages and oneof members left out. YAML is the same tree in
- * block style, each scalar written as its JSON text (valid YAML flow).
+/* JSON and YAML for csched's -o json and -o yaml. JSON is the shared
+ * codec's (client/json/json_codec.h); YAML is the same tree in block style,
+ * walked the same way, each scalar written as its JSON text (valid YAML
+ * flow).
  *
  * Single-threaded.
  */
 #include <string.h>
 
 #include "cli.h"
-
-/* A map field's entry type: protobuf-c gives maps as repeated messages
- * named *Entry with the fields key and value. */
-static bool is_map_entry(const ProtobufCMessageDescriptor *d)
-{
-    size_t len = strlen(d->name);
-
-    return d->n_fields == 2 && len > 5 && strcmp(d->name + len - 5, "Entry") == 0 &&
-           strcmp(d->fields[0].name, "key") == 0 && strcmp(d->fields[1].name, "value") == 0;
-}
-
-static size_t field_size(const ProtobufCFieldDescriptor *fd)
-{
-    switch (fd->type) {
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-        return 8;
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE:
-        return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-        return sizeof(ProtobufCBinaryData);
-    case PROTOBUF_C_TYPE_BOOL:
-        return sizeof(protobuf_c_boolean);
-    default:
-        return 4;
-    }
-}
-
-/* A proto field name in lowerCamelCase, as protoc makes its json_name. */
-static void camel(FILE *f, const char *name)
-{
-    bool upper = false;
-
-    for (const char *p = name; *p != '\0'; p++) {
-        if (*p == '_') {
-            upper = true;
-            continue;
-        }
-        fputc(upper && *p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p, f);
-        upper = false;
-    }
-}
-
-static void json_name(FILE *f, const char *name)
-{
-    fputc('"', f);
-    camel(f, name);
-    fputc('"', f);
-}
-
-/* Whether the field shows: unset oneof members, unset proto3 optionals and
- * unset messages do not. */
-static bool present(const ProtobufCFieldDescriptor *fd, const char *base)
-{
-    if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-        return *(const uint32_t *)(base + fd->quantifier_offset) == fd->id;
-    if (fd->label == PROTOBUF_C_LABEL_REPEATED)
-        return true;
-    if (fd->type == PROTOBUF_C_TYPE_MESSAGE)
-        return *(void *const *)(base + fd->offset) != NULL;
-    if (fd->label == PROTOBUF_C_LABEL_OPTIONAL && fd->quantifier_offset != 0 &&
-        fd->type != PROTOBUF_C_TYPE_STRING)
-        return *(const protobuf_c_boolean *)(base + fd->quantifier_offset);
-    return true;
-}
-
-static void json_value(FILE *f, const ProtobufCFieldDescriptor *fd, const void *p)
-{
-    if (fd->type == PROTOBUF_C_TYPE_MESSAGE)
-        cs_cli_json_message(f, *(ProtobufCMessage *const *)p);
-    else
-        cs_cli_json_scalar(f, fd, p);
-}
-
-/* The repeated field's item i, and a map entry's key and value field. */
-static const char *item_at(const ProtobufCFieldDescriptor *fd, const char *base, size_t i)
-{
-    return *(char *const *)(base + fd->offset) + i * field_size(fd);
-}
-
-static const char *entry_key(const char *item, const ProtobufCFieldDescriptor **vfd,
-                             const char **vp)
-{
-    const ProtobufCMessage *e = *(ProtobufCMessage *const *)item;
-    const ProtobufCMessageDescriptor *ed = e->descriptor;
-
-    *vfd = &ed->fields[1];
-    *vp = (const char *)e + ed->fields[1].offset;
-    return *(char *const *)((const char *)e + ed->fields[0].offset);
-}
-
-static void json_repeated(FILE *f, const ProtobufCFieldDescriptor *fd, const char *base)
-{
-    size_t n = *(const size_t *)(base + fd->quantifier_offset);
-    bool map = fd->type == PROTOBUF_C_TYPE_MESSAGE && is_map_entry(fd->descriptor);
-
-    fputc(map ? '{' : '[', f);
-    for (size_t i = 0; i < n; i++) {
-        const ProtobufCFieldDescriptor *vfd;
-        const char *item = item_at(fd, base, i), *vp;
-
-        if (i > 0)
-            fputc(',', f);
-        if (map) {
-            const char *k = entry_key(item, &vfd, &vp);
-
-            cs_cli_json_string(f, k, strlen(k));
-            fputc(':', f);
-            json_value(f, vfd, vp);
-        } else {
-            json_value(f, fd, item);
-        }
-    }
-    fputc(map ? '}' : ']', f);
-}
-
-void cs_cli_json_message(FILE *f, const ProtobufCMessage *msg)
-{
-    const ProtobufCMessageDescriptor *d = msg->descriptor;
-    const char *base = (const char *)msg;
-    bool first = true;
-
-    fputc('{', f);
-    for (unsigned i = 0; i < d->n_fields; i++) {
-        const ProtobufCFieldDescriptor *fd = &d->fields[i];
-
-        if (!present(fd, base))
-            continue;
-        if (!first)
-            fputc(',', f);
-        first = false;
-        json_name(f, fd->name);
-        fputc(':', f);
-        if (fd->label == PROTOBUF_C_LABEL_REPEATED)
-            json_repeated(f, fd, base);
-        else
-            json_value(f, fd, base + fd->offset);
-    }
-    fputc('}', f);
-}
+#include "json_codec.h"
 
 /* Whether a proto3 field without presence holds its default (0, "", no
  * bytes), which the flat form leaves out. */
@@ -169,7 +22,7 @@ static bool is_default(const ProtobufCFieldDescriptor *fd, const void *p)
         return *(char *const *)p == NULL || **(char *const *)p == '\0';
     if (fd->type == PROTOBUF_C_TYPE_BYTES)
         return ((const ProtobufCBinaryData *)p)->len == 0;
-    return memcmp(p, zero, field_size(fd)) == 0;
+    return memcmp(p, zero, cs_json_field_size(fd)) == 0;
 }
 
 static void flat_value(FILE *f, const char *path, const ProtobufCFieldDescriptor *fd, const void *p)
@@ -182,7 +35,7 @@ static void flat_value(FILE *f, const char *path, const ProtobufCFieldDescriptor
         cs_cli_flatten(f, sub, *(ProtobufCMessage *const *)p);
     } else if (!is_default(fd, p)) {
         fprintf(f, "%s: ", path);
-        cs_cli_json_scalar(f, fd, p);
+        cs_json_write_scalar(f, fd, p);
         fputc('\n', f);
     }
 }
@@ -197,7 +50,7 @@ void cs_cli_flatten(FILE *f, const char *prefix, const ProtobufCMessage *msg)
         const ProtobufCFieldDescriptor *fd = &d->fields[i];
         size_t n;
 
-        if (!present(fd, base))
+        if (!cs_json_field_present(fd, base))
             continue;
         snprintf(path, sizeof(path), "%s%s", prefix, fd->name);
         if (fd->label != PROTOBUF_C_LABEL_REPEATED) {
@@ -207,11 +60,11 @@ void cs_cli_flatten(FILE *f, const char *prefix, const ProtobufCMessage *msg)
         n = *(const size_t *)(base + fd->quantifier_offset);
         for (size_t j = 0; j < n; j++) {
             const ProtobufCFieldDescriptor *vfd = fd;
-            const char *vp = item_at(fd, base, j);
+            const void *vp = cs_json_item_at(fd, base, j);
             char sub[600];
 
-            if (fd->type == PROTOBUF_C_TYPE_MESSAGE && is_map_entry(fd->descriptor))
-                snprintf(sub, sizeof(sub), "%s.%s", path, entry_key(vp, &vfd, &vp));
+            if (fd->type == PROTOBUF_C_TYPE_MESSAGE && cs_json_is_map_entry(fd->descriptor))
+                snprintf(sub, sizeof(sub), "%s.%s", path, cs_json_entry_key(vp, &vfd, &vp));
             else
                 snprintf(sub, sizeof(sub), "%s[%zu]", path, j);
             flat_value(f, sub, vfd, vp);
@@ -228,7 +81,7 @@ static void yaml_value(FILE *f, const ProtobufCFieldDescriptor *fd, const void *
 {
     if (fd->type != PROTOBUF_C_TYPE_MESSAGE) {
         fputc(' ', f);
-        cs_cli_json_scalar(f, fd, p);
+        cs_json_write_scalar(f, fd, p);
         fputc('\n', f);
         return;
     }
@@ -238,7 +91,7 @@ static void yaml_value(FILE *f, const ProtobufCFieldDescriptor *fd, const void *
 static void yaml_repeated(FILE *f, const ProtobufCFieldDescriptor *fd, const char *base, int indent)
 {
     size_t n = *(const size_t *)(base + fd->quantifier_offset);
-    bool map = fd->type == PROTOBUF_C_TYPE_MESSAGE && is_map_entry(fd->descriptor);
+    bool map = fd->type == PROTOBUF_C_TYPE_MESSAGE && cs_json_is_map_entry(fd->descriptor);
 
     if (n == 0) {
         fputs(map ? " {}\n" : " []\n", f);
@@ -247,13 +100,13 @@ static void yaml_repeated(FILE *f, const ProtobufCFieldDescriptor *fd, const cha
     fputc('\n', f);
     for (size_t i = 0; i < n; i++) {
         const ProtobufCFieldDescriptor *vfd;
-        const char *item = item_at(fd, base, i), *vp;
+        const void *item = cs_json_item_at(fd, base, i), *vp;
 
         if (map) {
-            const char *k = entry_key(item, &vfd, &vp);
+            const char *k = cs_json_entry_key(item, &vfd, &vp);
 
             fprintf(f, "%*s", indent, "");
-            cs_cli_json_string(f, k, strlen(k));
+            cs_json_write_string(f, k, strlen(k));
             fputc(':', f);
             yaml_value(f, vfd, vp, indent + 2, false);
         } else {
@@ -274,14 +127,14 @@ static void yaml_message(FILE *f, const ProtobufCMessage *msg, int indent, bool 
     for (unsigned i = 0; i < d->n_fields; i++) {
         const ProtobufCFieldDescriptor *fd = &d->fields[i];
 
-        if (!present(fd, base))
+        if (!cs_json_field_present(fd, base))
             continue;
         if (first)
             fputs(inline_first ? " " : "\n", f);
         if (!first || !inline_first)
             fprintf(f, "%*s", indent, "");
         first = false;
-        camel(f, fd->name);
+        cs_json_write_camel(f, fd->name);
         fputc(':', f);
         if (fd->label == PROTOBUF_C_LABEL_REPEATED)
             yaml_repeated(f, fd, base, indent + 2);
@@ -298,7 +151,7 @@ void cs_cli_print_message(struct cs_cli *cli, const ProtobufCMessage *msg)
         fputs("---", cli->out);
         yaml_message(cli->out, msg, 0, false);
     } else {
-        cs_cli_json_message(cli->out, msg);
+        cs_json_write_message(cli->out, msg);
         fputc('\n', cli->out);
     }
     fflush(cli->out);
@@ -311,8 +164,9 @@ void cs_cli_list_begin(struct cs_cli_list *list, struct cs_cli *cli, const char 
     list->n = 0;
     if (cli->format == CS_FORMAT_JSON) {
         fputc('{', cli->out);
-        json_name(cli->out, field);
-        fputs(":[", cli->out);
+        fputc('"', cli->out);
+        cs_json_write_camel(cli->out, field);
+        fputs("\":[", cli->out);
     } else if (cli->format == CS_FORMAT_YAML) {
         fputs("---\n", cli->out);
     }
@@ -325,10 +179,10 @@ void cs_cli_list_add(struct cs_cli_list *list, const ProtobufCMessage *msg)
     if (list->cli->format == CS_FORMAT_JSON) {
         if (list->n > 0)
             fputc(',', f);
-        cs_cli_json_message(f, msg);
+        cs_json_write_message(f, msg);
     } else if (list->cli->format == CS_FORMAT_YAML) {
         if (list->n == 0) {
-            camel(f, list->field);
+            cs_json_write_camel(f, list->field);
             fputs(":\n", f);
         }
         fputc('-', f);
@@ -344,15 +198,15 @@ void cs_cli_list_end(struct cs_cli_list *list, const char *next_page_token)
 
     if (list->cli->format == CS_FORMAT_JSON) {
         fputs("],\"nextPageToken\":", f);
-        cs_cli_json_string(f, next_page_token, len);
+        cs_json_write_string(f, next_page_token, len);
         fputs("}\n", f);
     } else if (list->cli->format == CS_FORMAT_YAML) {
         if (list->n == 0) {
-            camel(f, list->field);
+            cs_json_write_camel(f, list->field);
             fputs(": []\n", f);
         }
         fputs("nextPageToken: ", f);
-        cs_cli_json_string(f, next_page_token, len);
+        cs_json_write_string(f, next_page_token, len);
         fputc('\n', f);
     }
     fflush(f);

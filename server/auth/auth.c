@@ -229,12 +229,24 @@ static int by_certificate(const struct cs_auth *auth, grpc_call *call, struct cs
     return 0;
 }
 
+void cs_auth_http_peer(struct cs_auth *auth, int fd)
+{
+    (void)snprintf(auth->http_peer, sizeof(auth->http_peer), "fd:%d", fd);
+}
+
 int cs_auth_identify_cb(void *ctx, grpc_call *call, const char *peer,
                         const grpc_metadata_array *metadata, struct cs_identity *who,
                         struct cs_err *err)
 {
     CS_ASSERT_LOOP();
     const struct cs_auth *auth = ctx;
+    if (auth->http_peer[0] != '\0' && strcmp(peer, auth->http_peer) == 0) {
+        const grpc_slice *token = authorization(metadata);
+        *who = (struct cs_identity){.role = CS_ROLE_NONE};
+        return token != NULL
+                   ? by_token(auth, token, who, err)
+                   : cs_err_set(err, -EPERM, "the HTTP API needs \"Authorization: Bearer TOKEN\"");
+    }
     /* Plaintext TCP has nothing to know a caller by (rpc's --insecure-tcp
      * rule decides), and the unix socket's peers are not ours. */
     if (auth->paths.tls_cert == NULL || !cs_peer_is_tcp(peer))

@@ -46,6 +46,8 @@ struct cs_auth {
     bool again;                   /* SIGHUP while loading: load once more */
     bool watching;                /* sighup is open */
     bool stopped;
+    /* The gRPC peer of the HTTP API's connection ("fd:N"), or "". */
+    char http_peer[24];
 };
 
 /* Reads every file once (at start, before the loop runs: the server cannot
@@ -63,11 +65,15 @@ grpc_server_credentials *cs_auth_server_credentials(struct cs_auth *auth);
 grpc_channel_credentials *cs_auth_peer_credentials(struct cs_auth *auth);
 /* The identity source (struct cs_identity_source, ctx: the struct cs_auth)
  * of TCP callers over TLS: by token, else by client certificate (its role
- * possibly none); -EPERM when the token is wrong or neither is offered;
- * -ENOENT for every other caller. */
+ * possibly none); and of the HTTP API's calls, by token only. -EPERM when
+ * the token is wrong or none is offered; -ENOENT for every other caller. */
 int cs_auth_identify_cb(void *ctx, grpc_call *call, const char *peer,
                         const grpc_metadata_array *metadata, struct cs_identity *who,
                         struct cs_err *err);
+/* Names the server end of the HTTP API's connection (server/http), whose
+ * calls are known by their bearer token alone, TLS or not: the HTTP API
+ * has checked nothing itself. Main thread, before the loop runs. */
+void cs_auth_http_peer(struct cs_auth *auth, int fd);
 /* Stops watching SIGHUP; a load on the pool finishes and is dropped. */
 void cs_auth_stop(struct cs_auth *auth);
 /* Frees the sets, once the loop has stopped and gRPC has no server left. */

@@ -90,9 +90,12 @@ def rich_error_classes():
 
 
 class Server:
-    """A cschedd child process on a unix socket in its own state dir."""
+    """A cschedd child process on a unix socket in its own state dir; tokens:
+    (name, role, token) triples for its tokens file."""
 
-    def __init__(self, bin_dir, extra_args=()):
+    def __init__(self, bin_dir, extra_args=(), tokens=None):
+        triples = tokens or (("interop-admin", "admin", ADMIN_TOKEN),
+                             ("interop-viewer", "viewer", VIEWER_TOKEN))
         self.state_dir = tempfile.mkdtemp(prefix="csched-interop-")
         self.ready_file = os.path.join(self.state_dir, "ready")
         self.log_path = os.path.join(self.state_dir, "cschedd.log")
@@ -102,8 +105,7 @@ class Server:
         subprocess.run(["sh", ARGS.make_certs, self.certs], check=True)
         tokens = os.path.join(self.certs, "tokens")
         with open(os.open(tokens, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
-            for name, role, token in (("interop-admin", "admin", ADMIN_TOKEN),
-                                      ("interop-viewer", "viewer", VIEWER_TOKEN)):
+            for name, role, token in triples:
                 f.write("%s %s %s\n" % (name, role, hashlib.sha256(token.encode()).hexdigest()))
         cmd = [
             os.path.join(bin_dir, "cschedd"),

@@ -21,7 +21,7 @@ static void expect_json_string(const char *s, size_t len, const char *want)
     struct capture c;
 
     capture_open(&c);
-    cs_cli_json_string(c.f, s, len);
+    cs_json_write_string(c.f, s, len);
     assert_string_equal(captured(&c), want);
     capture_close(&c);
 }
@@ -62,7 +62,7 @@ static void test_cli_json_job(void **state)
     job->version = UINT64_MAX;
     job->created_unix_ms = -5;
     capture_open(&c);
-    cs_cli_json_message(c.f, &job->base);
+    cs_json_write_message(c.f, &job->base);
     /* proto3's JSON mapping: lowerCamelCase, 64-bit integers as strings,
      * unset messages (retry, schedule) left out. */
     assert_string_equal(
@@ -89,7 +89,7 @@ static void test_cli_json_oneof_enum_nested(void **state)
     ev.seq = 9;
     ev.state = CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
     capture_open(&c);
-    cs_cli_json_message(c.f, &ev.base);
+    cs_json_write_message(c.f, &ev.base);
     /* An unset oneof member is left out. */
     assert_null(strstr(captured(&c), "exitCode"));
     assert_non_null(strstr(captured(&c), "\"state\":\"RUN_STATE_SUCCEEDED\""));
@@ -100,13 +100,13 @@ static void test_cli_json_oneof_enum_nested(void **state)
     ev.exit_code = 0;
     ev.state = 99;
     capture_open(&c);
-    cs_cli_json_message(c.f, &ev.base);
+    cs_json_write_message(c.f, &ev.base);
     assert_non_null(strstr(captured(&c), "\"state\":99,\"exitCode\":0,"));
     assert_null(strstr(captured(&c), "termSignal"));
     capture_close(&c);
 
     capture_open(&c);
-    cs_cli_json_message(c.f, &stats.base);
+    cs_json_write_message(c.f, &stats.base);
     /* An unset message is left out, as JsonFormat does. */
     assert_null(strstr(captured(&c), "lagSinceStart"));
     assert_non_null(strstr(captured(&c), "\"uptimeMs\":\"0\""));
@@ -116,7 +116,7 @@ static void test_cli_json_oneof_enum_nested(void **state)
     chunk.data.data = (uint8_t *)"ok\n\xff";
     chunk.data.len = 4;
     capture_open(&c);
-    cs_cli_json_message(c.f, &chunk.base);
+    cs_json_write_message(c.f, &chunk.base);
     assert_string_equal(
         captured(&c), "{\"stream\":\"LOG_STREAM_STDERR\",\"offset\":\"0\",\"data\":"
                       "\"b2sK/w==\",\"truncated\":false,\"writtenBytes\":\"0\",\"replica\":\"\"}");
@@ -391,7 +391,7 @@ static void test_cli_json_replicas(void **state)
     resp.replicas = replicas;
     resp.n_replicas = 1;
     capture_open(&out);
-    cs_cli_json_message(out.f, &resp.base);
+    cs_json_write_message(out.f, &resp.base);
     assert_string_equal(captured(&out),
                         "{\"replicas\":[{\"id\":\"node-a\",\"epoch\":\"12\","
                         "\"state\":\"REPLICA_STATE_STANDBY\",\"address\":\"\","

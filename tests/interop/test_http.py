@@ -1,0 +1,484 @@
+#!/usr/bin/python3
+"""The HTTP/JSON API (docs/http.md) over real HTTPS on loopback, with the
+standard library only, against a real cschedd (test_interop's Server: its
+embedded PostgreSQL, real minders, TLS certificates from make_certs.sh and a
+tokens file), started with --http-listen and a --console-dir of its own.
+
+Every method through JSON; errors with Connect's codes, HTTP statuses and
+the BadRequest field violations; the method x role matrix generated from the
+one access table (server/auth/access.c); 401/403; sessions; CSRF; the body
+limit (413); the open-stream limit (429); Watch over server-sent events
+resumed by Last-Event-ID across a forced disconnect, gap-free; stalled SSE
+readers that must not grow cschedd's memory; the console's files and path
+traversal. Run with /usr/bin/python3.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import re
+import shutil
+import socket
+import ssl
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+
+MY_PARSER = argparse.ArgumentParser(add_help=False)
+MY_PARSER.add_argument("--access-table", required=True, help="server/auth/access.c")
+MY_ARGS, REST = MY_PARSER.parse_known_args()
+sys.argv = [sys.argv[0]] + REST
+
+import test_interop  # noqa: E402  (parses the common arguments)
+
+ARGS = test_interop.ARGS
+ADMIN, OPERATOR, VIEWER = "http-admin-token-0123456789", "http-operator-token-01234", \
+    "http-viewer-token-0123456789"
+TOKENS = (("http-admin", "admin", ADMIN), ("http-operator", "operator", OPERATOR),
+          ("http-viewer", "viewer", VIEWER))
+ROLE_TOKEN = {"viewer": VIEWER, "operator": OPERATOR, "admin": ADMIN}
+ROLE_RANK = {"none": 0, "viewer": 1, "operator": 2, "admin": 3}
+SERVICE = "/csched.v1.Scheduler/"
+CSP = "default-src 'self'; script-src 'self'; object-src 'none'; frame-ancestors 'none'"
+TIMEOUT_S = 20
+
+
+def free_port():
+    """A free TCP port in 52000-52999, the range these tests may use."""
+    for port in range(52000 + os.getpid() % 500, 53000):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError("no free port in 52000-52999")
+
+
+def access_table():
+    """{method: least role} from the one table in server/auth/access.c."""
+    with open(MY_ARGS.access_table) as f:
+        text = f.read()
+    rows = re.findall(r'\{SCHED\("(\w+)"\), CS_ROLE_(\w+), (?:true|false)\}', text)
+    assert len(rows) >= 18, "the access table did not parse: %r" % rows
+    return {m: role.lower() for m, role in rows}
+
+
+def service_methods():
+    """{method: (request type, streams)} as the .proto declares them."""
+    with open(os.path.join(ARGS.proto_dir, "csched", "v1", "scheduler.proto")) as f:
+        text = f.read()
+    return {m: (req, bool(stream)) for m, req, stream in
+            re.findall(r"rpc (\w+)\((\w+)\) returns \((stream )?\w+\)", text)}
+
+
+class HttpApiTest(unittest.TestCase):
+    server = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.port = free_port()
+        cls.console = tempfile.mkdtemp(prefix="csched-http-console-")
+        os.makedirs(os.path.join(cls.console, "assets"))
+        with open(os.path.join(cls.console, "index.html"), "w") as f:
+            f.write("<!doctype html><title>console</title>\n")
+        with open(os.path.join(cls.console, "assets", "app-1a2b3c.js"), "w") as f:
+            f.write("console.log(1)\n")
+        os.symlink("/etc/hostname", os.path.join(cls.console, "leak.txt"))
+        os.symlink("/etc", os.path.join(cls.console, "etc"))
+        cls.server = test_interop.Server(
+            ARGS.bin_dir, ("--http-listen", "127.0.0.1:%d" % cls.port,
+                           "--console-dir", cls.console, "--max-streams", "1000"),
+            tokens=TOKENS)
+        cls.tls = ssl.create_default_context(cafile=cls.server.cert("ca.pem"))
+        cls.origin = "https://127.0.0.1:%d" % cls.port
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.console, ignore_errors=True)
+        if cls.server is not None:
+            status = cls.server.stop()
+            log = cls.server.log_text()
+            if status == 0:
+                cls.server.remove()
+            assert status == 0, "cschedd exit status %r:\n%s" % (status, log)
+
+    def conn(self):
+        return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.tls,
+                                           timeout=TIMEOUT_S)
+
+    def request(self, method, path, body=None, token=ADMIN, headers=None, raw=None):
+        """(status, headers, the body's JSON or text)."""
+        h = {"Content-Type": "application/json"}
+        if token is not None:
+            h["Authorization"] = "Bearer " + token
+        h.update(headers or {})
+        c = self.conn()
+        try:
+            data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+            c.request(method, path, body=data, headers=h)
+            r = c.getresponse()
+            text = r.read().decode()
+            self.assertEqual(r.getheader("Content-Security-Policy"), CSP, path)
+            self.assertEqual(r.getheader("X-Content-Type-Options"), "nosniff", path)
+            self.assertIsNone(r.getheader("Access-Control-Allow-Origin"), path)
+            ctype = r.getheader("Content-Type") or ""
+            return r.status, r, json.loads(text) if ctype.startswith("application/json") else text
+        finally:
+            c.close()
+
+    def call(self, method, body, token=ADMIN, want=200, headers=None):
+        status, _, reply = self.request("POST", SERVICE + method, body, token, headers)
+        self.assertEqual(status, want, "%s %r -> %r" % (method, body, reply))
+        return reply
+
+    def open_stream(self, method, body, token=ADMIN, last_event_id=None):
+        """An SSE stream: (connection, response)."""
+        q = urllib.parse.urlencode({"encoding": "json", "message": json.dumps(body)})
+        h = {"Accept": "text/event-stream", "Authorization": "Bearer " + token}
+        if last_event_id is not None:
+            h["Last-Event-ID"] = last_event_id
+        c = self.conn()
+        c.request("GET", SERVICE + method + "?" + q, headers=h)
+        return c, c.getresponse()
+
+    @staticmethod
+    def events(resp):
+        """Yields (id, event, data) of each server-sent event."""
+        ev = {}
+        while True:
+            line = resp.readline()
+            if not line:
+                return
+            line = line.decode().rstrip("\n")
+            if line == "":
+                if "data" in ev:
+                    yield ev.get("id"), ev.get("event"), json.loads(ev["data"])
+                ev = {}
+            elif not line.startswith(":"):
+                k, _, v = line.partition(": ")
+                ev[k] = v
+
+    def make_job(self, name, **spec):
+        job = {"name": name} if "shell" in spec else {"name": name, "command": ["/bin/true"]}
+        job.update(spec)
+        return self.call("CreateJob", {"job": job})
+
+    def wait_run(self, run_id):
+        deadline = time.monotonic() + TIMEOUT_S
+        while time.monotonic() < deadline:
+            run = self.call("GetRun", {"runId": run_id})
+            if run["state"] in ("RUN_STATE_SUCCEEDED", "RUN_STATE_FAILED",
+                                "RUN_STATE_CANCELLED", "RUN_STATE_TIMED_OUT"):
+                return run
+            time.sleep(0.05)
+        self.fail("run %s did not end" % run_id)
+
+    # --- every method ---------------------------------------------------
+
+    def test_every_method_through_json(self):
+        seen = set()
+
+        def call(method, body, want=200):
+            seen.add(method)
+            return self.call(method, body, want=want)
+
+        job = call("CreateJob", {"job": {"name": "every", "shell": "echo out; echo err >&2",
+                                          "labels": {"team": "web"},
+                                          "schedule": {"text": "0 3 * * *",
+                                                       "timeZone": "Europe/Berlin"}}})
+        self.assertEqual(job["version"], "1")  # int64 as a string
+        self.assertEqual(job["createdBy"], "token:http-admin")
+        job["shell"] = "echo out; echo err >&2; exit 0"
+        self.assertEqual(call("UpdateJob", {"job": job})["version"], "2")
+        self.assertEqual(call("GetJob", {"name": "every"})["labels"], {"team": "web"})
+        self.assertIn("every", [j["name"] for j in call("ListJobs", {})["jobs"]])
+        run = call("TriggerJob", {"job_name": "every"})  # the .proto's name works too
+        self.assertEqual(self.wait_run(run["id"])["state"], "RUN_STATE_SUCCEEDED")
+        self.assertEqual(call("GetRun", {"runId": int(run["id"])})["jobName"], "every")
+        self.assertTrue(call("ListRuns", {"jobName": "every"})["runs"])
+        other = call("TriggerJob", {"jobName": "every"})
+        status, _, reply = self.request("POST", SERVICE + "CancelRun", {"runId": other["id"]})
+        seen.add("CancelRun")
+        self.assertIn(status, (200, 400), reply)  # it may have ended already
+        self.assertIn("maxRunning", call("GetStats", {}))
+        self.assertTrue(call("ListAudit", {})["entries"])
+        self.assertTrue(call("PauseJob", {"name": "every"})["paused"])
+        self.assertFalse(call("ResumeJob", {"name": "every"})["paused"])
+        now_ms = int(time.time() * 1000)
+        call("BackfillJob", {"name": "every", "fromUnixMs": str(now_ms - 3 * 86400000),
+                             "toUnixMs": str(now_ms - 86400000)})
+        call("ListSlots", {"jobName": "every"})
+        self.assertTrue(call("ListReplicas", {})["replicas"])
+        c, r = self.open_stream("ReadLogs", {"runId": run["id"]})
+        seen.add("ReadLogs")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.getheader("Content-Type"), "text/event-stream")
+        got = [d for _, _, d in self.events(r)]
+        c.close()
+        self.assertIn("LOG_STREAM_STDOUT", [d["stream"] for d in got])
+        c, r = self.open_stream("Watch", {"afterSeq": "0", "jobName": "every"})
+        seen.add("Watch")
+        self.assertEqual(r.status, 200)
+        _, _, first = next(self.events(r))
+        c.close()
+        self.assertEqual(first["events"][0]["jobName"], "every")
+        call("DeleteJob", {"name": "every"})
+        self.assertEqual(seen, set(service_methods()), "a method of the .proto was not called")
+
+    # --- errors -----------------------------------------------------------
+
+    def violation(self, reply):
+        detail = reply["details"][0]
+        self.assertEqual(detail["type"], "google.rpc.BadRequest")
+        self.assertTrue(detail["value"])
+        return detail["debug"]["fieldViolations"][0]["field"]
+
+    def test_errors_codes_and_field_violations(self):
+        r = self.call("CreateJob", {"job": {"name": "x", "bogus": 1}}, want=400)
+        self.assertEqual(r["code"], "invalid_argument")
+        self.assertEqual(self.violation(r), "job.bogus")
+        r = self.call("CreateJob", {"job": {"name": "x", "maxRunning": "many"}}, want=400)
+        self.assertEqual(self.violation(r), "job.max_running")
+        status, _, r = self.request("POST", SERVICE + "GetJob", raw='{"name":')
+        self.assertEqual((status, r["code"]), (400, "invalid_argument"))
+        # The server's own validation, with the field it names, as gRPC's.
+        r = self.call("CreateJob", {"job": {"name": "", "command": ["true"]}}, want=400)
+        self.assertEqual(self.violation(r), "job.name")
+        self.assertEqual(self.call("GetJob", {"name": "no-such"}, want=404)["code"], "not_found")
+        self.make_job("twice")
+        r = self.call("CreateJob", {"job": {"name": "twice", "command": ["/bin/true"]}},
+                      want=409)
+        self.assertEqual(r["code"], "already_exists")
+        status, _, r = self.request("POST", SERVICE + "NoSuchMethod", {})
+        self.assertEqual((status, r["code"]), (404, "unimplemented"))
+        status, _, r = self.request("GET", SERVICE + "GetJob")
+        self.assertEqual(status, 405)
+
+    # --- roles ------------------------------------------------------------
+
+    def test_role_matrix_from_the_access_table(self):
+        table = access_table()
+        methods = service_methods()
+        self.assertEqual(set(methods), set(table), "the access table and the .proto differ")
+        for method, (_, stream) in sorted(methods.items()):
+            need = table[method]
+            for role in ("none", "viewer", "operator", "admin"):
+                token = ROLE_TOKEN.get(role)
+                if stream:
+                    c, r = self.open_stream(method, {"runId": "999999"} if method == "ReadLogs"
+                                            else {}, token or "")
+                    status = r.status
+                    c.close()
+                else:
+                    status, _, _ = self.request("POST", SERVICE + method, {}, token)
+                want_refused = 401 if role == "none" else 403
+                with self.subTest(method=method, role=role, need=need):
+                    if ROLE_RANK[role] < ROLE_RANK[need]:
+                        self.assertEqual(status, want_refused)
+                    else:
+                        self.assertNotIn(status, (401, 403))
+
+    # --- authentication and sessions ----------------------------------
+
+    def test_unauthenticated_and_forbidden(self):
+        status, r, body = self.request("POST", SERVICE + "ListJobs", {}, token=None)
+        self.assertEqual((status, body["code"]), (401, "unauthenticated"))
+        self.assertEqual(r.getheader("WWW-Authenticate"), "Bearer")
+        status, _, body = self.request("POST", SERVICE + "ListJobs", {}, token="wrong")
+        self.assertEqual(status, 401)
+        status, _, body = self.request("POST", SERVICE + "DeleteJob", {"name": "x"},
+                                       token=VIEWER)
+        self.assertEqual((status, body["code"]), (403, "permission_denied"))
+
+    def test_session_cookie(self):
+        status, r, _ = self.request("POST", "/login", {"token": "wrong"}, token=None)
+        self.assertEqual(status, 401)
+        status, r, _ = self.request("POST", "/login", {"token": OPERATOR}, token=None)
+        self.assertEqual(status, 200)
+        cookie = r.getheader("Set-Cookie")
+        for attr in ("HttpOnly", "Secure", "SameSite=Strict", "Path=/"):
+            self.assertIn(attr, cookie)
+        session = re.match(r"csched_session=([0-9a-f]{64});", cookie)
+        self.assertIsNotNone(session, cookie)
+        h = {"Cookie": "csched_session=" + session.group(1)}
+        status, _, _ = self.request("POST", SERVICE + "ListJobs", {}, token=None, headers=h)
+        self.assertEqual(status, 200)
+        status, _, _ = self.request("POST", SERVICE + "DeleteJob", {"name": "x"}, token=None,
+                                    headers=h)
+        self.assertEqual(status, 403)  # the session holds the operator's role, no more
+        status, r, _ = self.request("POST", "/logout", {}, token=None, headers=h)
+        self.assertIn("Max-Age=0", r.getheader("Set-Cookie"))
+        status, _, _ = self.request("POST", SERVICE + "ListJobs", {}, token=None, headers=h)
+        self.assertEqual(status, 401)
+
+    def test_audit_names_the_caller(self):
+        self.make_job("audited")
+        self.call("PauseJob", {"name": "audited"}, token=OPERATOR)
+        entries = self.call("ListAudit", {})["entries"]
+        mine = [e for e in entries if "audited" in json.dumps(e)]
+        self.assertTrue(any("token:http-operator" in json.dumps(e) for e in mine), mine)
+
+    def test_viewer_sees_secret_references_only(self):
+        self.make_job("secretive", secretEnv={"API_KEY": {"serverEnv": "HOME"}})
+        job = self.call("GetJob", {"name": "secretive"}, token=VIEWER)
+        self.assertEqual(job["secretEnv"], {"API_KEY": {"serverEnv": "HOME"}})
+        self.assertNotIn(os.environ.get("HOME", "/root"), json.dumps(job["secretEnv"]) + "x:")
+
+    # --- CSRF, limits -----------------------------------------------------
+
+    def test_csrf(self):
+        status, _, body = self.request("POST", SERVICE + "ListJobs", {},
+                                       headers={"Origin": "https://evil.example"})
+        self.assertEqual((status, body["code"]), (403, "permission_denied"))
+        status, _, _ = self.request("POST", SERVICE + "ListJobs", {},
+                                    headers={"Content-Type": "text/plain"})
+        self.assertEqual(status, 403)
+        status, _, _ = self.request("POST", SERVICE + "ListJobs", raw="a=b", headers={
+            "Content-Type": "application/x-www-form-urlencoded"})
+        self.assertEqual(status, 403)
+        status, _, _ = self.request("POST", "/login", {"token": ADMIN}, token=None,
+                                    headers={"Origin": "https://evil.example"})
+        self.assertEqual(status, 403)
+        status, _, _ = self.request("POST", SERVICE + "ListJobs", {},
+                                    headers={"Origin": self.origin})
+        self.assertEqual(status, 200)
+
+    def raw_request(self, head, body=b""):
+        """Sends head (and body) on a socket of its own: the response's status."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT_S) as raw:
+            with self.tls.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                s.sendall(head.encode() + body)
+                return int(s.recv(4096).split(b" ")[1])
+
+    def test_body_limit(self):
+        head = ("POST %sGetJob HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+                "Content-Type: application/json\r\n" % (SERVICE, ADMIN))
+        # Announced too large: refused before the body is sent.
+        self.assertEqual(self.raw_request(head + "Content-Length: %d\r\n\r\n" % (2 << 20)),
+                         413)
+        # Chunked past the limit: read, dropped, refused.
+        chunk = b"a" * (64 << 10)
+        body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(20)) + b"0\r\n\r\n"
+        self.assertEqual(self.raw_request(head + "Transfer-Encoding: chunked\r\n\r\n", body),
+                         413)
+        status, _, _ = self.request("POST", SERVICE + "ListJobs", {})
+        self.assertEqual(status, 200)
+
+    def test_open_streams_per_caller(self):
+        opened = []
+        try:
+            for _ in range(8):  # STREAMS_PER_CALLER (server/http/http_thread.c)
+                c, r = self.open_stream("Watch", {}, token=VIEWER)
+                opened.append(c)
+                self.assertEqual(r.status, 200)
+            c, r = self.open_stream("Watch", {}, token=VIEWER)
+            opened.append(c)
+            body = json.loads(r.read())
+            self.assertEqual((r.status, body["code"]), (429, "resource_exhausted"))
+            c, r = self.open_stream("Watch", {}, token=OPERATOR)  # another caller still may
+            opened.append(c)
+            self.assertEqual(r.status, 200)
+        finally:
+            for c in opened:
+                c.close()
+
+    # --- server-sent events -----------------------------------------------
+
+    def test_watch_resumes_gap_free_by_last_event_id(self):
+        self.make_job("resume")
+        for _ in range(3):
+            self.wait_run(self.call("TriggerJob", {"jobName": "resume"})["id"])
+        c, r = self.open_stream("Watch", {"afterSeq": "0"})
+        seqs, last_id = [], None
+        for ev_id, _, data in self.events(r):
+            seqs += [int(e["seq"]) for e in data["events"]]
+            last_id = ev_id
+            self.assertEqual(int(ev_id), seqs[-1])
+            if len(seqs) >= 6:
+                break
+        c.sock.shutdown(socket.SHUT_RDWR)  # a forced disconnect, mid-stream
+        c.close()
+        for _ in range(3):
+            self.wait_run(self.call("TriggerJob", {"jobName": "resume"})["id"])
+        last_seq = int(self.call("GetStats", {})["lastSeq"])
+        c, r = self.open_stream("Watch", {}, last_event_id=last_id)  # overrides the request
+        for _, _, data in self.events(r):
+            seqs += [int(e["seq"]) for e in data["events"]]
+            if seqs[-1] >= last_seq:
+                break
+        c.close()
+        self.assertEqual(seqs, list(range(seqs[0], last_seq + 1)), "gaps or repeats")
+        c, r = self.open_stream("Watch", {}, last_event_id="not-a-seq")
+        self.assertEqual(r.status, 400)
+        c.close()
+
+    def stalled_watch(self, token):
+        """A Watch from the first event whose reader never reads."""
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", self.port))
+        s = self.tls.wrap_socket(s, server_hostname="127.0.0.1")
+        q = urllib.parse.urlencode({"encoding": "json", "message": '{"afterSeq":"0"}'})
+        s.sendall(("GET %sWatch?%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                   "Authorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n"
+                   % (SERVICE, q, self.port, token)).encode())
+        return s
+
+    def test_stalled_readers_do_not_grow_memory(self):
+        self.make_job("stall", maxRunning=8)
+        for _ in range(60):
+            self.call("TriggerJob", {"jobName": "stall"})
+        stalled = []
+        for token in (ADMIN, OPERATOR):
+            for _ in range(8):
+                stalled.append(self.stalled_watch(token))
+        time.sleep(1)
+        before_kb = test_interop.peak_rss_kb(self.server.proc.pid)
+        try:
+            for _ in range(300):
+                self.call("TriggerJob", {"jobName": "stall"})
+            deadline = time.monotonic() + 60
+            while self.call("GetStats", {})["queued"] > 0 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            grew_kb = test_interop.peak_rss_kb(self.server.proc.pid) - before_kb
+            self.assertLess(grew_kb, 32 << 10, "cschedd's peak memory grew by %d KiB" % grew_kb)
+            status, _, _ = self.request("POST", SERVICE + "GetStats", {})
+            self.assertEqual(status, 200)  # and the loop answers
+        finally:
+            for s in stalled:
+                s.close()
+
+    # --- the console's files --------------------------------------------
+
+    def test_static_files_and_traversal(self):
+        status, r, body = self.request("GET", "/", token=None)
+        self.assertEqual((status, r.getheader("Content-Type")), (200, "text/html; charset=utf-8"))
+        self.assertIn("console", body)
+        status, r, body = self.request("GET", "/jobs/nightly", token=None)
+        self.assertEqual(status, 200)  # a route of the console gets index.html
+        status, r, _ = self.request("GET", "/assets/app-1a2b3c.js", token=None)
+        self.assertEqual(r.getheader("Content-Type"), "text/javascript; charset=utf-8")
+        self.assertIn("immutable", r.getheader("Cache-Control"))
+        for path in ("/leak.txt", "/etc/hostname.txt", "/../../../etc/hostname.txt",
+                     "/%2e%2e/%2e%2e/etc/os-release.txt", "/assets/../../secret.txt",
+                     "/..%2f..%2fetc%2fhostname.txt", "/assets/missing.js"):
+            c = self.conn()
+            c.putrequest("GET", path, skip_accept_encoding=True)  # sent as written
+            c.endheaders()
+            r = c.getresponse()
+            text = r.read().decode(errors="replace")
+            c.close()
+            with self.subTest(path=path):
+                self.assertEqual(r.status, 404, text)
+        with open("/etc/hostname") as f:
+            secret = f.read().strip()
+        status, _, body = self.request("GET", "/leak.txt", token=None)
+        self.assertNotIn(secret, body if secret else "x")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]] + test_interop.UNITTEST_ARGV, verbosity=2)
