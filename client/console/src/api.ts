@@ -132,7 +132,13 @@ export async function login(token: string): Promise<void> {
 }
 
 export async function logout(): Promise<void> {
-  await fetch("/logout", { method: "POST", credentials: "same-origin" });
+  const res = await fetch("/logout", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json" },
+    body: "{}",
+  });
+  if (!res.ok) throw await errorOf(res);
 }
 
 /* int64 fields arrive as bigint; every one the console shows fits a double. */
