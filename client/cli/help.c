@@ -57,7 +57,7 @@ static const struct {
     {"job", "next",
      "usage: csched job next NAME [--count N]\n"
      "The next fire times of the job's schedule.\n\n"
-     "  --count N                  how many (default 5, at most what the server sends)\n"},
+     "  --count N                  how many (default 5, at most 20)\n"},
     {"job", NULL,
      "usage: csched job create|update|get|list|delete|next ...\n"
      "See csched job SUBCOMMAND --help.\n"},

@@ -369,6 +369,9 @@ check sched_next 0 job next nightly --count 2
 expect sched_next out '^next fires:$'
 [ "$(grep -c ' 02:30:00 ' "$tmp/out")" -eq 2 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL sched_next: not 2 fires"; cat "$tmp/out"; }
+check sched_next_20 0 job next nightly --count 30
+[ "$(grep -c ' 02:30:00 ' "$tmp/out")" -eq 20 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL sched_next_20: not 20 fires"; cat "$tmp/out"; }
 check sched_json 0 -o json job get nightly
 jexpect sched_json 'd["schedule"]["text"] == "30 2 * * *" and d["schedule"]["timeZone"] == "Europe/Berlin"'
 jexpect sched_json 'd["nextFires"][0]["atUnixMs"].isdigit()'

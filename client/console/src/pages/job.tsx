@@ -11,6 +11,7 @@ import { navigate } from "../router";
 import { ErrorBox, Page, State, Status, useLoad, When } from "../ui";
 
 const PAGE = 50;
+const NEXT_FIRES = 20;
 
 /* Keyset pages: the tokens of the pages seen, so Newer goes back. */
 function usePages() {
@@ -41,7 +42,7 @@ function Pager({ pages, next, what }: { pages: ReturnType<typeof usePages>; next
 const fromLocal = (v: string) => (v ? new Date(v).getTime() : 0);
 
 export function JobPage({ name }: { name: string }) {
-  const job = useLoad(() => call(Scheduler.method.getJob, { name }), [name]);
+  const job = useLoad(() => call(Scheduler.method.getJob, { name, nextFires: NEXT_FIRES }), [name]);
   const runPages = usePages();
   const slotPages = usePages();
   const runs = useLoad(
@@ -160,7 +161,7 @@ export function JobPage({ name }: { name: string }) {
             </p>
           </section>
           <section aria-labelledby="fires">
-            <h2 id="fires">Next fires</h2>
+            <h2 id="fires">Next {NEXT_FIRES} fires</h2>
             {j.nextFires.length === 0 ? (
               <p class="muted">{j.schedule?.text ? "none" : "only when triggered"}</p>
             ) : (
