@@ -2,7 +2,9 @@
  * json_codec.h), parsed by jansson. Everything the message holds is
  * malloc'd, as protobuf-c's default allocator does, and hung on the message
  * as soon as it is made, so protobuf_c_message_free_unpacked frees a message
- * read halfway as well as a whole one.
+ * read halfway as well as a whole one. The recursion follows the messages'
+ * own nesting (the API has no recursive message), and jansson bounds the
+ * text's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,10 +16,6 @@
 #include <string.h>
 
 #include "json_codec.h"
-
-/* Nested messages deeper than this are refused: the API's go a few levels
- * down, and a hostile text must not buy a deep recursion. */
-#define DEPTH_MAX 32
 
 __attribute__((format(printf, 3, 4))) static int fail(struct cs_json_error *err, const char *path,
                                                       const char *fmt, ...)
@@ -211,12 +209,11 @@ static const char *wanted(const ProtobufCFieldDescriptor *fd)
 }
 
 static int read_message(const json_t *obj, const ProtobufCMessageDescriptor *d,
-                        ProtobufCMessage **slot, const char *path, int depth,
-                        struct cs_json_error *err);
+                        ProtobufCMessage **slot, const char *path, struct cs_json_error *err);
 
 /* One value of fd (a single field's, or one item of a repeated one) into p. */
 static int read_value(const ProtobufCFieldDescriptor *fd, const json_t *v, void *p,
-                      const char *path, int depth, struct cs_json_error *err)
+                      const char *path, struct cs_json_error *err)
 {
     int64_t i = 0;
     uint64_t u = 0;
@@ -273,7 +270,7 @@ static int read_value(const ProtobufCFieldDescriptor *fd, const json_t *v, void 
         break;
     case PROTOBUF_C_TYPE_MESSAGE:
         if (json_is_object(v))
-            return read_message(v, fd->descriptor, (ProtobufCMessage **)p, path, depth + 1, err);
+            return read_message(v, fd->descriptor, (ProtobufCMessage **)p, path, err);
         break;
     }
     return rc == 0 ? 0 : fail(err, path, "must be %s", wanted(fd));
@@ -281,7 +278,7 @@ static int read_value(const ProtobufCFieldDescriptor *fd, const json_t *v, void 
 
 /* A map: an object whose keys are the entries' string keys. */
 static int read_map(const ProtobufCFieldDescriptor *fd, const json_t *v, char *base,
-                    const char *path, int depth, struct cs_json_error *err)
+                    const char *path, struct cs_json_error *err)
 {
     const ProtobufCMessageDescriptor *ed = fd->descriptor;
     if (!json_is_object(v) || ed->fields[0].type != PROTOBUF_C_TYPE_STRING)
@@ -307,7 +304,7 @@ static int read_map(const ProtobufCFieldDescriptor *fd, const json_t *v, char *b
             return fail(err, sub, "out of memory");
         if (json_is_null(val))
             return fail(err, sub, "a map's value cannot be null");
-        int rc = read_value(&ed->fields[1], val, e + ed->fields[1].offset, sub, depth, err);
+        int rc = read_value(&ed->fields[1], val, e + ed->fields[1].offset, sub, err);
         if (rc != 0)
             return rc;
     }
@@ -315,10 +312,10 @@ static int read_map(const ProtobufCFieldDescriptor *fd, const json_t *v, char *b
 }
 
 static int read_repeated(const ProtobufCFieldDescriptor *fd, const json_t *v, char *base,
-                         const char *path, int depth, struct cs_json_error *err)
+                         const char *path, struct cs_json_error *err)
 {
     if (fd->type == PROTOBUF_C_TYPE_MESSAGE && cs_json_is_map_entry(fd->descriptor))
-        return read_map(fd, v, base, path, depth, err);
+        return read_map(fd, v, base, path, err);
     if (!json_is_array(v))
         return fail(err, path, "must be an array");
     size_t n = json_array_size(v);
@@ -333,7 +330,7 @@ static int read_repeated(const ProtobufCFieldDescriptor *fd, const json_t *v, ch
         const json_t *item = json_array_get(v, i);
         if (json_is_null(item))
             return fail(err, sub, "an array's item cannot be null");
-        int rc = read_value(fd, item, items + i * cs_json_field_size(fd), sub, depth, err);
+        int rc = read_value(fd, item, items + i * cs_json_field_size(fd), sub, err);
         if (rc != 0)
             return rc;
     }
@@ -358,23 +355,20 @@ static int mark_present(const ProtobufCFieldDescriptor *fd, char *base)
 }
 
 static int read_field(const ProtobufCFieldDescriptor *fd, const json_t *v, char *base,
-                      const char *path, int depth, struct cs_json_error *err)
+                      const char *path, struct cs_json_error *err)
 {
     if (fd->label == PROTOBUF_C_LABEL_REPEATED)
-        return read_repeated(fd, v, base, path, depth, err);
+        return read_repeated(fd, v, base, path, err);
     if (mark_present(fd, base) != 0)
         return fail(err, path, "is a member of a oneof whose other member is set");
     /* A string field still holds its default, shared and never freed, so
      * the fresh copy replaces it. */
-    return read_value(fd, v, base + fd->offset, path, depth, err);
+    return read_value(fd, v, base + fd->offset, path, err);
 }
 
 static int read_message(const json_t *obj, const ProtobufCMessageDescriptor *d,
-                        ProtobufCMessage **slot, const char *path, int depth,
-                        struct cs_json_error *err)
+                        ProtobufCMessage **slot, const char *path, struct cs_json_error *err)
 {
-    if (depth > DEPTH_MAX)
-        return fail(err, path, "nests messages deeper than %d", DEPTH_MAX);
     ProtobufCMessage *msg = malloc(d->sizeof_message);
     if (msg == NULL)
         return fail(err, path, "out of memory");
@@ -397,7 +391,7 @@ static int read_message(const json_t *obj, const ProtobufCMessageDescriptor *d,
             return fail(err, sub, "is given twice (once by each of its names)");
         if (json_is_null(v))
             continue; /* proto3: null is the field's default */
-        int rc = read_field(fd, v, (char *)msg, sub, depth, err);
+        int rc = read_field(fd, v, (char *)msg, sub, err);
         if (rc != 0)
             return rc;
     }
@@ -413,7 +407,7 @@ int cs_json_read_message(const char *text, size_t len, const ProtobufCMessageDes
     if (root == NULL)
         return fail(err, "", "not JSON: %s at line %d column %d", jerr.text, jerr.line,
                     jerr.column);
-    int rc = json_is_object(root) ? read_message(root, d, out, "", 0, err)
+    int rc = json_is_object(root) ? read_message(root, d, out, "", err)
                                   : fail(err, "", "must be a JSON object");
     json_decref(root);
     if (rc != 0 && *out != NULL) {

@@ -22,6 +22,7 @@
 #include "http_static.h"
 #include "json_codec.h"
 #include "log.h"
+#include "mhd_glue.h"
 #include "net_addr.h"
 #include "status_details.h"
 
@@ -180,6 +181,20 @@ static const char *cross_site(const struct cs_http *h, struct MHD_Connection *co
     if (host != NULL && strncmp(origin, scheme, sl) == 0 && strcmp(origin + sl, host) == 0)
         return NULL;
     return "the request's Origin is not this server's: cross-origin calls are refused";
+}
+
+/* What every POST and stream is checked for first, CSRF then size: true
+ * when the request is refused, *ok then the answer's result. */
+static bool refuse_early(const struct cs_http *h, struct MHD_Connection *conn, bool post,
+                         const struct request *req, enum MHD_Result *ok)
+{
+    const char *why = cross_site(h, conn, post);
+    if (why != NULL)
+        *ok = send_plain_error(conn, 0, GRPC_STATUS_PERMISSION_DENIED, why);
+    else if (req->too_large)
+        *ok = send_plain_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                               "the request is larger than the 1 MiB a call may send");
+    return why != NULL || req->too_large;
 }
 
 /* The caller's token, from "Authorization: Bearer TOKEN" or else the
@@ -359,12 +374,9 @@ static enum MHD_Result serve_api(struct cs_http *h, struct MHD_Connection *conn,
                                 stream ? "a stream is a GET with ?encoding=json&message=REQUEST "
                                          "(server-sent events)"
                                        : "a call is a POST of its request's JSON");
-    const char *refused = cross_site(h, conn, post);
-    if (refused != NULL)
-        return send_plain_error(conn, 0, GRPC_STATUS_PERMISSION_DENIED, refused);
-    if (req->too_large)
-        return send_plain_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, GRPC_STATUS_RESOURCE_EXHAUSTED,
-                                "the request is larger than the 1 MiB a call may send");
+    enum MHD_Result ok;
+    if (refuse_early(h, conn, post, req, &ok))
+        return ok;
     char token[CS_HTTP_TOKEN_MAX + 1];
     const char *why = NULL;
     if (caller_token(h, conn, token, &why) != 0)
@@ -383,7 +395,6 @@ static enum MHD_Result serve_api(struct cs_http *h, struct MHD_Connection *conn,
     struct cs_json_error err = {0};
     if (cs_json_read_message(text, text_len, m->input, &request, &err) != 0)
         return send_bad_field(conn, err.field, err.why);
-    enum MHD_Result ok;
     if (stream) {
         ok = call_stream(h, conn, url, m, token, request);
     } else {
@@ -467,12 +478,9 @@ static enum MHD_Result serve_session(struct cs_http *h, struct MHD_Connection *c
     if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
         return send_plain_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, GRPC_STATUS_INVALID_ARGUMENT,
                                 "use POST");
-    const char *refused = cross_site(h, conn, true);
-    if (refused != NULL)
-        return send_plain_error(conn, 0, GRPC_STATUS_PERMISSION_DENIED, refused);
-    if (req->too_large)
-        return send_plain_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, GRPC_STATUS_RESOURCE_EXHAUSTED,
-                                "the request is too large");
+    enum MHD_Result ok;
+    if (refuse_early(h, conn, true, req, &ok))
+        return ok;
     return strcmp(url, "/login") == 0 ? login(h, conn, req) : logout(h, conn);
 }
 
@@ -543,15 +551,6 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **req_cls,
     *req_cls = NULL;
 }
 
-/* libmicrohttpd's complaints, into cschedd's log. */
-__attribute__((format(printf, 2, 0))) static void mhd_log_cb(void *cls, const char *fmt, va_list ap)
-{
-    char msg[512];
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    msg[strcspn(msg, "\n")] = '\0';
-    cs_log_warn("libmicrohttpd: %s", msg);
-}
-
 static void http_free(struct cs_http *h)
 {
     if (h->channel != NULL)
@@ -581,7 +580,7 @@ static int start_daemon(struct cs_http *h, const struct sockaddr_storage *addr, 
         {MHD_OPTION_END, 0, NULL},
     };
     h->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log_cb, NULL,
+        flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER, cs_mhd_log_cb, NULL,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)addr, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
         MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_THREAD_STACK_SIZE,
@@ -637,8 +636,7 @@ err_free:
 
 int cs_http_port(const struct cs_http *h)
 {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info != NULL ? info->port : 0;
+    return cs_mhd_port(h->daemon);
 }
 
 void cs_http_stop(struct cs_http *h)

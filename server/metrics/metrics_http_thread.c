@@ -17,6 +17,7 @@
 #include "log.h"
 #include "metrics_format.h"
 #include "metrics_http.h"
+#include "mhd_glue.h"
 #include "net_addr.h"
 #include "proc_facts.h"
 
@@ -145,16 +146,6 @@ static enum MHD_Result request_cb(void *cls, struct MHD_Connection *conn, const 
     return scrape(h, conn);
 }
 
-/* libmicrohttpd's own complaints, into cschedd's log. The attribute says
- * fmt is a printf format, which clang's -Wformat-nonliteral asks for. */
-__attribute__((format(printf, 2, 0))) static void mhd_log_cb(void *cls, const char *fmt, va_list ap)
-{
-    char msg[512];
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    msg[strcspn(msg, "\n")] = '\0';
-    cs_log_warn("libmicrohttpd: %s", msg);
-}
-
 static void http_free(struct cs_metrics_http *h)
 {
     free(h->cert_pem);
@@ -208,7 +199,7 @@ int cs_metrics_http_start(const struct cs_metrics_http_config *config, struct cs
     /* The logger first, so that libmicrohttpd's complaints about the
      * options below reach cschedd's log too. */
     h->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log_cb, NULL,
+        flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER, cs_mhd_log_cb, NULL,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
         MHD_OPTION_ARRAY, h->cert_pem != NULL ? tls : tls + 2, MHD_OPTION_END);
@@ -235,8 +226,7 @@ err_free:
 
 int cs_metrics_http_port(const struct cs_metrics_http *h)
 {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info != NULL ? info->port : 0;
+    return cs_mhd_port(h->daemon);
 }
 
 void cs_metrics_http_stop(struct cs_metrics_http *h)

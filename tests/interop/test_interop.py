@@ -209,11 +209,13 @@ class GeneratedPackagesTest(unittest.TestCase):
 
 
 class ServerTest(unittest.TestCase):
-    """One cschedd for the class's tests, started with server_args more and
-    reached through open_channel; it must stop with exit status 0."""
+    """One cschedd for the class's tests, started with server_args more (and
+    server_tokens) and reached through open_channel; it must stop with exit
+    status 0."""
     server = None
     channel = None
     server_args = ()
+    server_tokens = None  # Server's default
 
     @classmethod
     def open_channel(cls):
@@ -221,7 +223,7 @@ class ServerTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(ARGS.bin_dir, cls.server_args)
+        cls.server = Server(ARGS.bin_dir, cls.server_args, cls.server_tokens)
         cls.channel = cls.open_channel()
         grpc.channel_ready_future(cls.channel).result(timeout=RPC_TIMEOUT_S)
         cls.stub = scheduler_pb2_grpc.SchedulerStub(cls.channel)
