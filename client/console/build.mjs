@@ -1,11 +1,12 @@
 // Builds the console: the TypeScript types of proto/csched/v1 (protoc with
 // protoc-gen-es), then one bundle with esbuild, into --out (default dist/).
 //
-//   node build.mjs [--out DIR] [--proto DIR] [--gen-only]
+//   node build.mjs [--out DIR] [--proto DIR] [--gen-only | --test]
 //
+// --test bundles test/*.test.ts for Node.js and runs them (node --test).
 // Needs only Node.js 18 or newer and the packages of package-lock.json.
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -35,6 +36,27 @@ execFileSync(
 if (args.includes("--gen-only")) process.exit(0);
 
 const esbuild = await import("esbuild");
+if (args.includes("--test")) {
+  const tests = join(here, "test");
+  const bundled = join(here, "test-out");
+  rmSync(bundled, { recursive: true, force: true });
+  const files = readdirSync(tests).filter((f) => f.endsWith(".test.ts"));
+  await esbuild.build({
+    entryPoints: files.map((f) => join(tests, f)),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: ["node18"],
+    packages: "external",
+    outdir: bundled,
+    outExtension: { ".js": ".mjs" },
+    logLevel: "warning",
+  });
+  execFileSync(process.execPath, ["--test", ...files.map((f) => join(bundled, f.replace(/\.ts$/, ".mjs")))], {
+    stdio: "inherit",
+  });
+  process.exit(0);
+}
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 await esbuild.build({
