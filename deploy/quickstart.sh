@@ -59,8 +59,11 @@ if [ -n "$http_listen" ] && [ -d "$build/client/console/npm" ]; then
     fi
     http_args=(--http-listen "$http_listen" --console-dir "$build/client/console/dist"
         --tokens-file "$state_dir/tokens")
+    ui_hint="build/bin/csched ui says so too"
+    [ "$http_listen" = 127.0.0.1:8080 ] ||
+        ui_hint="export CSCHED_CONSOLE_URL=http://$http_listen/ for build/bin/csched ui"
     console_msg="
-The web console: http://$http_listen/ (build/bin/csched ui says so too).
+The web console: http://$http_listen/ ($ui_hint).
 Log in with the token in $state_dir/console-token:
 
     cat $state_dir/console-token
