@@ -609,7 +609,10 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
         return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
     if (c->zoneinfo[0] != '/')
         return cs_err_set(err, -EINVAL, "--zoneinfo \"%s\" must be an absolute path", c->zoneinfo);
-    if (check_http(c, err) != 0 || check_auth(c, err) != 0)
+    int rc = check_http(c, err);
+    if (rc != 0)
+        return rc;
+    if (check_auth(c, err) != 0)
         return -EINVAL;
     if (c->auth.tls_cert != NULL && c->listen == NULL && c->metrics_listen == NULL &&
         c->http_listen == NULL)

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import ssl
 import sys
@@ -37,8 +38,9 @@ import test_interop  # noqa: E402  (parses the common arguments)
 ARGS = test_interop.ARGS
 ADMIN, OPERATOR, VIEWER = "http-admin-token-0123456789", "http-operator-token-01234", \
     "http-viewer-token-0123456789"
+REVOKED = "http-revoked-token-0123456789"
 TOKENS = (("http-admin", "admin", ADMIN), ("http-operator", "operator", OPERATOR),
-          ("http-viewer", "viewer", VIEWER))
+          ("http-viewer", "viewer", VIEWER), ("http-revoked", "viewer", REVOKED))
 ROLE_TOKEN = {"viewer": VIEWER, "operator": OPERATOR, "admin": ADMIN}
 ROLE_RANK = {"none": 0, "viewer": 1, "operator": 2, "admin": 3}
 SERVICE = "/csched.v1.Scheduler/"
@@ -311,6 +313,27 @@ class HttpApiTest(test_interop.ServerTest):
         status, _, _ = self.request("POST", SERVICE + "ListJobs", {}, token=None, headers=h)
         self.assertEqual(status, 401)
 
+    def test_session_ends_when_its_token_is_revoked(self):
+        status, r, _ = self.request("POST", "/login", {"token": REVOKED}, token=None)
+        self.assertEqual(status, 200)
+        h = {"Cookie": r.getheader("Set-Cookie").split(";")[0]}
+        status, _, _ = self.request("POST", SERVICE + "ListJobs", {}, token=None, headers=h)
+        self.assertEqual(status, 200)
+        path = self.server.cert("tokens")
+        with open(path) as f:
+            kept = [line for line in f if not line.startswith("http-revoked ")]
+        with open(path, "w") as f:
+            f.writelines(kept)
+        self.server.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + TIMEOUT_S
+        while status == 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            status, _, body = self.request("POST", SERVICE + "ListJobs", {}, token=None,
+                                           headers=h)
+        self.assertEqual(status, 401)
+        status, _, body = self.request("POST", SERVICE + "ListJobs", {}, token=None, headers=h)
+        self.assertIn("session has ended", body["message"])  # dropped, not asked again
+
     def test_audit_names_the_caller(self):
         self.make_job("audited")
         self.call("PauseJob", {"name": "audited"}, token=OPERATOR)
@@ -485,6 +508,81 @@ class HttpApiTest(test_interop.ServerTest):
             secret = f.read().strip()
         status, _, body = self.request("GET", "/leak.txt", token=None)
         self.assertNotIn(secret, body if secret else "x")
+
+
+class StandbyServer(test_interop.Server):
+    """A replica that joins as a standby: it writes no ready file (it does
+    once it becomes active), so it is ready when its log says it joined."""
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + test_interop.READY_TIMEOUT_S
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if " as a standby" in self.log_text():
+                return None
+            time.sleep(0.05)
+        raise RuntimeError("no standby:\n" + self.log_text())
+
+
+class StandbyTest(unittest.TestCase):
+    """Two replicas on the active one's embedded PostgreSQL: a call made over
+    HTTP to the standby is relayed to the active one, as a gRPC call is."""
+
+    def audit_of(self, active):
+        """The active replica's audit trail, asked over gRPC: the relayed
+        call is recorded there, naming the standby it came through."""
+        channel = active.channel(test_interop.ADMIN_TOKEN)
+        try:
+            stub = test_interop.scheduler_pb2_grpc.SchedulerStub(channel)
+            entries = stub.ListAudit(test_interop.pb.ListAuditRequest(),
+                                     timeout=TIMEOUT_S).entries
+        finally:
+            channel.close()
+        rows = [e for e in entries if e.job_name == "relayed"]
+        self.assertEqual([e.identity for e in rows], ["token:http-admin via http-b"])
+        return str(rows)
+
+    def test_standby_relays_http_calls(self):
+        active_port, standby_port = free_port(), None
+        active = test_interop.Server(ARGS.bin_dir, (
+            "--replica-id", "http-a", "--http-listen", "127.0.0.1:%d" % active_port),
+            tokens=TOKENS + (("interop-admin", "admin", test_interop.ADMIN_TOKEN),))
+        standby = None
+        try:
+            with open(os.path.join(active.state_dir, "pg", "password")) as f:
+                password = f.read().strip()
+            url = "postgresql://postgres:%s@/postgres?host=%s&port=5432" % (
+                urllib.parse.quote(password), os.path.join(active.state_dir, "pg"))
+            standby_port = free_port()
+            standby = StandbyServer(ARGS.bin_dir, (
+                "--replica-id", "http-b", "--database", url, "--peer-ca", active.cert("ca.pem"),
+                "--http-listen", "127.0.0.1:%d" % standby_port), tokens=TOKENS)
+            tls = ssl.create_default_context(cafile=standby.cert("ca.pem"))
+            deadline = time.monotonic() + TIMEOUT_S
+            while True:
+                c = http.client.HTTPSConnection("127.0.0.1", standby_port, context=tls,
+                                                timeout=TIMEOUT_S)
+                c.request("POST", SERVICE + "CreateJob",
+                          body=json.dumps({"job": {"name": "relayed", "command": ["/bin/true"]}}),
+                          headers={"Content-Type": "application/json",
+                                   "Authorization": "Bearer " + ADMIN})
+                r = c.getresponse()
+                body = json.loads(r.read())
+                c.close()
+                # Until the standby has read who is active (a heartbeat), it
+                # says so: 503, never a silent failure.
+                if r.status != 503 or time.monotonic() > deadline:
+                    break
+                self.assertIn("standby", body["message"])
+                time.sleep(0.2)
+            self.assertEqual(r.status, 200, body)
+            self.assertEqual(body["createdBy"], "token:http-admin via http-b")
+            self.assertIn("relayed", self.audit_of(active))
+        finally:
+            for server in (standby, active):
+                if server is not None:
+                    status = server.stop()
+                    if status == 0:
+                        server.remove()
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ static const char *const env_names[] = {
     "CSCHED_JOB_USER",
     "CSCHED_AUDIT_RETENTION_DAYS",
     "CSCHED_METRICS_LISTEN",
+    "CSCHED_HTTP_LISTEN",
+    "CSCHED_CONSOLE_DIR",
     "CSCHED_LAUNCH_THREADS",
     "CSCHED_MAX_HEALTH_WATCHES",
     "CSCHED_MAX_STREAMS",
@@ -605,7 +607,7 @@ static void test_config_missing_value_names_flag(void **state)
         "--retention-days",   "--socket",       "--admin-group", "--operator-group",
         "--viewer-group",     "--tls-cert",     "--tls-key",     "--tls-client-ca",
         "--tls-client-roles", "--tokens-file",  "--job-user",    "--audit-retention-days",
-        "--metrics-listen"};
+        "--metrics-listen",   "--http-listen",  "--console-dir"};
     struct cs_config c;
     struct cs_err err;
 
@@ -682,6 +684,39 @@ static void test_config_metrics_listen(void **state)
     assert_int_equal(unsetenv("CSCHED_METRICS_LISTEN"), 0);
 }
 
+/* The HTTP API knows callers only by token: it needs --tokens-file always,
+ * and TLS beyond loopback unless --insecure-tcp; on loopback the tokens
+ * need no TLS. */
+static void test_config_http_listen(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_null(c.http_listen);
+    assert_string_equal(c.console_dir, CS_DEFAULT_CONSOLE_DIR);
+    assert_int_equal(parse(&c, &err, "--http-listen", "127.0.0.1:8080", NULL), -EINVAL);
+    assert_non_null(strstr(err.msg, "--http-listen needs --tokens-file"));
+    assert_int_equal(parse(&c, &err, "--http-listen", "127.0.0.1:8080", "--tokens-file", "/t",
+                           "--console-dir", "/srv/console", NULL),
+                     0);
+    assert_true(c.http_loopback);
+    assert_string_equal(c.console_dir, "/srv/console");
+    assert_int_equal(parse(&c, &err, "--http-listen", "0.0.0.0:8080", "--tokens-file", "/t", NULL),
+                     -EPERM);
+    assert_non_null(strstr(err.msg, "--http-listen 0.0.0.0:8080 is beyond loopback"));
+    assert_int_equal(parse(&c, &err, "--http-listen", "0.0.0.0:8080", "--tokens-file", "/t",
+                           "--insecure-tcp", NULL),
+                     0);
+    assert_int_equal(parse(&c, &err, "--http-listen", "0.0.0.0:8080", "--tokens-file", "/t",
+                           "--tls-cert", "/c", "--tls-key", "/k", NULL),
+                     0);
+    /* Without the HTTP API, tokens still need TLS. */
+    assert_int_equal(parse(&c, &err, "--tokens-file", "/t", NULL), -EINVAL);
+    int rc = parse(&c, &err, "--http-listen", "nowhere", "--tokens-file", "/t", NULL);
+    assert_rejected(rc, err, "--http-listen");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -708,6 +743,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_tcp_needs_insecure_flag, clear_env),
         cmocka_unit_test_setup(test_config_tls, clear_env),
         cmocka_unit_test_setup(test_config_metrics_listen, clear_env),
+        cmocka_unit_test_setup(test_config_http_listen, clear_env),
         cmocka_unit_test_setup(test_config_replica, clear_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
