@@ -118,7 +118,9 @@ static int read_double(const json_t *v, double *out)
     return 0;
 }
 
-/* The value of one base64 digit, standard or URL-safe; -1 for none. */
+enum { NOT_BASE64 = -1 };
+
+/* The value of one base64 digit, standard or URL-safe; NOT_BASE64 for none. */
 static int b64_digit(char c)
 {
     if (c >= 'A' && c <= 'Z')
@@ -131,7 +133,7 @@ static int b64_digit(char c)
         return 62;
     if (c == '/' || c == '_')
         return 63;
-    return -1;
+    return NOT_BASE64;
 }
 
 /* proto3 takes bytes as base64, standard or URL-safe, padded or not. */
@@ -152,7 +154,7 @@ static int read_bytes(const json_t *v, ProtobufCBinaryData *out)
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
         int d = b64_digit(s[i]);
-        if (d < 0)
+        if (d == NOT_BASE64)
             return -EINVAL;
         acc = acc << 6 | (uint32_t)d;
         if (i % 4 == 3) {

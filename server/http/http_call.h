@@ -35,9 +35,11 @@ struct cs_http_status {
  * Returns the call (never NULL). */
 struct cs_http_call *cs_http_call_start(grpc_channel *channel, const char *path, const char *token,
                                         const uint8_t *request, size_t len, int deadline_s);
+/* What cs_http_call_next returns when the call has ended. */
+#define CS_HTTP_CALL_ENDED (-1)
 /* Waits at most wait_ms (< 0: as long as it takes) for the call's next
  * message: 1 with it in *msg, *len (the caller frees *msg); 0 when the wait
- * ran out; -1 when the call has ended, its status then in
+ * ran out; CS_HTTP_CALL_ENDED when the call has ended, its status then in
  * cs_http_call_status. */
 int cs_http_call_next(struct cs_http_call *call, int wait_ms, uint8_t **msg, size_t *len);
 /* The status of a call cs_http_call_next saw end. */

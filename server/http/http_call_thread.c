@@ -156,7 +156,7 @@ int cs_http_call_next(struct cs_http_call *c, int wait_ms, uint8_t **msg, size_t
         /* The status may come before the last messages are read: the call
          * has ended only once both are in. */
         if (c->ended && c->reads_done)
-            return -1;
+            return CS_HTTP_CALL_ENDED;
         if (!c->reads_done && !c->pending[TAG_MESSAGE])
             read_next(c);
         grpc_event ev = grpc_completion_queue_next(c->cq, deadline, NULL);

@@ -1,6 +1,7 @@
 /* http_error: gRPC statuses as Connect's errors (see http_error.h). */
 #include "http_error.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "json_codec.h"
@@ -46,8 +47,8 @@ unsigned cs_http_error_status(grpc_status_code code)
 }
 
 /* The next field of the protobuf message in [*p, end): 1 with its number
- * and, for a length-delimited one, its bytes; 0 at the end; -1 when the
- * bytes are not a message this reader knows (varints and lengths only). */
+ * and, for a length-delimited one, its bytes; 0 at the end; -EINVAL when
+ * the bytes are not a message this reader knows (varints and lengths only). */
 static int next_field(const uint8_t **p, const uint8_t *end, unsigned *field, const uint8_t **val,
                       size_t *len)
 {
@@ -55,14 +56,14 @@ static int next_field(const uint8_t **p, const uint8_t *end, unsigned *field, co
     if (*p >= end)
         return 0;
     if (cs_wire_read_varint(p, end, &key) != 0 || cs_wire_read_varint(p, end, &v) != 0)
-        return -1;
+        return -EINVAL;
     *field = (unsigned)(key >> 3);
     *val = NULL;
     *len = 0;
     if ((key & 7) == 0)
         return 1;
     if ((key & 7) != 2 || v > (uint64_t)(end - *p))
-        return -1;
+        return -EINVAL;
     *val = *p;
     *len = (size_t)v;
     *p += v;

@@ -17,6 +17,7 @@
 #define CS_HTTP_SSE_H
 
 #include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -34,10 +35,10 @@ struct cs_http_sse;
 struct cs_http_sse *cs_http_sse_new(ProtobufCMessage *request,
                                     const ProtobufCMessageDescriptor *reply, int client_fd,
                                     const char *last_event_id, struct cs_json_error *err);
-/* Waits up to wait_ms for the call's (taken) first reply: 0 when the stream
- * is under way, or -1 when it ended at once with an error, whose status
- * cs_http_call_status(cs_http_sse_call(sse)) gives (free sse then). */
-int cs_http_sse_begin(struct cs_http_sse *sse, struct cs_http_call *call, int wait_ms);
+/* Waits up to wait_ms for the call's (taken) first reply: true when the
+ * stream is under way, false when it ended at once with an error, whose
+ * status cs_http_call_status(cs_http_sse_call(sse)) gives (free sse then). */
+bool cs_http_sse_begin(struct cs_http_sse *sse, struct cs_http_call *call, int wait_ms);
 struct cs_http_call *cs_http_sse_call(const struct cs_http_sse *sse);
 /* libmicrohttpd's content reader and its free callback, cls the sse. */
 ssize_t cs_http_sse_read_cb(void *cls, uint64_t pos, char *buf, size_t max);

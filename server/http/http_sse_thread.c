@@ -122,9 +122,12 @@ static bool client_gone(int fd)
     return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
+/* What next_reply returns when the client has gone. */
+#define CLIENT_GONE (-2)
+
 /* cs_http_call_next, looking every CLIENT_CHECK_MS whether the client has
  * gone: a browser that closed its stream frees the stream's thread and its
- * call within a second rather than at the next keep-alive. -2: gone. */
+ * call within a second rather than at the next keep-alive (CLIENT_GONE). */
 static int next_reply(struct cs_http_sse *s, int wait_ms, uint8_t **msg, size_t *len)
 {
     for (int waited = 0;; waited += CLIENT_CHECK_MS) {
@@ -133,7 +136,7 @@ static int next_reply(struct cs_http_sse *s, int wait_ms, uint8_t **msg, size_t 
         if (rc != 0 || waited + slice >= wait_ms)
             return rc;
         if (client_gone(s->client_fd))
-            return -2;
+            return CLIENT_GONE;
     }
 }
 
@@ -157,9 +160,9 @@ static void fill(struct cs_http_sse *s, int wait_ms)
     }
     if (rc == 0) {
         fputs(": keep-alive\n\n", f);
-    } else if (rc == -2) {
+    } else if (rc == CLIENT_GONE) {
         s->gone = s->ending = true;
-    } else if (rc < 0) {
+    } else if (rc == CS_HTTP_CALL_ENDED) {
         const struct cs_http_status *st = cs_http_call_status(s->call);
         s->ending = true;
         if (st->code != GRPC_STATUS_OK) {
@@ -175,15 +178,15 @@ static void fill(struct cs_http_sse *s, int wait_ms)
     s->off = 0;
 }
 
-int cs_http_sse_begin(struct cs_http_sse *s, struct cs_http_call *call, int wait_ms)
+bool cs_http_sse_begin(struct cs_http_sse *s, struct cs_http_call *call, int wait_ms)
 {
     s->call = call;
     fill(s, wait_ms);
     if (s->ending && cs_http_call_status(call)->code != GRPC_STATUS_OK)
-        return -1;
+        return false;
     if (s->len > 0 && !s->ending && strncmp(s->text, ": keep-alive", 12) == 0)
         s->len = 0; /* the stream has only begun: nothing to keep alive */
-    return 0;
+    return true;
 }
 
 struct cs_http_call *cs_http_sse_call(const struct cs_http_sse *s)

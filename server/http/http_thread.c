@@ -334,7 +334,7 @@ static enum MHD_Result call_stream(struct cs_http *h, struct MHD_Connection *con
     protobuf_c_message_pack(request, bytes);
     struct cs_http_call *call = cs_http_call_start(h->channel, path, token, bytes, len, 0);
     free(bytes);
-    if (cs_http_sse_begin(sse, call, STREAM_FIRST_WAIT_MS) != 0) {
+    if (!cs_http_sse_begin(sse, call, STREAM_FIRST_WAIT_MS)) {
         enum MHD_Result ok = send_status(conn, cs_http_call_status(call));
         stream_done_cb(o);
         return ok;
