@@ -57,8 +57,10 @@ if (args.includes("--test")) {
   });
   process.exit(0);
 }
-rmSync(out, { recursive: true, force: true });
+/* Empty out, but keep the directory itself: a running cschedd serves from
+ * it (--console-dir) and sees the new files without a restart. */
 mkdirSync(out, { recursive: true });
+for (const f of readdirSync(out)) rmSync(join(out, f), { recursive: true, force: true });
 await esbuild.build({
   entryPoints: [join(here, "src", "main.tsx")],
   bundle: true,

@@ -67,7 +67,8 @@ async function load(now: number): Promise<{ rows: Row[]; runs: number; complete:
   return { rows: jobs.map((job) => ({ job, runs: byJob.get(job.name) ?? [] })), runs, complete };
 }
 
-function draw(canvas: HTMLCanvasElement, rows: Row[], now: number, top: number) {
+/* Draws the rows in view of [now - span, now + span]. */
+function draw(canvas: HTMLCanvasElement, rows: Row[], now: number, top: number, span: number) {
   const ratio = window.devicePixelRatio || 1;
   const width = canvas.clientWidth;
   const height = canvas.clientHeight;
@@ -78,18 +79,17 @@ function draw(canvas: HTMLCanvasElement, rows: Row[], now: number, top: number) 
   g.clearRect(0, 0, width, height);
   const names = Math.min(NAME_W, width * 0.35);
   const plot = width - names;
-  const x = (t: number) => names + ((t - (now - 24 * HOUR)) / (48 * HOUR)) * plot;
+  const x = (t: number) => names + ((t - (now - span)) / (2 * span)) * plot;
 
   g.font = "12px system-ui, sans-serif";
   g.textBaseline = "middle";
-  /* hour lines every 6 hours, labelled in the browser's zone */
-  g.fillStyle = "#444";
-  for (let h = -24; h <= 24; h += 6) {
-    const t = now + h * HOUR;
+  /* four lines each side of now, labelled in the browser's zone */
+  for (let k = -4; k <= 4; k++) {
+    const t = now + (k * span) / 4;
     g.fillStyle = "#e3e3e3";
     g.fillRect(Math.round(x(t)), 18, 1, height);
     g.fillStyle = "#333";
-    g.fillText(h === 0 ? "now" : clock(t).slice(11, 16), x(t) + 3, 9);
+    g.fillText(k === 0 ? "now" : clock(t).slice(11, 16), x(t) + 3, 9);
   }
   g.fillStyle = "#1f4e79";
   g.fillRect(Math.round(x(now)), 0, 2, height);
@@ -108,13 +108,14 @@ function draw(canvas: HTMLCanvasElement, rows: Row[], now: number, top: number) 
     for (const r of runs) {
       const start = num(r.startedUnixMs) || num(r.createdUnixMs);
       const end = num(r.endedUnixMs) || now;
+      if (end < now - span) continue;
       const x0 = Math.max(names, x(start));
       g.fillStyle = colour[r.state] ?? "#999";
       g.fillRect(x0, y + 4, Math.max(3, x(end) - x0), ROW - 8);
     }
     for (const f of job.nextFires) {
       const t = num(f.atUnixMs);
-      if (t > now + 24 * HOUR || job.paused) continue;
+      if (t > now + span || job.paused) continue;
       g.fillStyle = "#1f4e79";
       g.fillRect(Math.round(x(t)), y + 2, 2, ROW - 4);
     }
@@ -125,6 +126,7 @@ export function TimelinePage() {
   const [data, setData] = useState<Awaited<ReturnType<typeof load>> | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [now] = useState(Date.now());
+  const [hours, setHours] = useState(24);
   const canvas = useRef<HTMLCanvasElement>(null);
   const scroller = useRef<HTMLDivElement>(null);
 
@@ -139,7 +141,7 @@ export function TimelinePage() {
     let frame = 0;
     const redraw = () => {
       cancelAnimationFrame(frame);
-      frame = requestAnimationFrame(() => draw(c, data.rows, now, s.scrollTop));
+      frame = requestAnimationFrame(() => draw(c, data.rows, now, s.scrollTop, hours * HOUR));
     };
     redraw();
     s.addEventListener("scroll", redraw, { passive: true });
@@ -148,7 +150,7 @@ export function TimelinePage() {
       s.removeEventListener("scroll", redraw);
       window.removeEventListener("resize", redraw);
     };
-  }, [data]);
+  }, [data, hours]);
 
   const summary = data
     ? `${data.rows.length} jobs, ${data.runs} runs in the last 24 hours${data.complete ? "" : " (the first pages only)"}`
@@ -158,6 +160,15 @@ export function TimelinePage() {
     <Page title="Timeline">
       <ErrorBox error={error} />
       <Status text={summary} />
+      <label class="window">
+        Window
+        <select value={hours} onChange={(e) => setHours(Number((e.target as HTMLSelectElement).value))}>
+          <option value={24}>24 hours each side of now</option>
+          <option value={6}>6 hours each side</option>
+          <option value={1}>1 hour each side</option>
+          <option value={0.25}>15 minutes each side</option>
+        </select>
+      </label>
       <ul class="legend" aria-label="Colours">
         <li class="st-succeeded">succeeded</li>
         <li class="st-failed">failed</li>
