@@ -27,8 +27,13 @@
 #include "status_details.h"
 
 /* Connections served at once, each with its thread: streams and calls
- * together. A browser keeps about six per origin. */
-#define CONNECTIONS_MAX 128
+ * together. A browser keeps about six per origin. Each connection makes
+ * one gRPC call at a time, all on the one connection to the server, which
+ * takes CS_RPC_MAX_STREAMS_PER_CONNECTION at once: more would queue one
+ * caller's call behind another's streams. */
+#define CONNECTIONS_MAX 96
+_Static_assert(CONNECTIONS_MAX <= CS_RPC_MAX_STREAMS_PER_CONNECTION,
+               "every HTTP connection's call must fit on the API's gRPC connection at once");
 /* Streams one caller (one token) may hold open at once: each holds a
  * connection, so no caller takes more than a small share of them. gRPC's
  * own bound per caller (CS_API_STREAMS_PER_CALLER) applies behind it. */
@@ -126,8 +131,16 @@ static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned http_sta
     return send_json(conn, http_status != 0 ? http_status : cs_http_error_status(code), text, len);
 }
 
-static enum MHD_Result send_status(struct MHD_Connection *conn, const struct cs_http_status *st)
+/* A call's error status. One the server refused as unauthenticated ends
+ * the session it was made under: the session's token has been revoked
+ * (removed from the tokens file, which SIGHUP rereads). */
+static enum MHD_Result send_status(struct cs_http *h, struct MHD_Connection *conn,
+                                   const struct cs_http_status *st)
 {
+    const char *id = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, SESSION_COOKIE);
+    if (st->code == GRPC_STATUS_UNAUTHENTICATED && id != NULL &&
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization") == NULL)
+        cs_http_session_close(h->sessions, id);
     return send_error(conn, 0, st->code, st->message, st->details, st->details_len);
 }
 
@@ -239,7 +252,7 @@ static enum MHD_Result call_unary(struct cs_http *h, struct MHD_Connection *conn
     ProtobufCMessage *reply = NULL;
     enum MHD_Result ok;
     if (st->code != GRPC_STATUS_OK) {
-        ok = send_status(conn, st);
+        ok = send_status(h, conn, st);
     } else if ((reply = protobuf_c_message_unpack(output, NULL, msg_len, msg)) == NULL) {
         ok = send_plain_error(conn, 0, GRPC_STATUS_INTERNAL, "the reply did not unpack");
     } else {
@@ -335,7 +348,7 @@ static enum MHD_Result call_stream(struct cs_http *h, struct MHD_Connection *con
     struct cs_http_call *call = cs_http_call_start(h->channel, path, token, bytes, len, 0);
     free(bytes);
     if (!cs_http_sse_begin(sse, call, STREAM_FIRST_WAIT_MS)) {
-        enum MHD_Result ok = send_status(conn, cs_http_call_status(call));
+        enum MHD_Result ok = send_status(h, conn, cs_http_call_status(call));
         stream_done_cb(o);
         return ok;
     }
@@ -447,7 +460,7 @@ static enum MHD_Result login(struct cs_http *h, struct MHD_Connection *conn,
     const struct cs_http_status *st = cs_http_call_status(call);
     char id[CS_HTTP_SESSION_ID_LEN + 1];
     if (st->code != GRPC_STATUS_OK) {
-        ok = send_status(conn, st);
+        ok = send_status(h, conn, st);
     } else if (cs_http_session_open(h->sessions, token, id) != 0) {
         ok = send_plain_error(conn, 0, GRPC_STATUS_INTERNAL, "no session could be made");
     } else {

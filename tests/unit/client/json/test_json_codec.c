@@ -96,22 +96,27 @@ static void test_json_codec_both_names_and_number_forms(void **state)
 
 static void test_json_codec_refusals_name_the_field(void **state)
 {
-    const ProtobufCMessageDescriptor *job = &csched__v1__job__descriptor;
-    read_fails("{\"name\":", job, "");
-    read_fails("[1]", job, "");
-    read_fails("{\"bogus\":1}", job, "bogus");
-    read_fails("{\"schedule\":{\"cron\":\"x\"}}", job, "schedule.cron");
-    read_fails("{\"maxRunning\":\"many\"}", job, "max_running");
-    read_fails("{\"maxRunning\":-1}", job, "max_running");
-    read_fails("{\"maxRunning\":4294967296}", job, "max_running");
-    read_fails("{\"command\":[\"a\",7]}", job, "command[1]");
-    read_fails("{\"env\":{\"A\":1}}", job, "env.A");
-    read_fails("{\"paused\":\"yes\"}", job, "paused");
-    read_fails("{\"schedule\":{\"misfire\":\"MISFIRE_NEVER\"}}", job, "schedule.misfire");
-    read_fails("{\"name\":\"a\",\"name\":\"b\"}", job, "");
-    read_fails("{\"max_running\":1,\"maxRunning\":2}", job, "max_running");
-    read_fails("{\"secretEnv\":{\"K\":{\"file\":\"/a\",\"serverEnv\":\"B\"}}}", job,
-               "secret_env.K.server_env");
+    static const struct {
+        const char *text, *field;
+    } refused[] = {
+        {"{\"name\":", ""},
+        {"[1]", ""},
+        {"{\"name\":\"a\",\"name\":\"b\"}", ""},
+        {"{\"bogus\":1}", "bogus"},
+        {"{\"schedule\":{\"cron\":\"x\"}}", "schedule.cron"},
+        {"{\"maxRunning\":\"many\"}", "max_running"},
+        {"{\"maxRunning\":-1}", "max_running"},
+        {"{\"maxRunning\":4294967296}", "max_running"},
+        {"{\"command\":[\"a\",7]}", "command[1]"},
+        {"{\"env\":{\"A\":1}}", "env.A"},
+        {"{\"paused\":\"yes\"}", "paused"},
+        {"{\"schedule\":{\"misfire\":\"MISFIRE_NEVER\"}}", "schedule.misfire"},
+        {"{\"max_running\":1,\"maxRunning\":2}", "max_running"},
+        {"{\"secretEnv\":{\"K\":{\"file\":\"/a\",\"serverEnv\":\"B\"}}}",
+         "secret_env.K.server_env"},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        read_fails(refused[i].text, &csched__v1__job__descriptor, refused[i].field);
 }
 
 int main(void)
