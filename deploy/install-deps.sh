@@ -40,7 +40,15 @@ BUILD_PACKAGES=(
     clang libclang-rt-14-dev
     libmicrohttpd-dev libjansson-dev prometheus curl
     mmdebstrap podman skopeo runc
+    chromium
 )
+# nodejs and npm build the web console (client/console; Debian 12's Node.js
+# 18 or newer); chromium runs its browser test. A Node.js of another origin
+# (NodeSource's nodejs, which conflicts with Debian's npm) is kept as it is:
+# apt would otherwise replace it.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    BUILD_PACKAGES+=(nodejs npm)
+fi
 
 # Shared libraries of cschedd and csched, runuser for running PostgreSQL
 # unprivileged as root; tzdata: the time zones of schedules, read from

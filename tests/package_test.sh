@@ -51,6 +51,12 @@ for f in ./usr/bin/cschedd ./usr/bin/csched ./usr/libexec/csched/csched-minder \
     ./usr/lib/libcsched.so.0 ./usr/include/csched/client.h ./usr/lib/systemd/system/cschedd.service; do
     grep -qx -- "$f" <<<"$contents" || die "$(basename "$deb") has no $f"
 done
+# The web console, where cschedd's --console-dir looks by default, whenever
+# the build made it (CMake found Node.js).
+if [ -f "$build/client/console/dist/index.html" ]; then
+    grep -qx -- ./usr/share/csched/console/index.html <<<"$contents" ||
+        die "$(basename "$deb") has no web console (./usr/share/csched/console/index.html)"
+fi
 dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/cschedd.service |
     grep -q '^ExecStart=/usr/bin/cschedd ' || die "the packaged unit does not start /usr/bin/cschedd"
 declared="$(dpkg-deb -f "$deb" Depends), $(dpkg-deb -f "$deb" Recommends)"

@@ -440,5 +440,7 @@ int cs_cmd_replicas(struct cs_cli *cli, int argc, char **argv);
 void cs_cli_print_replicas(FILE *f, const Csched__V1__ListReplicasResponse *resp);
 /* token new NAME ROLE: needs no connection (cli->client is NULL). */
 int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
+/* ui [--url URL]: prints the console's address; makes no call. */
+int cs_cmd_ui(struct cs_cli *cli, int argc, char **argv);
 
 #endif

@@ -51,8 +51,10 @@ out:
     return rc;
 }
 
-/* GetJob name into *resp: 0, or the exit code once the failure is printed. */
-static int get_job(struct cs_cli *cli, const char *name, Csched__V1__Job **resp)
+/* GetJob name, with next_fires of its fire times (0: the server's 5), into
+ * *resp: 0, or the exit code once the failure is printed. */
+static int get_job(struct cs_cli *cli, const char *name, uint32_t next_fires,
+                   Csched__V1__Job **resp)
 {
     Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
@@ -61,6 +63,7 @@ static int get_job(struct cs_cli *cli, const char *name, Csched__V1__Job **resp)
     int rc;
 
     req.name = (char *)name;
+    req.next_fires = next_fires;
     rc = cs_scheduler_get_job(cli->client, &req, resp, &opts, &st);
     if (rc != 0) {
         snprintf(what, sizeof(what), "get job %s", name);
@@ -77,7 +80,7 @@ static int job_get(struct cs_cli *cli, int argc, char **argv)
 
     rc = cs_cli_positionals(cli, argc, argv, &name, 1, "csched job get NAME");
     if (rc == 0)
-        rc = get_job(cli, name, &resp);
+        rc = get_job(cli, name, 0, &resp);
     if (rc != 0)
         return rc;
     print_job(cli, resp, NULL);
@@ -87,7 +90,7 @@ static int job_get(struct cs_cli *cli, int argc, char **argv)
 
 #define NEXT_USAGE "csched job next NAME [--count N]"
 
-/* The next fire times GetJob shows (the server sends 5). */
+/* The next fire times GetJob shows (5 unless asked for up to 20). */
 static int job_next(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__Job *resp;
@@ -107,7 +110,7 @@ static int job_next(struct cs_cli *cli, int argc, char **argv)
     }
     if (name == NULL)
         return cs_cli_usage(cli, "missing job NAME; usage: %s", NEXT_USAGE);
-    rc = get_job(cli, name, &resp);
+    rc = get_job(cli, name, count, &resp);
     if (rc != 0)
         return rc;
     if (cli->format != CS_FORMAT_TABLE) {

@@ -57,7 +57,7 @@ static const struct {
     {"job", "next",
      "usage: csched job next NAME [--count N]\n"
      "The next fire times of the job's schedule.\n\n"
-     "  --count N                  how many (default 5, at most what the server sends)\n"},
+     "  --count N                  how many (default 5, at most 20)\n"},
     {"job", NULL,
      "usage: csched job create|update|get|list|delete|next ...\n"
      "See csched job SUBCOMMAND --help.\n"},
@@ -133,6 +133,12 @@ static const struct {
     {"token", NULL,
      "usage: csched token new NAME ROLE\n"
      "Makes a bearer token and the line of cschedd's --tokens-file for it.\n"},
+    {"ui", NULL,
+     "usage: csched ui [--url URL]\n"
+     "Prints the address of the web console (cschedd --http-listen) and how to\n"
+     "log in. Makes no call.\n\n"
+     "  --url URL                  the console's address (else $CSCHED_CONSOLE_URL;\n"
+     "                             for the local socket, http://127.0.0.1:8080/)\n"},
 };
 
 int cs_cli_help(FILE *f, const char *command, const char *sub)

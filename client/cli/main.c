@@ -43,6 +43,7 @@ static const char usage_text[] =
     "  audit [--identity I] [--method M] [--job J] [--run ID] [--since T]\n"
     "        [--until T] [--limit N]\n"
     "  token new NAME ROLE            make a bearer token and its --tokens-file line\n"
+    "  ui [--url URL]                 the web console's address and how to log in\n"
     "\n"
     "The server defaults to $CSCHED_SERVER, else unix:$CSCHED_SOCKET, else\n"
     "unix:/run/csched/csched.sock (HOST:PORT for TCP). --timeout is\n"
@@ -66,7 +67,7 @@ static const struct {
     {"audit", cs_cmd_audit, false},       {"token", cs_cmd_token, true},
     {"slots", cs_cmd_slots, false},       {"pause", cs_cmd_pause, false},
     {"resume", cs_cmd_resume, false},     {"backfill", cs_cmd_backfill, false},
-    {"replicas", cs_cmd_replicas, false},
+    {"replicas", cs_cmd_replicas, false}, {"ui", cs_cmd_ui, true},
 };
 
 /* True if words (up to a "--") ask for help. */

@@ -303,7 +303,7 @@ void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, vo
 
 /* A shallow copy of job's spec into *shown, with its next n fire times in
  * fires (pointed at by ptrs, their text in text): the stored spec keeps no
- * next_fires. n at most CS_JOB_NEXT_FIRES; one fire costs a table lookup. */
+ * next_fires. n at most CS_JOB_NEXT_FIRES_MAX; one fire costs a table lookup. */
 static void show_job(const struct cs_job *job, int64_t now_s, size_t n, Csched__V1__Job *shown,
                      Csched__V1__FireTime *fires, Csched__V1__FireTime **ptrs, char (*text)[40])
 {
@@ -324,9 +324,11 @@ void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void 
     if (job == NULL)
         return;
     Csched__V1__Job shown;
-    Csched__V1__FireTime fires[CS_JOB_NEXT_FIRES], *ptrs[CS_JOB_NEXT_FIRES];
-    char text[CS_JOB_NEXT_FIRES][40];
-    show_job(job, cs_now_unix_ms() / 1000, CS_JOB_NEXT_FIRES, &shown, fires, ptrs, text);
+    Csched__V1__FireTime fires[CS_JOB_NEXT_FIRES_MAX], *ptrs[CS_JOB_NEXT_FIRES_MAX];
+    char text[CS_JOB_NEXT_FIRES_MAX][40];
+    size_t n = req->next_fires == 0 ? CS_JOB_NEXT_FIRES : req->next_fires;
+    show_job(job, cs_now_unix_ms() / 1000, n < CS_JOB_NEXT_FIRES_MAX ? n : CS_JOB_NEXT_FIRES_MAX,
+             &shown, fires, ptrs, text);
     cs_call_reply(call, &shown.base);
 }
 

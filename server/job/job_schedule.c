@@ -173,7 +173,7 @@ static void format_local(const struct cs_fire *f, char *buf, size_t len)
 size_t cs_job_next_fires(const struct cs_schedule *s, int64_t after_s, Csched__V1__FireTime *out,
                          char (*text)[40], size_t n)
 {
-    struct cs_fire fires[CS_JOB_NEXT_FIRES];
+    struct cs_fire fires[CS_JOB_NEXT_FIRES_MAX];
     size_t got;
 
     if (n > CS_ARRAY_LEN(fires))

@@ -23,8 +23,9 @@
 #define CS_SCHEDULE_CATCHUP_MAX 1000
 #define CS_SCHEDULE_CATCHUP_DEFAULT 10
 #define CS_SCHEDULE_DEADLINE_MAX_S (7 * 24 * 3600)
-/* How many next fire times GetJob shows. */
+/* How many next fire times GetJob shows, unless asked for up to the most. */
 #define CS_JOB_NEXT_FIRES 5
+#define CS_JOB_NEXT_FIRES_MAX 20
 
 /* The zones read so far from the tz database in dir, sorted by name (a few
  * hundred names at most). A zone is kept until cs_zones_free, or until a

@@ -187,6 +187,38 @@ static void test_e2e_schedule_update(void **state)
     csched__v1__job__free_unpacked(got, NULL);
 }
 
+/* GetJob with next_fires: 0 gives 5, up to 20 as asked, more than 20 gives 20
+ * (the console's Job page shows 20). */
+static void get_fires(struct cs_e2e *e, uint32_t asked, size_t want)
+{
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    Csched__V1__Job *got = NULL;
+    struct cs_status st = {0};
+
+    req.name = "every10";
+    req.next_fires = asked;
+    if (cs_scheduler_get_job(e->client, &req, &got, cs_e2e_opts(), &st) != 0)
+        fail_msg("GetJob(every10, next_fires %u): %s", asked, st.message);
+    assert_int_equal(got->n_next_fires, want);
+    for (size_t i = 1; i < got->n_next_fires; i++)
+        assert_int_equal(got->next_fires[i]->at_unix_ms - got->next_fires[i - 1]->at_unix_ms,
+                         600000);
+    csched__v1__job__free_unpacked(got, NULL);
+}
+
+static void test_e2e_schedule_next_fires_asked(void **state)
+{
+    struct cs_e2e *e = *state;
+    Csched__V1__Job *job = cs_e2e_scheduled_job("every10", "*/10 * * * *", "UTC");
+
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    csched__v1__job__free_unpacked(job, NULL);
+    get_fires(e, 0, 5);
+    get_fires(e, 1, 1);
+    get_fires(e, 20, 20);
+    get_fires(e, 100000, 20);
+}
+
 /* The system's tz data, not ICU 72's copy of 2022e: Almaty is at +05:00
  * since 2024-03-01, so 12:00 there is 07:00 UTC, and Ciudad Juarez (a zone
  * since 2022g) is one. */
@@ -236,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_e2e_schedule_refused),
         cmocka_unit_test(test_e2e_schedule_empty_text),
         cmocka_unit_test(test_e2e_schedule_next_fires),
+        cmocka_unit_test(test_e2e_schedule_next_fires_asked),
         cmocka_unit_test(test_e2e_schedule_system_zones),
         cmocka_unit_test(test_e2e_schedule_update),
         cmocka_unit_test(test_e2e_schedule_restart),

@@ -370,6 +370,9 @@ check sched_next 0 job next nightly --count 2
 expect sched_next out '^next fires:$'
 [ "$(grep -c ' 02:30:00 ' "$tmp/out")" -eq 2 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL sched_next: not 2 fires"; cat "$tmp/out"; }
+check sched_next_20 0 job next nightly --count 30
+[ "$(grep -c ' 02:30:00 ' "$tmp/out")" -eq 20 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL sched_next_20: not 20 fires"; cat "$tmp/out"; }
 check sched_json 0 -o json job get nightly
 jexpect sched_json 'd["schedule"]["text"] == "30 2 * * *" and d["schedule"]["timeZone"] == "Europe/Berlin"'
 jexpect sched_json 'd["nextFires"][0]["atUnixMs"].isdigit()'
@@ -446,6 +449,20 @@ expect unreachable err '^csched: stats: UNAVAILABLE: '
 kill -TERM "$server_pid"
 wait "$server_pid"
 server_pid=
+# csched ui: the console's address, from the flag, the environment, or for
+# the local socket the loopback one deploy/quickstart.sh serves.
+check ui_local 0 ui
+expect ui_local out '^http://127\.0\.0\.1:8080/$'
+expect ui_local out 'csched token new NAME viewer'
+check ui_url 0 ui --url https://sched.example:8443/
+expect ui_url out '^https://sched\.example:8443/$'
+CSCHED_CONSOLE_URL=https://env.example/
+export CSCHED_CONSOLE_URL
+check ui_env 0 ui
+unset CSCHED_CONSOLE_URL
+expect ui_env out '^https://env\.example/$'
+check ui_tcp_unknown 64 --server sched.example:50051 ui
+expect ui_tcp_unknown err 'give --url'
 mkdir "$tmp/certs"
 sh "$(dirname "$0")/../make_certs.sh" "$tmp/certs"
 # The admin token from csched token new; the viewer's by the documented
