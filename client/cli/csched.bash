@@ -105,7 +105,7 @@ _csched() {
         esac
         ;;
     apply) words_now="-f --file --dry-run --prune -l --selector" ;;
-    trigger) words_now="--env --idempotency-key --at --in --wait" names=true ;;
+    trigger) words_now="--env --idempotency-key --at --in --wait -v --verbose" names=true ;;
     runs) words_now="--job --state --limit" ;;
     logs) words_now="--attempt --stdout --stderr -f --follow" ;;
     watch) words_now="--job --after-seq" ;;

@@ -74,13 +74,14 @@ static const struct {
      "                             the label --prune goes by\n"},
     {"trigger", NULL,
      "usage: csched trigger JOB [--env K=V]... [--idempotency-key K]\n"
-     "                      [--at TIME | --in DURATION] [--wait]\n"
+     "                      [--at TIME | --in DURATION] [--wait [-v]]\n"
      "Starts a run of a job.\n\n"
      "  --env K=V                  a variable for this run only (repeats)\n"
      "  --idempotency-key K        the same key again returns the same run\n"
      "  --at TIME                  not before TIME (2026-12-01T10:00:00Z, @UNIX)\n"
      "  --in DURATION              not before DURATION from now (90s, 1h30m)\n"
-     "  --wait                     wait for the run's end; exit with its exit code\n"},
+     "  --wait                     wait for the run's end; exit with its exit code\n"
+     "  -v, --verbose              with --wait, a line on stderr for every state change\n"},
     {"runs", NULL,
      "usage: csched runs [--job J] [--state S] [--limit N]\n"
      "Lists runs, newest first.\n\n"

@@ -30,7 +30,7 @@ static const char usage_text[] =
     "  apply -f jobs.yaml [--dry-run] [--prune -l K=V]\n"
     "                                 create, update or prune the jobs of the file\n"
     "  trigger JOB [--env K=V]... [--idempotency-key K] [--at TIME | --in DURATION]\n"
-    "             [--wait]\n"
+    "             [--wait [-v]]\n"
     "  runs [--job J] [--state S] [--limit N]\n"
     "  run ID | cancel ID\n"
     "  logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"

@@ -189,7 +189,15 @@ check get_missing 85 job get nope
 expect get_missing err '^csched: get job nope: NOT_FOUND: '
 
 check wait_ok 0 trigger ok --wait
-expect wait_ok out 'succeeded: exit 0'
+expect wait_ok out '^run [0-9]+ succeeded: exit 0$'
+# Quiet by default: the run's id at the start, one line at the end; -v says
+# every state change between.
+expect wait_ok err '^run [0-9]+ of ok: queued$'
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] &&
+    passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL wait_quiet"; cat "$tmp/err"; }
+check wait_verbose 0 trigger ok --wait -v
+expect wait_verbose err '^run [0-9]+: attempt 1 running$'
+expect wait_verbose err '^run [0-9]+: succeeded$'
 check wait_three 3 trigger three --wait
 check wait_killed 137 trigger killed --wait
 check wait_timeout 124 trigger slow --wait
@@ -231,7 +239,7 @@ else
     expect create_as_other err 'FAILED_PRECONDITION: cschedd runs as uid'
 fi
 
-"$bin/csched" trigger sleeper --wait >"$tmp/cancel.out" 2>"$tmp/cancel.err" &
+"$bin/csched" trigger sleeper --wait -v >"$tmp/cancel.out" 2>"$tmp/cancel.err" &
 waiter=$!
 i=0
 while ! grep -q running "$tmp/cancel.err" && [ $i -lt 100 ]; do
