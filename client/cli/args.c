@@ -106,6 +106,13 @@ int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i
         *word = argv[*i];
         return 0;
     }
+    if (argv[*i][0] == '-') {
+        char meant[64];
+
+        if (cs_cli_suggest_flag(name, argv[*i], meant, sizeof(meant))[0] != '\0')
+            return cs_cli_usage(cli, "%s: unknown flag '%s'; did you mean '%s'? usage: %s", name,
+                                argv[*i], meant, usage);
+    }
     return cs_cli_usage(cli, "%s: unexpected '%s'; usage: %s", name, argv[*i], usage);
 }
 

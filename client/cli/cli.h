@@ -425,9 +425,33 @@ void cs_cli_table_free(struct cs_cli_table *t);
 
 /* --- help.c --- */
 
-/* Writes the help of command (and, for job, its subcommand sub; may be
- * NULL) to f. Returns 0, or -ENOENT for a command it does not know. */
+/* The help of command (and, for job, its subcommand sub; may be NULL); ""
+ * for a command it does not know; the global flags' lines for a NULL
+ * command. Static. */
+const char *cs_cli_help_text(const char *command, const char *sub);
+
+/* The i-th command's name and one-line summary (static): 0, or -ENOENT
+ * past the last. */
+int cs_cli_command_summary(size_t i, const char **name, const char **summary);
+
+/* Writes csched --help: each command with its summary, examples, the global
+ * flags. */
+void cs_cli_print_usage(FILE *f);
+
+/* Writes the help of command (as cs_cli_help_text) to f. Returns 0, or
+ * -ENOENT for a command it does not know. */
 int cs_cli_help(FILE *f, const char *command, const char *sub);
+
+/* --- suggest.c: did you mean --- */
+
+/* The word of known[0..n) nearest to word, if near enough to be what was
+ * meant, copied into buf; "" when none is. Returns buf. */
+const char *cs_cli_suggest(const char *word, const char *const *known, size_t n, char *buf,
+                           size_t len);
+
+/* cs_cli_suggest among the flags of command ("trigger", "job next", as
+ * cs_cli_take_global_or_word names it) and the global flags. */
+const char *cs_cli_suggest_flag(const char *command, const char *word, char *buf, size_t len);
 
 /* --- commands: each takes the words after its verb --- */
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv);
@@ -452,5 +476,9 @@ int cs_cmd_replicas(struct cs_cli *cli, int argc, char **argv);
 void cs_cli_print_replicas(FILE *f, const Csched__V1__ListReplicasResponse *resp);
 /* token new NAME ROLE: needs no connection (cli->client is NULL). */
 int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
+/* version: csched's and, from ListReplicas, the answering replica's. */
+int cs_cmd_version(struct cs_cli *cli, int argc, char **argv);
+/* completion bash|zsh|fish: needs no connection. */
+int cs_cmd_completion(struct cs_cli *cli, int argc, char **argv);
 
 #endif

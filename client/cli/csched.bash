@@ -21,7 +21,7 @@ _csched() {
     local global="--server -o --output --timeout --wait-for-ready --ca --cert --key
         --token-file --token --version --help"
     local commands="job apply trigger runs run cancel logs watch slots pause resume
-        backfill stats health replicas audit token"
+        backfill stats health replicas audit token version completion help"
     local cmd="" sub="" i
     _csched_global=()
     for ((i = 1; i < cword; i++)); do
@@ -115,6 +115,8 @@ _csched() {
     backfill) words_now="--from --to" names=true ;;
     audit) words_now="--identity --method --job --run --since --until --limit" ;;
     token) [[ -z $sub ]] && words_now="new" ;;
+    completion) [[ -z $sub ]] && words_now="bash zsh fish" ;;
+    help) [[ -z $sub ]] && words_now="$commands" ;;
     esac
     if [[ $cur == -* || $names == false ]]; then
         COMPREPLY=($(compgen -W "$words_now --help" -- "$cur"))

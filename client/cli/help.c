@@ -40,6 +40,56 @@
     "Put the global --timeout before the command word: after it, --timeout is\n"                   \
     "the job's own.\n"
 
+/* Each command in a line, in the order csched --help lists them. No quote
+ * in a summary: fish's completion quotes them with '. */
+static const struct {
+    const char *name, *summary;
+} summaries[] = {
+    {"job", "create, update, get, list or delete jobs; the next fire times of one"},
+    {"apply", "make the jobs on the server what a YAML file says (--dry-run, --prune)"},
+    {"trigger", "start a run of a job; --wait for its end, --logs for its output"},
+    {"runs", "list runs, newest first"},
+    {"run", "show a run (by id, or the latest of a job) with its attempts"},
+    {"cancel", "cancel a run"},
+    {"logs", "print the output of a run (by run id, or the latest run of a job)"},
+    {"watch", "print run events as they happen"},
+    {"slots", "what became of each slot of the schedule of a job"},
+    {"pause", "stop the schedule of a job from firing"},
+    {"resume", "let the schedule of a paused job fire again"},
+    {"backfill", "make runs for the past slots of a job"},
+    {"stats", "the counters and limits of the server"},
+    {"health", "SERVING or not"},
+    {"replicas", "the replicas sharing the database, their leases"},
+    {"audit", "the audit trail of changes"},
+    {"token", "make a bearer token and its --tokens-file line"},
+    {"version", "the versions of csched and of the server"},
+    {"completion", "the completion script for bash, zsh or fish"},
+    {"help", "the usage of csched or of one command"},
+};
+
+static const char examples[] =
+    "  csched job list                        what is scheduled, and how it went\n"
+    "  csched apply -f jobs.yaml --dry-run    what a job file would change\n"
+    "  csched trigger backup --wait --logs    run a job, show its output, exit with its code\n"
+    "  csched logs backup --previous          the output of the run before the latest\n"
+    "  csched runs --state failed --since 1h  what failed in the last hour\n"
+    "  csched --context prod stats            another cluster (csched config get-contexts)\n";
+
+/* The flags every command takes, as csched --help lists them. */
+static const char global_flags[] =
+    "  --server TARGET            unix:PATH or HOST:PORT (default $CSCHED_SERVER, else\n"
+    "                             unix:$CSCHED_SOCKET, else unix:/run/csched/csched.sock)\n"
+    "  -o, --output FORMAT        table, wide (job list), json or yaml\n"
+    "  --timeout S                the deadline of each call in seconds (in job\n"
+    "                             create/update put it before the command)\n"
+    "  --wait-for-ready           wait for the server to accept connections\n"
+    "  --ca FILE                  TLS, trusting these CAs ($CSCHED_CA)\n"
+    "  --cert FILE --key FILE     this client's certificate ($CSCHED_CERT, $CSCHED_KEY)\n"
+    "  --token-file FILE          a bearer token from FILE ($CSCHED_TOKEN_FILE)\n"
+    "  --token T                  the token itself ($CSCHED_TOKEN; shows in ps)\n"
+    "  -h, --help                 this help, or a command's (csched help COMMAND)\n"
+    "  --version                  csched's version (csched version asks the server too)\n";
+
 static const struct {
     const char *command; /* the command word */
     const char *sub;     /* its first argument, or NULL for any */
@@ -134,18 +184,61 @@ static const struct {
     {"token", NULL,
      "usage: csched token new NAME ROLE\n"
      "Makes a bearer token and the line of cschedd's --tokens-file for it.\n"},
+    {"version", NULL,
+     "usage: csched version\n"
+     "csched's version, and the version of the cschedd replica that answers\n"
+     "(with -o json or yaml: {\"client\", \"server\", \"replica\"}).\n"},
+    {"completion", NULL,
+     "usage: csched completion bash|zsh|fish\n"
+     "Prints the shell's completion script for csched, e.g.\n"
+     "  source <(csched completion bash)                  in ~/.bashrc\n"
+     "  source <(csched completion zsh)                   in ~/.zshrc\n"
+     "  csched completion fish > ~/.config/fish/completions/csched.fish\n"},
+    {"help", NULL,
+     "usage: csched help [COMMAND [SUBCOMMAND]]\n"
+     "The usage of csched, or of one command (the same as csched COMMAND --help).\n"},
 };
 
-int cs_cli_help(FILE *f, const char *command, const char *sub)
+int cs_cli_command_summary(size_t i, const char **name, const char **summary)
 {
+    if (i >= sizeof(summaries) / sizeof(summaries[0]))
+        return -ENOENT;
+    *name = summaries[i].name;
+    *summary = summaries[i].summary;
+    return 0;
+}
+
+void cs_cli_print_usage(FILE *f)
+{
+    fputs("usage: csched [GLOBAL FLAGS] COMMAND [ARGS...]\n\ncommands:\n", f);
+    for (size_t i = 0; i < sizeof(summaries) / sizeof(summaries[0]); i++)
+        fprintf(f, "  %-12s %s\n", summaries[i].name, summaries[i].summary);
+    fprintf(f, "\nexamples:\n%s\nglobal flags (before or after the command):\n%s\n", examples,
+            global_flags);
+    fputs("csched help COMMAND (or csched COMMAND --help) describes a command and its flags.\n", f);
+}
+
+const char *cs_cli_help_text(const char *command, const char *sub)
+{
+    if (command == NULL)
+        return global_flags;
     for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
         if (strcmp(helps[i].command, command) != 0)
             continue;
         if (helps[i].sub != NULL && (sub == NULL || strcmp(helps[i].sub, sub) != 0))
             continue;
-        fputs(helps[i].text, f);
-        fputs("\nGlobal flags (csched --help) go before or after the command.\n", f);
-        return 0;
+        return helps[i].text;
     }
-    return -ENOENT;
+    return "";
+}
+
+int cs_cli_help(FILE *f, const char *command, const char *sub)
+{
+    const char *text = cs_cli_help_text(command, sub);
+
+    if (text[0] == '\0')
+        return -ENOENT;
+    fputs(text, f);
+    fputs("\nGlobal flags (csched --help) go before or after the command.\n", f);
+    return 0;
 }

@@ -149,6 +149,37 @@ if grep -q '^commands:' "$tmp/out"; then
     failed=$((failed + 1))
     echo "FAIL help_logs: the global usage"
 else passed=$((passed + 1)); fi
+# The top-level help: a line per command, examples; csched help CMD is
+# COMMAND --help; a near miss names what was meant.
+check help_top 0 --help
+expect help_top out '^  trigger +start a run of a job'
+expect help_top out '^examples:$'
+check help_cmd 0 help logs
+expect help_cmd out '^  -f, --follow '
+check help_unknown 64 help nope
+check meant_cmd 64 tirgger ok
+expect meant_cmd err "^csched: unknown command 'tirgger'; did you mean 'trigger'\?"
+check meant_flag 64 trigger ok --wiat
+expect meant_flag err "unknown flag '--wiat'; did you mean '--wait'\?"
+check meant_sub 64 job lsit
+expect meant_sub err "did you mean 'list'\?"
+# Versions: csched's, and the answering replica's from ListReplicas.
+check version 0 version
+expect version out '^client: csched [0-9]+\.[0-9]+\.[0-9]+$'
+expect version out '^server: cschedd [0-9]+\.[0-9]+\.[0-9]+ \(replica [^)]+\)$'
+check version_json 0 -o json version
+jexpect version_json 'd["client"] == d["server"] and d["replica"] != ""'
+# Completion scripts: bash's is the installed one, zsh's the same behind
+# bashcompinit, fish's names the commands.
+check completion_bash 0 completion bash
+cmp -s "$tmp/out" "$src/../../../client/cli/csched.bash" && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL completion_bash: not csched.bash"; }
+check completion_zsh 0 completion zsh
+expect completion_zsh out '^autoload -U \+X bashcompinit && bashcompinit$'
+check completion_fish 0 completion fish
+expect completion_fish out "^complete -c csched -n __fish_use_subcommand -a trigger -d '"
+expect completion_fish out "^complete -c csched -n '__fish_seen_subcommand_from trigger' -l wait$"
+check completion_bad 64 completion tcsh
 # complete WORDS...: what csched's completion offers for the last word.
 complete_words() {
     PATH="$bin:$PATH" bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
