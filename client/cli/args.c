@@ -53,11 +53,12 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct
             cli->format = CS_FORMAT_JSON;
         else if (v != NULL && strcmp(v, "yaml") == 0)
             cli->format = CS_FORMAT_YAML;
-        else if (v != NULL && strcmp(v, "table") == 0)
+        else if (v != NULL && (strcmp(v, "table") == 0 || strcmp(v, "wide") == 0))
             cli->format = CS_FORMAT_TABLE;
         else
-            return cs_cli_err_set(err, -EINVAL, "-o takes table, json or yaml, not '%s'",
+            return cs_cli_err_set(err, -EINVAL, "-o takes table, wide, json or yaml, not '%s'",
                                   v ? v : "");
+        cli->wide = v != NULL && strcmp(v, "wide") == 0;
         return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--timeout", argc, argv, i, &v)) {

@@ -57,6 +57,8 @@ struct cs_cli {
     const char *server;
     char default_server[128]; /* the local socket's address, when server is it */
     enum cs_cli_format format;
+    /* -o wide: the table format, with more columns where a command has them. */
+    bool wide;
     /* Per-call deadline; 0 = the library's default. */
     int64_t timeout_ms;
     bool wait_for_ready;
@@ -159,6 +161,10 @@ const char *cs_cli_state_name(int state);
 /* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS +HH:MM" (the zone's
  * offset), or "-" for 0. */
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
+
+/* Formats a time relative to now_ms in its largest unit: "in 4m", "12m
+ * ago", "3d ago", "now" within a second; "-" for 0. */
+void cs_cli_format_ago(int64_t unix_ms, int64_t now_ms, char *buf, size_t len);
 
 /* Formats a duration in ms as "1.234s", "2m03s", "1h02m"; "-" if negative. */
 void cs_cli_format_duration(int64_t ms, char *buf, size_t len);
@@ -413,6 +419,8 @@ struct cs_cli_pages {
  * table): 0, or the exit code of cs_cli_fail. */
 int cs_cli_list_pages(struct cs_cli *cli, const struct cs_cli_pages *p, struct cs_cli_table *t);
 
+/* Characters in s (UTF-8 code points, not bytes): how wide it prints. */
+size_t cs_cli_text_width(const char *s);
 /* Starts a table of ncols columns with ncols header strings. */
 void cs_cli_table_init(struct cs_cli_table *t, size_t ncols, ...);
 /* Adds a row of ncols cells (copied). */
@@ -422,6 +430,37 @@ void cs_cli_table_row(struct cs_cli_table *t, const char *const *cells);
 void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent);
 /* Frees the table unprinted. */
 void cs_cli_table_free(struct cs_cli_table *t);
+
+/* --- joblist.c: the table of csched job list --- */
+
+/* One job of the list with what other calls said of it: its last finished
+ * run (NULL: none among its latest) and how many of its runs are running.
+ * Borrowed pointers. */
+struct cs_cli_job_row {
+    const Csched__V1__Job *job;
+    const Csched__V1__Run *last;
+    uint32_t running;
+};
+enum cs_cli_job_sort {
+    CS_CLI_JOB_SORT_NAME,
+    CS_CLI_JOB_SORT_NEXT,    /* soonest first */
+    CS_CLI_JOB_SORT_LAST,    /* latest ended first */
+    CS_CLI_JOB_SORT_RUNNING, /* most first */
+};
+/* How the table shows: -o wide, --absolute, --sort-by, and the clock the
+ * relative times are read against. */
+struct cs_cli_job_view {
+    bool wide, absolute;
+    enum cs_cli_job_sort sort;
+    int64_t now_ms;
+};
+/* "name", "next", "last" or "running". Returns 0 or -EINVAL. */
+int cs_cli_parse_job_sort(const char *s, enum cs_cli_job_sort *out);
+/* Sorts rows as v says and makes the table of them in t (to print with
+ * cs_cli_table_print): NAME SCHEDULE PAUSED NEXT LAST RUNNING, and when
+ * wide LIMITS COMMAND, the command cut to keep lines within 100 columns. */
+void cs_cli_job_table(struct cs_cli_table *t, struct cs_cli_job_row *rows, size_t n,
+                      const struct cs_cli_job_view *v);
 
 /* --- help.c --- */
 
@@ -455,6 +494,8 @@ const char *cs_cli_suggest_flag(const char *command, const char *word, char *buf
 
 /* --- commands: each takes the words after its verb --- */
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv);
+/* job list (cmd_job_list.c): the words after "list". */
+int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_apply(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv);

@@ -43,11 +43,15 @@ _csched() {
 
     case $prev in
     -o | --output)
-        COMPREPLY=($(compgen -W "table json yaml" -- "$cur"))
+        COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur"))
         return
         ;;
     -f | --file | --ca | --cert | --key | --token-file)
         COMPREPLY=($(compgen -f -- "$cur"))
+        return
+        ;;
+    --sort-by)
+        COMPREPLY=($(compgen -W "name next last running" -- "$cur"))
         return
         ;;
     --state)
@@ -98,6 +102,7 @@ _csched() {
     job)
         case $sub in
         "") words_now="create update get list delete next" ;;
+        list) words_now="--absolute --sort-by" ;;
         create) words_now="$job_flags" ;;
         update) words_now="$job_flags" names=true ;;
         get | delete) names=true ;;

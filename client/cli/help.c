@@ -102,7 +102,12 @@ static const struct {
      "usage: csched job update NAME (-- ARGV... | --shell STR) [FLAGS]\n"
      "Replaces every field of a job with what the flags say.\n\n" JOB_FLAGS},
     {"job", "get", "usage: csched job get NAME\nShows a job.\n"},
-    {"job", "list", "usage: csched job list\nLists every job (all pages).\n"},
+    {"job", "list",
+     "usage: csched job list [-o wide] [--absolute] [--sort-by name|next|last|running]\n"
+     "Lists every job: schedule, paused, next fire, last finished run, running now.\n\n"
+     "  -o wide                    also the limits and the command\n"
+     "  --absolute                 times as local dates, not \"in 4m\", \"12m ago\"\n"
+     "  --sort-by KEY              name (default), next, last or running\n"},
     {"job", "delete", "usage: csched job delete NAME\nDeletes a job; its runs stay.\n"},
     {"job", "next",
      "usage: csched job next NAME [--count N]\n"

@@ -40,8 +40,7 @@ void cs_cli_table_row(struct cs_cli_table *t, const char *const *cells)
     t->nrows++;
 }
 
-/* Characters in s: bytes that do not continue a UTF-8 sequence. */
-static size_t width(const char *s)
+size_t cs_cli_text_width(const char *s)
 {
     size_t n = 0;
 
@@ -56,7 +55,7 @@ void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent)
 
     for (size_t r = 0; r < t->nrows; r++) {
         for (size_t c = 0; c < t->ncols; c++) {
-            size_t w = width(t->cells[r * t->ncols + c]);
+            size_t w = cs_cli_text_width(t->cells[r * t->ncols + c]);
 
             widths[c] = w > widths[c] ? w : widths[c];
         }
@@ -69,7 +68,7 @@ void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent)
             fputs(cell, f);
             /* No spaces after the last column. */
             if (c + 1 < t->ncols)
-                fprintf(f, "%*s", (int)(widths[c] - width(cell) + 2), "");
+                fprintf(f, "%*s", (int)(widths[c] - cs_cli_text_width(cell) + 2), "");
         }
         fputc('\n', f);
     }

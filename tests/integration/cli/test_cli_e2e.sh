@@ -438,6 +438,20 @@ expect slots out ' started +- +[0-9]+ .*made by BackfillJob$'
 check slots_json 0 -o json slots every
 jexpect slots_json 'd["slots"][0]["backfill"] is True'
 check slots_missing 64 slots
+# job list: what an operator scans for, times relative to now.
+check job_list 0 job list
+expect job_list out '^NAME +SCHEDULE +PAUSED +NEXT +LAST +RUNNING$'
+expect job_list out '^nightly +30 2 \* \* \* +no +in [0-9]+[smhd] +- +0$'
+expect job_list out '^three +- +no +- +FAILED [0-9]+[smhd] ago +0$'
+expect job_list out '^every +@every 1h +no +in [0-9]+[smhd] +SUCCEEDED [0-9]+[smhd] ago +0$'
+check job_list_wide 0 -o wide job list
+expect job_list_wide out '^NAME +SCHEDULE +PAUSED +NEXT +LAST +RUNNING +LIMITS +COMMAND$'
+expect job_list_wide out '^flaky +.* +3x +sh -c exit 1$'
+awk 'length($0) > 100 { bad = 1 } END { exit bad }' "$tmp/out" && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL job_list_wide: a line past 100 columns"; cat "$tmp/out"; }
+check job_list_absolute 0 job list --absolute --sort-by next
+expect job_list_absolute out '^every +@every 1h +no +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} '
+check job_list_bad_sort 64 job list --sort-by age
 check delete 0 job delete ok
 check delete_again 85 job delete ok
 # Secrets: the command sees the values, job get only the references.
