@@ -492,6 +492,22 @@ const char *cs_cli_suggest(const char *word, const char *const *known, size_t n,
  * cs_cli_take_global_or_word names it) and the global flags. */
 const char *cs_cli_suggest_flag(const char *command, const char *word, char *buf, size_t len);
 
+/* --- runref.c, logs.c: a run by id or by job, and its output --- */
+
+/* The run word means: a run ID (digits), or JOB's latest run (with previous,
+ * the one before it; ListRuns). Stores it in *id: 0, or the exit code of
+ * the printed failure (a usage error, a failed call, NOT_FOUND's when the
+ * job has no such run). */
+int cs_cli_run_ref(struct cs_cli *cli, const char *word, bool previous, int64_t *id);
+
+/* Prints req's ReadLogs stream as it comes (logs.c): 0, or the exit code of
+ * the printed failure. */
+int cs_cli_read_logs(struct cs_cli *cli, const Csched__V1__ReadLogsRequest *req);
+/* The same, printing no failure: 0, a gRPC status code > 0 (st says why) or
+ * a negative errno. */
+int cs_cli_read_logs_status(struct cs_cli *cli, const Csched__V1__ReadLogsRequest *req,
+                            struct cs_status *st);
+
 /* --- commands: each takes the words after its verb --- */
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv);
 /* job list (cmd_job_list.c): the words after "list". */

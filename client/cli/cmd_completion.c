@@ -59,7 +59,7 @@ static void print_fish(FILE *f)
           "complete -c csched -l server -l context -l timeout -x\n"
           "complete -c csched -l ca -l cert -l key -l token-file -r -F\n"
           "complete -c csched -n '__fish_seen_subcommand_from completion' -xa 'bash zsh fish'\n"
-          "complete -c csched -n '__fish_seen_subcommand_from trigger logs slots pause resume "
+          "complete -c csched -n '__fish_seen_subcommand_from trigger logs run slots pause resume "
           "backfill' -xa '(__csched_jobs)'\n",
           f);
     for (size_t i = 0; cs_cli_command_summary(i, &name, &summary) == 0; i++) {

@@ -1,4 +1,4 @@
-/* csched runs | run ID | cancel ID: reading and cancelling runs. */
+/* csched runs | run ID|JOB | cancel ID: reading and cancelling runs. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +73,7 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
     return cs_cli_list_pages(cli, &pages, &t);
 }
 
-/* Parses "ID" for run and cancel. Returns 0 or an exit code. */
+/* Parses "ID" for cancel. Returns 0 or an exit code. */
 static int parse_id(struct cs_cli *cli, int argc, char **argv, const char *usage, int64_t *id)
 {
     const char *arg;
@@ -95,6 +95,30 @@ static void print_run(struct cs_cli *cli, const Csched__V1__Run *run)
         cs_cli_print_run(cli->out, run);
 }
 
+#define RUN_USAGE "csched run ID|JOB [--previous]"
+
+/* Parses "ID|JOB [--previous]" for run. Returns 0 or an exit code. */
+static int parse_run(struct cs_cli *cli, int argc, char **argv, int64_t *id)
+{
+    const char *word = NULL;
+    bool previous = false;
+
+    for (int i = 0; i < argc; i++) {
+        int rc;
+
+        if (strcmp(argv[i], "--previous") == 0) {
+            previous = true;
+            continue;
+        }
+        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &word, "run", RUN_USAGE);
+        if (rc != 0)
+            return rc;
+    }
+    if (word == NULL)
+        return cs_cli_usage(cli, "run: missing run ID or JOB; usage: %s", RUN_USAGE);
+    return cs_cli_run_ref(cli, word, previous, id);
+}
+
 int cs_cmd_run(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
@@ -104,7 +128,7 @@ int cs_cmd_run(struct cs_cli *cli, int argc, char **argv)
     char what[64];
     int rc;
 
-    rc = parse_id(cli, argc, argv, "csched run ID", &req.run_id);
+    rc = parse_run(cli, argc, argv, &req.run_id);
     if (rc != 0)
         return rc;
     opts = cs_cli_call_opts(cli);

@@ -1,7 +1,8 @@
-/* csched trigger JOB [--wait [-v]]: starts a run and, with --wait, follows
- * it through Watch to its end, so that the exit code of csched is the run's.
- * It says the run's id at the start and its outcome at the end; -v adds a
- * line for every state change between.
+/* csched trigger JOB [--wait [-v] [--logs]]: starts a run and, with --wait,
+ * follows it through Watch to its end, so that the exit code of csched is
+ * the run's. It says the run's id at the start and its outcome at the end;
+ * -v adds a line for every state change between, --logs the output of each
+ * attempt as it is written (ReadLogs with follow, attempt after attempt).
  *
  * No event can be missed: the watch starts after the last event committed
  * before the trigger (Stats.last_seq), and the run is read once more after
@@ -30,10 +31,11 @@ static int get_run(struct cs_cli *cli, int64_t id, Csched__V1__Run **out, struct
     return cs_scheduler_get_run(cli->client, &req, out, &opts, st);
 }
 
-/* What wait_run follows: the run, and whether each transition is said. */
+/* What wait_run follows: the run, whether each transition is said, and
+ * whether its output is streamed. */
 struct wait {
     int64_t id;
-    bool verbose;
+    bool verbose, logs;
 };
 
 /* Reads the watch until the run's own final event. Returns
@@ -103,7 +105,39 @@ static int wait_run(struct cs_cli *cli, const char *job, struct wait *w, int64_t
     return cs_cli_watch_follow(cli, "watch run", &req, wait_cb, w);
 }
 
-static int finish(struct cs_cli *cli, int64_t id)
+/* Streams the output of w's run, attempt after attempt, until the last
+ * one has ended: 0, or the exit code of the printed failure. Following an
+ * attempt that has not started, the server waits for it, and ends the
+ * stream NOT_FOUND if the run ends without it: then there is no more. */
+static int stream_logs(struct cs_cli *cli, const struct wait *w)
+{
+    for (uint32_t k = 1;; k++) {
+        Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+        Csched__V1__Run *run;
+        struct cs_status st;
+        bool ended;
+        int rc;
+
+        req.run_id = w->id;
+        req.attempt = k;
+        req.follow = true;
+        rc = cs_cli_read_logs_status(cli, &req, &st);
+        if (rc == GRPC_STATUS_NOT_FOUND && k > 1)
+            return 0;
+        if (rc != 0)
+            return cs_cli_fail(cli, "logs of the run", rc, &st);
+        rc = get_run(cli, w->id, &run, &st);
+        if (rc != 0)
+            return cs_cli_fail(cli, "get run", rc, &st);
+        ended = state_is_final(run->state) && run->n_attempts <= k;
+        csched__v1__run__free_unpacked(run, NULL);
+        if (ended)
+            return 0;
+    }
+}
+
+/* Prints the run's end, on f in a table, and returns its exit code. */
+static int finish(struct cs_cli *cli, int64_t id, FILE *f)
 {
     Csched__V1__Run *run;
     struct cs_status st;
@@ -117,8 +151,8 @@ static int finish(struct cs_cli *cli, int64_t id)
         cs_cli_print_message(cli, &run->base);
     } else {
         cs_cli_format_run_outcome(run, out, sizeof(out));
-        fprintf(cli->out, "run %" PRId64 " %s: %s%s%s\n", run->id, cs_cli_state_name(run->state),
-                out, run->message[0] ? ": " : "", run->message);
+        fprintf(f, "run %" PRId64 " %s: %s%s%s\n", run->id, cs_cli_state_name(run->state), out,
+                run->message[0] ? ": " : "", run->message);
     }
     rc = cs_cli_exit_for_run(run);
     csched__v1__run__free_unpacked(run, NULL);
@@ -156,7 +190,7 @@ static int later_flag(int argc, char **argv, int *i, Csched__V1__TriggerJobReque
 
 /* Parses the flags into req. Returns 0 or an exit code. */
 static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJobRequest *req,
-                 bool *wait, bool *verbose)
+                 bool *wait, struct wait *w)
 {
     const char *job = NULL;
 
@@ -170,7 +204,11 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
             continue;
         }
         if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
-            *verbose = true;
+            w->verbose = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--logs") == 0) {
+            w->logs = true;
             continue;
         }
         if (cs_cli_flag("--env", argc, argv, &i, &v)) {
@@ -193,12 +231,14 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
             continue;
         rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &job, "trigger",
                                         "csched trigger JOB [--env K=V]... [--idempotency-key K] "
-                                        "[--at TIME | --in DURATION] [--wait [-v]]");
+                                        "[--at TIME | --in DURATION] [--wait [-v] [--logs]]");
         if (rc != 0)
             return rc;
     }
     if (job == NULL || job[0] == '\0')
         return cs_cli_usage(cli, "trigger: missing JOB");
+    if ((w->verbose || w->logs) && !*wait)
+        return cs_cli_usage(cli, "trigger: -v and --logs go with --wait");
     req->job_name = (char *)job;
     return 0;
 }
@@ -236,7 +276,7 @@ int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv)
     char what[300];
     int rc;
 
-    rc = parse(cli, argc, argv, &req, &wait, &w.verbose);
+    rc = parse(cli, argc, argv, &req, &wait, &w);
     if (rc != 0)
         goto out;
     opts = cs_cli_call_opts(cli);
@@ -262,9 +302,12 @@ int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv)
         print_triggered(wait ? cli->err : cli->out, run);
     csched__v1__run__free_unpacked(run, NULL);
     if (wait) {
-        rc = wait_run(cli, req.job_name, &w, after_seq);
+        rc = w.logs ? stream_logs(cli, &w) : 0;
         if (rc == 0)
-            rc = finish(cli, w.id);
+            rc = wait_run(cli, req.job_name, &w, after_seq);
+        /* With --logs, stdout is the command's output alone. */
+        if (rc == 0)
+            rc = finish(cli, w.id, w.logs ? cli->err : cli->out);
     }
 out:
     free_env(&req);

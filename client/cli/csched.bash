@@ -110,9 +110,10 @@ _csched() {
         esac
         ;;
     apply) words_now="-f --file --dry-run --prune -l --selector" ;;
-    trigger) words_now="--env --idempotency-key --at --in --wait -v --verbose" names=true ;;
+    trigger) words_now="--env --idempotency-key --at --in --wait -v --verbose --logs" names=true ;;
     runs) words_now="--job --state --limit" ;;
-    logs) words_now="--attempt --stdout --stderr -f --follow" ;;
+    logs) words_now="--previous --attempt --stdout --stderr -f --follow" names=true ;;
+    run) words_now="--previous" names=true ;;
     watch) words_now="--job --after-seq" ;;
     slots) words_now="--outcome --limit" names=true ;;
     pause) words_now="--reason" names=true ;;

@@ -129,25 +129,32 @@ static const struct {
      "                             the label --prune goes by\n"},
     {"trigger", NULL,
      "usage: csched trigger JOB [--env K=V]... [--idempotency-key K]\n"
-     "                      [--at TIME | --in DURATION] [--wait [-v]]\n"
+     "                      [--at TIME | --in DURATION] [--wait [-v] [--logs]]\n"
      "Starts a run of a job.\n\n"
      "  --env K=V                  a variable for this run only (repeats)\n"
      "  --idempotency-key K        the same key again returns the same run\n"
      "  --at TIME                  not before TIME (2026-12-01T10:00:00Z, @UNIX)\n"
      "  --in DURATION              not before DURATION from now (90s, 1h30m)\n"
      "  --wait                     wait for the run's end; exit with its exit code\n"
-     "  -v, --verbose              with --wait, a line on stderr for every state change\n"},
+     "  -v, --verbose              with --wait, a line on stderr for every state change\n"
+     "  --logs                     with --wait, the output of each attempt as it comes\n"
+     "                             (the end's line then goes to stderr)\n"},
     {"runs", NULL,
      "usage: csched runs [--job J] [--state S] [--limit N]\n"
      "Lists runs, newest first.\n\n"
      "  --job J                    of this job only\n"
      "  --state S                  in this state (queued, running, succeeded, ...)\n"
      "  --limit N                  at most N (default 50)\n"},
-    {"run", NULL, "usage: csched run ID\nShows a run with its attempts.\n"},
+    {"run", NULL,
+     "usage: csched run ID|JOB [--previous]\n"
+     "Shows a run with its attempts: by its ID, or the latest run of JOB.\n\n"
+     "  --previous                 with JOB, the run before its latest\n"},
     {"cancel", NULL, "usage: csched cancel ID\nCancels a run (its attempt is stopped).\n"},
     {"logs", NULL,
-     "usage: csched logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
-     "Prints a run's output, each chunk as it arrives.\n\n"
+     "usage: csched logs ID|JOB [--previous] [--attempt N] [--stdout|--stderr] [-f]\n"
+     "Prints a run's output, each chunk as it arrives: the run by its ID, or the\n"
+     "latest run of JOB.\n\n"
+     "  --previous                 with JOB, the run before its latest\n"
      "  --attempt N                of attempt N (default the last)\n"
      "  --stdout, --stderr         one stream only, on standard output\n"
      "  -f, --follow               keep reading until the attempt ends\n"},

@@ -237,6 +237,28 @@ expect wait_env out '"state":"RUN_STATE_SUCCEEDED"'
 run_id=$(jv 'd["id"]')
 check logs_env 0 logs "$run_id"
 expect logs_env out '^bye$'
+# By job: its latest run, or the one before; trigger --wait --logs streams
+# the output (stdout holds it alone) and ends with the run's code.
+check wait_env_again 0 trigger env-echo --env GREETING=again --wait
+check logs_job 0 logs env-echo
+expect logs_job out '^again$'
+check logs_job_previous 0 logs env-echo --previous
+expect logs_job_previous out '^bye$'
+check run_job 0 run env-echo --previous
+expect run_job out "^run: +$run_id\$"
+check logs_job_none 85 logs no-such-job
+expect logs_job_none err 'job no-such-job has no run'
+check logs_id_previous 64 logs "$run_id" --previous
+check wait_logs 0 trigger env-echo --env GREETING=streamed --wait --logs
+[ "$(cat "$tmp/out")" = streamed ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL wait_logs: stdout is not the output alone"; cat "$tmp/out"; }
+expect wait_logs err '^run [0-9]+ succeeded: exit 0$'
+check logs_retry_create 0 job create echo-retry --max-attempts 2 --retry-initial-ms 100 \
+    --retry-on failure --shell 'echo "try $CSCHED_ATTEMPT"; exit 4'
+check wait_logs_retry 4 trigger echo-retry --wait --logs
+[ "$(grep -c '^try' "$tmp/out")" -eq 2 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL wait_logs_retry: not both attempts output"; cat "$tmp/out" "$tmp/err"; }
+check logs_no_wait 64 trigger env-echo --logs
 
 # Who a job runs as: as root, the user named; otherwise only cschedd's own.
 if [ "$(id -u)" -eq 0 ]; then
@@ -443,7 +465,7 @@ check job_list 0 job list
 expect job_list out '^NAME +SCHEDULE +PAUSED +NEXT +LAST +RUNNING$'
 expect job_list out '^nightly +30 2 \* \* \* +no +in [0-9]+[smhd] +- +0$'
 expect job_list out '^three +- +no +- +FAILED [0-9]+[smhd] ago +0$'
-expect job_list out '^every +@every 1h +no +in [0-9]+[smhd] +SUCCEEDED [0-9]+[smhd] ago +0$'
+expect job_list out '^every +@every 1h +no +in [0-9]+[smhd] +(SUCCEEDED [0-9]+[smhd] ago|-) +[0-9]+$'
 check job_list_wide 0 -o wide job list
 expect job_list_wide out '^NAME +SCHEDULE +PAUSED +NEXT +LAST +RUNNING +LIMITS +COMMAND$'
 expect job_list_wide out '^flaky +.* +3x +sh -c exit 1$'
