@@ -62,11 +62,12 @@ static void consider(struct nearest *n, const char *cand, size_t len)
 }
 
 /* Starts a search for word: only a candidate at most a third of its length
- * away (and at least 1, at most 3 edits) is near enough to be worth saying. */
+ * away (not counting a flag's dashes; at least 1, at most 3 edits) is near
+ * enough to be worth saying: "--bogus" is not "--logs". */
 static void nearest_init(struct nearest *n, const char *word)
 {
     size_t len = strlen(word);
-    size_t limit = len / 3;
+    size_t limit = (len - strspn(word, "-")) / 3;
 
     n->word = word;
     n->len = len;

@@ -38,6 +38,8 @@ static void test_cli_help_suggest_flag(void **state)
     /* The global flags are every command's. */
     assert_string_equal(cs_cli_suggest_flag("runs", "--sever", buf, sizeof(buf)), "--server");
     assert_string_equal(cs_cli_suggest_flag("stats", "--nothing-like-it", buf, sizeof(buf)), "");
+    /* Two edits from --logs, but too few letters for two. */
+    assert_string_equal(cs_cli_suggest_flag("trigger", "--bogus", buf, sizeof(buf)), "");
 }
 
 static void test_cli_help_unknown_flag_says_meant(void **state)
