@@ -46,6 +46,13 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct
         if (v == NULL || v[0] == '\0')
             return cs_cli_err_set(err, -EINVAL, "--server needs HOST:PORT");
         cli->server = v;
+        cli->server_flag = true;
+        return CS_CLI_FLAG_TAKEN;
+    }
+    if (cs_cli_flag("--context", argc, argv, i, &v)) {
+        if (v == NULL || v[0] == '\0')
+            return cs_cli_err_set(err, -EINVAL, "--context needs a context's name");
+        cli->context = v;
         return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("-o", argc, argv, i, &v) || cs_cli_flag("--output", argc, argv, i, &v)) {
@@ -59,6 +66,7 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct
             return cs_cli_err_set(err, -EINVAL, "-o takes table, wide, json or yaml, not '%s'",
                                   v ? v : "");
         cli->wide = v != NULL && strcmp(v, "wide") == 0;
+        cli->format_flag = true;
         return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--timeout", argc, argv, i, &v)) {

@@ -51,6 +51,19 @@ struct cs_cli_security {
     const char *ca, *cert, *key, *token_file, *token;
 };
 
+/* A context of the config file (config.c): a server and how to reach it.
+ * NULL for what it does not set; heap strings owned by its config. */
+struct cs_cli_context {
+    char *name;
+    char *server, *ca, *cert, *key, *token_file, *output;
+};
+/* The config file: its contexts and the current one's name (NULL: none). */
+struct cs_cli_config {
+    char *current;
+    struct cs_cli_context *contexts;
+    size_t n;
+};
+
 /* What one invocation works with. The client is owned here and freed by
  * main. */
 struct cs_cli {
@@ -63,6 +76,13 @@ struct cs_cli {
     int64_t timeout_ms;
     bool wait_for_ready;
     struct cs_cli_security security;
+    /* --context NAME; and whether --server and -o were given, which win over
+     * a context. */
+    const char *context;
+    bool server_flag, format_flag;
+    /* The config file's contents, once read: the context's strings that
+     * server and security point at. */
+    struct cs_cli_config config;
     struct cs_client *client;
     FILE *out;
     FILE *err;
@@ -508,6 +528,35 @@ int cs_cli_read_logs(struct cs_cli *cli, const Csched__V1__ReadLogsRequest *req)
 int cs_cli_read_logs_status(struct cs_cli *cli, const Csched__V1__ReadLogsRequest *req,
                             struct cs_status *st);
 
+/* --- config.c: the config file and its contexts --- */
+
+/* The config file's path: $CSCHED_CONFIG, else $XDG_CONFIG_HOME/csched/
+ * config.yaml, else $HOME/.config/csched/config.yaml. 0, -ENOENT when none
+ * of them is set, -ENAMETOOLONG. */
+int cs_cli_config_path(char *buf, size_t len);
+/* Reads the file at path into cfg (free with cs_cli_config_free). 0, or a
+ * negative errno (-ENOENT: no file; -EINVAL: not a config file) with the
+ * message, naming the file and line, in err. */
+int cs_cli_config_load(const char *path, struct cs_cli_config *cfg, char *err, size_t errlen);
+/* Writes cfg to path whole or not at all (mode 0600, a temporary file
+ * renamed over it), making missing directories 0700. 0 or a negative errno
+ * with err. */
+int cs_cli_config_save(const char *path, const struct cs_cli_config *cfg, char *err, size_t errlen);
+void cs_cli_config_free(struct cs_cli_config *cfg);
+/* The context named name, or NULL. */
+struct cs_cli_context *cs_cli_config_find(struct cs_cli_config *cfg, const char *name);
+/* The context named name, added empty if cfg has none. */
+struct cs_cli_context *cs_cli_config_add(struct cs_cli_config *cfg, const char *name);
+/* The field of ctx that a key of the file names ("server", "token-file",
+ * ...), or NULL for another key. */
+char **cs_cli_context_field(struct cs_cli_context *ctx, const char *key);
+/* Applies the context (--context, else the file's current one, else none)
+ * to what no flag set: the server, the security files, the output. A
+ * --context wins over the CSCHED_* variables, the file's current context
+ * does not. Returns CS_EXIT_OK, or the exit code after printing why (an
+ * unknown --context, a file that cannot be read). */
+int cs_cli_context_apply(struct cs_cli *cli);
+
 /* --- commands: each takes the words after its verb --- */
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv);
 /* job list (cmd_job_list.c): the words after "list". */
@@ -535,6 +584,9 @@ void cs_cli_print_replicas(FILE *f, const Csched__V1__ListReplicasResponse *resp
 int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 /* version: csched's and, from ListReplicas, the answering replica's. */
 int cs_cmd_version(struct cs_cli *cli, int argc, char **argv);
+/* config use-context|get-contexts|set-context|current-context: needs no
+ * connection. */
+int cs_cmd_config(struct cs_cli *cli, int argc, char **argv);
 /* completion bash|zsh|fish: needs no connection. */
 int cs_cmd_completion(struct cs_cli *cli, int argc, char **argv);
 

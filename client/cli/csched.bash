@@ -7,6 +7,11 @@ _csched_jobs() {
     csched "${_csched_global[@]}" job list 2>/dev/null | awk 'NR > 1 { print $1 }'
 }
 
+_csched_contexts() {
+    csched -o json config get-contexts 2>/dev/null | tr '{,' '\n' |
+        sed -n 's/^"name":"\(.*\)"$/\1/p'
+}
+
 _csched() {
     local cur prev words cword
     if declare -F _init_completion >/dev/null; then
@@ -19,14 +24,14 @@ _csched() {
     fi
 
     local global="--server -o --output --timeout --wait-for-ready --ca --cert --key
-        --token-file --token --version --help"
+        --token-file --token --context --version --help"
     local commands="job apply trigger runs run cancel logs watch slots pause resume
-        backfill stats health replicas audit token version completion help"
+        backfill stats health replicas audit token config version completion help"
     local cmd="" sub="" i
     _csched_global=()
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-        --server | --timeout | --ca | --cert | --key | --token-file | --token | -o | --output)
+        --server | --timeout | --ca | --cert | --key | --token-file | --token | -o | --output | --context)
             _csched_global+=("${words[i]}" "${words[i + 1]}")
             ((i++))
             ;;
@@ -48,6 +53,10 @@ _csched() {
         ;;
     -f | --file | --ca | --cert | --key | --token-file)
         COMPREPLY=($(compgen -f -- "$cur"))
+        return
+        ;;
+    --context)
+        COMPREPLY=($(compgen -W "$(_csched_contexts)" -- "$cur"))
         return
         ;;
     --sort-by)
@@ -122,6 +131,16 @@ _csched() {
     audit) words_now="--identity --method --job --run --since --until --limit" ;;
     token) [[ -z $sub ]] && words_now="new" ;;
     completion) [[ -z $sub ]] && words_now="bash zsh fish" ;;
+    config)
+        case $sub in
+        "") words_now="get-contexts current-context use-context set-context" ;;
+        set-context) words_now="--server --ca --cert --key --token-file -o --output" ;;
+        use-context)
+            COMPREPLY=($(compgen -W "$(_csched_contexts)" -- "$cur"))
+            return
+            ;;
+        esac
+        ;;
     help) [[ -z $sub ]] && words_now="$commands" ;;
     esac
     if [[ $cur == -* || $names == false ]]; then

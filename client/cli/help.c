@@ -62,6 +62,7 @@ static const struct {
     {"replicas", "the replicas sharing the database, their leases"},
     {"audit", "the audit trail of changes"},
     {"token", "make a bearer token and its --tokens-file line"},
+    {"config", "named contexts: a server, its CA, a token file (like kubeconfig)"},
     {"version", "the versions of csched and of the server"},
     {"completion", "the completion script for bash, zsh or fish"},
     {"help", "the usage of csched or of one command"},
@@ -87,6 +88,7 @@ static const char global_flags[] =
     "  --cert FILE --key FILE     this client's certificate ($CSCHED_CERT, $CSCHED_KEY)\n"
     "  --token-file FILE          a bearer token from FILE ($CSCHED_TOKEN_FILE)\n"
     "  --token T                  the token itself ($CSCHED_TOKEN; shows in ps)\n"
+    "  --context NAME             a context of the config file (csched config)\n"
     "  -h, --help                 this help, or a command's (csched help COMMAND)\n"
     "  --version                  csched's version (csched version asks the server too)\n";
 
@@ -196,6 +198,16 @@ static const struct {
     {"token", NULL,
      "usage: csched token new NAME ROLE\n"
      "Makes a bearer token and the line of cschedd's --tokens-file for it.\n"},
+    {"config", NULL,
+     "usage: csched config get-contexts | current-context | use-context NAME\n"
+     "       csched config set-context NAME [--server S] [--ca F] [--cert F --key F]\n"
+     "                                      [--token-file F] [-o FORMAT]\n"
+     "The contexts of $CSCHED_CONFIG, else $XDG_CONFIG_HOME/csched/config.yaml, else\n"
+     "~/.config/csched/config.yaml. set-context creates or changes one (paths kept\n"
+     "absolute; a token file, never a token); use-context makes one current; any\n"
+     "command takes --context NAME.\n\n"
+     "  --server S, --ca F, --cert F, --key F, --token-file F, -o FORMAT\n"
+     "                             the context's fields ('' takes one out)\n"},
     {"version", NULL,
      "usage: csched version\n"
      "csched's version, and the version of the cschedd replica that answers\n"

@@ -30,9 +30,22 @@ static const struct {
     {"replicas", cs_cmd_replicas, false},
     {"version", cs_cmd_version, false},
     {"completion", cs_cmd_completion, true},
+    {"config", cs_cmd_config, true},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* Takes a --context among the command's words (up to a "--"), as the
+ * connection is made before the command reads them. */
+static void context_flag(struct cs_cli *cli, int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *v;
+
+        if (cs_cli_flag("--context", argc, argv, &i, &v) && v != NULL && v[0] != '\0')
+            cli->context = v;
+    }
+}
 
 /* csched help [COMMAND [SUB]]: the usage, or a command's help. */
 static int help(struct cs_cli *cli, int argc, char **argv)
@@ -104,12 +117,16 @@ int main(int argc, char **argv)
             cs_cli_help(stdout, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
             return CS_EXIT_OK;
         }
-        rc = commands[c].offline ? CS_EXIT_OK : cs_cli_connect(&cli);
+        context_flag(&cli, argc - i - 1, argv + i + 1);
+        rc = commands[c].offline ? CS_EXIT_OK : cs_cli_context_apply(&cli);
+        if (rc == CS_EXIT_OK && !commands[c].offline)
+            rc = cs_cli_connect(&cli);
         if (rc != CS_EXIT_OK)
             return rc;
         rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);
         fflush(cli.out);
         cs_client_free(cli.client);
+        cs_cli_config_free(&cli.config);
         return rc;
     }
     return unknown_command(&cli, argv[i]);

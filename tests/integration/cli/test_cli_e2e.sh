@@ -550,6 +550,49 @@ CSCHED_TOKEN_FILE="$tmp/token"
 export CSCHED_CA CSCHED_TOKEN_FILE
 check tls_env 0 stats
 unset CSCHED_CA CSCHED_TOKEN_FILE
+# Contexts: the TLS server's address, CA and token file, named once in the
+# config file at the XDG location (mode 0600, the token file's path, never
+# the token), then used by name or as the current context.
+XDG_CONFIG_HOME="$tmp/xdg"
+export XDG_CONFIG_HOME
+tls_server=$CSCHED_SERVER
+unset CSCHED_SERVER
+check ctx_set 0 config set-context tls --server "$tls_server" --ca "$tmp/certs/ca.pem" \
+    --token-file "$tmp/token"
+check ctx_set_local 0 config set-context local --server 127.0.0.1:1 -o json
+[ "$(stat -c %a "$tmp/xdg/csched/config.yaml")" = 600 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL ctx_mode: $(stat -c %a "$tmp/xdg/csched/config.yaml")"; }
+if grep -q "$(cat "$tmp/token")" "$tmp/xdg/csched/config.yaml"; then
+    failed=$((failed + 1))
+    echo "FAIL ctx_no_token: the token is in the config file"
+else passed=$((passed + 1)); fi
+check ctx_token_refused 64 config set-context tls --token abc
+check ctx_by_name 0 --context tls job get three
+check ctx_after_command 0 job get three --context tls
+check ctx_none 94 --server "$tls_server" stats
+check ctx_use 0 config use-context tls
+check ctx_current 0 stats
+check ctx_get 0 config get-contexts
+expect ctx_get out '^CURRENT +NAME +SERVER +TOKEN FILE +OUTPUT$'
+expect ctx_get out '^\* +tls +'
+# A flag wins over the context; the context's default output applies.
+check ctx_flag_wins 94 --server 127.0.0.1:1 stats
+check ctx_output 94 --context local stats
+check ctx_unknown 64 --context nope stats
+expect ctx_unknown err 'no such context'
+# CSCHED_CONFIG names another file; a variable wins over the current
+# context, not over a --context.
+CSCHED_CONFIG="$tmp/other.yaml"
+export CSCHED_CONFIG
+check ctx_other_file 0 config set-context tls --server "$tls_server" --ca "$tmp/certs/ca.pem" \
+    --token-file "$tmp/token"
+check ctx_other_use 0 config use-context tls
+CSCHED_SERVER=127.0.0.1:1
+export CSCHED_SERVER
+check ctx_env_wins 94 stats
+check ctx_chosen_wins 0 --context tls stats
+unset CSCHED_SERVER
+unset CSCHED_CONFIG XDG_CONFIG_HOME
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
