@@ -358,6 +358,14 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
 /* Prints a run with its attempts. */
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);
 
+/* runs -w (runs_watch.c): after the listing, each later change of a run
+ * of req's job (all jobs: "") in req's state (0: any), from the Watch
+ * events after after_seq, read again with GetRun and printed as a row of
+ * the runs table, lined up with widths. Runs until interrupted or the
+ * deadline: 0 or the exit code of the printed failure. */
+int cs_cli_runs_watch(struct cs_cli *cli, const Csched__V1__ListRunsRequest *req, int64_t after_seq,
+                      size_t *widths);
+
 /* The table of a run listing (printed with cs_cli_table_print). */
 struct cs_cli_table;
 void cs_cli_run_table_init(struct cs_cli_table *t);
@@ -434,6 +442,14 @@ struct cs_cli_pages {
     uint32_t limit;
     cs_cli_page_fetch_cb fetch_cb;
     void (*row_cb)(struct cs_cli_table *t, const ProtobufCMessage *item);
+    /* Optional, for a listing in an order (runs: newest first): true for
+     * the first item past where it ends; it and the rest are left out, and
+     * no more pages are read. */
+    bool (*past_end_cb)(const ProtobufCMessage *item, const void *arg);
+    const void *past_end_arg;
+    /* Optional: the table's column widths are kept here (as
+     * cs_cli_table_print_keep), for rows printed after it. */
+    size_t *widths;
 };
 /* Prints every page (the table t made by the caller, when the format is a
  * table): 0, or the exit code of cs_cli_fail. */
@@ -448,6 +464,10 @@ void cs_cli_table_row(struct cs_cli_table *t, const char *const *cells);
 /* Writes the table, each line after indent, columns two spaces apart and as
  * wide as their widest cell; frees it. */
 void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent);
+/* cs_cli_table_print (no indent) that keeps each column's width in widths
+ * (ncols of them, 0 at first) and prints the header only if header: rows
+ * printed later this way line up under the first ones. */
+void cs_cli_table_print_keep(struct cs_cli_table *t, FILE *f, size_t *widths, bool header);
 /* Frees the table unprinted. */
 void cs_cli_table_free(struct cs_cli_table *t);
 

@@ -202,7 +202,11 @@ int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
         return rc;
     if (cli->format != CS_FORMAT_TABLE) {
         Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
-        const struct cs_cli_pages pages = {"list jobs", "jobs", &req, UINT32_MAX, fetch_jobs, NULL};
+        const struct cs_cli_pages pages = {.what = "list jobs",
+                                           .items = "jobs",
+                                           .req = &req,
+                                           .limit = UINT32_MAX,
+                                           .fetch_cb = fetch_jobs};
 
         return cs_cli_list_pages(cli, &pages, NULL);
     }

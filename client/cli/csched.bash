@@ -120,7 +120,7 @@ _csched() {
         ;;
     apply) words_now="-f --file --dry-run --prune -l --selector" ;;
     trigger) words_now="--env --idempotency-key --at --in --wait -v --verbose --logs" names=true ;;
-    runs) words_now="--job --state --limit" ;;
+    runs) words_now="--job --state --since --limit -w --watch" ;;
     logs) words_now="--previous --attempt --stdout --stderr -f --follow" names=true ;;
     run) words_now="--previous" names=true ;;
     watch) words_now="--job --after-seq" ;;

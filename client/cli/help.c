@@ -142,11 +142,13 @@ static const struct {
      "  --logs                     with --wait, the output of each attempt as it comes\n"
      "                             (the end's line then goes to stderr)\n"},
     {"runs", NULL,
-     "usage: csched runs [--job J] [--state S] [--limit N]\n"
+     "usage: csched runs [--job J] [--state S] [--since T] [--limit N] [-w]\n"
      "Lists runs, newest first.\n\n"
      "  --job J                    of this job only\n"
      "  --state S                  in this state (queued, running, succeeded, ...)\n"
-     "  --limit N                  at most N (default 50)\n"},
+     "  --since T                  made since T: a duration ago (1h, 2d) or a time\n"
+     "  --limit N                  at most N (default 50)\n"
+     "  -w, --watch                then each change of a run, as it happens\n"},
     {"run", NULL,
      "usage: csched run ID|JOB [--previous]\n"
      "Shows a run with its attempts: by its ID, or the latest run of JOB.\n\n"

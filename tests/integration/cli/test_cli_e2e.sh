@@ -318,6 +318,36 @@ expect runs_state out ' [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{2}:[0-9]{2} '
 col=$(awk 'NR == 1 { h = index($0, "STATE") } NR == 2 { print (index($0, "timed_out") == h) }' \
     "$tmp/out")
 [ "$col" = 1 ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL runs_align"; cat "$tmp/out"; }
+# --state on the server, --since ends the newest-first listing early.
+check runs_since 0 runs --since 1h --state failed
+expect runs_since out '^[0-9]+ +three +failed +exit 3 '
+check runs_since_none 0 runs --since "@$(($(date +%s) + 60))"
+[ "$(wc -l <"$tmp/out")" -eq 1 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL runs_since_none: rows after the header"; cat "$tmp/out"; }
+check runs_since_bad 64 runs --since yesterday
+# runs -w: the listing, then each change of a run as a row under it.
+check watch_create 0 job create watched -- true
+"$bin/csched" --timeout 8 runs -w --job watched >"$tmp/runs_w" 2>&1 &
+runs_w=$!
+i=0
+while ! grep -q '^ID' "$tmp/runs_w" && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+check watch_trigger 0 trigger watched --wait
+i=0
+while ! grep -q ' succeeded ' "$tmp/runs_w" && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill "$runs_w" 2>/dev/null
+wait "$runs_w"
+expect runs_watch runs_w '^[0-9]+ +watched +queued '
+expect runs_watch runs_w '^[0-9]+ +watched +succeeded +exit 0 '
+col=$(awk 'NR == 1 { h = index($0, "STATE") } / succeeded / { print (index($0, "succeeded") == h) }' \
+    "$tmp/runs_w")
+[ "$col" = 1 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL runs_watch_align"; cat "$tmp/runs_w"; }
 check run_missing 85 run 999999
 check runs_three 0 runs --job three -o json
 three_id=$(jv 'd["runs"][0]["id"]')
