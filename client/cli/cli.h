@@ -178,6 +178,10 @@ void cs_cli_strings_add(char ***list, size_t *n, const char *s);
 /* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
 const char *cs_cli_state_name(int state);
 
+/* Whether a run in state has ended (succeeded, failed, timed out,
+ * cancelled, lost). */
+bool cs_cli_state_is_final(int state);
+
 /* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS +HH:MM" (the zone's
  * offset), or "-" for 0. */
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);

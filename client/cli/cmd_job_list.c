@@ -43,11 +43,6 @@ static void listing_free(struct listing *l)
     free(l->rows);
 }
 
-static bool is_final(int state)
-{
-    return state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
-}
-
 /* Reads the latest runs of row i's job and points its LAST at the newest
  * finished one. 0 or the exit code of the printed failure. */
 static int read_last(struct cs_cli *cli, struct listing *l, size_t i)
@@ -65,7 +60,7 @@ static int read_last(struct cs_cli *cli, struct listing *l, size_t i)
         return cs_cli_fail(cli, "list runs", rc, &st);
     l->latest[i] = resp;
     for (size_t r = 0; r < resp->n_runs && l->rows[i].last == NULL; r++) {
-        if (is_final(resp->runs[r]->state))
+        if (cs_cli_state_is_final(resp->runs[r]->state))
             l->rows[i].last = resp->runs[r];
     }
     return 0;

@@ -17,11 +17,6 @@
 
 #include "cli.h"
 
-static bool state_is_final(int state)
-{
-    return state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
-}
-
 static int get_run(struct cs_cli *cli, int64_t id, Csched__V1__Run **out, struct cs_status *st)
 {
     Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
@@ -52,7 +47,7 @@ static int follow(struct cs_cli *cli, struct cs_stream *stream, const struct wai
     while (!done && (rc = cs_scheduler_watch_next(stream, &batch, st)) == 1) {
         for (size_t i = 0; i < batch->n_events && !done; i++) {
             const Csched__V1__Event *ev = batch->events[i];
-            done = ev->run_id == id && ev->attempt == 0 && state_is_final(ev->state);
+            done = ev->run_id == id && ev->attempt == 0 && cs_cli_state_is_final(ev->state);
             *last_seq = ev->seq;
             if (ev->run_id == id && w->verbose && cli->format == CS_FORMAT_TABLE) {
                 if (ev->attempt == 0)
@@ -80,7 +75,7 @@ static int wait_cb(struct cs_cli *cli, struct cs_stream *stream, Csched__V1__Wat
 
     rc = get_run(cli, w->id, &run, st);
     if (rc == 0) {
-        bool ended = state_is_final(run->state);
+        bool ended = cs_cli_state_is_final(run->state);
 
         csched__v1__run__free_unpacked(run, NULL);
         if (ended)
@@ -129,7 +124,7 @@ static int stream_logs(struct cs_cli *cli, const struct wait *w)
         rc = get_run(cli, w->id, &run, &st);
         if (rc != 0)
             return cs_cli_fail(cli, "get run", rc, &st);
-        ended = state_is_final(run->state) && run->n_attempts <= k;
+        ended = cs_cli_state_is_final(run->state) && run->n_attempts <= k;
         csched__v1__run__free_unpacked(run, NULL);
         if (ended)
             return 0;

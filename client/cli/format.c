@@ -19,6 +19,11 @@ const char *cs_cli_state_name(int state)
     return strcmp(name, "unknown") == 0 ? "?" : name;
 }
 
+bool cs_cli_state_is_final(int state)
+{
+    return state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
+}
+
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len)
 {
     time_t t = (time_t)(unix_ms / 1000);

@@ -29,7 +29,7 @@ static int print_run_row(struct cs_cli *cli, const struct runs_watch *w,
     rc = cs_scheduler_get_run(cli->client, &req, &run, &opts, st);
     if (rc != 0)
         return rc;
-    if (run->state != ev->state && ev->state < CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED) {
+    if (run->state != ev->state && !cs_cli_state_is_final(ev->state)) {
         run->state = ev->state;
         run->outcome_case = CSCHED__V1__RUN__OUTCOME__NOT_SET;
         run->ended_unix_ms = 0;
