@@ -121,9 +121,8 @@ int main(int argc, char **argv)
         rc = commands[c].offline ? CS_EXIT_OK : cs_cli_context_apply(&cli);
         if (rc == CS_EXIT_OK && !commands[c].offline)
             rc = cs_cli_connect(&cli);
-        if (rc != CS_EXIT_OK)
-            return rc;
-        rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);
+        if (rc == CS_EXIT_OK)
+            rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);
         fflush(cli.out);
         cs_client_free(cli.client);
         cs_cli_config_free(&cli.config);
