@@ -187,7 +187,7 @@ bool cs_cli_state_is_final(int state);
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
 
 /* Formats a time relative to now_ms in its largest unit: "in 4m", "12m
- * ago", "3d ago", "now" within a second; "-" for 0. */
+ * ago", "3d ago", "0s ago"; "-" for 0. */
 void cs_cli_format_ago(int64_t unix_ms, int64_t now_ms, char *buf, size_t len);
 
 /* Formats a duration in ms as "1.234s", "2m03s", "1h02m"; "-" if negative. */

@@ -88,13 +88,10 @@ void cs_cli_format_ago(int64_t unix_ms, int64_t now_ms, char *buf, size_t len)
         snprintf(buf, len, "-");
         return;
     }
-    if (a < 1000) {
-        snprintf(buf, len, "now");
-        return;
-    }
     /* The largest unit that fits, so that the text stays short: "3h", not
-     * "3h12m"; a person reading a list wants the order of magnitude. */
-    while (a < units[u].ms)
+     * "3h12m"; a person reading a list wants the order of magnitude. Under
+     * a second is "0s ago" (or "in 0s"). */
+    while (u + 1 < sizeof(units) / sizeof(units[0]) && a < units[u].ms)
         u++;
     snprintf(buf, len, d > 0 ? "in %" PRId64 "%c" : "%" PRId64 "%c ago", a / units[u].ms,
              units[u].unit);
