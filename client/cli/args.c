@@ -46,6 +46,13 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct
         if (v == NULL || v[0] == '\0')
             return cs_cli_err_set(err, -EINVAL, "--server needs HOST:PORT");
         cli->server = v;
+        cli->server_flag = true;
+        return CS_CLI_FLAG_TAKEN;
+    }
+    if (cs_cli_flag("--context", argc, argv, i, &v)) {
+        if (v == NULL || v[0] == '\0')
+            return cs_cli_err_set(err, -EINVAL, "--context needs a context's name");
+        cli->context = v;
         return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("-o", argc, argv, i, &v) || cs_cli_flag("--output", argc, argv, i, &v)) {
@@ -53,11 +60,13 @@ int cs_cli_global_flag(struct cs_cli *cli, int argc, char **argv, int *i, struct
             cli->format = CS_FORMAT_JSON;
         else if (v != NULL && strcmp(v, "yaml") == 0)
             cli->format = CS_FORMAT_YAML;
-        else if (v != NULL && strcmp(v, "table") == 0)
+        else if (v != NULL && (strcmp(v, "table") == 0 || strcmp(v, "wide") == 0))
             cli->format = CS_FORMAT_TABLE;
         else
-            return cs_cli_err_set(err, -EINVAL, "-o takes table, json or yaml, not '%s'",
+            return cs_cli_err_set(err, -EINVAL, "-o takes table, wide, json or yaml, not '%s'",
                                   v ? v : "");
+        cli->wide = v != NULL && strcmp(v, "wide") == 0;
+        cli->format_flag = true;
         return CS_CLI_FLAG_TAKEN;
     }
     if (cs_cli_flag("--timeout", argc, argv, i, &v)) {
@@ -105,6 +114,13 @@ int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i
     if (word != NULL && *word == NULL && argv[*i][0] != '-') {
         *word = argv[*i];
         return 0;
+    }
+    if (argv[*i][0] == '-') {
+        char meant[64];
+
+        if (cs_cli_suggest_flag(name, argv[*i], meant, sizeof(meant))[0] != '\0')
+            return cs_cli_usage(cli, "%s: unknown flag '%s'; did you mean '%s'? usage: %s", name,
+                                argv[*i], meant, usage);
     }
     return cs_cli_usage(cli, "%s: unexpected '%s'; usage: %s", name, argv[*i], usage);
 }

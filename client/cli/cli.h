@@ -53,16 +53,38 @@ struct cs_cli_security {
     const char *ca, *cert, *key, *token_file, *token;
 };
 
+/* A context of the config file (config.c): a server and how to reach it.
+ * NULL for what it does not set; heap strings owned by its config. */
+struct cs_cli_context {
+    char *name;
+    char *server, *ca, *cert, *key, *token_file, *output;
+};
+/* The config file: its contexts and the current one's name (NULL: none). */
+struct cs_cli_config {
+    char *current;
+    struct cs_cli_context *contexts;
+    size_t n;
+};
+
 /* What one invocation works with. The client is owned here and freed by
  * main. */
 struct cs_cli {
     const char *server;
     char default_server[128]; /* the local socket's address, when server is it */
     enum cs_cli_format format;
+    /* -o wide: the table format, with more columns where a command has them. */
+    bool wide;
     /* Per-call deadline; 0 = the library's default. */
     int64_t timeout_ms;
     bool wait_for_ready;
     struct cs_cli_security security;
+    /* --context NAME; and whether --server and -o were given, which win over
+     * a context. */
+    const char *context;
+    bool server_flag, format_flag;
+    /* The config file's contents, once read: the context's strings that
+     * server and security point at. */
+    struct cs_cli_config config;
     struct cs_client *client;
     FILE *out;
     FILE *err;
@@ -158,9 +180,17 @@ void cs_cli_strings_add(char ***list, size_t *n, const char *s);
 /* "succeeded" for RUN_STATE_SUCCEEDED, "-" for unspecified. Static. */
 const char *cs_cli_state_name(int state);
 
+/* Whether a run in state has ended (succeeded, failed, timed out,
+ * cancelled, lost). */
+bool cs_cli_state_is_final(int state);
+
 /* Formats a _unix_ms time as local "YYYY-MM-DD HH:MM:SS +HH:MM" (the zone's
  * offset), or "-" for 0. */
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len);
+
+/* Formats a time relative to now_ms in its largest unit: "in 4m", "12m
+ * ago", "3d ago", "0s ago"; "-" for 0. */
+void cs_cli_format_ago(int64_t unix_ms, int64_t now_ms, char *buf, size_t len);
 
 /* Formats a duration in ms as "1.234s", "2m03s", "1h02m"; "-" if negative. */
 void cs_cli_format_duration(int64_t ms, char *buf, size_t len);
@@ -320,6 +350,14 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
 /* Prints a run with its attempts. */
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);
 
+/* runs -w (runs_watch.c): after the listing, each later change of a run
+ * of req's job (all jobs: "") in req's state (0: any), from the Watch
+ * events after after_seq, read again with GetRun and printed as a row of
+ * the runs table, lined up with widths. Runs until interrupted or the
+ * deadline: 0 or the exit code of the printed failure. */
+int cs_cli_runs_watch(struct cs_cli *cli, const Csched__V1__ListRunsRequest *req, int64_t after_seq,
+                      size_t *widths);
+
 /* The table of a run listing (printed with cs_cli_table_print). */
 struct cs_cli_table;
 void cs_cli_run_table_init(struct cs_cli_table *t);
@@ -396,11 +434,21 @@ struct cs_cli_pages {
     uint32_t limit;
     cs_cli_page_fetch_cb fetch_cb;
     void (*row_cb)(struct cs_cli_table *t, const ProtobufCMessage *item);
+    /* Optional, for a listing in an order (runs: newest first): true for
+     * the first item past where it ends; it and the rest are left out, and
+     * no more pages are read. */
+    bool (*past_end_cb)(const ProtobufCMessage *item, const void *arg);
+    const void *past_end_arg;
+    /* Optional: the table's column widths are kept here (as
+     * cs_cli_table_print_keep), for rows printed after it. */
+    size_t *widths;
 };
 /* Prints every page (the table t made by the caller, when the format is a
  * table): 0, or the exit code of cs_cli_fail. */
 int cs_cli_list_pages(struct cs_cli *cli, const struct cs_cli_pages *p, struct cs_cli_table *t);
 
+/* Characters in s (UTF-8 code points, not bytes): how wide it prints. */
+size_t cs_cli_text_width(const char *s);
 /* Starts a table of ncols columns with ncols header strings. */
 void cs_cli_table_init(struct cs_cli_table *t, size_t ncols, ...);
 /* Adds a row of ncols cells (copied). */
@@ -408,17 +456,123 @@ void cs_cli_table_row(struct cs_cli_table *t, const char *const *cells);
 /* Writes the table, each line after indent, columns two spaces apart and as
  * wide as their widest cell; frees it. */
 void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent);
+/* cs_cli_table_print (no indent) that keeps each column's width in widths
+ * (ncols of them, 0 at first) and prints the header only if header: rows
+ * printed later this way line up under the first ones. */
+void cs_cli_table_print_keep(struct cs_cli_table *t, FILE *f, size_t *widths, bool header);
 /* Frees the table unprinted. */
 void cs_cli_table_free(struct cs_cli_table *t);
 
+/* --- joblist.c: the table of csched job list --- */
+
+/* One job of the list with what other calls said of it: its last finished
+ * run (NULL: none among its latest) and how many of its runs are running.
+ * Borrowed pointers. */
+struct cs_cli_job_row {
+    const Csched__V1__Job *job;
+    const Csched__V1__Run *last;
+    uint32_t running;
+};
+enum cs_cli_job_sort {
+    CS_CLI_JOB_SORT_NAME,
+    CS_CLI_JOB_SORT_NEXT,    /* soonest first */
+    CS_CLI_JOB_SORT_LAST,    /* latest ended first */
+    CS_CLI_JOB_SORT_RUNNING, /* most first */
+};
+/* How the table shows: -o wide, --absolute, --sort-by, and the clock the
+ * relative times are read against. */
+struct cs_cli_job_view {
+    bool wide, absolute;
+    enum cs_cli_job_sort sort;
+    int64_t now_ms;
+};
+/* "name", "next", "last" or "running". Returns 0 or -EINVAL. */
+int cs_cli_parse_job_sort(const char *s, enum cs_cli_job_sort *out);
+/* Sorts rows as v says and makes the table of them in t (to print with
+ * cs_cli_table_print): NAME SCHEDULE PAUSED NEXT LAST RUNNING, and when
+ * wide LIMITS COMMAND, the command cut to keep lines within 100 columns. */
+void cs_cli_job_table(struct cs_cli_table *t, struct cs_cli_job_row *rows, size_t n,
+                      const struct cs_cli_job_view *v);
+
 /* --- help.c --- */
 
-/* Writes the help of command (and, for job, its subcommand sub; may be
- * NULL) to f. Returns 0, or -ENOENT for a command it does not know. */
+/* The help of command (and, for job, its subcommand sub; may be NULL); ""
+ * for a command it does not know; the global flags' lines for a NULL
+ * command. Static. */
+const char *cs_cli_help_text(const char *command, const char *sub);
+
+/* The i-th command's name and one-line summary (static): 0, or -ENOENT
+ * past the last. */
+int cs_cli_command_summary(size_t i, const char **name, const char **summary);
+
+/* Writes csched --help: each command with its summary, examples, the global
+ * flags. */
+void cs_cli_print_usage(FILE *f);
+
+/* Writes the help of command (as cs_cli_help_text) to f. Returns 0, or
+ * -ENOENT for a command it does not know. */
 int cs_cli_help(FILE *f, const char *command, const char *sub);
+
+/* --- suggest.c: did you mean --- */
+
+/* The word of known[0..n) nearest to word, if near enough to be what was
+ * meant, copied into buf; "" when none is. Returns buf. */
+const char *cs_cli_suggest(const char *word, const char *const *known, size_t n, char *buf,
+                           size_t len);
+
+/* cs_cli_suggest among the flags of command ("trigger", "job next", as
+ * cs_cli_take_global_or_word names it) and the global flags. */
+const char *cs_cli_suggest_flag(const char *command, const char *word, char *buf, size_t len);
+
+/* --- runref.c, logs.c: a run by id or by job, and its output --- */
+
+/* The run word means: a run ID (digits), or JOB's latest run (with previous,
+ * the one before it; ListRuns). Stores it in *id: 0, or the exit code of
+ * the printed failure (a usage error, a failed call, NOT_FOUND's when the
+ * job has no such run). */
+int cs_cli_run_ref(struct cs_cli *cli, const char *word, bool previous, int64_t *id);
+
+/* Prints req's ReadLogs stream as it comes (logs.c): 0, or the exit code of
+ * the printed failure. */
+int cs_cli_read_logs(struct cs_cli *cli, const Csched__V1__ReadLogsRequest *req);
+/* The same, printing no failure: 0, a gRPC status code > 0 (st says why) or
+ * a negative errno. */
+int cs_cli_read_logs_status(struct cs_cli *cli, const Csched__V1__ReadLogsRequest *req,
+                            struct cs_status *st);
+
+/* --- config.c: the config file and its contexts --- */
+
+/* The config file's path: $CSCHED_CONFIG, else $XDG_CONFIG_HOME/csched/
+ * config.yaml, else $HOME/.config/csched/config.yaml. 0, -ENOENT when none
+ * of them is set, -ENAMETOOLONG. */
+int cs_cli_config_path(char *buf, size_t len);
+/* Reads the file at path into cfg (free with cs_cli_config_free). 0, or a
+ * negative errno (-ENOENT: no file; -EINVAL: not a config file) with the
+ * message, naming the file and line, in err. */
+int cs_cli_config_load(const char *path, struct cs_cli_config *cfg, char *err, size_t errlen);
+/* Writes cfg to path whole or not at all (mode 0600, a temporary file
+ * renamed over it), making missing directories 0700. 0 or a negative errno
+ * with err. */
+int cs_cli_config_save(const char *path, const struct cs_cli_config *cfg, char *err, size_t errlen);
+void cs_cli_config_free(struct cs_cli_config *cfg);
+/* The context named name, or NULL. */
+struct cs_cli_context *cs_cli_config_find(struct cs_cli_config *cfg, const char *name);
+/* The context named name, added empty if cfg has none. */
+struct cs_cli_context *cs_cli_config_add(struct cs_cli_config *cfg, const char *name);
+/* The field of ctx that a key of the file names ("server", "token-file",
+ * ...), or NULL for another key. */
+char **cs_cli_context_field(struct cs_cli_context *ctx, const char *key);
+/* Applies the context (--context, else the file's current one, else none)
+ * to what no flag set: the server, the security files, the output. A
+ * --context wins over the CSCHED_* variables, the file's current context
+ * does not. Returns CS_EXIT_OK, or the exit code after printing why (an
+ * unknown --context, a file that cannot be read). */
+int cs_cli_context_apply(struct cs_cli *cli);
 
 /* --- commands: each takes the words after its verb --- */
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv);
+/* job list (cmd_job_list.c): the words after "list". */
+int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_apply(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv);
@@ -442,5 +596,12 @@ void cs_cli_print_replicas(FILE *f, const Csched__V1__ListReplicasResponse *resp
 int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 /* ui [--url URL]: prints the console's address; makes no call. */
 int cs_cmd_ui(struct cs_cli *cli, int argc, char **argv);
+/* version: csched's and, from ListReplicas, the answering replica's. */
+int cs_cmd_version(struct cs_cli *cli, int argc, char **argv);
+/* config use-context|get-contexts|set-context|current-context: needs no
+ * connection. */
+int cs_cmd_config(struct cs_cli *cli, int argc, char **argv);
+/* completion bash|zsh|fish: needs no connection. */
+int cs_cmd_completion(struct cs_cli *cli, int argc, char **argv);
 
 #endif

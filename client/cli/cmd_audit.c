@@ -148,7 +148,11 @@ int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv)
     }
     if (cli->format == CS_FORMAT_TABLE)
         cs_cli_table_init(&t, 6, "ID", "AT", "METHOD", "IDENTITY", "TARGET", "OUTCOME");
-    const struct cs_cli_pages pages = {"list audit", "entries",   &req,
-                                       limit,        fetch_audit, audit_row};
+    const struct cs_cli_pages pages = {.what = "list audit",
+                                       .items = "entries",
+                                       .req = &req,
+                                       .limit = limit,
+                                       .fetch_cb = fetch_audit,
+                                       .row_cb = audit_row};
     return cs_cli_list_pages(cli, &pages, &t);
 }

@@ -1,4 +1,5 @@
-/* csched job create|update|get|list|delete: the job methods of the API. */
+/* csched job create|update|get|list|delete: the job methods of the API
+ * (job list has a file of its own, cmd_job_list.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,54 +130,6 @@ static int job_next(struct cs_cli *cli, int argc, char **argv)
     return 0;
 }
 
-static void job_row(struct cs_cli_table *t, const ProtobufCMessage *item)
-{
-    const Csched__V1__Job *job = (const Csched__V1__Job *)item;
-    char cmd[64], running[16], timeout[16], attempts[16], version[24];
-
-    if (job->n_command > 0) {
-        size_t used = 0;
-
-        cmd[0] = '\0';
-        for (size_t i = 0; i < job->n_command && used < sizeof(cmd) - 1; i++)
-            used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, "%s%s", i ? " " : "",
-                                     job->command[i]);
-    } else {
-        snprintf(cmd, sizeof(cmd), "sh -c %s", job->shell);
-    }
-    snprintf(running, sizeof(running), "%u", job->max_running);
-    snprintf(timeout, sizeof(timeout), "%u", job->timeout_seconds);
-    snprintf(attempts, sizeof(attempts), "%u", job->max_attempts);
-    snprintf(version, sizeof(version), "%llu", (unsigned long long)job->version);
-    cs_cli_table_row(t, (const char *const[]){job->name, running, timeout, attempts, version, cmd});
-}
-
-static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const char *page_token,
-                      ProtobufCMessage **resp, const struct cs_call_opts *opts,
-                      struct cs_status *st)
-{
-    Csched__V1__ListJobsRequest *r = req;
-    r->page_size = page_size;
-    r->page_token = (char *)page_token;
-    return cs_scheduler_list_jobs(cli->client, r, (Csched__V1__ListJobsResponse **)resp, opts, st);
-}
-
-static int job_list(struct cs_cli *cli, int argc, char **argv)
-{
-    Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
-    struct cs_cli_table t;
-    int rc;
-
-    rc = cs_cli_positionals(cli, argc, argv, NULL, 0, "csched job list");
-    if (rc != 0)
-        return rc;
-    if (cli->format == CS_FORMAT_TABLE)
-        cs_cli_table_init(&t, 6, "NAME", "MAX_RUNNING", "TIMEOUT", "ATTEMPTS", "VERSION",
-                          "COMMAND");
-    const struct cs_cli_pages pages = {"list jobs", "jobs", &req, UINT32_MAX, fetch_jobs, job_row};
-    return cs_cli_list_pages(cli, &pages, &t);
-}
-
 static int job_delete(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__DeleteJobRequest req = CSCHED__V1__DELETE_JOB_REQUEST__INIT;
@@ -210,7 +163,9 @@ static int job_delete(struct cs_cli *cli, int argc, char **argv)
 
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv)
 {
+    static const char *const verbs[] = {"create", "update", "get", "list", "next", "delete"};
     const char *verb = argc > 0 ? argv[0] : "";
+    char meant[16];
 
     if (strcmp(verb, "create") == 0)
         return job_put(cli, argc - 1, argv + 1, false);
@@ -219,11 +174,13 @@ int cs_cmd_job(struct cs_cli *cli, int argc, char **argv)
     if (strcmp(verb, "get") == 0)
         return job_get(cli, argc - 1, argv + 1);
     if (strcmp(verb, "list") == 0)
-        return job_list(cli, argc - 1, argv + 1);
+        return cs_cmd_job_list(cli, argc - 1, argv + 1);
     if (strcmp(verb, "next") == 0)
         return job_next(cli, argc - 1, argv + 1);
     if (strcmp(verb, "delete") == 0)
         return job_delete(cli, argc - 1, argv + 1);
+    if (cs_cli_suggest(verb, verbs, sizeof(verbs) / sizeof(verbs[0]), meant, sizeof(meant))[0])
+        return cs_cli_usage(cli, "job: unknown subcommand '%s'; did you mean '%s'?", verb, meant);
     return cs_cli_usage(cli, "job: expected create, update, get, next, list or delete, not '%s'",
                         verb);
 }

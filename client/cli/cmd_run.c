@@ -1,14 +1,41 @@
-/* csched runs | run ID | cancel ID: reading and cancelling runs. */
+/* csched runs | run ID|JOB | cancel ID: reading and cancelling runs. runs
+ * filters by job and state on the server; --since ends the listing at the
+ * first run made before it, as they come newest first; -w then follows the
+ * changes (runs_watch.c). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
 /* Runs listed when --limit is not given. */
 #define RUNS_DEFAULT_LIMIT 50
 
+#define RUNS_USAGE "csched runs [--job J] [--state S] [--since T] [--limit N] [-w]"
+
+/* What runs shows beyond its ListRunsRequest. */
+struct runs_opts {
+    uint32_t limit;
+    int64_t since_ms; /* 0: no bound */
+    bool watch;
+};
+
+/* --since 1h (that long ago) or a time as --at takes it, into unix ms. */
+static int parse_since(const char *s, int64_t *out_ms)
+{
+    struct timespec now;
+    int64_t ago;
+
+    if (s != NULL && cs_cli_parse_duration(s, &ago) == 0 &&
+        clock_gettime(CLOCK_REALTIME, &now) == 0) {
+        *out_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - ago;
+        return 0;
+    }
+    return cs_cli_parse_at(s, out_ms);
+}
+
 static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__ListRunsRequest *req,
-                      uint32_t *limit)
+                      struct runs_opts *o)
 {
     for (int i = 0; i < argc; i++) {
         const char *v;
@@ -30,12 +57,23 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
             continue;
         }
         if (cs_cli_flag("--limit", argc, argv, &i, &v)) {
-            if (cs_cli_parse_u32(v, limit) != 0 || *limit == 0)
+            if (cs_cli_parse_u32(v, &o->limit) != 0 || o->limit == 0)
                 return cs_cli_usage(cli, "--limit takes a whole number > 0, not '%s'", v ? v : "");
             continue;
         }
-        rc = cs_cli_take_global_or_fail(cli, argc, argv, &i, "runs",
-                                        "csched runs [--job J] [--state S] [--limit N]");
+        if (cs_cli_flag("--since", argc, argv, &i, &v)) {
+            if (parse_since(v, &o->since_ms) != 0)
+                return cs_cli_usage(cli,
+                                    "--since takes a duration ago (90s, 1h, 2d) or a time "
+                                    "(2026-12-01T10:00:00Z), not '%s'",
+                                    v ? v : "");
+            continue;
+        }
+        if (strcmp(argv[i], "-w") == 0 || strcmp(argv[i], "--watch") == 0) {
+            o->watch = true;
+            continue;
+        }
+        rc = cs_cli_take_global_or_fail(cli, argc, argv, &i, "runs", RUNS_USAGE);
         if (rc != 0)
             return rc;
     }
@@ -57,23 +95,76 @@ static void run_row(struct cs_cli_table *t, const ProtobufCMessage *item)
     cs_cli_run_table_row(t, (const Csched__V1__Run *)item);
 }
 
+/* Runs come newest first: one made before --since ends the listing. */
+static bool before_since(const ProtobufCMessage *item, const void *arg)
+{
+    return ((const Csched__V1__Run *)item)->created_unix_ms < *(const int64_t *)arg;
+}
+
+/* The last event committed now, where a watch after the listing starts. 0
+ * or the exit code of the printed failure. */
+static int last_seq(struct cs_cli *cli, int64_t *seq)
+{
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+    Csched__V1__Stats *stats;
+    struct cs_status st;
+    int rc;
+
+    rc = cs_scheduler_get_stats(cli->client, NULL, &stats, &opts, &st);
+    if (rc != 0)
+        return cs_cli_fail(cli, "watch runs", rc, &st);
+    *seq = stats->last_seq;
+    csched__v1__stats__free_unpacked(stats, NULL);
+    return 0;
+}
+
+/* The columns' least widths under -w, so that the rows to come (whose
+ * widths the listing cannot know) line up with it: a 6-digit id, the job's
+ * name (or 16), the longest state, "signal 15 (TERM)", a time with its
+ * offset, "59m59s". */
+static void watch_widths(const Csched__V1__ListRunsRequest *req, size_t *widths)
+{
+    const size_t least[6] = {6, req->job_name[0] ? strlen(req->job_name) : 16, 9, 16, 26, 6};
+
+    memcpy(widths, least, sizeof(least));
+}
+
 int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
-    uint32_t limit = RUNS_DEFAULT_LIMIT;
+    struct runs_opts o = {.limit = RUNS_DEFAULT_LIMIT};
+    size_t widths[6] = {0};
     struct cs_cli_table t;
+    int64_t seq = 0;
     int rc;
 
-    rc = parse_runs(cli, argc, argv, &req, &limit);
+    rc = parse_runs(cli, argc, argv, &req, &o);
+    if (rc == 0 && o.watch)
+        rc = last_seq(cli, &seq);
     if (rc != 0)
         return rc;
+    if (o.watch)
+        watch_widths(&req, widths);
     if (cli->format == CS_FORMAT_TABLE)
         cs_cli_run_table_init(&t);
-    const struct cs_cli_pages pages = {"list runs", "runs", &req, limit, fetch_runs, run_row};
-    return cs_cli_list_pages(cli, &pages, &t);
+    const struct cs_cli_pages pages = {
+        .what = "list runs",
+        .items = "runs",
+        .req = &req,
+        .limit = o.limit,
+        .fetch_cb = fetch_runs,
+        .row_cb = run_row,
+        .past_end_cb = o.since_ms > 0 ? before_since : NULL,
+        .past_end_arg = &o.since_ms,
+        .widths = widths,
+    };
+    rc = cs_cli_list_pages(cli, &pages, &t);
+    if (rc == 0 && o.watch)
+        rc = cs_cli_runs_watch(cli, &req, seq, widths);
+    return rc;
 }
 
-/* Parses "ID" for run and cancel. Returns 0 or an exit code. */
+/* Parses "ID" for cancel. Returns 0 or an exit code. */
 static int parse_id(struct cs_cli *cli, int argc, char **argv, const char *usage, int64_t *id)
 {
     const char *arg;
@@ -95,6 +186,30 @@ static void print_run(struct cs_cli *cli, const Csched__V1__Run *run)
         cs_cli_print_run(cli->out, run);
 }
 
+#define RUN_USAGE "csched run ID|JOB [--previous]"
+
+/* Parses "ID|JOB [--previous]" for run. Returns 0 or an exit code. */
+static int parse_run(struct cs_cli *cli, int argc, char **argv, int64_t *id)
+{
+    const char *word = NULL;
+    bool previous = false;
+
+    for (int i = 0; i < argc; i++) {
+        int rc;
+
+        if (strcmp(argv[i], "--previous") == 0) {
+            previous = true;
+            continue;
+        }
+        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &word, "run", RUN_USAGE);
+        if (rc != 0)
+            return rc;
+    }
+    if (word == NULL)
+        return cs_cli_usage(cli, "run: missing run ID or JOB; usage: %s", RUN_USAGE);
+    return cs_cli_run_ref(cli, word, previous, id);
+}
+
 int cs_cmd_run(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
@@ -104,7 +219,7 @@ int cs_cmd_run(struct cs_cli *cli, int argc, char **argv)
     char what[64];
     int rc;
 
-    rc = parse_id(cli, argc, argv, "csched run ID", &req.run_id);
+    rc = parse_run(cli, argc, argv, &req.run_id);
     if (rc != 0)
         return rc;
     opts = cs_cli_call_opts(cli);

@@ -1,13 +1,17 @@
-/* csched logs ID | watch: the two server-streaming methods. logs stops when
- * the stream ends (with -f, once the attempt has ended); watch runs until interrupted or its
- * --timeout passes, and resumes after the last event it showed if the server goes away. */
+/* csched logs ID|JOB | watch: the two server-streaming methods. logs stops
+ * when the stream ends (with -f, once the attempt has ended; logs.c prints
+ * it); watch runs until interrupted or its --timeout passes, and resumes
+ * after the last event it showed if the server goes away. */
 #include <string.h>
 
 #include "cli.h"
 
+#define LOGS_USAGE "csched logs ID|JOB [--previous] [--attempt N] [--stdout|--stderr] [-f]"
+
 static int parse_logs(struct cs_cli *cli, int argc, char **argv, Csched__V1__ReadLogsRequest *req)
 {
-    const char *id = NULL;
+    const char *word = NULL;
+    bool previous = false;
 
     for (int i = 0; i < argc; i++) {
         const char *v;
@@ -25,80 +29,33 @@ static int parse_logs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Rea
             req->follow = true;
             continue;
         }
+        if (strcmp(argv[i], "--previous") == 0) {
+            previous = true;
+            continue;
+        }
         if (cs_cli_flag("--attempt", argc, argv, &i, &v)) {
             if (cs_cli_parse_u32(v, &req->attempt) != 0 || req->attempt == 0)
                 return cs_cli_usage(cli, "--attempt takes a number >= 1, not '%s'", v ? v : "");
             continue;
         }
-        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &id, "logs",
-                                        "csched logs ID [--attempt N] [--stdout|--stderr] [-f]");
+        rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &word, "logs", LOGS_USAGE);
         if (rc != 0)
             return rc;
     }
-    if (id == NULL)
-        return cs_cli_usage(cli, "logs: missing run ID");
-    if (cs_cli_parse_id(id, &req->run_id) != 0)
-        return cs_cli_usage(cli, "a run ID is a whole number > 0, not '%s'", id);
-    return 0;
+    if (word == NULL)
+        return cs_cli_usage(cli, "logs: missing run ID or JOB; usage: %s", LOGS_USAGE);
+    return cs_cli_run_ref(cli, word, previous, &req->run_id);
 }
 
 int cs_cmd_logs(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
-    struct cs_call_opts opts;
-    struct cs_stream *stream;
-    Csched__V1__LogChunk *chunk;
-    struct cs_status st;
-    char what[64];
     int rc;
 
     rc = parse_logs(cli, argc, argv, &req);
     if (rc != 0)
         return rc;
-    opts = cs_cli_call_opts(cli);
-    snprintf(what, sizeof(what), "logs of run %lld", (long long)req.run_id);
-    rc = cs_scheduler_read_logs(cli->client, &req, &stream, &opts, &st);
-    if (rc != 0)
-        return cs_cli_fail(cli, what, rc, &st);
-    while ((rc = cs_scheduler_read_logs_next(stream, &chunk, &st)) == 1) {
-        if (cli->format != CS_FORMAT_TABLE) {
-            cs_cli_print_message(cli, &chunk->base);
-        } else {
-            /* Both streams: each goes to its own. One chosen stream goes to
-             * stdout, so that it can be piped. */
-            FILE *f = req.stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_UNSPECIFIED &&
-                              chunk->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR
-                          ? cli->err
-                          : cli->out;
-
-            /* A tail the database kept of an attempt that ran on another
-             * replica, now lost: said before its bytes, on stderr, so that
-             * a pipe still gets the bytes alone. */
-            if (chunk->replica != NULL && chunk->replica[0] != '\0')
-                fprintf(cli->err,
-                        "csched: %s ran on replica %s, whose machine holds its whole log: here "
-                        "are its last %zu bytes, from byte %lld of the %lld written\n",
-                        chunk->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR ? "stderr"
-                                                                                   : "stdout",
-                        chunk->replica, chunk->data.len, (long long)chunk->offset,
-                        (long long)chunk->written_bytes);
-            /* Flushed per chunk, so a pipe sees output as it comes. The
-             * chunk that says a stream was cut carries no data (NULL). */
-            if (chunk->data.len > 0)
-                fwrite(chunk->data.data, 1, chunk->data.len, f);
-            fflush(f);
-            if (chunk->truncated)
-                fprintf(cli->err, "csched: %s was cut: its log kept %lld of %lld bytes written\n",
-                        chunk->stream == CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR ? "stderr"
-                                                                                   : "stdout",
-                        (long long)chunk->offset, (long long)chunk->written_bytes);
-        }
-        csched__v1__log_chunk__free_unpacked(chunk, NULL);
-    }
-    cs_stream_free(stream);
-    if (rc < 0 || st.code != 0)
-        return cs_cli_fail(cli, what, rc < 0 ? rc : st.code, &st);
-    return 0;
+    return cs_cli_read_logs(cli, &req);
 }
 
 static int parse_watch(struct cs_cli *cli, int argc, char **argv, Csched__V1__WatchRequest *req)

@@ -1,5 +1,8 @@
-/* csched trigger JOB [--wait]: starts a run and, with --wait, follows it
- * through Watch to its end, so that the exit code of csched is the run's.
+/* csched trigger JOB [--wait [-v] [--logs]]: starts a run and, with --wait,
+ * follows it through Watch to its end, so that the exit code of csched is
+ * the run's. It says the run's id at the start and its outcome at the end;
+ * -v adds a line for every state change between, --logs the output of each
+ * attempt as it is written (ReadLogs with follow, attempt after attempt).
  *
  * No event can be missed: the watch starts after the last event committed
  * before the trigger (Stats.last_seq), and the run is read once more after
@@ -14,11 +17,6 @@
 
 #include "cli.h"
 
-static bool state_is_final(int state)
-{
-    return state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
-}
-
 static int get_run(struct cs_cli *cli, int64_t id, Csched__V1__Run **out, struct cs_status *st)
 {
     Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
@@ -28,12 +26,20 @@ static int get_run(struct cs_cli *cli, int64_t id, Csched__V1__Run **out, struct
     return cs_scheduler_get_run(cli->client, &req, out, &opts, st);
 }
 
+/* What wait_run follows: the run, whether each transition is said, and
+ * whether its output is streamed. */
+struct wait {
+    int64_t id;
+    bool verbose, logs;
+};
+
 /* Reads the watch until the run's own final event. Returns
  * CS_CLI_FOLLOW_DONE when it came, CS_CLI_FOLLOW_ENDED when the stream ended
  * without it (st says why), < 0 on a local error. */
-static int follow(struct cs_cli *cli, struct cs_stream *stream, int64_t id, int64_t *last_seq,
-                  struct cs_status *st)
+static int follow(struct cs_cli *cli, struct cs_stream *stream, const struct wait *w,
+                  int64_t *last_seq, struct cs_status *st)
 {
+    const int64_t id = w->id;
     Csched__V1__WatchResponse *batch;
     bool done = false;
     int rc = 0;
@@ -41,9 +47,9 @@ static int follow(struct cs_cli *cli, struct cs_stream *stream, int64_t id, int6
     while (!done && (rc = cs_scheduler_watch_next(stream, &batch, st)) == 1) {
         for (size_t i = 0; i < batch->n_events && !done; i++) {
             const Csched__V1__Event *ev = batch->events[i];
-            done = ev->run_id == id && ev->attempt == 0 && state_is_final(ev->state);
+            done = ev->run_id == id && ev->attempt == 0 && cs_cli_state_is_final(ev->state);
             *last_seq = ev->seq;
-            if (ev->run_id == id && cli->format == CS_FORMAT_TABLE) {
+            if (ev->run_id == id && w->verbose && cli->format == CS_FORMAT_TABLE) {
                 if (ev->attempt == 0)
                     fprintf(cli->err, "run %" PRId64 ": %s\n", id, cs_cli_state_name(ev->state));
                 else
@@ -63,38 +69,70 @@ static int follow(struct cs_cli *cli, struct cs_stream *stream, int64_t id, int6
 static int wait_cb(struct cs_cli *cli, struct cs_stream *stream, Csched__V1__WatchRequest *req,
                    struct cs_status *st, void *arg)
 {
-    const int64_t *id = arg;
+    const struct wait *w = arg;
     Csched__V1__Run *run;
     int rc;
 
-    rc = get_run(cli, *id, &run, st);
+    rc = get_run(cli, w->id, &run, st);
     if (rc == 0) {
-        bool ended = state_is_final(run->state);
+        bool ended = cs_cli_state_is_final(run->state);
 
         csched__v1__run__free_unpacked(run, NULL);
         if (ended)
             return CS_CLI_FOLLOW_DONE;
     }
-    rc = follow(cli, stream, *id, &req->after_seq, st);
+    rc = follow(cli, stream, w, &req->after_seq, st);
     /* A stream that ended well but without the run's end still fails. */
     if (rc == CS_CLI_FOLLOW_ENDED && st->code == GRPC_STATUS_OK)
         st->code = GRPC_STATUS_UNKNOWN;
     return rc;
 }
 
-/* Waits for run id to end; after_seq is where the watch starts. Returns 0
+/* Waits for w's run to end; after_seq is where the watch starts. Returns 0
  * or an exit code (error printed). */
-static int wait_run(struct cs_cli *cli, const char *job, int64_t id, int64_t after_seq)
+static int wait_run(struct cs_cli *cli, const char *job, struct wait *w, int64_t after_seq)
 {
     Csched__V1__WatchRequest req = CSCHED__V1__WATCH_REQUEST__INIT;
 
     req.job_name = (char *)job;
     req.start_case = CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
     req.after_seq = after_seq;
-    return cs_cli_watch_follow(cli, "watch run", &req, wait_cb, &id);
+    return cs_cli_watch_follow(cli, "watch run", &req, wait_cb, w);
 }
 
-static int finish(struct cs_cli *cli, int64_t id)
+/* Streams the output of w's run, attempt after attempt, until the last
+ * one has ended: 0, or the exit code of the printed failure. Following an
+ * attempt that has not started, the server waits for it, and ends the
+ * stream NOT_FOUND if the run ends without it: then there is no more. */
+static int stream_logs(struct cs_cli *cli, const struct wait *w)
+{
+    for (uint32_t k = 1;; k++) {
+        Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+        Csched__V1__Run *run;
+        struct cs_status st;
+        bool ended;
+        int rc;
+
+        req.run_id = w->id;
+        req.attempt = k;
+        req.follow = true;
+        rc = cs_cli_read_logs_status(cli, &req, &st);
+        if (rc == GRPC_STATUS_NOT_FOUND && k > 1)
+            return 0;
+        if (rc != 0)
+            return cs_cli_fail(cli, "logs of the run", rc, &st);
+        rc = get_run(cli, w->id, &run, &st);
+        if (rc != 0)
+            return cs_cli_fail(cli, "get run", rc, &st);
+        ended = cs_cli_state_is_final(run->state) && run->n_attempts <= k;
+        csched__v1__run__free_unpacked(run, NULL);
+        if (ended)
+            return 0;
+    }
+}
+
+/* Prints the run's end, on f in a table, and returns its exit code. */
+static int finish(struct cs_cli *cli, int64_t id, FILE *f)
 {
     Csched__V1__Run *run;
     struct cs_status st;
@@ -108,8 +146,8 @@ static int finish(struct cs_cli *cli, int64_t id)
         cs_cli_print_message(cli, &run->base);
     } else {
         cs_cli_format_run_outcome(run, out, sizeof(out));
-        fprintf(cli->out, "run %" PRId64 " %s: %s%s%s\n", run->id, cs_cli_state_name(run->state),
-                out, run->message[0] ? ": " : "", run->message);
+        fprintf(f, "run %" PRId64 " %s: %s%s%s\n", run->id, cs_cli_state_name(run->state), out,
+                run->message[0] ? ": " : "", run->message);
     }
     rc = cs_cli_exit_for_run(run);
     csched__v1__run__free_unpacked(run, NULL);
@@ -147,7 +185,7 @@ static int later_flag(int argc, char **argv, int *i, Csched__V1__TriggerJobReque
 
 /* Parses the flags into req. Returns 0 or an exit code. */
 static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJobRequest *req,
-                 bool *wait)
+                 bool *wait, struct wait *w)
 {
     const char *job = NULL;
 
@@ -158,6 +196,14 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
 
         if (strcmp(argv[i], "--wait") == 0) {
             *wait = true;
+            continue;
+        }
+        if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
+            w->verbose = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--logs") == 0) {
+            w->logs = true;
             continue;
         }
         if (cs_cli_flag("--env", argc, argv, &i, &v)) {
@@ -180,12 +226,14 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
             continue;
         rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &job, "trigger",
                                         "csched trigger JOB [--env K=V]... [--idempotency-key K] "
-                                        "[--at TIME | --in DURATION] [--wait]");
+                                        "[--at TIME | --in DURATION] [--wait [-v] [--logs]]");
         if (rc != 0)
             return rc;
     }
     if (job == NULL || job[0] == '\0')
         return cs_cli_usage(cli, "trigger: missing JOB");
+    if ((w->verbose || w->logs) && !*wait)
+        return cs_cli_usage(cli, "trigger: -v and --logs go with --wait");
     req->job_name = (char *)job;
     return 0;
 }
@@ -218,12 +266,12 @@ int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv)
     Csched__V1__Run *run;
     int64_t after_seq = 0;
     struct cs_status st;
+    struct wait w = {0};
     bool wait = false;
     char what[300];
-    int64_t id;
     int rc;
 
-    rc = parse(cli, argc, argv, &req, &wait);
+    rc = parse(cli, argc, argv, &req, &wait, &w);
     if (rc != 0)
         goto out;
     opts = cs_cli_call_opts(cli);
@@ -242,16 +290,19 @@ int cs_cmd_trigger(struct cs_cli *cli, int argc, char **argv)
         rc = cs_cli_fail(cli, what, rc, &st);
         goto out;
     }
-    id = run->id;
+    w.id = run->id;
     if (cli->format != CS_FORMAT_TABLE && !wait)
         cs_cli_print_message(cli, &run->base);
     else if (cli->format == CS_FORMAT_TABLE)
         print_triggered(wait ? cli->err : cli->out, run);
     csched__v1__run__free_unpacked(run, NULL);
     if (wait) {
-        rc = wait_run(cli, req.job_name, id, after_seq);
+        rc = w.logs ? stream_logs(cli, &w) : 0;
         if (rc == 0)
-            rc = finish(cli, id);
+            rc = wait_run(cli, req.job_name, &w, after_seq);
+        /* With --logs, stdout is the command's output alone. */
+        if (rc == 0)
+            rc = finish(cli, w.id, w.logs ? cli->err : cli->out);
     }
 out:
     free_env(&req);

@@ -7,6 +7,11 @@ _csched_jobs() {
     csched "${_csched_global[@]}" job list 2>/dev/null | awk 'NR > 1 { print $1 }'
 }
 
+_csched_contexts() {
+    csched -o json config get-contexts 2>/dev/null | tr '{,' '\n' |
+        sed -n 's/^"name":"\(.*\)"$/\1/p'
+}
+
 _csched() {
     local cur prev words cword
     if declare -F _init_completion >/dev/null; then
@@ -19,14 +24,14 @@ _csched() {
     fi
 
     local global="--server -o --output --timeout --wait-for-ready --ca --cert --key
-        --token-file --token --version --help"
+        --token-file --token --context --version --help"
     local commands="job apply trigger runs run cancel logs watch slots pause resume
-        backfill stats health replicas audit token ui"
+        backfill stats health replicas audit token config version completion help ui"
     local cmd="" sub="" i
     _csched_global=()
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-        --server | --timeout | --ca | --cert | --key | --token-file | --token | -o | --output)
+        --server | --timeout | --ca | --cert | --key | --token-file | --token | -o | --output | --context)
             _csched_global+=("${words[i]}" "${words[i + 1]}")
             ((i++))
             ;;
@@ -43,11 +48,19 @@ _csched() {
 
     case $prev in
     -o | --output)
-        COMPREPLY=($(compgen -W "table json yaml" -- "$cur"))
+        COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur"))
         return
         ;;
     -f | --file | --ca | --cert | --key | --token-file)
         COMPREPLY=($(compgen -f -- "$cur"))
+        return
+        ;;
+    --context)
+        COMPREPLY=($(compgen -W "$(_csched_contexts)" -- "$cur"))
+        return
+        ;;
+    --sort-by)
+        COMPREPLY=($(compgen -W "name next last running" -- "$cur"))
         return
         ;;
     --state)
@@ -98,6 +111,7 @@ _csched() {
     job)
         case $sub in
         "") words_now="create update get list delete next" ;;
+        list) words_now="--absolute --sort-by" ;;
         create) words_now="$job_flags" ;;
         update) words_now="$job_flags" names=true ;;
         get | delete) names=true ;;
@@ -105,9 +119,10 @@ _csched() {
         esac
         ;;
     apply) words_now="-f --file --dry-run --prune -l --selector" ;;
-    trigger) words_now="--env --idempotency-key --at --in --wait" names=true ;;
-    runs) words_now="--job --state --limit" ;;
-    logs) words_now="--attempt --stdout --stderr -f --follow" ;;
+    trigger) words_now="--env --idempotency-key --at --in --wait -v --verbose --logs" names=true ;;
+    runs) words_now="--job --state --since --limit -w --watch" ;;
+    logs) words_now="--previous --attempt --stdout --stderr -f --follow" names=true ;;
+    run) words_now="--previous" names=true ;;
     watch) words_now="--job --after-seq" ;;
     slots) words_now="--outcome --limit" names=true ;;
     pause) words_now="--reason" names=true ;;
@@ -115,6 +130,18 @@ _csched() {
     backfill) words_now="--from --to" names=true ;;
     audit) words_now="--identity --method --job --run --since --until --limit" ;;
     token) [[ -z $sub ]] && words_now="new" ;;
+    completion) [[ -z $sub ]] && words_now="bash zsh fish" ;;
+    config)
+        case $sub in
+        "") words_now="get-contexts current-context use-context set-context" ;;
+        set-context) words_now="--server --ca --cert --key --token-file -o --output" ;;
+        use-context)
+            COMPREPLY=($(compgen -W "$(_csched_contexts)" -- "$cur"))
+            return
+            ;;
+        esac
+        ;;
+    help) [[ -z $sub ]] && words_now="$commands" ;;
     esac
     if [[ $cur == -* || $names == false ]]; then
         COMPREPLY=($(compgen -W "$words_now --help" -- "$cur"))

@@ -19,6 +19,11 @@ const char *cs_cli_state_name(int state)
     return strcmp(name, "unknown") == 0 ? "?" : name;
 }
 
+bool cs_cli_state_is_final(int state)
+{
+    return state >= CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED;
+}
+
 void cs_cli_format_time(int64_t unix_ms, char *buf, size_t len)
 {
     time_t t = (time_t)(unix_ms / 1000);
@@ -68,4 +73,26 @@ void cs_cli_format_run_outcome(const Csched__V1__Run *run, char *buf, size_t len
     cs_cli_format_outcome(run->outcome_case == CSCHED__V1__RUN__OUTCOME_EXIT_CODE, run->exit_code,
                           run->outcome_case == CSCHED__V1__RUN__OUTCOME_TERM_SIGNAL,
                           run->term_signal, buf, len);
+}
+
+void cs_cli_format_ago(int64_t unix_ms, int64_t now_ms, char *buf, size_t len)
+{
+    int64_t d = unix_ms - now_ms, a = d < 0 ? -d : d;
+    static const struct {
+        int64_t ms;
+        char unit;
+    } units[] = {{86400000, 'd'}, {3600000, 'h'}, {60000, 'm'}, {1000, 's'}};
+    size_t u = 0;
+
+    if (unix_ms <= 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    /* The largest unit that fits, so that the text stays short: "3h", not
+     * "3h12m"; a person reading a list wants the order of magnitude. Under
+     * a second is "0s ago" (or "in 0s"). */
+    while (u + 1 < sizeof(units) / sizeof(units[0]) && a < units[u].ms)
+        u++;
+    snprintf(buf, len, d > 0 ? "in %" PRId64 "%c" : "%" PRId64 "%c ago", a / units[u].ms,
+             units[u].unit);
 }

@@ -40,6 +40,59 @@
     "Put the global --timeout before the command word: after it, --timeout is\n"                   \
     "the job's own.\n"
 
+/* Each command in a line, in the order csched --help lists them. No quote
+ * in a summary: fish's completion quotes them with '. */
+static const struct {
+    const char *name, *summary;
+} summaries[] = {
+    {"job", "create, update, get, list or delete jobs; the next fire times of one"},
+    {"apply", "make the jobs on the server what a YAML file says (--dry-run, --prune)"},
+    {"trigger", "start a run of a job; --wait for its end, --logs for its output"},
+    {"runs", "list runs, newest first"},
+    {"run", "show a run (by id, or the latest of a job) with its attempts"},
+    {"cancel", "cancel a run"},
+    {"logs", "print the output of a run (by run id, or the latest run of a job)"},
+    {"watch", "print run events as they happen"},
+    {"slots", "what became of each slot of the schedule of a job"},
+    {"pause", "stop the schedule of a job from firing"},
+    {"resume", "let the schedule of a paused job fire again"},
+    {"backfill", "make runs for the past slots of a job"},
+    {"stats", "the counters and limits of the server"},
+    {"health", "SERVING or not"},
+    {"replicas", "the replicas sharing the database, their leases"},
+    {"audit", "the audit trail of changes"},
+    {"token", "make a bearer token and its --tokens-file line"},
+    {"ui", "the address of the web console, and how to log in"},
+    {"config", "named contexts: a server, its CA, a token file (like kubeconfig)"},
+    {"version", "the versions of csched and of the server"},
+    {"completion", "the completion script for bash, zsh or fish"},
+    {"help", "the usage of csched or of one command"},
+};
+
+static const char examples[] =
+    "  csched job list                        what is scheduled, and how it went\n"
+    "  csched apply -f jobs.yaml --dry-run    what a job file would change\n"
+    "  csched trigger backup --wait --logs    run a job, show its output, exit with its code\n"
+    "  csched logs backup --previous          the output of the run before the latest\n"
+    "  csched runs --state failed --since 1h  what failed in the last hour\n"
+    "  csched --context prod stats            another cluster (csched config get-contexts)\n";
+
+/* The flags every command takes, as csched --help lists them. */
+static const char global_flags[] =
+    "  --server TARGET            unix:PATH or HOST:PORT (default $CSCHED_SERVER, else\n"
+    "                             unix:$CSCHED_SOCKET, else unix:/run/csched/csched.sock)\n"
+    "  -o, --output FORMAT        table, wide (job list), json or yaml\n"
+    "  --timeout S                the deadline of each call in seconds (in job\n"
+    "                             create/update put it before the command)\n"
+    "  --wait-for-ready           wait for the server to accept connections\n"
+    "  --ca FILE                  TLS, trusting these CAs ($CSCHED_CA)\n"
+    "  --cert FILE --key FILE     this client's certificate ($CSCHED_CERT, $CSCHED_KEY)\n"
+    "  --token-file FILE          a bearer token from FILE ($CSCHED_TOKEN_FILE)\n"
+    "  --token T                  the token itself ($CSCHED_TOKEN; shows in ps)\n"
+    "  --context NAME             a context of the config file (csched config)\n"
+    "  -h, --help                 this help, or a command's (csched help COMMAND)\n"
+    "  --version                  csched's version (csched version asks the server too)\n";
+
 static const struct {
     const char *command; /* the command word */
     const char *sub;     /* its first argument, or NULL for any */
@@ -52,7 +105,12 @@ static const struct {
      "usage: csched job update NAME (-- ARGV... | --shell STR) [FLAGS]\n"
      "Replaces every field of a job with what the flags say.\n\n" JOB_FLAGS},
     {"job", "get", "usage: csched job get NAME\nShows a job.\n"},
-    {"job", "list", "usage: csched job list\nLists every job (all pages).\n"},
+    {"job", "list",
+     "usage: csched job list [-o wide] [--absolute] [--sort-by name|next|last|running]\n"
+     "Lists every job: schedule, paused, next fire, last finished run, running now.\n\n"
+     "  -o wide                    also the limits and the command\n"
+     "  --absolute                 times as local dates, not \"in 4m\", \"12m ago\"\n"
+     "  --sort-by KEY              name (default), next, last or running\n"},
     {"job", "delete", "usage: csched job delete NAME\nDeletes a job; its runs stay.\n"},
     {"job", "next",
      "usage: csched job next NAME [--count N]\n"
@@ -74,24 +132,34 @@ static const struct {
      "                             the label --prune goes by\n"},
     {"trigger", NULL,
      "usage: csched trigger JOB [--env K=V]... [--idempotency-key K]\n"
-     "                      [--at TIME | --in DURATION] [--wait]\n"
+     "                      [--at TIME | --in DURATION] [--wait [-v] [--logs]]\n"
      "Starts a run of a job.\n\n"
      "  --env K=V                  a variable for this run only (repeats)\n"
      "  --idempotency-key K        the same key again returns the same run\n"
      "  --at TIME                  not before TIME (2026-12-01T10:00:00Z, @UNIX)\n"
      "  --in DURATION              not before DURATION from now (90s, 1h30m)\n"
-     "  --wait                     wait for the run's end; exit with its exit code\n"},
+     "  --wait                     wait for the run's end; exit with its exit code\n"
+     "  -v, --verbose              with --wait, a line on stderr for every state change\n"
+     "  --logs                     with --wait, the output of each attempt as it comes\n"
+     "                             (the end's line then goes to stderr)\n"},
     {"runs", NULL,
-     "usage: csched runs [--job J] [--state S] [--limit N]\n"
+     "usage: csched runs [--job J] [--state S] [--since T] [--limit N] [-w]\n"
      "Lists runs, newest first.\n\n"
      "  --job J                    of this job only\n"
      "  --state S                  in this state (queued, running, succeeded, ...)\n"
-     "  --limit N                  at most N (default 50)\n"},
-    {"run", NULL, "usage: csched run ID\nShows a run with its attempts.\n"},
+     "  --since T                  made since T: a duration ago (1h, 2d) or a time\n"
+     "  --limit N                  at most N (default 50)\n"
+     "  -w, --watch                then each change of a run, as it happens\n"},
+    {"run", NULL,
+     "usage: csched run ID|JOB [--previous]\n"
+     "Shows a run with its attempts: by its ID, or the latest run of JOB.\n\n"
+     "  --previous                 with JOB, the run before its latest\n"},
     {"cancel", NULL, "usage: csched cancel ID\nCancels a run (its attempt is stopped).\n"},
     {"logs", NULL,
-     "usage: csched logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
-     "Prints a run's output, each chunk as it arrives.\n\n"
+     "usage: csched logs ID|JOB [--previous] [--attempt N] [--stdout|--stderr] [-f]\n"
+     "Prints a run's output, each chunk as it arrives: the run by its ID, or the\n"
+     "latest run of JOB.\n\n"
+     "  --previous                 with JOB, the run before its latest\n"
      "  --attempt N                of attempt N (default the last)\n"
      "  --stdout, --stderr         one stream only, on standard output\n"
      "  -f, --follow               keep reading until the attempt ends\n"},
@@ -139,18 +207,71 @@ static const struct {
      "log in. Makes no call.\n\n"
      "  --url URL                  the console's address (else $CSCHED_CONSOLE_URL;\n"
      "                             for the local socket, http://127.0.0.1:8080/)\n"},
+    {"config", NULL,
+     "usage: csched config get-contexts | current-context | use-context NAME\n"
+     "       csched config set-context NAME [--server S] [--ca F] [--cert F --key F]\n"
+     "                                      [--token-file F] [-o FORMAT]\n"
+     "The contexts of $CSCHED_CONFIG, else $XDG_CONFIG_HOME/csched/config.yaml, else\n"
+     "~/.config/csched/config.yaml. set-context creates or changes one (paths kept\n"
+     "absolute; a token file, never a token); use-context makes one current; any\n"
+     "command takes --context NAME.\n\n"
+     "  --server S, --ca F, --cert F, --key F, --token-file F, -o FORMAT\n"
+     "                             the context's fields ('' takes one out)\n"},
+    {"version", NULL,
+     "usage: csched version\n"
+     "csched's version, and the version of the cschedd replica that answers\n"
+     "(with -o json or yaml: {\"client\", \"server\", \"replica\"}).\n"},
+    {"completion", NULL,
+     "usage: csched completion bash|zsh|fish\n"
+     "Prints the shell's completion script for csched, e.g.\n"
+     "  source <(csched completion bash)                  in ~/.bashrc\n"
+     "  source <(csched completion zsh)                   in ~/.zshrc\n"
+     "  csched completion fish > ~/.config/fish/completions/csched.fish\n"},
+    {"help", NULL,
+     "usage: csched help [COMMAND [SUBCOMMAND]]\n"
+     "The usage of csched, or of one command (the same as csched COMMAND --help).\n"},
 };
 
-int cs_cli_help(FILE *f, const char *command, const char *sub)
+int cs_cli_command_summary(size_t i, const char **name, const char **summary)
 {
+    if (i >= sizeof(summaries) / sizeof(summaries[0]))
+        return -ENOENT;
+    *name = summaries[i].name;
+    *summary = summaries[i].summary;
+    return 0;
+}
+
+void cs_cli_print_usage(FILE *f)
+{
+    fputs("usage: csched [GLOBAL FLAGS] COMMAND [ARGS...]\n\ncommands:\n", f);
+    for (size_t i = 0; i < sizeof(summaries) / sizeof(summaries[0]); i++)
+        fprintf(f, "  %-12s %s\n", summaries[i].name, summaries[i].summary);
+    fprintf(f, "\nexamples:\n%s\nglobal flags (before or after the command):\n%s\n", examples,
+            global_flags);
+    fputs("csched help COMMAND (or csched COMMAND --help) describes a command and its flags.\n", f);
+}
+
+const char *cs_cli_help_text(const char *command, const char *sub)
+{
+    if (command == NULL)
+        return global_flags;
     for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
         if (strcmp(helps[i].command, command) != 0)
             continue;
         if (helps[i].sub != NULL && (sub == NULL || strcmp(helps[i].sub, sub) != 0))
             continue;
-        fputs(helps[i].text, f);
-        fputs("\nGlobal flags (csched --help) go before or after the command.\n", f);
-        return 0;
+        return helps[i].text;
     }
-    return -ENOENT;
+    return "";
+}
+
+int cs_cli_help(FILE *f, const char *command, const char *sub)
+{
+    const char *text = cs_cli_help_text(command, sub);
+
+    if (text[0] == '\0')
+        return -ENOENT;
+    fputs(text, f);
+    fputs("\nGlobal flags (csched --help) go before or after the command.\n", f);
+    return 0;
 }

@@ -6,69 +6,73 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-    "usage: csched [--server HOST:PORT] [-o table|json|yaml] [--timeout S] [--wait-for-ready]\n"
-    "              [--ca FILE] [--cert FILE --key FILE] [--token-file FILE | --token T]\n"
-    "              [--version] [--help]\n"
-    "              COMMAND [ARGS...]\n"
-    "\n"
-    "commands:\n"
-    "  job create NAME (-- ARGV... | --shell STR) [--env K=V]... [--workdir D]\n"
-    "             [--max-running N] [--timeout S] [--max-attempts N]\n"
-    "             [--retry-backoff-ms N] [--retry-initial-ms N] [--retry-max-ms N]\n"
-    "             [--retry-multiplier X] [--retry-jitter F] [--retry-on failure|timeout|\n"
-    "             failure,timeout] [--run-deadline-seconds N] [--kill-grace-seconds N]\n"
-    "             [--kill-signal TERM|INT|HUP|QUIT|USR1|USR2] [--label K=V]...\n"
-    "             [--run-as-user U] [--run-as-group G]\n"
-    "             [--secret-env NAME=file:/PATH|NAME=env:VAR]...\n"
-    "             [--schedule S] [--time-zone Z] [--misfire skip|run_once|run_all]\n"
-    "             [--overlap allow|forbid|replace|queue_one] [--jitter-seconds N]\n"
-    "             [--max-catchup N] [--starting-deadline-seconds N]\n"
-    "  job update NAME ...            same flags; replaces the job\n"
-    "  job get NAME | job list | job delete NAME\n"
-    "  job next NAME [--count N]      the next fire times of its schedule\n"
-    "  apply -f jobs.yaml [--dry-run] [--prune -l K=V]\n"
-    "                                 create, update or prune the jobs of the file\n"
-    "  trigger JOB [--env K=V]... [--idempotency-key K] [--at TIME | --in DURATION]\n"
-    "             [--wait]\n"
-    "  runs [--job J] [--state S] [--limit N]\n"
-    "  run ID | cancel ID\n"
-    "  logs ID [--attempt N] [--stdout|--stderr] [-f|--follow]\n"
-    "  watch [--job J] [--after-seq N]\n"
-    "  slots JOB [--outcome started|skipped] [--limit N]   what became of each slot\n"
-    "  pause JOB [--reason R] | resume JOB\n"
-    "  backfill JOB --from WHEN --to WHEN   runs for past slots (WHEN: ...T10:00:00Z)\n"
-    "  stats | health\n"
-    "  replicas                       the replicas sharing the database, their leases\n"
-    "  audit [--identity I] [--method M] [--job J] [--run ID] [--since T]\n"
-    "        [--until T] [--limit N]\n"
-    "  token new NAME ROLE            make a bearer token and its --tokens-file line\n"
-    "  ui [--url URL]                 the web console's address and how to log in\n"
-    "\n"
-    "The server defaults to $CSCHED_SERVER, else unix:$CSCHED_SOCKET, else\n"
-    "unix:/run/csched/csched.sock (HOST:PORT for TCP). --timeout is\n"
-    "the deadline of each call in seconds (in job create/update, put it before\n"
-    "the command: there --timeout is the job's own timeout).\n"
-    "--ca, --cert, --key, --token-file and --token (or CSCHED_CA, CSCHED_CERT,\n"
-    "CSCHED_KEY, CSCHED_TOKEN_FILE, CSCHED_TOKEN) connect over TLS; a token on\n"
-    "the command line shows in ps, so prefer --token-file.\n"
-    "csched COMMAND --help describes the flags of that command.\n";
-
 static const struct {
     const char *name;
     int (*fn)(struct cs_cli *cli, int argc, char **argv);
     bool offline; /* makes no call: no client is made */
 } commands[] = {
-    {"job", cs_cmd_job, false},           {"apply", cs_cmd_apply, false},
-    {"trigger", cs_cmd_trigger, false},   {"runs", cs_cmd_runs, false},
-    {"run", cs_cmd_run, false},           {"cancel", cs_cmd_cancel, false},
-    {"logs", cs_cmd_logs, false},         {"watch", cs_cmd_watch, false},
-    {"stats", cs_cmd_stats, false},       {"health", cs_cmd_health, false},
-    {"audit", cs_cmd_audit, false},       {"token", cs_cmd_token, true},
-    {"slots", cs_cmd_slots, false},       {"pause", cs_cmd_pause, false},
-    {"resume", cs_cmd_resume, false},     {"backfill", cs_cmd_backfill, false},
-    {"replicas", cs_cmd_replicas, false}, {"ui", cs_cmd_ui, true},
+    {"job", cs_cmd_job, false},
+    {"apply", cs_cmd_apply, false},
+    {"trigger", cs_cmd_trigger, false},
+    {"runs", cs_cmd_runs, false},
+    {"run", cs_cmd_run, false},
+    {"cancel", cs_cmd_cancel, false},
+    {"logs", cs_cmd_logs, false},
+    {"watch", cs_cmd_watch, false},
+    {"stats", cs_cmd_stats, false},
+    {"health", cs_cmd_health, false},
+    {"audit", cs_cmd_audit, false},
+    {"token", cs_cmd_token, true},
+    {"slots", cs_cmd_slots, false},
+    {"pause", cs_cmd_pause, false},
+    {"resume", cs_cmd_resume, false},
+    {"backfill", cs_cmd_backfill, false},
+    {"replicas", cs_cmd_replicas, false},
+    {"version", cs_cmd_version, false},
+    {"completion", cs_cmd_completion, true},
+    {"config", cs_cmd_config, true},
+    {"ui", cs_cmd_ui, true},
 };
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* Takes a --context among the command's words (up to a "--"), as the
+ * connection is made before the command reads them. */
+static void context_flag(struct cs_cli *cli, int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *v;
+
+        if (cs_cli_flag("--context", argc, argv, &i, &v) && v != NULL && v[0] != '\0')
+            cli->context = v;
+    }
+}
+
+/* csched help [COMMAND [SUB]]: the usage, or a command's help. */
+static int help(struct cs_cli *cli, int argc, char **argv)
+{
+    if (argc == 0) {
+        cs_cli_print_usage(cli->out);
+        return CS_EXIT_OK;
+    }
+    if (cs_cli_help(cli->out, argv[0], argc > 1 ? argv[1] : NULL) != 0)
+        return cs_cli_usage(cli, "help: no command '%s'", argv[0]);
+    return CS_EXIT_OK;
+}
+
+/* An unknown command: a usage error, naming the command nearest to it. */
+static int unknown_command(struct cs_cli *cli, const char *word)
+{
+    const char *names[N_COMMANDS + 1];
+    char meant[32];
+
+    for (size_t c = 0; c < N_COMMANDS; c++)
+        names[c] = commands[c].name;
+    names[N_COMMANDS] = "help";
+    if (cs_cli_suggest(word, names, N_COMMANDS + 1, meant, sizeof(meant))[0] != '\0')
+        return cs_cli_usage(cli, "unknown command '%s'; did you mean '%s'?", word, meant);
+    return cs_cli_usage(cli, "unknown command '%s'", word);
+}
 
 /* True if words (up to a "--") ask for help. */
 static bool wants_help(int argc, char **argv)
@@ -88,7 +92,7 @@ int main(int argc, char **argv)
     cs_cli_init(&cli);
     for (i = 1; i < argc; i++) {
         if (wants_help(1, argv + i)) {
-            fputs(usage_text, stdout);
+            cs_cli_print_usage(stdout);
             return CS_EXIT_OK;
         }
         if (strcmp(argv[i], "--version") == 0) {
@@ -102,23 +106,28 @@ int main(int argc, char **argv)
             break;
     }
     if (i >= argc) {
-        fputs(usage_text, stderr);
+        cs_cli_print_usage(stderr);
         return CS_EXIT_USAGE;
     }
-    for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
+    if (strcmp(argv[i], "help") == 0)
+        return help(&cli, argc - i - 1, argv + i + 1);
+    for (size_t c = 0; c < N_COMMANDS; c++) {
         if (strcmp(argv[i], commands[c].name) != 0)
             continue;
         if (wants_help(argc - i - 1, argv + i + 1)) {
             cs_cli_help(stdout, argv[i], i + 1 < argc ? argv[i + 1] : NULL);
             return CS_EXIT_OK;
         }
-        rc = commands[c].offline ? CS_EXIT_OK : cs_cli_connect(&cli);
-        if (rc != CS_EXIT_OK)
-            return rc;
-        rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);
+        context_flag(&cli, argc - i - 1, argv + i + 1);
+        rc = commands[c].offline ? CS_EXIT_OK : cs_cli_context_apply(&cli);
+        if (rc == CS_EXIT_OK && !commands[c].offline)
+            rc = cs_cli_connect(&cli);
+        if (rc == CS_EXIT_OK)
+            rc = commands[c].fn(&cli, argc - i - 1, argv + i + 1);
         fflush(cli.out);
         cs_client_free(cli.client);
+        cs_cli_config_free(&cli.config);
         return rc;
     }
-    return cs_cli_usage(&cli, "unknown command '%s'", argv[i]);
+    return unknown_command(&cli, argv[i]);
 }

@@ -53,18 +53,25 @@ int cs_cli_list_pages(struct cs_cli *cli, const struct cs_cli_pages *p, struct c
             return cs_cli_fail(cli, p->what, rc, &st);
         }
         size_t n = page_items(resp, p->items, &items);
-        for (size_t i = 0; i < n && shown < p->limit; i++, shown++) {
+        bool ended = false;
+        for (size_t i = 0; i < n && shown < p->limit; i++) {
+            ended = p->past_end_cb != NULL && p->past_end_cb(items[i], p->past_end_arg);
+            if (ended)
+                break;
             if (table)
                 p->row_cb(t, items[i]);
             else
                 cs_cli_list_add(&list, items[i]);
+            shown++;
         }
-        if (next_token(resp)[0] != '\0' && shown < p->limit)
+        if (next_token(resp)[0] != '\0' && shown < p->limit && !ended)
             token = cs_cli_xstrdup(next_token(resp));
         protobuf_c_message_free_unpacked(resp, NULL);
     } while (token != NULL);
     cs_cli_list_end(&list, "");
-    if (table)
+    if (table && p->widths != NULL)
+        cs_cli_table_print_keep(t, cli->out, p->widths, true);
+    else if (table)
         cs_cli_table_print(t, cli->out, "");
     return 0;
 }

@@ -40,8 +40,7 @@ void cs_cli_table_row(struct cs_cli_table *t, const char *const *cells)
     t->nrows++;
 }
 
-/* Characters in s: bytes that do not continue a UTF-8 sequence. */
-static size_t width(const char *s)
+size_t cs_cli_text_width(const char *s)
 {
     size_t n = 0;
 
@@ -50,18 +49,19 @@ static size_t width(const char *s)
     return n;
 }
 
-void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent)
+/* Widens widths to t's cells, then writes t's rows from row first on, each
+ * line after indent, columns two spaces apart; frees t. */
+static void print_rows(struct cs_cli_table *t, FILE *f, const char *indent, size_t *widths,
+                       size_t first)
 {
-    size_t *widths = cs_cli_xcalloc(t->ncols, sizeof(*widths));
-
     for (size_t r = 0; r < t->nrows; r++) {
         for (size_t c = 0; c < t->ncols; c++) {
-            size_t w = width(t->cells[r * t->ncols + c]);
+            size_t w = cs_cli_text_width(t->cells[r * t->ncols + c]);
 
             widths[c] = w > widths[c] ? w : widths[c];
         }
     }
-    for (size_t r = 0; r < t->nrows; r++) {
+    for (size_t r = first; r < t->nrows; r++) {
         fputs(indent, f);
         for (size_t c = 0; c < t->ncols; c++) {
             const char *cell = t->cells[r * t->ncols + c];
@@ -69,12 +69,24 @@ void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent)
             fputs(cell, f);
             /* No spaces after the last column. */
             if (c + 1 < t->ncols)
-                fprintf(f, "%*s", (int)(widths[c] - width(cell) + 2), "");
+                fprintf(f, "%*s", (int)(widths[c] - cs_cli_text_width(cell) + 2), "");
         }
         fputc('\n', f);
     }
-    free(widths);
     cs_cli_table_free(t);
+}
+
+void cs_cli_table_print(struct cs_cli_table *t, FILE *f, const char *indent)
+{
+    size_t *widths = cs_cli_xcalloc(t->ncols, sizeof(*widths));
+
+    print_rows(t, f, indent, widths, 0);
+    free(widths);
+}
+
+void cs_cli_table_print_keep(struct cs_cli_table *t, FILE *f, size_t *widths, bool header)
+{
+    print_rows(t, f, "", widths, header ? 0 : 1);
 }
 
 void cs_cli_table_free(struct cs_cli_table *t)

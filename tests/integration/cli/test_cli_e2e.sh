@@ -150,6 +150,37 @@ if grep -q '^commands:' "$tmp/out"; then
     failed=$((failed + 1))
     echo "FAIL help_logs: the global usage"
 else passed=$((passed + 1)); fi
+# The top-level help: a line per command, examples; csched help CMD is
+# COMMAND --help; a near miss names what was meant.
+check help_top 0 --help
+expect help_top out '^  trigger +start a run of a job'
+expect help_top out '^examples:$'
+check help_cmd 0 help logs
+expect help_cmd out '^  -f, --follow '
+check help_unknown 64 help nope
+check meant_cmd 64 tirgger ok
+expect meant_cmd err "^csched: unknown command 'tirgger'; did you mean 'trigger'\?"
+check meant_flag 64 trigger ok --wiat
+expect meant_flag err "unknown flag '--wiat'; did you mean '--wait'\?"
+check meant_sub 64 job lsit
+expect meant_sub err "did you mean 'list'\?"
+# Versions: csched's, and the answering replica's from ListReplicas.
+check version 0 version
+expect version out '^client: csched [0-9]+\.[0-9]+\.[0-9]+$'
+expect version out '^server: cschedd [0-9]+\.[0-9]+\.[0-9]+ \(replica [^)]+\)$'
+check version_json 0 -o json version
+jexpect version_json 'd["client"] == d["server"] and d["replica"] != ""'
+# Completion scripts: bash's is the installed one, zsh's the same behind
+# bashcompinit, fish's names the commands.
+check completion_bash 0 completion bash
+cmp -s "$tmp/out" "$src/../../../client/cli/csched.bash" && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL completion_bash: not csched.bash"; }
+check completion_zsh 0 completion zsh
+expect completion_zsh out '^autoload -U \+X bashcompinit && bashcompinit$'
+check completion_fish 0 completion fish
+expect completion_fish out "^complete -c csched -n __fish_use_subcommand -a trigger -d '"
+expect completion_fish out "^complete -c csched -n '__fish_seen_subcommand_from trigger' -l wait$"
+check completion_bad 64 completion tcsh
 # complete WORDS...: what csched's completion offers for the last word.
 complete_words() {
     PATH="$bin:$PATH" bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
@@ -190,7 +221,15 @@ check get_missing 85 job get nope
 expect get_missing err '^csched: get job nope: NOT_FOUND: '
 
 check wait_ok 0 trigger ok --wait
-expect wait_ok out 'succeeded: exit 0'
+expect wait_ok out '^run [0-9]+ succeeded: exit 0$'
+# Quiet by default: the run's id at the start, one line at the end; -v says
+# every state change between.
+expect wait_ok err '^run [0-9]+ of ok: queued$'
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] &&
+    passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL wait_quiet"; cat "$tmp/err"; }
+check wait_verbose 0 trigger ok --wait -v
+expect wait_verbose err '^run [0-9]+: attempt 1 running$'
+expect wait_verbose err '^run [0-9]+: succeeded$'
 check wait_three 3 trigger three --wait
 check wait_killed 137 trigger killed --wait
 check wait_timeout 124 trigger slow --wait
@@ -199,6 +238,28 @@ expect wait_env out '"state":"RUN_STATE_SUCCEEDED"'
 run_id=$(jv 'd["id"]')
 check logs_env 0 logs "$run_id"
 expect logs_env out '^bye$'
+# By job: its latest run, or the one before; trigger --wait --logs streams
+# the output (stdout holds it alone) and ends with the run's code.
+check wait_env_again 0 trigger env-echo --env GREETING=again --wait
+check logs_job 0 logs env-echo
+expect logs_job out '^again$'
+check logs_job_previous 0 logs env-echo --previous
+expect logs_job_previous out '^bye$'
+check run_job 0 run env-echo --previous
+expect run_job out "^run: +$run_id\$"
+check logs_job_none 85 logs no-such-job
+expect logs_job_none err 'job no-such-job has no run'
+check logs_id_previous 64 logs "$run_id" --previous
+check wait_logs 0 trigger env-echo --env GREETING=streamed --wait --logs
+[ "$(cat "$tmp/out")" = streamed ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL wait_logs: stdout is not the output alone"; cat "$tmp/out"; }
+expect wait_logs err '^run [0-9]+ succeeded: exit 0$'
+check logs_retry_create 0 job create echo-retry --max-attempts 2 --retry-initial-ms 100 \
+    --retry-on failure --shell 'echo "try $CSCHED_ATTEMPT"; exit 4'
+check wait_logs_retry 4 trigger echo-retry --wait --logs
+[ "$(grep -c '^try' "$tmp/out")" -eq 2 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL wait_logs_retry: not both attempts output"; cat "$tmp/out" "$tmp/err"; }
+check logs_no_wait 64 trigger env-echo --logs
 
 # Who a job runs as: as root, the user named; otherwise only cschedd's own.
 if [ "$(id -u)" -eq 0 ]; then
@@ -232,7 +293,7 @@ else
     expect create_as_other err 'FAILED_PRECONDITION: cschedd runs as uid'
 fi
 
-"$bin/csched" trigger sleeper --wait >"$tmp/cancel.out" 2>"$tmp/cancel.err" &
+"$bin/csched" trigger sleeper --wait -v >"$tmp/cancel.out" 2>"$tmp/cancel.err" &
 waiter=$!
 i=0
 while ! grep -q running "$tmp/cancel.err" && [ $i -lt 100 ]; do
@@ -258,6 +319,36 @@ expect runs_state out ' [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{2}:[0-9]{2} '
 col=$(awk 'NR == 1 { h = index($0, "STATE") } NR == 2 { print (index($0, "timed_out") == h) }' \
     "$tmp/out")
 [ "$col" = 1 ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL runs_align"; cat "$tmp/out"; }
+# --state on the server, --since ends the newest-first listing early.
+check runs_since 0 runs --since 1h --state failed
+expect runs_since out '^[0-9]+ +three +failed +exit 3 '
+check runs_since_none 0 runs --since "@$(($(date +%s) + 60))"
+[ "$(wc -l <"$tmp/out")" -eq 1 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL runs_since_none: rows after the header"; cat "$tmp/out"; }
+check runs_since_bad 64 runs --since yesterday
+# runs -w: the listing, then each change of a run as a row under it.
+check watch_create 0 job create watched -- true
+"$bin/csched" --timeout 8 runs -w --job watched >"$tmp/runs_w" 2>&1 &
+runs_w=$!
+i=0
+while ! grep -q '^ID' "$tmp/runs_w" && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+check watch_trigger 0 trigger watched --wait
+i=0
+while ! grep -q ' succeeded ' "$tmp/runs_w" && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill "$runs_w" 2>/dev/null
+wait "$runs_w"
+expect runs_watch runs_w '^[0-9]+ +watched +queued '
+expect runs_watch runs_w '^[0-9]+ +watched +succeeded +exit 0 '
+col=$(awk 'NR == 1 { h = index($0, "STATE") } / succeeded / { print (index($0, "succeeded") == h) }' \
+    "$tmp/runs_w")
+[ "$col" = 1 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL runs_watch_align"; cat "$tmp/runs_w"; }
 check run_missing 85 run 999999
 check runs_three 0 runs --job three -o json
 three_id=$(jv 'd["runs"][0]["id"]')
@@ -403,6 +494,20 @@ expect slots out ' started +- +[0-9]+ .*made by BackfillJob$'
 check slots_json 0 -o json slots every
 jexpect slots_json 'd["slots"][0]["backfill"] is True'
 check slots_missing 64 slots
+# job list: what an operator scans for, times relative to now.
+check job_list 0 job list
+expect job_list out '^NAME +SCHEDULE +PAUSED +NEXT +LAST +RUNNING$'
+expect job_list out '^nightly +30 2 \* \* \* +no +in [0-9]+[smhd] +- +0$'
+expect job_list out '^three +- +no +- +FAILED [0-9]+[smhd] ago +0$'
+expect job_list out '^every +@every 1h +no +in [0-9]+[smhd] +(SUCCEEDED [0-9]+[smhd] ago|-) +[0-9]+$'
+check job_list_wide 0 -o wide job list
+expect job_list_wide out '^NAME +SCHEDULE +PAUSED +NEXT +LAST +RUNNING +LIMITS +COMMAND$'
+expect job_list_wide out '^flaky +.* +3x +sh -c exit 1$'
+awk 'length($0) > 100 { bad = 1 } END { exit bad }' "$tmp/out" && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL job_list_wide: a line past 100 columns"; cat "$tmp/out"; }
+check job_list_absolute 0 job list --absolute --sort-by next
+expect job_list_absolute out '^every +@every 1h +no +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} '
+check job_list_bad_sort 64 job list --sort-by age
 check delete 0 job delete ok
 check delete_again 85 job delete ok
 # Secrets: the command sees the values, job get only the references.
@@ -493,6 +598,49 @@ CSCHED_TOKEN_FILE="$tmp/token"
 export CSCHED_CA CSCHED_TOKEN_FILE
 check tls_env 0 stats
 unset CSCHED_CA CSCHED_TOKEN_FILE
+# Contexts: the TLS server's address, CA and token file, named once in the
+# config file at the XDG location (mode 0600, the token file's path, never
+# the token), then used by name or as the current context.
+XDG_CONFIG_HOME="$tmp/xdg"
+export XDG_CONFIG_HOME
+tls_server=$CSCHED_SERVER
+unset CSCHED_SERVER
+check ctx_set 0 config set-context tls --server "$tls_server" --ca "$tmp/certs/ca.pem" \
+    --token-file "$tmp/token"
+check ctx_set_local 0 config set-context local --server 127.0.0.1:1 -o json
+[ "$(stat -c %a "$tmp/xdg/csched/config.yaml")" = 600 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL ctx_mode: $(stat -c %a "$tmp/xdg/csched/config.yaml")"; }
+if grep -q "$(cat "$tmp/token")" "$tmp/xdg/csched/config.yaml"; then
+    failed=$((failed + 1))
+    echo "FAIL ctx_no_token: the token is in the config file"
+else passed=$((passed + 1)); fi
+check ctx_token_refused 64 config set-context tls --token abc
+check ctx_by_name 0 --context tls job get three
+check ctx_after_command 0 job get three --context tls
+check ctx_none 94 --server "$tls_server" stats
+check ctx_use 0 config use-context tls
+check ctx_current 0 stats
+check ctx_get 0 config get-contexts
+expect ctx_get out '^CURRENT +NAME +SERVER +TOKEN FILE +OUTPUT$'
+expect ctx_get out '^\* +tls +'
+# A flag wins over the context; the context's default output applies.
+check ctx_flag_wins 94 --server 127.0.0.1:1 stats
+check ctx_output 94 --context local stats
+check ctx_unknown 64 --context nope stats
+expect ctx_unknown err 'no such context'
+# CSCHED_CONFIG names another file; a variable wins over the current
+# context, not over a --context.
+CSCHED_CONFIG="$tmp/other.yaml"
+export CSCHED_CONFIG
+check ctx_other_file 0 config set-context tls --server "$tls_server" --ca "$tmp/certs/ca.pem" \
+    --token-file "$tmp/token"
+check ctx_other_use 0 config use-context tls
+CSCHED_SERVER=127.0.0.1:1
+export CSCHED_SERVER
+check ctx_env_wins 94 stats
+check ctx_chosen_wins 0 --context tls stats
+unset CSCHED_SERVER
+unset CSCHED_CONFIG XDG_CONFIG_HOME
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -74,9 +74,14 @@ static void test_cli_global_flag_errors(void **state)
     int i;
 
     init_cli(&cli);
+    /* wide is the table with more columns. */
+    i = 0;
+    assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("-o", "wide"), &i, &err), CS_CLI_FLAG_TAKEN);
+    assert_true(cli.wide);
+    assert_int_equal(cli.format, CS_FORMAT_TABLE);
     i = 0;
     assert_int_equal(cs_cli_global_flag(&cli, 2, ARGV("-o", "xml"), &i, &err), -EINVAL);
-    assert_non_null(strstr(err.msg, "table, json or yaml"));
+    assert_non_null(strstr(err.msg, "table, wide, json or yaml"));
     i = 0;
     assert_int_equal(cs_cli_global_flag(&cli, 1, ARGV("--server"), &i, &err), -EINVAL);
     i = 0;
@@ -217,7 +222,7 @@ static void test_cli_job_args_errors(void **state)
     EXPECT_JOB_ERROR("--workdir needs", "j", "--workdir");
     EXPECT_JOB_ERROR("unknown flag '--frobnicate'", "j", "--frobnicate", "--", "t");
     EXPECT_JOB_ERROR("unexpected argument 'echo'", "j", "echo", "hi");
-    EXPECT_JOB_ERROR("table, json or yaml", "j", "-o", "xml", "--", "t");
+    EXPECT_JOB_ERROR("table, wide, json or yaml", "j", "-o", "xml", "--", "t");
 }
 
 static void test_cli_take_global_flag(void **state)
@@ -237,7 +242,8 @@ static void test_cli_take_global_flag(void **state)
     assert_string_equal(captured(&err), "");
     i = 0;
     assert_int_equal(cs_cli_take_global_flag(&cli, 2, ARGV("-o", "xml"), &i), -EINVAL);
-    assert_non_null(strstr(captured(&err), "csched: -o takes table, json or yaml, not 'xml'"));
+    assert_non_null(
+        strstr(captured(&err), "csched: -o takes table, wide, json or yaml, not 'xml'"));
     capture_close(&err);
 }
 

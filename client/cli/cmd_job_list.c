@@ -1,0 +1,219 @@
+/* csched job list [--absolute] [--sort-by KEY]: every job, a line each, with
+ * what an operator scans for (joblist.c makes the table).
+ *
+ * The API has no call that gives a job with its last run and its running
+ * count, so the table costs, per page of up to 100 jobs, one ListJobs and
+ * one ListRuns per job (its newest LAST_WINDOW runs, where the last finished
+ * one is looked for), plus one ListRuns of the running runs of every job for
+ * the whole listing (a page per 1000 running runs). -o json and yaml make
+ * the ListJobs calls alone, as before.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+#define USAGE "csched job list [-o wide] [--absolute] [--sort-by name|next|last|running]"
+#define JOBS_PAGE 100
+/* How many of a job's newest runs are searched for its last finished one;
+ * a job with more queued or running than this shows LAST "-". */
+#define LAST_WINDOW 10
+
+/* What the listing read: the pages of jobs and, per job, its latest runs;
+ * every row points into them. */
+struct listing {
+    Csched__V1__ListJobsResponse **pages;
+    size_t npages;
+    Csched__V1__ListRunsResponse **latest; /* one per row */
+    struct cs_cli_job_row *rows;
+    size_t nrows, cap;
+};
+
+static void listing_free(struct listing *l)
+{
+    for (size_t i = 0; i < l->npages; i++)
+        csched__v1__list_jobs_response__free_unpacked(l->pages[i], NULL);
+    for (size_t i = 0; i < l->nrows; i++) {
+        if (l->latest[i] != NULL)
+            csched__v1__list_runs_response__free_unpacked(l->latest[i], NULL);
+    }
+    free(l->pages);
+    free(l->latest);
+    free(l->rows);
+}
+
+/* Reads the latest runs of row i's job and points its LAST at the newest
+ * finished one. 0 or the exit code of the printed failure. */
+static int read_last(struct cs_cli *cli, struct listing *l, size_t i)
+{
+    Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+    Csched__V1__ListRunsResponse *resp;
+    struct cs_status st;
+    int rc;
+
+    req.job_name = (char *)l->rows[i].job->name;
+    req.page_size = LAST_WINDOW;
+    rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
+    if (rc != 0)
+        return cs_cli_fail(cli, "list runs", rc, &st);
+    l->latest[i] = resp;
+    for (size_t r = 0; r < resp->n_runs && l->rows[i].last == NULL; r++) {
+        if (cs_cli_state_is_final(resp->runs[r]->state))
+            l->rows[i].last = resp->runs[r];
+    }
+    return 0;
+}
+
+/* Adds a page's jobs as rows, each with its last run. */
+static int add_page(struct cs_cli *cli, struct listing *l, Csched__V1__ListJobsResponse *page)
+{
+    l->pages = cs_cli_xrealloc(l->pages, (l->npages + 1) * sizeof(*l->pages));
+    l->pages[l->npages++] = page;
+    for (size_t j = 0; j < page->n_jobs; j++) {
+        int rc;
+
+        if (l->nrows == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : JOBS_PAGE;
+            l->rows = cs_cli_xrealloc(l->rows, l->cap * sizeof(*l->rows));
+            l->latest = cs_cli_xrealloc(l->latest, l->cap * sizeof(*l->latest));
+        }
+        l->rows[l->nrows] = (struct cs_cli_job_row){.job = page->jobs[j]};
+        l->latest[l->nrows] = NULL;
+        rc = read_last(cli, l, l->nrows++);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Counts the running runs of every row's job, from one paged ListRuns. */
+static int count_running(struct cs_cli *cli, struct listing *l)
+{
+    Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+    char *token = NULL;
+
+    req.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
+    req.page_size = 1000;
+    do {
+        Csched__V1__ListRunsResponse *resp;
+        struct cs_status st;
+        int rc;
+
+        req.page_token = token != NULL ? token : "";
+        rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
+        free(token);
+        token = NULL;
+        if (rc != 0)
+            return cs_cli_fail(cli, "list running runs", rc, &st);
+        for (size_t r = 0; r < resp->n_runs; r++) {
+            for (size_t i = 0; i < l->nrows; i++) {
+                if (strcmp(l->rows[i].job->name, resp->runs[r]->job_name) == 0)
+                    l->rows[i].running++;
+            }
+        }
+        if (resp->next_page_token[0] != '\0')
+            token = cs_cli_xstrdup(resp->next_page_token);
+        csched__v1__list_runs_response__free_unpacked(resp, NULL);
+    } while (token != NULL);
+    return 0;
+}
+
+/* Reads every page of jobs with what the table shows of each. */
+static int read_listing(struct cs_cli *cli, struct listing *l)
+{
+    Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+    const char *token = "";
+    int rc;
+
+    req.page_size = JOBS_PAGE;
+    do {
+        Csched__V1__ListJobsResponse *page;
+        struct cs_status st;
+
+        req.page_token = (char *)token;
+        rc = cs_scheduler_list_jobs(cli->client, &req, &page, &opts, &st);
+        if (rc != 0)
+            return cs_cli_fail(cli, "list jobs", rc, &st);
+        rc = add_page(cli, l, page);
+        if (rc != 0)
+            return rc;
+        token = page->next_page_token;
+    } while (token[0] != '\0');
+    return count_running(cli, l);
+}
+
+static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const char *page_token,
+                      ProtobufCMessage **resp, const struct cs_call_opts *opts,
+                      struct cs_status *st)
+{
+    Csched__V1__ListJobsRequest *r = req;
+    r->page_size = page_size;
+    r->page_token = (char *)page_token;
+    return cs_scheduler_list_jobs(cli->client, r, (Csched__V1__ListJobsResponse **)resp, opts, st);
+}
+
+/* The flags into v. 0 or an exit code. */
+static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_view *v)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *s;
+        int rc;
+
+        if (strcmp(argv[i], "--absolute") == 0) {
+            v->absolute = true;
+            continue;
+        }
+        rc = cs_cli_take_flag_value(cli, "--sort-by", "name, next, last or running", argc, argv, &i,
+                                    &s);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc == CS_CLI_FLAG_TAKEN) {
+            if (cs_cli_parse_job_sort(s, &v->sort) != 0)
+                return cs_cli_usage(cli, "--sort-by takes name, next, last or running, not '%s'",
+                                    s);
+            continue;
+        }
+        rc = cs_cli_take_global_or_fail(cli, argc, argv, &i, "job list", USAGE);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
+{
+    struct cs_cli_job_view v = {0};
+    struct listing l = {0};
+    struct cs_cli_table t;
+    struct timespec now;
+    int rc;
+
+    rc = parse(cli, argc, argv, &v);
+    if (rc != 0)
+        return rc;
+    if (cli->format != CS_FORMAT_TABLE) {
+        Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+        const struct cs_cli_pages pages = {.what = "list jobs",
+                                           .items = "jobs",
+                                           .req = &req,
+                                           .limit = UINT32_MAX,
+                                           .fetch_cb = fetch_jobs};
+
+        return cs_cli_list_pages(cli, &pages, NULL);
+    }
+    rc = read_listing(cli, &l);
+    if (rc == 0) {
+        /* CLOCK_REALTIME cannot fail. */
+        (void)clock_gettime(CLOCK_REALTIME, &now);
+        v.wide = cli->wide;
+        v.now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        cs_cli_job_table(&t, l.rows, l.nrows, &v);
+        cs_cli_table_print(&t, cli->out, "");
+    }
+    listing_free(&l);
+    return rc;
+}
