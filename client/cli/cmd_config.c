@@ -49,12 +49,12 @@ static void print_context_json(FILE *f, struct cs_cli_context *ctx)
         {"token-file", "tokenFile"}, {"output", "output"}};
 
     fputs("{\"name\":", f);
-    cs_cli_json_string(f, ctx->name, strlen(ctx->name));
+    cs_json_write_string(f, ctx->name, strlen(ctx->name));
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
         const char *v = *cs_cli_context_field(ctx, keys[k][0]);
 
         fprintf(f, ",\"%s\":", keys[k][1]);
-        cs_cli_json_string(f, v != NULL ? v : "", v != NULL ? strlen(v) : 0);
+        cs_json_write_string(f, v != NULL ? v : "", v != NULL ? strlen(v) : 0);
     }
     fputc('}', f);
 }
@@ -66,7 +66,7 @@ static int get_contexts(struct cs_cli *cli)
 
     if (cli->format != CS_FORMAT_TABLE) {
         fputs("{\"currentContext\":", cli->out);
-        cs_cli_json_string(cli->out, cfg->current ? cfg->current : "",
+        cs_json_write_string(cli->out, cfg->current ? cfg->current : "",
                            cfg->current ? strlen(cfg->current) : 0);
         fputs(",\"contexts\":[", cli->out);
         for (size_t i = 0; i < cfg->n; i++) {

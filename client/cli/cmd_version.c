@@ -25,7 +25,7 @@ static void print_json(struct cs_cli *cli, const char *server, const char *repli
     fputc('{', cli->out);
     for (size_t i = 0; i < 3; i++) {
         fprintf(cli->out, "%s\"%s\":", i ? "," : "", keys[i]);
-        cs_cli_json_string(cli->out, values[i], strlen(values[i]));
+        cs_json_write_string(cli->out, values[i], strlen(values[i]));
     }
     fputs("}\n", cli->out);
 }

@@ -213,7 +213,7 @@ int cs_cli_config_load(const char *path, struct cs_cli_config *cfg, char *err, s
 /* Writes s as a YAML double-quoted scalar (JSON's escapes are YAML's). */
 static void quoted(FILE *f, const char *s)
 {
-    cs_cli_json_string(f, s, strlen(s));
+    cs_json_write_string(f, s, strlen(s));
 }
 
 static void write_config(FILE *f, const struct cs_cli_config *cfg)
