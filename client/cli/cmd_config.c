@@ -67,7 +67,7 @@ static int get_contexts(struct cs_cli *cli)
     if (cli->format != CS_FORMAT_TABLE) {
         fputs("{\"currentContext\":", cli->out);
         cs_json_write_string(cli->out, cfg->current ? cfg->current : "",
-                           cfg->current ? strlen(cfg->current) : 0);
+                             cfg->current ? strlen(cfg->current) : 0);
         fputs(",\"contexts\":[", cli->out);
         for (size_t i = 0; i < cfg->n; i++) {
             fputs(i ? "," : "", cli->out);
@@ -105,8 +105,9 @@ static char *absolute(const char *path)
     return joined;
 }
 
-/* Takes one flag of set-context into ctx: 1 taken, 0 not one, or the exit
- * code (< 0 never: a usage error returns CS_EXIT_USAGE through *exit). */
+/* Takes one flag of set-context into ctx: CS_CLI_FLAG_TAKEN or
+ * CS_CLI_FLAG_NOT_MINE; a usage error is taken, with CS_EXIT_USAGE in
+ * *exit_code. */
 static int set_flag(struct cs_cli *cli, struct cs_cli_context *ctx, int argc, char **argv, int *i,
                     int *exit_code)
 {
@@ -130,16 +131,16 @@ static int set_flag(struct cs_cli *cli, struct cs_cli_context *ctx, int argc, ch
 
         if (rc < 0) {
             *exit_code = CS_EXIT_USAGE;
-            return 1;
+            return CS_CLI_FLAG_TAKEN;
         }
         if (rc == CS_CLI_FLAG_NOT_MINE)
             continue;
         free(*field);
         /* An empty value takes the field out of the context. */
         *field = v[0] == '\0' ? NULL : flags[k].path ? absolute(v) : cs_cli_xstrdup(v);
-        return 1;
+        return CS_CLI_FLAG_TAKEN;
     }
-    return 0;
+    return CS_CLI_FLAG_NOT_MINE;
 }
 
 static int set_context(struct cs_cli *cli, const char *path, int argc, char **argv)
