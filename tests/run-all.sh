@@ -150,20 +150,23 @@ stage "ASan+UBSan build and ctest ($build_root/asan)"
 # The minder stays the static musl build that production runs: an
 # instrumented minder costs several times the CPU per attempt, which the
 # concurrency tests' time bounds cannot absorb. The next stage covers it.
+# The web console is the plain build's to build and test (tests/browser): its
+# bundle is the same under the sanitizers.
 build_and_test asan "$build_root/asan" "" "" 'bench|replicas|containers' \
     -DCSCHED_SANITIZE=address,undefined \
-    -DCSCHED_MINDER_MUSL=ON || failed=1
+    -DCSCHED_MINDER_MUSL=ON -DCSCHED_CONSOLE=OFF || failed=1
 
 stage "ASan+UBSan csched-minder and its tests ($build_root/asan-minder)"
 build_and_test asan-minder "$build_root/asan-minder" "csched_minder test_minder test_note" \
-    '^unit_(minder|note)$' bench -DCSCHED_SANITIZE=address,undefined -DCSCHED_MINDER_MUSL=OFF ||
+    '^unit_(minder|note)$' bench -DCSCHED_SANITIZE=address,undefined -DCSCHED_MINDER_MUSL=OFF \
+    -DCSCHED_CONSOLE=OFF ||
     failed=1
 
 stage "libFuzzer targets: corpus replay and ${CSCHED_FUZZ_SECONDS:-20}s of fuzzing each ($build_root/fuzz)"
 # Only the fuzz targets are built: clang instruments what they link. What a
 # fuzzer finds is kept under fuzz-out/, never in the repo.
 if build_and_test fuzz "$build_root/fuzz" fuzz_targets '^fuzz_' bench -DCMAKE_C_COMPILER=clang \
-    -DCSCHED_FUZZ=ON -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON; then
+    -DCSCHED_FUZZ=ON -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON -DCSCHED_CONSOLE=OFF; then
     rm -rf "$build_root/fuzz-out"
     mkdir -p "$build_root/fuzz-out"
     if CSCHED_FUZZ_OUT=$build_root/fuzz-out "$repo/tests/fuzz/run.sh" "$build_root/fuzz" \
