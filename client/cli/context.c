@@ -61,7 +61,12 @@ int cs_cli_context_apply(struct cs_cli *cli)
                             cli->context);
     }
     rc = cs_cli_config_load(path, &cli->config, err, sizeof(err));
-    if (rc == -ENOENT && cli->context == NULL)
+    /* Without --context, no file is no contexts; nor is one at the default
+     * place that this user may not read: runuser and sudo keep the HOME of
+     * the user who called them. A file named by CSCHED_CONFIG must be read. */
+    const char *named = getenv("CSCHED_CONFIG");
+    bool default_place = named == NULL || named[0] == '\0';
+    if (cli->context == NULL && (rc == -ENOENT || (rc == -EACCES && default_place)))
         return CS_EXIT_OK;
     if (rc != 0) {
         fprintf(cli->err, "csched: config: %s\n", err);
