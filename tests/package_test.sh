@@ -57,8 +57,11 @@ if [ -f "$build/client/console/dist/index.html" ]; then
     grep -qx -- ./usr/share/csched/console/index.html <<<"$contents" ||
         die "$(basename "$deb") has no web console (./usr/share/csched/console/index.html)"
 fi
-dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/cschedd.service |
-    grep -q '^ExecStart=/usr/bin/cschedd ' || die "the packaged unit does not start /usr/bin/cschedd"
+# Read whole before grep: grep -q leaves at its first match, and under
+# pipefail the writer's SIGPIPE would fail the pipeline.
+unit=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/cschedd.service)
+grep -q '^ExecStart=/usr/bin/cschedd ' <<<"$unit" ||
+    die "the packaged unit does not start /usr/bin/cschedd"
 declared="$(dpkg-deb -f "$deb" Depends), $(dpkg-deb -f "$deb" Recommends)"
 mapfile -t runtime < <(sed -n '/^RUNTIME_PACKAGES=(/,/^)/p' "$repo/deploy/install-deps.sh" |
     sed '1d;$d' | tr -s ' \t' '\n' | sed '/^$/d')
