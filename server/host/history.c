@@ -23,6 +23,10 @@ static void batch_done(struct cs_history *h, bool full)
     h->full |= full;
     if (--h->pending > 0 || h->stopped)
         return;
+    if (h->job_runs > 0)
+        cs_log_info("deleted %llu runs past their jobs' own history limits",
+                    (unsigned long long)h->job_runs);
+    h->job_runs = 0;
     CS_ASSERT(uv_timer_start(&h->timer, timer_cb, h->full ? AGAIN_MS : EVERY_MS, 0) == 0);
 }
 
@@ -87,10 +91,6 @@ static void timer_cb(uv_timer_t *timer)
     struct cs_history *h = timer->data;
     int64_t now = cs_now_unix_ms();
 
-    if (h->job_runs > 0)
-        cs_log_info("deleted %llu runs past their jobs' own history limits",
-                    (unsigned long long)h->job_runs);
-    h->job_runs = 0;
     h->full = false;
     /* One batch more than the round's, so that it ends after all of them. */
     h->pending = 1;

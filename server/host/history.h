@@ -23,7 +23,7 @@ struct cs_history {
     int64_t before_unix_ms; /* the age's cutoff in the round in flight */
     size_t pending;         /* batches of the round not yet back, and one */
     bool full;              /* a batch of the round was full: more to go */
-    uint64_t job_runs;      /* runs deleted past their jobs' limits, to log */
+    uint64_t job_runs;      /* runs deleted past their jobs' limits this round */
 };
 
 /* Loop thread: starts; days 0 deletes nothing by age (the jobs' own limits
