@@ -3,20 +3,21 @@
 #
 #   1. install the Debian packages (deploy/install-deps.sh)
 #   2. clang-format --dry-run --Werror over our own *.c and *.h
-#   3. a plain build and all of ctest
+#   3. a plain build of every target, Release (-O3, what deploy/quickstart.sh,
+#      the package and the image install: -O3 brings warnings of its own, and
+#      -Werror makes them errors), and all of ctest
 #   4. tests/deploy_lint.sh over deploy/ (checking cschedd's flags with the
 #      plain build's binary), and tests/package_test.sh: the Debian package of
-#      the plain build, installed and started on a clean Debian 12 root
+#      the plain build, installed and started on a clean Debian 12 root; both
+#      run while the next stage compiles, and are waited for before its tests
 #   5. an ASan+UBSan build (leak detection on) and all of ctest again, but
 #      the label replicas: real cschedd processes cut off and killed, whose
 #      timings are what those tests check, run once, in stage 3
 #   6. csched-minder built with the sanitizers too, and its own tests
 #   7. the libFuzzer targets (tests/fuzz/) in a clang build: their committed
-#      corpora replayed (ctest -L fuzz), then each fuzzed for a fixed time
-#   8. a Release build of every target (what deploy/quickstart.sh and the
-#      image install): -O3 brings warnings of its own, and -Werror makes them
-#      errors
-#   9. the container images built offline from that Release build
+#      corpora replayed (ctest -L fuzz), then each fuzzed for a fixed time,
+#      as many at once as there are cores
+#   8. the container images built offline from the plain build
 #      (deploy/image/build.sh), and the replicas run in them as deploy/k8s's
 #      StatefulSet says (ctest -L containers in the plain build); skipped,
 #      saying why, where podman, runc or mmdebstrap are missing
@@ -25,7 +26,7 @@
 # when all of them passed. Benchmarks (tests/bench/) are not run.
 #
 # Environment: CSCHED_BUILD_ROOT (default <repo>/build; builds go to plain/,
-# asan/, asan-minder/, fuzz/ and release/ under it, the images' OCI archives
+# asan/, asan-minder/ and fuzz/ under it, the images' OCI archives
 # to image/), CSCHED_JOBS (parallel compile jobs, default nproc),
 # CSCHED_SKIP_DEPS=1 to skip stage 1, CSCHED_FUZZ_SECONDS (per fuzz target,
 # default 20).
@@ -68,10 +69,11 @@ check_format() {
     return 1
 }
 
-# build_and_test NAME DIR TARGETS TESTS LABELS [cmake args...]: configure,
-# build TARGETS (empty: everything), run the ctest tests whose names match
-# the regex TESTS (empty: all of them) and whose labels do not match the
-# regex LABELS.
+# build_and_test NAME DIR TARGETS TESTS LABELS [cmake args...]: configure
+# (RelWithDebInfo unless the args say otherwise), build TARGETS (empty:
+# everything), call before_tests (a command, when set), and run the ctest
+# tests whose names match the regex TESTS (empty: all of them) and whose
+# labels do not match the regex LABELS.
 build_and_test() {
     local name=$1 dir=$2 targets=$3 tests=$4 labels=$5 log rc line
     local build_args=() ctest_args=()
@@ -92,6 +94,7 @@ build_and_test() {
         record "$name" "FAILED (build)"
         return 1
     fi
+    [ -z "${before_tests:-}" ] || "$before_tests"
     [ -z "$tests" ] || ctest_args=(-R "$tests")
     # Serial on purpose: the concurrency tests measure the loop's lateness and
     # would be measuring each other.
@@ -119,28 +122,47 @@ fi
 stage "format"
 check_format || failed=1
 
-stage "plain build and ctest ($build_root/plain)"
+stage "plain build (Release) and ctest ($build_root/plain)"
 # The label containers needs the images: the image stage runs it.
-build_and_test plain "$build_root/plain" "" "" 'bench|containers' -DCSCHED_SANITIZE= \
-    -DCSCHED_MINDER_MUSL=ON ||
-    failed=1
+plain_ok=0
+build_and_test plain "$build_root/plain" "" "" 'bench|containers' -DCMAKE_BUILD_TYPE=Release \
+    -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON && plain_ok=1 || failed=1
 
-stage "deploy lint"
-deploy_start=$SECONDS
-if CSCHED_BIN_DIR="$build_root/plain/bin" CSCHED_DEPLOY_WORK="$build_root/deploy-validate" \
-    "$repo/tests/deploy_lint.sh"; then
-    record deploy "ok ($((SECONDS - deploy_start)) s)"
-else
-    record deploy "FAILED ($((SECONDS - deploy_start)) s)"
-    failed=1
-fi
-package_start=$SECONDS
-if "$repo/tests/package_test.sh" "$build_root/plain" "$build_root/package"; then
-    record package "ok ($((SECONDS - package_start)) s)"
-else
-    record package "FAILED ($((SECONDS - package_start)) s)"
-    failed=1
-fi
+# deploy_and_package: stage 4, its output into $build_root/deploy-package.log.
+deploy_and_package() {
+    local started=$SECONDS
+    if CSCHED_BIN_DIR="$build_root/plain/bin" CSCHED_DEPLOY_WORK="$build_root/deploy-validate" \
+        "$repo/tests/deploy_lint.sh"; then
+        echo "deploy ok ($((SECONDS - started)) s)"
+    else
+        echo "deploy FAILED ($((SECONDS - started)) s)"
+    fi
+    started=$SECONDS
+    if "$repo/tests/package_test.sh" "$build_root/plain" "$build_root/package"; then
+        echo "package ok ($((SECONDS - started)) s)"
+    else
+        echo "package FAILED ($((SECONDS - started)) s)"
+    fi
+}
+
+# wait_deploy_and_package: waits for stage 4, shows its output and records
+# its two results.
+wait_deploy_and_package() {
+    local result line
+    deploy_waited=1
+    wait "$deploy_pid" || true
+    stage "deploy lint and package (run during the ASan build)"
+    cat "$build_root/deploy-package.log"
+    for result in deploy package; do
+        line=$(grep -E "^$result (ok|FAILED) " "$build_root/deploy-package.log" | tail -n 1 || true)
+        record "$result" "${line#"$result "}"
+        case $line in "$result ok"*) ;; *) failed=1 ;; esac
+    done
+}
+
+deploy_and_package >"$build_root/deploy-package.log" 2>&1 &
+deploy_pid=$!
+deploy_waited=0
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export LSAN_OPTIONS=suppressions=$repo/tests/lsan.supp:print_suppressions=0
@@ -152,9 +174,13 @@ stage "ASan+UBSan build and ctest ($build_root/asan)"
 # concurrency tests' time bounds cannot absorb. The next stage covers it.
 # The web console is the plain build's to build and test (tests/browser): its
 # bundle is the same under the sanitizers.
+before_tests=wait_deploy_and_package
 build_and_test asan "$build_root/asan" "" "" 'bench|replicas|containers' \
     -DCSCHED_SANITIZE=address,undefined \
     -DCSCHED_MINDER_MUSL=ON -DCSCHED_CONSOLE=OFF || failed=1
+before_tests=
+# Configure or build failed before the hook ran.
+[ "$deploy_waited" -eq 1 ] || wait_deploy_and_package
 
 stage "ASan+UBSan csched-minder and its tests ($build_root/asan-minder)"
 build_and_test asan-minder "$build_root/asan-minder" "csched_minder test_minder test_note" \
@@ -180,19 +206,6 @@ else
     failed=1
 fi
 
-stage "Release build of every target ($build_root/release)"
-release_ok=0
-if cmake -S "$repo" -B "$build_root/release" -DCMAKE_BUILD_TYPE=Release -DCSCHED_SANITIZE= \
-    >"$build_root/release.configure.log" 2>&1 &&
-    cmake --build "$build_root/release" -j "$jobs"; then
-    record release "ok (every target)"
-    release_ok=1
-else
-    cat "$build_root/release.configure.log"
-    record release "FAILED (configure or build)"
-    failed=1
-fi
-
 stage "container images and the replicas in them ($build_root/image)"
 image_started=$(date +%s)
 image_missing=()
@@ -202,10 +215,10 @@ done
 if [ ${#image_missing[@]} -gt 0 ]; then
     echo "image: skipped: ${image_missing[*]} not installed (deploy/install-deps.sh installs them)"
     record image "skipped (${image_missing[*]} not installed)"
-elif [ "$release_ok" -ne 1 ]; then
-    record image "FAILED (no Release build to put in)"
+elif [ "$plain_ok" -ne 1 ]; then
+    record image "FAILED (no plain build to put in)"
     failed=1
-elif ! "$repo/deploy/image/build.sh" --from-build "$build_root/release" --out "$build_root/image"; then
+elif ! "$repo/deploy/image/build.sh" --from-build "$build_root/plain" --out "$build_root/image"; then
     record image "FAILED (deploy/image/build.sh)"
     failed=1
 elif ! ctest --test-dir "$build_root/plain" -V --no-tests=error -L containers \
