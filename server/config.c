@@ -49,7 +49,8 @@ enum {
     OPT_REPLICA_ID,
     OPT_HEARTBEAT,
     OPT_ATTEMPT_LEASE,
-    OPT_DRAIN_TIMEOUT
+    OPT_DRAIN_TIMEOUT,
+    OPT_CLUSTER_MAX_RUNNING
 };
 
 static const struct option options[] = {
@@ -63,6 +64,7 @@ static const struct option options[] = {
     {"database-url", required_argument, NULL, OPT_DATABASE_URL},
     {"state-dir", required_argument, NULL, OPT_STATE_DIR},
     {"max-running", required_argument, NULL, OPT_MAX_RUNNING},
+    {"cluster-max-running", required_argument, NULL, OPT_CLUSTER_MAX_RUNNING},
     {"ready-file", required_argument, NULL, OPT_READY_FILE},
     {"advertise", required_argument, NULL, OPT_ADVERTISE},
     {"minder", required_argument, NULL, OPT_MINDER},
@@ -116,6 +118,10 @@ void cs_config_usage(const char *prog)
             ")              [CSCHED_STATE_DIR]\n"
             "  --max-running N         runs at once, all jobs together (default %d)\n"
             "                                                             [CSCHED_MAX_RUNNING]\n"
+            "  --cluster-max-running N  runs at once, all replicas together, stored in the\n"
+            "                          database where no one has set it yet (0: none; change\n"
+            "                          it later with csched cluster set-max-running)\n"
+            "                                                     [CSCHED_CLUSTER_MAX_RUNNING]\n"
             "  --launch-threads N      threads that start the minders: 1 to %d (default %d)\n"
             "                                                      [CSCHED_LAUNCH_THREADS]\n"
             "  --max-health-watches N  health Watch streams open at once, all callers\n"
@@ -287,7 +293,8 @@ static int missing_value(char **argv, struct cs_err *err)
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
     struct raw state_dir, max_running, launch_threads, health_watches, streams, level, format, runs,
-        nice, retention, audit_retention, replica_id, heartbeat, attempt_lease, drain_timeout;
+        nice, retention, audit_retention, replica_id, heartbeat, attempt_lease, drain_timeout,
+        cluster_max_running;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -328,6 +335,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_MAX_RUNNING:
             raw->max_running = (struct raw){optarg, "--max-running"};
+            break;
+        case OPT_CLUSTER_MAX_RUNNING:
+            raw->cluster_max_running = (struct raw){optarg, "--cluster-max-running"};
             break;
         case OPT_LAUNCH_THREADS:
             raw->launch_threads = (struct raw){optarg, "--launch-threads"};
@@ -496,7 +506,7 @@ static int check_http(struct cs_config *c, struct cs_err *err)
                       c->http_listen);
 }
 
-/* --max-running, --launch-threads, --max-health-watches and --max-streams:
+/* --max-running, --cluster-max-running, --launch-threads, --max-health-watches and --max-streams:
  * 0 or -EINVAL. */
 static int parse_counts(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
 {
@@ -505,6 +515,13 @@ static int parse_counts(const struct raw_settings *raw, struct cs_config *c, str
                                                      1, CS_MAX_RUNNING_LIMIT, &v, err) != 0)
         return -EINVAL;
     c->max_running = (uint32_t)v;
+    c->cluster_max_running_set = raw->cluster_max_running.text != NULL;
+    v = 0;
+    if (c->cluster_max_running_set &&
+        parse_whole(raw->cluster_max_running.text, raw->cluster_max_running.source, 0,
+                    CS_MAX_RUNNING_LIMIT, &v, err) != 0)
+        return -EINVAL;
+    c->cluster_max_running = (uint32_t)v;
     v = CS_DEFAULT_LAUNCH_THREADS;
     if (raw->launch_threads.text != NULL &&
         parse_whole(raw->launch_threads.text, raw->launch_threads.source, 1, CS_LAUNCH_THREADS_MAX,
@@ -670,6 +687,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     struct raw_settings raw = {
         .state_dir = from_env("CSCHED_STATE_DIR", CS_DEFAULT_STATE_DIR),
         .max_running = from_env("CSCHED_MAX_RUNNING", NULL),
+        .cluster_max_running = from_env("CSCHED_CLUSTER_MAX_RUNNING", NULL),
         .launch_threads = from_env("CSCHED_LAUNCH_THREADS", NULL),
         .health_watches = from_env("CSCHED_MAX_HEALTH_WATCHES", NULL),
         .streams = from_env("CSCHED_MAX_STREAMS", NULL),

@@ -59,6 +59,9 @@ struct cs_config {
     const char *database_url; /* NULL: the embedded PostgreSQL */
     const char *state_dir;
     uint32_t max_running;
+    /* --cluster-max-running: seeds the database's value where none is set */
+    bool cluster_max_running_set;
+    uint32_t cluster_max_running;
     unsigned launch_threads;     /* that start the minders */
     uint32_t max_health_watches; /* open at once, all callers together */
     uint32_t max_streams;        /* Watch, and ReadLogs, streams open at once, all callers */

@@ -205,6 +205,24 @@ static void served_address(const struct server *srv, char *buf, size_t cap)
     }
 }
 
+/* --cluster-max-running's seed has committed, or found a value someone set. */
+static void cluster_limit_seeded_cb(void *arg, int status, int64_t max_running)
+{
+    struct server *srv = arg;
+
+    if (status != 0) {
+        cs_log_warn("--cluster-max-running %u was not stored: %s; the cluster's limit stays %u",
+                    srv->config.cluster_max_running, strerror(-status),
+                    srv->sched.cluster_max_running);
+        return;
+    }
+    if ((uint32_t)max_running != srv->config.cluster_max_running)
+        cs_log_info("the cluster's max running is %lld, as set at run time; "
+                    "--cluster-max-running %u only seeds a value never set",
+                    (long long)max_running, srv->config.cluster_max_running);
+    cs_pump_set_cluster_limit(&srv->sched, (uint32_t)max_running);
+}
+
 static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
 {
     struct cs_sched *s = &srv->sched;
@@ -214,6 +232,11 @@ static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
     s->next_audit_id = snap->max_audit_id + 1;
     s->last_published_seq = snap->max_event_seq;
     s->purged_event_seq = snap->purged_event_seq;
+    cs_pump_set_cluster_limit(s, snap->cluster_max_running);
+    if (srv->config.cluster_max_running_set)
+        cs_store_cluster_max_running_set(s->store, srv->config.cluster_max_running,
+                                         cs_now_unix_ms(), "--cluster-max-running", true,
+                                         cluster_limit_seeded_cb, srv);
     /* Both lists are in run id order. */
     size_t r = 0;
     for (size_t i = 0; i < snap->n_active_runs; i++) {
@@ -405,6 +428,7 @@ static int sched_init(struct server *srv)
     s->replica_id = srv->config.replica_id;
     s->zones.dir = srv->config.zoneinfo;
     s->max_running = srv->config.max_running;
+    s->machine_max_running = srv->config.max_running;
     s->attempt_lease_ms = srv->config.attempt_lease_ms;
     s->lease_path = srv->config.database_url != NULL ? srv->lease.path : NULL;
     s->max_streams = srv->config.max_streams;

@@ -112,6 +112,8 @@ struct cs_store_snapshot {
     int64_t max_audit_id;
     /* Every event up to this seq was deleted by retention (0: none). */
     int64_t purged_event_seq;
+    /* The cluster's limit on runs at once (0: none; migration 0014). */
+    uint32_t cluster_max_running;
     /* The running attempts of active runs that another replica's machine
      * runs (another id, or this id's previous state directory): none of them
      * can be adopted here. wait_ms is how long, on the database's clock,
@@ -278,6 +280,14 @@ struct cs_store_history_job {
 typedef void (*cs_store_ids_cb)(void *arg, int status, const int64_t *ids, size_t n);
 void cs_store_history_purge_job(struct cs_store *store, const struct cs_store_history_job *job,
                                 cs_store_ids_cb purged_cb, void *arg);
+
+/* Stores the cluster's max_running (0: none), set by who at at_unix_ms;
+ * with seed, only where no one has set it yet. set_cb gets the value in
+ * force afterwards. Not held in the backlog: a lost connection fails it,
+ * and the caller says so. */
+void cs_store_cluster_max_running_set(struct cs_store *store, uint32_t max_running,
+                                      int64_t at_unix_ms, const char *who, bool seed,
+                                      cs_store_count_cb set_cb, void *arg);
 
 /* Reads. They are answered in order with the writes: a read sees every write
  * queued before it. */

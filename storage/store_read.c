@@ -216,7 +216,8 @@ void cs_store_audit_list(struct cs_store *store, const struct cs_store_audit_fil
     cs_store_op_submit(store, op);
 }
 
-static void audit_expire_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+/* A statement that answers one number. */
+static void count_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     cs_store_count_cb cb = (cs_store_count_cb)op->cb;
 
@@ -229,10 +230,24 @@ void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
 {
     /* Not a write: a lost connection fails it, and the next sweep tries
      * again, rather than holding it in the backlog. */
-    struct cs_store_op *op = read_new(store, CS_STORE_STMT_AUDIT_EXPIRE, audit_expire_done_cb,
+    struct cs_store_op *op = read_new(store, CS_STORE_STMT_AUDIT_EXPIRE, count_done_cb,
                                       (void (*)(void))expired_cb, arg);
 
     cs_store_params_int(&op->params, before_unix_ms);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_cluster_max_running_set(struct cs_store *store, uint32_t max_running,
+                                      int64_t at_unix_ms, const char *who, bool seed,
+                                      cs_store_count_cb set_cb, void *arg)
+{
+    struct cs_store_op *op = read_new(store, CS_STORE_STMT_CLUSTER_LIMITS_SET, count_done_cb,
+                                      (void (*)(void))set_cb, arg);
+
+    cs_store_params_int(&op->params, max_running);
+    cs_store_params_int(&op->params, at_unix_ms);
+    cs_store_params_text(&op->params, who);
+    cs_store_params_bool(&op->params, !seed);
     cs_store_op_submit(store, op);
 }
 

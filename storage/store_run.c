@@ -151,7 +151,8 @@ const char cs_store_sql_remote_attempts[] =
 const char cs_store_sql_max_ids[] = "SELECT (SELECT coalesce(max(id), 0) FROM runs),"
                                     " (SELECT coalesce(max(seq), 0) FROM events),"
                                     " (SELECT coalesce(max(id), 0) FROM audit),"
-                                    " (SELECT coalesce(min(seq), 1) - 1 FROM events)";
+                                    " (SELECT coalesce(min(seq), 1) - 1 FROM events),"
+                                    " (SELECT max_running FROM cluster_limits)";
 
 /* The run's env map travels as a csched.v1.Run holding only the map and
  * the schedule's slot it was made for (the slots table has the same link

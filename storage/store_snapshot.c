@@ -84,6 +84,7 @@ static void max_ids_done_cb(struct cs_store_op *op, int status, const PGresult *
         snap->max_event_seq = cs_store_row_int(res, 0, 1);
         snap->max_audit_id = cs_store_row_int(res, 0, 2);
         snap->purged_event_seq = cs_store_row_int(res, 0, 3);
+        snap->cluster_max_running = (uint32_t)cs_store_row_int(res, 0, 4);
     } else {
         load->status = status;
     }

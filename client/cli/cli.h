@@ -588,6 +588,7 @@ int cs_cmd_resume(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_backfill(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_audit(struct cs_cli *cli, int argc, char **argv);
 int cs_cmd_replicas(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_cluster(struct cs_cli *cli, int argc, char **argv);
 /* The table csched replicas prints (cmd_replicas.c): one row per replica,
  * "(this)" after the id of the one that answered, "expired" after the age
  * of a lease that has run out. */

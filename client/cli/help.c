@@ -60,6 +60,7 @@ static const struct {
     {"stats", "the counters and limits of the server"},
     {"health", "SERVING or not"},
     {"replicas", "the replicas sharing the database, their leases"},
+    {"cluster", "the limits of all replicas together; set-max-running N"},
     {"audit", "the audit trail of changes"},
     {"token", "make a bearer token and its --tokens-file line"},
     {"ui", "the address of the web console, and how to log in"},
@@ -190,6 +191,13 @@ static const struct {
      "of each one's lease (\"expired\" once it has run out, on the database's\n"
      "clock), the runs it holds and its version; \"(this)\" marks the one that\n"
      "answered.\n"},
+    {"cluster", NULL,
+     "usage: csched cluster\n"
+     "       csched cluster set-max-running N\n"
+     "The limits that hold across every replica together, stored in the database,\n"
+     "and the answering replica's own (cschedd --max-running). set-max-running\n"
+     "changes the cluster's runs at once (0: none but each replica's own); lowering\n"
+     "it stops nothing that runs. Admins only; recorded in the audit trail.\n"},
     {"audit", NULL,
      "usage: csched audit [--identity I] [--method M] [--job J] [--run ID]\n"
      "                    [--since T] [--until T] [--limit N]\n"

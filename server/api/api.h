@@ -44,6 +44,7 @@ void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, voi
 void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_list_audit(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_list_replicas(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+void cs_api_set_cluster_limits(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_health_check(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_health_watch(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 /* One request of a server reflection stream, v1 or v1alpha (api_reflection.c). */

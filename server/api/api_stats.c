@@ -28,6 +28,8 @@ void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, voi
     stats.starting = s->starting;
     stats.queued = s->queued;
     stats.max_running = s->max_running;
+    stats.cluster_max_running = s->cluster_max_running;
+    stats.machine_max_running = s->machine_max_running;
     stats.runs_started = s->runs_started;
     stats.runs_finished = s->runs_finished;
     stats.lag_since_start = &since;

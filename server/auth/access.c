@@ -32,6 +32,7 @@ static const struct cs_access_rule table[] = {
     {SCHED("UpdateJob"), CS_ROLE_ADMIN, true},
     {SCHED("DeleteJob"), CS_ROLE_ADMIN, true},
     {SCHED("ListAudit"), CS_ROLE_ADMIN, false},
+    {SCHED("SetClusterLimits"), CS_ROLE_ADMIN, true},
     {"/grpc.health.v1.Health/Check", CS_ROLE_NONE, false},
     {"/grpc.health.v1.Health/Watch", CS_ROLE_NONE, false},
     /* The API's schema, public in proto/, and nothing about jobs: open, so

@@ -130,3 +130,13 @@ void cs_pump_kick(struct cs_sched *s)
     CS_ASSERT_LOOP();
     arm(s);
 }
+
+void cs_pump_set_cluster_limit(struct cs_sched *s, uint32_t cluster_max_running)
+{
+    CS_ASSERT_LOOP();
+    s->cluster_max_running = cluster_max_running;
+    s->max_running = cluster_max_running > 0 && cluster_max_running < s->machine_max_running
+                         ? cluster_max_running
+                         : s->machine_max_running;
+    arm(s);
+}

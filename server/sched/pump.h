@@ -32,5 +32,9 @@ void cs_pump_dequeue(struct cs_sched *sched, struct cs_run *run);
 void cs_pump_job_changed(struct cs_sched *sched, struct cs_job *job);
 /* A global slot was freed: arm the pump if anything waits. */
 void cs_pump_kick(struct cs_sched *sched);
+/* The cluster's limit changed (0: none): the replica's own limit becomes
+ * the lower of it and the machine's. Lowering it stops nothing that runs;
+ * raising it starts what waits. */
+void cs_pump_set_cluster_limit(struct cs_sched *sched, uint32_t cluster_max_running);
 
 #endif

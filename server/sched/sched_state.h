@@ -120,7 +120,12 @@ struct cs_sched {
     const char *lease_path;
     /* --replica-id: this replica's name in the database */
     const char *replica_id;
+    /* The runs started at most at once: machine_max_running (--max-running),
+     * or the cluster's limit where that is lower (cluster_max_running, 0:
+     * none; stored in the database, cs_pump_set_cluster_limit). */
     uint32_t max_running;
+    uint32_t machine_max_running;
+    uint32_t cluster_max_running;
     /* SIGTERM: the replica starts nothing more and says NOT_SERVING while
      * its running attempts end (main.c's drain). */
     bool draining;

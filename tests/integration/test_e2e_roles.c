@@ -69,6 +69,7 @@ static const struct {
     {"CreateJob", ADMIN},    {"UpdateJob", ADMIN},      {"DeleteJob", ADMIN},
     {"ListAudit", ADMIN},    {"ListSlots", VIEWER},     {"PauseJob", OPERATOR},
     {"ResumeJob", OPERATOR}, {"BackfillJob", OPERATOR}, {"ListReplicas", VIEWER},
+    {"SetClusterLimits", ADMIN},
 };
 
 static int64_t base_run_id;
@@ -189,6 +190,10 @@ static int call_method(struct cs_client *c, const char *method, const char *arg,
     } else if (strcmp(method, "ListReplicas") == 0) {
         rc = cs_scheduler_list_replicas(c, NULL, (Csched__V1__ListReplicasResponse **)&reply, &opts,
                                         st);
+    } else if (strcmp(method, "SetClusterLimits") == 0) {
+        Csched__V1__SetClusterLimitsRequest req = CSCHED__V1__SET_CLUSTER_LIMITS_REQUEST__INIT;
+        rc = cs_scheduler_set_cluster_limits(c, &req, (Csched__V1__ClusterLimits **)&reply, &opts,
+                                             st);
     } else if (strcmp(method, "ListAudit") == 0) {
         Csched__V1__ListAuditRequest req = CSCHED__V1__LIST_AUDIT_REQUEST__INIT;
         rc = cs_scheduler_list_audit(c, &req, (Csched__V1__ListAuditResponse **)&reply, &opts, st);

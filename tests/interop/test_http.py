@@ -209,6 +209,7 @@ class HttpApiTest(test_interop.ServerTest):
                              "toUnixMs": str(now_ms - 86400000)})
         call("ListSlots", {"jobName": "every"})
         self.assertTrue(call("ListReplicas", {})["replicas"])
+        self.assertEqual(call("SetClusterLimits", {}), {"maxRunning": 0})  # none, as it was
         c, r = self.open_stream("ReadLogs", {"runId": run["id"]})
         seen.add("ReadLogs")
         self.assertEqual(r.status, 200)

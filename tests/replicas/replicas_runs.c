@@ -137,18 +137,15 @@ void cs_rruns_assert_no_excess(const struct cs_oracle *o)
         fail_msg("%ld limit excesses, the first: %s", n, first);
 }
 
-int cs_rruns_setup(void **state, unsigned n, const char *drain_timeout)
-{
-    return cs_rruns_setup_from(state, n, drain_timeout, NULL);
-}
-
-int cs_rruns_setup_from(void **state, unsigned n, const char *drain_timeout, const char *bin_dir)
+static int setup(void **state, unsigned n, const char *drain_timeout, const char *bin_dir,
+                 const char *const *extra_args)
 {
     struct cs_replicas_options o = {
         .n = n,
         .heartbeat = "200ms",
         .attempt_lease = "3s",
         .drain_timeout = drain_timeout,
+        .extra_args = extra_args,
         .wait = CS_REPLICAS_WAIT_UP,
         .bin_dir = bin_dir,
     };
@@ -166,6 +163,21 @@ int cs_rruns_setup_from(void **state, unsigned n, const char *drain_timeout, con
     }
     *state = f;
     return 0;
+}
+
+int cs_rruns_setup(void **state, unsigned n, const char *drain_timeout)
+{
+    return setup(state, n, drain_timeout, NULL, NULL);
+}
+
+int cs_rruns_setup_args(void **state, unsigned n, const char *const *extra_args)
+{
+    return setup(state, n, NULL, NULL, extra_args);
+}
+
+int cs_rruns_setup_from(void **state, unsigned n, const char *drain_timeout, const char *bin_dir)
+{
+    return setup(state, n, drain_timeout, bin_dir, NULL);
 }
 
 int cs_rruns_teardown(void **state)

@@ -49,6 +49,10 @@ struct cs_rruns_suite {
  * default), waiting for each to be up; a struct cs_rruns_suite in *state. */
 int cs_rruns_setup(void **state, unsigned n, const char *drain_timeout);
 
+/* cs_rruns_setup_args is cs_rruns_setup with more cschedd arguments for
+ * every replica (NULL-terminated), as cs_replicas_options.extra_args. */
+int cs_rruns_setup_args(void **state, unsigned n, const char *const *extra_args);
+
 /* cs_rruns_setup_from is cs_rruns_setup with every replica's cschedd taken
  * from bin_dir (NULL: this build's), as cs_replicas_options.bin_dir. */
 int cs_rruns_setup_from(void **state, unsigned n, const char *drain_timeout, const char *bin_dir);

@@ -179,6 +179,17 @@ static void test_config_limits(void **state)
     (void)snprintf(text, sizeof(text), "%d", CS_MAX_RUNNING_LIMIT);
     assert_int_equal(parse(&c, &err, "--max-running", text, NULL), 0);
     assert_int_equal(c.max_running, CS_MAX_RUNNING_LIMIT);
+    /* Unset unless given; 0 is a value (none), stored as any other. */
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_false(c.cluster_max_running_set);
+    assert_int_equal(parse(&c, &err, "--cluster-max-running", "0", NULL), 0);
+    assert_true(c.cluster_max_running_set);
+    assert_int_equal(c.cluster_max_running, 0);
+    assert_int_equal(parse(&c, &err, "--cluster-max-running", "200", NULL), 0);
+    assert_int_equal(c.cluster_max_running, 200);
+    (void)snprintf(text, sizeof(text), "%d", CS_MAX_RUNNING_LIMIT + 1);
+    assert_int_equal(parse(&c, &err, "--cluster-max-running", text, NULL), -EINVAL);
+    assert_non_null(strstr(err.msg, "--cluster-max-running"));
     for (int i = 0; i < 4; i++) {
         static const char *const levels[] = {"error", "warn", "info", "debug"};
         assert_int_equal(parse(&c, &err, "--log-level", levels[i], NULL), 0);
