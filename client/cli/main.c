@@ -28,7 +28,7 @@ static const struct {
     {"resume", cs_cmd_resume, false},
     {"backfill", cs_cmd_backfill, false},
     {"replicas", cs_cmd_replicas, false},
-    {"cluster", cs_cmd_cluster, false},
+    {"cluster", cs_cmd_cluster, false}, /* the limits of all replicas together */
     {"version", cs_cmd_version, false},
     {"completion", cs_cmd_completion, true},
     {"config", cs_cmd_config, true},
