@@ -230,8 +230,8 @@ void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
 {
     /* Not a write: a lost connection fails it, and the next sweep tries
      * again, rather than holding it in the backlog. */
-    struct cs_store_op *op = read_new(store, CS_STORE_STMT_AUDIT_EXPIRE, count_done_cb,
-                                      (void (*)(void))expired_cb, arg);
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_AUDIT_EXPIRE, count_done_cb, (void (*)(void))expired_cb, arg);
 
     cs_store_params_int(&op->params, before_unix_ms);
     cs_store_op_submit(store, op);
