@@ -63,12 +63,12 @@ static const struct {
     const char *method;
     enum role needs;
 } methods[] = {
-    {"GetJob", VIEWER},      {"ListJobs", VIEWER},      {"GetRun", VIEWER},
-    {"ListRuns", VIEWER},    {"Watch", VIEWER},         {"ReadLogs", VIEWER},
-    {"GetStats", VIEWER},    {"TriggerJob", OPERATOR},  {"CancelRun", OPERATOR},
-    {"CreateJob", ADMIN},    {"UpdateJob", ADMIN},      {"DeleteJob", ADMIN},
-    {"ListAudit", ADMIN},    {"ListSlots", VIEWER},     {"PauseJob", OPERATOR},
-    {"ResumeJob", OPERATOR}, {"BackfillJob", OPERATOR}, {"ListReplicas", VIEWER},
+    {"GetJob", VIEWER},          {"ListJobs", VIEWER},      {"GetRun", VIEWER},
+    {"ListRuns", VIEWER},        {"Watch", VIEWER},         {"ReadLogs", VIEWER},
+    {"GetStats", VIEWER},        {"TriggerJob", OPERATOR},  {"CancelRun", OPERATOR},
+    {"CreateJob", ADMIN},        {"UpdateJob", ADMIN},      {"DeleteJob", ADMIN},
+    {"ListAudit", ADMIN},        {"ListSlots", VIEWER},     {"PauseJob", OPERATOR},
+    {"ResumeJob", OPERATOR},     {"BackfillJob", OPERATOR}, {"ListReplicas", VIEWER},
     {"SetClusterLimits", ADMIN},
 };
 
