@@ -110,7 +110,8 @@ static Csched__V1__Stats *stats(struct cs_rruns_suite *f, unsigned i)
 {
     Csched__V1__Stats *s = NULL;
     struct cs_status st = {0};
-    int rc = cs_scheduler_get_stats(cs_replicas_e2e(f->rs, i)->client, NULL, &s, cs_e2e_opts(), &st);
+    int rc =
+        cs_scheduler_get_stats(cs_replicas_e2e(f->rs, i)->client, NULL, &s, cs_e2e_opts(), &st);
 
     if (rc != 0)
         fail_msg("GetStats through %s: %d %s", f->rs->r[i].id, rc, st.message);
