@@ -565,7 +565,7 @@ Csched__V1__Job *cs_store_job_from_row(const struct cs_store_logger *log, const 
 extern const char cs_store_sql_run_put[];
 extern const char cs_store_sql_attempt_put[];
 #define CS_STORE_RUN_COLS 14
-#define CS_STORE_ATTEMPT_COLS 20
+#define CS_STORE_ATTEMPT_COLS 23
 #define CS_STORE_ATTEMPT_COL_DIR 12 /* attempt_dir: '' keeps the one recorded */
 extern const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS];
 extern const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS];
