@@ -188,13 +188,20 @@ int limits_enter(const char **step)
 int limits_set_rlimits(const char **step)
 {
     struct cs_rlimit r[CS_RLIMITS_MAX];
-    bool memory_by_cgroup = false;
+    bool memory_by_cgroup = false, pids_by_cgroup = false;
     size_t n;
 
-    for (size_t i = 0; i < m.n_cg; i++)
-        if (m.cg[i].procs_fd >= 0 && !is_kind(&m.cg[i], CS_CGROUP_V1_PIDS))
+    for (size_t i = 0; i < m.n_cg; i++) {
+        if (m.cg[i].procs_fd < 0)
+            continue;
+        if (!is_kind(&m.cg[i], CS_CGROUP_V1_PIDS))
             memory_by_cgroup = true;
-    n = cs_limits_rlimits(&m.limits, memory_by_cgroup, m.drop && m.uid != 0, r);
+        if (!is_kind(&m.cg[i], CS_CGROUP_V1_MEMORY))
+            pids_by_cgroup = true;
+    }
+    /* RLIMIT_NPROC only where no pids cgroup counts this attempt alone:
+     * it counts every process of the uid, and would refuse forks first. */
+    n = cs_limits_rlimits(&m.limits, memory_by_cgroup, !pids_by_cgroup && m.drop && m.uid != 0, r);
     *step = "setrlimit";
     for (size_t i = 0; i < n; i++) {
         struct rlimit rl = {.rlim_cur = (rlim_t)r[i].soft, .rlim_max = (rlim_t)r[i].hard};

@@ -41,8 +41,8 @@
             cs_store_assert_fail("on the store's loop thread", __FILE__, __LINE__);                \
     } while (0)
 
-/* The most columns of a statement: an attempt's row has 20. */
-#define CS_STORE_PARAMS_MAX 20
+/* The most columns of a statement: an attempt's row has 23. */
+#define CS_STORE_PARAMS_MAX 24
 
 /* Room for an int8 in decimal, its sign and the terminating NUL. */
 #define CS_STORE_INT_TEXT 21
