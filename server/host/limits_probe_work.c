@@ -174,7 +174,7 @@ static void probe_v2(struct cs_cgroup_parents *out, char *why, size_t cap)
     /* systemd's DelegateSubgroup= puts cschedd in a leaf below the
      * delegated cgroup, whose other children are ours to make. */
     slash = strrchr(dir, '/');
-    if (slash != NULL && (size_t)(slash - dir) > strlen(h.mount)) {
+    if (slash != NULL && (size_t)(slash - dir) >= strlen(h.mount)) {
         *slash = '\0';
         char why_parent[1024];
         if (try_v2_at(dir, enable, out, why_parent, sizeof(why_parent)) == 0)
