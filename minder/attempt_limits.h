@@ -30,6 +30,7 @@ enum cs_limit_bit {
     CS_LIMIT_CPU_MILLIS = 1 << 5,
 };
 #define CS_LIMIT_ALL 0x3f
+#define CS_LIMIT_COUNT 6 /* bits in CS_LIMIT_ALL */
 
 /* The limit that ended an attempt, as its note records it (limit_hit) and
  * the API's LimitHit numbers them. */

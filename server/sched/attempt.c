@@ -362,7 +362,7 @@ static void apply_limits(const struct cs_note *note, Csched__V1__Attempt *a)
     a->peak_memory_bytes = note->peak_memory_bytes;
     if (bits == 0 || a->n_unenforced_limits > 0)
         return;
-    a->unenforced_limits = cs_xcalloc(6, sizeof(char *)); /* six limits */
+    a->unenforced_limits = cs_xcalloc(CS_LIMIT_COUNT, sizeof(char *));
     for (unsigned bit = 1; bit <= CS_LIMIT_ALL; bit <<= 1)
         if (bits & bit)
             a->unenforced_limits[a->n_unenforced_limits++] = cs_xstrdup(cs_limit_name(bit));
