@@ -43,6 +43,8 @@ static void signal_group(int sig)
 {
     if (m.leader_reaped)
         return;
+    if (sig == SIGKILL)
+        cgroup_kill();
     if (kill(-m.pid, sig) < 0 && errno != ESRCH)
         die_unable("signal", "the command's process group");
     if (sig != SIGKILL)
@@ -150,6 +152,7 @@ static void term_children(void)
 
 static void kill_children(void)
 {
+    cgroup_kill();
     sweep_signal(SIGKILL);
 }
 
@@ -341,6 +344,8 @@ static void finish(void)
     m.note.max_rss_kb = ru.ru_maxrss;
     if (m.note.ended_unix_ms == 0)
         m.note.ended_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
+    if (m.has_limits)
+        limits_finish();
     rc = cs_note_write(m.dir, &m.note);
     if (rc < 0) {
         errno = -rc;
@@ -383,7 +388,7 @@ int main(int argc, char **argv)
     open_logs();
     reserve_note();
 
-    if (lease_allows_start() && start()) {
+    if (lease_allows_start() && (!m.has_limits || cgroup_make()) && start()) {
         m.state = UP;
         if (m.timeout_ms > 0)
             m.deadline_ns = now_ns(CLOCK_MONOTONIC) + (int64_t)m.timeout_ms * 1000000;

@@ -66,6 +66,20 @@ static uint32_t parse_id(const char *s, const char *why)
     return (uint32_t)id;
 }
 
+/* Parses -K KIND=DIR into the next of m.cg. */
+static void parse_cgroup(char *arg)
+{
+    char *eq = strchr(arg, '=');
+
+    if (m.n_cg == sizeof(m.cg) / sizeof(m.cg[0]) || eq == NULL || eq[1] != '/')
+        die_usage("-K wants KIND=DIR, at most three of them");
+    *eq = '\0';
+    if (strcmp(arg, CS_CGROUP_V2) != 0 && strcmp(arg, CS_CGROUP_V1_MEMORY) != 0 &&
+        strcmp(arg, CS_CGROUP_V1_PIDS) != 0)
+        die_usage("-K wants a KIND of v2, memory or pids");
+    m.cg[m.n_cg++] = (struct cgroup){.kind = arg, .parent = eq + 1, .procs_fd = -1};
+}
+
 void parse_args(int argc, char **argv)
 {
     uint64_t value;
@@ -106,6 +120,14 @@ void parse_args(int argc, char **argv)
             if (parse_u64(optarg, INT32_MAX, &value) < 0 || value <= STDERR_FILENO)
                 die_usage("-w wants a file descriptor above 2");
             m.wait_fd = (int)value;
+            break;
+        case CS_MINDER_OPT_LIMITS:
+            if (cs_limits_parse(optarg, &m.limits) < 0)
+                die_usage("-R wants limits as NAME=N,NAME=N");
+            m.has_limits = true;
+            break;
+        case CS_MINDER_OPT_CGROUP:
+            parse_cgroup(optarg);
             break;
         case CS_MINDER_OPT_UID:
             m.uid = parse_id(optarg, "-u wants a user id");

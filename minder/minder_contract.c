@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 /* The most strings the fixed part of the argv takes: the path, -d DIR,
- * -t MS, -g MS, -s SIGNO, -C WORKDIR, -L LEASE_FILE, "--", and /bin/sh -c
- * SHELL. */
-#define ARGV_FIXED 17
+ * -t MS, -g MS, -s SIGNO, -C WORKDIR, -L LEASE_FILE, -R LIMITS, three of
+ * -K KIND=DIR, "--", and /bin/sh -c SHELL. */
+#define ARGV_FIXED 25
 
 /* openat2(2)'s argument and flag (linux/openat2.h), stated here since the
  * minder builds against libc's headers alone. */
@@ -55,6 +55,37 @@ static void add_u64(struct builder *b, uint64_t value)
     add(b, text);
 }
 
+/* -K KIND=DIR for dir, unless it is "". */
+static void add_cgroup(struct builder *b, const char *kind, const char *dir)
+{
+    char arg[600];
+
+    if (dir[0] == '\0')
+        return;
+    add_flag(b, CS_MINDER_OPT_CGROUP);
+    if (snprintf(arg, sizeof(arg), "%s=%s", kind, dir) >= (int)sizeof(arg))
+        b->failed = true;
+    else
+        add(b, arg);
+}
+
+/* -R and the -K of each cgroup parent, when l sets a limit. */
+static void add_limits(struct builder *b, const struct cs_limits *l,
+                       const struct cs_cgroup_parents *p)
+{
+    char text[256];
+
+    if (l == NULL || cs_limits_format(l, text, sizeof(text)) < 0 || text[0] == '\0')
+        return;
+    add_flag(b, CS_MINDER_OPT_LIMITS);
+    add(b, text);
+    if (p == NULL)
+        return;
+    add_cgroup(b, CS_CGROUP_V2, p->v2);
+    add_cgroup(b, CS_CGROUP_V1_MEMORY, p->v1_memory);
+    add_cgroup(b, CS_CGROUP_V1_PIDS, p->v1_pids);
+}
+
 bool cs_minder_stop_signal_ok(int signo)
 {
     return signo == SIGTERM || signo == SIGINT || signo == SIGHUP || signo == SIGQUIT ||
@@ -87,6 +118,7 @@ char **cs_minder_argv_new(const struct cs_minder_cmd *cmd)
         add_flag(&b, CS_MINDER_OPT_LEASE);
         add(&b, cmd->lease_path);
     }
+    add_limits(&b, cmd->limits, cmd->cgroups);
     add(&b, "--");
     if (cmd->n_command > 0) {
         for (size_t i = 0; i < cmd->n_command; i++)

@@ -16,6 +16,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "attempt_limits.h"
+
 /* The program's name, as it shows in argv[0] and /proc/PID/cmdline. */
 #define CS_MINDER_NAME "csched-minder"
 
@@ -63,11 +65,16 @@ int cs_minder_word_fd(struct cs_minder_word *w);
 #define CS_MINDER_OPT_UID 'u'    /* -u UID */
 #define CS_MINDER_OPT_GID 'G'    /* -G GID */
 #define CS_MINDER_OPT_GROUPS 'S' /* -S GID,GID,... (supplementary; "-" for none) */
-#define CS_MINDER_OPTSTRING "+d:t:g:c:C:s:L:w:u:G:S:"
+/* -R LIMITS: the command's resource limits, as cs_limits_format writes
+ * them (attempt_limits.h); -K KIND=DIR (up to three): a cgroup parent the minder
+ * makes the attempt's cgroup in (KIND one of attempt_limits.h's CS_CGROUP_*). */
+#define CS_MINDER_OPT_LIMITS 'R'
+#define CS_MINDER_OPT_CGROUP 'K'
+#define CS_MINDER_OPTSTRING "+d:t:g:c:C:s:L:w:u:G:S:R:K:"
 #define CS_MINDER_USAGE                                                                            \
     CS_MINDER_NAME                                                                                 \
     " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] [-s SIGNO]"     \
-    " [-L LEASE_FILE] [-w FD] [-u UID -G GID -S GROUPS] -- ARGV..."
+    " [-L LEASE_FILE] [-w FD] [-u UID -G GID -S GROUPS] [-R LIMITS] [-K KIND=DIR]... -- ARGV..."
 /* The most supplementary groups -S takes (the kernel's NGROUPS_MAX). */
 #define CS_MINDER_GROUPS_MAX 65536
 
@@ -129,6 +136,10 @@ struct cs_minder_cmd {
     const char *shell;    /* a string run by /bin/sh -c */
     /* -L: the lease file the minder fences itself by; NULL: none. */
     const char *lease_path;
+    /* -R and -K: the attempt's limits (NULL or all 0: none) and, with
+     * some, the cgroup parents to hold them in (NULL: none). */
+    const struct cs_limits *limits;
+    const struct cs_cgroup_parents *cgroups;
 };
 
 /* The lease file, STATE_DIR/lease: CS_LEASE_BYTES at offset 0, a native

@@ -8,6 +8,9 @@
  *   minder_drop.c     the privilege drop of a command run as another user
  *   minder_lease.c    the replica's lease (-L): the deadline read, the wake
  *                     at it, and the fence when it passes unrenewed
+ *   minder_cgroup.c   the limits (-R, -K): the attempt's cgroups made,
+ *                     joined, read for peak memory and OOM kills, removed,
+ *                     and the rlimits set before the exec
  *   minder_base.c     m, and the helpers to report, die and read the clock:
  *                     below all the others, it calls none of them
  * Invariant: m is the minder's only state, read and written by its one
@@ -65,6 +68,17 @@ struct minder {
     const _Atomic int64_t *lease;
     int64_t lease_deadline_ns;
     int lease_timer_fd;
+
+    /* -R and -K: the limits, and the attempt's cgroups (path "" until
+     * made; procs_fd: its cgroup.procs, for the child to join, or -1). */
+    struct cs_limits limits;
+    bool has_limits;
+    struct cgroup {
+        const char *kind, *parent;
+        char path[640];
+        int procs_fd;
+    } cg[3];
+    size_t n_cg;
 
     enum state state;
     pid_t pid; /* the command, leader of its own group */
@@ -133,6 +147,20 @@ void lease_arm(void);
  * note's message says so: the command is to be stopped); false when it
  * was renewed, the timer armed at the new one. */
 bool lease_ran_out(void);
+
+/* Makes the attempt's cgroups with their limits, before the start; false
+ * if one could not be made (the note says why, and nothing runs). */
+bool cgroup_make(void);
+/* In the forked child: joins the cgroups, then (after the drop) sets the
+ * rlimits. The failing step's name in *step, -errno on failure. */
+int limits_enter(const char **step);
+int limits_set_rlimits(const char **step);
+/* Kills everything left in a v2 cgroup (cgroup.kill), which no signal to
+ * the group or to our children could name. */
+void cgroup_kill(void);
+/* The command and all it left are reaped: reads peak memory and what the
+ * limits did into the note, then removes the cgroups. */
+void limits_finish(void);
 
 /* Creates the capped log files in the attempt's directory; dies if it cannot. */
 void open_logs(void);

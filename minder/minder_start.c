@@ -201,8 +201,18 @@ static _Noreturn void child_exec(int report_fd, int devnull_fd, int out_fd, int 
     step = "chdir";
     if (m.enter_first && chdir(m.workdir) < 0)
         goto fail;
-    rc = cs_drop_privileges(&cs_drop_sys, m.uid, m.gid, m.groups, m.n_groups, &step);
-    if (rc < 0) {
+    /* The cgroups are joined while still root; the rlimits set after the
+     * drop, so that RLIMIT_NPROC is checked against the new uid. */
+    if (m.has_limits && (rc = limits_enter(&step)) < 0) {
+        errno = -rc;
+        goto fail;
+    }
+    if (m.drop &&
+        (rc = cs_drop_privileges(&cs_drop_sys, m.uid, m.gid, m.groups, m.n_groups, &step)) < 0) {
+        errno = -rc;
+        goto fail;
+    }
+    if (m.has_limits && (rc = limits_set_rlimits(&step)) < 0) {
         errno = -rc;
         goto fail;
     }
@@ -227,14 +237,20 @@ static void record_child_failure(const struct child_report *r)
         set_message("chdir(\"%s\") as uid %u: %s", m.workdir, (unsigned)m.uid, strerror(r->err));
     else if (strcmp(r->step, "exec") == 0)
         set_message("exec(\"%s\"): %s", m.argv[0], strerror(r->err));
+    else if (strcmp(r->step, "cgroup") == 0 || strcmp(r->step, "setrlimit") == 0)
+        set_message("%s failed setting the command's limits: %s: the command was not run", r->step,
+                    strerror(r->err));
+    else if (!m.drop)
+        set_message("%s failed: %s: the command was not run", r->step, strerror(r->err));
     else
         set_message("%s failed dropping to uid %u gid %u (%zu groups): %s: the command was not run",
                     r->step, (unsigned)m.uid, (unsigned)m.gid, m.n_groups, strerror(r->err));
 }
 
-/* fork rather than posix_spawn when the command runs as another user: the
- * drop must happen between the two, and posix_spawn has no step for it. The
- * minder is small and static, so the fork is cheap. Returns 0 or an error
+/* fork rather than posix_spawn when the command runs as another user or
+ * has limits: the drop, the cgroups and the rlimits must happen between the
+ * two, and posix_spawn has no step for them. The minder is small and
+ * static, so the fork is cheap. Returns 0 or an error
  * number; the failure is recorded. */
 static int fork_dropped(int devnull_fd, int out_fd, int err_fd)
 {
@@ -315,7 +331,7 @@ bool start(void)
     if (m.batch)
         set_policy(SCHED_OTHER);
     m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
-    if (m.drop)
+    if (m.drop || m.has_limits)
         rc = fork_dropped(devnull_fd, out_pipe[1], err_pipe[1]);
     else
         rc = spawn(devnull_fd, out_pipe[1], err_pipe[1]);

@@ -55,6 +55,11 @@ static const struct field fields[] = {
      INT64_MAX, true},
     {"stderr_kept_bytes", FIELD_I64, offsetof(struct cs_note, stderr_kept_bytes), 0, INT64_MAX,
      true},
+    {"peak_memory_bytes", FIELD_I64, offsetof(struct cs_note, peak_memory_bytes), 0, INT64_MAX,
+     true},
+    {"limit_hit", FIELD_INT, offsetof(struct cs_note, limit_hit), 0, CS_LIMIT_HIT_LAST, true},
+    {"unenforced_limits", FIELD_INT, offsetof(struct cs_note, unenforced_limits), 0, CS_LIMIT_ALL,
+     true},
     {"message", FIELD_MESSAGE, offsetof(struct cs_note, message), 0, 0, false},
 };
 
@@ -135,6 +140,9 @@ int cs_note_format(const struct cs_note *note, char *buf, size_t cap)
                             "stdout_kept_bytes=%lld\n"
                             "stderr_written_bytes=%lld\n"
                             "stderr_kept_bytes=%lld\n"
+                            "peak_memory_bytes=%lld\n"
+                            "limit_hit=%d\n"
+                            "unenforced_limits=%d\n"
                             "message=%s\n" NOTE_END "\n",
                  outcome, note->exit_code, note->term_signal, (long long)note->started_unix_ms,
                  (long long)note->ended_unix_ms, (long long)note->user_cpu_ms,
@@ -142,7 +150,8 @@ int cs_note_format(const struct cs_note *note, char *buf, size_t cap)
                  note->stdout_truncated ? 1 : 0, note->stderr_truncated ? 1 : 0,
                  note->leftover_processes, (long long)note->stdout_written_bytes,
                  (long long)note->stdout_kept_bytes, (long long)note->stderr_written_bytes,
-                 (long long)note->stderr_kept_bytes, escaped);
+                 (long long)note->stderr_kept_bytes, (long long)note->peak_memory_bytes,
+                 note->limit_hit, note->unenforced_limits, escaped);
     if (n < 0 || (size_t)n >= cap)
         return -ENOSPC;
     return n;

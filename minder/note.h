@@ -42,6 +42,14 @@ struct cs_note {
     /* Processes the command left running when it ended (in its group, or
      * out of it after setsid or a double fork), which the minder stopped. */
     int leftover_processes;
+    /* The most memory the attempt's memory cgroup held (0 without one:
+     * max_rss_kb is all there is); which limit ended the command (enum
+     * cs_limit_hit, attempt_limits.h, 0 for none); the limits it set that this
+     * host could not enforce (enum cs_limit_bit). Missing from a note of
+     * an older minder: then 0. */
+    int64_t peak_memory_bytes;
+    int limit_hit;
+    int unenforced_limits;
     char message[256]; /* for a person, may be empty */
 };
 

@@ -50,7 +50,8 @@ enum {
     OPT_HEARTBEAT,
     OPT_ATTEMPT_LEASE,
     OPT_DRAIN_TIMEOUT,
-    OPT_CLUSTER_MAX_RUNNING
+    OPT_CLUSTER_MAX_RUNNING,
+    OPT_LIMITS_ENFORCEMENT
 };
 
 static const struct option options[] = {
@@ -92,6 +93,7 @@ static const struct option options[] = {
     {"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
     {"attempt-lease", required_argument, NULL, OPT_ATTEMPT_LEASE},
     {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
+    {"limits-enforcement", required_argument, NULL, OPT_LIMITS_ENFORCEMENT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -188,6 +190,10 @@ void cs_config_usage(const char *prog)
             "  --poll-only             never LISTEN for the other replicas' role changes: a\n"
             "                          drain's takeover waits for the next heartbeat (for a\n"
             "                          pooler that drops notifications)  [CSCHED_POLL_ONLY=1]\n"
+            "  --limits-enforcement strict|warn  a job's resource limit this host cannot\n"
+            "                          enforce: refused at create (strict, the default), or\n"
+            "                          run with a recorded warning (warn); docs/limits.md\n"
+            "                                                   [CSCHED_LIMITS_ENFORCEMENT]\n"
             "  DURATION is a whole number with ms, s or m (2s, 500ms, 1m).\n"
             "  SIGHUP rereads the TLS files, the tokens and client-roles files and the\n"
             "  time zones.\n",
@@ -294,7 +300,7 @@ static int missing_value(char **argv, struct cs_err *err)
 struct raw_settings {
     struct raw state_dir, max_running, launch_threads, health_watches, streams, level, format, runs,
         nice, retention, audit_retention, replica_id, heartbeat, attempt_lease, drain_timeout,
-        cluster_max_running;
+        cluster_max_running, limits;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -372,6 +378,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
         case OPT_DRAIN_TIMEOUT:
             raw->drain_timeout = (struct raw){optarg, "--drain-timeout"};
             break;
+        case OPT_LIMITS_ENFORCEMENT:
+            raw->limits = (struct raw){optarg, "--limits-enforcement"};
+            break;
         case OPT_LOG_LEVEL:
             raw->level = (struct raw){optarg, "--log-level"};
             break;
@@ -447,12 +456,16 @@ static int check_auth(const struct cs_config *c, struct cs_err *err)
     return 0;
 }
 
-/* --log-format and --log-runs: 0 or -EINVAL. */
+/* --log-format, --log-runs and --limits-enforcement: 0 or -EINVAL. */
 static int parse_log_style(const struct raw_settings *raw, struct cs_config *c, struct cs_err *err)
 {
     if (cs_log_format_parse(raw->format.text, &c->log_format) != 0)
         return cs_err_set(err, -EINVAL, "%s \"%s\" must be text or json", raw->format.source,
                           raw->format.text);
+    c->limits_warn = strcmp(raw->limits.text, "warn") == 0;
+    if (!c->limits_warn && strcmp(raw->limits.text, "strict") != 0)
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be strict or warn", raw->limits.source,
+                          raw->limits.text);
     bool yes = strcmp(raw->runs.text, "true") == 0, no = strcmp(raw->runs.text, "false") == 0;
     if (!yes && !no)
         return cs_err_set(err, -EINVAL, "%s \"%s\" must be true or false", raw->runs.source,
@@ -701,6 +714,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .heartbeat = from_env("CSCHED_HEARTBEAT", NULL),
         .attempt_lease = from_env("CSCHED_ATTEMPT_LEASE", NULL),
         .drain_timeout = from_env("CSCHED_DRAIN_TIMEOUT", NULL),
+        .limits = from_env("CSCHED_LIMITS_ENFORCEMENT", "strict"),
     };
     /* Flags win over the environment, so values are checked only after both. */
     int rc = read_flags(argc, argv, c, &raw, err);

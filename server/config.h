@@ -72,6 +72,7 @@ struct cs_config {
     enum cs_log_level log_level;
     enum cs_log_format log_format;
     bool log_runs;                 /* an info line per run and attempt state change */
+    bool limits_warn;              /* --limits-enforcement warn (else strict) */
     int nice;                      /* of cschedd's session; 0: left as it is */
     uint32_t retention_days;       /* of ended attempts' directories; 0: forever */
     uint32_t audit_retention_days; /* of audit rows; 0: forever */

@@ -31,6 +31,7 @@
 #include "job_table.h"
 #include "launcher.h"
 #include "lease_file.h"
+#include "limits_probe.h"
 #include "local_listen.h"
 #include "log.h"
 #include "metrics.h"
@@ -54,6 +55,7 @@ extern char **environ;
 struct server {
     uv_loop_t *loop;
     struct cs_config config;
+    char limits_mechanism[1200]; /* the jobs' limits on this host (limits_probe.h) */
     struct cs_sched sched;
     struct cs_rpc_server *rpc;
     struct cs_local_listen local;
@@ -431,6 +433,12 @@ static int sched_init(struct server *srv)
     s->machine_max_running = srv->config.max_running;
     s->attempt_lease_ms = srv->config.attempt_lease_ms;
     s->lease_path = srv->config.database_url != NULL ? srv->lease.path : NULL;
+    /* Blocking file work, once, before the loop runs. */
+    cs_limits_probe(&s->cgroups, srv->limits_mechanism, sizeof(srv->limits_mechanism));
+    s->limits_mechanism = srv->limits_mechanism;
+    s->limits_strict = !srv->config.limits_warn;
+    cs_log_info("resource limits: %s; --limits-enforcement %s", s->limits_mechanism,
+                s->limits_strict ? "strict" : "warn");
     s->max_streams = srv->config.max_streams;
     s->next_run_id = 1;
     s->next_seq = 1;

@@ -17,8 +17,11 @@ const char cs_store_migrate_list_sql[] =
 
 int cs_store_migrations_check(const struct cs_store_migration *migrations, size_t n)
 {
+    /* A gap is allowed: migrations numbered by features made side by side
+     * (0015 before its 0014 is merged) each keep their number. */
     for (size_t i = 0; i < n; i++) {
-        if (migrations[i].version != (int)i + 1 || migrations[i].sql == NULL)
+        if (migrations[i].version <= (i > 0 ? migrations[i - 1].version : 0) ||
+            migrations[i].sql == NULL)
             return -EINVAL;
     }
     return 0;
@@ -28,7 +31,7 @@ int cs_store_migrate_plan(const struct cs_store_migration *migrations, size_t n,
                           size_t n_applied, size_t *first)
 {
     for (size_t i = 0; i < n_applied; i++) {
-        if (applied[i] > (int)n)
+        if (n == 0 || applied[i] > migrations[n - 1].version)
             return -EPROTO;
         if (i >= n || applied[i] != migrations[i].version)
             return -EINVAL;

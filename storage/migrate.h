@@ -27,8 +27,8 @@ extern const size_t cs_store_migrations_count;
  * order: one simple-query string with two statements. */
 extern const char cs_store_migrate_list_sql[];
 
-/* Checks that versions run 1, 2, ... n with no gap or repeat. Returns 0 or
- * -EINVAL. */
+/* Checks that versions rise, from 1 on, with no repeat; a gap is allowed
+ * (a number taken by a migration not merged yet). Returns 0 or -EINVAL. */
 int cs_store_migrations_check(const struct cs_store_migration *migrations, size_t n);
 
 /* Decides which migrations a database needs, given its applied versions in

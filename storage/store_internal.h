@@ -41,8 +41,8 @@
             cs_store_assert_fail("on the store's loop thread", __FILE__, __LINE__);                \
     } while (0)
 
-/* The most columns of a statement: an attempt's row has 20. */
-#define CS_STORE_PARAMS_MAX 20
+/* The most columns of a statement: an attempt's row has 23. */
+#define CS_STORE_PARAMS_MAX 24
 
 /* Room for an int8 in decimal, its sign and the terminating NUL. */
 #define CS_STORE_INT_TEXT 21
@@ -566,7 +566,7 @@ Csched__V1__Job *cs_store_job_from_row(const struct cs_store_logger *log, const 
 extern const char cs_store_sql_run_put[];
 extern const char cs_store_sql_attempt_put[];
 #define CS_STORE_RUN_COLS 14
-#define CS_STORE_ATTEMPT_COLS 20
+#define CS_STORE_ATTEMPT_COLS 23
 #define CS_STORE_ATTEMPT_COL_DIR 12 /* attempt_dir: '' keeps the one recorded */
 extern const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS];
 extern const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS];

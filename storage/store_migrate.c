@@ -28,8 +28,11 @@ static int migrate_send(struct cs_store *store, struct cs_store_err *err)
         text = cs_store_migrate_list_sql;
         break;
     case CS_STORE_MIGRATE_APPLY:
-        cs_store_log(&store->log, CS_STORE_LOG_INFO, "applying migrations %zu to %zu",
-                     store->migrate_first + 1, cs_store_migrations_count);
+        /* By version: a gap (a number not merged yet) makes them differ
+         * from the count. */
+        cs_store_log(&store->log, CS_STORE_LOG_INFO, "applying migrations %d to %d",
+                     cs_store_migrations[store->migrate_first].version,
+                     cs_store_migrations[cs_store_migrations_count - 1].version);
         owned = cs_store_migrate_sql(cs_store_migrations, cs_store_migrations_count,
                                      store->migrate_first, cs_store_now_unix_ms());
         text = owned;

@@ -3,6 +3,7 @@
  * one statement (runs LEFT JOIN attempts), grouped back into messages here.
  * Loop thread. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "store_internal.h"
 
@@ -46,11 +47,13 @@ const char cs_store_sql_attempt_put[] =
     "INSERT INTO attempts (run_id, number, state, exit_code, term_signal, started_unix_ms,"
     " ended_unix_ms, minder_pid, user_cpu_ms, system_cpu_ms, max_rss_kb, message, attempt_dir,"
     " leftover_processes, retry_delay_ms, retry_jitter_ms, stdout_written_bytes,"
-    " stdout_kept_bytes, stderr_written_bytes, stderr_kept_bytes)"
+    " stdout_kept_bytes, stderr_written_bytes, stderr_kept_bytes, limit_hit, peak_memory_bytes,"
+    " unenforced_limits)"
     " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
     " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],"
     " $11::bigint[], $12::text[], $13::text[], $14::bigint[], $15::bigint[], $16::bigint[],"
-    " $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[])"
+    " $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $21::bigint[],"
+    " $22::bigint[], $23::text[])"
     " ON CONFLICT (run_id, number) DO UPDATE SET state = EXCLUDED.state,"
     " exit_code = EXCLUDED.exit_code, term_signal = EXCLUDED.term_signal,"
     " started_unix_ms = EXCLUDED.started_unix_ms, ended_unix_ms = EXCLUDED.ended_unix_ms,"
@@ -63,13 +66,16 @@ const char cs_store_sql_attempt_put[] =
     " stdout_written_bytes = EXCLUDED.stdout_written_bytes,"
     " stdout_kept_bytes = EXCLUDED.stdout_kept_bytes,"
     " stderr_written_bytes = EXCLUDED.stderr_written_bytes,"
-    " stderr_kept_bytes = EXCLUDED.stderr_kept_bytes";
+    " stderr_kept_bytes = EXCLUDED.stderr_kept_bytes, limit_hit = EXCLUDED.limit_hit,"
+    " peak_memory_bytes = EXCLUDED.peak_memory_bytes,"
+    " unenforced_limits = EXCLUDED.unenforced_limits";
 
 const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
     CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
     CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
     CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_INT, CS_STORE_COL_INT,
     CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_TEXT,
 };
 
 /* Column order read by run_from_row and attempt_from_row. */
@@ -80,10 +86,11 @@ const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
     " a.term_signal, a.started_unix_ms, a.ended_unix_ms, a.minder_pid, a.user_cpu_ms,"             \
     " a.system_cpu_ms, a.max_rss_kb, a.message, a.attempt_dir, a.leftover_processes,"              \
     " a.retry_delay_ms, a.retry_jitter_ms, a.stdout_written_bytes, a.stdout_kept_bytes,"           \
-    " a.stderr_written_bytes, a.stderr_kept_bytes"
+    " a.stderr_written_bytes, a.stderr_kept_bytes, a.limit_hit, a.peak_memory_bytes,"              \
+    " a.unenforced_limits"
 
 /* Where the attempt's columns start, and how many there are. */
-enum { COL_ATTEMPT = 14, N_ATTEMPT_COLS = 19 };
+enum { COL_ATTEMPT = 14, N_ATTEMPT_COLS = 22 };
 
 const char cs_store_sql_run_get[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
@@ -193,6 +200,23 @@ void cs_store_run_params(const Csched__V1__Run *run, struct cs_store_params *p)
     cs_store_params_int(p, run->not_before_unix_ms);
 }
 
+/* A list of names as one text column, comma-separated. */
+static void params_names(struct cs_store_params *p, char *const *names, size_t n)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(names[i]) + 1;
+    char *text = cs_store_xmalloc(len);
+    text[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            strcat(text, ",");
+        strcat(text, names[i]);
+    }
+    cs_store_params_text(p, text);
+    free(text);
+}
+
 void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
                              const char *attempt_dir, struct cs_store_params *p)
 {
@@ -216,6 +240,9 @@ void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
     cs_store_params_int(p, attempt->stdout_kept_bytes);
     cs_store_params_int(p, attempt->stderr_written_bytes);
     cs_store_params_int(p, attempt->stderr_kept_bytes);
+    cs_store_params_int(p, attempt->limit_hit);
+    cs_store_params_int(p, attempt->peak_memory_bytes);
+    params_names(p, attempt->unenforced_limits, attempt->n_unenforced_limits);
 }
 
 enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *filter,
@@ -278,6 +305,23 @@ static Csched__V1__Run *run_from_row(const struct cs_store_logger *log, const PG
     return run;
 }
 
+/* The names of a comma-separated text column, as a malloc'd array of
+ * malloc'd strings (NULL for none), as protobuf-c frees them. */
+static char **row_names(const PGresult *res, int row, int col, size_t *n)
+{
+    char *text = cs_store_row_strdup(res, row, col);
+    char **names = NULL;
+
+    *n = 0;
+    for (char *save = NULL, *name = strtok_r(text, ",", &save); name != NULL;
+         name = strtok_r(NULL, ",", &save)) {
+        names = cs_store_xrealloc(names, (*n + 1) * sizeof(*names));
+        names[(*n)++] = cs_store_xstrdup(name);
+    }
+    free(text);
+    return names;
+}
+
 static Csched__V1__Attempt *attempt_from_row(const PGresult *res, int row)
 {
     Csched__V1__Attempt *a = cs_store_xmalloc(sizeof(*a));
@@ -303,6 +347,9 @@ static Csched__V1__Attempt *attempt_from_row(const PGresult *res, int row)
     a->stdout_kept_bytes = cs_store_row_int(res, row, c + 16);
     a->stderr_written_bytes = cs_store_row_int(res, row, c + 17);
     a->stderr_kept_bytes = cs_store_row_int(res, row, c + 18);
+    a->limit_hit = (Csched__V1__LimitHit)cs_store_row_int(res, row, c + 19);
+    a->peak_memory_bytes = cs_store_row_int(res, row, c + 20);
+    a->unenforced_limits = row_names(res, row, c + 21, &a->n_unenforced_limits);
     return a;
 }
 

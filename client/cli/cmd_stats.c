@@ -43,6 +43,9 @@ int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv)
         fprintf(cli->out, "%-18s %" PRId64 "\n", "last event seq:", s->last_seq);
         fprintf(cli->out, "%-18s %s\n", "uptime:", up);
         fprintf(cli->out, "%-18s %s\n", "tzdata:", s->tzdata_version);
+        if (s->limits_mechanism[0] != '\0')
+            fprintf(cli->out, "%-18s %s (--limits-enforcement %s)\n",
+                    "limits:", s->limits_mechanism, s->limits_enforcement);
         print_lag(cli->out, "loop lag (start):", s->lag_since_start);
         print_lag(cli->out, "loop lag (1 min):", s->lag_last_minute);
     }

@@ -60,6 +60,22 @@ static int parse_u32(struct jf *jf, const yaml_node_t *node, const char *key, ui
     return 0;
 }
 
+static int parse_u64(struct jf *jf, const yaml_node_t *node, const char *key, uint64_t *out)
+{
+    const char *text;
+    char *end;
+
+    if (want_number(jf, node, key) != 0)
+        return -EINVAL;
+    text = jf_scalar(node);
+    errno = 0;
+    *out = strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0)
+        return jf_error(jf, node, "%s: must be a whole number from 0 to 2^64-1, not '%s'", key,
+                        text);
+    return 0;
+}
+
 static int parse_string(struct jf *jf, const yaml_node_t *node, const char *key, char **out)
 {
     if (want_scalar(jf, node, key) != 0)
@@ -224,6 +240,47 @@ static int parse_history(struct jf *jf, const yaml_node_t *node, Csched__V1__Job
     return 0;
 }
 
+/* resources: the limits of each attempt (ResourceLimits, docs/limits.md). */
+static int parse_resources(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job)
+{
+    yaml_node_pair_t *pair;
+
+    if (node->type != YAML_MAPPING_NODE)
+        return jf_error(jf, node, "resources: must be a mapping (memory_bytes: ..., ...)");
+    if (job->resources == NULL) {
+        job->resources = cs_cli_xmalloc(sizeof(*job->resources));
+        csched__v1__resource_limits__init(job->resources);
+    }
+    Csched__V1__ResourceLimits *r = job->resources;
+    for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node(jf->doc, pair->key);
+        yaml_node_t *v = yaml_document_get_node(jf->doc, pair->value);
+        const char *key = k->type == YAML_SCALAR_NODE ? jf_scalar(k) : "";
+        int rc;
+
+        if (strcmp(key, "memory_bytes") == 0)
+            rc = parse_u64(jf, v, "resources.memory_bytes", &r->memory_bytes);
+        else if (strcmp(key, "cpu_seconds") == 0)
+            rc = parse_u64(jf, v, "resources.cpu_seconds", &r->cpu_seconds);
+        else if (strcmp(key, "pids") == 0)
+            rc = parse_u32(jf, v, "resources.pids", &r->pids);
+        else if (strcmp(key, "open_files") == 0)
+            rc = parse_u32(jf, v, "resources.open_files", &r->open_files);
+        else if (strcmp(key, "file_size") == 0)
+            rc = parse_u64(jf, v, "resources.file_size", &r->file_size);
+        else if (strcmp(key, "cpu_millis") == 0)
+            rc = parse_u32(jf, v, "resources.cpu_millis", &r->cpu_millis);
+        else
+            rc = jf_error(jf, k,
+                          "resources: unknown key '%s' (known: memory_bytes, cpu_seconds, pids, "
+                          "open_files, file_size, cpu_millis)",
+                          key);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* A key of the job's schedule (cs_cli_schedule_set): 0, -ENOENT if key is
  * none of the schedule's, or -EINVAL. */
 static int schedule_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
@@ -290,6 +347,8 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_string(jf, v, key, &job->kill_signal);
     if (strcmp(key, "history") == 0)
         return parse_history(jf, v, job);
+    if (strcmp(key, "resources") == 0)
+        return parse_resources(jf, v, job);
     return schedule_key(jf, key, v, job);
 }
 
@@ -358,7 +417,8 @@ int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out)
                 "unknown key '%s' (known: name, command, shell, env, working_dir, "
                 "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
                 "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
-                "kill_signal, labels, secret_env, trigger_env, history, schedule, time_zone, misfire, "
+                "kill_signal, labels, secret_env, trigger_env, history, resources, schedule, time_zone, "
+                "misfire, "
                 "overlap, "
                 "jitter_seconds, max_catchup, starting_deadline_seconds)",
                 jf_scalar(k));

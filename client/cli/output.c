@@ -22,6 +22,33 @@ static void print_map(FILE *f, const char *title, void **entries, size_t n)
     }
 }
 
+/* The limits a job sets, one line, or none without any. */
+static void print_resources(FILE *f, const Csched__V1__ResourceLimits *r)
+{
+    const struct {
+        const char *name;
+        uint64_t value;
+    } limits[] = {
+        {"memory_bytes", r != NULL ? r->memory_bytes : 0},
+        {"cpu_seconds", r != NULL ? r->cpu_seconds : 0},
+        {"pids", r != NULL ? r->pids : 0},
+        {"open_files", r != NULL ? r->open_files : 0},
+        {"file_size", r != NULL ? r->file_size : 0},
+        {"cpu_millis", r != NULL ? r->cpu_millis : 0},
+    };
+    bool any = false;
+
+    for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+        if (limits[i].value == 0)
+            continue;
+        fprintf(f, "%s%s=%" PRIu64, any ? " " : "resources:        ", limits[i].name,
+                limits[i].value);
+        any = true;
+    }
+    if (any)
+        fputc('\n', f);
+}
+
 void cs_cli_print_job(FILE *f, const Csched__V1__Job *job)
 {
     char t[32];
@@ -43,6 +70,7 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job)
     fprintf(f, "max_attempts:     %" PRIu32 "\n", job->max_attempts);
     fprintf(f, "retry_backoff_ms: %" PRIu32 "\n", job->retry_backoff_ms);
     cs_cli_print_job_stop(f, job);
+    print_resources(f, job->resources);
     fprintf(f, "version:          %" PRIu64 "\n", job->version);
     cs_cli_format_time(job->created_unix_ms, t, sizeof(t));
     fprintf(f, "created:          %s\n", t);
@@ -69,6 +97,24 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job)
     }
     print_map(f, "labels", (void **)job->labels, job->n_labels);
     cs_cli_print_schedule(f, job);
+}
+
+/* What the job's limits did to attempt a: the one that ended it, its peak
+ * memory, the ones this host did not enforce; nothing when none applies. */
+static void print_limits(FILE *f, const Csched__V1__Attempt *a)
+{
+    static const char *const hits[] = {"", "OOM-killed at memory_bytes",
+                                       "killed at cpu_seconds (SIGXCPU)",
+                                       "killed at file_size (SIGXFSZ)", "forks refused at pids"};
+
+    if (a->limit_hit > 0 && (size_t)a->limit_hit < sizeof(hits) / sizeof(hits[0]))
+        fprintf(f, "  attempt %" PRIu32 ": limit hit: %s\n", a->number, hits[a->limit_hit]);
+    if (a->peak_memory_bytes > 0)
+        fprintf(f, "  attempt %" PRIu32 ": peak memory: %" PRId64 " bytes\n", a->number,
+                a->peak_memory_bytes);
+    for (size_t i = 0; i < a->n_unenforced_limits; i++)
+        fprintf(f, "  attempt %" PRIu32 ": not enforced on this host: %s\n", a->number,
+                a->unenforced_limits[i]);
 }
 
 static int64_t span_ms(int64_t start, int64_t end)
@@ -142,8 +188,10 @@ void cs_cli_print_run(FILE *f, const Csched__V1__Run *run)
                                                    rss, left, delay, a->message});
     }
     cs_cli_table_print(&t, f, "  ");
-    for (size_t i = 0; i < run->n_attempts; i++)
+    for (size_t i = 0; i < run->n_attempts; i++) {
         print_cut_logs(f, run->attempts[i]);
+        print_limits(f, run->attempts[i]);
+    }
 }
 
 void cs_cli_run_table_init(struct cs_cli_table *t)

@@ -12,6 +12,7 @@
 #include "audit.h"
 #include "dispatch.h"
 #include "job.h"
+#include "job_limits.h"
 #include "job_table.h"
 #include "log.h"
 #include "pump.h"
@@ -93,14 +94,15 @@ static void job_created_cb(void *arg, int status)
 }
 
 /* 0, or a negative errno once call has been failed with why. */
-static int check_job(struct cs_call *call, const Csched__V1__Job *job)
+static int check_job(struct cs_call *call, const struct cs_sched *s, const Csched__V1__Job *job)
 {
     struct cs_err err;
     if (job == NULL) {
         cs_call_fail(call, -EINVAL, "job is required");
         return -EINVAL;
     }
-    if (cs_job_validate(job, &err) != 0) {
+    if (cs_job_validate(job, &err) != 0 ||
+        cs_job_limits_check(job->resources, &s->cgroups, s->limits_strict, &err) != 0) {
         cs_call_fail_err(call, &err);
         return err.code;
     }
@@ -276,7 +278,7 @@ static void runas_checked_cb(void *arg, const struct cs_err *err)
 static void change_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job,
                        uint64_t expected_version, job_change_fn change)
 {
-    if (check_job(call, job) != 0)
+    if (check_job(call, s, job) != 0)
         return;
     if (job->run_as_user[0] == '\0' && job->run_as_group[0] == '\0') {
         change(call, s, job, expected_version);

@@ -37,5 +37,7 @@ void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, voi
     stats.uptime_ms = (cs_now_mono_ns() - s->started_mono_ns) / 1000000;
     stats.last_seq = s->last_published_seq;
     stats.tzdata_version = s->zones.version;
+    stats.limits_mechanism = (char *)(s->limits_mechanism != NULL ? s->limits_mechanism : "");
+    stats.limits_enforcement = (char *)(s->limits_strict ? "strict" : "warn");
     cs_call_reply(call, &stats.base);
 }

@@ -57,6 +57,11 @@ struct cs_metrics_gauges {
     uint32_t slots_used, max_running;
     struct cs_store_stats store;
     char tzdata_version[32]; /* of the schedules' time zones (tzdb.h's CS_TZDB_VERSION_MAX) */
+    /* How the jobs' resource limits are held: "cgroup_v2", "cgroup_v1" or
+     * "rlimits" (static strings; NULL before the scheduler fills them),
+     * and --limits-enforcement strict. */
+    const char *limits_mechanism;
+    bool limits_strict;
     /* This replica (store.h's cs_store_replica_info); replica_id "" before
      * the store exists. */
     char replica_id[64];

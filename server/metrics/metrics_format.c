@@ -283,6 +283,16 @@ static void schedules(struct cs_text *t, const struct cs_metrics_snapshot *s)
         cs_prom_sample(t, "csched_tzdata_info", labels.buf, 1);
         cs_text_free(&labels);
     }
+    if (s->gauges.limits_mechanism != NULL) {
+        struct cs_text labels = {0};
+        cs_prom_label(&labels, "mechanism", s->gauges.limits_mechanism);
+        cs_prom_label(&labels, "enforcement", s->gauges.limits_strict ? "strict" : "warn");
+        cs_prom_family(t, "csched_limits_info", "gauge",
+                       "Always 1; how the jobs' resource limits are held on this host "
+                       "(docs/limits.md).");
+        cs_prom_sample(t, "csched_limits_info", labels.buf, 1);
+        cs_text_free(&labels);
+    }
 }
 
 /* This replica among those sharing the database (docs/operations.md,

@@ -351,6 +351,23 @@ static Csched__V1__RunState note_state(const struct cs_note *note)
     }
 }
 
+/* What the job's limits did to the attempt: the one that ended it, its
+ * peak memory, and, under --limits-enforcement warn, the limits this host
+ * did not hold. */
+static void apply_limits(const struct cs_note *note, Csched__V1__Attempt *a)
+{
+    unsigned bits = (unsigned)note->unenforced_limits;
+
+    a->limit_hit = (Csched__V1__LimitHit)note->limit_hit;
+    a->peak_memory_bytes = note->peak_memory_bytes;
+    if (bits == 0 || a->n_unenforced_limits > 0)
+        return;
+    a->unenforced_limits = cs_xcalloc(CS_LIMIT_COUNT, sizeof(char *));
+    for (unsigned bit = 1; bit <= CS_LIMIT_ALL; bit <<= 1)
+        if (bits & bit)
+            a->unenforced_limits[a->n_unenforced_limits++] = cs_xstrdup(cs_limit_name(bit));
+}
+
 /* Fills a from a read note (note_rc 0) and returns its state. */
 static Csched__V1__RunState apply_read_note(const struct cs_note *note, Csched__V1__Attempt *a)
 {
@@ -366,6 +383,7 @@ static Csched__V1__RunState apply_read_note(const struct cs_note *note, Csched__
     a->stdout_kept_bytes = note->stdout_kept_bytes;
     a->stderr_written_bytes = note->stderr_written_bytes;
     a->stderr_kept_bytes = note->stderr_kept_bytes;
+    apply_limits(note, a);
     /* Once per attempt: each one's note is applied when it ends. */
     cs_metrics_count_output_cut(note->stdout_truncated, note->stderr_truncated);
     cs_message_set_str(&a->message, note->message);

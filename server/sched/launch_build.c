@@ -4,6 +4,7 @@
 
 #include "env.h"
 #include "job.h"
+#include "job_limits.h"
 #include "minder_contract.h"
 #include "retry.h"
 #include "secret.h"
@@ -14,6 +15,8 @@ struct cs_launch *cs_launch_build(struct cs_sched *s, struct cs_run *run, uint32
 {
     CS_ASSERT_LOOP();
     const Csched__V1__Job *spec = run->job->spec;
+    struct cs_limits limits;
+    cs_job_limits_get(spec->resources, &limits);
     struct cs_minder_cmd cmd = {
         .minder_path = s->minder_path,
         .dir = dir,
@@ -22,6 +25,8 @@ struct cs_launch *cs_launch_build(struct cs_sched *s, struct cs_run *run, uint32
         .stop_signal = cs_job_kill_signal(spec),
         .workdir = spec->working_dir,
         .lease_path = s->lease_path,
+        .limits = &limits,
+        .cgroups = &s->cgroups,
         .command = spec->command,
         .n_command = spec->n_command,
         .shell = spec->shell,

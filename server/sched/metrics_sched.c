@@ -20,6 +20,11 @@ void cs_metrics_sched_gauges_cb(void *ctx, struct cs_metrics_gauges *g)
     g->max_running = s->max_running;
     _Static_assert(sizeof(g->tzdata_version) == sizeof(s->zones.version), "one version size");
     memcpy(g->tzdata_version, s->zones.version, sizeof(g->tzdata_version));
+    g->limits_mechanism = s->cgroups.v2[0] != '\0' ? "cgroup_v2"
+                          : s->cgroups.v1_memory[0] != '\0' || s->cgroups.v1_pids[0] != '\0'
+                              ? "cgroup_v1"
+                              : "rlimits";
+    g->limits_strict = s->limits_strict;
     if (s->store == NULL)
         return;
     cs_store_stats_get(s->store, &g->store);

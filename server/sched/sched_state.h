@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "attempt_limits.h"
 #include "csched/v1/scheduler.pb-c.h"
 #include "ended_runs.h"
 #include "exit_watch.h"
@@ -118,6 +119,13 @@ struct cs_sched {
      * committed: a replica that takes this one's work over must know of
      * every command that may run (docs/architecture.md, "Replicas"). */
     const char *lease_path;
+    /* The cgroups the jobs' limits are held in (host/limits_probe.h; all
+     * "" for none), what that is on this host for a person, and
+     * --limits-enforcement strict: a job with a limit they cannot hold is
+     * refused, rather than run with the warning recorded. Set at start. */
+    struct cs_cgroup_parents cgroups;
+    const char *limits_mechanism;
+    bool limits_strict;
     /* --replica-id: this replica's name in the database */
     const char *replica_id;
     /* The runs started at most at once: machine_max_running (--max-running),

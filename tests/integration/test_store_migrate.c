@@ -24,6 +24,13 @@
 #include "store_fixture.h"
 #include "testlib.h"
 
+/* The newest migration's version: the count, unless a number is left for
+ * a migration not merged yet (migrate.h). */
+static int newest_version(void)
+{
+    return cs_store_migrations[cs_store_migrations_count - 1].version;
+}
+
 static void test_store_open_migrates_once(void **state)
 {
     struct fixture *f = *state;
@@ -42,7 +49,7 @@ static void test_store_open_migrates_once(void **state)
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM schema_migrations"),
                      (int)cs_store_migrations_count);
     assert_int_equal(admin_value(f->conninfo, "SELECT max(version) FROM schema_migrations"),
-                     (int)cs_store_migrations_count);
+                     newest_version());
 }
 
 /* A replica's store on the fixture's database, logging and told of its
@@ -287,7 +294,7 @@ static void test_store_old_database_migrates_to_hot_updates(void **state)
                             " VALUES (1, 'alpha', 1, 1, 0), (2, 'alpha', 4, 1, 5)");
     store_open(f);
     assert_int_equal(admin_value(f->conninfo, "SELECT max(version) FROM schema_migrations"),
-                     (int)cs_store_migrations_count);
+                     newest_version());
     assert_int_equal(f->snapshot->n_active_runs, 1);
     assert_int_equal(f->snapshot->active_runs[0]->id, 1);
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM pg_indexes WHERE tablename ="

@@ -37,6 +37,9 @@ static struct cs_note sample(void)
     note.stdout_kept_bytes = 16777216;
     note.stderr_written_bytes = 12;
     note.stderr_kept_bytes = 12;
+    note.peak_memory_bytes = 33554432;
+    note.limit_hit = CS_LIMIT_HIT_MEMORY;
+    note.unenforced_limits = CS_LIMIT_PIDS | CS_LIMIT_CPU_MILLIS;
     snprintf(note.message, sizeof(note.message), "timed out after 200 ms");
     return note;
 }
@@ -58,6 +61,9 @@ static void assert_note_equal(const struct cs_note *a, const struct cs_note *b)
     assert_int_equal(a->stdout_kept_bytes, b->stdout_kept_bytes);
     assert_int_equal(a->stderr_written_bytes, b->stderr_written_bytes);
     assert_int_equal(a->stderr_kept_bytes, b->stderr_kept_bytes);
+    assert_int_equal(a->peak_memory_bytes, b->peak_memory_bytes);
+    assert_int_equal(a->limit_hit, b->limit_hit);
+    assert_int_equal(a->unenforced_limits, b->unenforced_limits);
     assert_string_equal(a->message, b->message);
 }
 
@@ -193,7 +199,7 @@ static void test_note_message_escaped(void **state)
         len = cs_note_format(&note, buf, sizeof(buf));
         assert_true(len > 0);
         /* The message never adds a line, whatever it holds. */
-        assert_int_equal(count_lines(buf, (size_t)len), 18);
+        assert_int_equal(count_lines(buf, (size_t)len), 21);
         round_trip(&note);
     }
 
@@ -286,6 +292,31 @@ static void test_note_parse_without_byte_counts(void **state)
     assert_int_equal(out.exit_code, 143);
     assert_rejected("stdout_written_bytes", "stdout_written_bytes=-1\n");
     assert_rejected("stderr_kept_bytes", "stderr_kept_bytes=x\n");
+}
+
+/* A note from a minder older than the jobs' limits: no limit hit, no
+ * peak memory, nothing unenforced. */
+static void test_note_parse_without_limits(void **state)
+{
+    static const char *const keys[] = {"peak_memory_bytes", "limit_hit", "unenforced_limits"};
+    struct cs_note note = sample(), out;
+    char buf[CS_NOTE_MAX_BYTES];
+    int len = cs_note_format(&note, buf, sizeof(buf));
+
+    assert_true(len > 0);
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        char *line = strstr(buf, keys[i]);
+        char *end = strchr(line, '\n') + 1;
+
+        memmove(line, end, (size_t)(buf + len - end) + 1);
+        len -= (int)(end - line);
+    }
+    assert_int_equal(cs_note_parse(buf, (size_t)len, &out), 0);
+    assert_int_equal(out.peak_memory_bytes, 0);
+    assert_int_equal(out.limit_hit, CS_LIMIT_HIT_NONE);
+    assert_int_equal(out.unenforced_limits, 0);
+    assert_rejected("limit_hit", "limit_hit=9\n");
+    assert_rejected("peak_memory_bytes", "peak_memory_bytes=-1\n");
 }
 
 static void test_note_parse_bad_values(void **state)
@@ -576,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_note_message_unterminated),
         cmocka_unit_test(test_note_parse_truncated),
         cmocka_unit_test(test_note_parse_without_byte_counts),
+        cmocka_unit_test(test_note_parse_without_limits),
         cmocka_unit_test(test_note_parse_missing_keys),
         cmocka_unit_test(test_note_parse_without_leftovers),
         cmocka_unit_test(test_note_parse_bad_values),

@@ -49,6 +49,7 @@ static const char *const env_names[] = {
     "CSCHED_HEARTBEAT",
     "CSCHED_ATTEMPT_LEASE",
     "CSCHED_DRAIN_TIMEOUT",
+    "CSCHED_LIMITS_ENFORCEMENT",
 };
 
 static int clear_env(void **state)
@@ -430,6 +431,30 @@ static void test_config_log_style(void **state)
                    sizeof(bad_runs) / sizeof(bad_runs[0]), "no");
 }
 
+/* --limits-enforcement: strict unless warn is asked for, by the flag or the
+ * environment, the flag winning; anything else refused. */
+static void test_config_limits_enforcement(void **state)
+{
+    struct cs_config c;
+    struct cs_err err;
+
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_false(c.limits_warn);
+    assert_int_equal(parse(&c, &err, "--limits-enforcement", "warn", NULL), 0);
+    assert_true(c.limits_warn);
+    setenv("CSCHED_LIMITS_ENFORCEMENT", "warn", 1);
+    assert_int_equal(parse(&c, &err, NULL), 0);
+    assert_true(c.limits_warn);
+    assert_int_equal(parse(&c, &err, "--limits-enforcement", "strict", NULL), 0);
+    assert_false(c.limits_warn);
+    unsetenv("CSCHED_LIMITS_ENFORCEMENT");
+
+    static const char *const bad[] = {"", "STRICT", "off", "warn "};
+    assert_refused("--limits-enforcement", "CSCHED_LIMITS_ENFORCEMENT", bad,
+                   sizeof(bad) / sizeof(bad[0]), "none");
+    unsetenv("CSCHED_LIMITS_ENFORCEMENT");
+}
+
 static void test_config_bad_nice(void **state)
 {
     static const char *const bad[] = {
@@ -741,6 +766,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_bad_max_running, clear_env),
         cmocka_unit_test_setup(test_config_bad_log_level, clear_env),
         cmocka_unit_test_setup(test_config_log_style, clear_env),
+        cmocka_unit_test_setup(test_config_limits_enforcement, clear_env),
         cmocka_unit_test_setup(test_config_bad_nice, clear_env),
         cmocka_unit_test_setup(test_config_bad_retention_days, clear_env),
         cmocka_unit_test_setup(test_config_launch_threads, clear_env),

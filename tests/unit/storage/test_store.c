@@ -555,13 +555,30 @@ static void test_store_migrations_embedded_in_order(void **state)
     assert_non_null(strstr(cs_store_migrations[0].sql, "CREATE TABLE jobs"));
 }
 
-static void test_store_migrations_check_refuses_gaps(void **state)
+static void test_store_migrations_check_refuses_repeats(void **state)
 {
     const struct cs_store_migration gap[] = {{1, "a", "SELECT 1"}, {3, "c", "SELECT 1"}};
     const struct cs_store_migration dup[] = {{1, "a", "SELECT 1"}, {1, "b", "SELECT 1"}};
+    const struct cs_store_migration back[] = {{2, "b", "SELECT 1"}, {1, "a", "SELECT 1"}};
 
-    assert_int_equal(cs_store_migrations_check(gap, 2), -EINVAL);
+    /* A number taken by a migration not merged yet leaves a gap. */
+    assert_int_equal(cs_store_migrations_check(gap, 2), 0);
     assert_int_equal(cs_store_migrations_check(dup, 2), -EINVAL);
+    assert_int_equal(cs_store_migrations_check(back, 2), -EINVAL);
+}
+
+/* A database that applied the migrations after a gap is at the newest
+ * known version, not newer. */
+static void test_store_migrate_plan_after_a_gap(void **state)
+{
+    const struct cs_store_migration m[] = {{1, "a", "A"}, {3, "c", "C"}};
+    const int all[] = {1, 3};
+    const int newer[] = {1, 3, 4};
+    size_t first = 99;
+
+    assert_int_equal(cs_store_migrate_plan(m, 2, all, 2, &first), 0);
+    assert_int_equal(first, 2);
+    assert_int_equal(cs_store_migrate_plan(m, 2, newer, 3, &first), -EPROTO);
 }
 
 static void test_store_migrate_plan(void **state)
@@ -696,7 +713,8 @@ int main(void)
         cmocka_unit_test(test_store_audit_filter_params),
         cmocka_unit_test(test_store_replica_from_row),
         cmocka_unit_test(test_store_migrations_embedded_in_order),
-        cmocka_unit_test(test_store_migrations_check_refuses_gaps),
+        cmocka_unit_test(test_store_migrations_check_refuses_repeats),
+        cmocka_unit_test(test_store_migrate_plan_after_a_gap),
         cmocka_unit_test(test_store_migrate_plan),
         cmocka_unit_test(test_store_migrate_sql_is_one_transaction),
         cmocka_unit_test(test_store_url_host),

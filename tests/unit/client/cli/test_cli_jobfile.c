@@ -86,6 +86,41 @@ static void test_cli_jobfile_full(void **state)
 
 /* Several documents: {jobs: [...]}, a list, one job, an empty one; each
  * job keeps the line it starts on. */
+/* resources: each limit read, an unknown one and a quoted number refused. */
+static void test_cli_jobfile_resources(void **state)
+{
+    static const char text[] = "name: import\n"
+                               "shell: import\n"
+                               "resources:\n"
+                               "  memory_bytes: 536870912\n"
+                               "  cpu_seconds: 3600\n"
+                               "  pids: 64\n"
+                               "  open_files: 1024\n"
+                               "  file_size: 10737418240\n"
+                               "  cpu_millis: 1500\n";
+    Csched__V1__Job **jobs;
+    char err[512];
+    size_t n;
+
+    assert_int_equal(parse(text, &jobs, &n, err, sizeof(err)), 0);
+    assert_int_equal(n, 1);
+    const Csched__V1__ResourceLimits *r = jobs[0]->resources;
+    assert_non_null(r);
+    assert_int_equal(r->memory_bytes, 536870912);
+    assert_int_equal(r->cpu_seconds, 3600);
+    assert_int_equal(r->pids, 64);
+    assert_int_equal(r->open_files, 1024);
+    assert_int_equal(r->file_size, UINT64_C(10737418240));
+    assert_int_equal(r->cpu_millis, 1500);
+    cs_cli_jobs_free(jobs, n);
+    expect_error("name: a\nshell: x\nresources: {memory: 1}\n",
+                 "resources: unknown key 'memory' (known: memory_bytes");
+    expect_error("name: a\nshell: x\nresources: {pids: \"4\"}\n",
+                 "resources.pids: must be a number");
+    expect_error("name: a\nshell: x\nresources: {file_size: -1}\n",
+                 "resources.file_size: must be a whole number");
+}
+
 static void test_cli_jobfile_documents(void **state)
 {
     static const char text[] = "jobs:\n"
@@ -283,6 +318,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_jobfile_full),
+        cmocka_unit_test(test_cli_jobfile_resources),
         cmocka_unit_test(test_cli_jobfile_documents),
         cmocka_unit_test(test_cli_jobfile_strict_types),
         cmocka_unit_test(test_cli_jobfile_structure_errors),

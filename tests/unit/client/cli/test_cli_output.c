@@ -293,6 +293,47 @@ static void test_cli_print_run_cut_logs(void **state)
     capture_close(&out);
 }
 
+/* csched run shows what a job's limits did to each attempt, and csched job
+ * get the limits the job sets. */
+static void test_cli_print_limits(void **state)
+{
+    Csched__V1__Run run = CSCHED__V1__RUN__INIT;
+    Csched__V1__Attempt first = CSCHED__V1__ATTEMPT__INIT;
+    Csched__V1__Attempt *attempts[] = {&first};
+    char *unenforced[] = {"pids"};
+    struct capture out;
+
+    run.id = 42;
+    run.job_name = "import";
+    run.message = "";
+    run.n_attempts = 1;
+    run.attempts = attempts;
+    first.number = 1;
+    first.message = "";
+    first.limit_hit = CSCHED__V1__LIMIT_HIT__LIMIT_HIT_MEMORY;
+    first.peak_memory_bytes = 33554432;
+    first.n_unenforced_limits = 1;
+    first.unenforced_limits = unenforced;
+    capture_open(&out);
+    cs_cli_print_run(out.f, &run);
+    assert_non_null(strstr(captured(&out), "\n  attempt 1: limit hit: OOM-killed at memory_bytes\n"
+                                           "  attempt 1: peak memory: 33554432 bytes\n"
+                                           "  attempt 1: not enforced on this host: pids\n"));
+    capture_close(&out);
+
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    Csched__V1__ResourceLimits r = CSCHED__V1__RESOURCE_LIMITS__INIT;
+    job.name = "import";
+    job.shell = "true";
+    r.memory_bytes = 268435456;
+    r.pids = 64;
+    job.resources = &r;
+    capture_open(&out);
+    cs_cli_print_job(out.f, &job);
+    assert_non_null(strstr(captured(&out), "\nresources:        memory_bytes=268435456 pids=64\n"));
+    capture_close(&out);
+}
+
 /* csched watch marks an event a restart recovered, and only that one. */
 static void test_cli_print_event_recovered(void **state)
 {
@@ -487,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_cli_print_run_leftovers),
         cmocka_unit_test(test_cli_print_event_recovered),
         cmocka_unit_test(test_cli_print_run_cut_logs),
+        cmocka_unit_test(test_cli_print_limits),
         cmocka_unit_test(test_cli_print_replicas),
         cmocka_unit_test(test_cli_json_replicas),
         cmocka_unit_test(test_cli_exit_codes),

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "job.h"
+#include "job_limits.h"
 
 /* A job that passes, built on the stack from borrowed strings. */
 struct spec_buf {
@@ -545,10 +546,46 @@ static int mark_loop_thread(void **state)
     return 0;
 }
 
+/* Each limit's bounds, named in the message as its field; and what a host
+ * without the cgroups a limit needs does with it: strict refuses naming
+ * it, warn lets it run. */
+static void test_job_resource_limits(void **state)
+{
+    Csched__V1__ResourceLimits r = CSCHED__V1__RESOURCE_LIMITS__INIT;
+    struct cs_cgroup_parents none = {0}, v1 = {.v1_memory = "/m", .v1_pids = "/p"};
+    struct cs_err err;
+
+    assert_int_equal(cs_job_limits_validate(NULL, &err), 0);
+    assert_int_equal(cs_job_limits_validate(&r, &err), 0);
+    r.memory_bytes = (1 << 20) - 1;
+    assert_int_equal(cs_job_limits_validate(&r, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "job.resources.memory_bytes: 1048575 is out of range"));
+    r.memory_bytes = 1 << 20;
+    r.open_files = 2;
+    assert_int_equal(cs_job_limits_validate(&r, &err), -EINVAL);
+    assert_string_equal(err.field, "job.resources.open_files");
+    r.open_files = 3;
+    r.cpu_seconds = 30 * 86400 + 1;
+    assert_int_equal(cs_job_limits_validate(&r, &err), -EINVAL);
+    r.cpu_seconds = 1;
+    assert_int_equal(cs_job_limits_validate(&r, &err), 0);
+
+    r.pids = 10;
+    assert_int_equal(cs_job_limits_check(&r, &none, true, &err), -EBUSY);
+    assert_non_null(strstr(err.msg, "job.resources.pids cannot be enforced on this host"));
+    assert_int_equal(cs_job_limits_check(&r, &none, false, &err), 0);
+    assert_int_equal(cs_job_limits_check(&r, &v1, true, &err), 0);
+    r.cpu_millis = 500;
+    assert_int_equal(cs_job_limits_check(&r, &v1, true, &err), -EBUSY);
+    assert_non_null(strstr(err.msg, "job.resources.cpu_millis"));
+    assert_int_equal(cs_job_limits_check(NULL, &none, true, &err), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_job_validate_exec_size),
+        cmocka_unit_test(test_job_resource_limits),
         cmocka_unit_test(test_job_valid),
         cmocka_unit_test(test_job_name_rules),
         cmocka_unit_test(test_job_name_validate_field),
