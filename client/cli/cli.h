@@ -234,6 +234,11 @@ int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i);
 int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *what, int argc,
                            char **argv, int *i, const char **value);
 
+/* -l SELECTOR or --selector SELECTOR, a label selector the server applies
+ * (key=value, key!=value, key in (a,b), key notin (a,b), key, !key): as
+ * cs_cli_take_flag_value. */
+int cs_cli_take_selector(struct cs_cli *cli, int argc, char **argv, int *i, const char **value);
+
 /* The end of a command's flag loop: takes a global flag, or fails with
  * "NAME: unexpected 'ARG'; usage: USAGE". Returns 0 when taken (go on), or
  * the exit code for the command to return. */
@@ -434,11 +439,6 @@ struct cs_cli_pages {
     uint32_t limit;
     cs_cli_page_fetch_cb fetch_cb;
     void (*row_cb)(struct cs_cli_table *t, const ProtobufCMessage *item);
-    /* Optional, for a listing in an order (runs: newest first): true for
-     * the first item past where it ends; it and the rest are left out, and
-     * no more pages are read. */
-    bool (*past_end_cb)(const ProtobufCMessage *item, const void *arg);
-    const void *past_end_arg;
     /* Optional: the table's column widths are kept here (as
      * cs_cli_table_print_keep), for rows printed after it. */
     size_t *widths;

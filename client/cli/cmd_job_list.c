@@ -1,4 +1,5 @@
-/* csched job list [--absolute] [--sort-by KEY]: every job, a line each, with
+/* csched job list [-l SELECTOR] [--absolute] [--sort-by KEY]: every job (or
+ * those whose labels the server finds the selector matches), a line each, with
  * what an operator scans for (joblist.c makes the table).
  *
  * The API has no call that gives a job with its last run and its running
@@ -14,7 +15,8 @@
 
 #include "cli.h"
 
-#define USAGE "csched job list [-o wide] [--absolute] [--sort-by name|next|last|running]"
+#define USAGE                                                                                      \
+    "csched job list [-l SELECTOR] [-o wide] [--absolute] [--sort-by name|next|last|running]"
 #define JOBS_PAGE 100
 /* How many of a job's newest runs are searched for its last finished one;
  * a job with more queued or running than this shows LAST "-". */
@@ -122,7 +124,7 @@ static int count_running(struct cs_cli *cli, struct listing *l)
 }
 
 /* Reads every page of jobs with what the table shows of each. */
-static int read_listing(struct cs_cli *cli, struct listing *l)
+static int read_listing(struct cs_cli *cli, struct listing *l, const char *selector)
 {
     Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
@@ -130,6 +132,7 @@ static int read_listing(struct cs_cli *cli, struct listing *l)
     int rc;
 
     req.page_size = JOBS_PAGE;
+    req.label_selector = (char *)selector;
     do {
         Csched__V1__ListJobsResponse *page;
         struct cs_status st;
@@ -156,8 +159,9 @@ static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const c
     return cs_scheduler_list_jobs(cli->client, r, (Csched__V1__ListJobsResponse **)resp, opts, st);
 }
 
-/* The flags into v. 0 or an exit code. */
-static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_view *v)
+/* The flags into v and *selector. 0 or an exit code. */
+static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_view *v,
+                 const char **selector)
 {
     for (int i = 0; i < argc; i++) {
         const char *s;
@@ -167,6 +171,11 @@ static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_vi
             v->absolute = true;
             continue;
         }
+        rc = cs_cli_take_selector(cli, argc, argv, &i, selector);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc == CS_CLI_FLAG_TAKEN)
+            continue;
         rc = cs_cli_take_flag_value(cli, "--sort-by", "name, next, last or running", argc, argv, &i,
                                     &s);
         if (rc < 0)
@@ -190,13 +199,15 @@ int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
     struct listing l = {0};
     struct cs_cli_table t;
     struct timespec now;
+    const char *selector = "";
     int rc;
 
-    rc = parse(cli, argc, argv, &v);
+    rc = parse(cli, argc, argv, &v, &selector);
     if (rc != 0)
         return rc;
     if (cli->format != CS_FORMAT_TABLE) {
         Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+        req.label_selector = (char *)selector;
         const struct cs_cli_pages pages = {.what = "list jobs",
                                            .items = "jobs",
                                            .req = &req,
@@ -205,7 +216,7 @@ int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
 
         return cs_cli_list_pages(cli, &pages, NULL);
     }
-    rc = read_listing(cli, &l);
+    rc = read_listing(cli, &l, selector);
     if (rc == 0) {
         /* CLOCK_REALTIME cannot fail. */
         (void)clock_gettime(CLOCK_REALTIME, &now);

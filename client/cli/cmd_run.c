@@ -1,6 +1,5 @@
 /* csched runs | run ID|JOB | cancel ID: reading and cancelling runs. runs
- * filters by job and state on the server; --since ends the listing at the
- * first run made before it, as they come newest first; -w then follows the
+ * filters by job, labels, state and time on the server; -w then follows the
  * changes (runs_watch.c). */
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +10,11 @@
 /* Runs listed when --limit is not given. */
 #define RUNS_DEFAULT_LIMIT 50
 
-#define RUNS_USAGE "csched runs [--job J] [--state S] [--since T] [--limit N] [-w]"
+#define RUNS_USAGE "csched runs [--job J] [-l SELECTOR] [--state S] [--since T] [--limit N] [-w]"
 
 /* What runs shows beyond its ListRunsRequest. */
 struct runs_opts {
     uint32_t limit;
-    int64_t since_ms; /* 0: no bound */
     bool watch;
 };
 
@@ -48,6 +46,13 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
             req->job_name = (char *)v;
             continue;
         }
+        rc = cs_cli_take_selector(cli, argc, argv, &i, &v);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc == CS_CLI_FLAG_TAKEN) {
+            req->label_selector = (char *)v;
+            continue;
+        }
         if (cs_cli_flag("--state", argc, argv, &i, &v)) {
             if (cs_cli_parse_state(v, &req->state) != 0)
                 return cs_cli_usage(cli,
@@ -62,7 +67,7 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
             continue;
         }
         if (cs_cli_flag("--since", argc, argv, &i, &v)) {
-            if (parse_since(v, &o->since_ms) != 0)
+            if (parse_since(v, &req->since_unix_ms) != 0)
                 return cs_cli_usage(cli,
                                     "--since takes a duration ago (90s, 1h, 2d) or a time "
                                     "(2026-12-01T10:00:00Z), not '%s'",
@@ -93,12 +98,6 @@ static int fetch_runs(struct cs_cli *cli, void *req, uint32_t page_size, const c
 static void run_row(struct cs_cli_table *t, const ProtobufCMessage *item)
 {
     cs_cli_run_table_row(t, (const Csched__V1__Run *)item);
-}
-
-/* Runs come newest first: one made before --since ends the listing. */
-static bool before_since(const ProtobufCMessage *item, const void *arg)
-{
-    return ((const Csched__V1__Run *)item)->created_unix_ms < *(const int64_t *)arg;
 }
 
 /* The last event committed now, where a watch after the listing starts. 0
@@ -154,8 +153,6 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
         .limit = o.limit,
         .fetch_cb = fetch_runs,
         .row_cb = run_row,
-        .past_end_cb = o.since_ms > 0 ? before_since : NULL,
-        .past_end_arg = &o.since_ms,
         .widths = widths,
     };
     rc = cs_cli_list_pages(cli, &pages, &t);

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-#define SLOTS_USAGE "csched slots NAME [--outcome started|skipped] [--limit N]"
+#define SLOTS_USAGE "csched slots NAME [-l SELECTOR] [--outcome started|skipped] [--limit N]"
 #define SLOTS_DEFAULT_LIMIT 50
 
 static const char *reason_name(Csched__V1__SkipReason r)
@@ -63,6 +63,13 @@ int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
             if (cs_cli_parse_u32(v, &limit) != 0 || limit == 0 || limit > 1000)
                 return cs_cli_usage(cli, "--limit takes a whole number 1-1000, not '%s'",
                                     v ? v : "");
+            continue;
+        }
+        rc = cs_cli_take_selector(cli, argc, argv, &i, &v);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc == CS_CLI_FLAG_TAKEN) {
+            req.label_selector = (char *)v;
             continue;
         }
         rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &name, "slots", SLOTS_USAGE);

@@ -106,8 +106,12 @@ static const struct {
      "Replaces every field of a job with what the flags say.\n\n" JOB_FLAGS},
     {"job", "get", "usage: csched job get NAME\nShows a job.\n"},
     {"job", "list",
-     "usage: csched job list [-o wide] [--absolute] [--sort-by name|next|last|running]\n"
+     "usage: csched job list [-l SELECTOR] [-o wide] [--absolute]\n"
+     "                       [--sort-by name|next|last|running]\n"
      "Lists every job: schedule, paused, next fire, last finished run, running now.\n\n"
+     "  -l SEL, --selector SEL     only jobs whose labels match SEL: key=value,\n"
+     "                             key!=value, key in (a,b), key notin (a,b), key,\n"
+     "                             !key; commas join terms that must all hold\n"
      "  -o wide                    also the limits and the command\n"
      "  --absolute                 times as local dates, not \"in 4m\", \"12m ago\"\n"
      "  --sort-by KEY              name (default), next, last or running\n"},
@@ -143,9 +147,10 @@ static const struct {
      "  --logs                     with --wait, the output of each attempt as it comes\n"
      "                             (the end's line then goes to stderr)\n"},
     {"runs", NULL,
-     "usage: csched runs [--job J] [--state S] [--since T] [--limit N] [-w]\n"
+     "usage: csched runs [--job J] [-l SELECTOR] [--state S] [--since T] [--limit N] [-w]\n"
      "Lists runs, newest first.\n\n"
      "  --job J                    of this job only\n"
+     "  -l SEL, --selector SEL     of the jobs whose labels match SEL (see job list)\n"
      "  --state S                  in this state (queued, running, succeeded, ...)\n"
      "  --since T                  made since T: a duration ago (1h, 2d) or a time\n"
      "  --limit N                  at most N (default 50)\n"
@@ -169,8 +174,9 @@ static const struct {
      "  --job J                    of this job only\n"
      "  --after-seq N              first replay the events after sequence N\n"},
     {"slots", NULL,
-     "usage: csched slots JOB [--outcome started|skipped] [--limit N]\n"
+     "usage: csched slots JOB [-l SELECTOR] [--outcome started|skipped] [--limit N]\n"
      "What became of each slot of a job's schedule.\n\n"
+     "  -l SEL, --selector SEL     none unless the job's labels match SEL (see job list)\n"
      "  --outcome started|skipped  only these\n"
      "  --limit N                  at most N (1-1000)\n"},
     {"pause", NULL,

@@ -1,7 +1,9 @@
 /* csched runs -w: after the listing, the runs as they change, from Watch
  * (never by polling): each event of a run itself (not of an attempt) that
  * the listing's filters let through is read again with GetRun and printed
- * as a row of the same table, lined up under it. The watch starts after the
+ * as a row of the same table, lined up under it. With a label selector,
+ * the server says whether the run's job matches it (a ListRuns of that job
+ * with the selector has a run), as it did for the listing. The watch starts after the
  * last event committed before the listing, so no change between the two is
  * missed; it resumes after the last event seen if the server goes away.
  *
@@ -46,6 +48,30 @@ static int print_run_row(struct cs_cli *cli, const struct runs_watch *w,
     return 0;
 }
 
+/* Sets *selected to whether ev's job matches the listing's selector (any
+ * job without one). 0, or the failure of the call. */
+static int job_selected(struct cs_cli *cli, const struct runs_watch *w, const Csched__V1__Event *ev,
+                        bool *selected, struct cs_status *st)
+{
+    Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+    Csched__V1__ListRunsResponse *resp;
+    int rc;
+
+    *selected = w->req->label_selector[0] == '\0';
+    if (*selected)
+        return 0;
+    req.job_name = ev->job_name;
+    req.label_selector = w->req->label_selector;
+    req.page_size = 1;
+    rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, st);
+    if (rc != 0)
+        return rc;
+    *selected = resp->n_runs > 0;
+    csched__v1__list_runs_response__free_unpacked(resp, NULL);
+    return 0;
+}
+
 /* Prints the rows of one Watch stream. A GetRun that fails stops the
  * watch, st saying why (cs_cli_watch_follow prints it). */
 static int follow_cb(struct cs_cli *cli, struct cs_stream *stream, Csched__V1__WatchRequest *req,
@@ -60,7 +86,11 @@ static int follow_cb(struct cs_cli *cli, struct cs_stream *stream, Csched__V1__W
             const Csched__V1__Event *ev = batch->events[i];
 
             req->after_seq = ev->seq;
-            if (ev->attempt == 0 && (w->req->state == 0 || ev->state == w->req->state))
+            if (ev->attempt != 0 || (w->req->state != 0 && ev->state != w->req->state))
+                continue;
+            bool selected;
+            failed = job_selected(cli, w, ev, &selected, st);
+            if (failed == 0 && selected)
                 failed = print_run_row(cli, w, ev, st);
         }
         csched__v1__watch_response__free_unpacked(batch, NULL);

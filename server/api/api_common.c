@@ -140,3 +140,14 @@ struct cs_job *cs_api_find_job(struct cs_call *call, struct cs_sched *s, const c
         cs_call_fail(call, -ENOENT, "job %s does not exist", name);
     return job;
 }
+
+int cs_api_selector_parse(struct cs_call *call, const char *text, struct cs_label_selector *sel)
+{
+    struct cs_err err;
+    int rc = cs_label_selector_parse(sel, text, "label_selector", &err);
+    if (rc != 0) {
+        cs_label_selector_free(sel);
+        cs_call_fail_err(call, &err);
+    }
+    return rc;
+}

@@ -315,16 +315,36 @@ static void list_slots_cb(void *arg, int status, Csched__V1__Slot **slots, size_
         cs_api_fail_store(l->call, status, "reading the slots");
         goto out;
     }
+    /* The store read one slot past the page: a token only if it is there. */
     resp.slots = slots;
-    resp.n_slots = n;
-    if (n == l->limit)
+    resp.n_slots = n > l->limit ? l->limit : n;
+    if (n > l->limit)
         (void)snprintf(token, sizeof(token), "%s%lld", SLOT_TOKEN_PREFIX,
-                       (long long)slots[n - 1]->slot_unix_ms);
+                       (long long)slots[l->limit - 1]->slot_unix_ms);
     resp.next_page_token = token;
     cs_call_reply(l->call, &resp.base);
 out:
     cs_store_slots_free(slots, n);
     free(l);
+}
+
+/* Whether req's job (a deleted one has no labels) matches its selector;
+ * false once call has been ended, with no slots or for a bad selector. */
+static bool job_selected(struct cs_call *call, struct cs_sched *s,
+                         const Csched__V1__ListSlotsRequest *req)
+{
+    struct cs_label_selector sel;
+    if (cs_api_selector_parse(call, req->label_selector, &sel) != 0)
+        return false;
+    struct cs_job *job = cs_job_find(s, req->job_name);
+    Csched__V1__Job no_labels = CSCHED__V1__JOB__INIT;
+    bool selected = cs_label_selector_matches_job(&sel, job != NULL ? job->spec : &no_labels);
+    cs_label_selector_free(&sel);
+    if (!selected) {
+        Csched__V1__ListSlotsResponse none = CSCHED__V1__LIST_SLOTS_RESPONSE__INIT;
+        cs_call_reply(call, &none.base);
+    }
+    return selected;
 }
 
 void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -373,7 +393,10 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
         if (filter.to_unix_ms == 0 || filter.to_unix_ms >= before)
             filter.to_unix_ms = before - 1;
     }
+    if (!job_selected(call, s, req))
+        return;
     struct list_slots *l = cs_xmalloc(sizeof(*l));
     *l = (struct list_slots){call, filter.limit};
+    filter.limit++;
     cs_store_slot_list(s->store, &filter, list_slots_cb, l);
 }

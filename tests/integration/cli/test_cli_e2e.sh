@@ -319,7 +319,7 @@ expect runs_state out ' [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{2}:[0-9]{2} '
 col=$(awk 'NR == 1 { h = index($0, "STATE") } NR == 2 { print (index($0, "timed_out") == h) }' \
     "$tmp/out")
 [ "$col" = 1 ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL runs_align"; cat "$tmp/out"; }
-# --state on the server, --since ends the newest-first listing early.
+# --state and --since on the server.
 check runs_since 0 runs --since 1h --state failed
 expect runs_since out '^[0-9]+ +three +failed +exit 3 '
 check runs_since_none 0 runs --since "@$(($(date +%s) + 60))"
@@ -508,6 +508,31 @@ awk 'length($0) > 100 { bad = 1 } END { exit bad }' "$tmp/out" && passed=$((pass
 check job_list_absolute 0 job list --absolute --sort-by next
 expect job_list_absolute out '^every +@every 1h +no +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} '
 check job_list_bad_sort 64 job list --sort-by age
+# Label selectors, applied by the server: job list, runs and slots.
+check label_prod 0 job create lab-prod --label env=prod --label tier=web -- true
+check label_dev 0 job create lab-dev --label env=dev -- true
+check job_list_selector 0 job list -l env=prod
+expect job_list_selector out '^lab-prod '
+[ "$(wc -l <"$tmp/out")" -eq 2 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL job_list_selector: not the header and one job"; cat "$tmp/out"; }
+check job_list_selector_set 0 -o json job list --selector 'env in (prod, dev),!legacy'
+jexpect job_list_selector_set '[j["name"] for j in d["jobs"]] == ["lab-dev", "lab-prod"]'
+check job_list_selector_notin 0 -o json job list -l 'env notin (prod)'
+jexpect job_list_selector_notin '"lab-dev" in [j["name"] for j in d["jobs"]] and "three" in [j["name"] for j in d["jobs"]] and "lab-prod" not in [j["name"] for j in d["jobs"]]'
+check job_list_selector_bad 83 job list -l 'env=prod,tier in web'
+expect job_list_selector_bad err "INVALID_ARGUMENT: label_selector: 'tier in web' is not a selector term"
+check label_prod_run 0 trigger lab-prod --wait
+check label_dev_run 0 trigger lab-dev --wait
+check runs_selector 0 -o json runs -l tier
+jexpect runs_selector '[r["jobName"] for r in d["runs"]] == ["lab-prod"]'
+check runs_selector_ne 0 -o json runs -l 'env!=prod' --since 1h
+jexpect runs_selector_ne '"lab-dev" in [r["jobName"] for r in d["runs"]] and "lab-prod" not in [r["jobName"] for r in d["runs"]]'
+check runs_selector_bad 83 runs -l '!'
+check slots_selector_none 0 slots every -l env
+[ "$(wc -l <"$tmp/out")" -le 1 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL slots_selector_none: slots of a job without labels"; cat "$tmp/out"; }
+check slots_selector 0 slots every -l '!env'
+expect slots_selector out ' started +- +[0-9]+ .*made by BackfillJob$'
 check delete 0 job delete ok
 check delete_again 85 job delete ok
 # Secrets: the command sees the values, job get only the references.
