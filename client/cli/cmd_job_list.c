@@ -1,6 +1,7 @@
-/* csched job list [-l SELECTOR] [--absolute] [--sort-by KEY]: every job (or
- * those whose labels the server finds the selector matches), a line each, with
- * what an operator scans for (joblist.c makes the table).
+/* csched job list [-l SELECTOR] [--absolute] [--sort-by KEY] [-w]: every job
+ * (or those whose labels the server finds the selector matches), a line each,
+ * with what an operator scans for (joblist.c makes the table); -w then prints
+ * a job's row again each time one of its runs changes state (list_watch.c).
  *
  * The API has no call that gives a job with its last run and its running
  * count, so the table costs, per page of up to 100 jobs, one ListJobs and
@@ -9,6 +10,8 @@
  * the whole listing (a page per 1000 running runs). -o json and yaml make
  * the ListJobs calls alone, as before.
  */
+#include <errno.h>
+#include <grpc/status.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,7 +19,8 @@
 #include "cli.h"
 
 #define USAGE                                                                                      \
-    "csched job list [-l SELECTOR] [-o wide] [--absolute] [--sort-by name|next|last|running]"
+    "csched job list [-l SELECTOR] [-o wide] [--absolute] [--sort-by name|next|last|running] "     \
+    "[-w]"
 #define JOBS_PAGE 100
 /* How many of a job's newest runs are searched for its last finished one;
  * a job with more queued or running than this shows LAST "-". */
@@ -45,9 +49,11 @@ static void listing_free(struct listing *l)
     free(l->rows);
 }
 
-/* Reads the latest runs of row i's job and points its LAST at the newest
- * finished one. 0 or the exit code of the printed failure. */
-static int read_last(struct cs_cli *cli, struct listing *l, size_t i)
+/* Reads the latest runs of row's job into *latest (the caller frees it) and
+ * points its LAST at the newest finished one. 0 or the exit code of the
+ * printed failure. */
+static int read_last(struct cs_cli *cli, struct cs_cli_job_row *row,
+                     Csched__V1__ListRunsResponse **latest)
 {
     Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
@@ -55,15 +61,15 @@ static int read_last(struct cs_cli *cli, struct listing *l, size_t i)
     struct cs_status st;
     int rc;
 
-    req.job_name = (char *)l->rows[i].job->name;
+    req.job_name = (char *)row->job->name;
     req.page_size = LAST_WINDOW;
     rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
     if (rc != 0)
         return cs_cli_fail(cli, "list runs", rc, &st);
-    l->latest[i] = resp;
-    for (size_t r = 0; r < resp->n_runs && l->rows[i].last == NULL; r++) {
+    *latest = resp;
+    for (size_t r = 0; r < resp->n_runs && row->last == NULL; r++) {
         if (cs_cli_state_is_final(resp->runs[r]->state))
-            l->rows[i].last = resp->runs[r];
+            row->last = resp->runs[r];
     }
     return 0;
 }
@@ -83,20 +89,23 @@ static int add_page(struct cs_cli *cli, struct listing *l, Csched__V1__ListJobsR
         }
         l->rows[l->nrows] = (struct cs_cli_job_row){.job = page->jobs[j]};
         l->latest[l->nrows] = NULL;
-        rc = read_last(cli, l, l->nrows++);
+        rc = read_last(cli, &l->rows[l->nrows], &l->latest[l->nrows]);
+        l->nrows++;
         if (rc != 0)
             return rc;
     }
     return 0;
 }
 
-/* Counts the running runs of every row's job, from one paged ListRuns. */
-static int count_running(struct cs_cli *cli, struct listing *l)
+/* Counts the running runs of every row's job (of job_name's only, unless
+ * NULL), from one paged ListRuns. */
+static int count_running(struct cs_cli *cli, struct listing *l, const char *job_name)
 {
     Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
     char *token = NULL;
 
+    req.job_name = (char *)(job_name != NULL ? job_name : "");
     req.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
     req.page_size = 1000;
     do {
@@ -146,7 +155,7 @@ static int read_listing(struct cs_cli *cli, struct listing *l, const char *selec
             return rc;
         token = page->next_page_token;
     } while (token[0] != '\0');
-    return count_running(cli, l);
+    return count_running(cli, l, NULL);
 }
 
 static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const char *page_token,
@@ -159,9 +168,9 @@ static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const c
     return cs_scheduler_list_jobs(cli->client, r, (Csched__V1__ListJobsResponse **)resp, opts, st);
 }
 
-/* The flags into v and *selector. 0 or an exit code. */
+/* The flags into v, *selector and *watch. 0 or an exit code. */
 static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_view *v,
-                 const char **selector)
+                 const char **selector, bool *watch)
 {
     for (int i = 0; i < argc; i++) {
         const char *s;
@@ -169,6 +178,10 @@ static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_vi
 
         if (strcmp(argv[i], "--absolute") == 0) {
             v->absolute = true;
+            continue;
+        }
+        if (strcmp(argv[i], "-w") == 0 || strcmp(argv[i], "--watch") == 0) {
+            *watch = true;
             continue;
         }
         rc = cs_cli_take_selector(cli, argc, argv, &i, selector);
@@ -193,16 +206,73 @@ static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_vi
     return 0;
 }
 
+/* What a job list -w prints its rows with. */
+struct jobs_watch {
+    struct cs_cli_job_view *view;
+    size_t widths[8];
+};
+
+/* A row under the job table for ev's job as it is now: its last finished
+ * run and its running ones. A job deleted since has no row. */
+static int watched_job_row(struct cs_cli *cli, const Csched__V1__Event *ev, struct cs_status *st,
+                           void *arg)
+{
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+    struct jobs_watch *w = arg;
+    struct listing l = {0};
+    struct cs_cli_table t;
+    struct timespec now;
+    int rc;
+
+    req.name = ev->job_name;
+    Csched__V1__Job *job;
+    rc = cs_scheduler_get_job(cli->client, &req, &job, &opts, st);
+    if (rc != 0)
+        return rc == GRPC_STATUS_NOT_FOUND ? 0 : rc;
+    if (cli->format != CS_FORMAT_TABLE) {
+        cs_cli_print_message(cli, &job->base);
+        csched__v1__job__free_unpacked(job, NULL);
+        return 0;
+    }
+    l.rows = cs_cli_xrealloc(NULL, sizeof(*l.rows));
+    l.latest = cs_cli_xrealloc(NULL, sizeof(*l.latest));
+    l.rows[0] = (struct cs_cli_job_row){.job = job};
+    l.latest[0] = NULL;
+    l.nrows = 1;
+    /* Both print their failure: the watch then ends with its exit code. */
+    rc = read_last(cli, &l.rows[0], &l.latest[0]);
+    if (rc == 0)
+        rc = count_running(cli, &l, job->name);
+    if (rc == 0) {
+        (void)clock_gettime(CLOCK_REALTIME, &now);
+        w->view->now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        cs_cli_job_table(&t, l.rows, 1, w->view);
+        cs_cli_table_print_keep(&t, cli->out, w->widths, false);
+        fflush(cli->out);
+    }
+    listing_free(&l);
+    csched__v1__job__free_unpacked(job, NULL);
+    return rc != 0 ? -ECANCELED : 0;
+}
+
 int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
 {
     struct cs_cli_job_view v = {0};
+    /* The least widths of the rows to come, which the listing cannot know:
+     * a name of 16, "CANCELLED 59m ago", "in 59m". */
+    struct jobs_watch w = {.view = &v, .widths = {16, 8, 6, 7, 17, 7, 12, 0}};
     struct listing l = {0};
     struct cs_cli_table t;
     struct timespec now;
     const char *selector = "";
+    bool watch = false;
+    int64_t seq = 0;
     int rc;
 
-    rc = parse(cli, argc, argv, &v, &selector);
+    rc = parse(cli, argc, argv, &v, &selector, &watch);
+    if (rc == 0 && watch)
+        rc = cs_cli_last_seq(cli, "watch jobs", &seq);
     if (rc != 0)
         return rc;
     if (cli->format != CS_FORMAT_TABLE) {
@@ -214,17 +284,28 @@ int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
                                            .limit = UINT32_MAX,
                                            .fetch_cb = fetch_jobs};
 
-        return cs_cli_list_pages(cli, &pages, NULL);
+        rc = cs_cli_list_pages(cli, &pages, NULL);
+    } else {
+        rc = read_listing(cli, &l, selector);
+        if (rc == 0) {
+            /* CLOCK_REALTIME cannot fail. */
+            (void)clock_gettime(CLOCK_REALTIME, &now);
+            v.wide = cli->wide;
+            v.now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+            cs_cli_job_table(&t, l.rows, l.nrows, &v);
+            if (watch)
+                cs_cli_table_print_keep(&t, cli->out, w.widths, true);
+            else
+                cs_cli_table_print(&t, cli->out, "");
+            fflush(cli->out);
+        }
+        listing_free(&l);
     }
-    rc = read_listing(cli, &l, selector);
-    if (rc == 0) {
-        /* CLOCK_REALTIME cannot fail. */
-        (void)clock_gettime(CLOCK_REALTIME, &now);
-        v.wide = cli->wide;
-        v.now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-        cs_cli_job_table(&t, l.rows, l.nrows, &v);
-        cs_cli_table_print(&t, cli->out, "");
-    }
-    listing_free(&l);
+    if (rc == 0 && watch)
+        rc = cs_cli_list_watch(
+            cli,
+            &(struct cs_cli_list_watch){
+                .what = "watch jobs", .selector = selector, .row_cb = watched_job_row, .arg = &w},
+            seq);
     return rc;
 }

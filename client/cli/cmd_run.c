@@ -100,20 +100,36 @@ static void run_row(struct cs_cli_table *t, const ProtobufCMessage *item)
     cs_cli_run_table_row(t, (const Csched__V1__Run *)item);
 }
 
-/* The last event committed now, where a watch after the listing starts. 0
- * or the exit code of the printed failure. */
-static int last_seq(struct cs_cli *cli, int64_t *seq)
+/* A row under the runs table for ev's run as the event left it: the run as
+ * the server has it now, in the event's state (a later one may have come
+ * already). arg: the table's widths. */
+static int watched_run_row(struct cs_cli *cli, const Csched__V1__Event *ev, struct cs_status *st,
+                           void *arg)
 {
+    Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
-    Csched__V1__Stats *stats;
-    struct cs_status st;
+    Csched__V1__Run *run;
+    struct cs_cli_table t;
     int rc;
 
-    rc = cs_scheduler_get_stats(cli->client, NULL, &stats, &opts, &st);
+    req.run_id = ev->run_id;
+    rc = cs_scheduler_get_run(cli->client, &req, &run, &opts, st);
     if (rc != 0)
-        return cs_cli_fail(cli, "watch runs", rc, &st);
-    *seq = stats->last_seq;
-    csched__v1__stats__free_unpacked(stats, NULL);
+        return rc;
+    if (run->state != ev->state && !cs_cli_state_is_final(ev->state)) {
+        run->state = ev->state;
+        run->outcome_case = CSCHED__V1__RUN__OUTCOME__NOT_SET;
+        run->ended_unix_ms = 0;
+    }
+    if (cli->format != CS_FORMAT_TABLE) {
+        cs_cli_print_message(cli, &run->base);
+    } else {
+        cs_cli_run_table_init(&t);
+        cs_cli_run_table_row(&t, run);
+        cs_cli_table_print_keep(&t, cli->out, arg, false);
+        fflush(cli->out);
+    }
+    csched__v1__run__free_unpacked(run, NULL);
     return 0;
 }
 
@@ -139,7 +155,7 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
 
     rc = parse_runs(cli, argc, argv, &req, &o);
     if (rc == 0 && o.watch)
-        rc = last_seq(cli, &seq);
+        rc = cs_cli_last_seq(cli, "watch runs", &seq);
     if (rc != 0)
         return rc;
     if (o.watch)
@@ -157,7 +173,14 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
     };
     rc = cs_cli_list_pages(cli, &pages, &t);
     if (rc == 0 && o.watch)
-        rc = cs_cli_runs_watch(cli, &req, seq, widths);
+        rc = cs_cli_list_watch(cli,
+                               &(struct cs_cli_list_watch){.what = "watch runs",
+                                                           .job_name = req.job_name,
+                                                           .state = req.state,
+                                                           .selector = req.label_selector,
+                                                           .row_cb = watched_run_row,
+                                                           .arg = widths},
+                               seq);
     return rc;
 }
 

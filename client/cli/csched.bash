@@ -111,7 +111,7 @@ _csched() {
     job)
         case $sub in
         "") words_now="create update get list delete next" ;;
-        list) words_now="-l --selector --absolute --sort-by" ;;
+        list) words_now="-l --selector --absolute --sort-by -w --watch" ;;
         create) words_now="$job_flags" ;;
         update) words_now="$job_flags" names=true ;;
         get | delete) names=true ;;
@@ -124,7 +124,7 @@ _csched() {
     logs) words_now="--previous --attempt --stdout --stderr -f --follow" names=true ;;
     run) words_now="--previous" names=true ;;
     watch) words_now="--job --after-seq" ;;
-    slots) words_now="-l --selector --outcome --limit" names=true ;;
+    slots) words_now="-l --selector --outcome --limit -w --watch" names=true ;;
     pause) words_now="--reason" names=true ;;
     resume) names=true ;;
     backfill) words_now="--from --to" names=true ;;

@@ -107,14 +107,16 @@ static const struct {
     {"job", "get", "usage: csched job get NAME\nShows a job.\n"},
     {"job", "list",
      "usage: csched job list [-l SELECTOR] [-o wide] [--absolute]\n"
-     "                       [--sort-by name|next|last|running]\n"
+     "                       [--sort-by name|next|last|running] [-w]\n"
      "Lists every job: schedule, paused, next fire, last finished run, running now.\n\n"
      "  -l SEL, --selector SEL     only jobs whose labels match SEL: key=value,\n"
      "                             key!=value, key in (a,b), key notin (a,b), key,\n"
      "                             !key; commas join terms that must all hold\n"
      "  -o wide                    also the limits and the command\n"
      "  --absolute                 times as local dates, not \"in 4m\", \"12m ago\"\n"
-     "  --sort-by KEY              name (default), next, last or running\n"},
+     "  --sort-by KEY              name (default), next, last or running\n"
+     "  -w, --watch                then a job's row again each time one of its runs\n"
+     "                             changes state\n"},
     {"job", "delete", "usage: csched job delete NAME\nDeletes a job; its runs stay.\n"},
     {"job", "next",
      "usage: csched job next NAME [--count N]\n"
@@ -174,11 +176,12 @@ static const struct {
      "  --job J                    of this job only\n"
      "  --after-seq N              first replay the events after sequence N\n"},
     {"slots", NULL,
-     "usage: csched slots JOB [-l SELECTOR] [--outcome started|skipped] [--limit N]\n"
+     "usage: csched slots JOB [-l SELECTOR] [--outcome started|skipped] [--limit N] [-w]\n"
      "What became of each slot of a job's schedule.\n\n"
      "  -l SEL, --selector SEL     none unless the job's labels match SEL (see job list)\n"
      "  --outcome started|skipped  only these\n"
-     "  --limit N                  at most N (1-1000)\n"},
+     "  --limit N                  at most N (1-1000)\n"
+     "  -w, --watch                then each new slot, as the job's runs change\n"},
     {"pause", NULL,
      "usage: csched pause JOB [--reason R]\n"
      "Stops a job's schedule from firing.\n\n"

@@ -349,6 +349,35 @@ col=$(awk 'NR == 1 { h = index($0, "STATE") } / succeeded / { print (index($0, "
     "$tmp/runs_w")
 [ "$col" = 1 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL runs_watch_align"; cat "$tmp/runs_w"; }
+# job list -w: a row for a job each time one of its runs changes, only of
+# the jobs the selector matches.
+check watch_labelled 0 job create watched-l --label env=watch -- true
+"$bin/csched" --timeout 8 job list -w -l env=watch >"$tmp/jobs_w" 2>&1 &
+jobs_w=$!
+i=0
+while ! grep -q '^NAME' "$tmp/jobs_w" && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+check watch_trigger_other 0 trigger watched --wait
+check watch_trigger_labelled 0 trigger watched-l --wait
+i=0
+while ! grep -q 'SUCCEEDED' "$tmp/jobs_w" && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill "$jobs_w" 2>/dev/null
+wait "$jobs_w"
+expect jobs_watch jobs_w '^watched-l +- +no +- +SUCCEEDED [0-9]+s ago +0 *$'
+[ "$(grep -c '^watched ' "$tmp/jobs_w")" -eq 0 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL jobs_watch: a row of a job the selector does not match"; cat "$tmp/jobs_w"; }
+# slots -w: each new slot as the job's runs change.
+check ticker_create 0 job create slot-ticker --schedule '@every 1s' -- true
+# It ends at the deadline, however it says so.
+"$bin/csched" --timeout 4 slots slot-ticker -w >"$tmp/slots_w" 2>&1
+check ticker_pause 0 pause slot-ticker
+[ "$(grep -c ' started ' "$tmp/slots_w")" -ge 3 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL slots_watch: fewer than 3 started slots"; cat "$tmp/slots_w"; }
 check run_missing 85 run 999999
 check runs_three 0 runs --job three -o json
 three_id=$(jv 'd["runs"][0]["id"]')
