@@ -391,6 +391,10 @@ typedef void (*cs_store_replicas_cb)(void *arg, int status, Csched__V1__Replica 
                                      size_t n);
 void cs_store_replica_list(struct cs_store *store, cs_store_replicas_cb cb, void *arg);
 
+/* The schema version this build migrates a database to (its newest
+ * migration's number). Any thread. */
+int cs_store_schema_version(void);
+
 /* Frees an array handed to a read callback, with its messages. */
 void cs_store_runs_free(Csched__V1__Run **runs, size_t n);
 void cs_store_events_free(Csched__V1__Event **events, size_t n);

@@ -228,8 +228,9 @@ static const struct {
      "                             the context's fields ('' takes one out)\n"},
     {"version", NULL,
      "usage: csched version\n"
-     "csched's version, and the version of the cschedd replica that answers\n"
-     "(with -o json or yaml: {\"client\", \"server\", \"replica\"}).\n"},
+     "csched's version, and the version of the cschedd replica that answers with\n"
+     "the database schema's version it runs with (with -o json or yaml:\n"
+     "{\"client\", \"server\", \"replica\", \"schema\"}).\n"},
     {"completion", NULL,
      "usage: csched completion bash|zsh|fish\n"
      "Prints the shell's completion script for csched, e.g.\n"
