@@ -114,9 +114,9 @@ int64_t cs_api_token_id(const char *token, int64_t next_id)
 void cs_api_fail_token(struct cs_call *call)
 {
     CS_ASSERT_LOOP();
-    cs_call_fail(call, -EINVAL,
-                 "page_token is not one this server gave out: pass next_page_token from the "
-                 "previous response, or nothing for the first page");
+    cs_call_fail_field(call, -EINVAL, "page_token",
+                       "page_token is not one this server gave out: pass next_page_token from the "
+                       "previous response, or nothing for the first page");
 }
 
 uint32_t cs_api_page_size(uint32_t requested)

@@ -97,7 +97,7 @@ static int check_job(struct cs_call *call, const Csched__V1__Job *job)
 {
     struct cs_err err;
     if (job == NULL) {
-        cs_call_fail(call, -EINVAL, "job is required");
+        cs_call_fail_field(call, -EINVAL, "job", "job is required");
         return -EINVAL;
     }
     if (cs_job_validate(job, &err) != 0) {
@@ -127,6 +127,9 @@ static void zone_read_cb(void *arg, int status, const struct cs_err *err)
     struct job_change *c = arg;
     if (status == 0)
         c->change(c->call, c->sched, c->job, c->expected_version);
+    else if (status == -EINVAL)
+        cs_call_fail_field(c->call, status, "job.schedule.time_zone", "job.schedule.time_zone: %s",
+                           err->msg);
     else
         cs_call_fail(c->call, status, "job.schedule.time_zone: %s", err->msg);
     free(c);

@@ -91,7 +91,8 @@ void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, v
         return;
     }
     if (strlen(req->idempotency_key) > IDEMPOTENCY_KEY_MAX) {
-        cs_call_fail(call, -EINVAL, "idempotency_key is longer than %d bytes", IDEMPOTENCY_KEY_MAX);
+        cs_call_fail_field(call, -EINVAL, "idempotency_key",
+                           "idempotency_key is longer than %d bytes", IDEMPOTENCY_KEY_MAX);
         return;
     }
     if (cs_job_find(s, req->job_name) == NULL) {
@@ -149,7 +150,8 @@ static int check_run_id(struct cs_call *call, int64_t id)
 {
     if (id > 0)
         return 0;
-    cs_call_fail(call, -EINVAL, "run_id %lld is not a run id: ids are positive", (long long)id);
+    cs_call_fail_field(call, -EINVAL, "run_id", "run_id %lld is not a run id: ids are positive",
+                       (long long)id);
     return -EINVAL;
 }
 
@@ -218,14 +220,12 @@ void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, voi
                                          .since_unix_ms = req->since_unix_ms};
     struct cs_label_selector sel;
     if (req->state < 0 || req->state > CSCHED__V1__RUN_STATE__RUN_STATE_LOST) {
-        cs_call_fail(call, -EINVAL, "state %d is not a RunState", (int)req->state);
+        cs_call_fail_field(call, -EINVAL, "state", "state %d is not a RunState", (int)req->state);
         return;
     }
     if (req->since_unix_ms < 0) {
-        struct cs_err err;
-        cs_err_field(&err, -EINVAL, "since_unix_ms", "since_unix_ms %lld may not be negative",
-                     (long long)req->since_unix_ms);
-        cs_call_fail_err(call, &err);
+        cs_call_fail_field(call, -EINVAL, "since_unix_ms", "since_unix_ms %lld may not be negative",
+                           (long long)req->since_unix_ms);
         return;
     }
     if (req->page_token[0] != '\0') {

@@ -145,7 +145,8 @@ void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, voi
     if (job == NULL)
         return;
     if (strlen(req->reason) > PAUSE_REASON_MAX) {
-        cs_call_fail(call, -EINVAL, "reason is longer than %d bytes", PAUSE_REASON_MAX);
+        cs_call_fail_field(call, -EINVAL, "reason", "reason is longer than %d bytes",
+                           PAUSE_REASON_MAX);
         return;
     }
     if (cs_api_require_store(call, s) != 0)
@@ -256,8 +257,8 @@ void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, 
     if (job == NULL)
         return;
     if (job->schedule == NULL) {
-        cs_call_fail(call, -EINVAL, "job %s has no schedule: it has no slots to backfill",
-                     req->name);
+        cs_call_fail_field(call, -EINVAL, "name",
+                           "job %s has no schedule: it has no slots to backfill", req->name);
         return;
     }
     /* Slots after the last one decided are the engine's, not the past's. */
@@ -265,7 +266,8 @@ void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, 
     if (to_s > job->slot.after_s)
         to_s = job->slot.after_s;
     if (req->from_unix_ms <= 0 || req->from_unix_ms > req->to_unix_ms) {
-        cs_call_fail(call, -EINVAL, "from_unix_ms must be > 0 and at most to_unix_ms");
+        cs_call_fail_field(call, -EINVAL, "from_unix_ms",
+                           "from_unix_ms must be > 0 and at most to_unix_ms");
         return;
     }
     /* Slots older than the retention are deleted, started or not: their
@@ -368,16 +370,19 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
     /* Checked here: the database stores the outcome as a smallint, and a
      * value out of its range would fail the query as if the database had. */
     if (req->outcome < 0 || req->outcome > CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED) {
-        cs_call_fail(call, -EINVAL, "outcome %d is not a SlotOutcome", (int)req->outcome);
+        cs_call_fail_field(call, -EINVAL, "outcome", "outcome %d is not a SlotOutcome",
+                           (int)req->outcome);
         return;
     }
     if (req->from_unix_ms < 0 || req->to_unix_ms < 0) {
-        cs_call_fail(call, -EINVAL, "from_unix_ms and to_unix_ms may not be negative");
+        cs_call_fail_field(call, -EINVAL, req->from_unix_ms < 0 ? "from_unix_ms" : "to_unix_ms",
+                           "from_unix_ms and to_unix_ms may not be negative");
         return;
     }
     if (req->from_unix_ms != 0 && req->to_unix_ms != 0 && req->to_unix_ms < req->from_unix_ms) {
-        cs_call_fail(call, -EINVAL, "to_unix_ms %lld is before from_unix_ms %lld",
-                     (long long)req->to_unix_ms, (long long)req->from_unix_ms);
+        cs_call_fail_field(call, -EINVAL, "to_unix_ms",
+                           "to_unix_ms %lld is before from_unix_ms %lld",
+                           (long long)req->to_unix_ms, (long long)req->from_unix_ms);
         return;
     }
     if (req->page_token[0] != '\0') {

@@ -455,6 +455,56 @@ class InteropTest(ServerTest):
         self.call_violation(self.stub.ListRuns, pb.ListRunsRequest(since_unix_ms=-1),
                             "since_unix_ms")
 
+    def test_every_field_error_has_its_violation(self):
+        """Each validation of a request field the API makes, one bad request
+        each: INVALID_ARGUMENT with one BadRequest violation naming the field."""
+        year_ms = 366 * 24 * 3600 * 1000
+        now_ms = int(time.time() * 1000)
+        self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="errs-job", command=["true"])),
+                            timeout=RPC_TIMEOUT_S)
+        s = self.stub
+        cases = [
+            (s.CreateJob, pb.CreateJobRequest(), "job"),
+            (s.CreateJob, pb.CreateJobRequest(job=pb.Job(
+                name="errs-tz", command=["true"],
+                schedule=pb.Schedule(text="@every 1h", time_zone="Nowhere/Atlantis"))),
+             "job.schedule.time_zone"),
+            (s.GetJob, pb.GetJobRequest(name=""), "name"),
+            (s.ListJobs, pb.ListJobsRequest(page_token="x"), "page_token"),
+            (s.ListJobs, pb.ListJobsRequest(label_selector="a in b"), "label_selector"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name=""), "job_name"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", env={"A=B": "x"}), "env"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", env={"": "x"}), "env"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job",
+                                                not_before_unix_ms=now_ms + 2 * year_ms),
+             "not_before_unix_ms"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", idempotency_key="k" * 129),
+             "idempotency_key"),
+            (s.GetRun, pb.GetRunRequest(run_id=0), "run_id"),
+            (s.CancelRun, pb.CancelRunRequest(run_id=-1), "run_id"),
+            (s.ListRuns, pb.ListRunsRequest(state=99), "state"),
+            (s.ListRuns, pb.ListRunsRequest(page_token="x"), "page_token"),
+            (s.ListRuns, pb.ListRunsRequest(since_unix_ms=-1), "since_unix_ms"),
+            (s.ListRuns, pb.ListRunsRequest(label_selector="!"), "label_selector"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name="errs-job", from_unix_ms=2000,
+                                              to_unix_ms=1000), "to_unix_ms"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name="errs-job", from_unix_ms=-1),
+             "from_unix_ms"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name="errs-job", outcome=9), "outcome"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name=""), "job_name"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name="errs-job", page_token="x"),
+             "page_token"),
+            (s.PauseJob, pb.PauseJobRequest(name="errs-job", reason="r" * 300), "reason"),
+            (s.BackfillJob, pb.BackfillJobRequest(name="errs-job", from_unix_ms=1000,
+                                                  to_unix_ms=2000), "name"),
+            (s.ListAudit, pb.ListAuditRequest(since_unix_ms=-1), "since_unix_ms"),
+            (s.ListAudit, pb.ListAuditRequest(since_unix_ms=2000, until_unix_ms=1000),
+             "until_unix_ms"),
+        ]
+        for method, request, field in cases:
+            with self.subTest(method=method, field=field):
+                self.call_violation(method, request, field)
+
     def test_error_without_field_has_no_details(self):
         with self.assertRaises(grpc.RpcError) as ctx:
             self.stub.GetJob(pb.GetJobRequest(name="interop-no-such-job-2"),
