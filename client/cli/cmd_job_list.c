@@ -10,7 +10,6 @@
  * the whole listing (a page per 1000 running runs). -o json and yaml make
  * the ListJobs calls alone, as before.
  */
-#include <errno.h>
 #include <grpc/status.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,22 +49,21 @@ static void listing_free(struct listing *l)
 }
 
 /* Reads the latest runs of row's job into *latest (the caller frees it) and
- * points its LAST at the newest finished one. 0 or the exit code of the
- * printed failure. */
+ * points its LAST at the newest finished one. 0, or the call's failure with
+ * st saying why. */
 static int read_last(struct cs_cli *cli, struct cs_cli_job_row *row,
-                     Csched__V1__ListRunsResponse **latest)
+                     Csched__V1__ListRunsResponse **latest, struct cs_status *st)
 {
     Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
     Csched__V1__ListRunsResponse *resp;
-    struct cs_status st;
     int rc;
 
     req.job_name = (char *)row->job->name;
     req.page_size = LAST_WINDOW;
-    rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
+    rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, st);
     if (rc != 0)
-        return cs_cli_fail(cli, "list runs", rc, &st);
+        return rc;
     *latest = resp;
     for (size_t r = 0; r < resp->n_runs && row->last == NULL; r++) {
         if (cs_cli_state_is_final(resp->runs[r]->state))
@@ -80,6 +78,7 @@ static int add_page(struct cs_cli *cli, struct listing *l, Csched__V1__ListJobsR
     l->pages = cs_cli_xrealloc(l->pages, (l->npages + 1) * sizeof(*l->pages));
     l->pages[l->npages++] = page;
     for (size_t j = 0; j < page->n_jobs; j++) {
+        struct cs_status st;
         int rc;
 
         if (l->nrows == l->cap) {
@@ -89,17 +88,19 @@ static int add_page(struct cs_cli *cli, struct listing *l, Csched__V1__ListJobsR
         }
         l->rows[l->nrows] = (struct cs_cli_job_row){.job = page->jobs[j]};
         l->latest[l->nrows] = NULL;
-        rc = read_last(cli, &l->rows[l->nrows], &l->latest[l->nrows]);
+        rc = read_last(cli, &l->rows[l->nrows], &l->latest[l->nrows], &st);
         l->nrows++;
         if (rc != 0)
-            return rc;
+            return cs_cli_fail(cli, "list runs", rc, &st);
     }
     return 0;
 }
 
 /* Counts the running runs of every row's job (of job_name's only, unless
- * NULL), from one paged ListRuns. */
-static int count_running(struct cs_cli *cli, struct listing *l, const char *job_name)
+ * NULL), from one paged ListRuns. 0, or the call's failure with st saying
+ * why. */
+static int count_running(struct cs_cli *cli, struct listing *l, const char *job_name,
+                         struct cs_status *st)
 {
     Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
@@ -110,15 +111,14 @@ static int count_running(struct cs_cli *cli, struct listing *l, const char *job_
     req.page_size = 1000;
     do {
         Csched__V1__ListRunsResponse *resp;
-        struct cs_status st;
         int rc;
 
         req.page_token = token != NULL ? token : "";
-        rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
+        rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, st);
         free(token);
         token = NULL;
         if (rc != 0)
-            return cs_cli_fail(cli, "list running runs", rc, &st);
+            return rc;
         for (size_t r = 0; r < resp->n_runs; r++) {
             for (size_t i = 0; i < l->nrows; i++) {
                 if (strcmp(l->rows[i].job->name, resp->runs[r]->job_name) == 0)
@@ -138,13 +138,13 @@ static int read_listing(struct cs_cli *cli, struct listing *l, const char *selec
     Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
     const char *token = "";
+    struct cs_status st;
     int rc;
 
     req.page_size = JOBS_PAGE;
     req.label_selector = (char *)selector;
     do {
         Csched__V1__ListJobsResponse *page;
-        struct cs_status st;
 
         req.page_token = (char *)token;
         rc = cs_scheduler_list_jobs(cli->client, &req, &page, &opts, &st);
@@ -155,7 +155,8 @@ static int read_listing(struct cs_cli *cli, struct listing *l, const char *selec
             return rc;
         token = page->next_page_token;
     } while (token[0] != '\0');
-    return count_running(cli, l, NULL);
+    rc = count_running(cli, l, NULL, &st);
+    return rc != 0 ? cs_cli_fail(cli, "list running runs", rc, &st) : 0;
 }
 
 static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const char *page_token,
@@ -240,10 +241,9 @@ static int watched_job_row(struct cs_cli *cli, const Csched__V1__Event *ev, stru
     l.rows[0] = (struct cs_cli_job_row){.job = job};
     l.latest[0] = NULL;
     l.nrows = 1;
-    /* Both print their failure: the watch then ends with its exit code. */
-    rc = read_last(cli, &l.rows[0], &l.latest[0]);
+    rc = read_last(cli, &l.rows[0], &l.latest[0], st);
     if (rc == 0)
-        rc = count_running(cli, &l, job->name);
+        rc = count_running(cli, &l, job->name, st);
     if (rc == 0) {
         (void)clock_gettime(CLOCK_REALTIME, &now);
         w->view->now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
@@ -253,7 +253,7 @@ static int watched_job_row(struct cs_cli *cli, const Csched__V1__Event *ev, stru
     }
     listing_free(&l);
     csched__v1__job__free_unpacked(job, NULL);
-    return rc != 0 ? -ECANCELED : 0;
+    return rc;
 }
 
 int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
