@@ -460,6 +460,11 @@ class InteropTest(ServerTest):
         each: INVALID_ARGUMENT with one BadRequest violation naming the field."""
         year_ms = 366 * 24 * 3600 * 1000
         now_ms = int(time.time() * 1000)
+
+        def streamed(method):
+            """A server-streaming method whose failure shows at the first read."""
+            return lambda request, timeout: list(method(request, timeout=timeout))
+
         self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="errs-job", command=["true"])),
                             timeout=RPC_TIMEOUT_S)
         s = self.stub
@@ -500,6 +505,9 @@ class InteropTest(ServerTest):
             (s.ListAudit, pb.ListAuditRequest(since_unix_ms=-1), "since_unix_ms"),
             (s.ListAudit, pb.ListAuditRequest(since_unix_ms=2000, until_unix_ms=1000),
              "until_unix_ms"),
+            (streamed(s.Watch), pb.WatchRequest(after_seq=-1), "after_seq"),
+            (streamed(s.ReadLogs), pb.ReadLogsRequest(run_id=0), "run_id"),
+            (streamed(s.ReadLogs), pb.ReadLogsRequest(run_id=1, stream=7), "stream"),
         ]
         for method, request, field in cases:
             with self.subTest(method=method, field=field):
