@@ -354,8 +354,10 @@ col=$(awk 'NR == 1 { h = index($0, "STATE") } / succeeded / { print (index($0, "
 check watch_labelled 0 job create watched-l --label env=watch -- true
 "$bin/csched" --timeout 8 job list -w -l env=watch >"$tmp/jobs_w" 2>&1 &
 jobs_w=$!
+"$bin/csched" --timeout 8 runs -w -l env=watch >"$tmp/runs_wl" 2>&1 &
+runs_wl=$!
 i=0
-while ! grep -q '^NAME' "$tmp/jobs_w" && [ $i -lt 50 ]; do
+while ! { grep -q '^NAME' "$tmp/jobs_w" && grep -q '^ID' "$tmp/runs_wl"; } && [ $i -lt 50 ]; do
     sleep 0.1
     i=$((i + 1))
 done
@@ -366,8 +368,16 @@ while ! grep -q 'SUCCEEDED' "$tmp/jobs_w" && [ $i -lt 50 ]; do
     sleep 0.1
     i=$((i + 1))
 done
-kill "$jobs_w" 2>/dev/null
-wait "$jobs_w"
+i=0
+while ! grep -q ' succeeded ' "$tmp/runs_wl" && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill "$jobs_w" "$runs_wl" 2>/dev/null
+wait "$jobs_w" "$runs_wl"
+expect runs_watch_selector runs_wl '^[0-9]+ +watched-l +succeeded +exit 0 '
+[ "$(grep -c ' watched ' "$tmp/runs_wl")" -eq 0 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL runs_watch_selector: a run of a job the selector does not match"; cat "$tmp/runs_wl"; }
 expect jobs_watch jobs_w '^watched-l +- +no +- +SUCCEEDED [0-9]+s ago +0 *$'
 [ "$(grep -c '^watched ' "$tmp/jobs_w")" -eq 0 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL jobs_watch: a row of a job the selector does not match"; cat "$tmp/jobs_w"; }
