@@ -1,6 +1,6 @@
 /* csched runs | run ID|JOB | cancel ID: reading and cancelling runs. runs
  * filters by job, labels, state and time on the server; -w then follows the
- * changes (runs_watch.c). */
+ * changes (list_watch.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
