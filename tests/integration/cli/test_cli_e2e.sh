@@ -350,11 +350,12 @@ col=$(awk 'NR == 1 { h = index($0, "STATE") } / succeeded / { print (index($0, "
 [ "$col" = 1 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL runs_watch_align"; cat "$tmp/runs_w"; }
 # job list -w: a row for a job each time one of its runs changes, only of
-# the jobs the selector matches.
+# the jobs the selector matches. The watches are stopped once their rows
+# have come (their deadline is for a slow build, e.g. under ASan).
 check watch_labelled 0 job create watched-l --label env=watch -- true
-"$bin/csched" --timeout 8 job list -w -l env=watch >"$tmp/jobs_w" 2>&1 &
+"$bin/csched" --timeout 30 job list -w -l env=watch >"$tmp/jobs_w" 2>&1 &
 jobs_w=$!
-"$bin/csched" --timeout 8 runs -w -l env=watch >"$tmp/runs_wl" 2>&1 &
+"$bin/csched" --timeout 30 runs -w -l env=watch >"$tmp/runs_wl" 2>&1 &
 runs_wl=$!
 i=0
 while ! { grep -q '^NAME' "$tmp/jobs_w" && grep -q '^ID' "$tmp/runs_wl"; } && [ $i -lt 50 ]; do
@@ -364,12 +365,12 @@ done
 check watch_trigger_other 0 trigger watched --wait
 check watch_trigger_labelled 0 trigger watched-l --wait
 i=0
-while ! grep -q 'SUCCEEDED' "$tmp/jobs_w" && [ $i -lt 50 ]; do
+while ! grep -q 'SUCCEEDED' "$tmp/jobs_w" && [ $i -lt 200 ]; do
     sleep 0.1
     i=$((i + 1))
 done
 i=0
-while ! grep -q ' succeeded ' "$tmp/runs_wl" && [ $i -lt 50 ]; do
+while ! grep -q ' succeeded ' "$tmp/runs_wl" && [ $i -lt 200 ]; do
     sleep 0.1
     i=$((i + 1))
 done
