@@ -331,6 +331,13 @@ struct cs_store_run_filter {
     Csched__V1__RunState state; /* UNSPECIFIED for every state */
     int64_t before_id;          /* only runs with id < before_id; 0 for no bound */
     uint32_t limit;
+    /* Without job_name: only the runs of these jobs (n_job_names 0: every
+     * job), or with job_names_exclude of any job but these. */
+    const char *const *job_names;
+    size_t n_job_names;
+    bool job_names_exclude;
+    /* Only the runs after the newest made before this (unix ms); 0: none. */
+    int64_t since_unix_ms;
 };
 /* A run list ends early, after the run that brings the stored size of the
  * runs read (env, job name, idempotency key, message, triggered_by, and 64
@@ -393,6 +400,10 @@ void cs_store_slot_last(struct cs_store *store, cs_store_slots_cb cb, void *arg)
 typedef void (*cs_store_replicas_cb)(void *arg, int status, Csched__V1__Replica **replicas,
                                      size_t n);
 void cs_store_replica_list(struct cs_store *store, cs_store_replicas_cb cb, void *arg);
+
+/* The schema version this build migrates a database to (its newest
+ * migration's number). Any thread. */
+int cs_store_schema_version(void);
 
 /* Frees an array handed to a read callback, with its messages. */
 void cs_store_runs_free(Csched__V1__Run **runs, size_t n);

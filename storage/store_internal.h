@@ -151,6 +151,8 @@ enum cs_store_stmt {
     CS_STORE_STMT_RUN_BY_KEY,
     CS_STORE_STMT_RUN_LIST,
     CS_STORE_STMT_RUN_LIST_JOB,
+    CS_STORE_STMT_RUN_LIST_JOBS,
+    CS_STORE_STMT_RUN_LIST_NOT_JOBS,
     CS_STORE_STMT_RUN_ACTIVE,
     CS_STORE_STMT_MAX_IDS,
     CS_STORE_STMT_EVENT_PUT,
@@ -574,6 +576,8 @@ extern const char cs_store_sql_run_get[];
 extern const char cs_store_sql_run_by_key[];
 extern const char cs_store_sql_run_list[];
 extern const char cs_store_sql_run_list_job[];
+extern const char cs_store_sql_run_list_jobs[];
+extern const char cs_store_sql_run_list_not_jobs[];
 extern const char cs_store_sql_run_active[];
 extern const char cs_store_sql_max_ids[];
 extern const char cs_store_sql_history_purge[];

@@ -115,6 +115,11 @@ static int migrate_next(struct cs_store *store, struct cs_store_err *err)
     return migrate_send(store, err);
 }
 
+int cs_store_schema_version(void)
+{
+    return cs_store_migrations[cs_store_migrations_count - 1].version;
+}
+
 int cs_store_migrate_read(struct cs_store *store, struct cs_store_err *err)
 {
     int rc;

@@ -2,6 +2,7 @@
  * attempts to and from rows. A run is read together with its attempts in
  * one statement (runs LEFT JOIN attempts), grouped back into messages here.
  * Loop thread. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,12 +115,19 @@ const char cs_store_sql_run_by_key[] =
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define RUN_LIST_BYTES STR(CS_STORE_RUN_LIST_BYTES)
+/* The newest run made before $4 (since): runs are made in id order, so the
+ * scan back from the newest stops there, never reading older history. The
+ * CASE leaves the subquery unrun without a since. */
+#define SINCE_ID                                                                                   \
+    "CASE WHEN $4::bigint = 0 THEN 0 ELSE coalesce((SELECT o.id FROM runs o"                       \
+    " WHERE o.created_unix_ms < $4::bigint ORDER BY o.id DESC LIMIT 1), 0) END"
 #define RUN_PAGE(where)                                                                            \
     "WITH s AS (SELECT id, coalesce(octet_length(env), 0) + octet_length(job_name)"                \
     " + octet_length(idempotency_key) + octet_length(message) + octet_length(triggered_by)"        \
     " + 64 AS sz FROM runs"                                                                        \
     " WHERE " where " AND ($1::smallint = 0 OR state = $1::smallint)"                              \
-    " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::bigint + 1),"             \
+    " AND ($2::bigint = 0 OR id < $2::bigint) AND id > " SINCE_ID " ORDER BY id DESC"              \
+    " LIMIT $3::bigint + 1),"                                                                      \
     " p AS (SELECT id, row_number() OVER w AS n, sum(sz) OVER w - sz AS offset_bytes FROM s"       \
     " WINDOW w AS (ORDER BY id DESC)),"                                                            \
     " k AS (SELECT id FROM p WHERE n <= $3::bigint AND offset_bytes < " RUN_LIST_BYTES ")"         \
@@ -128,7 +136,9 @@ const char cs_store_sql_run_by_key[] =
     " ORDER BY r.id DESC, a.number"
 
 const char cs_store_sql_run_list[] = RUN_PAGE("true");
-const char cs_store_sql_run_list_job[] = RUN_PAGE("job_name = $4::text");
+const char cs_store_sql_run_list_job[] = RUN_PAGE("job_name = $5::text");
+const char cs_store_sql_run_list_jobs[] = RUN_PAGE("job_name = ANY($5::text[])");
+const char cs_store_sql_run_list_not_jobs[] = RUN_PAGE("job_name <> ALL($5::text[])");
 
 /* The column cs_store_sql_run_list adds after RUN_COLUMNS. */
 enum { COL_LEFT_OUT = COL_ATTEMPT + N_ATTEMPT_COLS };
@@ -245,6 +255,22 @@ void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
     params_names(p, attempt->unenforced_limits, attempt->n_unenforced_limits);
 }
 
+/* Appends names as a text[] literal, each quoted: a job named NULL is one. Job
+ * names hold neither quotes nor backslashes. */
+static void text_array_param(struct cs_store_params *p, const char *const *names, size_t n)
+{
+    size_t len = 3;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(names[i]) + 3;
+    char *buf = cs_store_xmalloc(len), *w = buf;
+    *w++ = '{';
+    for (size_t i = 0; i < n; i++)
+        w += sprintf(w, "%s\"%s\"", i > 0 ? "," : "", names[i]);
+    strcpy(w, "}");
+    cs_store_params_text(p, buf);
+    free(buf);
+}
+
 enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *filter,
                                               struct cs_store_params *p)
 {
@@ -253,10 +279,16 @@ enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *
     cs_store_params_int(p, filter->state);
     cs_store_params_int(p, filter->before_id);
     cs_store_params_int(p, filter->limit > 0 ? filter->limit : 100);
-    if (!by_job)
+    cs_store_params_int(p, filter->since_unix_ms);
+    if (by_job) {
+        cs_store_params_text(p, filter->job_name);
+        return CS_STORE_STMT_RUN_LIST_JOB;
+    }
+    if (filter->n_job_names == 0 && !filter->job_names_exclude)
         return CS_STORE_STMT_RUN_LIST;
-    cs_store_params_text(p, filter->job_name);
-    return CS_STORE_STMT_RUN_LIST_JOB;
+    text_array_param(p, filter->job_names, filter->n_job_names);
+    return filter->job_names_exclude ? CS_STORE_STMT_RUN_LIST_NOT_JOBS
+                                     : CS_STORE_STMT_RUN_LIST_JOBS;
 }
 
 static void env_from_row(const struct cs_store_logger *log, Csched__V1__Run *run,

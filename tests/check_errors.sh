@@ -8,6 +8,10 @@
 #   - a cs_ or uv_ call's result negated ("rc = -cs_x(...)"): those return
 #     -errno already, and negating one makes a positive errno of it, and
 #     0 mean either success or failure once the caller turns it back;
+#   - outside server/rpc (the transport, whose refusals name no field), a
+#     cs_call_fail with -EINVAL: an INVALID_ARGUMENT is about a field of the
+#     request, so it goes through cs_call_fail_field or cs_call_fail_err,
+#     which attach the google.rpc.BadRequest naming it;
 #   - in client/cli, a flag parser (a function whose name ends in _flag)
 #     that returns a bare 0 or 1, an exit code or a printed usage error:
 #     it returns CS_CLI_FLAG_NOT_MINE, CS_CLI_FLAG_TAKEN or a negative
@@ -41,6 +45,11 @@ tr '\n' '\0' <"$work/files" |
 tr '\n' '\0' <"$work/files" |
     xargs -0 grep -HnE '(=|\(|,|\?|:|return)[[:space:]]*-[[:space:]]*(cs|uv)_[a-z0-9_]*\(' |
     sed 's/^\([^:]*:[0-9]*\):/\1: a negated -errno (the call returns one already):/' \
+        >>"$work/report"
+
+grep '^server/' "$work/files" | grep -v '^server/rpc/' | tr '\n' '\0' |
+    xargs -0 grep -HnE 'cs_call_fail\([^,]*,[[:space:]]*-EINVAL' |
+    sed 's/^\([^:]*:[0-9]*\):/\1: an INVALID_ARGUMENT without its field (cs_call_fail_field):/' \
         >>"$work/report"
 
 # A flag parser's body runs from a definition line (at the start of a line,

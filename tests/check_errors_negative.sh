@@ -1,6 +1,7 @@
 #!/bin/sh
 # The error-convention check must be able to fail: on a small tree with a
-# bare return -1, a negated -errno and a flag parser that returns 1, it must
+# bare return -1, a negated -errno, an INVALID_ARGUMENT without its field
+# and a flag parser that returns 1, it must
 # report each; on the same tree written to the convention, nothing.
 # Usage: check_errors_negative.sh CHECK_ERRORS_SH
 set -u
@@ -23,6 +24,17 @@ int cs_open(const char *path)
     if (path == 0)
         return $failed;
     return 0;
+}
+EOF
+    if [ "$2" -eq 1 ]; then
+        fail_call='cs_call_fail(call, -EINVAL, "to_unix_ms is before from_unix_ms")'
+    else
+        fail_call='cs_call_fail_field(call, -EINVAL, "to_unix_ms", "to_unix_ms is before from_unix_ms")'
+    fi
+    cat >"$1/server/list.c" <<EOF
+void cs_list(struct cs_call *call)
+{
+    $fail_call;
 }
 EOF
     cat >"$1/storage/start.c" <<EOF
@@ -53,6 +65,7 @@ tree "$work/bad" 1
 out=$(sh "$check" "$work/bad")
 rc=$?
 for want in 'server/open.c:4: a bare return -1' 'storage/start.c:3: a negated -errno' \
+    'server/list.c:3: an INVALID_ARGUMENT without its field' \
     'client/cli/size.c:9: a flag parser returning' 'client/cli/size.c:10: a flag parser returning'; do
     if [ "$rc" -ne 1 ] || ! printf '%s\n' "$out" | grep -q "$want"; then
         echo "check_errors_negative: expected exit 1 and '$want', got $rc:"

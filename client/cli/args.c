@@ -102,6 +102,15 @@ int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *wha
     return print_failure(cli, cs_cli_flag_value(name, what, argc, argv, i, value, &err), &err);
 }
 
+int cs_cli_take_selector(struct cs_cli *cli, int argc, char **argv, int *i, const char **value)
+{
+    int rc = cs_cli_take_flag_value(cli, "-l", "a label selector", argc, argv, i, value);
+
+    if (rc == CS_CLI_FLAG_NOT_MINE)
+        rc = cs_cli_take_flag_value(cli, "--selector", "a label selector", argc, argv, i, value);
+    return rc;
+}
+
 int cs_cli_take_global_or_word(struct cs_cli *cli, int argc, char **argv, int *i, const char **word,
                                const char *name, const char *usage)
 {

@@ -234,6 +234,11 @@ int cs_cli_take_global_flag(struct cs_cli *cli, int argc, char **argv, int *i);
 int cs_cli_take_flag_value(struct cs_cli *cli, const char *name, const char *what, int argc,
                            char **argv, int *i, const char **value);
 
+/* -l SELECTOR or --selector SELECTOR, a label selector the server applies
+ * (key=value, key!=value, key in (a,b), key notin (a,b), key, !key): as
+ * cs_cli_take_flag_value. */
+int cs_cli_take_selector(struct cs_cli *cli, int argc, char **argv, int *i, const char **value);
+
 /* The end of a command's flag loop: takes a global flag, or fails with
  * "NAME: unexpected 'ARG'; usage: USAGE". Returns 0 when taken (go on), or
  * the exit code for the command to return. */
@@ -350,13 +355,24 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job);
 /* Prints a run with its attempts. */
 void cs_cli_print_run(FILE *f, const Csched__V1__Run *run);
 
-/* runs -w (runs_watch.c): after the listing, each later change of a run
- * of req's job (all jobs: "") in req's state (0: any), from the Watch
- * events after after_seq, read again with GetRun and printed as a row of
- * the runs table, lined up with widths. Runs until interrupted or the
- * deadline: 0 or the exit code of the printed failure. */
-int cs_cli_runs_watch(struct cs_cli *cli, const Csched__V1__ListRunsRequest *req, int64_t after_seq,
-                      size_t *widths);
+/* The -w of the list commands (list_watch.c): after the listing, each later
+ * change of a run of job_name (NULL or "": any) in state (0: any) of a job
+ * the label selector matches (NULL or "": any), from the Watch events after
+ * after_seq, goes to row_cb, which prints its row (0, or the failure of a
+ * call with st saying why). Runs until interrupted or the deadline: 0 or
+ * the exit code of the printed failure. */
+struct cs_cli_list_watch {
+    const char *what; /* names the watch in errors: "watch runs" */
+    const char *job_name;
+    Csched__V1__RunState state;
+    const char *selector;
+    int (*row_cb)(struct cs_cli *cli, const Csched__V1__Event *ev, struct cs_status *st, void *arg);
+    void *arg;
+};
+int cs_cli_list_watch(struct cs_cli *cli, const struct cs_cli_list_watch *w, int64_t after_seq);
+/* The last event committed now, where a -w after a listing starts (what
+ * names the call in errors). 0 or the exit code of the printed failure. */
+int cs_cli_last_seq(struct cs_cli *cli, const char *what, int64_t *seq);
 
 /* The table of a run listing (printed with cs_cli_table_print). */
 struct cs_cli_table;
@@ -434,11 +450,6 @@ struct cs_cli_pages {
     uint32_t limit;
     cs_cli_page_fetch_cb fetch_cb;
     void (*row_cb)(struct cs_cli_table *t, const ProtobufCMessage *item);
-    /* Optional, for a listing in an order (runs: newest first): true for
-     * the first item past where it ends; it and the rest are left out, and
-     * no more pages are read. */
-    bool (*past_end_cb)(const ProtobufCMessage *item, const void *arg);
-    const void *past_end_arg;
     /* Optional: the table's column widths are kept here (as
      * cs_cli_table_print_keep), for rows printed after it. */
     size_t *widths;

@@ -1,5 +1,7 @@
-/* csched job list [--absolute] [--sort-by KEY]: every job, a line each, with
- * what an operator scans for (joblist.c makes the table).
+/* csched job list [-l SELECTOR] [--absolute] [--sort-by KEY] [-w]: every job
+ * (or those whose labels the server finds the selector matches), a line each,
+ * with what an operator scans for (joblist.c makes the table); -w then prints
+ * a job's row again each time one of its runs changes state (list_watch.c).
  *
  * The API has no call that gives a job with its last run and its running
  * count, so the table costs, per page of up to 100 jobs, one ListJobs and
@@ -8,13 +10,16 @@
  * the whole listing (a page per 1000 running runs). -o json and yaml make
  * the ListJobs calls alone, as before.
  */
+#include <grpc/status.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
 
-#define USAGE "csched job list [-o wide] [--absolute] [--sort-by name|next|last|running]"
+#define USAGE                                                                                      \
+    "csched job list [-l SELECTOR] [-o wide] [--absolute] [--sort-by name|next|last|running] "     \
+    "[-w]"
 #define JOBS_PAGE 100
 /* How many of a job's newest runs are searched for its last finished one;
  * a job with more queued or running than this shows LAST "-". */
@@ -43,25 +48,26 @@ static void listing_free(struct listing *l)
     free(l->rows);
 }
 
-/* Reads the latest runs of row i's job and points its LAST at the newest
- * finished one. 0 or the exit code of the printed failure. */
-static int read_last(struct cs_cli *cli, struct listing *l, size_t i)
+/* Reads the latest runs of row's job into *latest (the caller frees it) and
+ * points its LAST at the newest finished one. 0, or the call's failure with
+ * st saying why. */
+static int read_last(struct cs_cli *cli, struct cs_cli_job_row *row,
+                     Csched__V1__ListRunsResponse **latest, struct cs_status *st)
 {
     Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
     Csched__V1__ListRunsResponse *resp;
-    struct cs_status st;
     int rc;
 
-    req.job_name = (char *)l->rows[i].job->name;
+    req.job_name = (char *)row->job->name;
     req.page_size = LAST_WINDOW;
-    rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
+    rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, st);
     if (rc != 0)
-        return cs_cli_fail(cli, "list runs", rc, &st);
-    l->latest[i] = resp;
-    for (size_t r = 0; r < resp->n_runs && l->rows[i].last == NULL; r++) {
+        return rc;
+    *latest = resp;
+    for (size_t r = 0; r < resp->n_runs && row->last == NULL; r++) {
         if (cs_cli_state_is_final(resp->runs[r]->state))
-            l->rows[i].last = resp->runs[r];
+            row->last = resp->runs[r];
     }
     return 0;
 }
@@ -72,6 +78,7 @@ static int add_page(struct cs_cli *cli, struct listing *l, Csched__V1__ListJobsR
     l->pages = cs_cli_xrealloc(l->pages, (l->npages + 1) * sizeof(*l->pages));
     l->pages[l->npages++] = page;
     for (size_t j = 0; j < page->n_jobs; j++) {
+        struct cs_status st;
         int rc;
 
         if (l->nrows == l->cap) {
@@ -81,33 +88,37 @@ static int add_page(struct cs_cli *cli, struct listing *l, Csched__V1__ListJobsR
         }
         l->rows[l->nrows] = (struct cs_cli_job_row){.job = page->jobs[j]};
         l->latest[l->nrows] = NULL;
-        rc = read_last(cli, l, l->nrows++);
+        rc = read_last(cli, &l->rows[l->nrows], &l->latest[l->nrows], &st);
+        l->nrows++;
         if (rc != 0)
-            return rc;
+            return cs_cli_fail(cli, "list runs", rc, &st);
     }
     return 0;
 }
 
-/* Counts the running runs of every row's job, from one paged ListRuns. */
-static int count_running(struct cs_cli *cli, struct listing *l)
+/* Counts the running runs of every row's job (of job_name's only, unless
+ * NULL), from one paged ListRuns. 0, or the call's failure with st saying
+ * why. */
+static int count_running(struct cs_cli *cli, struct listing *l, const char *job_name,
+                         struct cs_status *st)
 {
     Csched__V1__ListRunsRequest req = CSCHED__V1__LIST_RUNS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
     char *token = NULL;
 
+    req.job_name = (char *)(job_name != NULL ? job_name : "");
     req.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
     req.page_size = 1000;
     do {
         Csched__V1__ListRunsResponse *resp;
-        struct cs_status st;
         int rc;
 
         req.page_token = token != NULL ? token : "";
-        rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, &st);
+        rc = cs_scheduler_list_runs(cli->client, &req, &resp, &opts, st);
         free(token);
         token = NULL;
         if (rc != 0)
-            return cs_cli_fail(cli, "list running runs", rc, &st);
+            return rc;
         for (size_t r = 0; r < resp->n_runs; r++) {
             for (size_t i = 0; i < l->nrows; i++) {
                 if (strcmp(l->rows[i].job->name, resp->runs[r]->job_name) == 0)
@@ -122,17 +133,18 @@ static int count_running(struct cs_cli *cli, struct listing *l)
 }
 
 /* Reads every page of jobs with what the table shows of each. */
-static int read_listing(struct cs_cli *cli, struct listing *l)
+static int read_listing(struct cs_cli *cli, struct listing *l, const char *selector)
 {
     Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
     const char *token = "";
+    struct cs_status st;
     int rc;
 
     req.page_size = JOBS_PAGE;
+    req.label_selector = (char *)selector;
     do {
         Csched__V1__ListJobsResponse *page;
-        struct cs_status st;
 
         req.page_token = (char *)token;
         rc = cs_scheduler_list_jobs(cli->client, &req, &page, &opts, &st);
@@ -143,7 +155,8 @@ static int read_listing(struct cs_cli *cli, struct listing *l)
             return rc;
         token = page->next_page_token;
     } while (token[0] != '\0');
-    return count_running(cli, l);
+    rc = count_running(cli, l, NULL, &st);
+    return rc != 0 ? cs_cli_fail(cli, "list running runs", rc, &st) : 0;
 }
 
 static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const char *page_token,
@@ -156,8 +169,9 @@ static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const c
     return cs_scheduler_list_jobs(cli->client, r, (Csched__V1__ListJobsResponse **)resp, opts, st);
 }
 
-/* The flags into v. 0 or an exit code. */
-static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_view *v)
+/* The flags into v, *selector and *watch. 0 or an exit code. */
+static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_view *v,
+                 const char **selector, bool *watch)
 {
     for (int i = 0; i < argc; i++) {
         const char *s;
@@ -167,6 +181,15 @@ static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_vi
             v->absolute = true;
             continue;
         }
+        if (strcmp(argv[i], "-w") == 0 || strcmp(argv[i], "--watch") == 0) {
+            *watch = true;
+            continue;
+        }
+        rc = cs_cli_take_selector(cli, argc, argv, &i, selector);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc == CS_CLI_FLAG_TAKEN)
+            continue;
         rc = cs_cli_take_flag_value(cli, "--sort-by", "name, next, last or running", argc, argv, &i,
                                     &s);
         if (rc < 0)
@@ -184,36 +207,105 @@ static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_vi
     return 0;
 }
 
-int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
+/* What a job list -w prints its rows with. */
+struct jobs_watch {
+    struct cs_cli_job_view *view;
+    size_t widths[8];
+};
+
+/* A row under the job table for ev's job as it is now: its last finished
+ * run and its running ones. A job deleted since has no row. */
+static int watched_job_row(struct cs_cli *cli, const Csched__V1__Event *ev, struct cs_status *st,
+                           void *arg)
 {
-    struct cs_cli_job_view v = {0};
+    Csched__V1__GetJobRequest req = CSCHED__V1__GET_JOB_REQUEST__INIT;
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+    struct jobs_watch *w = arg;
     struct listing l = {0};
     struct cs_cli_table t;
     struct timespec now;
     int rc;
 
-    rc = parse(cli, argc, argv, &v);
+    req.name = ev->job_name;
+    Csched__V1__Job *job;
+    rc = cs_scheduler_get_job(cli->client, &req, &job, &opts, st);
+    if (rc != 0)
+        return rc == GRPC_STATUS_NOT_FOUND ? 0 : rc;
+    if (cli->format != CS_FORMAT_TABLE) {
+        cs_cli_print_message(cli, &job->base);
+        csched__v1__job__free_unpacked(job, NULL);
+        return 0;
+    }
+    l.rows = cs_cli_xrealloc(NULL, sizeof(*l.rows));
+    l.latest = cs_cli_xrealloc(NULL, sizeof(*l.latest));
+    l.rows[0] = (struct cs_cli_job_row){.job = job};
+    l.latest[0] = NULL;
+    l.nrows = 1;
+    rc = read_last(cli, &l.rows[0], &l.latest[0], st);
+    if (rc == 0)
+        rc = count_running(cli, &l, job->name, st);
+    if (rc == 0) {
+        (void)clock_gettime(CLOCK_REALTIME, &now);
+        w->view->now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        cs_cli_job_table(&t, l.rows, 1, w->view);
+        cs_cli_table_print_keep(&t, cli->out, w->widths, false);
+        fflush(cli->out);
+    }
+    listing_free(&l);
+    csched__v1__job__free_unpacked(job, NULL);
+    return rc;
+}
+
+int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
+{
+    struct cs_cli_job_view v = {0};
+    /* The least widths of the rows to come, which the listing cannot know:
+     * a name of 16, "CANCELLED 59m ago", "in 59m". */
+    struct jobs_watch w = {.view = &v, .widths = {16, 8, 6, 7, 17, 7, 12, 0}};
+    struct listing l = {0};
+    struct cs_cli_table t;
+    struct timespec now;
+    const char *selector = "";
+    bool watch = false;
+    int64_t seq = 0;
+    int rc;
+
+    rc = parse(cli, argc, argv, &v, &selector, &watch);
+    if (rc == 0 && watch)
+        rc = cs_cli_last_seq(cli, "watch jobs", &seq);
     if (rc != 0)
         return rc;
     if (cli->format != CS_FORMAT_TABLE) {
         Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
+        req.label_selector = (char *)selector;
         const struct cs_cli_pages pages = {.what = "list jobs",
                                            .items = "jobs",
                                            .req = &req,
                                            .limit = UINT32_MAX,
                                            .fetch_cb = fetch_jobs};
 
-        return cs_cli_list_pages(cli, &pages, NULL);
+        rc = cs_cli_list_pages(cli, &pages, NULL);
+    } else {
+        rc = read_listing(cli, &l, selector);
+        if (rc == 0) {
+            /* CLOCK_REALTIME cannot fail. */
+            (void)clock_gettime(CLOCK_REALTIME, &now);
+            v.wide = cli->wide;
+            v.now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+            cs_cli_job_table(&t, l.rows, l.nrows, &v);
+            if (watch)
+                cs_cli_table_print_keep(&t, cli->out, w.widths, true);
+            else
+                cs_cli_table_print(&t, cli->out, "");
+            fflush(cli->out);
+        }
+        listing_free(&l);
     }
-    rc = read_listing(cli, &l);
-    if (rc == 0) {
-        /* CLOCK_REALTIME cannot fail. */
-        (void)clock_gettime(CLOCK_REALTIME, &now);
-        v.wide = cli->wide;
-        v.now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-        cs_cli_job_table(&t, l.rows, l.nrows, &v);
-        cs_cli_table_print(&t, cli->out, "");
-    }
-    listing_free(&l);
+    if (rc == 0 && watch)
+        rc = cs_cli_list_watch(
+            cli,
+            &(struct cs_cli_list_watch){
+                .what = "watch jobs", .selector = selector, .row_cb = watched_job_row, .arg = &w},
+            seq);
     return rc;
 }

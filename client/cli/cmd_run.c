@@ -1,7 +1,6 @@
 /* csched runs | run ID|JOB | cancel ID: reading and cancelling runs. runs
- * filters by job and state on the server; --since ends the listing at the
- * first run made before it, as they come newest first; -w then follows the
- * changes (runs_watch.c). */
+ * filters by job, labels, state and time on the server; -w then follows the
+ * changes (list_watch.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,12 +10,11 @@
 /* Runs listed when --limit is not given. */
 #define RUNS_DEFAULT_LIMIT 50
 
-#define RUNS_USAGE "csched runs [--job J] [--state S] [--since T] [--limit N] [-w]"
+#define RUNS_USAGE "csched runs [--job J] [-l SELECTOR] [--state S] [--since T] [--limit N] [-w]"
 
 /* What runs shows beyond its ListRunsRequest. */
 struct runs_opts {
     uint32_t limit;
-    int64_t since_ms; /* 0: no bound */
     bool watch;
 };
 
@@ -48,6 +46,13 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
             req->job_name = (char *)v;
             continue;
         }
+        rc = cs_cli_take_selector(cli, argc, argv, &i, &v);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc == CS_CLI_FLAG_TAKEN) {
+            req->label_selector = (char *)v;
+            continue;
+        }
         if (cs_cli_flag("--state", argc, argv, &i, &v)) {
             if (cs_cli_parse_state(v, &req->state) != 0)
                 return cs_cli_usage(cli,
@@ -62,7 +67,7 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
             continue;
         }
         if (cs_cli_flag("--since", argc, argv, &i, &v)) {
-            if (parse_since(v, &o->since_ms) != 0)
+            if (parse_since(v, &req->since_unix_ms) != 0)
                 return cs_cli_usage(cli,
                                     "--since takes a duration ago (90s, 1h, 2d) or a time "
                                     "(2026-12-01T10:00:00Z), not '%s'",
@@ -95,26 +100,36 @@ static void run_row(struct cs_cli_table *t, const ProtobufCMessage *item)
     cs_cli_run_table_row(t, (const Csched__V1__Run *)item);
 }
 
-/* Runs come newest first: one made before --since ends the listing. */
-static bool before_since(const ProtobufCMessage *item, const void *arg)
+/* A row under the runs table for ev's run as the event left it: the run as
+ * the server has it now, in the event's state (a later one may have come
+ * already). arg: the table's widths. */
+static int watched_run_row(struct cs_cli *cli, const Csched__V1__Event *ev, struct cs_status *st,
+                           void *arg)
 {
-    return ((const Csched__V1__Run *)item)->created_unix_ms < *(const int64_t *)arg;
-}
-
-/* The last event committed now, where a watch after the listing starts. 0
- * or the exit code of the printed failure. */
-static int last_seq(struct cs_cli *cli, int64_t *seq)
-{
+    Csched__V1__GetRunRequest req = CSCHED__V1__GET_RUN_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
-    Csched__V1__Stats *stats;
-    struct cs_status st;
+    Csched__V1__Run *run;
+    struct cs_cli_table t;
     int rc;
 
-    rc = cs_scheduler_get_stats(cli->client, NULL, &stats, &opts, &st);
+    req.run_id = ev->run_id;
+    rc = cs_scheduler_get_run(cli->client, &req, &run, &opts, st);
     if (rc != 0)
-        return cs_cli_fail(cli, "watch runs", rc, &st);
-    *seq = stats->last_seq;
-    csched__v1__stats__free_unpacked(stats, NULL);
+        return rc;
+    if (run->state != ev->state && !cs_cli_state_is_final(ev->state)) {
+        run->state = ev->state;
+        run->outcome_case = CSCHED__V1__RUN__OUTCOME__NOT_SET;
+        run->ended_unix_ms = 0;
+    }
+    if (cli->format != CS_FORMAT_TABLE) {
+        cs_cli_print_message(cli, &run->base);
+    } else {
+        cs_cli_run_table_init(&t);
+        cs_cli_run_table_row(&t, run);
+        cs_cli_table_print_keep(&t, cli->out, arg, false);
+        fflush(cli->out);
+    }
+    csched__v1__run__free_unpacked(run, NULL);
     return 0;
 }
 
@@ -140,7 +155,7 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
 
     rc = parse_runs(cli, argc, argv, &req, &o);
     if (rc == 0 && o.watch)
-        rc = last_seq(cli, &seq);
+        rc = cs_cli_last_seq(cli, "watch runs", &seq);
     if (rc != 0)
         return rc;
     if (o.watch)
@@ -154,13 +169,18 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
         .limit = o.limit,
         .fetch_cb = fetch_runs,
         .row_cb = run_row,
-        .past_end_cb = o.since_ms > 0 ? before_since : NULL,
-        .past_end_arg = &o.since_ms,
         .widths = widths,
     };
     rc = cs_cli_list_pages(cli, &pages, &t);
     if (rc == 0 && o.watch)
-        rc = cs_cli_runs_watch(cli, &req, seq, widths);
+        rc = cs_cli_list_watch(cli,
+                               &(struct cs_cli_list_watch){.what = "watch runs",
+                                                           .job_name = req.job_name,
+                                                           .state = req.state,
+                                                           .selector = req.label_selector,
+                                                           .row_cb = watched_run_row,
+                                                           .arg = widths},
+                               seq);
     return rc;
 }
 

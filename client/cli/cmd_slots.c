@@ -1,6 +1,6 @@
 /* csched slots NAME | pause NAME | resume NAME | backfill NAME: a job's
- * schedule at work: what became of each slot, pausing it, and making the
- * runs of past slots. */
+ * schedule at work: what became of each slot (-w: then of each new one, as
+ * the job's runs change), pausing it, and making the runs of past slots. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-#define SLOTS_USAGE "csched slots NAME [--outcome started|skipped] [--limit N]"
+#define SLOTS_USAGE "csched slots NAME [-l SELECTOR] [--outcome started|skipped] [--limit N] [-w]"
 #define SLOTS_DEFAULT_LIMIT 50
 
 static const char *reason_name(Csched__V1__SkipReason r)
@@ -36,6 +36,47 @@ static void print_slot_row(struct cs_cli_table *t, const Csched__V1__Slot *s)
                                                   "-", s->message});
 }
 
+/* What slots -w asks for and where its rows line up. */
+struct slots_watch {
+    Csched__V1__ListSlotsRequest *req;
+    int64_t newest_ms; /* the newest slot shown */
+    size_t widths[6];
+};
+
+/* Prints the slots decided after the newest one shown, oldest first: a
+ * slot that starts a run comes with the run's first event; one skipped
+ * comes with the next event of the job's runs. */
+static int watched_slots(struct cs_cli *cli, const Csched__V1__Event *ev, struct cs_status *st,
+                         void *arg)
+{
+    struct cs_call_opts opts = cs_cli_call_opts(cli);
+    struct slots_watch *w = arg;
+    Csched__V1__ListSlotsResponse *resp;
+    struct cs_cli_table t;
+    int rc;
+
+    w->req->from_unix_ms = w->newest_ms + 1;
+    w->req->page_size = 1000;
+    rc = cs_scheduler_list_slots(cli->client, w->req, &resp, &opts, st);
+    if (rc != 0)
+        return rc;
+    if (cli->format == CS_FORMAT_TABLE)
+        cs_cli_table_init(&t, 6, "SLOT", "OUTCOME", "REASON", "RUN", "LATE", "MESSAGE");
+    for (size_t i = resp->n_slots; i-- > 0;) {
+        if (cli->format != CS_FORMAT_TABLE)
+            cs_cli_print_message(cli, &resp->slots[i]->base);
+        else
+            print_slot_row(&t, resp->slots[i]);
+    }
+    if (resp->n_slots > 0)
+        w->newest_ms = resp->slots[0]->slot_unix_ms;
+    if (cli->format == CS_FORMAT_TABLE)
+        cs_cli_table_print_keep(&t, cli->out, w->widths, false);
+    fflush(cli->out);
+    csched__v1__list_slots_response__free_unpacked(resp, NULL);
+    return 0;
+}
+
 int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
 {
     Csched__V1__ListSlotsRequest req = CSCHED__V1__LIST_SLOTS_REQUEST__INIT;
@@ -45,6 +86,11 @@ int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
     struct cs_cli_list list;
     const char *name = NULL, *v;
     uint32_t limit = SLOTS_DEFAULT_LIMIT;
+    /* The least widths of the rows to come: a time with its offset, the
+     * longest reason, a 6-digit run id. */
+    struct slots_watch w = {.req = &req, .widths = {26, 7, 17, 6, 6, 0}};
+    bool watch = false;
+    int64_t seq = 0;
     struct cs_status st;
     int rc;
 
@@ -65,12 +111,25 @@ int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
                                     v ? v : "");
             continue;
         }
+        if (strcmp(argv[i], "-w") == 0 || strcmp(argv[i], "--watch") == 0) {
+            watch = true;
+            continue;
+        }
+        rc = cs_cli_take_selector(cli, argc, argv, &i, &v);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc == CS_CLI_FLAG_TAKEN) {
+            req.label_selector = (char *)v;
+            continue;
+        }
         rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &name, "slots", SLOTS_USAGE);
         if (rc != 0)
             return rc;
     }
     if (name == NULL)
         return cs_cli_usage(cli, "missing job NAME; usage: %s", SLOTS_USAGE);
+    if (watch && (rc = cs_cli_last_seq(cli, "watch slots", &seq)) != 0)
+        return rc;
     opts = cs_cli_call_opts(cli);
     req.job_name = (char *)name;
     req.page_size = limit;
@@ -86,11 +145,24 @@ int cs_cmd_slots(struct cs_cli *cli, int argc, char **argv)
         else
             print_slot_row(&t, resp->slots[i]);
     }
-    if (cli->format == CS_FORMAT_TABLE)
+    if (cli->format == CS_FORMAT_TABLE && watch)
+        cs_cli_table_print_keep(&t, cli->out, w.widths, true);
+    else if (cli->format == CS_FORMAT_TABLE)
         cs_cli_table_print(&t, cli->out, "");
     cs_cli_list_end(&list, resp->next_page_token);
+    fflush(cli->out);
+    /* After a listing without slots, every slot the watch finds is new. */
+    w.newest_ms = resp->n_slots > 0 ? resp->slots[0]->slot_unix_ms : 0;
     csched__v1__list_slots_response__free_unpacked(resp, NULL);
-    return 0;
+    if (!watch)
+        return 0;
+    return cs_cli_list_watch(cli,
+                             &(struct cs_cli_list_watch){.what = "watch slots",
+                                                         .job_name = name,
+                                                         .selector = req.label_selector,
+                                                         .row_cb = watched_slots,
+                                                         .arg = &w},
+                             seq);
 }
 
 /* pause NAME [--reason R] and resume NAME. */

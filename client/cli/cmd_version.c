@@ -1,7 +1,7 @@
 /* csched version: csched's own version and the version of the cschedd
- * replica that answers, from its row of ListReplicas (the API has no call of
- * its own for it). The client's line comes first, so that it shows even when
- * the server cannot be reached.
+ * replica that answers, with the database schema's version it runs with,
+ * from its row of ListReplicas (the API has no call of its own for it). The client's line comes
+ * first, so that it shows even when the server cannot be reached.
  */
 #include <string.h>
 
@@ -17,7 +17,7 @@ static const Csched__V1__Replica *answering(const Csched__V1__ListReplicasRespon
     return NULL;
 }
 
-static void print_json(struct cs_cli *cli, const char *server, const char *replica)
+static void print_json(struct cs_cli *cli, const char *server, const char *replica, int schema)
 {
     const char *keys[] = {"client", "server", "replica"};
     const char *values[] = {CS_VERSION, server, replica};
@@ -27,7 +27,7 @@ static void print_json(struct cs_cli *cli, const char *server, const char *repli
         fprintf(cli->out, "%s\"%s\":", i ? "," : "", keys[i]);
         cs_json_write_string(cli->out, values[i], strlen(values[i]));
     }
-    fputs("}\n", cli->out);
+    fprintf(cli->out, ",\"schema\":%d}\n", schema);
 }
 
 int cs_cmd_version(struct cs_cli *cli, int argc, char **argv)
@@ -49,9 +49,11 @@ int cs_cmd_version(struct cs_cli *cli, int argc, char **argv)
         return cs_cli_fail(cli, "server version", rc, &st);
     self = answering(resp);
     if (cli->format != CS_FORMAT_TABLE)
-        print_json(cli, self && self->version[0] ? self->version : "", self ? self->id : "");
+        print_json(cli, self && self->version[0] ? self->version : "", self ? self->id : "",
+                   self ? self->schema_version : 0);
     else if (self != NULL && self->version[0] != '\0')
-        fprintf(cli->out, "server: cschedd %s (replica %s)\n", self->version, self->id);
+        fprintf(cli->out, "server: cschedd %s (replica %s), schema %d\n", self->version, self->id,
+                self->schema_version);
     else
         fputs("server: cschedd of unknown version (it has written no replica row)\n", cli->out);
     csched__v1__list_replicas_response__free_unpacked(resp, NULL);

@@ -111,7 +111,7 @@ _csched() {
     job)
         case $sub in
         "") words_now="create update get list delete next" ;;
-        list) words_now="--absolute --sort-by" ;;
+        list) words_now="-l --selector --absolute --sort-by -w --watch" ;;
         create) words_now="$job_flags" ;;
         update) words_now="$job_flags" names=true ;;
         get | delete) names=true ;;
@@ -120,11 +120,11 @@ _csched() {
         ;;
     apply) words_now="-f --file --dry-run --prune -l --selector" ;;
     trigger) words_now="--env --idempotency-key --at --in --wait -v --verbose --logs" names=true ;;
-    runs) words_now="--job --state --since --limit -w --watch" ;;
+    runs) words_now="--job -l --selector --state --since --limit -w --watch" ;;
     logs) words_now="--previous --attempt --stdout --stderr -f --follow" names=true ;;
     run) words_now="--previous" names=true ;;
     watch) words_now="--job --after-seq" ;;
-    slots) words_now="--outcome --limit" names=true ;;
+    slots) words_now="-l --selector --outcome --limit -w --watch" names=true ;;
     pause) words_now="--reason" names=true ;;
     resume) names=true ;;
     backfill) words_now="--from --to" names=true ;;

@@ -107,11 +107,17 @@ static const struct {
      "Replaces every field of a job with what the flags say.\n\n" JOB_FLAGS},
     {"job", "get", "usage: csched job get NAME\nShows a job.\n"},
     {"job", "list",
-     "usage: csched job list [-o wide] [--absolute] [--sort-by name|next|last|running]\n"
+     "usage: csched job list [-l SELECTOR] [-o wide] [--absolute]\n"
+     "                       [--sort-by name|next|last|running] [-w]\n"
      "Lists every job: schedule, paused, next fire, last finished run, running now.\n\n"
+     "  -l SEL, --selector SEL     only jobs whose labels match SEL: key=value,\n"
+     "                             key!=value, key in (a,b), key notin (a,b), key,\n"
+     "                             !key; commas join terms that must all hold\n"
      "  -o wide                    also the limits and the command\n"
      "  --absolute                 times as local dates, not \"in 4m\", \"12m ago\"\n"
-     "  --sort-by KEY              name (default), next, last or running\n"},
+     "  --sort-by KEY              name (default), next, last or running\n"
+     "  -w, --watch                then a job's row again each time one of its runs\n"
+     "                             changes state\n"},
     {"job", "delete", "usage: csched job delete NAME\nDeletes a job; its runs stay.\n"},
     {"job", "next",
      "usage: csched job next NAME [--count N]\n"
@@ -144,9 +150,10 @@ static const struct {
      "  --logs                     with --wait, the output of each attempt as it comes\n"
      "                             (the end's line then goes to stderr)\n"},
     {"runs", NULL,
-     "usage: csched runs [--job J] [--state S] [--since T] [--limit N] [-w]\n"
+     "usage: csched runs [--job J] [-l SELECTOR] [--state S] [--since T] [--limit N] [-w]\n"
      "Lists runs, newest first.\n\n"
      "  --job J                    of this job only\n"
+     "  -l SEL, --selector SEL     of the jobs whose labels match SEL (see job list)\n"
      "  --state S                  in this state (queued, running, succeeded, ...)\n"
      "  --since T                  made since T: a duration ago (1h, 2d) or a time\n"
      "  --limit N                  at most N (default 50)\n"
@@ -170,10 +177,12 @@ static const struct {
      "  --job J                    of this job only\n"
      "  --after-seq N              first replay the events after sequence N\n"},
     {"slots", NULL,
-     "usage: csched slots JOB [--outcome started|skipped] [--limit N]\n"
+     "usage: csched slots JOB [-l SELECTOR] [--outcome started|skipped] [--limit N] [-w]\n"
      "What became of each slot of a job's schedule.\n\n"
+     "  -l SEL, --selector SEL     none unless the job's labels match SEL (see job list)\n"
      "  --outcome started|skipped  only these\n"
-     "  --limit N                  at most N (1-1000)\n"},
+     "  --limit N                  at most N (1-1000)\n"
+     "  -w, --watch                then each new slot, as the job's runs change\n"},
     {"pause", NULL,
      "usage: csched pause JOB [--reason R]\n"
      "Stops a job's schedule from firing.\n\n"
@@ -227,8 +236,9 @@ static const struct {
      "                             the context's fields ('' takes one out)\n"},
     {"version", NULL,
      "usage: csched version\n"
-     "csched's version, and the version of the cschedd replica that answers\n"
-     "(with -o json or yaml: {\"client\", \"server\", \"replica\"}).\n"},
+     "csched's version, and the version of the cschedd replica that answers with\n"
+     "the database schema's version it runs with (with -o json or yaml:\n"
+     "{\"client\", \"server\", \"replica\", \"schema\"}).\n"},
     {"completion", NULL,
      "usage: csched completion bash|zsh|fish\n"
      "Prints the shell's completion script for csched, e.g.\n"

@@ -53,18 +53,14 @@ int cs_cli_list_pages(struct cs_cli *cli, const struct cs_cli_pages *p, struct c
             return cs_cli_fail(cli, p->what, rc, &st);
         }
         size_t n = page_items(resp, p->items, &items);
-        bool ended = false;
         for (size_t i = 0; i < n && shown < p->limit; i++) {
-            ended = p->past_end_cb != NULL && p->past_end_cb(items[i], p->past_end_arg);
-            if (ended)
-                break;
             if (table)
                 p->row_cb(t, items[i]);
             else
                 cs_cli_list_add(&list, items[i]);
             shown++;
         }
-        if (next_token(resp)[0] != '\0' && shown < p->limit && !ended)
+        if (next_token(resp)[0] != '\0' && shown < p->limit)
             token = cs_cli_xstrdup(next_token(resp));
         protobuf_c_message_free_unpacked(resp, NULL);
     } while (token != NULL);

@@ -36,12 +36,17 @@ void cs_api_list_audit(struct cs_call *call, const ProtobufCMessage *request, vo
         .limit = cs_api_page_size(req->page_size),
     };
     if (req->run_id < 0 || req->since_unix_ms < 0 || req->until_unix_ms < 0) {
-        cs_call_fail(call, -EINVAL, "run_id, since_unix_ms and until_unix_ms may not be negative");
+        const char *field = req->run_id < 0          ? "run_id"
+                            : req->since_unix_ms < 0 ? "since_unix_ms"
+                                                     : "until_unix_ms";
+        cs_call_fail_field(call, -EINVAL, field,
+                           "run_id, since_unix_ms and until_unix_ms may not be negative");
         return;
     }
     if (req->until_unix_ms != 0 && req->until_unix_ms <= req->since_unix_ms) {
-        cs_call_fail(call, -EINVAL, "until_unix_ms %lld is not after since_unix_ms %lld",
-                     (long long)req->until_unix_ms, (long long)req->since_unix_ms);
+        cs_call_fail_field(call, -EINVAL, "until_unix_ms",
+                           "until_unix_ms %lld is not after since_unix_ms %lld",
+                           (long long)req->until_unix_ms, (long long)req->since_unix_ms);
         return;
     }
     if (req->page_token[0] != '\0') {

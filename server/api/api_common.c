@@ -114,9 +114,9 @@ int64_t cs_api_token_id(const char *token, int64_t next_id)
 void cs_api_fail_token(struct cs_call *call)
 {
     CS_ASSERT_LOOP();
-    cs_call_fail(call, -EINVAL,
-                 "page_token is not one this server gave out: pass next_page_token from the "
-                 "previous response, or nothing for the first page");
+    cs_call_fail_field(call, -EINVAL, "page_token",
+                       "page_token is not one this server gave out: pass next_page_token from the "
+                       "previous response, or nothing for the first page");
 }
 
 uint32_t cs_api_page_size(uint32_t requested)
@@ -139,4 +139,15 @@ struct cs_job *cs_api_find_job(struct cs_call *call, struct cs_sched *s, const c
     if (job == NULL)
         cs_call_fail(call, -ENOENT, "job %s does not exist", name);
     return job;
+}
+
+int cs_api_selector_parse(struct cs_call *call, const char *text, struct cs_label_selector *sel)
+{
+    struct cs_err err;
+    int rc = cs_label_selector_parse(sel, text, "label_selector", &err);
+    if (rc != 0) {
+        cs_label_selector_free(sel);
+        cs_call_fail_err(call, &err);
+    }
+    return rc;
 }

@@ -7,6 +7,7 @@
 #include <protobuf-c/protobuf-c.h>
 #include <stdint.h>
 
+#include "label_selector.h"
 #include "rpc.h"
 #include "sched_state.h"
 #include "store.h"
@@ -63,6 +64,10 @@ void cs_api_reply_id_page(struct cs_call *call, const ProtobufCMessageDescriptor
  * replies write the last id of a page, below next_id (the next one this
  * server hands out); 0 if the token is not one. Any thread. */
 int64_t cs_api_token_id(const char *token, int64_t next_id);
+/* Parses a request's label_selector into sel; 0, or -EINVAL once call has
+ * been failed with the term that is not one (sel then needs no free). */
+int cs_api_selector_parse(struct cs_call *call, const char *text, struct cs_label_selector *sel);
+
 /* Fails call for a page token that is not one this server gave out. */
 void cs_api_fail_token(struct cs_call *call);
 

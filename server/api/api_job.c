@@ -98,7 +98,7 @@ static int check_job(struct cs_call *call, const struct cs_sched *s, const Csche
 {
     struct cs_err err;
     if (job == NULL) {
-        cs_call_fail(call, -EINVAL, "job is required");
+        cs_call_fail_field(call, -EINVAL, "job", "job is required");
         return -EINVAL;
     }
     if (cs_job_validate(job, &err) != 0 ||
@@ -129,6 +129,9 @@ static void zone_read_cb(void *arg, int status, const struct cs_err *err)
     struct job_change *c = arg;
     if (status == 0)
         c->change(c->call, c->sched, c->job, c->expected_version);
+    else if (status == -EINVAL)
+        cs_call_fail_field(c->call, status, "job.schedule.time_zone", "job.schedule.time_zone: %s",
+                           err->msg);
     else
         cs_call_fail(c->call, status, "job.schedule.time_zone: %s", err->msg);
     free(c);
@@ -341,11 +344,17 @@ struct listed {
     char text[1][40];
 };
 
+/* Jobs a ListJobs with a selector looks at at most, matching or not: the
+ * page then ends early, its token after the last one looked at, so that one
+ * call never holds the loop for a walk of a huge table. */
+#define LIST_JOBS_SCAN_MAX 100000
+
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
     const Csched__V1__ListJobsRequest *req = (const Csched__V1__ListJobsRequest *)request;
     struct cs_sched *s = ctx;
+    struct cs_label_selector sel;
     uint32_t limit = cs_api_page_size(req->page_size);
     size_t start = 0;
     if (req->page_token[0] != '\0') {
@@ -357,26 +366,35 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
         }
         start = cs_job_index_after(s, after);
     }
+    if (cs_api_selector_parse(call, req->label_selector, &sel) != 0)
+        return;
     size_t max = s->n_jobs - start < limit ? s->n_jobs - start : limit;
+    size_t end = s->n_jobs - start > LIST_JOBS_SCAN_MAX ? start + LIST_JOBS_SCAN_MAX : s->n_jobs;
     Csched__V1__ListJobsResponse resp = CSCHED__V1__LIST_JOBS_RESPONSE__INIT;
     Csched__V1__Job **jobs = cs_xcalloc(max ? max : 1, sizeof(*jobs));
     struct listed *listed = cs_xcalloc(max ? max : 1, sizeof(*listed));
     int64_t now_s = cs_now_unix_ms() / 1000;
     /* The page ends after the job that brings it to the byte budget. */
-    size_t n = 0, bytes = 0;
-    while (n < max && bytes < CS_API_PAGE_BYTES) {
+    size_t i = start, n = 0, bytes = 0;
+    for (; i < end && n < max && bytes < CS_API_PAGE_BYTES; i++) {
+        if (!cs_label_selector_matches_job(&sel, s->jobs[i]->spec))
+            continue;
         struct listed *l = &listed[n];
-        show_job(s->jobs[start + n], now_s, 1, &l->job, &l->fire, &l->fire_ptr, l->text);
+        show_job(s->jobs[i], now_s, 1, &l->job, &l->fire, &l->fire_ptr, l->text);
         jobs[n] = &l->job;
         bytes += protobuf_c_message_get_packed_size(&jobs[n++]->base);
     }
+    /* A token only if a matching job follows: the last page is never empty. */
+    while (i < end && !cs_label_selector_matches_job(&sel, s->jobs[i]->spec))
+        i++;
     resp.jobs = jobs;
     resp.n_jobs = n;
     char token[CS_JOB_NAME_MAX + 16] = "";
-    if (start + n < s->n_jobs)
-        (void)snprintf(token, sizeof(token), "%s%s", JOB_TOKEN_PREFIX, jobs[n - 1]->name);
+    if (i < s->n_jobs && i > start)
+        (void)snprintf(token, sizeof(token), "%s%s", JOB_TOKEN_PREFIX, s->jobs[i - 1]->spec->name);
     resp.next_page_token = token;
     cs_call_reply(call, &resp.base);
+    cs_label_selector_free(&sel);
     free(listed);
     free(jobs);
 }

@@ -561,12 +561,13 @@ void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, voi
     const Csched__V1__ReadLogsRequest *req = (const Csched__V1__ReadLogsRequest *)request;
     struct cs_sched *s = ctx;
     if (req->run_id <= 0) {
-        cs_call_fail(call, -EINVAL, "run_id %lld is not a run id: ids are positive",
-                     (long long)req->run_id);
+        cs_call_fail_field(call, -EINVAL, "run_id", "run_id %lld is not a run id: ids are positive",
+                           (long long)req->run_id);
         return;
     }
     if (req->stream < 0 || req->stream > CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR) {
-        cs_call_fail(call, -EINVAL, "stream %d is not a LogStream", (int)req->stream);
+        cs_call_fail_field(call, -EINVAL, "stream", "stream %d is not a LogStream",
+                           (int)req->stream);
         return;
     }
     if (check_room(s, call) != 0)

@@ -1,5 +1,5 @@
 /* api_replicas: ListReplicas, the replicas sharing the database as their
- * rows there say, the one answering marked self. */
+ * rows there say, the one answering marked self, with its schema version. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +20,10 @@ static void replicas_listed_cb(void *arg, int status, Csched__V1__Replica **repl
         cs_api_fail_store(l->call, status, "listing the replicas");
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         replicas[i]->self = l->self_id != NULL && strcmp(replicas[i]->id, l->self_id) == 0;
+        replicas[i]->schema_version = replicas[i]->self ? cs_store_schema_version() : 0;
+    }
     resp.replicas = replicas;
     resp.n_replicas = n;
     cs_call_reply(l->call, &resp.base);

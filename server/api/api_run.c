@@ -91,7 +91,8 @@ void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, v
         return;
     }
     if (strlen(req->idempotency_key) > IDEMPOTENCY_KEY_MAX) {
-        cs_call_fail(call, -EINVAL, "idempotency_key is longer than %d bytes", IDEMPOTENCY_KEY_MAX);
+        cs_call_fail_field(call, -EINVAL, "idempotency_key",
+                           "idempotency_key is longer than %d bytes", IDEMPOTENCY_KEY_MAX);
         return;
     }
     if (cs_job_find(s, req->job_name) == NULL) {
@@ -149,7 +150,8 @@ static int check_run_id(struct cs_call *call, int64_t id)
 {
     if (id > 0)
         return 0;
-    cs_call_fail(call, -EINVAL, "run_id %lld is not a run id: ids are positive", (long long)id);
+    cs_call_fail_field(call, -EINVAL, "run_id", "run_id %lld is not a run id: ids are positive",
+                       (long long)id);
     return -EINVAL;
 }
 
@@ -185,15 +187,45 @@ static void runs_listed_cb(void *arg, int status, Csched__V1__Run **runs, size_t
     cs_store_runs_free(runs, n);
 }
 
+/* Which jobs' runs a selector lets through, as the store's filter takes
+ * them: the names of the matching jobs, or, when a job without labels
+ * matches (and so do the runs of deleted jobs), the names of those that do
+ * not, to exclude. Returns the names (owned by the caller, borrowing the
+ * jobs' names), or NULL with *only_none when no run can match. */
+static const char **selected_jobs(const struct cs_sched *s, const struct cs_label_selector *sel,
+                                  struct cs_store_run_filter *filter, bool *only_none)
+{
+    Csched__V1__Job no_labels = CSCHED__V1__JOB__INIT;
+    bool exclude = cs_label_selector_matches_job(sel, &no_labels);
+    const char **names = cs_xcalloc(s->n_jobs + 1, sizeof(*names));
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_jobs; i++)
+        if (cs_label_selector_matches_job(sel, s->jobs[i]->spec) != exclude)
+            names[n++] = s->jobs[i]->spec->name;
+    filter->job_names = names;
+    filter->n_job_names = n;
+    filter->job_names_exclude = exclude;
+    *only_none = !exclude && n == 0;
+    return names;
+}
+
 void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
     const Csched__V1__ListRunsRequest *req = (const Csched__V1__ListRunsRequest *)request;
     struct cs_sched *s = ctx;
-    struct cs_store_run_filter filter = {
-        .job_name = req->job_name, .state = req->state, .limit = cs_api_page_size(req->page_size)};
+    struct cs_store_run_filter filter = {.job_name = req->job_name,
+                                         .state = req->state,
+                                         .limit = cs_api_page_size(req->page_size),
+                                         .since_unix_ms = req->since_unix_ms};
+    struct cs_label_selector sel;
     if (req->state < 0 || req->state > CSCHED__V1__RUN_STATE__RUN_STATE_LOST) {
-        cs_call_fail(call, -EINVAL, "state %d is not a RunState", (int)req->state);
+        cs_call_fail_field(call, -EINVAL, "state", "state %d is not a RunState", (int)req->state);
+        return;
+    }
+    if (req->since_unix_ms < 0) {
+        cs_call_fail_field(call, -EINVAL, "since_unix_ms", "since_unix_ms %lld may not be negative",
+                           (long long)req->since_unix_ms);
         return;
     }
     if (req->page_token[0] != '\0') {
@@ -204,7 +236,23 @@ void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, voi
         }
         filter.before_id = before;
     }
-    cs_store_run_list(s->store, &filter, runs_listed_cb, call);
+    if (cs_api_selector_parse(call, req->label_selector, &sel) != 0)
+        return;
+    const char **names = NULL;
+    bool only_none = false;
+    if (sel.n_terms > 0 && req->job_name[0] != '\0') {
+        struct cs_job *job = cs_job_find(s, req->job_name);
+        Csched__V1__Job no_labels = CSCHED__V1__JOB__INIT;
+        only_none = !cs_label_selector_matches_job(&sel, job != NULL ? job->spec : &no_labels);
+    } else if (sel.n_terms > 0) {
+        names = selected_jobs(s, &sel, &filter, &only_none);
+    }
+    if (only_none)
+        cs_api_reply_id_page(call, &csched__v1__list_runs_response__descriptor, NULL, 0, 0);
+    else
+        cs_store_run_list(s->store, &filter, runs_listed_cb, call);
+    free(names);
+    cs_label_selector_free(&sel);
 }
 
 static void stored_run_cancel_cb(void *arg, int status, Csched__V1__Run *run)

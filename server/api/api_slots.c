@@ -145,7 +145,8 @@ void cs_api_pause_job(struct cs_call *call, const ProtobufCMessage *request, voi
     if (job == NULL)
         return;
     if (strlen(req->reason) > PAUSE_REASON_MAX) {
-        cs_call_fail(call, -EINVAL, "reason is longer than %d bytes", PAUSE_REASON_MAX);
+        cs_call_fail_field(call, -EINVAL, "reason", "reason is longer than %d bytes",
+                           PAUSE_REASON_MAX);
         return;
     }
     if (cs_api_require_store(call, s) != 0)
@@ -256,8 +257,8 @@ void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, 
     if (job == NULL)
         return;
     if (job->schedule == NULL) {
-        cs_call_fail(call, -EINVAL, "job %s has no schedule: it has no slots to backfill",
-                     req->name);
+        cs_call_fail_field(call, -EINVAL, "name",
+                           "job %s has no schedule: it has no slots to backfill", req->name);
         return;
     }
     /* Slots after the last one decided are the engine's, not the past's. */
@@ -265,7 +266,8 @@ void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, 
     if (to_s > job->slot.after_s)
         to_s = job->slot.after_s;
     if (req->from_unix_ms <= 0 || req->from_unix_ms > req->to_unix_ms) {
-        cs_call_fail(call, -EINVAL, "from_unix_ms must be > 0 and at most to_unix_ms");
+        cs_call_fail_field(call, -EINVAL, "from_unix_ms",
+                           "from_unix_ms must be > 0 and at most to_unix_ms");
         return;
     }
     /* Slots older than the retention are deleted, started or not: their
@@ -315,16 +317,36 @@ static void list_slots_cb(void *arg, int status, Csched__V1__Slot **slots, size_
         cs_api_fail_store(l->call, status, "reading the slots");
         goto out;
     }
+    /* The store read one slot past the page: a token only if it is there. */
     resp.slots = slots;
-    resp.n_slots = n;
-    if (n == l->limit)
+    resp.n_slots = n > l->limit ? l->limit : n;
+    if (n > l->limit)
         (void)snprintf(token, sizeof(token), "%s%lld", SLOT_TOKEN_PREFIX,
-                       (long long)slots[n - 1]->slot_unix_ms);
+                       (long long)slots[l->limit - 1]->slot_unix_ms);
     resp.next_page_token = token;
     cs_call_reply(l->call, &resp.base);
 out:
     cs_store_slots_free(slots, n);
     free(l);
+}
+
+/* Whether req's job (a deleted one has no labels) matches its selector;
+ * false once call has been ended, with no slots or for a bad selector. */
+static bool job_selected(struct cs_call *call, struct cs_sched *s,
+                         const Csched__V1__ListSlotsRequest *req)
+{
+    struct cs_label_selector sel;
+    if (cs_api_selector_parse(call, req->label_selector, &sel) != 0)
+        return false;
+    struct cs_job *job = cs_job_find(s, req->job_name);
+    Csched__V1__Job no_labels = CSCHED__V1__JOB__INIT;
+    bool selected = cs_label_selector_matches_job(&sel, job != NULL ? job->spec : &no_labels);
+    cs_label_selector_free(&sel);
+    if (!selected) {
+        Csched__V1__ListSlotsResponse none = CSCHED__V1__LIST_SLOTS_RESPONSE__INIT;
+        cs_call_reply(call, &none.base);
+    }
+    return selected;
 }
 
 void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
@@ -348,16 +370,19 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
     /* Checked here: the database stores the outcome as a smallint, and a
      * value out of its range would fail the query as if the database had. */
     if (req->outcome < 0 || req->outcome > CSCHED__V1__SLOT_OUTCOME__SLOT_OUTCOME_SKIPPED) {
-        cs_call_fail(call, -EINVAL, "outcome %d is not a SlotOutcome", (int)req->outcome);
+        cs_call_fail_field(call, -EINVAL, "outcome", "outcome %d is not a SlotOutcome",
+                           (int)req->outcome);
         return;
     }
     if (req->from_unix_ms < 0 || req->to_unix_ms < 0) {
-        cs_call_fail(call, -EINVAL, "from_unix_ms and to_unix_ms may not be negative");
+        cs_call_fail_field(call, -EINVAL, req->from_unix_ms < 0 ? "from_unix_ms" : "to_unix_ms",
+                           "from_unix_ms and to_unix_ms may not be negative");
         return;
     }
     if (req->from_unix_ms != 0 && req->to_unix_ms != 0 && req->to_unix_ms < req->from_unix_ms) {
-        cs_call_fail(call, -EINVAL, "to_unix_ms %lld is before from_unix_ms %lld",
-                     (long long)req->to_unix_ms, (long long)req->from_unix_ms);
+        cs_call_fail_field(call, -EINVAL, "to_unix_ms",
+                           "to_unix_ms %lld is before from_unix_ms %lld",
+                           (long long)req->to_unix_ms, (long long)req->from_unix_ms);
         return;
     }
     if (req->page_token[0] != '\0') {
@@ -373,7 +398,10 @@ void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, vo
         if (filter.to_unix_ms == 0 || filter.to_unix_ms >= before)
             filter.to_unix_ms = before - 1;
     }
+    if (!job_selected(call, s, req))
+        return;
     struct list_slots *l = cs_xmalloc(sizeof(*l));
     *l = (struct list_slots){call, filter.limit};
+    filter.limit++;
     cs_store_slot_list(s->store, &filter, list_slots_cb, l);
 }

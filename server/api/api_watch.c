@@ -161,8 +161,9 @@ void cs_api_watch(struct cs_call *call, const ProtobufCMessage *request, void *c
     }
     bool replay = req->start_case == CSCHED__V1__WATCH_REQUEST__START_AFTER_SEQ;
     if (replay && req->after_seq < 0) {
-        cs_call_fail(call, -EINVAL, "after_seq %lld is negative: use 0 to replay everything",
-                     (long long)req->after_seq);
+        cs_call_fail_field(call, -EINVAL, "after_seq",
+                           "after_seq %lld is negative: use 0 to replay everything",
+                           (long long)req->after_seq);
         return;
     }
     /* A seq this server never published comes from another database (one

@@ -114,6 +114,19 @@ int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
     return code;
 }
 
+int cs_err_field(struct cs_err *err, int code, const char *field, const char *fmt, ...)
+{
+    if (err != NULL) {
+        err->code = code;
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+        (void)snprintf(err->field, sizeof(err->field), "%s", field);
+    }
+    return code;
+}
+
 static _Thread_local bool is_loop_thread;
 
 void cs_loop_thread_mark(void)

@@ -48,6 +48,10 @@ struct cs_err {
  * err->field gets the path; a message of any other start leaves it "". */
 int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* As cs_err_set, for a message about the request field named (a top-level
+ * field such as "time_zone", which a message's start does not tell). */
+int cs_err_field(struct cs_err *err, int code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Loop-thread ownership checks: cs_loop_thread_mark() is called once by the
  * loop thread (cschedd's main, first thing; a unit test, in its setup);

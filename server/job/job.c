@@ -14,12 +14,13 @@ int cs_job_name_validate(const char *name, const char *field, struct cs_err *err
 {
     size_t len = strlen(name);
     if (len == 0)
-        return cs_err_set(err, -EINVAL, "%s is empty: a job name is required", field);
+        return cs_err_field(err, -EINVAL, field, "%s is empty: a job name is required", field);
     if (len > CS_JOB_NAME_MAX)
-        return cs_err_set(err, -EINVAL, "%s is %zu bytes long; the limit is %d", field, len,
-                          CS_JOB_NAME_MAX);
+        return cs_err_field(err, -EINVAL, field, "%s is %zu bytes long; the limit is %d", field,
+                            len, CS_JOB_NAME_MAX);
     if (name[0] == '.' || name[0] == '-')
-        return cs_err_set(err, -EINVAL, "%s \"%s\" must not start with '.' or '-'", field, name);
+        return cs_err_field(err, -EINVAL, field, "%s \"%s\" must not start with '.' or '-'", field,
+                            name);
     for (size_t i = 0; i < len; i++) {
         char c = name[i];
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -35,18 +36,19 @@ int cs_job_name_validate(const char *name, const char *field, struct cs_err *err
 int cs_env_validate(struct cs_kv *const *env, size_t n, const char *field, struct cs_err *err)
 {
     if (n > CS_ENV_ENTRIES_MAX)
-        return cs_err_set(err, -EINVAL, "%s has %zu entries; the limit is %d", field, n,
-                          CS_ENV_ENTRIES_MAX);
+        return cs_err_field(err, -EINVAL, field, "%s has %zu entries; the limit is %d", field, n,
+                            CS_ENV_ENTRIES_MAX);
     for (size_t i = 0; i < n; i++) {
         const char *key = env[i]->key;
         size_t key_len = strlen(key);
         if (key[0] == '\0')
-            return cs_err_set(err, -EINVAL, "%s has an empty variable name", field);
+            return cs_err_field(err, -EINVAL, field, "%s has an empty variable name", field);
         if (key_len > CS_ENV_KEY_BYTES_MAX)
-            return cs_err_set(err, -EINVAL, "%s variable name is longer than %d bytes", field,
-                              CS_ENV_KEY_BYTES_MAX);
+            return cs_err_field(err, -EINVAL, field, "%s variable name is longer than %d bytes",
+                                field, CS_ENV_KEY_BYTES_MAX);
         if (strchr(key, '=') != NULL)
-            return cs_err_set(err, -EINVAL, "%s variable name \"%.64s\" contains '='", field, key);
+            return cs_err_field(err, -EINVAL, field, "%s variable name \"%.64s\" contains '='",
+                                field, key);
         size_t len = key_len + 1 + strlen(env[i]->value);
         if (len > CS_JOB_ARG_BYTES_MAX)
             return cs_err_set(err, -EINVAL, "%s[\"%.64s\"] is %zu bytes; the limit is %d", field,
@@ -64,9 +66,9 @@ int cs_run_request_validate(const Csched__V1__TriggerJobRequest *req, struct cs_
         return rc;
     /* A time past means now; far ahead is a mistake (seconds for ms?). */
     if (req->not_before_unix_ms > cs_now_unix_ms() + CS_RUN_NOT_BEFORE_MAX_MS)
-        return cs_err_set(err, -EINVAL,
-                          "not_before_unix_ms: %lld is more than a year ahead (at most 366 days)",
-                          (long long)req->not_before_unix_ms);
+        return cs_err_field(err, -EINVAL, "not_before_unix_ms",
+                            "not_before_unix_ms: %lld is more than a year ahead (at most 366 days)",
+                            (long long)req->not_before_unix_ms);
     size_t size = protobuf_c_message_get_packed_size(&req->base);
     if (size > CS_RUN_REQUEST_BYTES_MAX)
         return cs_err_set(err, -EINVAL,
@@ -259,9 +261,11 @@ static int validate_account(const char *name, const char *field, struct cs_err *
 {
     size_t len = strlen(name);
     if (len > 255)
-        return cs_err_set(err, -EINVAL, "%s is %zu bytes long; the limit is 255", field, len);
+        return cs_err_field(err, -EINVAL, field, "%s is %zu bytes long; the limit is 255", field,
+                            len);
     if (name[0] == '-')
-        return cs_err_set(err, -EINVAL, "%s \"%.64s\" must not start with '-'", field, name);
+        return cs_err_field(err, -EINVAL, field, "%s \"%.64s\" must not start with '-'", field,
+                            name);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)name[i];
         if (c <= ' ' || c == 0x7f || c == ':' || c == ',' || c == '/')

@@ -181,6 +181,13 @@ void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);
 /* Ends a call with an error: code is a negative errno mapped by status.c. */
 void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Ends a call with an error about the request's field (a path such as
+ * "to_unix_ms" or "job.env"): the status carries it as a
+ * google.rpc.BadRequest, as cs_call_fail_err's. Every INVALID_ARGUMENT of
+ * the API about a field goes through this or cs_call_fail_err
+ * (tests/check_errors.sh). */
+void cs_call_fail_field(struct cs_call *call, int code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Ends a call with err's code and message; when err names a field of the
  * request (util.h's cs_err_set), the status also carries it as a
  * google.rpc.BadRequest in grpc-status-details-bin (status_details.h). */

@@ -271,6 +271,19 @@ void cs_call_fail(struct cs_call *call, int code, const char *fmt, ...)
     cs_call_finish(call, cs_status_from_errno(code), message);
 }
 
+void cs_call_fail_field(struct cs_call *call, int code, const char *field, const char *fmt, ...)
+{
+    CS_ASSERT_LOOP();
+    struct cs_err err;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(err.msg, sizeof(err.msg), fmt, ap);
+    va_end(ap);
+    err.code = code;
+    (void)snprintf(err.field, sizeof(err.field), "%s", field);
+    cs_call_fail_err(call, &err);
+}
+
 void cs_call_fail_err(struct cs_call *call, const struct cs_err *err)
 {
     CS_ASSERT_LOOP();

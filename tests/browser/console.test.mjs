@@ -130,6 +130,11 @@ await step("pause and resume two jobs at once from the jobs page", async () => {
   for (const r of rows) await r.locator(".badge.paused").waitFor({ state: "detached" });
 });
 
+await step("the label filter is the server's selector", async () => {
+  await page.goto(`${base}/?label=${encodeURIComponent("suite in (browser),!nope")}`);
+  await page.locator(`tr[data-job="${hello}"]`).waitFor();
+});
+
 await step("the jobs page at phone width", async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(`${base}/`);

@@ -75,6 +75,53 @@ static void test_store_run_list_filters_and_pages(void **state)
     assert_int_equal(f->writes_ok, 20);
 }
 
+/* Runs of the jobs named, or of all but those, paged as any list; and only
+ * those after the newest made before since (run i was made at 1000 + i). */
+static void test_store_run_list_by_job_names_and_since(void **state)
+{
+    struct fixture *f = *state;
+    const char *const odd[] = {"odd", "NULL"};
+    struct cs_store_run_filter in = {.job_names = odd, .n_job_names = 2, .limit = 3};
+    struct cs_store_run_filter not_in = {
+        .job_names = odd, .n_job_names = 1, .job_names_exclude = true, .limit = 100};
+    struct cs_store_run_filter none = {.job_names_exclude = true, .limit = 100};
+    struct cs_store_run_filter since = {.since_unix_ms = 1007, .limit = 100};
+    struct read_result r;
+
+    store_open(f);
+    put_ten_runs(f);
+    list_runs(f, &in, &r);
+    assert_int_equal(r.n, 3);
+    assert_true(r.more);
+    assert_int_equal(r.runs[0]->id, 9);
+    assert_int_equal(r.runs[2]->id, 5);
+    in.before_id = 5;
+    cs_store_runs_free(r.runs, r.n);
+    list_runs(f, &in, &r);
+    assert_int_equal(r.n, 2);
+    assert_false(r.more);
+    assert_int_equal(r.runs[1]->id, 1);
+    cs_store_runs_free(r.runs, r.n);
+
+    list_runs(f, &not_in, &r);
+    assert_int_equal(r.n, 5);
+    for (size_t i = 0; i < r.n; i++)
+        assert_string_equal(r.runs[i]->job_name, "even");
+    cs_store_runs_free(r.runs, r.n);
+    list_runs(f, &none, &r);
+    assert_int_equal(r.n, 10);
+    cs_store_runs_free(r.runs, r.n);
+
+    list_runs(f, &since, &r);
+    assert_int_equal(r.n, 4);
+    assert_int_equal(r.runs[3]->id, 7);
+    cs_store_runs_free(r.runs, r.n);
+    since.since_unix_ms = 2000;
+    list_runs(f, &since, &r);
+    assert_int_equal(r.n, 0);
+    cs_store_runs_free(r.runs, r.n);
+}
+
 /* Runs of 100 KB of env each: a list of up to 100 stops after the run that
  * reaches CS_STORE_RUN_LIST_BYTES and says more are left; the next page,
  * from the last id, has the rest. */
@@ -489,6 +536,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_store_run_list_filters_and_pages, store_setup,
+                                        store_teardown),
+        cmocka_unit_test_setup_teardown(test_store_run_list_by_job_names_and_since, store_setup,
                                         store_teardown),
         cmocka_unit_test_setup_teardown(test_store_run_list_bounded_in_bytes, store_setup,
                                         store_teardown),

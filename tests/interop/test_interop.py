@@ -328,9 +328,13 @@ class InteropTest(ServerTest):
 
     def field_violation(self, job, field):
         """CreateJob(job) fails with one BadRequest violation of field: its words."""
+        return self.call_violation(self.stub.CreateJob, pb.CreateJobRequest(job=job), field)
+
+    def call_violation(self, method, request, field):
+        """method(request) fails with one BadRequest violation of field: its words."""
         status_cls, bad_request_cls = rich_error_classes()
         with self.assertRaises(grpc.RpcError) as ctx:
-            self.stub.CreateJob(pb.CreateJobRequest(job=job), timeout=RPC_TIMEOUT_S)
+            method(request, timeout=RPC_TIMEOUT_S)
         err = ctx.exception
         self.assertEqual(err.code(), grpc.StatusCode.INVALID_ARGUMENT, err.details())
         details = dict(err.trailing_metadata()).get("grpc-status-details-bin")
@@ -344,6 +348,170 @@ class InteropTest(ServerTest):
         self.assertEqual([(v.field, v.description) for v in bad.field_violations],
                          [(field, err.details())])
         return err.details()
+
+    def walk(self, method, request, items):
+        """Every page of a List call with page_size 1: its items, and the
+        number of pages, each of them full."""
+        request.page_size = 1
+        got, pages = [], 0
+        while True:
+            reply = method(request, timeout=RPC_TIMEOUT_S)
+            pages += 1
+            self.assertEqual(len(getattr(reply, items)), 1, "page %d is not full" % pages)
+            got.extend(getattr(reply, items))
+            if not reply.next_page_token:
+                return got, pages
+            request.page_token = reply.next_page_token
+
+    def test_label_selectors_filter_before_paging(self):
+        """ListJobs, ListRuns and ListSlots with a label selector: only what
+        matches, in pages that are full (one each here) with no empty last
+        page; runs by their job's labels; a bad term is INVALID_ARGUMENT with
+        a BadRequest naming label_selector and the term."""
+        labels = {"sel-a": {"env": "prod"}, "sel-b": {"env": "dev"},
+                  "sel-c": {"env": "prod", "tier": "web"}, "sel-d": {},
+                  "sel-e": {"env": "prod", "legacy": "yes"}}
+        for name, l in labels.items():
+            self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name=name, command=["true"],
+                                                               labels=l)),
+                                timeout=RPC_TIMEOUT_S)
+
+        def jobs(selector):
+            got = self.stub.ListJobs(pb.ListJobsRequest(label_selector=selector),
+                                     timeout=RPC_TIMEOUT_S).jobs
+            return [j.name for j in got if j.name.startswith("sel-")]
+
+        got, pages = self.walk(self.stub.ListJobs, pb.ListJobsRequest(label_selector="env=prod"),
+                               "jobs")
+        self.assertEqual([j.name for j in got], ["sel-a", "sel-c", "sel-e"])
+        self.assertEqual(pages, 3)
+        self.assertEqual(jobs("env in (prod, dev),!legacy"), ["sel-a", "sel-b", "sel-c"])
+        self.assertEqual(jobs("env notin (prod)"), ["sel-b", "sel-d"])
+        self.assertEqual(jobs("env!=prod,!tier"), ["sel-b", "sel-d"])
+        self.assertEqual(jobs("tier"), ["sel-c"])
+        self.assertEqual(jobs(""), sorted(labels))
+
+        for name in ("sel-a", "sel-b", "sel-a", "sel-d", "sel-c"):
+            self.stub.TriggerJob(pb.TriggerJobRequest(job_name=name), timeout=RPC_TIMEOUT_S)
+        got, pages = self.walk(self.stub.ListRuns, pb.ListRunsRequest(label_selector="env=prod"),
+                               "runs")
+        self.assertEqual([r.job_name for r in got], ["sel-c", "sel-a", "sel-a"])
+        self.assertEqual(pages, 3)
+        others = self.stub.ListRuns(pb.ListRunsRequest(label_selector="env!=prod"),
+                                    timeout=RPC_TIMEOUT_S).runs
+        self.assertEqual([r.job_name for r in others if r.job_name.startswith("sel-")],
+                         ["sel-d", "sel-b"])
+        self.assertFalse(self.stub.ListRuns(
+            pb.ListRunsRequest(job_name="sel-b", label_selector="env=prod"),
+            timeout=RPC_TIMEOUT_S).runs)
+        self.assertFalse(self.stub.ListRuns(pb.ListRunsRequest(label_selector="env=none"),
+                                            timeout=RPC_TIMEOUT_S).runs)
+
+        # Slots: only if the job matches.
+        hour_ms = 3600 * 1000
+        now_ms = int(time.time() * 1000)
+        self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(
+            name="sel-hourly", command=["true"], labels={"env": "prod"},
+            schedule=pb.Schedule(text="0 * * * *"))), timeout=RPC_TIMEOUT_S)
+        self.stub.BackfillJob(pb.BackfillJobRequest(name="sel-hourly",
+                                                    from_unix_ms=now_ms - 3 * hour_ms,
+                                                    to_unix_ms=now_ms - hour_ms),
+                              timeout=RPC_TIMEOUT_S)
+        got, pages = self.walk(self.stub.ListSlots,
+                               pb.ListSlotsRequest(job_name="sel-hourly", label_selector="env"),
+                               "slots")
+        self.assertEqual(pages, 2)
+        self.assertFalse(self.stub.ListSlots(
+            pb.ListSlotsRequest(job_name="sel-hourly", label_selector="!env"),
+            timeout=RPC_TIMEOUT_S).slots)
+
+        for method, request in ((self.stub.ListJobs, pb.ListJobsRequest),
+                                (self.stub.ListRuns, pb.ListRunsRequest),
+                                (self.stub.ListSlots, pb.ListSlotsRequest)):
+            req = request(label_selector="env=prod, tier in web")
+            if request is pb.ListSlotsRequest:
+                req.job_name = "sel-a"
+            words = self.call_violation(method, req, "label_selector")
+            self.assertIn("' tier in web'", words)
+
+    def test_runs_since(self):
+        """ListRuns' since_unix_ms: the runs made from then on, none before."""
+        self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="since-job", command=["true"])),
+                            timeout=RPC_TIMEOUT_S)
+        old = self.stub.TriggerJob(pb.TriggerJobRequest(job_name="since-job"),
+                                   timeout=RPC_TIMEOUT_S)
+        time.sleep(0.05)
+        since_ms = int(time.time() * 1000)
+        time.sleep(0.05)
+        new = [self.stub.TriggerJob(pb.TriggerJobRequest(job_name="since-job"),
+                                    timeout=RPC_TIMEOUT_S).id for _ in range(2)]
+        got = self.stub.ListRuns(pb.ListRunsRequest(job_name="since-job", since_unix_ms=since_ms),
+                                 timeout=RPC_TIMEOUT_S).runs
+        self.assertEqual([r.id for r in got], new[::-1])
+        got = self.stub.ListRuns(pb.ListRunsRequest(since_unix_ms=since_ms),
+                                 timeout=RPC_TIMEOUT_S).runs
+        self.assertNotIn(old.id, [r.id for r in got])
+        self.assertTrue(set(new) <= {r.id for r in got})
+        self.call_violation(self.stub.ListRuns, pb.ListRunsRequest(since_unix_ms=-1),
+                            "since_unix_ms")
+
+    def test_every_field_error_has_its_violation(self):
+        """Each validation of a request field the API makes, one bad request
+        each: INVALID_ARGUMENT with one BadRequest violation naming the field."""
+        year_ms = 366 * 24 * 3600 * 1000
+        now_ms = int(time.time() * 1000)
+
+        def streamed(method):
+            """A server-streaming method whose failure shows at the first read."""
+            return lambda request, timeout: list(method(request, timeout=timeout))
+
+        self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="errs-job", command=["true"])),
+                            timeout=RPC_TIMEOUT_S)
+        s = self.stub
+        cases = [
+            (s.CreateJob, pb.CreateJobRequest(), "job"),
+            (s.CreateJob, pb.CreateJobRequest(job=pb.Job(
+                name="errs-tz", command=["true"],
+                schedule=pb.Schedule(text="@every 1h", time_zone="Nowhere/Atlantis"))),
+             "job.schedule.time_zone"),
+            (s.GetJob, pb.GetJobRequest(name=""), "name"),
+            (s.ListJobs, pb.ListJobsRequest(page_token="x"), "page_token"),
+            (s.ListJobs, pb.ListJobsRequest(label_selector="a in b"), "label_selector"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name=""), "job_name"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", env={"A=B": "x"}), "env"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", env={"": "x"}), "env"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job",
+                                                not_before_unix_ms=now_ms + 2 * year_ms),
+             "not_before_unix_ms"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", idempotency_key="k" * 129),
+             "idempotency_key"),
+            (s.GetRun, pb.GetRunRequest(run_id=0), "run_id"),
+            (s.CancelRun, pb.CancelRunRequest(run_id=-1), "run_id"),
+            (s.ListRuns, pb.ListRunsRequest(state=99), "state"),
+            (s.ListRuns, pb.ListRunsRequest(page_token="x"), "page_token"),
+            (s.ListRuns, pb.ListRunsRequest(since_unix_ms=-1), "since_unix_ms"),
+            (s.ListRuns, pb.ListRunsRequest(label_selector="!"), "label_selector"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name="errs-job", from_unix_ms=2000,
+                                              to_unix_ms=1000), "to_unix_ms"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name="errs-job", from_unix_ms=-1),
+             "from_unix_ms"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name="errs-job", outcome=9), "outcome"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name=""), "job_name"),
+            (s.ListSlots, pb.ListSlotsRequest(job_name="errs-job", page_token="x"),
+             "page_token"),
+            (s.PauseJob, pb.PauseJobRequest(name="errs-job", reason="r" * 300), "reason"),
+            (s.BackfillJob, pb.BackfillJobRequest(name="errs-job", from_unix_ms=1000,
+                                                  to_unix_ms=2000), "name"),
+            (s.ListAudit, pb.ListAuditRequest(since_unix_ms=-1), "since_unix_ms"),
+            (s.ListAudit, pb.ListAuditRequest(since_unix_ms=2000, until_unix_ms=1000),
+             "until_unix_ms"),
+            (streamed(s.Watch), pb.WatchRequest(after_seq=-1), "after_seq"),
+            (streamed(s.ReadLogs), pb.ReadLogsRequest(run_id=0), "run_id"),
+            (streamed(s.ReadLogs), pb.ReadLogsRequest(run_id=1, stream=7), "stream"),
+        ]
+        for method, request, field in cases:
+            with self.subTest(method=method, field=field):
+                self.call_violation(method, request, field)
 
     def test_error_without_field_has_no_details(self):
         with self.assertRaises(grpc.RpcError) as ctx:

@@ -30,6 +30,20 @@ test "$(realpath "$(pkg-config --variable=libdir csched)")" = "$(realpath "$tmp/
 cc -std=c11 -Wall -Wextra -Werror $san_flags -o "$tmp/example_pc" "$examples/trigger_and_wait.c" \
     $(pkg-config --cflags --libs csched) -Wl,-rpath,"$(pkg-config --variable=libdir csched)"
 
+# As on a machine without libgrpc-dev: pkg-config finds no .pc file but
+# csched's and protobuf-c's (PKG_CONFIG_LIBDIR replaces its own search
+# path), and the example reads no header of gRPC's (-H lists every header
+# read). A dynamic libcsched needs neither.
+mkdir "$tmp/no-grpc"
+cp "$(pkg-config --variable=pcfiledir libprotobuf-c)/libprotobuf-c.pc" "$tmp/no-grpc/"
+flags=$(PKG_CONFIG_LIBDIR="$tmp/no-grpc" pkg-config --cflags --libs csched) ||
+    { echo "pkg-config csched needs more than protobuf-c's .pc"; exit 1; }
+# shellcheck disable=SC2086
+cc -std=c11 -H -fsyntax-only "$examples/trigger_and_wait.c" $flags 2>"$tmp/headers"
+if grep '/grpc/' "$tmp/headers"; then
+    echo "the example reads gRPC's headers"; exit 1
+fi
+
 cmake -S "$examples" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
     -DCMAKE_C_FLAGS="$san_flags" >"$tmp/cmake.log"
 cmake --build "$tmp/cm" >"$tmp/build.log"

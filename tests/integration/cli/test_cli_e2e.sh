@@ -167,9 +167,9 @@ expect meant_sub err "did you mean 'list'\?"
 # Versions: csched's, and the answering replica's from ListReplicas.
 check version 0 version
 expect version out '^client: csched [0-9]+\.[0-9]+\.[0-9]+$'
-expect version out '^server: cschedd [0-9]+\.[0-9]+\.[0-9]+ \(replica [^)]+\)$'
+expect version out '^server: cschedd [0-9]+\.[0-9]+\.[0-9]+ \(replica [^)]+\), schema [1-9][0-9]*$'
 check version_json 0 -o json version
-jexpect version_json 'd["client"] == d["server"] and d["replica"] != ""'
+jexpect version_json 'd["client"] == d["server"] and d["replica"] != "" and d["schema"] == '"$(ls "$src/../../../storage/migrations" | grep -c '^[0-9]*_.*\.sql$')"'
 # Completion scripts: bash's is the installed one, zsh's the same behind
 # bashcompinit, fish's names the commands.
 check completion_bash 0 completion bash
@@ -319,7 +319,7 @@ expect runs_state out ' [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{2}:[0-9]{2} '
 col=$(awk 'NR == 1 { h = index($0, "STATE") } NR == 2 { print (index($0, "timed_out") == h) }' \
     "$tmp/out")
 [ "$col" = 1 ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL runs_align"; cat "$tmp/out"; }
-# --state on the server, --since ends the newest-first listing early.
+# --state and --since on the server.
 check runs_since 0 runs --since 1h --state failed
 expect runs_since out '^[0-9]+ +three +failed +exit 3 '
 check runs_since_none 0 runs --since "@$(($(date +%s) + 60))"
@@ -349,6 +349,46 @@ col=$(awk 'NR == 1 { h = index($0, "STATE") } / succeeded / { print (index($0, "
     "$tmp/runs_w")
 [ "$col" = 1 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL runs_watch_align"; cat "$tmp/runs_w"; }
+# job list -w: a row for a job each time one of its runs changes, only of
+# the jobs the selector matches. The watches are stopped once their rows
+# have come (their deadline is for a slow build, e.g. under ASan).
+check watch_labelled 0 job create watched-l --label env=watch -- true
+"$bin/csched" --timeout 30 job list -w -l env=watch >"$tmp/jobs_w" 2>&1 &
+jobs_w=$!
+"$bin/csched" --timeout 30 runs -w -l env=watch >"$tmp/runs_wl" 2>&1 &
+runs_wl=$!
+i=0
+while ! { grep -q '^NAME' "$tmp/jobs_w" && grep -q '^ID' "$tmp/runs_wl"; } && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+check watch_trigger_other 0 trigger watched --wait
+check watch_trigger_labelled 0 trigger watched-l --wait
+i=0
+while ! grep -q 'SUCCEEDED' "$tmp/jobs_w" && [ $i -lt 200 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+i=0
+while ! grep -q ' succeeded ' "$tmp/runs_wl" && [ $i -lt 200 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill "$jobs_w" "$runs_wl" 2>/dev/null
+wait "$jobs_w" "$runs_wl"
+expect runs_watch_selector runs_wl '^[0-9]+ +watched-l +succeeded +exit 0 '
+[ "$(grep -c ' watched ' "$tmp/runs_wl")" -eq 0 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL runs_watch_selector: a run of a job the selector does not match"; cat "$tmp/runs_wl"; }
+expect jobs_watch jobs_w '^watched-l +- +no +- +SUCCEEDED [0-9]+s ago +0 *$'
+[ "$(grep -c '^watched ' "$tmp/jobs_w")" -eq 0 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL jobs_watch: a row of a job the selector does not match"; cat "$tmp/jobs_w"; }
+# slots -w: each new slot as the job's runs change.
+check ticker_create 0 job create slot-ticker --schedule '@every 1s' -- true
+# It ends at the deadline, however it says so.
+"$bin/csched" --timeout 4 slots slot-ticker -w >"$tmp/slots_w" 2>&1
+check ticker_pause 0 pause slot-ticker
+[ "$(grep -c ' started ' "$tmp/slots_w")" -ge 3 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL slots_watch: fewer than 3 started slots"; cat "$tmp/slots_w"; }
 check run_missing 85 run 999999
 check runs_three 0 runs --job three -o json
 three_id=$(jv 'd["runs"][0]["id"]')
@@ -508,6 +548,31 @@ awk 'length($0) > 100 { bad = 1 } END { exit bad }' "$tmp/out" && passed=$((pass
 check job_list_absolute 0 job list --absolute --sort-by next
 expect job_list_absolute out '^every +@every 1h +no +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} '
 check job_list_bad_sort 64 job list --sort-by age
+# Label selectors, applied by the server: job list, runs and slots.
+check label_prod 0 job create lab-prod --label env=prod --label tier=web -- true
+check label_dev 0 job create lab-dev --label env=dev -- true
+check job_list_selector 0 job list -l env=prod
+expect job_list_selector out '^lab-prod '
+[ "$(wc -l <"$tmp/out")" -eq 2 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL job_list_selector: not the header and one job"; cat "$tmp/out"; }
+check job_list_selector_set 0 -o json job list --selector 'env in (prod, dev),!legacy'
+jexpect job_list_selector_set '[j["name"] for j in d["jobs"]] == ["lab-dev", "lab-prod"]'
+check job_list_selector_notin 0 -o json job list -l 'env notin (prod)'
+jexpect job_list_selector_notin '"lab-dev" in [j["name"] for j in d["jobs"]] and "three" in [j["name"] for j in d["jobs"]] and "lab-prod" not in [j["name"] for j in d["jobs"]]'
+check job_list_selector_bad 83 job list -l 'env=prod,tier in web'
+expect job_list_selector_bad err "INVALID_ARGUMENT: label_selector: 'tier in web' is not a selector term"
+check label_prod_run 0 trigger lab-prod --wait
+check label_dev_run 0 trigger lab-dev --wait
+check runs_selector 0 -o json runs -l tier
+jexpect runs_selector '[r["jobName"] for r in d["runs"]] == ["lab-prod"]'
+check runs_selector_ne 0 -o json runs -l 'env!=prod' --since 1h
+jexpect runs_selector_ne '"lab-dev" in [r["jobName"] for r in d["runs"]] and "lab-prod" not in [r["jobName"] for r in d["runs"]]'
+check runs_selector_bad 83 runs -l '!'
+check slots_selector_none 0 slots every -l env
+[ "$(wc -l <"$tmp/out")" -le 1 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL slots_selector_none: slots of a job without labels"; cat "$tmp/out"; }
+check slots_selector 0 slots every -l '!env'
+expect slots_selector out ' started +- +[0-9]+ .*made by BackfillJob$'
 check delete 0 job delete ok
 check delete_again 85 job delete ok
 # Secrets: the command sees the values, job get only the references.

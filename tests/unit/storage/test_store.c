@@ -277,16 +277,28 @@ static void test_store_run_filter_picks_statement(void **state)
 {
     struct cs_store_run_filter all = {.limit = 0};
     struct cs_store_run_filter by_job = {.job_name = "x", .before_id = 40, .limit = 5};
+    const char *const names[] = {"a", "NULL"};
+    struct cs_store_run_filter in = {.job_names = names, .n_job_names = 2, .since_unix_ms = 7};
+    struct cs_store_run_filter not_in = {.job_names_exclude = true};
     struct cs_store_params p = {0};
 
     assert_int_equal(cs_store_run_filter_params(&all, &p), CS_STORE_STMT_RUN_LIST);
-    assert_int_equal(p.n, 3);
+    assert_int_equal(p.n, 4);
     assert_string_equal(p.values[2], "100");
+    assert_string_equal(p.values[3], "0");
     cs_store_params_clear(&p);
     assert_int_equal(cs_store_run_filter_params(&by_job, &p), CS_STORE_STMT_RUN_LIST_JOB);
-    assert_int_equal(p.n, 4);
+    assert_int_equal(p.n, 5);
     assert_string_equal(p.values[1], "40");
-    assert_string_equal(p.values[3], "x");
+    assert_string_equal(p.values[4], "x");
+    cs_store_params_clear(&p);
+    /* Quoted: an unquoted NULL in an array literal is SQL NULL. */
+    assert_int_equal(cs_store_run_filter_params(&in, &p), CS_STORE_STMT_RUN_LIST_JOBS);
+    assert_string_equal(p.values[3], "7");
+    assert_string_equal(p.values[4], "{\"a\",\"NULL\"}");
+    cs_store_params_clear(&p);
+    assert_int_equal(cs_store_run_filter_params(&not_in, &p), CS_STORE_STMT_RUN_LIST_NOT_JOBS);
+    assert_string_equal(p.values[4], "{}");
     cs_store_params_clear(&p);
 }
 

@@ -1,9 +1,10 @@
 // Jobs: every job with its schedule in words, its next fire, what runs now
 // and how its last run ended; filters, run now, and pause/resume for a
-// selection. Jobs come a page at a time (ListJobs' keyset tokens); the last
+// selection. Jobs come a page at a time (ListJobs' keyset tokens), only those
+// the label selector matches, which the server applies before paging; the last
 // result of each comes from the newest page of runs and then live from
 // Watch, so the page never asks for more than a bounded number of runs.
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call, num, Scheduler, stream } from "../api";
 import { scheduleWords } from "../cron";
 import { relative } from "../format";
@@ -22,14 +23,8 @@ interface Last {
 
 type StateFilter = "all" | "running" | "failed" | "paused" | "scheduled" | "unscheduled";
 
-/* "team=core" matches that label; "team" any value of it. */
-function labelMatch(job: Job, filter: string): boolean {
-  const f = filter.trim();
-  if (f === "") return true;
-  const [k, v] = f.split("=", 2);
-  const value = job.labels[k.trim()];
-  return value !== undefined && (v === undefined || value === v.trim());
-}
+/* How long typing in the label filter rests before the jobs are asked for again. */
+const SELECTOR_DELAY_MS = 300;
 
 const failed = (s: RunState) =>
   s === RunState.FAILED || s === RunState.TIMED_OUT || s === RunState.LOST;
@@ -48,16 +43,32 @@ export function JobsPage() {
   );
   const [selected, setSelected] = useState<Set<string>>(new Set());
 
+  /* Each listing from the first page on: an answer to an older one is dropped. */
+  const listing = useRef(0);
+
   async function more(from: string) {
+    const mine = from ? listing.current : ++listing.current;
     try {
-      const page = await call(Scheduler.method.listJobs, { pageSize: JOBS_PAGE, pageToken: from });
+      const page = await call(Scheduler.method.listJobs, {
+        pageSize: JOBS_PAGE,
+        pageToken: from,
+        labelSelector: label,
+      });
+      if (mine !== listing.current) return;
       setJobs((j) => (from ? [...j, ...page.jobs] : page.jobs));
       setToken(page.nextPageToken);
       setLoaded(true);
+      if (!from) setError(null);
     } catch (e) {
-      setError(e);
+      if (mine === listing.current) setError(e);
     }
   }
+
+  /* The server applies the label selector: a new one lists again. */
+  useEffect(() => {
+    const t = setTimeout(() => more(""), loaded ? SELECTOR_DELAY_MS : 0);
+    return () => clearTimeout(t);
+  }, [label]);
 
   /* The newest runs, newest first: the first seen of a job is its last. */
   async function recent() {
@@ -82,7 +93,6 @@ export function JobsPage() {
   }
 
   useEffect(() => {
-    more("");
     recent().catch(setError);
     /* Live from here on: each run's changes move its job's row. */
     const watch = stream(
@@ -117,7 +127,6 @@ export function JobsPage() {
   const shown = useMemo(
     () =>
       jobs.filter((j) => {
-        if (!labelMatch(j, label)) return false;
         const l = last.get(j.name);
         switch (state) {
           case "running":
@@ -133,7 +142,7 @@ export function JobsPage() {
         }
         return true;
       }),
-    [jobs, label, state, last, running],
+    [jobs, state, last, running],
   );
 
   useEffect(() => {
@@ -192,7 +201,7 @@ export function JobsPage() {
           Label
           <input
             type="search"
-            placeholder="team=core"
+            placeholder="team=core,env in (prod,dev),!legacy"
             value={label}
             onInput={(e) => setLabel((e.target as HTMLInputElement).value)}
           />
@@ -303,7 +312,7 @@ export function JobsPage() {
       </div>
       <p class="muted">
         {loaded ? `${shown.length} shown of ${jobs.length} loaded` : "Loading…"}
-        {(label || state !== "all") && token ? " (filters apply to the jobs loaded)" : ""}
+        {state !== "all" && token ? " (the state filter applies to the jobs loaded)" : ""}
       </p>
       {token && (
         <button type="button" onClick={() => more(token)}>

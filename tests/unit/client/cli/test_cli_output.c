@@ -433,13 +433,14 @@ static void test_cli_json_replicas(void **state)
     resp.n_replicas = 1;
     capture_open(&out);
     cs_json_write_message(out.f, &resp.base);
-    assert_string_equal(captured(&out),
-                        "{\"replicas\":[{\"id\":\"node-a\",\"epoch\":\"12\","
-                        "\"state\":\"REPLICA_STATE_STANDBY\",\"address\":\"\","
-                        "\"version\":\"1.4.0\",\"joinedUnixMs\":\"0\","
-                        "\"renewedUnixMs\":\"1700000000123\",\"leaseUntilUnixMs\":\"0\","
-                        "\"attemptsUntilUnixMs\":\"0\",\"leaseAgeMs\":\"250\","
-                        "\"leaseExpired\":false,\"runsHeld\":2,\"self\":false}]}");
+    assert_string_equal(
+        captured(&out),
+        "{\"replicas\":[{\"id\":\"node-a\",\"epoch\":\"12\","
+        "\"state\":\"REPLICA_STATE_STANDBY\",\"address\":\"\","
+        "\"version\":\"1.4.0\",\"joinedUnixMs\":\"0\","
+        "\"renewedUnixMs\":\"1700000000123\",\"leaseUntilUnixMs\":\"0\","
+        "\"attemptsUntilUnixMs\":\"0\",\"leaseAgeMs\":\"250\","
+        "\"leaseExpired\":false,\"runsHeld\":2,\"self\":false,\"schemaVersion\":0}]}");
     capture_close(&out);
 }
 
