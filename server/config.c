@@ -42,6 +42,8 @@ enum {
     OPT_METRICS_LISTEN,
     OPT_HTTP_LISTEN,
     OPT_CONSOLE_DIR,
+    OPT_CONSOLE_URL,
+    OPT_HOOK_RETRY_BASE_MS,
     OPT_LAUNCH_THREADS,
     OPT_MAX_HEALTH_WATCHES,
     OPT_MAX_STREAMS,
@@ -82,6 +84,8 @@ static const struct option options[] = {
     {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
     {"http-listen", required_argument, NULL, OPT_HTTP_LISTEN},
     {"console-dir", required_argument, NULL, OPT_CONSOLE_DIR},
+    {"console-url", required_argument, NULL, OPT_CONSOLE_URL},
+    {"hook-retry-base-ms", required_argument, NULL, OPT_HOOK_RETRY_BASE_MS},
     {"launch-threads", required_argument, NULL, OPT_LAUNCH_THREADS},
     {"max-health-watches", required_argument, NULL, OPT_MAX_HEALTH_WATCHES},
     {"max-streams", required_argument, NULL, OPT_MAX_STREAMS},
@@ -163,6 +167,10 @@ void cs_config_usage(const char *prog)
             "                          or --insecure-tcp                [CSCHED_HTTP_LISTEN]\n"
             "  --console-dir DIR       the console's files (default " CS_DEFAULT_CONSOLE_DIR ")\n"
             "                                                         [CSCHED_CONSOLE_DIR]\n"
+            "  --console-url URL       the console's address, for the links in hooks'\n"
+            "                          bodies (docs/hooks.md)          [CSCHED_CONSOLE_URL]\n"
+            "  --hook-retry-base-ms MS a hook delivery's first retry wait, doubling up to\n"
+            "                          10 minutes (default 1000) [CSCHED_HOOK_RETRY_BASE_MS]\n"
             "  --replica-id ID         this replica's name among those sharing the database:\n"
             "                          letters, digits, '.', '-', '_', at most %d (default:\n"
             "                          the host name)                   [CSCHED_REPLICA_ID]\n"
@@ -287,7 +295,8 @@ static int missing_value(char **argv, struct cs_err *err)
 /* The settings that are checked once flags and environment are both read. */
 struct raw_settings {
     struct raw state_dir, max_running, launch_threads, health_watches, streams, level, format, runs,
-        nice, retention, audit_retention, replica_id, heartbeat, attempt_lease, drain_timeout;
+        nice, retention, audit_retention, replica_id, heartbeat, attempt_lease, drain_timeout,
+        hook_retry;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -396,6 +405,12 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_CONSOLE_DIR:
             c->console_dir = optarg;
+            break;
+        case OPT_CONSOLE_URL:
+            c->console_url = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_HOOK_RETRY_BASE_MS:
+            raw->hook_retry = (struct raw){optarg, "--hook-retry-base-ms"};
             break;
         case OPT_AUDIT_RETENTION_DAYS:
             raw->audit_retention = (struct raw){optarg, "--audit-retention-days"};
@@ -613,6 +628,11 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
                     CS_RETENTION_DAYS_MAX, &v, err) != 0)
         return -EINVAL;
     c->audit_retention_days = (uint32_t)v;
+    v = CS_DEFAULT_HOOK_RETRY_BASE_MS;
+    if (raw->hook_retry.text != NULL && parse_whole(raw->hook_retry.text, raw->hook_retry.source, 1,
+                                                    CS_HOOK_RETRY_BASE_MAX_MS, &v, err) != 0)
+        return -EINVAL;
+    c->hook_retry_base_ms = (uint32_t)v;
     if (c->socket_path[0] != '/')
         return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
     if (c->zoneinfo[0] != '/')
@@ -649,6 +669,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     c->metrics_listen = env_or("CSCHED_METRICS_LISTEN", NULL);
     c->http_listen = env_or("CSCHED_HTTP_LISTEN", NULL);
     c->console_dir = env_or("CSCHED_CONSOLE_DIR", CS_DEFAULT_CONSOLE_DIR);
+    c->console_url = env_or("CSCHED_CONSOLE_URL", NULL);
     c->insecure_tcp = strcmp(env_or("CSCHED_INSECURE_TCP", "0"), "1") == 0;
     c->poll_only = strcmp(env_or("CSCHED_POLL_ONLY", "0"), "1") == 0;
     c->admin_group = env_or("CSCHED_ADMIN_GROUP", NULL);
@@ -683,6 +704,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .heartbeat = from_env("CSCHED_HEARTBEAT", NULL),
         .attempt_lease = from_env("CSCHED_ATTEMPT_LEASE", NULL),
         .drain_timeout = from_env("CSCHED_DRAIN_TIMEOUT", NULL),
+        .hook_retry = from_env("CSCHED_HOOK_RETRY_BASE_MS", NULL),
     };
     /* Flags win over the environment, so values are checked only after both. */
     int rc = read_flags(argc, argv, c, &raw, err);

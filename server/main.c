@@ -26,6 +26,7 @@
 #include "env.h"
 #include "grpc_locks.h"
 #include "history.h"
+#include "hooks.h"
 #include "http.h"
 #include "job.h"
 #include "job_table.h"
@@ -64,6 +65,7 @@ struct server {
     struct cs_ready ready;
     struct cs_retention retention;
     struct cs_history history;
+    struct cs_hooks hooks;
     struct cs_audit_expiry audit_expiry;
     struct cs_audit_refusals audit_refusals;
     struct cs_state_lock state_lock; /* held until release() */
@@ -252,6 +254,9 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     s->retention_days = srv->config.retention_days;
     cs_history_start(&srv->history, s, srv->config.retention_days);
     cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
+    /* Without its thread no hook is sent; they stay queued for the next
+     * start or another replica. */
+    (void)cs_hooks_start(&srv->hooks);
 
     srv->loaded = true;
     char address[300];
@@ -346,6 +351,7 @@ static void launcher_stopped_cb(void *arg)
     cs_metrics_stop();
     cs_retention_stop(&srv->retention);
     cs_history_stop(&srv->history);
+    cs_hooks_stop(&srv->hooks);
     cs_audit_expiry_stop(&srv->audit_expiry);
     cs_zone_reload_stop(&srv->zone_reload);
     cs_audit_refusals_stop(&srv->audit_refusals);
@@ -775,6 +781,18 @@ int main(int argc, char **argv)
         cs_log_error("the store could not be started");
         return 1;
     }
+    struct cs_hooks_config hooks_config = {
+        .console_url = srv.config.console_url,
+        .retry_base_ms = srv.config.hook_retry_base_ms,
+        .user_agent = "csched/" CS_VERSION,
+    };
+    if (cs_hooks_init(&srv.hooks, srv.loop, srv.sched.store, &hooks_config, srv.sched.server_env) !=
+        0) {
+        cs_log_error("the hooks could not be set up");
+        return 1;
+    }
+    srv.sched.run_hook_cb = cs_hooks_run_cb;
+    srv.sched.run_hook_ctx = &srv.hooks;
     /* Where standbys forward the calls they cannot answer: the first
      * renewal tells them. */
     char address[300];

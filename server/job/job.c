@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hook_spec.h"
 #include "minder_contract.h"
 #include "secret.h"
 
@@ -322,6 +323,8 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         rc = validate_stopping(spec, err);
     if (rc == 0)
         rc = validate_history(spec->history, err);
+    if (rc == 0)
+        rc = cs_hooks_validate(spec, err);
     return rc;
 }
 
