@@ -60,6 +60,7 @@ static const struct {
     {"stats", "the counters and limits of the server"},
     {"health", "SERVING or not"},
     {"replicas", "the replicas sharing the database, their leases"},
+    {"hooks", "the hook deliveries of a job: status, answer, attempts, next retry"},
     {"audit", "the audit trail of changes"},
     {"token", "make a bearer token and its --tokens-file line"},
     {"ui", "the address of the web console, and how to log in"},
@@ -190,6 +191,12 @@ static const struct {
      "of each one's lease (\"expired\" once it has run out, on the database's\n"
      "clock), the runs it holds and its version; \"(this)\" marks the one that\n"
      "answered.\n"},
+    {"hooks", NULL,
+     "usage: csched hooks JOB\n"
+     "The job's hook deliveries, newest first (docs/hooks.md): when each was\n"
+     "made, its hook and event, the run, pending, delivered or failed, the\n"
+     "endpoint's last HTTP status, the attempts made, when a pending one is\n"
+     "tried next, and the last error.\n"},
     {"audit", NULL,
      "usage: csched audit [--identity I] [--method M] [--job J] [--run ID]\n"
      "                    [--since T] [--until T] [--limit N]\n"
