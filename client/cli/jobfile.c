@@ -120,6 +120,16 @@ static int parse_map(struct jf *jf, const yaml_node_t *node, const char *key,
     return 0;
 }
 
+int jf_u32(struct jf *jf, const yaml_node_t *node, const char *key, uint32_t *out)
+{
+    return parse_u32(jf, node, key, out);
+}
+
+int jf_string(struct jf *jf, const yaml_node_t *node, const char *key, char **out)
+{
+    return parse_string(jf, node, key, out);
+}
+
 /* secret_env: NAME: file:/PATH or NAME: env:VAR, as --secret-env takes. */
 static int parse_secret_env(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job)
 {
@@ -290,6 +300,8 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_string(jf, v, key, &job->kill_signal);
     if (strcmp(key, "history") == 0)
         return parse_history(jf, v, job);
+    if (strcmp(key, "hooks") == 0)
+        return jf_parse_hooks(jf, v, job);
     return schedule_key(jf, key, v, job);
 }
 
@@ -358,7 +370,7 @@ int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out)
                 "unknown key '%s' (known: name, command, shell, env, working_dir, "
                 "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
                 "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
-                "kill_signal, labels, secret_env, trigger_env, history, schedule, time_zone, misfire, "
+                "kill_signal, labels, secret_env, trigger_env, history, hooks, schedule, time_zone, misfire, "
                 "overlap, "
                 "jitter_seconds, max_catchup, starting_deadline_seconds)",
                 jf_scalar(k));
