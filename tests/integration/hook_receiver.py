@@ -8,7 +8,8 @@ to (HMAC-SHA256 over timestamp "." body, X-Csched-Signature), and appended
 to DIR/received as one JSON line: the answer it got, whether the signature
 verified, the delivery header, the receive time and the body. DIR/fail
 holds a count: while it is above 0 a request is answered 500 and the count
-goes down. DIR/ready is written once the port listens."""
+goes down. While DIR/hold exists, requests wait for it to go (the
+benchmark's backlog). DIR/ready is written once the port listens."""
 import hashlib
 import hmac
 import json
@@ -42,6 +43,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        while os.path.exists(os.path.join(DIR, "hold")):
+            time.sleep(0.01)
         with open(SECRET_FILE, "rb") as f:
             key = f.read().rstrip(b"\n")
         ts = self.headers.get("X-Csched-Timestamp", "")
