@@ -13,7 +13,9 @@
 #include "store_internal.h"
 
 /* The rows of a batch in one statement; a row with changed_only whose
- * outcome is that of the previous ended run of its job is left out. */
+ * outcome is that of the previous ended run of its job is left out. So is
+ * one whose run has no row: a delivery must never fail the batch that
+ * carries the run's own change (the foreign key would). */
 const char cs_store_sql_hook_put[] =
     "INSERT INTO hook_deliveries (dedup_key, job_name, hook_name, event, run_id, url,"
     " secret_file, secret_env, ca_file, timeout_ms, max_attempts, body, created_unix_ms,"
@@ -23,9 +25,10 @@ const char cs_store_sql_hook_put[] =
     " $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[],"
     " $13::bigint[], $14::boolean[], $15::bigint[])"
     " AS d(k, j, h, e, r, u, sf, se, ca, t, m, b, c, only_changed, st)"
-    " WHERE NOT only_changed OR st IS DISTINCT FROM (SELECT p.ended_state FROM runs p"
+    " WHERE EXISTS (SELECT 1 FROM runs WHERE id = d.r)"
+    " AND (NOT only_changed OR st IS DISTINCT FROM (SELECT p.ended_state FROM runs p"
     "   WHERE p.job_name = d.j AND p.ended_unix_ms > 0 AND p.id < d.r"
-    "   ORDER BY p.id DESC LIMIT 1)"
+    "   ORDER BY p.id DESC LIMIT 1))"
     " ON CONFLICT (dedup_key) DO NOTHING";
 
 const enum cs_store_col_type cs_store_hook_put_cols[CS_STORE_HOOK_PUT_COLS] = {
