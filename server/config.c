@@ -44,6 +44,7 @@ enum {
     OPT_CONSOLE_DIR,
     OPT_CONSOLE_URL,
     OPT_HOOK_RETRY_BASE_MS,
+    OPT_DEFAULT_HOOKS,
     OPT_LAUNCH_THREADS,
     OPT_MAX_HEALTH_WATCHES,
     OPT_MAX_STREAMS,
@@ -86,6 +87,7 @@ static const struct option options[] = {
     {"console-dir", required_argument, NULL, OPT_CONSOLE_DIR},
     {"console-url", required_argument, NULL, OPT_CONSOLE_URL},
     {"hook-retry-base-ms", required_argument, NULL, OPT_HOOK_RETRY_BASE_MS},
+    {"default-hooks", required_argument, NULL, OPT_DEFAULT_HOOKS},
     {"launch-threads", required_argument, NULL, OPT_LAUNCH_THREADS},
     {"max-health-watches", required_argument, NULL, OPT_MAX_HEALTH_WATCHES},
     {"max-streams", required_argument, NULL, OPT_MAX_STREAMS},
@@ -171,6 +173,9 @@ void cs_config_usage(const char *prog)
             "                          bodies (docs/hooks.md)          [CSCHED_CONSOLE_URL]\n"
             "  --hook-retry-base-ms MS a hook delivery's first retry wait, doubling up to\n"
             "                          10 minutes (default 1000) [CSCHED_HOOK_RETRY_BASE_MS]\n"
+            "  --default-hooks FILE    hooks every job's runs are told to besides their own:\n"
+            "                          JSON {\"hooks\": [...]} (docs/hooks.md)\n"
+            "                                                       [CSCHED_DEFAULT_HOOKS]\n"
             "  --replica-id ID         this replica's name among those sharing the database:\n"
             "                          letters, digits, '.', '-', '_', at most %d (default:\n"
             "                          the host name)                   [CSCHED_REPLICA_ID]\n"
@@ -408,6 +413,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_CONSOLE_URL:
             c->console_url = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_DEFAULT_HOOKS:
+            c->default_hooks = optarg[0] != '\0' ? optarg : NULL;
             break;
         case OPT_HOOK_RETRY_BASE_MS:
             raw->hook_retry = (struct raw){optarg, "--hook-retry-base-ms"};
@@ -670,6 +678,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     c->http_listen = env_or("CSCHED_HTTP_LISTEN", NULL);
     c->console_dir = env_or("CSCHED_CONSOLE_DIR", CS_DEFAULT_CONSOLE_DIR);
     c->console_url = env_or("CSCHED_CONSOLE_URL", NULL);
+    c->default_hooks = env_or("CSCHED_DEFAULT_HOOKS", NULL);
     c->insecure_tcp = strcmp(env_or("CSCHED_INSECURE_TCP", "0"), "1") == 0;
     c->poll_only = strcmp(env_or("CSCHED_POLL_ONLY", "0"), "1") == 0;
     c->admin_group = env_or("CSCHED_ADMIN_GROUP", NULL);

@@ -56,6 +56,7 @@ struct cs_config {
     const char *console_dir;     /* the web console's files */
     const char *console_url;     /* the console's address, for hooks' links; NULL: none */
     uint32_t hook_retry_base_ms; /* a hook delivery's first retry wait */
+    const char *default_hooks;   /* the server-wide hooks' JSON file; NULL: none */
     bool insecure_tcp;           /* TCP without TLS or authentication: everyone is admin */
     const char *admin_group;     /* NULL: CS_DEFAULT_ADMIN_GROUP if it exists; "": none */
     const char *operator_group;

@@ -26,6 +26,7 @@
 #include "env.h"
 #include "grpc_locks.h"
 #include "history.h"
+#include "hook_defaults.h"
 #include "hooks.h"
 #include "http.h"
 #include "job.h"
@@ -66,6 +67,7 @@ struct server {
     struct cs_retention retention;
     struct cs_history history;
     struct cs_hooks hooks;
+    Csched__V1__Job *default_hooks; /* --default-hooks; NULL: none */
     struct cs_audit_expiry audit_expiry;
     struct cs_audit_refusals audit_refusals;
     struct cs_state_lock state_lock; /* held until release() */
@@ -611,6 +613,8 @@ static void release(struct server *srv)
 {
     cs_env_free(srv->sched.base_env);
     cs_env_free(srv->sched.server_env);
+    if (srv->default_hooks != NULL)
+        protobuf_c_message_free_unpacked(&srv->default_hooks->base, NULL);
     cs_state_lock_release(&srv->state_lock);
     cs_lease_file_close(&srv->lease);
     int rc = uv_loop_close(srv->loop);
@@ -781,10 +785,17 @@ int main(int argc, char **argv)
         cs_log_error("the store could not be started");
         return 1;
     }
+    struct cs_err hooks_err = {0};
+    if (srv.config.default_hooks != NULL &&
+        cs_hook_defaults_load(srv.config.default_hooks, &srv.default_hooks, &hooks_err) != 0) {
+        cs_log_error("%s", hooks_err.msg);
+        return 1;
+    }
     struct cs_hooks_config hooks_config = {
         .console_url = srv.config.console_url,
         .retry_base_ms = srv.config.hook_retry_base_ms,
         .user_agent = "csched/" CS_VERSION,
+        .defaults = srv.default_hooks,
     };
     if (cs_hooks_init(&srv.hooks, srv.loop, srv.sched.store, &hooks_config, srv.sched.server_env) !=
         0) {

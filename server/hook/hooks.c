@@ -61,12 +61,11 @@ static void queued_cb(void *arg, int status)
         look(h);
 }
 
-static void queue_one(struct cs_hooks *h, const Csched__V1__Hook *hook, size_t i,
+static void queue_one(struct cs_hooks *h, const Csched__V1__Hook *hook, const char *name,
                       const Csched__V1__Run *run, Csched__V1__RunState state,
                       Csched__V1__HookEvent event)
 {
-    char name_buf[32], key[256];
-    const char *name = cs_hook_name(hook, i, name_buf, sizeof(name_buf));
+    char key[256];
     /* One delivery per run, event and hook, whatever repeats it (a run
      * that starts again for a retry, a state a restart records again). */
     (void)snprintf(key, sizeof(key), "r%lld/%s/%s", (long long)run->id, cs_hook_event_name(event),
@@ -105,9 +104,20 @@ void cs_hooks_run_cb(void *ctx, const Csched__V1__Job *spec, const Csched__V1__R
     Csched__V1__HookEvent event = event_of(state, slot_skipped);
     if (event == CSCHED__V1__HOOK_EVENT__HOOK_EVENT_UNSPECIFIED)
         return;
+    char name[CS_HOOK_NAME_MAX + 16], buf[32];
     for (size_t i = 0; i < spec->n_hooks; i++)
         if (cs_hook_wants(spec->hooks[i], event))
-            queue_one(h, spec->hooks[i], i, run, state, event);
+            queue_one(h, spec->hooks[i], cs_hook_name(spec->hooks[i], i, buf, sizeof(buf)), run,
+                      state, event);
+    /* The server's own hooks, named apart from the job's ("default.NAME"). */
+    const Csched__V1__Job *defaults = h->config.defaults;
+    for (size_t i = 0; defaults != NULL && i < defaults->n_hooks; i++) {
+        if (!cs_hook_wants(defaults->hooks[i], event))
+            continue;
+        (void)snprintf(name, sizeof(name), "default.%s",
+                       cs_hook_name(defaults->hooks[i], i, buf, sizeof(buf)));
+        queue_one(h, defaults->hooks[i], name, run, state, event);
+    }
 }
 
 /* --- sending ------------------------------------------------------------- */

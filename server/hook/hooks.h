@@ -33,6 +33,10 @@ struct cs_hooks_config {
      * CS_HOOK_RETRY_MAX_MS, less a random part of up to half (jitter). */
     uint32_t retry_base_ms;
     const char *user_agent;
+    /* --default-hooks: the hooks every job's runs are told to besides the
+     * job's own (hook_defaults.h), borrowed for the hooks' life; NULL:
+     * none. */
+    const Csched__V1__Job *defaults;
 };
 
 #define CS_HOOK_RETRY_MAX_MS (10 * 60 * 1000)

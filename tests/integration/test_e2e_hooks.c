@@ -4,7 +4,8 @@
  * 500 and a closed port are retried until delivered; a job's deliveries
  * arrive in order; "changed" tells a run of failures once; a delivery
  * queued before a kill -9 of cschedd is made after its restart; the
- * secret's value is in no reply a viewer gets; bad hooks are refused. */
+ * secret's value is in no reply a viewer gets; bad hooks are refused; the
+ * server's default hooks (--default-hooks) are told of every job's runs. */
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -43,6 +44,9 @@ struct receiver {
 };
 
 static char certs_dir[PATH_MAX];
+/* The endpoint of the server's default hook (--default-hooks), told of
+ * every job's cancelled runs; up for the whole group. */
+static struct receiver defaults_receiver;
 
 static int free_port(void)
 {
@@ -556,17 +560,68 @@ static void test_e2e_hooks_refused(void **state)
     protobuf_c_message_free_unpacked(&job->base, NULL);
 }
 
+/* A job without hooks of its own is told to the server's default hook:
+ * named apart, signed with its own secret. */
+static void test_e2e_hooks_server_defaults(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct receiver *r = &defaults_receiver;
+    char name[64];
+    struct cs_status st = {0};
+
+    cs_e2e_name(name, sizeof(name), "plain");
+    Csched__V1__Job *job = cs_e2e_create_shell_job(e, name, "sleep 30");
+    int64_t id = cs_e2e_trigger(e, name);
+    Csched__V1__Run *run =
+        cs_e2e_wait_state(e, id, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, CS_E2E_RUN_TIMEOUT_MS);
+    protobuf_c_message_free_unpacked(&run->base, NULL);
+    Csched__V1__CancelRunRequest req = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    req.run_id = id;
+    assert_int_equal(cs_scheduler_cancel_run(e->client, &req, &run, cs_e2e_opts(), &st), 0);
+    protobuf_c_message_free_unpacked(&run->base, NULL);
+    run = cs_e2e_wait_end(e, id);
+    protobuf_c_message_free_unpacked(&run->base, NULL);
+
+    json_t *all = wait_delivered(r, 1);
+    json_t *rec = json_array_get(all, 0);
+    assert_true(json_is_true(json_object_get(rec, "signature_ok")));
+    json_t *body = json_object_get(rec, "body");
+    assert_string_equal(json_string_value(json_object_get(body, "hook")), "default.audit");
+    assert_string_equal(json_string_value(json_object_get(body, "event")), "cancelled");
+    assert_string_equal(json_string_value(json_object_get(body, "job")), name);
+    json_decref(all);
+    Csched__V1__ListHookDeliveriesResponse *resp = wait_recorded(e, name, 1);
+    assert_string_equal(resp->deliveries[0]->hook_name, "default.audit");
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+    protobuf_c_message_free_unpacked(&job->base, NULL);
+}
+
 static int setup(void **state)
 {
-    char cmd[PATH_MAX * 2];
-    static const char *const args[] = {"--hook-retry-base-ms", "100", "--console-url", CONSOLE_URL,
-                                       NULL};
+    char cmd[PATH_MAX * 2], defaults[PATH_MAX * 2 + 256];
+    static char path[PATH_MAX + 32];
+    static const char *args[] = {
+        "--hook-retry-base-ms", "100", "--console-url", CONSOLE_URL, "--default-hooks", path, NULL};
 
     cs_e2e_tmpdir(certs_dir);
     snprintf(cmd, sizeof(cmd), "sh %s %s >/dev/null", CS_MAKE_CERTS, certs_dir);
     if (system(cmd) != 0)
         return -1;
+    receiver_init(&defaults_receiver);
+    receiver_start(&defaults_receiver);
+    snprintf(defaults, sizeof(defaults),
+             "{\"hooks\": [{\"name\": \"audit\", \"events\": [\"HOOK_EVENT_CANCELLED\"],"
+             " \"url\": \"%s\", \"secret\": {\"file\": \"%s\"}, \"caFile\": \"%s\"}]}",
+             defaults_receiver.url, defaults_receiver.secret_path, defaults_receiver.ca_path);
+    snprintf(path, sizeof(path), "%s/defaults.json", defaults_receiver.dir);
+    write_file(defaults_receiver.dir, "defaults.json", defaults);
     return cs_e2e_start(state, args);
+}
+
+static int teardown(void **state)
+{
+    receiver_stop(&defaults_receiver);
+    return cs_e2e_teardown(state);
 }
 
 int main(void)
@@ -579,7 +634,8 @@ int main(void)
         cmocka_unit_test(test_e2e_hooks_changed_only),
         cmocka_unit_test(test_e2e_hooks_secret_never_shown),
         cmocka_unit_test(test_e2e_hooks_refused),
+        cmocka_unit_test(test_e2e_hooks_server_defaults),
         cmocka_unit_test(test_e2e_hooks_survive_kill9),
     };
-    return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }
