@@ -254,16 +254,13 @@ static void record(struct cs_hooks *h, struct cs_hook_post *post)
     };
     if (post->response_code >= 200 && post->response_code <= 299) {
         r.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_DELIVERED;
-        h->delivered++;
     } else if (r.attempts >= d->max_attempts) {
         r.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_FAILED;
-        h->failed++;
         cs_log_warn("hook %s of job %s: delivery %lld given up after %u attempts: %s", d->hook_name,
                     d->job_name, (long long)d->id, r.attempts, post->error);
     } else {
         r.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_PENDING;
         r.next_unix_ms = now + backoff_ms(h, r.attempts);
-        h->retried++;
     }
     struct recorded *rec = cs_xmalloc(sizeof(*rec));
     *rec = (struct recorded){h, d->id};

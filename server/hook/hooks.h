@@ -56,7 +56,6 @@ struct cs_hooks {
     bool started, stopped;
     int64_t inflight[CS_HOOKS_INFLIGHT_MAX]; /* ids sent or being recorded */
     size_t n_inflight;
-    uint64_t delivered, failed, retried; /* since start, for the log and metrics */
 };
 
 /* Sets hooks up (not sending yet): 0 or a negative errno. */
