@@ -28,7 +28,7 @@ static const struct {
     {"resume", cs_cmd_resume, false},
     {"backfill", cs_cmd_backfill, false},
     {"replicas", cs_cmd_replicas, false},
-    {"hooks", cs_cmd_hooks, false},
+    {"hooks", cs_cmd_hooks, false}, /* a job's hook deliveries */
     {"version", cs_cmd_version, false},
     {"completion", cs_cmd_completion, true},
     {"config", cs_cmd_config, true},
