@@ -20,6 +20,9 @@
 #include "secret_thread.h"
 #include "util.h"
 
+/* What the secret is called in the message of a reference that cannot be
+ * read ("secret_env hook.secret (file:/...) could not be resolved: ..."). */
+#define SECRET_NAME "hook.secret"
 /* Wait in curl_multi_poll at most this long: a stop also wakes it. */
 #define POLL_MS 1000
 
@@ -57,14 +60,14 @@ static size_t discard_cb(char *ptr, size_t size, size_t n, void *arg)
 static int secret_read(struct cs_hook_sender *s, struct cs_hook_post *post, char **value)
 {
     struct cs_secret ref = {
-        .name = "S",
+        .name = SECRET_NAME,
         .is_file = post->due.secret_file[0] != '\0',
         .ref = post->due.secret_file[0] != '\0' ? post->due.secret_file : post->due.secret_env,
     };
     char **env = cs_xcalloc(1, sizeof(*env));
     int rc = cs_secrets_resolve(&env, &ref, 1, s->server_env, post->error, sizeof(post->error));
     if (rc == 0) {
-        *value = cs_xstrdup(env[0] + 2);
+        *value = cs_xstrdup(env[0] + strlen(SECRET_NAME "="));
         explicit_bzero(env[0], strlen(env[0]));
         free(env[0]);
     }

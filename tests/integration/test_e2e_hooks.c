@@ -537,6 +537,46 @@ static void test_e2e_hooks_secret_never_shown(void **state)
     protobuf_c_message_free_unpacked(&job->base, NULL);
 }
 
+/* A secret file that cannot be read fails the attempt, before any
+ * request, with an error naming the reference and never a value; the
+ * delivery waits for its retry. */
+static void test_e2e_hooks_unreadable_secret(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct receiver r;
+    char name[64], missing[PATH_MAX + 16];
+
+    receiver_init(&r);
+    receiver_start(&r);
+    cs_e2e_name(name, sizeof(name), "nosecret");
+    Csched__V1__Job *job =
+        hook_job(name, "true", &r, ended, 2, CSCHED__V1__HOOK_WHEN__HOOK_WHEN_ALWAYS);
+    snprintf(missing, sizeof(missing), "%s/missing", r.dir);
+    free(job->hooks[0]->secret->file);
+    job->hooks[0]->secret->file = strdup(missing);
+    Csched__V1__Job *got = cs_e2e_create_job(e, job);
+    (void)run_once(e, name);
+    for (int64_t until = cs_test_now_ms() + WAIT_MS;; cs_test_sleep_ms(50)) {
+        Csched__V1__ListHookDeliveriesResponse *resp = deliveries(e, name);
+        bool tried = resp->n_deliveries == 1 && resp->deliveries[0]->attempts >= 1;
+        if (tried) {
+            assert_int_equal(resp->deliveries[0]->response_code, 0);
+            assert_non_null(strstr(resp->deliveries[0]->last_error, "hook.secret (file:"));
+            assert_non_null(strstr(resp->deliveries[0]->last_error, "No such file"));
+        }
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+        if (tried)
+            break;
+        assert_true(cs_test_now_ms() < until);
+    }
+    json_t *all = received(&r);
+    assert_int_equal(json_array_size(all), 0);
+    json_decref(all);
+    receiver_stop(&r);
+    protobuf_c_message_free_unpacked(&got->base, NULL);
+    protobuf_c_message_free_unpacked(&job->base, NULL);
+}
+
 /* A hook to a plain http:// host, or without a secret, is refused. */
 static void test_e2e_hooks_refused(void **state)
 {
@@ -633,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_e2e_hooks_in_order_per_job),
         cmocka_unit_test(test_e2e_hooks_changed_only),
         cmocka_unit_test(test_e2e_hooks_secret_never_shown),
+        cmocka_unit_test(test_e2e_hooks_unreadable_secret),
         cmocka_unit_test(test_e2e_hooks_refused),
         cmocka_unit_test(test_e2e_hooks_server_defaults),
         cmocka_unit_test(test_e2e_hooks_survive_kill9),
