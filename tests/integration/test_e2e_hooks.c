@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,6 +97,8 @@ static void receiver_start(struct receiver *r)
     r->pid = fork();
     assert_true(r->pid >= 0);
     if (r->pid == 0) {
+        /* A test that fails half way leaves no endpoint behind. */
+        (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
         execlp("python3", "python3", CS_HOOK_RECEIVER, r->dir, port, r->secret_path, (char *)NULL);
         _exit(127);
     }
