@@ -19,7 +19,9 @@ set -euo pipefail
 # clang 14) build the fuzz targets of tests/fuzz. grpc-proto: gRPC's own
 # .proto files (grpc.health.v1), which the API uses rather than a copy.
 # libmicrohttpd-dev: the metrics endpoint's and the HTTP API's server (with
-# GnuTLS); libjansson-dev: the JSON parser of the CLI and the HTTP API;
+# GnuTLS); libjansson-dev: the JSON parser of the CLI and the HTTP API (and
+# the body of a hook's webhook); libcurl4-openssl-dev: the HTTP client that
+# delivers webhooks (server/hook, OpenSSL's TLS and the system's CAs);
 # prometheus (promtool with it) and curl: the metrics tests scrape with them
 # and run a real Prometheus on ports of their own. On a machine with systemd,
 # installing prometheus also starts its daemon on :9090; the tests never use
@@ -38,7 +40,7 @@ BUILD_PACKAGES=(
     tzdata
     clang-format procps util-linux
     clang libclang-rt-14-dev
-    libmicrohttpd-dev libjansson-dev prometheus curl
+    libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev prometheus curl
     mmdebstrap podman skopeo runc
     chromium
 )
@@ -55,7 +57,7 @@ fi
 # /usr/share/zoneinfo (server/tzdb_work.c; the tests compare them with
 # Python's zoneinfo).
 RUNTIME_PACKAGES=(
-    libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2 libssl3 libmicrohttpd12 libjansson4
+    libgrpc29 libprotobuf-c1 libuv1 libpq5 libyaml-0-2 libssl3 libmicrohttpd12 libjansson4 libcurl4
     procps util-linux ca-certificates tzdata
 )
 # The PostgreSQL server binaries, for the embedded database only. With LLVM

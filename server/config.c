@@ -42,6 +42,9 @@ enum {
     OPT_METRICS_LISTEN,
     OPT_HTTP_LISTEN,
     OPT_CONSOLE_DIR,
+    OPT_CONSOLE_URL,
+    OPT_HOOK_RETRY_BASE_MS,
+    OPT_DEFAULT_HOOKS,
     OPT_LAUNCH_THREADS,
     OPT_MAX_HEALTH_WATCHES,
     OPT_MAX_STREAMS,
@@ -85,6 +88,9 @@ static const struct option options[] = {
     {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
     {"http-listen", required_argument, NULL, OPT_HTTP_LISTEN},
     {"console-dir", required_argument, NULL, OPT_CONSOLE_DIR},
+    {"console-url", required_argument, NULL, OPT_CONSOLE_URL},
+    {"hook-retry-base-ms", required_argument, NULL, OPT_HOOK_RETRY_BASE_MS},
+    {"default-hooks", required_argument, NULL, OPT_DEFAULT_HOOKS},
     {"launch-threads", required_argument, NULL, OPT_LAUNCH_THREADS},
     {"max-health-watches", required_argument, NULL, OPT_MAX_HEALTH_WATCHES},
     {"max-streams", required_argument, NULL, OPT_MAX_STREAMS},
@@ -171,6 +177,13 @@ void cs_config_usage(const char *prog)
             "                          or --insecure-tcp                [CSCHED_HTTP_LISTEN]\n"
             "  --console-dir DIR       the console's files (default " CS_DEFAULT_CONSOLE_DIR ")\n"
             "                                                         [CSCHED_CONSOLE_DIR]\n"
+            "  --console-url URL       the console's address, for the links in hooks'\n"
+            "                          bodies (docs/hooks.md)          [CSCHED_CONSOLE_URL]\n"
+            "  --hook-retry-base-ms MS a hook delivery's first retry wait, doubling up to\n"
+            "                          10 minutes (default 1000) [CSCHED_HOOK_RETRY_BASE_MS]\n"
+            "  --default-hooks FILE    hooks every job's runs are told to besides their own:\n"
+            "                          JSON {\"hooks\": [...]} (docs/hooks.md)\n"
+            "                                                       [CSCHED_DEFAULT_HOOKS]\n"
             "  --replica-id ID         this replica's name among those sharing the database:\n"
             "                          letters, digits, '.', '-', '_', at most %d (default:\n"
             "                          the host name)                   [CSCHED_REPLICA_ID]\n"
@@ -300,7 +313,7 @@ static int missing_value(char **argv, struct cs_err *err)
 struct raw_settings {
     struct raw state_dir, max_running, launch_threads, health_watches, streams, level, format, runs,
         nice, retention, audit_retention, replica_id, heartbeat, attempt_lease, drain_timeout,
-        cluster_max_running, limits;
+        cluster_max_running, limits, hook_retry;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -415,6 +428,15 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_CONSOLE_DIR:
             c->console_dir = optarg;
+            break;
+        case OPT_CONSOLE_URL:
+            c->console_url = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_DEFAULT_HOOKS:
+            c->default_hooks = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_HOOK_RETRY_BASE_MS:
+            raw->hook_retry = (struct raw){optarg, "--hook-retry-base-ms"};
             break;
         case OPT_AUDIT_RETENTION_DAYS:
             raw->audit_retention = (struct raw){optarg, "--audit-retention-days"};
@@ -643,6 +665,11 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
                     CS_RETENTION_DAYS_MAX, &v, err) != 0)
         return -EINVAL;
     c->audit_retention_days = (uint32_t)v;
+    v = CS_DEFAULT_HOOK_RETRY_BASE_MS;
+    if (raw->hook_retry.text != NULL && parse_whole(raw->hook_retry.text, raw->hook_retry.source, 1,
+                                                    CS_HOOK_RETRY_BASE_MAX_MS, &v, err) != 0)
+        return -EINVAL;
+    c->hook_retry_base_ms = (uint32_t)v;
     if (c->socket_path[0] != '/')
         return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
     if (c->zoneinfo[0] != '/')
@@ -679,6 +706,8 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
     c->metrics_listen = env_or("CSCHED_METRICS_LISTEN", NULL);
     c->http_listen = env_or("CSCHED_HTTP_LISTEN", NULL);
     c->console_dir = env_or("CSCHED_CONSOLE_DIR", CS_DEFAULT_CONSOLE_DIR);
+    c->console_url = env_or("CSCHED_CONSOLE_URL", NULL);
+    c->default_hooks = env_or("CSCHED_DEFAULT_HOOKS", NULL);
     c->insecure_tcp = strcmp(env_or("CSCHED_INSECURE_TCP", "0"), "1") == 0;
     c->poll_only = strcmp(env_or("CSCHED_POLL_ONLY", "0"), "1") == 0;
     c->admin_group = env_or("CSCHED_ADMIN_GROUP", NULL);
@@ -715,6 +744,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .attempt_lease = from_env("CSCHED_ATTEMPT_LEASE", NULL),
         .drain_timeout = from_env("CSCHED_DRAIN_TIMEOUT", NULL),
         .limits = from_env("CSCHED_LIMITS_ENFORCEMENT", "strict"),
+        .hook_retry = from_env("CSCHED_HOOK_RETRY_BASE_MS", NULL),
     };
     /* Flags win over the environment, so values are checked only after both. */
     int rc = read_flags(argc, argv, c, &raw, err);

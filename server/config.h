@@ -14,6 +14,8 @@
 #ifndef CS_DEFAULT_CONSOLE_DIR
 #define CS_DEFAULT_CONSOLE_DIR "/usr/share/csched/console"
 #endif
+#define CS_DEFAULT_HOOK_RETRY_BASE_MS 1000
+#define CS_HOOK_RETRY_BASE_MAX_MS 600000
 #define CS_DEFAULT_STATE_DIR "/var/lib/csched"
 #define CS_DEFAULT_MAX_RUNNING 64
 /* Launch threads (launcher.h): 1 to CS_LAUNCH_THREADS_MAX. */
@@ -45,15 +47,18 @@
 #define CS_DRAIN_TIMEOUT_MAX_MS (24 * 3600 * 1000)
 
 struct cs_config {
-    const char *socket_path;    /* the unix socket, always served */
-    const char *listen;         /* TCP "host:port"; NULL: none */
-    const char *metrics_listen; /* the Prometheus endpoint's "host:port"; NULL: none */
-    bool metrics_loopback;      /* metrics_listen is a loopback address: plain HTTP, no token */
-    const char *http_listen;    /* the HTTP API's "host:port"; NULL: none */
-    bool http_loopback;         /* http_listen is a loopback address: plain HTTP allowed */
-    const char *console_dir;    /* the web console's files */
-    bool insecure_tcp;          /* TCP without TLS or authentication: everyone is admin */
-    const char *admin_group;    /* NULL: CS_DEFAULT_ADMIN_GROUP if it exists; "": none */
+    const char *socket_path;     /* the unix socket, always served */
+    const char *listen;          /* TCP "host:port"; NULL: none */
+    const char *metrics_listen;  /* the Prometheus endpoint's "host:port"; NULL: none */
+    bool metrics_loopback;       /* metrics_listen is a loopback address: plain HTTP, no token */
+    const char *http_listen;     /* the HTTP API's "host:port"; NULL: none */
+    bool http_loopback;          /* http_listen is a loopback address: plain HTTP allowed */
+    const char *console_dir;     /* the web console's files */
+    const char *console_url;     /* the console's address, for hooks' links; NULL: none */
+    uint32_t hook_retry_base_ms; /* a hook delivery's first retry wait */
+    const char *default_hooks;   /* the server-wide hooks' JSON file; NULL: none */
+    bool insecure_tcp;           /* TCP without TLS or authentication: everyone is admin */
+    const char *admin_group;     /* NULL: CS_DEFAULT_ADMIN_GROUP if it exists; "": none */
     const char *operator_group;
     const char *viewer_group;
     const char *database_url; /* NULL: the embedded PostgreSQL */

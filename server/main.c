@@ -26,6 +26,8 @@
 #include "env.h"
 #include "grpc_locks.h"
 #include "history.h"
+#include "hook_defaults.h"
+#include "hooks.h"
 #include "http.h"
 #include "job.h"
 #include "job_table.h"
@@ -66,6 +68,8 @@ struct server {
     struct cs_ready ready;
     struct cs_retention retention;
     struct cs_history history;
+    struct cs_hooks hooks;
+    Csched__V1__Job *default_hooks; /* --default-hooks; NULL: none */
     struct cs_audit_expiry audit_expiry;
     struct cs_audit_refusals audit_refusals;
     struct cs_state_lock state_lock; /* held until release() */
@@ -277,6 +281,9 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     s->retention_days = srv->config.retention_days;
     cs_history_start(&srv->history, s, srv->config.retention_days);
     cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
+    /* Without its thread no hook is sent; they stay queued for the next
+     * start or another replica. */
+    (void)cs_hooks_start(&srv->hooks);
 
     srv->loaded = true;
     char address[300];
@@ -371,6 +378,7 @@ static void launcher_stopped_cb(void *arg)
     cs_metrics_stop();
     cs_retention_stop(&srv->retention);
     cs_history_stop(&srv->history);
+    cs_hooks_stop(&srv->hooks);
     cs_audit_expiry_stop(&srv->audit_expiry);
     cs_zone_reload_stop(&srv->zone_reload);
     cs_audit_refusals_stop(&srv->audit_refusals);
@@ -637,6 +645,8 @@ static void release(struct server *srv)
 {
     cs_env_free(srv->sched.base_env);
     cs_env_free(srv->sched.server_env);
+    if (srv->default_hooks != NULL)
+        protobuf_c_message_free_unpacked(&srv->default_hooks->base, NULL);
     cs_state_lock_release(&srv->state_lock);
     cs_lease_file_close(&srv->lease);
     int rc = uv_loop_close(srv->loop);
@@ -807,6 +817,25 @@ int main(int argc, char **argv)
         cs_log_error("the store could not be started");
         return 1;
     }
+    struct cs_err hooks_err = {0};
+    if (srv.config.default_hooks != NULL &&
+        cs_hook_defaults_load(srv.config.default_hooks, &srv.default_hooks, &hooks_err) != 0) {
+        cs_log_error("%s", hooks_err.msg);
+        return 1;
+    }
+    struct cs_hooks_config hooks_config = {
+        .console_url = srv.config.console_url,
+        .retry_base_ms = srv.config.hook_retry_base_ms,
+        .user_agent = "csched/" CS_VERSION,
+        .defaults = srv.default_hooks,
+    };
+    if (cs_hooks_init(&srv.hooks, srv.loop, srv.sched.store, &hooks_config, srv.sched.server_env) !=
+        0) {
+        cs_log_error("the hooks could not be set up");
+        return 1;
+    }
+    srv.sched.run_hook_cb = cs_hooks_run_cb;
+    srv.sched.run_hook_ctx = &srv.hooks;
     /* Where standbys forward the calls they cannot answer: the first
      * renewal tells them. */
     char address[300];

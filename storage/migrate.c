@@ -17,8 +17,8 @@ const char cs_store_migrate_list_sql[] =
 
 int cs_store_migrations_check(const struct cs_store_migration *migrations, size_t n)
 {
-    /* A gap is allowed: migrations numbered by features made side by side
-     * (0015 before its 0014 is merged) each keep their number. */
+    /* A gap is allowed: features made side by side keep the numbers they
+     * were given. */
     for (size_t i = 0; i < n; i++) {
         if (migrations[i].version <= (i > 0 ? migrations[i - 1].version : 0) ||
             migrations[i].sql == NULL)

@@ -112,7 +112,7 @@ struct cs_store_snapshot {
     int64_t max_audit_id;
     /* Every event up to this seq was deleted by retention (0: none). */
     int64_t purged_event_seq;
-    /* The cluster's limit on runs at once (0: none; migration 0014). */
+    /* The cluster's limit on runs at once (0: none; migration 0016). */
     uint32_t cluster_max_running;
     /* The running attempts of active runs that another replica's machine
      * runs (another id, or this id's previous state directory): none of them
@@ -288,6 +288,63 @@ void cs_store_history_purge_job(struct cs_store *store, const struct cs_store_hi
 void cs_store_cluster_max_running_set(struct cs_store *store, uint32_t max_running,
                                       int64_t at_unix_ms, const char *who, bool seed,
                                       cs_store_count_cb set_cb, void *arg);
+/* Hook deliveries (store_hook.c, migration 0016; docs/hooks.md). A new
+ * delivery, put in the loop turn of the run state change that causes it so
+ * that both commit together; inserted once per dedup_key. With changed_only
+ * it is left out when outcome_state is the outcome of the job's previous
+ * ended run (by id). Strings borrowed. */
+struct cs_store_hook_new {
+    const char *dedup_key;
+    const char *job_name;
+    const char *hook_name;
+    int event; /* csched.v1.HookEvent */
+    int64_t run_id;
+    const char *url;
+    const char *secret_file, *secret_env; /* the secret's reference, one set */
+    const char *ca_file;
+    uint32_t timeout_ms, max_attempts;
+    const char *body;
+    int64_t created_unix_ms;
+    bool changed_only;
+    int32_t outcome_state; /* the run's terminal RunState */
+};
+void cs_store_hook_put(struct cs_store *store, const struct cs_store_hook_new *d,
+                       cs_store_done_cb cb, void *arg);
+/* The result of one attempt of delivery id. */
+struct cs_store_hook_result {
+    int64_t id;
+    int status; /* csched.v1.HookDeliveryStatus */
+    uint32_t attempts;
+    int32_t response_code;
+    const char *last_error;
+    int64_t next_unix_ms, last_unix_ms;
+};
+void cs_store_hook_update(struct cs_store *store, const struct cs_store_hook_result *r,
+                          cs_store_done_cb cb, void *arg);
+/* A pending delivery at the head of its job's queue (strings owned). */
+struct cs_store_hook_due {
+    int64_t id;
+    char *job_name, *hook_name, *url, *secret_file, *secret_env, *ca_file, *body;
+    uint32_t timeout_ms, max_attempts, attempts;
+    int64_t next_unix_ms;
+    int event;
+    int64_t run_id;
+};
+/* The heads of at most limit jobs' queues, earliest next_unix_ms first;
+ * the callback owns due (cs_store_hook_due_free). */
+typedef void (*cs_store_hook_due_cb)(void *arg, int status, struct cs_store_hook_due *due,
+                                     size_t n);
+void cs_store_hook_due_list(struct cs_store *store, uint32_t limit, cs_store_hook_due_cb cb,
+                            void *arg);
+void cs_store_hook_due_free(struct cs_store_hook_due *due, size_t n);
+/* Frees one's strings (any thread), leaving it zeroed. */
+void cs_store_hook_due_clear(struct cs_store_hook_due *d);
+/* A job's deliveries newest first, ids below before_id (0: no bound). */
+typedef void (*cs_store_hook_list_cb)(void *arg, int status, Csched__V1__HookDelivery **deliveries,
+                                      size_t n);
+void cs_store_hook_list(struct cs_store *store, const char *job_name, int64_t before_id,
+                        uint32_t limit, cs_store_hook_list_cb cb, void *arg);
+void cs_store_hook_deliveries_free(Csched__V1__HookDelivery **deliveries, size_t n);
 
 /* Reads. They are answered in order with the writes: a read sees every write
  * queued before it. */

@@ -14,7 +14,8 @@
  * left go out as one statement per table, each column one binary array:
  * runs, then attempts (which reference runs), then the attempts' tails
  * (which update attempts and nothing else writes), the slots, the events and
- * then the audit rows, each in the order queued. Jobs, few and large, keep one statement each; no
+ * then the audit rows, then the hook deliveries (which reference runs) and
+ * their results, each in the order queued. Jobs, few and large, keep one statement each; no
  * other table refers to them, so their place among the others is free.
  *
  * Invariant: what a segment's statements leave in the database is what its
@@ -42,6 +43,8 @@ struct segment {
     struct entry *tails;
     struct cs_store_op **events;
     struct cs_store_op **audit;
+    struct cs_store_op **hooks;
+    struct entry *hook_results;
     size_t n_runs;
     size_t n_attempts;
     size_t n_jobs;
@@ -49,6 +52,8 @@ struct segment {
     size_t n_tails;
     size_t n_events;
     size_t n_audit;
+    size_t n_hooks;
+    size_t n_hook_results;
 };
 
 /* The arrays of one statement being built, one per column. */
@@ -322,8 +327,15 @@ static int segment_send(PGconn *conn, struct cs_store_batch *b, struct segment *
     if (rc == 0)
         rc = send_inserts(conn, b, CS_STORE_STMT_AUDIT_PUT, cs_store_audit_cols,
                           CS_STORE_AUDIT_COLS, seg->audit, seg->n_audit);
+    /* A delivery references its run, written above. */
+    if (rc == 0)
+        rc = send_inserts(conn, b, CS_STORE_STMT_HOOK_PUT, cs_store_hook_put_cols,
+                          CS_STORE_HOOK_PUT_COLS, seg->hooks, seg->n_hooks);
+    if (rc == 0)
+        rc = send_last_of_key(conn, b, CS_STORE_STMT_HOOK_UPDATE, cs_store_hook_update_cols,
+                              CS_STORE_HOOK_UPDATE_COLS, seg->hook_results, seg->n_hook_results);
     seg->n_runs = seg->n_attempts = seg->n_jobs = seg->n_slots = seg->n_tails = 0;
-    seg->n_events = seg->n_audit = 0;
+    seg->n_events = seg->n_audit = seg->n_hooks = seg->n_hook_results = 0;
     return rc;
 }
 
@@ -343,6 +355,8 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
     seg.tails = cs_store_xmalloc(n * sizeof(*seg.tails));
     seg.events = cs_store_xmalloc(n * sizeof(*seg.events));
     seg.audit = cs_store_xmalloc(n * sizeof(*seg.audit));
+    seg.hooks = cs_store_xmalloc(n * sizeof(*seg.hooks));
+    seg.hook_results = cs_store_xmalloc(n * sizeof(*seg.hook_results));
     for (struct cs_store_op *op = b->ops.head; rc == 0 && op != NULL; op = op->next, idx++) {
         switch (op->stmt) {
         case CS_STORE_STMT_RUN_PUT:
@@ -367,6 +381,12 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
         case CS_STORE_STMT_AUDIT_PUT:
             seg.audit[seg.n_audit++] = op;
             break;
+        case CS_STORE_STMT_HOOK_PUT:
+            seg.hooks[seg.n_hooks++] = op;
+            break;
+        case CS_STORE_STMT_HOOK_UPDATE:
+            seg.hook_results[seg.n_hook_results++] = (struct entry){op, idx};
+            break;
         default:
             /* A read: the writes queued before it go first. */
             rc = segment_send(conn, b, &seg);
@@ -384,5 +404,7 @@ int cs_store_batch_send(PGconn *conn, struct cs_store_batch *b)
     free(seg.tails);
     free(seg.events);
     free(seg.audit);
+    free(seg.hooks);
+    free(seg.hook_results);
     return rc;
 }

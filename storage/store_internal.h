@@ -15,7 +15,7 @@
  *   store_stmt.c       the statement table
  *   store_socket.c     the socket's watch and flush
  *   store_job.c store_run.c store_event.c store_audit.c store_slot.c
- *   store_replica_list.c store_tail.c   each table's SQL and mapping
+ *   store_replica_list.c store_tail.c store_hook.c   each table's SQL and mapping
  *   store_state.c      the state machine's tables and their writers
  *   store_row.c store_url.c store_util.c migrate.c   leaves
  * and, on libuv's pool, store_embedded_work.c and pg_embedded_work.c. */
@@ -177,6 +177,10 @@ enum cs_store_stmt {
     CS_STORE_STMT_HISTORY_PURGE,
     CS_STORE_STMT_HISTORY_PURGE_JOB,
     CS_STORE_STMT_CLUSTER_LIMITS_SET,
+    CS_STORE_STMT_HOOK_PUT,
+    CS_STORE_STMT_HOOK_UPDATE,
+    CS_STORE_STMT_HOOK_DUE,
+    CS_STORE_STMT_HOOK_LIST,
     CS_STORE_STMT_COUNT,
 };
 
@@ -652,5 +656,20 @@ struct cs_store_attempt_tail *cs_store_attempt_tail_from_row(const PGresult *res
 extern const char cs_store_sql_replica_list[];
 /* A row of cs_store_sql_replica_list; self is left false. */
 Csched__V1__Replica *cs_store_replica_from_row(const PGresult *res, int row);
+/* store_hook.c: hook deliveries (migration 0016), a batch's puts and
+ * updates each as one statement of arrays (store_bulk.c). */
+#define CS_STORE_HOOK_PUT_COLS 15
+#define CS_STORE_HOOK_UPDATE_COLS 7
+extern const char cs_store_sql_hook_put[];
+extern const char cs_store_sql_hook_update[];
+extern const char cs_store_sql_hook_due[];
+extern const char cs_store_sql_hook_list[];
+extern const enum cs_store_col_type cs_store_hook_put_cols[CS_STORE_HOOK_PUT_COLS];
+extern const enum cs_store_col_type cs_store_hook_update_cols[CS_STORE_HOOK_UPDATE_COLS];
+void cs_store_hook_put_params(const struct cs_store_hook_new *d, struct cs_store_params *p);
+void cs_store_hook_update_params(const struct cs_store_hook_result *r, struct cs_store_params *p);
+/* Fills d from a row of cs_store_sql_hook_due (strings malloc'd). */
+void cs_store_hook_due_from_row(const PGresult *res, int row, struct cs_store_hook_due *d);
+Csched__V1__HookDelivery *cs_store_hook_delivery_from_row(const PGresult *res, int row);
 
 #endif

@@ -341,3 +341,63 @@ void cs_store_ping(struct cs_store *store)
 {
     cs_store_op_submit(store, read_new(store, CS_STORE_STMT_PING, ping_done_cb, NULL, NULL));
 }
+
+static void hook_due_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_hook_due_cb cb = (cs_store_hook_due_cb)op->cb;
+    struct cs_store_hook_due *due = NULL;
+    size_t n = 0;
+
+    if (status == 0) {
+        n = (size_t)PQntuples(res);
+        if (n > 0)
+            due = cs_store_xmalloc(n * sizeof(*due));
+        for (size_t i = 0; i < n; i++)
+            cs_store_hook_due_from_row(res, (int)i, &due[i]);
+    }
+    if (cb != NULL)
+        cb(op->arg, status, due, n);
+    else
+        cs_store_hook_due_free(due, n);
+}
+
+void cs_store_hook_due_list(struct cs_store *store, uint32_t limit, cs_store_hook_due_cb cb,
+                            void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_HOOK_DUE, hook_due_done_cb, (void (*)(void))cb, arg);
+
+    cs_store_params_int(&op->params, limit);
+    cs_store_op_submit(store, op);
+}
+
+static void hook_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_hook_list_cb cb = (cs_store_hook_list_cb)op->cb;
+    Csched__V1__HookDelivery **deliveries = NULL;
+    size_t n = 0;
+
+    if (status == 0) {
+        n = (size_t)PQntuples(res);
+        if (n > 0)
+            deliveries = cs_store_xmalloc(n * sizeof(*deliveries));
+        for (size_t i = 0; i < n; i++)
+            deliveries[i] = cs_store_hook_delivery_from_row(res, (int)i);
+    }
+    if (cb != NULL)
+        cb(op->arg, status, deliveries, n);
+    else
+        cs_store_hook_deliveries_free(deliveries, n);
+}
+
+void cs_store_hook_list(struct cs_store *store, const char *job_name, int64_t before_id,
+                        uint32_t limit, cs_store_hook_list_cb cb, void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_HOOK_LIST, hook_list_done_cb, (void (*)(void))cb, arg);
+
+    cs_store_params_text(&op->params, job_name);
+    cs_store_params_int(&op->params, before_id);
+    cs_store_params_int(&op->params, limit);
+    cs_store_op_submit(store, op);
+}

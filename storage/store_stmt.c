@@ -1,7 +1,7 @@
 /* The statement table: every prepared statement's name and SQL, prepared
  * once per connection. The SQL lives beside each table's row mapping
  * (store_job.c, store_run.c, store_event.c, store_slot.c, store_audit.c,
- * store_replica_list.c, store_tail.c); this file only names it. */
+ * store_replica_list.c, store_tail.c, store_hook.c); this file only names it. */
 #include "store_internal.h"
 
 const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
@@ -52,4 +52,8 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_HISTORY_PURGE] = {"history_purge", cs_store_sql_history_purge},
     [CS_STORE_STMT_HISTORY_PURGE_JOB] = {"history_purge_job", cs_store_sql_history_purge_job},
     [CS_STORE_STMT_CLUSTER_LIMITS_SET] = {"cluster_limits_set", cs_store_sql_cluster_limits_set},
+    [CS_STORE_STMT_HOOK_PUT] = {"hook_put", cs_store_sql_hook_put},
+    [CS_STORE_STMT_HOOK_UPDATE] = {"hook_update", cs_store_sql_hook_update},
+    [CS_STORE_STMT_HOOK_DUE] = {"hook_due", cs_store_sql_hook_due},
+    [CS_STORE_STMT_HOOK_LIST] = {"hook_list", cs_store_sql_hook_list},
 };

@@ -109,6 +109,25 @@ void cs_store_slot_put(struct cs_store *store, const Csched__V1__Slot *slot, cs_
     cs_store_op_submit(store, op);
 }
 
+void cs_store_hook_put(struct cs_store *store, const struct cs_store_hook_new *d,
+                       cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_HOOK_PUT, cb, arg);
+
+    cs_store_hook_put_params(d, &op->params);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_hook_update(struct cs_store *store, const struct cs_store_hook_result *r,
+                          cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_HOOK_UPDATE, cb, arg);
+
+    op->key[0] = r->id;
+    cs_store_hook_update_params(r, &op->params);
+    cs_store_op_submit(store, op);
+}
+
 struct cs_store_mark cs_store_mark_take(struct cs_store *store)
 {
     CS_STORE_ASSERT_LOOP(store);

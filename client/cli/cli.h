@@ -604,6 +604,10 @@ int cs_cmd_cluster(struct cs_cli *cli, int argc, char **argv);
  * "(this)" after the id of the one that answered, "expired" after the age
  * of a lease that has run out. */
 void cs_cli_print_replicas(FILE *f, const Csched__V1__ListReplicasResponse *resp);
+/* hooks: a job's hook deliveries (ListHookDeliveries). */
+int cs_cmd_hooks(struct cs_cli *cli, int argc, char **argv);
+/* The table csched hooks prints (cmd_hooks.c): one row per delivery. */
+void cs_cli_print_hook_deliveries(FILE *f, const Csched__V1__ListHookDeliveriesResponse *resp);
 /* token new NAME ROLE: needs no connection (cli->client is NULL). */
 int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 /* ui [--url URL]: prints the console's address; makes no call. */

@@ -26,7 +26,7 @@ _csched() {
     local global="--server -o --output --timeout --wait-for-ready --ca --cert --key
         --token-file --token --context --version --help"
     local commands="job apply trigger runs run cancel logs watch slots pause resume
-        backfill stats health replicas audit token config version completion help ui"
+        backfill stats health replicas hooks audit token config version completion help ui"
     local cmd="" sub="" i
     _csched_global=()
     for ((i = 1; i < cword; i++)); do

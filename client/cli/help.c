@@ -61,6 +61,7 @@ static const struct {
     {"health", "SERVING or not"},
     {"replicas", "the replicas sharing the database, their leases"},
     {"cluster", "the limits of all replicas together; set-max-running N"},
+    {"hooks", "the hook deliveries of a job: status, answer, attempts, next retry"},
     {"audit", "the audit trail of changes"},
     {"token", "make a bearer token and its --tokens-file line"},
     {"ui", "the address of the web console, and how to log in"},
@@ -207,6 +208,12 @@ static const struct {
      "and the answering replica's own (cschedd --max-running). set-max-running\n"
      "changes the cluster's runs at once (0: none but each replica's own); lowering\n"
      "it stops nothing that runs. Admins only; recorded in the audit trail.\n"},
+    {"hooks", NULL,
+     "usage: csched hooks JOB\n"
+     "The job's hook deliveries, newest first (docs/hooks.md): when each was\n"
+     "made, its hook and event, the run, pending, delivered or failed, the\n"
+     "endpoint's last HTTP status, the attempts made, when a pending one is\n"
+     "tried next, and the last error.\n"},
     {"audit", NULL,
      "usage: csched audit [--identity I] [--method M] [--job J] [--run ID]\n"
      "                    [--since T] [--until T] [--limit N]\n"

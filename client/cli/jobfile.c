@@ -13,77 +13,6 @@
 #include <string.h>
 #include <yaml.h>
 
-int jf_error(struct jf *jf, const yaml_node_t *node, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    snprintf(jf->err, jf->errlen, "%s:%lu: %s", jf->name, (unsigned long)node->start_mark.line + 1,
-             msg);
-    return -EINVAL;
-}
-
-const char *jf_scalar(const yaml_node_t *node)
-{
-    return (const char *)node->data.scalar.value;
-}
-
-static int want_scalar(struct jf *jf, const yaml_node_t *node, const char *key)
-{
-    if (node->type != YAML_SCALAR_NODE)
-        return jf_error(jf, node, "%s: must be a single value", key);
-    return 0;
-}
-
-/* A number must be written as one: "60" or '60' is a string, as YAML and
- * the proto types say, and is refused rather than read as 60. */
-static int want_number(struct jf *jf, const yaml_node_t *node, const char *key)
-{
-    if (want_scalar(jf, node, key) != 0)
-        return -EINVAL;
-    if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return jf_error(jf, node, "%s: must be a number, not the string \"%s\" (drop the quotes)",
-                        key, jf_scalar(node));
-    return 0;
-}
-
-static int parse_u32(struct jf *jf, const yaml_node_t *node, const char *key, uint32_t *out)
-{
-    if (want_number(jf, node, key) != 0)
-        return -EINVAL;
-    if (cs_cli_parse_u32(jf_scalar(node), out) != 0)
-        return jf_error(jf, node, "%s: must be a whole number from 0 to 4294967295, not '%s'", key,
-                        jf_scalar(node));
-    return 0;
-}
-
-static int parse_u64(struct jf *jf, const yaml_node_t *node, const char *key, uint64_t *out)
-{
-    const char *text;
-    char *end;
-
-    if (want_number(jf, node, key) != 0)
-        return -EINVAL;
-    text = jf_scalar(node);
-    errno = 0;
-    *out = strtoull(text, &end, 10);
-    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0)
-        return jf_error(jf, node, "%s: must be a whole number from 0 to 2^64-1, not '%s'", key,
-                        text);
-    return 0;
-}
-
-static int parse_string(struct jf *jf, const yaml_node_t *node, const char *key, char **out)
-{
-    if (want_scalar(jf, node, key) != 0)
-        return -EINVAL;
-    cs_cli_set_string(out, jf_scalar(node));
-    return 0;
-}
-
 /* A list of strings under key, appended to (list, n); hint says what else the
  * key may not be. */
 static int parse_strings(struct jf *jf, const yaml_node_t *node, const char *key, const char *hint,
@@ -161,7 +90,7 @@ static int parse_secret_env(struct jf *jf, const yaml_node_t *node, Csched__V1__
 
 static int parse_double(struct jf *jf, const yaml_node_t *node, const char *key, double *out)
 {
-    if (want_number(jf, node, key) != 0)
+    if (jf_want_number(jf, node, key) != 0)
         return -EINVAL;
     if (cs_cli_parse_double(jf_scalar(node), out) != 0)
         return jf_error(jf, node, "%s: must be a number, not '%s'", key, jf_scalar(node));
@@ -182,9 +111,9 @@ static int parse_retry(struct jf *jf, const yaml_node_t *node, Csched__V1__Retry
         int rc;
 
         if (strcmp(key, "initial_backoff_ms") == 0)
-            rc = parse_u32(jf, v, "retry.initial_backoff_ms", &p->initial_backoff_ms);
+            rc = jf_u32(jf, v, "retry.initial_backoff_ms", &p->initial_backoff_ms);
         else if (strcmp(key, "max_backoff_ms") == 0)
-            rc = parse_u32(jf, v, "retry.max_backoff_ms", &p->max_backoff_ms);
+            rc = jf_u32(jf, v, "retry.max_backoff_ms", &p->max_backoff_ms);
         else if (strcmp(key, "multiplier") == 0)
             rc = parse_double(jf, v, "retry.multiplier", &p->multiplier);
         else if (strcmp(key, "jitter") == 0)
@@ -194,7 +123,7 @@ static int parse_retry(struct jf *jf, const yaml_node_t *node, Csched__V1__Retry
                           "retry: unknown key '%s' (known: initial_backoff_ms, max_backoff_ms, "
                           "multiplier, jitter, retry_on)",
                           key);
-        else if (want_scalar(jf, v, "retry.retry_on") != 0)
+        else if (jf_want_scalar(jf, v, "retry.retry_on") != 0)
             rc = -EINVAL;
         else if (cs_cli_parse_retry_on(jf_scalar(v), &p->retry_on) != 0)
             rc = jf_error(jf, v, "retry.retry_on: must be failure, timeout or failure,timeout");
@@ -223,12 +152,12 @@ static int parse_history(struct jf *jf, const yaml_node_t *node, Csched__V1__Job
         int rc;
 
         if (strcmp(key, "keep_succeeded") == 0)
-            rc = parse_u32(jf, v, "history.keep_succeeded", &job->history->keep_succeeded);
+            rc = jf_u32(jf, v, "history.keep_succeeded", &job->history->keep_succeeded);
         else if (strcmp(key, "keep_failed") == 0)
-            rc = parse_u32(jf, v, "history.keep_failed", &job->history->keep_failed);
+            rc = jf_u32(jf, v, "history.keep_failed", &job->history->keep_failed);
         else if (strcmp(key, "ttl_seconds_after_finished") == 0)
-            rc = parse_u32(jf, v, "history.ttl_seconds_after_finished",
-                           &job->history->ttl_seconds_after_finished);
+            rc = jf_u32(jf, v, "history.ttl_seconds_after_finished",
+                        &job->history->ttl_seconds_after_finished);
         else
             rc = jf_error(jf, k,
                           "history: unknown key '%s' (known: keep_succeeded, keep_failed, "
@@ -259,17 +188,17 @@ static int parse_resources(struct jf *jf, const yaml_node_t *node, Csched__V1__J
         int rc;
 
         if (strcmp(key, "memory_bytes") == 0)
-            rc = parse_u64(jf, v, "resources.memory_bytes", &r->memory_bytes);
+            rc = jf_u64(jf, v, "resources.memory_bytes", &r->memory_bytes);
         else if (strcmp(key, "cpu_seconds") == 0)
-            rc = parse_u64(jf, v, "resources.cpu_seconds", &r->cpu_seconds);
+            rc = jf_u64(jf, v, "resources.cpu_seconds", &r->cpu_seconds);
         else if (strcmp(key, "pids") == 0)
-            rc = parse_u32(jf, v, "resources.pids", &r->pids);
+            rc = jf_u32(jf, v, "resources.pids", &r->pids);
         else if (strcmp(key, "open_files") == 0)
-            rc = parse_u32(jf, v, "resources.open_files", &r->open_files);
+            rc = jf_u32(jf, v, "resources.open_files", &r->open_files);
         else if (strcmp(key, "file_size") == 0)
-            rc = parse_u64(jf, v, "resources.file_size", &r->file_size);
+            rc = jf_u64(jf, v, "resources.file_size", &r->file_size);
         else if (strcmp(key, "cpu_millis") == 0)
-            rc = parse_u32(jf, v, "resources.cpu_millis", &r->cpu_millis);
+            rc = jf_u32(jf, v, "resources.cpu_millis", &r->cpu_millis);
         else
             rc = jf_error(jf, k,
                           "resources: unknown key '%s' (known: memory_bytes, cpu_seconds, pids, "
@@ -290,7 +219,7 @@ static int schedule_key(struct jf *jf, const char *key, const yaml_node_t *v, Cs
 
     if (strcmp(key, "jitter_seconds") == 0 || strcmp(key, "max_catchup") == 0 ||
         strcmp(key, "starting_deadline_seconds") == 0) {
-        if (want_number(jf, v, key) != 0)
+        if (jf_want_number(jf, v, key) != 0)
             return -EINVAL;
     }
     if (v->type != YAML_SCALAR_NODE)
@@ -308,17 +237,17 @@ static int schedule_key(struct jf *jf, const char *key, const yaml_node_t *v, Cs
 static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched__V1__Job *job)
 {
     if (strcmp(key, "name") == 0)
-        return parse_string(jf, v, key, &job->name);
+        return jf_string(jf, v, key, &job->name);
     if (strcmp(key, "command") == 0)
         return parse_command(jf, v, job);
     if (strcmp(key, "shell") == 0)
-        return parse_string(jf, v, key, &job->shell);
+        return jf_string(jf, v, key, &job->shell);
     if (strcmp(key, "working_dir") == 0)
-        return parse_string(jf, v, key, &job->working_dir);
+        return jf_string(jf, v, key, &job->working_dir);
     if (strcmp(key, "run_as_user") == 0)
-        return parse_string(jf, v, key, &job->run_as_user);
+        return jf_string(jf, v, key, &job->run_as_user);
     if (strcmp(key, "run_as_group") == 0)
-        return parse_string(jf, v, key, &job->run_as_group);
+        return jf_string(jf, v, key, &job->run_as_group);
     if (strcmp(key, "env") == 0)
         return parse_map(jf, v, key, &csched__v1__job__env_entry__descriptor, (void ***)&job->env,
                          &job->n_env);
@@ -330,65 +259,28 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_map(jf, v, key, &csched__v1__job__labels_entry__descriptor,
                          (void ***)&job->labels, &job->n_labels);
     if (strcmp(key, "max_running") == 0)
-        return parse_u32(jf, v, key, &job->max_running);
+        return jf_u32(jf, v, key, &job->max_running);
     if (strcmp(key, "timeout_seconds") == 0)
-        return parse_u32(jf, v, key, &job->timeout_seconds);
+        return jf_u32(jf, v, key, &job->timeout_seconds);
     if (strcmp(key, "max_attempts") == 0)
-        return parse_u32(jf, v, key, &job->max_attempts);
+        return jf_u32(jf, v, key, &job->max_attempts);
     if (strcmp(key, "retry_backoff_ms") == 0)
-        return parse_u32(jf, v, key, &job->retry_backoff_ms);
+        return jf_u32(jf, v, key, &job->retry_backoff_ms);
     if (strcmp(key, "retry") == 0)
         return parse_retry(jf, v, cs_cli_job_retry(job));
     if (strcmp(key, "run_deadline_seconds") == 0)
-        return parse_u32(jf, v, key, &job->run_deadline_seconds);
+        return jf_u32(jf, v, key, &job->run_deadline_seconds);
     if (strcmp(key, "kill_grace_seconds") == 0)
-        return parse_u32(jf, v, key, &job->kill_grace_seconds);
+        return jf_u32(jf, v, key, &job->kill_grace_seconds);
     if (strcmp(key, "kill_signal") == 0)
-        return parse_string(jf, v, key, &job->kill_signal);
+        return jf_string(jf, v, key, &job->kill_signal);
     if (strcmp(key, "history") == 0)
         return parse_history(jf, v, job);
     if (strcmp(key, "resources") == 0)
         return parse_resources(jf, v, job);
+    if (strcmp(key, "hooks") == 0)
+        return jf_parse_hooks(jf, v, job);
     return schedule_key(jf, key, v, job);
-}
-
-/* A key of a mapping and its place in it, sorted by text then place. */
-struct key_at {
-    const yaml_node_t *node;
-    size_t at;
-};
-
-static int key_at_cmp(const void *a, const void *b)
-{
-    const struct key_at *x = a, *y = b;
-    int c = strcmp(jf_scalar(x->node), jf_scalar(y->node));
-
-    return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
-}
-
-int jf_unique_keys(struct jf *jf, const yaml_node_t *node)
-{
-    size_t n = 0, pairs = (size_t)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
-    struct key_at *keys = cs_cli_xmalloc((pairs ? pairs : 1) * sizeof(*keys));
-    const struct key_at *dup = NULL;
-
-    /* Sorted, a repeated key sits next to its first place: the one to name
-     * is the repeat that comes first in the file. */
-    for (size_t i = 0; i < pairs; i++) {
-        yaml_node_t *k = yaml_document_get_node(jf->doc, node->data.mapping.pairs.start[i].key);
-
-        if (k->type == YAML_SCALAR_NODE)
-            keys[n++] = (struct key_at){k, i};
-    }
-    qsort(keys, n, sizeof(*keys), key_at_cmp);
-    for (size_t i = 1; i < n; i++)
-        if (strcmp(jf_scalar(keys[i].node), jf_scalar(keys[i - 1].node)) == 0 &&
-            (dup == NULL || keys[i].at < dup->at))
-            dup = &keys[i];
-    int rc =
-        dup != NULL ? jf_error(jf, dup->node, "key '%s' appears twice", jf_scalar(dup->node)) : 0;
-    free(keys);
-    return rc;
 }
 
 int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out)
@@ -417,8 +309,8 @@ int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out)
                 "unknown key '%s' (known: name, command, shell, env, working_dir, "
                 "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
                 "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
-                "kill_signal, labels, secret_env, trigger_env, history, resources, schedule, time_zone, "
-                "misfire, "
+                "kill_signal, labels, secret_env, trigger_env, history, resources, hooks, schedule, "
+                "time_zone, misfire, "
                 "overlap, "
                 "jitter_seconds, max_catchup, starting_deadline_seconds)",
                 jf_scalar(k));

@@ -33,6 +33,18 @@ const char *jf_scalar(const yaml_node_t *node);
 /* 0 if no key of the mapping node appears twice, else -EINVAL (jf->err). */
 int jf_unique_keys(struct jf *jf, const yaml_node_t *node);
 
+/* jobfile_value.c: a single value under key, or -EINVAL naming it; a
+ * number written as one (not quoted); a whole number into *out; a string
+ * into *out. */
+int jf_want_scalar(struct jf *jf, const yaml_node_t *node, const char *key);
+int jf_want_number(struct jf *jf, const yaml_node_t *node, const char *key);
+int jf_u32(struct jf *jf, const yaml_node_t *node, const char *key, uint32_t *out);
+int jf_u64(struct jf *jf, const yaml_node_t *node, const char *key, uint64_t *out);
+int jf_string(struct jf *jf, const yaml_node_t *node, const char *key, char **out);
+
+/* The job's hooks: list (jobfile_hooks.c), appended to job->hooks. */
+int jf_parse_hooks(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job);
+
 /* Parses one job mapping into a new heap job. Returns 0 or -EINVAL. */
 int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out);
 

@@ -21,33 +21,30 @@ static bool is_var_name(const char *s)
     return strlen(s) <= CS_ENV_KEY_BYTES_MAX;
 }
 
-static int ref_validate(const char *key, const Csched__V1__SecretRef *ref, struct cs_err *err)
+int cs_secret_ref_validate(const char *field, const Csched__V1__SecretRef *ref, struct cs_err *err)
 {
     if (ref == NULL || ref->source_case == CSCHED__V1__SECRET_REF__SOURCE__NOT_SET)
-        return cs_err_set(err, -EINVAL,
-                          "job.secret_env[\"%.64s\"] names no source: set file or server_env", key);
+        return cs_err_set(err, -EINVAL, "%s names no source: set file or server_env", field);
     if (ref->source_case == CSCHED__V1__SECRET_REF__SOURCE_FILE) {
         if (ref->file[0] != '/')
-            return cs_err_set(err, -EINVAL,
-                              "job.secret_env[\"%.64s\"].file \"%.100s\" must be an absolute path",
-                              key, ref->file);
+            return cs_err_set(err, -EINVAL, "%s.file \"%.100s\" must be an absolute path", field,
+                              ref->file);
         if (strlen(ref->file) >= CS_SECRET_PATH_MAX)
-            return cs_err_set(err, -EINVAL,
-                              "job.secret_env[\"%.64s\"].file is longer than %d bytes", key,
+            return cs_err_set(err, -EINVAL, "%s.file is longer than %d bytes", field,
                               CS_SECRET_PATH_MAX - 1);
         return 0;
     }
     if (!is_var_name(ref->server_env))
         return cs_err_set(err, -EINVAL,
-                          "job.secret_env[\"%.64s\"].server_env \"%.100s\" is not a variable name: "
+                          "%s.server_env \"%.100s\" is not a variable name: "
                           "use letters, digits and '_', not starting with a digit",
-                          key, ref->server_env);
+                          field, ref->server_env);
     if (cs_env_is_server_secret(ref->server_env))
         return cs_err_set(err, -EINVAL,
-                          "job.secret_env[\"%.64s\"].server_env %s is one of cschedd's own "
+                          "%s.server_env %s is one of cschedd's own "
                           "settings or database credentials (CSCHED_*, PG*, *DATABASE_URL), "
                           "which no job is given",
-                          key, ref->server_env);
+                          field, ref->server_env);
     return 0;
 }
 
@@ -88,7 +85,9 @@ int cs_secret_env_validate(const Csched__V1__Job *spec, struct cs_err *err)
         for (size_t j = 0; j < i; j++)
             if (strcmp(spec->secret_env[j]->key, key) == 0)
                 return cs_err_set(err, -EINVAL, "job.secret_env has variable %.64s twice", key);
-        int rc = ref_validate(key, spec->secret_env[i]->value, err);
+        char field[96];
+        (void)snprintf(field, sizeof(field), "job.secret_env[\"%.64s\"]", key);
+        int rc = cs_secret_ref_validate(field, spec->secret_env[i]->value, err);
         if (rc != 0)
             return rc;
     }

@@ -28,6 +28,9 @@ struct cs_secret {
  * not one of cschedd's settings or credentials (cs_env_is_server_secret).
  * 0 or -EINVAL with err naming the entry. */
 int cs_secret_env_validate(const Csched__V1__Job *spec, struct cs_err *err);
+/* Checks one reference, named field in the message: a file by an absolute
+ * path, or a variable name as above. 0 or -EINVAL. */
+int cs_secret_ref_validate(const char *field, const Csched__V1__SecretRef *ref, struct cs_err *err);
 /* Copies spec's references for a launch: *n of them, NULL when none. */
 struct cs_secret *cs_secrets_copy(const Csched__V1__Job *spec, size_t *n);
 void cs_secrets_free(struct cs_secret *secrets, size_t n);

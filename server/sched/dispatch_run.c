@@ -243,6 +243,8 @@ void cs_dispatch_skip_slot_run(struct cs_sched *s, struct cs_run *run,
     slot.run_id = run->msg->id;
     cs_store_slot_put(s->store, &slot, NULL, NULL);
     cs_message_set_str(&run->msg->message, run_message);
+    if (s->run_hook_cb != NULL)
+        s->run_hook_cb(s->run_hook_ctx, spec, run->msg, run->msg->state, true);
     (void)finish_run(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED, now_ms, NULL, NULL, false);
 }
 

@@ -68,6 +68,8 @@ static void emit(struct cs_sched *sched, const struct cs_run *run,
         cs_outcome_set_event(&e->event, attempt != NULL ? cs_outcome_of_attempt(attempt)
                                                         : cs_outcome_of_run(run->msg));
     sched->ops->event_put_cb(sched->store, &e->event, committed_cb, e);
+    if (attempt == NULL && sched->run_hook_cb != NULL)
+        sched->run_hook_cb(sched->run_hook_ctx, run->job->spec, run->msg, state, false);
 }
 
 void cs_event_emit(struct cs_sched *sched, const struct cs_run *run,

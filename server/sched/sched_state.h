@@ -35,6 +35,11 @@ struct cs_run;
  * callback takes one slot of the global limit and one of the job's, held
  * by the attempt it makes until that attempt's minder has ended. */
 typedef void (*cs_pump_start_cb)(struct cs_sched *sched, struct cs_run *run);
+/* A run of spec went to state (its event was queued in the same loop turn),
+ * or, with slot_skipped, the slot that made it was skipped: for its hooks
+ * (server/hook). Borrowed for the call. */
+typedef void (*cs_run_hook_cb)(void *ctx, const Csched__V1__Job *spec, const Csched__V1__Run *run,
+                               Csched__V1__RunState state, bool slot_skipped);
 /* A committed event, for the open Watch streams (borrowed for the call). */
 typedef void (*cs_event_publish_cb)(void *ctx, const Csched__V1__Event *event);
 
@@ -143,6 +148,10 @@ struct cs_sched {
     /* --max-streams: event Watch streams, and ReadLogs streams, open at
      * once, all callers together (api_common.h). */
     uint32_t max_streams;
+
+    /* NULL: no hooks (main.c sets server/hook's). */
+    cs_run_hook_cb run_hook_cb;
+    void *run_hook_ctx;
 
     struct cs_job **jobs; /* sorted by name */
     size_t n_jobs, cap_jobs;

@@ -103,6 +103,9 @@ def seeds(pb):
                                           until_unix_ms=2000, page_size=10, page_token="77"),
                       pb.ListAuditRequest(since_unix_ms=5, until_unix_ms=1, page_token="x")],
         "ListReplicas": [pb.ListReplicasRequest()],
+        "ListHookDeliveries": [pb.ListHookDeliveriesRequest(job_name="build"),
+                               pb.ListHookDeliveriesRequest(job_name="build", limit=5000,
+                                                            before_id=-3)],
     }
 
 

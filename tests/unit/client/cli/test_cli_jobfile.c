@@ -84,6 +84,56 @@ static void test_cli_jobfile_full(void **state)
     cs_cli_jobs_free(jobs, n);
 }
 
+/* hooks: each hook's fields, events by name, the secret as a reference;
+ * a typo in a key, an event or when is refused naming it. */
+static void test_cli_jobfile_hooks(void **state)
+{
+    static const char text[] = "name: nightly\n"
+                               "shell: ./backup.sh\n"
+                               "hooks:\n"
+                               "  - name: pager\n"
+                               "    events: [failed, timed_out, lost]\n"
+                               "    when: changed\n"
+                               "    url: https://alerts.example/hook\n"
+                               "    secret: file:/etc/csched/pager.key\n"
+                               "    ca_file: /etc/csched/ca.pem\n"
+                               "    timeout_ms: 5000\n"
+                               "    max_attempts: 20\n"
+                               "  - url: https://chat.example/hook\n"
+                               "    events: [succeeded]\n"
+                               "    secret: env:CHAT_HOOK_KEY\n";
+    Csched__V1__Job **jobs;
+    char err[512];
+    size_t n;
+
+    assert_int_equal(parse(text, &jobs, &n, err, sizeof(err)), 0);
+    assert_int_equal(jobs[0]->n_hooks, 2);
+    const Csched__V1__Hook *a = jobs[0]->hooks[0], *b = jobs[0]->hooks[1];
+    assert_string_equal(a->name, "pager");
+    assert_int_equal(a->n_events, 3);
+    assert_int_equal(a->events[1], CSCHED__V1__HOOK_EVENT__HOOK_EVENT_TIMED_OUT);
+    assert_int_equal(a->when, CSCHED__V1__HOOK_WHEN__HOOK_WHEN_CHANGED);
+    assert_string_equal(a->url, "https://alerts.example/hook");
+    assert_int_equal(a->secret->source_case, CSCHED__V1__SECRET_REF__SOURCE_FILE);
+    assert_string_equal(a->secret->file, "/etc/csched/pager.key");
+    assert_string_equal(a->ca_file, "/etc/csched/ca.pem");
+    assert_int_equal(a->timeout_ms, 5000);
+    assert_int_equal(a->max_attempts, 20);
+    assert_string_equal(b->name, "");
+    assert_int_equal(b->when, CSCHED__V1__HOOK_WHEN__HOOK_WHEN_ALWAYS);
+    assert_string_equal(b->secret->server_env, "CHAT_HOOK_KEY");
+    cs_cli_jobs_free(jobs, n);
+
+    expect_error("name: a\nshell: x\nhooks:\n  - events: [failed, exploded]\n",
+                 "jobs.yaml:4: hooks.events: 'exploded' is none of");
+    expect_error("name: a\nshell: x\nhooks:\n  - when: sometimes\n",
+                 "hooks.when: always or changed, not 'sometimes'");
+    expect_error("name: a\nshell: x\nhooks:\n  - secret: hunter2\n",
+                 "hooks.secret: the reference is file:/PATH or env:VAR");
+    expect_error("name: a\nshell: x\nhooks:\n  - urll: https://x\n", "hooks: unknown key 'urll'");
+    expect_error("name: a\nshell: x\nhooks: {url: https://x}\n", "hooks: must be a list");
+}
+
 /* Several documents: {jobs: [...]}, a list, one job, an empty one; each
  * job keeps the line it starts on. */
 /* resources: each limit read, an unknown one and a quoted number refused. */
@@ -319,6 +369,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_jobfile_full),
         cmocka_unit_test(test_cli_jobfile_resources),
+        cmocka_unit_test(test_cli_jobfile_hooks),
         cmocka_unit_test(test_cli_jobfile_documents),
         cmocka_unit_test(test_cli_jobfile_strict_types),
         cmocka_unit_test(test_cli_jobfile_structure_errors),

@@ -74,7 +74,7 @@ static void test_cli_json_job(void **state)
         "\"killSignal\":\"\",\"paused\":false,"
         "\"version\":\"18446744073709551615\",\"createdUnixMs\":\"-5\","
         "\"updatedUnixMs\":\"0\",\"createdBy\":\"\",\"updatedBy\":\"\",\"pauseReason\":\"\","
-        "\"pausedUnixMs\":\"0\",\"nextFires\":[],\"triggerEnv\":[]}");
+        "\"pausedUnixMs\":\"0\",\"nextFires\":[],\"triggerEnv\":[],\"hooks\":[]}");
     capture_close(&c);
     csched__v1__job__free_unpacked(job, NULL);
 }
@@ -411,6 +411,65 @@ static void test_cli_print_replicas(void **state)
     capture_close(&out);
 }
 
+/* csched hooks: one row per delivery, newest first as given; a pending
+ * one that was tried shows its next retry and its last error, a delivered
+ * one neither, one not yet tried no code. */
+static void test_cli_print_hook_deliveries(void **state)
+{
+    Csched__V1__HookDelivery a = CSCHED__V1__HOOK_DELIVERY__INIT,
+                             b = CSCHED__V1__HOOK_DELIVERY__INIT,
+                             c = CSCHED__V1__HOOK_DELIVERY__INIT;
+    Csched__V1__HookDelivery *rows[] = {&a, &b, &c};
+    Csched__V1__ListHookDeliveriesResponse resp = CSCHED__V1__LIST_HOOK_DELIVERIES_RESPONSE__INIT;
+    struct capture out;
+
+    setenv("TZ", "UTC", 1);
+    tzset();
+    a.id = 9;
+    a.created_unix_ms = 1700000000000;
+    a.hook_name = "pager";
+    a.event = CSCHED__V1__HOOK_EVENT__HOOK_EVENT_FAILED;
+    a.run_id = 41;
+    a.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_PENDING;
+    a.attempts = 2;
+    a.response_code = 503;
+    a.last_error = "the endpoint answered HTTP 503";
+    a.next_unix_ms = 1700000004000;
+    b.id = 8;
+    b.created_unix_ms = 1699999990000;
+    b.hook_name = "pager";
+    b.event = CSCHED__V1__HOOK_EVENT__HOOK_EVENT_SUCCEEDED;
+    b.run_id = 40;
+    b.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_DELIVERED;
+    b.attempts = 1;
+    b.response_code = 200;
+    b.last_error = "";
+    c.id = 7;
+    c.created_unix_ms = 1699999980000;
+    c.hook_name = "chat";
+    c.event = CSCHED__V1__HOOK_EVENT__HOOK_EVENT_SLOT_SKIPPED;
+    c.run_id = 39;
+    c.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_PENDING;
+    c.last_error = "";
+    resp.deliveries = rows;
+    resp.n_deliveries = 3;
+    capture_open(&out);
+    cs_cli_print_hook_deliveries(out.f, &resp);
+    assert_string_equal(
+        captured(&out),
+        "ID  CREATED                     HOOK   EVENT         RUN  STATUS     CODE  ATTEMPTS  "
+        "NEXT RETRY                  ERROR\n"
+        "9   2023-11-14 22:13:20 +00:00  pager  failed        41   pending    503   2         "
+        "2023-11-14 22:13:24 +00:00  the endpoint answered HTTP 503\n"
+        "8   2023-11-14 22:13:10 +00:00  pager  succeeded     40   delivered  200   1         "
+        "-                           -\n"
+        "7   2023-11-14 22:13:00 +00:00  chat   slot_skipped  39   pending    -     0         "
+        "-                           -\n");
+    capture_close(&out);
+    unsetenv("TZ");
+    tzset();
+}
+
 /* csched -o json replicas prints the response whole, as the proto maps it:
  * self and leaseExpired included when false, the 64-bit fields as
  * strings, the state by name. */
@@ -531,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_cli_print_run_cut_logs),
         cmocka_unit_test(test_cli_print_limits),
         cmocka_unit_test(test_cli_print_replicas),
+        cmocka_unit_test(test_cli_print_hook_deliveries),
         cmocka_unit_test(test_cli_json_replicas),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_cli_error_lines),
