@@ -29,7 +29,7 @@ static const struct {
     {"backfill", cs_cmd_backfill, false},
     {"replicas", cs_cmd_replicas, false},
     {"cluster", cs_cmd_cluster, false}, /* the limits of all replicas together */
-    {"hooks", cs_cmd_hooks, false}, /* a job's hook deliveries */
+    {"hooks", cs_cmd_hooks, false},     /* a job's hook deliveries */
     {"version", cs_cmd_version, false},
     {"completion", cs_cmd_completion, true},
     {"config", cs_cmd_config, true},

@@ -39,7 +39,7 @@ void cs_api_list_hook_deliveries(struct cs_call *call, const ProtobufCMessage *r
         return;
     }
     if (req->before_id < 0) {
-        cs_call_fail(call, -EINVAL, "before_id may not be negative");
+        cs_call_fail_field(call, -EINVAL, "before_id", "before_id may not be negative");
         return;
     }
     uint32_t limit = req->limit == 0          ? DEFAULT_LIMIT

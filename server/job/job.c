@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job_limits.h"
 #include "hook_spec.h"
+#include "job_limits.h"
 #include "minder_contract.h"
 #include "secret.h"
 
@@ -330,6 +330,7 @@ int cs_job_validate(const Csched__V1__Job *spec, struct cs_err *err)
         rc = validate_history(spec->history, err);
     if (rc == 0)
         rc = cs_job_limits_validate(spec->resources, err);
+    if (rc == 0)
         rc = cs_hooks_validate(spec, err);
     return rc;
 }
