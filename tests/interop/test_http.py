@@ -210,6 +210,7 @@ class HttpApiTest(test_interop.ServerTest):
         call("ListSlots", {"jobName": "every"})
         self.assertTrue(call("ListReplicas", {})["replicas"])
         self.assertEqual(call("SetClusterLimits", {}), {"maxRunning": 0})  # none, as it was
+        self.assertEqual(call("ListHookDeliveries", {"jobName": "every"}), {"deliveries": []})
         c, r = self.open_stream("ReadLogs", {"runId": run["id"]})
         seen.add("ReadLogs")
         self.assertEqual(r.status, 200)
