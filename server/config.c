@@ -144,8 +144,9 @@ void cs_config_usage(const char *prog)
             "  --log-level LEVEL       error, warn, info or debug (default info)\n"
             "                                                             [CSCHED_LOG_LEVEL]\n"
             "  --log-format FORMAT     text or json (default text)      [CSCHED_LOG_FORMAT]\n"
-            "  --log-runs BOOL         an info line per run and attempt state change:\n"
-            "                          true or false (default true)       [CSCHED_LOG_RUNS]\n"
+            "  --log-runs WHICH        info lines of runs: end (one per run, at its end;\n"
+            "                          the default), all (every run and attempt state\n"
+            "                          change) or none                    [CSCHED_LOG_RUNS]\n"
             "  --nice N                nice value of cschedd's session, ahead of its jobs'\n"
             "                          sessions at 0: -20 to 19, 0 leaves it (default %d)\n"
             "                                                             [CSCHED_NICE]\n"
@@ -488,11 +489,9 @@ static int parse_log_style(const struct raw_settings *raw, struct cs_config *c, 
     if (!c->limits_warn && strcmp(raw->limits.text, "strict") != 0)
         return cs_err_set(err, -EINVAL, "%s \"%s\" must be strict or warn", raw->limits.source,
                           raw->limits.text);
-    bool yes = strcmp(raw->runs.text, "true") == 0, no = strcmp(raw->runs.text, "false") == 0;
-    if (!yes && !no)
-        return cs_err_set(err, -EINVAL, "%s \"%s\" must be true or false", raw->runs.source,
+    if (cs_log_runs_parse(raw->runs.text, &c->log_runs) != 0)
+        return cs_err_set(err, -EINVAL, "%s \"%s\" must be end, all or none", raw->runs.source,
                           raw->runs.text);
-    c->log_runs = yes;
     return 0;
 }
 
@@ -735,7 +734,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .streams = from_env("CSCHED_MAX_STREAMS", NULL),
         .level = from_env("CSCHED_LOG_LEVEL", NULL),
         .format = from_env("CSCHED_LOG_FORMAT", "text"),
-        .runs = from_env("CSCHED_LOG_RUNS", "true"),
+        .runs = from_env("CSCHED_LOG_RUNS", "end"),
         .nice = from_env("CSCHED_NICE", NULL),
         .retention = from_env("CSCHED_RETENTION_DAYS", NULL),
         .audit_retention = from_env("CSCHED_AUDIT_RETENTION_DAYS", NULL),

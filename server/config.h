@@ -76,7 +76,7 @@ struct cs_config {
     const char *zoneinfo;        /* the tz database's directory (tzdb.h) */
     enum cs_log_level log_level;
     enum cs_log_format log_format;
-    bool log_runs;                 /* an info line per run and attempt state change */
+    enum cs_log_runs log_runs;     /* which run and attempt state changes get an info line */
     bool limits_warn;              /* --limits-enforcement warn (else strict) */
     int nice;                      /* of cschedd's session; 0: left as it is */
     uint32_t retention_days;       /* of ended attempts' directories; 0: forever */

@@ -71,13 +71,15 @@ check_format() {
 
 # build_and_test NAME DIR TARGETS TESTS LABELS [cmake args...]: configure
 # (RelWithDebInfo unless the args say otherwise), build TARGETS (empty:
-# everything), call before_tests (a command, when set), and run the ctest
+# everything; last_built says whether it was), call before_tests (a
+# command, when set), and run the ctest
 # tests whose names match the regex TESTS (empty: all of them) and whose
 # labels do not match the regex LABELS.
 build_and_test() {
     local name=$1 dir=$2 targets=$3 tests=$4 labels=$5 log rc line
     local build_args=() ctest_args=()
     shift 5
+    last_built=0
     log=$dir/ctest.log
     rm -f "$log"
     mkdir -p "$dir"
@@ -94,6 +96,7 @@ build_and_test() {
         record "$name" "FAILED (build)"
         return 1
     fi
+    last_built=1
     [ -z "${before_tests:-}" ] || "$before_tests"
     [ -z "$tests" ] || ctest_args=(-R "$tests")
     # Serial on purpose: the concurrency tests measure the loop's lateness and
@@ -124,9 +127,9 @@ check_format || failed=1
 
 stage "plain build (Release) and ctest ($build_root/plain)"
 # The label containers needs the images: the image stage runs it.
-plain_ok=0
 build_and_test plain "$build_root/plain" "" "" 'bench|containers' -DCMAKE_BUILD_TYPE=Release \
-    -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON && plain_ok=1 || failed=1
+    -DCSCHED_SANITIZE= -DCSCHED_MINDER_MUSL=ON || failed=1
+plain_built=$last_built
 
 # deploy_and_package: stage 4, its output into $build_root/deploy-package.log.
 deploy_and_package() {
@@ -215,7 +218,7 @@ done
 if [ ${#image_missing[@]} -gt 0 ]; then
     echo "image: skipped: ${image_missing[*]} not installed (deploy/install-deps.sh installs them)"
     record image "skipped (${image_missing[*]} not installed)"
-elif [ "$plain_ok" -ne 1 ]; then
+elif [ "$plain_built" -ne 1 ]; then
     record image "FAILED (no plain build to put in)"
     failed=1
 elif ! "$repo/deploy/image/build.sh" --from-build "$build_root/plain" --out "$build_root/image"; then

@@ -608,6 +608,8 @@ void cs_cli_print_replicas(FILE *f, const Csched__V1__ListReplicasResponse *resp
 int cs_cmd_hooks(struct cs_cli *cli, int argc, char **argv);
 /* The table csched hooks prints (cmd_hooks.c): one row per delivery. */
 void cs_cli_print_hook_deliveries(FILE *f, const Csched__V1__ListHookDeliveriesResponse *resp);
+/* A hook event's word, as job files write it ("timed_out"; jobfile_hooks.c). */
+const char *cs_cli_hook_event_name(Csched__V1__HookEvent event);
 /* token new NAME ROLE: needs no connection (cli->client is NULL). */
 int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 /* ui [--url URL]: prints the console's address; makes no call. */

@@ -7,13 +7,6 @@
 
 #include "cli.h"
 
-static const char *event_name(Csched__V1__HookEvent event)
-{
-    static const char *const names[] = {"-",         "started", "succeeded", "failed",
-                                        "timed_out", "lost",    "cancelled", "slot_skipped"};
-    return (size_t)event < sizeof(names) / sizeof(names[0]) ? names[event] : "?";
-}
-
 static const char *status_name(Csched__V1__HookDeliveryStatus status)
 {
     static const char *const names[] = {"-", "pending", "delivered", "failed"};
@@ -42,7 +35,8 @@ static void delivery_row(struct cs_cli_table *t, const Csched__V1__HookDelivery 
                 d->last_error[0] == '\0'
             ? "-"
             : d->last_error;
-    cs_cli_table_row(t, (const char *const[]){id, when, d->hook_name, event_name(d->event), run,
+    cs_cli_table_row(t, (const char *const[]){id, when, d->hook_name,
+                                              cs_cli_hook_event_name(d->event), run,
                                               status_name(d->status), code, attempts, next, error});
 }
 

@@ -8,6 +8,7 @@
 #include "jobfile.h"
 
 static const char *const event_names[] = {
+    [CSCHED__V1__HOOK_EVENT__HOOK_EVENT_UNSPECIFIED] = "-",
     [CSCHED__V1__HOOK_EVENT__HOOK_EVENT_STARTED] = "started",
     [CSCHED__V1__HOOK_EVENT__HOOK_EVENT_SUCCEEDED] = "succeeded",
     [CSCHED__V1__HOOK_EVENT__HOOK_EVENT_FAILED] = "failed",
@@ -17,6 +18,11 @@ static const char *const event_names[] = {
     [CSCHED__V1__HOOK_EVENT__HOOK_EVENT_SLOT_SKIPPED] = "slot_skipped",
 };
 #define N_EVENTS (sizeof(event_names) / sizeof(event_names[0]))
+
+const char *cs_cli_hook_event_name(Csched__V1__HookEvent event)
+{
+    return (size_t)event < N_EVENTS ? event_names[event] : "?";
+}
 
 static int parse_events(struct jf *jf, const yaml_node_t *node, Csched__V1__Hook *hook)
 {

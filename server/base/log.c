@@ -21,7 +21,7 @@
 
 static enum cs_log_level max_level = CS_LOG_INFO;
 static enum cs_log_format format = CS_LOG_TEXT;
-static bool log_runs = true;
+static enum cs_log_runs log_runs = CS_LOG_RUNS_ALL;
 static bool journal; /* stderr is the journal's stream: text lines get <N> */
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -58,7 +58,7 @@ static bool stderr_is_journal(void)
     return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
-void cs_log_configure(enum cs_log_format f, bool runs)
+void cs_log_configure(enum cs_log_format f, enum cs_log_runs runs)
 {
     format = f;
     log_runs = runs;
@@ -91,14 +91,34 @@ int cs_log_format_parse(const char *name, enum cs_log_format *out)
     return 0;
 }
 
+int cs_log_runs_parse(const char *name, enum cs_log_runs *out)
+{
+    static const struct {
+        const char *name;
+        enum cs_log_runs runs;
+    } words[] = {{"none", CS_LOG_RUNS_NONE},
+                 {"end", CS_LOG_RUNS_END},
+                 {"all", CS_LOG_RUNS_ALL},
+                 {"false", CS_LOG_RUNS_NONE},
+                 {"true", CS_LOG_RUNS_ALL}};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        if (strcmp(name, words[i].name) == 0) {
+            *out = words[i].runs;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
 bool cs_log_enabled(enum cs_log_level level)
 {
     return level <= max_level;
 }
 
-bool cs_log_runs_enabled(void)
+bool cs_log_run_change_enabled(bool run_end)
 {
-    return log_runs && cs_log_enabled(CS_LOG_INFO);
+    return (log_runs == CS_LOG_RUNS_ALL || (log_runs == CS_LOG_RUNS_END && run_end)) &&
+           cs_log_enabled(CS_LOG_INFO);
 }
 
 /* A line under construction; len never passes LINE_MAX_BYTES - LINE_TAIL,

@@ -24,15 +24,24 @@ enum cs_log_format {
     CS_LOG_JSON = 1,
 };
 
+/* Which run and attempt state changes get an info line (--log-runs): none,
+ * one per run at its end (how it ended, its attempts, its duration), or
+ * every change of the run and of each attempt. */
+enum cs_log_runs {
+    CS_LOG_RUNS_NONE = 0,
+    CS_LOG_RUNS_END = 1,
+    CS_LOG_RUNS_ALL = 2,
+};
+
 /* Sets the most verbose level written (default CS_LOG_INFO). Call before
  * starting threads. */
 void cs_log_set_level(enum cs_log_level level);
 
-/* Sets the format (default text) and whether run and attempt state changes
- * are logged (default yes). Text lines get journald's <N> level prefixes
- * when JOURNAL_STREAM names stderr. Call before starting threads; reads the
- * environment and fstat()s stderr once. */
-void cs_log_configure(enum cs_log_format format, bool runs);
+/* Sets the format (default text) and which run and attempt state changes
+ * are logged (default every one). Text lines get journald's <N> level
+ * prefixes when JOURNAL_STREAM names stderr. Call before starting threads;
+ * reads the environment and fstat()s stderr once. */
+void cs_log_configure(enum cs_log_format format, enum cs_log_runs runs);
 
 /* Starts the log writer thread (log_writer.h): from then on no caller
  * waits for stderr. Call once, after cs_log_configure. 0 or a negative
@@ -47,10 +56,14 @@ void cs_log_flush(void);
 int cs_log_level_parse(const char *name, enum cs_log_level *out);
 /* Parses "text" or "json"; returns 0 or -EINVAL. */
 int cs_log_format_parse(const char *name, enum cs_log_format *out);
+/* Parses "none", "end" or "all" ("false" and "true", their older words, as
+ * none and all); returns 0 or -EINVAL. */
+int cs_log_runs_parse(const char *name, enum cs_log_runs *out);
 
 bool cs_log_enabled(enum cs_log_level level);
-/* Whether run and attempt state changes are logged (at info). */
-bool cs_log_runs_enabled(void);
+/* Whether a state change is logged (at info): run_end, the run's own
+ * change to an end state. */
+bool cs_log_run_change_enabled(bool run_end);
 
 /* One key/value of a line: a string (escaped on output) or an integer. */
 struct cs_log_field {

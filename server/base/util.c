@@ -97,13 +97,19 @@ static size_t field_path_len(const char *msg)
     return ends && (words > 1 || indexes > 0) ? i : 0;
 }
 
+/* The code and the message of err, from fmt and ap. */
+static void err_vset(struct cs_err *err, int code, const char *fmt, va_list ap)
+{
+    err->code = code;
+    (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+}
+
 int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
 {
     if (err != NULL) {
-        err->code = code;
         va_list ap;
         va_start(ap, fmt);
-        (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        err_vset(err, code, fmt, ap);
         va_end(ap);
         size_t n = field_path_len(err->msg);
         if (n >= sizeof(err->field))
@@ -117,10 +123,9 @@ int cs_err_set(struct cs_err *err, int code, const char *fmt, ...)
 int cs_err_field(struct cs_err *err, int code, const char *field, const char *fmt, ...)
 {
     if (err != NULL) {
-        err->code = code;
         va_list ap;
         va_start(ap, fmt);
-        (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        err_vset(err, code, fmt, ap);
         va_end(ap);
         (void)snprintf(err->field, sizeof(err->field), "%s", field);
     }

@@ -107,11 +107,13 @@ static uint32_t *count_of(struct cs_sched *s, Csched__V1__RunState state)
 
 /* The info line of a state change of run (attempt 0) or of one of its
  * attempts: the ids, the state, and at the end how the command ended and
- * how long the run or the attempt took. */
+ * how long the run or the attempt took. By default only the run's end has
+ * one (--log-runs). */
 static void log_change(const Csched__V1__Run *run, uint32_t attempt, Csched__V1__RunState state,
                        struct cs_outcome outcome, int64_t started_unix_ms, int64_t ended_unix_ms)
 {
-    if (!cs_log_runs_enabled() || state == CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED)
+    if (state == CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED ||
+        !cs_log_run_change_enabled(attempt == 0 && cs_run_state_is_terminal(state)))
         return;
     const char *name = cs_run_state_proto_name(state);
     uint32_t number = attempt != 0 ? attempt : (uint32_t)run->n_attempts;

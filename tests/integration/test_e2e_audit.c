@@ -483,15 +483,53 @@ static void call_backfill(struct cs_e2e *e, const char *name)
     pause_job(e, name);
 }
 
-/* A call, made as it succeeds, of each method that changes jobs or runs. */
+/* SetClusterLimits names no job: as it succeeds (0, no limit, as the
+ * server started), and refused (past the bound), with its status. */
+static int set_cluster_limit(struct cs_e2e *e, uint32_t max_running)
+{
+    Csched__V1__SetClusterLimitsRequest req = CSCHED__V1__SET_CLUSTER_LIMITS_REQUEST__INIT;
+    Csched__V1__ClusterLimits *limits = NULL;
+    struct cs_status st = {0};
+
+    req.max_running = max_running;
+    int code = cs_scheduler_set_cluster_limits(e->client, &req, &limits, cs_e2e_opts(), &st);
+    if (limits != NULL)
+        csched__v1__cluster_limits__free_unpacked(limits, NULL);
+    return code;
+}
+
+static void call_set_cluster_limits(struct cs_e2e *e, const char *job_name)
+{
+    (void)job_name;
+    assert_int_equal(set_cluster_limit(e, 0), 0);
+}
+
+static int refuse_set_cluster_limits(struct cs_e2e *e)
+{
+    return set_cluster_limit(e, 100001);
+}
+
+/* A call, made as it succeeds, of each method that changes jobs or runs;
+ * for a method that names no job or run, a call refused too. */
 static const struct change_call {
     const char *method;
     void (*call_cb)(struct cs_e2e *e, const char *job_name);
+    int (*refuse_cb)(struct cs_e2e *e);
 } change_calls[] = {
-    {"CreateJob", call_create},   {"UpdateJob", call_update},     {"DeleteJob", call_delete},
-    {"TriggerJob", call_trigger}, {"CancelRun", call_cancel},     {"PauseJob", call_pause},
-    {"ResumeJob", call_resume},   {"BackfillJob", call_backfill},
+    {"CreateJob", call_create, NULL},
+    {"UpdateJob", call_update, NULL},
+    {"DeleteJob", call_delete, NULL},
+    {"TriggerJob", call_trigger, NULL},
+    {"CancelRun", call_cancel, NULL},
+    {"PauseJob", call_pause, NULL},
+    {"ResumeJob", call_resume, NULL},
+    {"BackfillJob", call_backfill, NULL},
+    {"SetClusterLimits", call_set_cluster_limits, refuse_set_cluster_limits},
 };
+
+/* A method that names no job or run: one OK row without a target, then one
+ * with the refusal's status. */
+static void assert_untargeted(struct cs_e2e *e, const struct change_call *c);
 
 /* The rows of method about job_name, or of run_id when job_name is NULL. */
 static Csched__V1__ListAuditResponse *audit_of(struct cs_e2e *e, const char *method,
@@ -575,6 +613,10 @@ static void test_e2e_audit_every_changing_method(void **state)
                      "it: add one to change_calls",
                      path);
         walked++;
+        if (c->refuse_cb != NULL) {
+            assert_untargeted(e, c);
+            continue;
+        }
 
         cs_e2e_name(name, sizeof(name), method->name);
         c->call_cb(e, name);
@@ -603,6 +645,24 @@ static void test_e2e_audit_every_changing_method(void **state)
         csched__v1__list_audit_response__free_unpacked(audit, NULL);
     }
     assert_int_equal(walked, CS_E2E_ARRAY_LEN(change_calls));
+}
+
+static void assert_untargeted(struct cs_e2e *e, const struct change_call *c)
+{
+    c->call_cb(e, NULL);
+    Csched__V1__ListAuditResponse *audit = audit_of(e, c->method, "", 0);
+    if (audit->n_entries != 1 || audit->entries[0]->code != 0)
+        fail_msg("%s left %zu rows, not one OK row", c->method, audit->n_entries);
+    assert_entry(audit->entries[0], c->method, "", 0);
+    csched__v1__list_audit_response__free_unpacked(audit, NULL);
+    int code = c->refuse_cb(e);
+    assert_int_not_equal(code, 0);
+    audit = audit_of(e, c->method, "", 0);
+    if (audit->n_entries != 2)
+        fail_msg("%s refused (%s) left %zu rows in all, not two", c->method,
+                 cs_status_code_name(code), audit->n_entries);
+    assert_int_equal(audit->entries[0]->code, code);
+    csched__v1__list_audit_response__free_unpacked(audit, NULL);
 }
 
 static int setup(void **state)

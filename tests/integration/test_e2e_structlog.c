@@ -2,7 +2,8 @@
  * every line of a real server's stderr is one JSON object (python3's json
  * module reads them all), and a run that fails has its run and attempt
  * lines with the run id, the job, the attempt, the state, the exit code and
- * the duration; with --log-runs false there are none. With a stderr nobody
+ * the duration (--log-runs all); by default only the run's end has a
+ * line; with --log-runs false there are none. With a stderr nobody
  * reads (a stalled log reader), runs go on to their ends, the loop-lag
  * bounds hold, and the server still stops cleanly. */
 #include <fcntl.h>
@@ -60,6 +61,18 @@ static const char *run_lines(struct cs_e2e *e, int64_t run_id, const char *job)
     return out;
 }
 
+/* Asserts that run_id's lines are want: the run's last line may reach the
+ * log a moment after its end is served. */
+static void assert_run_lines(struct cs_e2e *e, int64_t run_id, const char *job, const char *want)
+{
+    const char *got = run_lines(e, run_id, job);
+    for (int tries = 0; tries < 20 && strcmp(got, want) != 0; tries++) {
+        cs_test_sleep_ms(100);
+        got = run_lines(e, run_id, job);
+    }
+    assert_string_equal(got, want);
+}
+
 /* Makes a job named prefix-N of shell into name, runs it to its end, and
  * returns the run's id. */
 static int64_t run_to_end(struct cs_e2e *e, char *name, size_t size, const char *prefix,
@@ -88,16 +101,27 @@ static void test_json_run_lines(void **state)
              "run %lld: FAILED|FAILED|3|True\n",
              (long long)id, (long long)id, (long long)id, (long long)id, (long long)id,
              (long long)id);
-    /* The run's last line may reach the log a moment after its end is served. */
-    const char *got = run_lines(e, id, name);
-    for (int tries = 0; tries < 20 && strcmp(got, want) != 0; tries++) {
-        cs_test_sleep_ms(100);
-        got = run_lines(e, id, name);
-    }
-    assert_string_equal(got, want);
+    assert_run_lines(e, id, name, want);
 }
 
 static int setup_json(void **state)
+{
+    static const char *const args[] = {"--log-format", "json", "--log-runs", "all", NULL};
+    return cs_e2e_start(state, args);
+}
+
+/* By default, one line a run: its end, with its attempts and duration. */
+static void test_default_one_line_a_run(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64], want[128];
+    int64_t id = run_to_end(e, name, sizeof(name), "ends", "exit 3");
+
+    snprintf(want, sizeof(want), "run %lld: FAILED|FAILED|3|True\n", (long long)id);
+    assert_run_lines(e, id, name, want);
+}
+
+static int setup_default(void **state)
 {
     static const char *const args[] = {"--log-format", "json", NULL};
     return cs_e2e_start(state, args);
@@ -151,7 +175,7 @@ static void test_a_stalled_log_reader_stalls_nothing(void **state)
 
 static int setup_stalled(void **state)
 {
-    static const char *const args[] = {"--log-level", "debug", NULL};
+    static const char *const args[] = {"--log-level", "debug", "--log-runs", "all", NULL};
     const struct cs_testd_options opts = {.extra_args = args, .stalled_stderr = true};
     return cs_e2e_start_options(state, &opts);
 }
@@ -160,9 +184,11 @@ int main(void)
 {
     const struct CMUnitTest json[] = {cmocka_unit_test(test_json_run_lines)};
     const struct CMUnitTest quiet[] = {cmocka_unit_test(test_no_run_lines)};
+    const struct CMUnitTest by_default[] = {cmocka_unit_test(test_default_one_line_a_run)};
     const struct CMUnitTest stalled[] = {
         cmocka_unit_test(test_a_stalled_log_reader_stalls_nothing)};
     int failed = cmocka_run_group_tests_name("json", json, setup_json, cs_e2e_teardown);
     failed += cmocka_run_group_tests_name("quiet", quiet, setup_quiet, cs_e2e_teardown);
+    failed += cmocka_run_group_tests_name("default", by_default, setup_default, cs_e2e_teardown);
     return failed + cmocka_run_group_tests_name("stalled", stalled, setup_stalled, cs_e2e_teardown);
 }

@@ -117,7 +117,7 @@ static void test_config_defaults(void **state)
     assert_str_or_null(c.minder_path, NULL);
     assert_int_equal(c.log_level, CS_LOG_INFO);
     assert_int_equal(c.log_format, CS_LOG_TEXT);
-    assert_true(c.log_runs);
+    assert_int_equal(c.log_runs, CS_LOG_RUNS_END);
     assert_int_equal(c.nice, CS_DEFAULT_NICE);
     assert_int_equal(c.retention_days, CS_DEFAULT_RETENTION_DAYS);
     assert_str_or_null(c.job_user, NULL);
@@ -410,15 +410,19 @@ static void test_config_log_style(void **state)
 
     assert_int_equal(parse(&c, &err, "--log-format", "json", "--log-runs", "false", NULL), 0);
     assert_int_equal(c.log_format, CS_LOG_JSON);
-    assert_false(c.log_runs);
+    assert_int_equal(c.log_runs, CS_LOG_RUNS_NONE);
     setenv("CSCHED_LOG_FORMAT", "json", 1);
-    setenv("CSCHED_LOG_RUNS", "false", 1);
+    setenv("CSCHED_LOG_RUNS", "none", 1);
     assert_int_equal(parse(&c, &err, NULL), 0);
     assert_int_equal(c.log_format, CS_LOG_JSON);
-    assert_false(c.log_runs);
+    assert_int_equal(c.log_runs, CS_LOG_RUNS_NONE);
     assert_int_equal(parse(&c, &err, "--log-format", "text", "--log-runs", "true", NULL), 0);
     assert_int_equal(c.log_format, CS_LOG_TEXT);
-    assert_true(c.log_runs);
+    assert_int_equal(c.log_runs, CS_LOG_RUNS_ALL);
+    assert_int_equal(parse(&c, &err, "--log-runs", "all", NULL), 0);
+    assert_int_equal(c.log_runs, CS_LOG_RUNS_ALL);
+    assert_int_equal(parse(&c, &err, "--log-runs", "end", NULL), 0);
+    assert_int_equal(c.log_runs, CS_LOG_RUNS_END);
     unsetenv("CSCHED_LOG_FORMAT");
     unsetenv("CSCHED_LOG_RUNS");
 
@@ -426,7 +430,7 @@ static void test_config_log_style(void **state)
     assert_refused("--log-format", "CSCHED_LOG_FORMAT", bad_format,
                    sizeof(bad_format) / sizeof(bad_format[0]), "yaml");
     unsetenv("CSCHED_LOG_FORMAT");
-    static const char *const bad_runs[] = {"", "1", "yes", "TRUE", "off"};
+    static const char *const bad_runs[] = {"", "1", "yes", "TRUE", "off", "End", "ends"};
     assert_refused("--log-runs", "CSCHED_LOG_RUNS", bad_runs,
                    sizeof(bad_runs) / sizeof(bad_runs[0]), "no");
 }

@@ -53,7 +53,7 @@ static void capture(void (*fn)(void))
 
 static void configure_text(void)
 {
-    cs_log_configure(CS_LOG_TEXT, true);
+    cs_log_configure(CS_LOG_TEXT, CS_LOG_RUNS_ALL);
     log_info_lines();
 }
 
@@ -77,7 +77,7 @@ static void log_hostile(void)
 static void test_json_escapes_everything(void **state)
 {
     (void)state;
-    cs_log_configure(CS_LOG_JSON, true);
+    cs_log_configure(CS_LOG_JSON, CS_LOG_RUNS_ALL);
     capture(log_hostile);
     assert_memory_equal(got, "{\"time\":\"", 9);
     assert_string_equal(after_time("\",\"level\""),
@@ -91,7 +91,7 @@ static void test_text_quotes_and_escapes(void **state)
 {
     (void)state;
     unsetenv("JOURNAL_STREAM");
-    cs_log_configure(CS_LOG_TEXT, true);
+    cs_log_configure(CS_LOG_TEXT, CS_LOG_RUNS_ALL);
     capture(log_hostile);
     assert_int_equal(got[4], '-');
     assert_string_equal(after_time("Z warn"),
@@ -115,7 +115,7 @@ static void log_long(void)
 static void test_long_lines_stay_whole(void **state)
 {
     (void)state;
-    cs_log_configure(CS_LOG_JSON, true);
+    cs_log_configure(CS_LOG_JSON, CS_LOG_RUNS_ALL);
     capture(log_long);
     char *second = strchr(got, '\n');
     assert_non_null(second);
@@ -144,7 +144,7 @@ static void test_journal_prefix_only_on_its_stream(void **state)
     assert_memory_equal(got, "<6>", 3);
     assert_non_null(strstr(got, "\n<3>"));
 
-    cs_log_configure(CS_LOG_TEXT, true); /* stderr is not that stream */
+    cs_log_configure(CS_LOG_TEXT, CS_LOG_RUNS_ALL); /* stderr is not that stream */
     capture(log_info_lines);
     assert_int_equal(got[0], '2');
     unsetenv("JOURNAL_STREAM");
@@ -157,10 +157,20 @@ static void test_parse(void **state)
     assert_int_equal(cs_log_format_parse("json", &f), 0);
     assert_int_equal(f, CS_LOG_JSON);
     assert_int_equal(cs_log_format_parse("JSON", &f), -EINVAL);
-    cs_log_configure(CS_LOG_TEXT, false);
-    assert_false(cs_log_runs_enabled());
-    cs_log_configure(CS_LOG_TEXT, true);
-    assert_true(cs_log_runs_enabled());
+    cs_log_configure(CS_LOG_TEXT, CS_LOG_RUNS_NONE);
+    assert_false(cs_log_run_change_enabled(true));
+    cs_log_configure(CS_LOG_TEXT, CS_LOG_RUNS_END);
+    assert_true(cs_log_run_change_enabled(true));
+    assert_false(cs_log_run_change_enabled(false));
+    cs_log_configure(CS_LOG_TEXT, CS_LOG_RUNS_ALL);
+    assert_true(cs_log_run_change_enabled(true));
+    assert_true(cs_log_run_change_enabled(false));
+    enum cs_log_runs r = CS_LOG_RUNS_ALL;
+    assert_int_equal(cs_log_runs_parse("end", &r), 0);
+    assert_int_equal(r, CS_LOG_RUNS_END);
+    assert_int_equal(cs_log_runs_parse("false", &r), 0);
+    assert_int_equal(r, CS_LOG_RUNS_NONE);
+    assert_int_equal(cs_log_runs_parse("END", &r), -EINVAL);
 }
 
 /* The size of what stderr (a file) holds so far; got holds it. */
@@ -176,7 +186,7 @@ static long stderr_now(void)
 static void test_the_writer_keeps_order_and_stops(void **state)
 {
     (void)state;
-    cs_log_configure(CS_LOG_TEXT, true);
+    cs_log_configure(CS_LOG_TEXT, CS_LOG_RUNS_ALL);
     FILE *f = tmpfile();
     assert_non_null(f);
     int saved = dup(STDERR_FILENO);
@@ -242,7 +252,7 @@ static void test_a_stalled_stderr_stalls_no_caller(void **state)
 {
     (void)state;
     enum { LINES = 1500, CAP = 4 << 20 };
-    cs_log_configure(CS_LOG_TEXT, true);
+    cs_log_configure(CS_LOG_TEXT, CS_LOG_RUNS_ALL);
     int p[2];
     assert_int_equal(pipe(p), 0);
     int saved = dup(STDERR_FILENO);
