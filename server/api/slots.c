@@ -72,14 +72,18 @@ static void place(struct cs_sched *s, struct cs_job *job)
     cs_heap_push(&s->slots.due, job);
 }
 
-/* Later slots of job already due at now_ms, counted up to limit. */
-static uint32_t later_due(const struct cs_job *job, int64_t now_ms, uint32_t limit)
+/* Later slots of job already due at now_ms, counted up to limit. Those of a
+ * slot missed while cschedd was down are the later ones missed too: a slot
+ * that comes due once it is up runs on time, and takes no catch-up's place. */
+static uint32_t later_due(const struct cs_sched *s, const struct cs_job *job, int64_t now_ms,
+                          uint32_t limit)
 {
     struct cs_fire fire = {.at_s = job->slot.next_s};
+    int64_t upto_ms = job->slot.due_ms < s->slots.start_ms ? s->slots.start_ms - 1 : now_ms;
     uint32_t n = 0;
 
     while (n < limit && cs_schedule_next(job->schedule, fire.at_s, &fire) == 0 &&
-           cs_slot_due_ms(job->spec, fire.at_s) <= now_ms)
+           cs_slot_due_ms(job->spec, fire.at_s) <= upto_ms)
         n++;
     return n;
 }
@@ -153,7 +157,7 @@ static void fire(struct cs_sched *s, struct cs_job *job, int64_t now_ms)
         .due_ms = job->slot.due_ms,
         .now_ms = now_ms,
         .missed_before_ms = s->slots.start_ms,
-        .later_due = later_due(job, now_ms, limit > 0 ? limit : 1),
+        .later_due = later_due(s, job, now_ms, limit > 0 ? limit : 1),
         .paused = job->spec->paused,
         .schedule = job->spec->schedule,
         .active = job->active,
