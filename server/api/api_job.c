@@ -347,7 +347,7 @@ struct listed {
 /* Jobs a ListJobs with a selector looks at at most, matching or not: the
  * page then ends early, its token after the last one looked at, so that one
  * call never holds the loop for a walk of a huge table. */
-#define LIST_JOBS_SCAN_MAX 100000
+#define LIST_JOBS_SCAN_MAX 10000
 
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
