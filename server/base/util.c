@@ -98,7 +98,8 @@ static size_t field_path_len(const char *msg)
 }
 
 /* The code and the message of err, from fmt and ap. */
-static void err_vset(struct cs_err *err, int code, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void err_vset(struct cs_err *err, int code,
+                                                           const char *fmt, va_list ap)
 {
     err->code = code;
     (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
