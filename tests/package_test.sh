@@ -13,8 +13,12 @@
 #      there, as the csched user its postinst made, csched --version,
 #      csched --help and cschedd --help run, and cschedd starts on the
 #      embedded database, serves (health SERVING), runs a job and stops on
-#      SIGTERM with status 0.
-# Step 3 needs root and mmdebstrap (skipped without them, except in CI). The
+#      SIGTERM with status 0;
+#   4. the same root booted with systemd as PID 1 (tests/systemd_test.sh):
+#      the packaged unit verified, started, restarted with a run in flight,
+#      reloaded, stopped, and drained as a replica on a shared PostgreSQL.
+# Step 3 needs root and mmdebstrap, step 4 podman and runc too (each skipped
+# without them, saying so, except in CI). The
 # downloaded .debs are kept for the next run in CSCHED_APT_CACHE (default
 # /var/cache/csched-package when /var/cache is writable, as the image's base
 # is kept, so that a clean clone's CI downloads them once; else
@@ -108,7 +112,7 @@ mmdebstrap --variant=minbase --skip=download/empty --skip=essential/unlink \
     --customize-hook='sed -ri "s/^#?(create_main_cluster) .*/\1 = false/" \
         "$1/etc/postgresql-common/createcluster.conf"' \
     --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get install --yes \
-        --no-install-recommends /tmp/'"$(basename "$deb")"' postgresql-15' \
+        --no-install-recommends /tmp/'"$(basename "$deb")"' postgresql-15 systemd systemd-sysv' \
     --customize-hook="sync-out /var/cache/apt/archives '$cache'" \
     bookworm "$root" "$sources" >"$work/mmdebstrap.log" 2>&1 ||
     { tail -30 "$work/mmdebstrap.log" >&2; die "mmdebstrap failed"; }
@@ -157,5 +161,15 @@ unshare --mount --pid --fork --mount-proc="$root/proc" sh -c '
     exec chroot "$1" /bin/sh /smoke.sh' sh "$root" >"$work/smoke.log" 2>&1 ||
     { cat "$work/smoke.log" >&2; die "the package does not run on the clean root"; }
 sed 's/^/package_test: root: /' "$work/smoke.log"
+
+# The same root booted with systemd as PID 1, the unit run as a host runs it.
+if command -v podman >/dev/null && command -v runc >/dev/null; then
+    "$repo/tests/systemd_test.sh" "$root" "$work/systemd" | sed 's/^/package_test: /' ||
+        die "the packaged unit does not start, drain and stop under systemd"
+elif [ "${CI:-}" = true ]; then
+    die "running the unit under systemd needs podman and runc"
+else
+    echo "package_test: the unit under systemd skipped: it needs podman and runc"
+fi
 rm -rf "$root"
 echo "package_test: ok"
