@@ -30,7 +30,8 @@ fail() {
     failed=1
 }
 
-scripts=(.ci/run deploy/*.sh tests/run-all.sh tests/deploy_lint.sh tests/package_test.sh cmake/deb/postinst)
+scripts=(.ci/run deploy/*.sh tests/run-all.sh tests/deploy_lint.sh tests/package_test.sh tests/systemd_test.sh
+    cmake/deb/postinst)
 for s in "${scripts[@]}"; do
     [ -f "$s" ] || continue
     bash -n "$s" || fail "$s: bash -n failed"
