@@ -78,7 +78,9 @@ static Csched__V1__Run *run_of(struct cs_client *c, const char *job, const char 
             die("ListRuns failed");
         for (size_t i = 0; i < resp->n_runs; i++) {
             Csched__V1__Run *r = resp->runs[i];
-            if (strcmp(r->cause, cause) == 0 && r->ended_unix_ms > 0) {
+            char own[64]; /* a triggered run is the cause of its chain */
+            snprintf(own, sizeof(own), "run:%lld", (long long)r->id);
+            if ((strcmp(r->cause, cause) == 0 || strcmp(own, cause) == 0) && r->ended_unix_ms > 0) {
                 resp->runs[i] = resp->runs[--resp->n_runs];
                 csched__v1__list_runs_response__free_unpacked(resp, NULL);
                 return r;
