@@ -232,6 +232,29 @@ static void test_e2e_after_fan_in(void **state)
     cs_test_rmtree(dir);
 }
 
+/* A paused downstream is not run by its upstream's end, and says so. */
+static void test_e2e_after_paused_downstream(void **state)
+{
+    struct cs_e2e *e = *state;
+    const Csched__V1__DependencyOn on[] = {CSCHED__V1__DEPENDENCY_ON__DEPENDENCY_ON_ANY};
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, "pause-up", "true"), NULL);
+    const char *up[] = {"pause-up"};
+    create_after(e, "pause-down", "true", up, on, 1);
+    Csched__V1__PauseJobRequest req = CSCHED__V1__PAUSE_JOB_REQUEST__INIT;
+    Csched__V1__Job *job = NULL;
+    struct cs_status st;
+    req.name = "pause-down";
+    assert_int_equal(cs_scheduler_pause_job(e->client, &req, &job, cs_e2e_opts(), &st), 0);
+    csched__v1__job__free_unpacked(job, NULL);
+    char cause[64];
+    cause_of_run(cs_e2e_trigger(e, "pause-up"), cause, sizeof(cause));
+    Csched__V1__DependencyCause *c = wait_decided(e, "pause-down", cause);
+    assert_int_equal(c->outcome, CSCHED__V1__DEPENDENCY_OUTCOME__DEPENDENCY_OUTCOME_NOT_RUN);
+    assert_non_null(strstr(c->reason, "paused"));
+    csched__v1__dependency_cause__free_unpacked(c, NULL);
+    assert_int_equal(count_runs(e, "pause-down", cause, NULL), 0);
+}
+
 static void expect_cycle(struct cs_e2e *e, Csched__V1__Job *job, bool update, const char *cycle)
 {
     struct cs_status st;
@@ -368,6 +391,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_after_on_and_fan_out),
         cmocka_unit_test(test_e2e_after_fan_in),
+        cmocka_unit_test(test_e2e_after_paused_downstream),
         cmocka_unit_test(test_e2e_after_cycles_refused),
         cmocka_unit_test(test_e2e_after_exactly_once_across_kill),
         cmocka_unit_test(test_e2e_after_fan_in_across_kill),
