@@ -3,8 +3,9 @@
  * by its upstream's end as on asks (succeeded, failed, any), fan-out, a
  * fan-in of three that runs once per cause and not at all, with the
  * reason recorded, when one upstream fails; cycles refused naming them;
- * and a kill -9 of cschedd right after an upstream's end, which must leave
- * the downstream run made exactly once after the restart. */
+ * a paused downstream; a window that passes; and a kill -9 of cschedd
+ * right after an upstream's end, or between two upstreams' ends, which
+ * must leave the downstream run made exactly once after the restart. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -386,6 +387,34 @@ static void test_e2e_after_fan_in_across_kill(void **state)
     }
 }
 
+/* With --after-window-seconds 2, a cause whose other upstream never ends
+ * is decided not run once the window has passed, naming that upstream. */
+static void test_e2e_after_window_passes(void **state)
+{
+    struct cs_e2e *e = *state;
+    const Csched__V1__DependencyOn on[] = {CSCHED__V1__DEPENDENCY_ON__DEPENDENCY_ON_SUCCEEDED,
+                                           CSCHED__V1__DEPENDENCY_ON__DEPENDENCY_ON_SUCCEEDED};
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, "win-up", "true"), NULL);
+    const char *ups[] = {"win-up", "win-never"};
+    create_after(e, "win-down", "true", ups, on, 2);
+    char cause[64];
+    int64_t started = cs_test_now_ms();
+    cause_of_run(cs_e2e_trigger(e, "win-up"), cause, sizeof(cause));
+    Csched__V1__DependencyCause *c = wait_decided(e, "win-down", cause);
+    assert_true(cs_test_now_ms() - started >= 2000);
+    assert_int_equal(c->outcome, CSCHED__V1__DEPENDENCY_OUTCOME__DEPENDENCY_OUTCOME_NOT_RUN);
+    assert_non_null(strstr(c->reason, "the window passed"));
+    assert_non_null(strstr(c->reason, "win-never had not ended"));
+    csched__v1__dependency_cause__free_unpacked(c, NULL);
+    assert_int_equal(count_runs(e, "win-down", cause, NULL), 0);
+}
+
+static int setup_short_window(void **state)
+{
+    static const char *const args[] = {"--after-window-seconds", "2", NULL};
+    return cs_e2e_start(state, args);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,5 +425,9 @@ int main(void)
         cmocka_unit_test(test_e2e_after_exactly_once_across_kill),
         cmocka_unit_test(test_e2e_after_fan_in_across_kill),
     };
-    return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
+    const struct CMUnitTest windowed[] = {
+        cmocka_unit_test(test_e2e_after_window_passes),
+    };
+    int failed = cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
+    return failed + cmocka_run_group_tests(windowed, setup_short_window, cs_e2e_teardown);
 }
