@@ -44,6 +44,7 @@ enum {
     OPT_CONSOLE_DIR,
     OPT_CONSOLE_URL,
     OPT_HOOK_RETRY_BASE_MS,
+    OPT_AFTER_WINDOW,
     OPT_DEFAULT_HOOKS,
     OPT_LAUNCH_THREADS,
     OPT_MAX_HEALTH_WATCHES,
@@ -90,6 +91,7 @@ static const struct option options[] = {
     {"console-dir", required_argument, NULL, OPT_CONSOLE_DIR},
     {"console-url", required_argument, NULL, OPT_CONSOLE_URL},
     {"hook-retry-base-ms", required_argument, NULL, OPT_HOOK_RETRY_BASE_MS},
+    {"after-window-seconds", required_argument, NULL, OPT_AFTER_WINDOW},
     {"default-hooks", required_argument, NULL, OPT_DEFAULT_HOOKS},
     {"launch-threads", required_argument, NULL, OPT_LAUNCH_THREADS},
     {"max-health-watches", required_argument, NULL, OPT_MAX_HEALTH_WATCHES},
@@ -182,6 +184,9 @@ void cs_config_usage(const char *prog)
             "                          bodies (docs/hooks.md)          [CSCHED_CONSOLE_URL]\n"
             "  --hook-retry-base-ms MS a hook delivery's first retry wait, doubling up to\n"
             "                          10 minutes (default 1000) [CSCHED_HOOK_RETRY_BASE_MS]\n"
+            "  --after-window-seconds S  how long a cause of a job's runs after others waits\n"
+            "                          for all of them (docs/dependencies.md; default 86400)\n"
+            "                                                [CSCHED_AFTER_WINDOW_SECONDS]\n"
             "  --default-hooks FILE    hooks every job's runs are told to besides their own:\n"
             "                          JSON {\"hooks\": [...]} (docs/hooks.md)\n"
             "                                                       [CSCHED_DEFAULT_HOOKS]\n"
@@ -314,7 +319,7 @@ static int missing_value(char **argv, struct cs_err *err)
 struct raw_settings {
     struct raw state_dir, max_running, launch_threads, health_watches, streams, level, format, runs,
         nice, retention, audit_retention, replica_id, heartbeat, attempt_lease, drain_timeout,
-        cluster_max_running, limits, hook_retry;
+        cluster_max_running, limits, hook_retry, after_window;
 };
 
 /* Reads the flags over what the environment gave: 0 or -EINVAL. */
@@ -435,6 +440,9 @@ static int read_flags(int argc, char **argv, struct cs_config *c, struct raw_set
             break;
         case OPT_DEFAULT_HOOKS:
             c->default_hooks = optarg[0] != '\0' ? optarg : NULL;
+            break;
+        case OPT_AFTER_WINDOW:
+            raw->after_window = (struct raw){optarg, "--after-window-seconds"};
             break;
         case OPT_HOOK_RETRY_BASE_MS:
             raw->hook_retry = (struct raw){optarg, "--hook-retry-base-ms"};
@@ -669,6 +677,12 @@ static int check_settings(const struct raw_settings *raw, struct cs_config *c, s
                                                     CS_HOOK_RETRY_BASE_MAX_MS, &v, err) != 0)
         return -EINVAL;
     c->hook_retry_base_ms = (uint32_t)v;
+    v = CS_DEFAULT_AFTER_WINDOW_S;
+    if (raw->after_window.text != NULL &&
+        parse_whole(raw->after_window.text, raw->after_window.source, 1, CS_AFTER_WINDOW_MAX_S, &v,
+                    err) != 0)
+        return -EINVAL;
+    c->after_window_s = (uint32_t)v;
     if (c->socket_path[0] != '/')
         return cs_err_set(err, -EINVAL, "--socket \"%s\" must be an absolute path", c->socket_path);
     if (c->zoneinfo[0] != '/')
@@ -744,6 +758,7 @@ int cs_config_parse(int argc, char **argv, struct cs_config *c, struct cs_err *e
         .drain_timeout = from_env("CSCHED_DRAIN_TIMEOUT", NULL),
         .limits = from_env("CSCHED_LIMITS_ENFORCEMENT", "strict"),
         .hook_retry = from_env("CSCHED_HOOK_RETRY_BASE_MS", NULL),
+        .after_window = from_env("CSCHED_AFTER_WINDOW_SECONDS", NULL),
     };
     /* Flags win over the environment, so values are checked only after both. */
     int rc = read_flags(argc, argv, c, &raw, err);

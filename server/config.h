@@ -16,6 +16,9 @@
 #endif
 #define CS_DEFAULT_HOOK_RETRY_BASE_MS 1000
 #define CS_HOOK_RETRY_BASE_MAX_MS 600000
+/* --after-window-seconds: a day by default, at most 30 days. */
+#define CS_DEFAULT_AFTER_WINDOW_S 86400
+#define CS_AFTER_WINDOW_MAX_S (30 * 86400)
 #define CS_DEFAULT_STATE_DIR "/var/lib/csched"
 #define CS_DEFAULT_MAX_RUNNING 64
 /* Launch threads (launcher.h): 1 to CS_LAUNCH_THREADS_MAX. */
@@ -56,6 +59,7 @@ struct cs_config {
     const char *console_dir;     /* the web console's files */
     const char *console_url;     /* the console's address, for hooks' links; NULL: none */
     uint32_t hook_retry_base_ms; /* a hook delivery's first retry wait */
+    uint32_t after_window_s;     /* how long a cause waits for its upstreams */
     const char *default_hooks;   /* the server-wide hooks' JSON file; NULL: none */
     bool insecure_tcp;           /* TCP without TLS or authentication: everyone is admin */
     const char *admin_group;     /* NULL: CS_DEFAULT_ADMIN_GROUP if it exists; "": none */

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "after.h"
 #include "api.h"
 #include "audit.h"
 #include "auth.h"
@@ -69,6 +70,7 @@ struct server {
     struct cs_retention retention;
     struct cs_history history;
     struct cs_hooks hooks;
+    struct cs_after after;
     Csched__V1__Job *default_hooks; /* --default-hooks; NULL: none */
     struct cs_audit_expiry audit_expiry;
     struct cs_audit_refusals audit_refusals;
@@ -284,6 +286,7 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     /* Without its thread no hook is sent; they stay queued for the next
      * start or another replica. */
     (void)cs_hooks_start(&srv->hooks);
+    cs_after_start(&srv->after);
 
     srv->loaded = true;
     char address[300];
@@ -379,6 +382,7 @@ static void launcher_stopped_cb(void *arg)
     cs_retention_stop(&srv->retention);
     cs_history_stop(&srv->history);
     cs_hooks_stop(&srv->hooks);
+    cs_after_stop(&srv->after);
     cs_audit_expiry_stop(&srv->audit_expiry);
     cs_zone_reload_stop(&srv->zone_reload);
     cs_audit_refusals_stop(&srv->audit_refusals);
@@ -836,6 +840,10 @@ int main(int argc, char **argv)
     }
     srv.sched.run_hook_cb = cs_hooks_run_cb;
     srv.sched.run_hook_ctx = &srv.hooks;
+    if (cs_after_init(&srv.after, &srv.sched, (int64_t)srv.config.after_window_s * 1000) != 0) {
+        cs_log_error("the dependencies between jobs could not be set up");
+        return 1;
+    }
     /* Where standbys forward the calls they cannot answer: the first
      * renewal tells them. */
     char address[300];

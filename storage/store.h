@@ -346,6 +346,26 @@ void cs_store_hook_list(struct cs_store *store, const char *job_name, int64_t be
                         uint32_t limit, cs_store_hook_list_cb cb, void *arg);
 void cs_store_hook_deliveries_free(Csched__V1__HookDelivery **deliveries, size_t n);
 
+/* Dependency causes (store_after.c, migration 0017; docs/dependencies.md).
+ * Puts c's row (not its upstreams) and up's, the upstream end that changed
+ * it (NULL: none; inserted once), tied to every write queued since tie was
+ * taken (the upstream run's end, and the run it makes), so all commit in
+ * one transaction. A decided row is never changed again. */
+void cs_store_after_put(struct cs_store *store, const Csched__V1__DependencyCause *c,
+                        const Csched__V1__DependencyUpstream *up, const struct cs_store_mark *tie,
+                        cs_store_done_cb cb, void *arg);
+/* The callback owns causes (cs_store_after_causes_free). */
+typedef void (*cs_store_after_list_cb)(void *arg, int status, Csched__V1__DependencyCause **causes,
+                                       size_t n);
+/* Every job's causes still waiting, and those decided since since_unix_ms:
+ * what a start takes back. */
+void cs_store_after_load(struct cs_store *store, int64_t since_unix_ms, cs_store_after_list_cb cb,
+                         void *arg);
+/* A job's causes, newest first, at most limit. */
+void cs_store_after_list(struct cs_store *store, const char *job_name, uint32_t limit,
+                         cs_store_after_list_cb cb, void *arg);
+void cs_store_after_causes_free(Csched__V1__DependencyCause **causes, size_t n);
+
 /* Reads. They are answered in order with the writes: a read sees every write
  * queued before it. */
 typedef void (*cs_store_run_cb)(void *arg, int status, Csched__V1__Run *run);

@@ -15,7 +15,7 @@
  *   store_stmt.c       the statement table
  *   store_socket.c     the socket's watch and flush
  *   store_job.c store_run.c store_event.c store_audit.c store_slot.c
- *   store_replica_list.c store_tail.c store_hook.c   each table's SQL and mapping
+ *   store_replica_list.c store_tail.c store_hook.c store_after.c   each table's SQL and mapping
  *   store_state.c      the state machine's tables and their writers
  *   store_row.c store_url.c store_util.c migrate.c   leaves
  * and, on libuv's pool, store_embedded_work.c and pg_embedded_work.c. */
@@ -181,6 +181,9 @@ enum cs_store_stmt {
     CS_STORE_STMT_HOOK_UPDATE,
     CS_STORE_STMT_HOOK_DUE,
     CS_STORE_STMT_HOOK_LIST,
+    CS_STORE_STMT_AFTER_PUT,
+    CS_STORE_STMT_AFTER_LOAD,
+    CS_STORE_STMT_AFTER_LIST,
     CS_STORE_STMT_COUNT,
 };
 
@@ -671,5 +674,17 @@ void cs_store_hook_update_params(const struct cs_store_hook_result *r, struct cs
 /* Fills d from a row of cs_store_sql_hook_due (strings malloc'd). */
 void cs_store_hook_due_from_row(const PGresult *res, int row, struct cs_store_hook_due *d);
 Csched__V1__HookDelivery *cs_store_hook_delivery_from_row(const PGresult *res, int row);
+/* store_after.c: dependency causes (migration 0017), one statement a row:
+ * an upstream end changes a few. */
+extern const char cs_store_sql_after_put[];
+extern const char cs_store_sql_after_load[];
+extern const char cs_store_sql_after_list[];
+/* c's row, and up's (NULL: none) the end that changed it. */
+void cs_store_after_params(const Csched__V1__DependencyCause *c,
+                           const Csched__V1__DependencyUpstream *up, struct cs_store_params *p);
+/* The causes of a result whose one column is the packed body; a body that
+ * does not unpack is logged and left out. */
+size_t cs_store_after_from_rows(const struct cs_store_logger *log, const PGresult *res,
+                                Csched__V1__DependencyCause ***out);
 
 #endif

@@ -401,3 +401,38 @@ void cs_store_hook_list(struct cs_store *store, const char *job_name, int64_t be
     cs_store_params_int(&op->params, limit);
     cs_store_op_submit(store, op);
 }
+
+static void after_list_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_after_list_cb cb = (cs_store_after_list_cb)op->cb;
+    Csched__V1__DependencyCause **causes = NULL;
+    size_t n = 0;
+
+    if (status == 0)
+        n = cs_store_after_from_rows(&op->store->log, res, &causes);
+    if (cb != NULL)
+        cb(op->arg, status, causes, n);
+    else
+        cs_store_after_causes_free(causes, n);
+}
+
+void cs_store_after_load(struct cs_store *store, int64_t since_unix_ms, cs_store_after_list_cb cb,
+                         void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_AFTER_LOAD, after_list_done_cb, (void (*)(void))cb, arg);
+
+    cs_store_params_int(&op->params, since_unix_ms);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_after_list(struct cs_store *store, const char *job_name, uint32_t limit,
+                         cs_store_after_list_cb cb, void *arg)
+{
+    struct cs_store_op *op =
+        read_new(store, CS_STORE_STMT_AFTER_LIST, after_list_done_cb, (void (*)(void))cb, arg);
+
+    cs_store_params_text(&op->params, job_name);
+    cs_store_params_int(&op->params, limit);
+    cs_store_op_submit(store, op);
+}

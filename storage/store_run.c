@@ -171,22 +171,27 @@ const char cs_store_sql_max_ids[] = "SELECT (SELECT coalesce(max(id), 0) FROM ru
                                     " (SELECT coalesce(min(seq), 1) - 1 FROM events),"
                                     " (SELECT max_running FROM cluster_limits)";
 
-/* The run's env map travels as a csched.v1.Run holding only the map and
- * the schedule's slot it was made for (the slots table has the same link
- * as run_id, for SQL). */
+/* The run's env map travels as a csched.v1.Run holding only the map, the
+ * schedule's slot it was made for (the slots table has the same link as
+ * run_id, for SQL) and, for a run made by its job's after list, the
+ * upstream runs that caused it and their cause (migration 0017's table has
+ * the same link, for SQL). */
 static void env_params(const Csched__V1__Run *run, struct cs_store_params *p)
 {
     Csched__V1__Run env_only = CSCHED__V1__RUN__INIT;
     size_t len;
     uint8_t *buf;
 
-    if (run->n_env == 0 && run->slot_unix_ms == 0) {
+    if (run->n_env == 0 && run->slot_unix_ms == 0 && run->n_caused_by_run_ids == 0) {
         cs_store_params_null(p);
         return;
     }
     env_only.n_env = run->n_env;
     env_only.env = run->env;
     env_only.slot_unix_ms = run->slot_unix_ms;
+    env_only.n_caused_by_run_ids = run->n_caused_by_run_ids;
+    env_only.caused_by_run_ids = run->caused_by_run_ids;
+    env_only.cause = run->cause;
     len = csched__v1__run__get_packed_size(&env_only);
     buf = cs_store_xmalloc(len);
     csched__v1__run__pack(&env_only, buf);
@@ -309,8 +314,14 @@ static void env_from_row(const struct cs_store_logger *log, Csched__V1__Run *run
     run->n_env = env_only->n_env;
     run->env = env_only->env;
     run->slot_unix_ms = env_only->slot_unix_ms;
+    run->n_caused_by_run_ids = env_only->n_caused_by_run_ids;
+    run->caused_by_run_ids = env_only->caused_by_run_ids;
+    run->cause = env_only->cause;
     env_only->n_env = 0;
     env_only->env = NULL;
+    env_only->n_caused_by_run_ids = 0;
+    env_only->caused_by_run_ids = NULL;
+    env_only->cause = NULL;
     csched__v1__run__free_unpacked(env_only, NULL);
 }
 

@@ -56,4 +56,7 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_HOOK_UPDATE] = {"hook_update", cs_store_sql_hook_update},
     [CS_STORE_STMT_HOOK_DUE] = {"hook_due", cs_store_sql_hook_due},
     [CS_STORE_STMT_HOOK_LIST] = {"hook_list", cs_store_sql_hook_list},
+    [CS_STORE_STMT_AFTER_PUT] = {"after_put", cs_store_sql_after_put},
+    [CS_STORE_STMT_AFTER_LOAD] = {"after_load", cs_store_sql_after_load},
+    [CS_STORE_STMT_AFTER_LIST] = {"after_list", cs_store_sql_after_list},
 };

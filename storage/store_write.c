@@ -134,20 +134,37 @@ struct cs_store_mark cs_store_mark_take(struct cs_store *store)
     return (struct cs_store_mark){store->pending.tail};
 }
 
-void cs_store_audit_put(struct cs_store *store, const Csched__V1__AuditEntry *entry,
-                        const struct cs_store_mark *tie, cs_store_done_cb cb, void *arg)
+/* Ties every write queued since tie (NULL: none) to the next one, so that
+ * one batch carries them all. The mark and the tied put come in one call
+ * chain of the caller's, in which nothing is sent: every write queued since
+ * the mark is still in pending, right after it. */
+static void tie_since(struct cs_store *store, const struct cs_store_mark *tie)
 {
-    struct cs_store_op *op = write_new(store, CS_STORE_STMT_AUDIT_PUT, cb, arg);
-
-    cs_store_audit_params(entry, &op->params);
-    /* The mark and this put come in one call chain of the caller's, in which
-     * nothing is sent: every write queued since the mark is still in
-     * pending, right after it. */
     if (tie != NULL && store->state != CS_STORE_STATE_FINISHING) {
         struct cs_store_op *o = tie->after != NULL ? tie->after->next : store->pending.head;
 
         for (; o != NULL; o = o->next)
             o->tie_next = true;
     }
+}
+
+void cs_store_audit_put(struct cs_store *store, const Csched__V1__AuditEntry *entry,
+                        const struct cs_store_mark *tie, cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_AUDIT_PUT, cb, arg);
+
+    cs_store_audit_params(entry, &op->params);
+    tie_since(store, tie);
+    cs_store_op_submit(store, op);
+}
+
+void cs_store_after_put(struct cs_store *store, const Csched__V1__DependencyCause *c,
+                        const Csched__V1__DependencyUpstream *up, const struct cs_store_mark *tie,
+                        cs_store_done_cb cb, void *arg)
+{
+    struct cs_store_op *op = write_new(store, CS_STORE_STMT_AFTER_PUT, cb, arg);
+
+    cs_store_after_params(c, up, &op->params);
+    tie_since(store, tie);
     cs_store_op_submit(store, op);
 }

@@ -610,6 +610,13 @@ int cs_cmd_hooks(struct cs_cli *cli, int argc, char **argv);
 void cs_cli_print_hook_deliveries(FILE *f, const Csched__V1__ListHookDeliveriesResponse *resp);
 /* A hook event's word, as job files write it ("timed_out"; jobfile_hooks.c). */
 const char *cs_cli_hook_event_name(Csched__V1__HookEvent event);
+/* job graph and job causes (cmd_job_after.c; docs/dependencies.md). */
+int cs_cmd_job_graph(struct cs_cli *cli, int argc, char **argv);
+int cs_cmd_job_causes(struct cs_cli *cli, int argc, char **argv);
+/* The table csched job causes prints: a line per cause, one per upstream. */
+void cs_cli_print_dependency_causes(FILE *f, const Csched__V1__ListDependencyCausesResponse *resp);
+/* An after entry's on as job files write it ("succeeded"; jobfile_after.c). */
+const char *cs_cli_after_on_name(Csched__V1__DependencyOn on);
 /* token new NAME ROLE: needs no connection (cli->client is NULL). */
 int cs_cmd_token(struct cs_cli *cli, int argc, char **argv);
 /* ui [--url URL]: prints the console's address; makes no call. */

@@ -163,7 +163,8 @@ static int job_delete(struct cs_cli *cli, int argc, char **argv)
 
 int cs_cmd_job(struct cs_cli *cli, int argc, char **argv)
 {
-    static const char *const verbs[] = {"create", "update", "get", "list", "next", "delete"};
+    static const char *const verbs[] = {"create", "update", "get",   "list",
+                                        "next",   "delete", "graph", "causes"};
     const char *verb = argc > 0 ? argv[0] : "";
     char meant[16];
 
@@ -179,8 +180,13 @@ int cs_cmd_job(struct cs_cli *cli, int argc, char **argv)
         return job_next(cli, argc - 1, argv + 1);
     if (strcmp(verb, "delete") == 0)
         return job_delete(cli, argc - 1, argv + 1);
+    if (strcmp(verb, "graph") == 0)
+        return cs_cmd_job_graph(cli, argc - 1, argv + 1);
+    if (strcmp(verb, "causes") == 0)
+        return cs_cmd_job_causes(cli, argc - 1, argv + 1);
     if (cs_cli_suggest(verb, verbs, sizeof(verbs) / sizeof(verbs[0]), meant, sizeof(meant))[0])
         return cs_cli_usage(cli, "job: unknown subcommand '%s'; did you mean '%s'?", verb, meant);
-    return cs_cli_usage(cli, "job: expected create, update, get, next, list or delete, not '%s'",
-                        verb);
+    return cs_cli_usage(
+        cli, "job: expected create, update, get, next, list, delete, graph or causes, not '%s'",
+        verb);
 }

@@ -110,12 +110,14 @@ _csched() {
     "") words_now="$commands $global" ;;
     job)
         case $sub in
-        "") words_now="create update get list delete next" ;;
+        "") words_now="create update get list delete next graph causes" ;;
         list) words_now="-l --selector --absolute --sort-by -w --watch" ;;
         create) words_now="$job_flags" ;;
         update) words_now="$job_flags" names=true ;;
         get | delete) names=true ;;
         next) words_now="--count" names=true ;;
+        graph) words_now="--dot" names=true ;;
+        causes) words_now="--limit" names=true ;;
         esac
         ;;
     apply) words_now="-f --file --dry-run --prune -l --selector" ;;

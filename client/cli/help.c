@@ -45,7 +45,7 @@
 static const struct {
     const char *name, *summary;
 } summaries[] = {
-    {"job", "create, update, get, list or delete jobs; the next fire times of one"},
+    {"job", "create, update, get, list or delete jobs; the next fire times of one; its graph"},
     {"apply", "make the jobs on the server what a YAML file says (--dry-run, --prune)"},
     {"trigger", "start a run of a job; --wait for its end, --logs for its output"},
     {"runs", "list runs, newest first"},
@@ -124,8 +124,19 @@ static const struct {
      "usage: csched job next NAME [--count N]\n"
      "The next fire times of the job's schedule.\n\n"
      "  --count N                  how many (default 5, at most 20)\n"},
+    {"job", "graph",
+     "usage: csched job graph NAME [--dot]\n"
+     "The jobs NAME runs after and the jobs that run after it, all the way up\n"
+     "and down, one edge a line: UP -> DOWN (on succeeded|failed|any)\n"
+     "(docs/dependencies.md).\n\n"
+     "  --dot                      as Graphviz's DOT (csched job graph X --dot | dot -Tsvg)\n"},
+    {"job", "causes",
+     "usage: csched job causes NAME [--limit N]\n"
+     "What became of each cause of the job's runs after its upstreams, newest\n"
+     "first: ran (the run), not run and why, or waiting (docs/dependencies.md).\n\n"
+     "  --limit N                  how many (default 100, at most 1000)\n"},
     {"job", NULL,
-     "usage: csched job create|update|get|list|delete|next ...\n"
+     "usage: csched job create|update|get|list|delete|next|graph|causes ...\n"
      "See csched job SUBCOMMAND --help.\n"},
     {"apply", NULL,
      "usage: csched apply -f FILE [--dry-run] [--prune -l KEY=VALUE]\n"

@@ -280,6 +280,8 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
         return parse_resources(jf, v, job);
     if (strcmp(key, "hooks") == 0)
         return jf_parse_hooks(jf, v, job);
+    if (strcmp(key, "after") == 0)
+        return jf_parse_after(jf, v, job);
     return schedule_key(jf, key, v, job);
 }
 
@@ -309,7 +311,8 @@ int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out)
                 "unknown key '%s' (known: name, command, shell, env, working_dir, "
                 "run_as_user, run_as_group, max_running, timeout_seconds, max_attempts, "
                 "retry_backoff_ms, retry, run_deadline_seconds, kill_grace_seconds, "
-                "kill_signal, labels, secret_env, trigger_env, history, resources, hooks, schedule, "
+                "kill_signal, labels, secret_env, trigger_env, history, resources, hooks, after, "
+                "schedule, "
                 "time_zone, misfire, "
                 "overlap, "
                 "jitter_seconds, max_catchup, starting_deadline_seconds)",

@@ -45,6 +45,9 @@ int jf_string(struct jf *jf, const yaml_node_t *node, const char *key, char **ou
 /* The job's hooks: list (jobfile_hooks.c), appended to job->hooks. */
 int jf_parse_hooks(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job);
 
+/* The job's after: list (jobfile_after.c), appended to job->after. */
+int jf_parse_after(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job);
+
 /* Parses one job mapping into a new heap job. Returns 0 or -EINVAL. */
 int jf_parse_job(struct jf *jf, const yaml_node_t *node, Csched__V1__Job **out);
 

@@ -71,6 +71,9 @@ void cs_cli_print_job(FILE *f, const Csched__V1__Job *job)
     fprintf(f, "retry_backoff_ms: %" PRIu32 "\n", job->retry_backoff_ms);
     cs_cli_print_job_stop(f, job);
     print_resources(f, job->resources);
+    for (size_t i = 0; i < job->n_after; i++)
+        fprintf(f, "%s%s (on %s)%s", i == 0 ? "after:            " : ", ", job->after[i]->job,
+                cs_cli_after_on_name(job->after[i]->on), i + 1 == job->n_after ? "\n" : "");
     fprintf(f, "version:          %" PRIu64 "\n", job->version);
     cs_cli_format_time(job->created_unix_ms, t, sizeof(t));
     fprintf(f, "created:          %s\n", t);

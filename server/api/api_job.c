@@ -12,6 +12,7 @@
 #include "audit.h"
 #include "dispatch.h"
 #include "job.h"
+#include "job_after.h"
 #include "job_limits.h"
 #include "job_table.h"
 #include "log.h"
@@ -101,12 +102,29 @@ static int check_job(struct cs_call *call, const struct cs_sched *s, const Csche
         cs_call_fail_field(call, -EINVAL, "job", "job is required");
         return -EINVAL;
     }
-    if (cs_job_validate(job, &err) != 0 ||
+    if (cs_job_validate(job, &err) != 0 || cs_job_after_validate(job, &err) != 0 ||
         cs_job_limits_check(job->resources, &s->cgroups, s->limits_strict, &err) != 0) {
         cs_call_fail_err(call, &err);
         return err.code;
     }
     return 0;
+}
+
+static const Csched__V1__Job *job_lookup(void *ctx, const char *name)
+{
+    const struct cs_job *job = cs_job_find(ctx, name);
+    return job != NULL ? job->spec : NULL;
+}
+
+/* 0, or -EINVAL once call has been failed naming the cycle that job's
+ * after list would close among the jobs as they stand. */
+static int check_cycle(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *job)
+{
+    struct cs_err err;
+    if (cs_job_after_find_cycle(job, job_lookup, s, &err) == 0)
+        return 0;
+    cs_call_fail_err(call, &err);
+    return err.code;
 }
 
 /* CreateJob and UpdateJob once the job is valid and may run as it asks. */
@@ -166,6 +184,8 @@ static void create_job(struct cs_call *call, struct cs_sched *s, const Csched__V
         cs_call_fail(call, -EEXIST, "job %s already exists: use UpdateJob to change it", in->name);
         goto err_free_schedule;
     }
+    if (check_cycle(call, s, in) != 0)
+        goto err_free_schedule;
     if (cs_api_require_store(call, s) != 0)
         goto err_free_schedule;
     struct cs_job *job = cs_job_insert(s, spec_copy(call, in, NULL));
@@ -196,7 +216,7 @@ static int restore_spec(struct cs_sched *s, struct cs_job *job, Csched__V1__Job 
     int rc = cs_job_schedule_parse(&s->zones, old, &schedule, &err);
     if (rc != 0)
         return rc;
-    cs_job_replace_spec(job, old);
+    cs_job_replace_spec(s, job, old);
     free(job->schedule);
     job->schedule = schedule;
     cs_slots_job_changed(s, job, job->slot.after_s);
@@ -245,12 +265,14 @@ static void update_job(struct cs_call *call, struct cs_sched *s, const Csched__V
             in->name, (unsigned long long)job->spec->version, (unsigned long long)expected_version);
         goto err_free_schedule;
     }
+    if (check_cycle(call, s, in) != 0)
+        goto err_free_schedule;
     if (cs_api_require_store(call, s) != 0)
         goto err_free_schedule;
     struct job_updated *u = cs_xmalloc(sizeof(*u));
     u->sched = s;
     u->old = (Csched__V1__Job *)cs_message_copy(&job->spec->base);
-    cs_job_replace_spec(job, spec_copy(call, in, job->spec));
+    cs_job_replace_spec(s, job, spec_copy(call, in, job->spec));
     free(job->schedule);
     job->schedule = schedule;
     /* A new schedule starts from now: the old one's slots are not missed. */

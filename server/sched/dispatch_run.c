@@ -85,11 +85,17 @@ static Csched__V1__Run *finish_run(struct cs_sched *s, struct cs_run *run,
     cs_sched_set_run_state(s, run, state);
     /* cancel_requested means "being stopped": an ended run is past that. */
     run->msg->cancel_requested = false;
+    struct cs_store_mark tie = {0};
+    if (s->run_end_cb != NULL)
+        tie = cs_store_mark_take(s->store);
     struct ended *e = cs_xmalloc(sizeof(*e));
     e->sched = s;
     e->msg = run->msg; /* the run's until it is detached below; commits come later */
     s->ops->run_put_cb(s->store, run->msg, end_committed_cb, e);
     cs_event_emit(s, run, NULL, cb, arg);
+    /* The runs it makes commit with this end, in one transaction. */
+    if (s->run_end_cb != NULL)
+        s->run_end_cb(s, run, &tie);
     Csched__V1__Run *copy = want_copy ? (Csched__V1__Run *)cs_message_copy(&run->msg->base) : NULL;
     s->runs_finished++;
     (void)run_detach(s, run);

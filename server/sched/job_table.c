@@ -53,12 +53,14 @@ struct cs_job *cs_job_insert(struct cs_sched *sched, Csched__V1__Job *spec)
     job->slot.heap_index = CS_NOT_IN_HEAP;
     sched->jobs[i] = job;
     sched->n_jobs++;
+    sched->jobs_generation++;
     return job;
 }
 
-void cs_job_replace_spec(struct cs_job *job, Csched__V1__Job *spec)
+void cs_job_replace_spec(struct cs_sched *sched, struct cs_job *job, Csched__V1__Job *spec)
 {
     CS_ASSERT_LOOP();
+    sched->jobs_generation++;
     protobuf_c_message_free_unpacked(&job->spec->base, NULL);
     job->spec = spec;
 }
@@ -78,6 +80,7 @@ void cs_job_remove(struct cs_sched *sched, struct cs_job *job)
     CS_ASSERT(i < sched->n_jobs && sched->jobs[i] == job);
     memmove(&sched->jobs[i], &sched->jobs[i + 1], (sched->n_jobs - i - 1) * sizeof(*sched->jobs));
     sched->n_jobs--;
+    sched->jobs_generation++;
     job_free(job);
 }
 

@@ -40,6 +40,12 @@ typedef void (*cs_pump_start_cb)(struct cs_sched *sched, struct cs_run *run);
  * (server/hook). Borrowed for the call. */
 typedef void (*cs_run_hook_cb)(void *ctx, const Csched__V1__Job *spec, const Csched__V1__Run *run,
                                Csched__V1__RunState state, bool slot_skipped);
+/* A run ended: its terminal row and event were queued in this loop turn,
+ * after tie (a struct cs_store_mark) was taken. For the jobs that run
+ * after its job (after.h). */
+struct cs_store_mark;
+typedef void (*cs_run_end_cb)(struct cs_sched *sched, const struct cs_run *run,
+                              const struct cs_store_mark *tie);
 /* A committed event, for the open Watch streams (borrowed for the call). */
 typedef void (*cs_event_publish_cb)(void *ctx, const Csched__V1__Event *event);
 
@@ -152,9 +158,13 @@ struct cs_sched {
     /* NULL: no hooks (main.c sets server/hook's). */
     cs_run_hook_cb run_hook_cb;
     void *run_hook_ctx;
+    /* NULL: no dependencies between jobs (after.h sets its own). */
+    cs_run_end_cb run_end_cb;
+    struct cs_after *after;
 
     struct cs_job **jobs; /* sorted by name */
     size_t n_jobs, cap_jobs;
+    uint64_t jobs_generation;        /* counts the table's changes (job_table.h) */
     struct cs_idmap runs;            /* active runs by id */
     struct cs_ended_runs ended_runs; /* the last runs to end, for GetRun */
     struct cs_run_keys run_keys;     /* the active runs with an idempotency key */

@@ -106,6 +106,8 @@ def seeds(pb):
         "ListHookDeliveries": [pb.ListHookDeliveriesRequest(job_name="build"),
                                pb.ListHookDeliveriesRequest(job_name="build", limit=5000,
                                                             before_id=-3)],
+        "ListDependencyCauses": [pb.ListDependencyCausesRequest(job_name="build"),
+                                 pb.ListDependencyCausesRequest(job_name="-bad", limit=5000)],
     }
 
 

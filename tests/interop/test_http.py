@@ -211,6 +211,7 @@ class HttpApiTest(test_interop.ServerTest):
         self.assertTrue(call("ListReplicas", {})["replicas"])
         self.assertEqual(call("SetClusterLimits", {}), {"maxRunning": 0})  # none, as it was
         self.assertEqual(call("ListHookDeliveries", {"jobName": "every"}), {"deliveries": []})
+        self.assertEqual(call("ListDependencyCauses", {"jobName": "every"}), {"causes": []})
         c, r = self.open_stream("ReadLogs", {"runId": run["id"]})
         seen.add("ReadLogs")
         self.assertEqual(r.status, 200)

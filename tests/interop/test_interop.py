@@ -320,6 +320,19 @@ class InteropTest(ServerTest):
         job = pb.Job(name="interop-bad-labels", command=["true"], labels={"k" * 64: "v"})
         self.assertIn("63 bytes", self.field_violation(job, "job.labels"))
 
+    def test_after_cycle_names_after_and_the_cycle(self):
+        """An update that closes a cycle of after lists is one BadRequest
+        violation of job.after whose words give the cycle."""
+        self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="interop-cyc-a", command=["true"])),
+                            timeout=RPC_TIMEOUT_S)
+        self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(
+            name="interop-cyc-b", command=["true"], after=[pb.Dependency(job="interop-cyc-a")])),
+            timeout=RPC_TIMEOUT_S)
+        words = self.call_violation(self.stub.UpdateJob, pb.UpdateJobRequest(job=pb.Job(
+            name="interop-cyc-a", command=["true"], after=[pb.Dependency(job="interop-cyc-b")])),
+            "job.after")
+        self.assertIn("interop-cyc-a -> interop-cyc-b -> interop-cyc-a", words)
+
     def test_bad_schedule_names_its_field_and_form(self):
         job = pb.Job(name="interop-bad-cron", command=["true"],
                      schedule=pb.Schedule(text="0 0 32 * *"))

@@ -140,6 +140,47 @@ printf 'jobs:\n  - name: x\n    shel: y\n' >"$tmp/bad.yaml"
 check apply_bad 65 apply -f "$tmp/bad.yaml"
 expect apply_bad err 'bad.yaml:3: unknown key .shel.'
 check apply_missing 66 apply -f "$tmp/none.yaml"
+# after: applied, shown by job get (table, JSON), applied again unchanged,
+# a cycle refused; job graph as text and DOT; job causes after a trigger.
+cat >"$tmp/after.yaml" <<'YAML'
+- name: dep-root
+  shell: "true"
+- name: dep-mid
+  shell: "true"
+  after: [dep-root]
+- name: dep-sink
+  shell: "true"
+  after:
+    - {job: dep-mid, on: succeeded}
+    - job: dep-root
+      on: any
+YAML
+check after_apply 0 apply -f "$tmp/after.yaml"
+check after_again 0 apply -f "$tmp/after.yaml"
+expect after_again out '^job dep-sink unchanged \(version 1\)$'
+check after_get 0 job get dep-sink
+expect after_get out '^after: +dep-mid \(on succeeded\), dep-root \(on any\)$'
+check after_json 0 -o json job get dep-sink
+jexpect after_json '[(a["job"], a.get("on")) for a in d["after"]] == [("dep-mid", "DEPENDENCY_ON_SUCCEEDED"), ("dep-root", "DEPENDENCY_ON_ANY")]'
+check after_graph 0 job graph dep-sink
+expect after_graph out '^  dep-root -> dep-mid  \(on succeeded\)$'
+expect after_graph out '^  dep-mid -> dep-sink  \(on succeeded\)$'
+expect after_graph out '^  dep-root -> dep-sink  \(on any\)$'
+check after_dot 0 job graph dep-sink --dot
+expect after_dot out '^digraph "dep-sink" \{$'
+expect after_dot out '^  "dep-mid" -> "dep-sink" \[label="succeeded"\];$'
+printf -- '- name: dep-root\n  shell: "true"\n  after: [dep-sink]\n' >"$tmp/cycle.yaml"
+check after_cycle 83 apply -f "$tmp/cycle.yaml"
+expect after_cycle err 'dep-root -> dep-sink -> dep-mid -> dep-root'
+check after_trigger 0 trigger dep-root --wait
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    "$bin/csched" job causes dep-sink >"$tmp/out" 2>&1
+    grep -q 'ran: run' "$tmp/out" && break
+    sleep 0.5
+done
+check after_causes 0 job causes dep-sink
+expect after_causes out 'run:[0-9]+  ran: run [0-9]+$'
+expect after_causes out '^    after dep-mid run [0-9]+$'
 # Help per command; bash completion of commands, flags and job names.
 check help_create 0 job create --help
 expect help_create out '^usage: csched job create NAME'

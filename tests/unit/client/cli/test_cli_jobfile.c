@@ -134,6 +134,36 @@ static void test_cli_jobfile_hooks(void **state)
     expect_error("name: a\nshell: x\nhooks: {url: https://x}\n", "hooks: must be a list");
 }
 
+/* after: a name alone or {job, on}, on as job files write it or as -o yaml
+ * prints it (DEPENDENCY_ON_ANY); a bad on or key refused naming it. */
+static void test_cli_jobfile_after(void **state)
+{
+    static const char text[] = "name: report\n"
+                               "shell: ./report.sh\n"
+                               "after:\n"
+                               "  - extract\n"
+                               "  - {job: load, on: failed}\n"
+                               "  - job: tidy\n"
+                               "    on: DEPENDENCY_ON_ANY\n";
+    Csched__V1__Job **jobs;
+    char err[512];
+    size_t n;
+
+    assert_int_equal(parse(text, &jobs, &n, err, sizeof(err)), 0);
+    assert_int_equal(jobs[0]->n_after, 3);
+    assert_string_equal(jobs[0]->after[0]->job, "extract");
+    assert_int_equal(jobs[0]->after[0]->on, CSCHED__V1__DEPENDENCY_ON__DEPENDENCY_ON_SUCCEEDED);
+    assert_string_equal(jobs[0]->after[1]->job, "load");
+    assert_int_equal(jobs[0]->after[1]->on, CSCHED__V1__DEPENDENCY_ON__DEPENDENCY_ON_FAILED);
+    assert_int_equal(jobs[0]->after[2]->on, CSCHED__V1__DEPENDENCY_ON__DEPENDENCY_ON_ANY);
+    cs_cli_jobs_free(jobs, n);
+
+    expect_error("name: a\nshell: x\nafter:\n  - {job: b, on: sometimes}\n",
+                 "jobs.yaml:4: after.on: succeeded, failed or any, not 'sometimes'");
+    expect_error("name: a\nshell: x\nafter:\n  - {jobb: b}\n", "after: unknown key 'jobb'");
+    expect_error("name: a\nshell: x\nafter: b\n", "after: must be a list");
+}
+
 /* Several documents: {jobs: [...]}, a list, one job, an empty one; each
  * job keeps the line it starts on. */
 /* resources: each limit read, an unknown one and a quoted number refused. */
@@ -370,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_cli_jobfile_full),
         cmocka_unit_test(test_cli_jobfile_resources),
         cmocka_unit_test(test_cli_jobfile_hooks),
+        cmocka_unit_test(test_cli_jobfile_after),
         cmocka_unit_test(test_cli_jobfile_documents),
         cmocka_unit_test(test_cli_jobfile_strict_types),
         cmocka_unit_test(test_cli_jobfile_structure_errors),

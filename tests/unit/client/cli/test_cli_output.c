@@ -74,7 +74,7 @@ static void test_cli_json_job(void **state)
         "\"killSignal\":\"\",\"paused\":false,"
         "\"version\":\"18446744073709551615\",\"createdUnixMs\":\"-5\","
         "\"updatedUnixMs\":\"0\",\"createdBy\":\"\",\"updatedBy\":\"\",\"pauseReason\":\"\","
-        "\"pausedUnixMs\":\"0\",\"nextFires\":[],\"triggerEnv\":[],\"hooks\":[]}");
+        "\"pausedUnixMs\":\"0\",\"nextFires\":[],\"triggerEnv\":[],\"hooks\":[],\"after\":[]}");
     capture_close(&c);
     csched__v1__job__free_unpacked(job, NULL);
 }

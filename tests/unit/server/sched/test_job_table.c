@@ -104,7 +104,7 @@ static void test_job_table(void **state)
     struct cs_job *job = cs_job_find(s, "job-0100");
     Csched__V1__Job *spec = spec_named("job-0100");
     spec->max_running = 3;
-    cs_job_replace_spec(job, spec);
+    cs_job_replace_spec(s, job, spec);
     assert_ptr_equal(cs_job_find(s, "job-0100"), job);
     assert_int_equal(job->spec->max_running, 3);
 
