@@ -258,7 +258,7 @@ void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
  * and as many events, in one transaction), keeping what store_history.c
  * says always stays; purged_cb gets how many of each went, so a caller
  * with more to go asks again, and the last event seq deleted (0: none). */
-#define CS_STORE_HISTORY_PURGE_ROWS 1000
+#define CS_STORE_HISTORY_PURGE_ROWS 250
 struct cs_store_history_purged {
     int64_t runs, slots, events;
     int64_t last_event_seq;
