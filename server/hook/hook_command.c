@@ -78,7 +78,8 @@ char *cs_hook_command_new(const Csched__V1__Job *spec, const Csched__V1__Hook *h
      * later win, so a job cannot hide what happened behind its own env. */
     size_t n_env = spec->n_env + o.n;
     Csched__V1__Job__EnvEntry **env = cs_xmalloc(n_env * sizeof(*env));
-    memcpy(env, spec->env, spec->n_env * sizeof(*env));
+    for (size_t i = 0; i < spec->n_env; i++)
+        env[i] = spec->env[i];
     for (size_t i = 0; i < o.n; i++)
         env[spec->n_env + i] = &o.entries[i];
 
