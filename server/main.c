@@ -832,6 +832,9 @@ int main(int argc, char **argv)
         .retry_base_ms = srv.config.hook_retry_base_ms,
         .user_agent = "csched/" CS_VERSION,
         .defaults = srv.default_hooks,
+        .command = {srv.sched.state_dir, srv.sched.minder_path, srv.sched.lease_path,
+                    srv.sched.job_user, &srv.sched.cgroups, srv.sched.base_env,
+                    srv.sched.server_env},
     };
     if (cs_hooks_init(&srv.hooks, srv.loop, srv.sched.store, &hooks_config, srv.sched.server_env) !=
         0) {

@@ -258,7 +258,7 @@ void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
  * and as many events, in one transaction), keeping what store_history.c
  * says always stays; purged_cb gets how many of each went, so a caller
  * with more to go asks again, and the last event seq deleted (0: none). */
-#define CS_STORE_HISTORY_PURGE_ROWS 1000
+#define CS_STORE_HISTORY_PURGE_ROWS 250
 struct cs_store_history_purged {
     int64_t runs, slots, events;
     int64_t last_event_seq;
@@ -307,6 +307,9 @@ struct cs_store_hook_new {
     int64_t created_unix_ms;
     bool changed_only;
     int32_t outcome_state; /* the run's terminal RunState */
+    /* A command hook's: what it runs as (migration 0018); NULL or "" for a
+     * webhook. */
+    const char *command;
 };
 void cs_store_hook_put(struct cs_store *store, const struct cs_store_hook_new *d,
                        cs_store_done_cb cb, void *arg);
@@ -318,6 +321,9 @@ struct cs_store_hook_result {
     int32_t response_code;
     const char *last_error;
     int64_t next_unix_ms, last_unix_ms;
+    /* A command hook's: how its command ended, and its logs' tails. */
+    int32_t exit_code, term_signal;
+    const char *stdout_tail, *stderr_tail;
 };
 void cs_store_hook_update(struct cs_store *store, const struct cs_store_hook_result *r,
                           cs_store_done_cb cb, void *arg);
@@ -325,6 +331,7 @@ void cs_store_hook_update(struct cs_store *store, const struct cs_store_hook_res
 struct cs_store_hook_due {
     int64_t id;
     char *job_name, *hook_name, *url, *secret_file, *secret_env, *ca_file, *body;
+    char *command; /* a command hook's ("" for a webhook) */
     uint32_t timeout_ms, max_attempts, attempts;
     int64_t next_unix_ms;
     int event;

@@ -19,12 +19,12 @@
 const char cs_store_sql_hook_put[] =
     "INSERT INTO hook_deliveries (dedup_key, job_name, hook_name, event, run_id, url,"
     " secret_file, secret_env, ca_file, timeout_ms, max_attempts, body, created_unix_ms,"
-    " next_unix_ms)"
-    " SELECT k, j, h, e::smallint, r, u, sf, se, ca, t::integer, m::integer, b, c, c"
+    " next_unix_ms, command)"
+    " SELECT k, j, h, e::smallint, r, u, sf, se, ca, t::integer, m::integer, b, c, c, cmd"
     " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],"
     " $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[],"
-    " $13::bigint[], $14::boolean[], $15::bigint[])"
-    " AS d(k, j, h, e, r, u, sf, se, ca, t, m, b, c, only_changed, st)"
+    " $13::bigint[], $14::boolean[], $15::bigint[], $16::text[])"
+    " AS d(k, j, h, e, r, u, sf, se, ca, t, m, b, c, only_changed, st, cmd)"
     " WHERE EXISTS (SELECT 1 FROM runs WHERE id = d.r)"
     " AND (NOT only_changed OR st IS DISTINCT FROM (SELECT p.ended_state FROM runs p"
     "   WHERE p.job_name = d.j AND p.ended_unix_ms > 0 AND p.id < d.r"
@@ -32,22 +32,26 @@ const char cs_store_sql_hook_put[] =
     " ON CONFLICT (dedup_key) DO NOTHING";
 
 const enum cs_store_col_type cs_store_hook_put_cols[CS_STORE_HOOK_PUT_COLS] = {
-    CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_INT,
-    CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_BOOL, CS_STORE_COL_INT,
+    CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT,
+    CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_TEXT,
+    CS_STORE_COL_INT,  CS_STORE_COL_BOOL, CS_STORE_COL_INT,  CS_STORE_COL_TEXT,
 };
 
 /* An attempt's result, keyed by the delivery's id. */
 const char cs_store_sql_hook_update[] =
     "UPDATE hook_deliveries h SET status = d.s::smallint, attempts = d.a::integer,"
     " response_code = d.rc::integer, last_error = d.err, next_unix_ms = d.nx,"
-    " last_unix_ms = d.l"
+    " last_unix_ms = d.l, exit_code = d.x::integer, term_signal = d.sig::integer,"
+    " stdout_tail = d.o, stderr_tail = d.e"
     " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[],"
-    " $6::bigint[], $7::bigint[]) AS d(id, s, a, rc, err, nx, l) WHERE h.id = d.id";
+    " $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[])"
+    " AS d(id, s, a, rc, err, nx, l, x, sig, o, e) WHERE h.id = d.id";
 
 const enum cs_store_col_type cs_store_hook_update_cols[CS_STORE_HOOK_UPDATE_COLS] = {
-    CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_TEXT, CS_STORE_COL_INT, CS_STORE_COL_INT,
+    CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,
+    CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,
+    CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_TEXT,
 };
 
 /* The head of each job's queue (its oldest pending delivery), due or not:
@@ -55,13 +59,14 @@ const enum cs_store_col_type cs_store_hook_update_cols[CS_STORE_HOOK_UPDATE_COLS
  * A job's later deliveries wait behind its head, which keeps them in order. */
 const char cs_store_sql_hook_due[] =
     "SELECT id, job_name, hook_name, url, secret_file, secret_env, ca_file, timeout_ms,"
-    " max_attempts, attempts, body, next_unix_ms, event, run_id FROM ("
+    " max_attempts, attempts, body, next_unix_ms, event, run_id, command FROM ("
     " SELECT DISTINCT ON (job_name) * FROM hook_deliveries WHERE status = 1"
     " ORDER BY job_name, id) heads ORDER BY next_unix_ms LIMIT $1::bigint";
 
 const char cs_store_sql_hook_list[] =
     "SELECT id, job_name, hook_name, event, run_id, url, status, created_unix_ms, attempts,"
-    " response_code, last_error, next_unix_ms, last_unix_ms FROM hook_deliveries"
+    " response_code, last_error, next_unix_ms, last_unix_ms, exit_code, term_signal,"
+    " stdout_tail, stderr_tail FROM hook_deliveries"
     " WHERE job_name = $1 AND ($2::bigint = 0 OR id < $2::bigint)"
     " ORDER BY id DESC LIMIT $3::bigint";
 
@@ -82,6 +87,7 @@ void cs_store_hook_put_params(const struct cs_store_hook_new *d, struct cs_store
     cs_store_params_int(p, d->created_unix_ms);
     cs_store_params_bool(p, d->changed_only);
     cs_store_params_int(p, d->outcome_state);
+    cs_store_params_text(p, d->command != NULL ? d->command : "");
 }
 
 void cs_store_hook_update_params(const struct cs_store_hook_result *r, struct cs_store_params *p)
@@ -93,6 +99,10 @@ void cs_store_hook_update_params(const struct cs_store_hook_result *r, struct cs
     cs_store_params_text(p, r->last_error != NULL ? r->last_error : "");
     cs_store_params_int(p, r->next_unix_ms);
     cs_store_params_int(p, r->last_unix_ms);
+    cs_store_params_int(p, r->exit_code);
+    cs_store_params_int(p, r->term_signal);
+    cs_store_params_text(p, r->stdout_tail != NULL ? r->stdout_tail : "");
+    cs_store_params_text(p, r->stderr_tail != NULL ? r->stderr_tail : "");
 }
 
 void cs_store_hook_due_from_row(const PGresult *res, int row, struct cs_store_hook_due *d)
@@ -111,6 +121,7 @@ void cs_store_hook_due_from_row(const PGresult *res, int row, struct cs_store_ho
     d->next_unix_ms = cs_store_row_int(res, row, 11);
     d->event = (int)cs_store_row_int(res, row, 12);
     d->run_id = cs_store_row_int(res, row, 13);
+    d->command = cs_store_row_strdup(res, row, 14);
 }
 
 void cs_store_hook_due_clear(struct cs_store_hook_due *d)
@@ -122,6 +133,7 @@ void cs_store_hook_due_clear(struct cs_store_hook_due *d)
     free(d->secret_env);
     free(d->ca_file);
     free(d->body);
+    free(d->command);
     memset(d, 0, sizeof(*d));
 }
 
@@ -150,6 +162,10 @@ Csched__V1__HookDelivery *cs_store_hook_delivery_from_row(const PGresult *res, i
     d->last_error = cs_store_row_strdup(res, row, 10);
     d->next_unix_ms = cs_store_row_int(res, row, 11);
     d->last_unix_ms = cs_store_row_int(res, row, 12);
+    d->exit_code = (int32_t)cs_store_row_int(res, row, 13);
+    d->term_signal = (int32_t)cs_store_row_int(res, row, 14);
+    d->stdout_tail = cs_store_row_strdup(res, row, 15);
+    d->stderr_tail = cs_store_row_strdup(res, row, 16);
     return d;
 }
 

@@ -661,8 +661,8 @@ extern const char cs_store_sql_replica_list[];
 Csched__V1__Replica *cs_store_replica_from_row(const PGresult *res, int row);
 /* store_hook.c: hook deliveries (migration 0016), a batch's puts and
  * updates each as one statement of arrays (store_bulk.c). */
-#define CS_STORE_HOOK_PUT_COLS 15
-#define CS_STORE_HOOK_UPDATE_COLS 7
+#define CS_STORE_HOOK_PUT_COLS 16
+#define CS_STORE_HOOK_UPDATE_COLS 11
 extern const char cs_store_sql_hook_put[];
 extern const char cs_store_sql_hook_update[];
 extern const char cs_store_sql_hook_due[];

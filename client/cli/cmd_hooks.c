@@ -1,6 +1,7 @@
 /* csched hooks JOB: a job's hook deliveries, newest first
  * (ListHookDeliveries): when each was made, what it told which hook, where
- * it stands, the endpoint's last answer, its attempts and its next retry. */
+ * it stands, the endpoint's last answer (a command's exit), its attempts
+ * and its next retry. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,7 +21,13 @@ static void delivery_row(struct cs_cli_table *t, const Csched__V1__HookDelivery 
     snprintf(id, sizeof(id), "%" PRId64, d->id);
     cs_cli_format_time(d->created_unix_ms, when, sizeof(when));
     snprintf(run, sizeof(run), "%" PRId64, d->run_id);
-    if (d->response_code != 0)
+    /* A command hook (no url) has an exit code or a signal where a
+     * webhook has the endpoint's HTTP status. */
+    if (d->url[0] == '\0' && d->attempts > 0 && d->term_signal != 0)
+        snprintf(code, sizeof(code), "signal %" PRId32, d->term_signal);
+    else if (d->url[0] == '\0' && d->attempts > 0)
+        snprintf(code, sizeof(code), "exit %" PRId32, d->exit_code);
+    else if (d->response_code != 0)
         snprintf(code, sizeof(code), "%" PRId32, d->response_code);
     else
         snprintf(code, sizeof(code), "-");

@@ -13,29 +13,10 @@
 #include <string.h>
 #include <yaml.h>
 
-/* A list of strings under key, appended to (list, n); hint says what else the
- * key may not be. */
-static int parse_strings(struct jf *jf, const yaml_node_t *node, const char *key, const char *hint,
-                         char ***list, size_t *n)
-{
-    yaml_node_item_t *item;
-
-    if (node->type != YAML_SEQUENCE_NODE)
-        return jf_error(jf, node, "%s: must be a list of strings%s", key, hint);
-    for (item = node->data.sequence.items.start; item < node->data.sequence.items.top; item++) {
-        yaml_node_t *arg = yaml_document_get_node(jf->doc, *item);
-
-        if (arg->type != YAML_SCALAR_NODE)
-            return jf_error(jf, arg, "%s: each item must be a string", key);
-        cs_cli_strings_add(list, n, jf_scalar(arg));
-    }
-    return 0;
-}
-
 static int parse_command(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job)
 {
-    int rc = parse_strings(jf, node, "command", " (use shell: for a string)", &job->command,
-                           &job->n_command);
+    int rc = jf_strings(jf, node, "command", " (use shell: for a string)", &job->command,
+                        &job->n_command);
     if (rc == 0 && job->n_command == 0)
         return jf_error(jf, node, "command: must not be empty");
     return rc;
@@ -254,7 +235,7 @@ static int job_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched_
     if (strcmp(key, "secret_env") == 0)
         return parse_secret_env(jf, v, job);
     if (strcmp(key, "trigger_env") == 0)
-        return parse_strings(jf, v, key, "", &job->trigger_env, &job->n_trigger_env);
+        return jf_strings(jf, v, key, "", &job->trigger_env, &job->n_trigger_env);
     if (strcmp(key, "labels") == 0)
         return parse_map(jf, v, key, &csched__v1__job__labels_entry__descriptor,
                          (void ***)&job->labels, &job->n_labels);

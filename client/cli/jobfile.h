@@ -41,6 +41,10 @@ int jf_want_number(struct jf *jf, const yaml_node_t *node, const char *key);
 int jf_u32(struct jf *jf, const yaml_node_t *node, const char *key, uint32_t *out);
 int jf_u64(struct jf *jf, const yaml_node_t *node, const char *key, uint64_t *out);
 int jf_string(struct jf *jf, const yaml_node_t *node, const char *key, char **out);
+/* A list of strings under key, appended to (list, n); hint says
+ * what else the key may not be. */
+int jf_strings(struct jf *jf, const yaml_node_t *node, const char *key, const char *hint,
+               char ***list, size_t *n);
 
 /* The job's hooks: list (jobfile_hooks.c), appended to job->hooks. */
 int jf_parse_hooks(struct jf *jf, const yaml_node_t *node, Csched__V1__Job *job);

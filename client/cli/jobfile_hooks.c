@@ -1,6 +1,7 @@
 /* The hooks: list of a job file (docs/hooks.md): each a mapping of name,
  * events, when, url, secret (file:/PATH or env:VAR, as secret_env's),
- * ca_file, timeout_ms and max_attempts. Single-threaded. */
+ * ca_file, or a command (a list) or shell (a string) instead of the url,
+ * timeout_ms and max_attempts. Single-threaded. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,9 +92,14 @@ static int hook_key(struct jf *jf, const char *key, const yaml_node_t *v, Csched
         return jf_u32(jf, v, "hooks.timeout_ms", &hook->timeout_ms);
     if (strcmp(key, "max_attempts") == 0)
         return jf_u32(jf, v, "hooks.max_attempts", &hook->max_attempts);
+    if (strcmp(key, "command") == 0)
+        return jf_strings(jf, v, "hooks.command", " (use shell: for a string)", &hook->command,
+                          &hook->n_command);
+    if (strcmp(key, "shell") == 0)
+        return jf_string(jf, v, "hooks.shell", &hook->shell);
     return jf_error(jf, v,
                     "hooks: unknown key '%s' (known: name, events, when, url, secret, ca_file, "
-                    "timeout_ms, max_attempts)",
+                    "command, shell, timeout_ms, max_attempts)",
                     key);
 }
 

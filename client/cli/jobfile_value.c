@@ -120,3 +120,20 @@ int jf_unique_keys(struct jf *jf, const yaml_node_t *node)
     free(keys);
     return rc;
 }
+
+int jf_strings(struct jf *jf, const yaml_node_t *node, const char *key, const char *hint,
+               char ***list, size_t *n)
+{
+    yaml_node_item_t *item;
+
+    if (node->type != YAML_SEQUENCE_NODE)
+        return jf_error(jf, node, "%s: must be a list of strings%s", key, hint);
+    for (item = node->data.sequence.items.start; item < node->data.sequence.items.top; item++) {
+        yaml_node_t *arg = yaml_document_get_node(jf->doc, *item);
+
+        if (arg->type != YAML_SCALAR_NODE)
+            return jf_error(jf, arg, "%s: each item must be a string", key);
+        cs_cli_strings_add(list, n, jf_scalar(arg));
+    }
+    return 0;
+}

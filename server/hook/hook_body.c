@@ -9,7 +9,7 @@
 #include "hook_spec.h"
 #include "util.h"
 
-static const char *state_name(Csched__V1__RunState state)
+const char *cs_hook_state_name(Csched__V1__RunState state)
 {
     const ProtobufCEnumValue *v =
         protobuf_c_enum_descriptor_get_value(&csched__v1__run_state__descriptor, (int)state);
@@ -28,7 +28,7 @@ static json_t *run_object(const Csched__V1__Run *run)
     json_t *o = json_object();
     CS_ASSERT(o != NULL);
     json_object_set_new(o, "id", json_integer(run->id));
-    json_object_set_new(o, "state", json_string(state_name(run->state)));
+    json_object_set_new(o, "state", json_string(cs_hook_state_name(run->state)));
     json_object_set_new(o, "attempts", json_integer((json_int_t)run->n_attempts));
     json_object_set_new(o, "exit_code",
                         outcome(run, CSCHED__V1__RUN__OUTCOME_EXIT_CODE, run->exit_code));
@@ -43,6 +43,13 @@ static json_t *run_object(const Csched__V1__Run *run)
     return o;
 }
 
+void cs_hook_console_link(const char *console_url, int64_t run_id, char *buf, size_t cap)
+{
+    size_t n = strlen(console_url);
+    const char *slash = n > 0 && console_url[n - 1] == '/' ? "" : "/";
+    (void)snprintf(buf, cap, "%s%sruns/%lld", console_url, slash, (long long)run_id);
+}
+
 char *cs_hook_body_new(const struct cs_hook_body *b)
 {
     json_t *o = json_object();
@@ -55,10 +62,7 @@ char *cs_hook_body_new(const struct cs_hook_body *b)
     json_object_set_new(o, "run", run_object(b->run));
     if (b->console_url != NULL) {
         char link[2048];
-        size_t n = strlen(b->console_url);
-        const char *slash = n > 0 && b->console_url[n - 1] == '/' ? "" : "/";
-        (void)snprintf(link, sizeof(link), "%s%sruns/%lld", b->console_url, slash,
-                       (long long)b->run->id);
+        cs_hook_console_link(b->console_url, b->run->id, link, sizeof(link));
         json_object_set_new(o, "console_url", json_string(link));
     }
     char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);

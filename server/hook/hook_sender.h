@@ -11,10 +11,15 @@
 #ifndef CS_HOOK_SENDER_H
 #define CS_HOOK_SENDER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "launcher.h"
 #include "mailbox.h"
 #include "store.h"
+
+/* What ListHookDeliveries keeps of each stream of a command hook. */
+#define CS_HOOK_TAIL_BYTES 2048
 
 /* One attempt of one delivery: owned by the loop, then by the sender
  * from submit until it is posted back. */
@@ -26,6 +31,14 @@ struct cs_hook_post {
      * 2xx, why, for a person (never the secret). */
     long response_code;
     char error[256];
+    /* A command hook's (hook_runner.h): the minder's launch, built on the
+     * loop (NULL for a webhook), and how the command ended: ran is set
+     * once it exited or was killed, with the code or the signal, and the
+     * last CS_HOOK_TAIL_BYTES of each stream. */
+    struct cs_launch *launch;
+    bool ran;
+    int exit_code, term_signal;
+    char stdout_tail[CS_HOOK_TAIL_BYTES + 1], stderr_tail[CS_HOOK_TAIL_BYTES + 1];
 };
 
 struct cs_hook_sender;

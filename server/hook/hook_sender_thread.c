@@ -319,5 +319,7 @@ void cs_hook_sender_stop(struct cs_hook_sender *s)
 void cs_hook_post_free(struct cs_hook_post *post)
 {
     cs_store_hook_due_clear(&post->due);
+    if (post->launch != NULL)
+        cs_launch_free(post->launch);
     free(post);
 }

@@ -10,6 +10,8 @@
 #include <sys/random.h>
 
 #include "hook_body.h"
+#include "hook_command.h"
+#include "hook_runner.h"
 #include "hook_sender.h"
 #include "hook_spec.h"
 #include "log.h"
@@ -61,8 +63,8 @@ static void queued_cb(void *arg, int status)
         look(h);
 }
 
-static void queue_one(struct cs_hooks *h, const Csched__V1__Hook *hook, const char *name,
-                      const Csched__V1__Run *run, Csched__V1__RunState state,
+static void queue_one(struct cs_hooks *h, const Csched__V1__Job *spec, const Csched__V1__Hook *hook,
+                      const char *name, const Csched__V1__Run *run, Csched__V1__RunState state,
                       Csched__V1__HookEvent event)
 {
     char key[256];
@@ -73,7 +75,10 @@ static void queue_one(struct cs_hooks *h, const Csched__V1__Hook *hook, const ch
     int64_t now = cs_now_unix_ms();
     struct cs_hook_body b = {key, name, event, run, now, h->config.console_url};
     char *body = cs_hook_body_new(&b);
-    const Csched__V1__SecretRef *s = hook->secret;
+    char *command = cs_hook_is_command(hook) ? cs_hook_command_new(spec, hook, &b) : NULL;
+    /* A command hook has none. */
+    static const Csched__V1__SecretRef no_secret = CSCHED__V1__SECRET_REF__INIT;
+    const Csched__V1__SecretRef *s = hook->secret != NULL ? hook->secret : &no_secret;
     struct cs_store_hook_new d = {
         .dedup_key = key,
         .job_name = run->job_name,
@@ -91,9 +96,11 @@ static void queue_one(struct cs_hooks *h, const Csched__V1__Hook *hook, const ch
         .created_unix_ms = now,
         .changed_only = hook->when == CSCHED__V1__HOOK_WHEN__HOOK_WHEN_CHANGED && is_outcome(event),
         .outcome_state = state,
+        .command = command,
     };
     cs_store_hook_put(h->store, &d, queued_cb, h);
     free(body);
+    free(command);
 }
 
 void cs_hooks_run_cb(void *ctx, const Csched__V1__Job *spec, const Csched__V1__Run *run,
@@ -107,8 +114,8 @@ void cs_hooks_run_cb(void *ctx, const Csched__V1__Job *spec, const Csched__V1__R
     char name[CS_HOOK_NAME_MAX + 16], buf[32];
     for (size_t i = 0; i < spec->n_hooks; i++)
         if (cs_hook_wants(spec->hooks[i], event))
-            queue_one(h, spec->hooks[i], cs_hook_name(spec->hooks[i], i, buf, sizeof(buf)), run,
-                      state, event);
+            queue_one(h, spec, spec->hooks[i], cs_hook_name(spec->hooks[i], i, buf, sizeof(buf)),
+                      run, state, event);
     /* The server's own hooks, named apart from the job's ("default.NAME"). */
     const Csched__V1__Job *defaults = h->config.defaults;
     for (size_t i = 0; defaults != NULL && i < defaults->n_hooks; i++) {
@@ -116,7 +123,7 @@ void cs_hooks_run_cb(void *ctx, const Csched__V1__Job *spec, const Csched__V1__R
             continue;
         (void)snprintf(name, sizeof(name), "default.%s",
                        cs_hook_name(defaults->hooks[i], i, buf, sizeof(buf)));
-        queue_one(h, defaults->hooks[i], name, run, state, event);
+        queue_one(h, spec, defaults->hooks[i], name, run, state, event);
     }
 }
 
@@ -151,6 +158,27 @@ static void arm(struct cs_hooks *h, int64_t wait_ms)
     CS_ASSERT(uv_timer_start(&h->timer, timer_cb, (uint64_t)wait_ms, 0) == 0);
 }
 
+static void record(struct cs_hooks *h, struct cs_hook_post *post);
+
+/* Hands post to its thread: the sender, or for a command hook the runner
+ * with its minder's launch; a launch that cannot be built is a failed
+ * attempt, recorded at once. */
+static void submit(struct cs_hooks *h, struct cs_hook_post *post, int64_t now)
+{
+    if (post->due.command[0] == '\0') {
+        cs_hook_sender_submit(h->sender, post);
+        return;
+    }
+    struct cs_err err = {0};
+    if (cs_hook_command_launch(&h->config.command, &post->due, now, &post->launch, &err) == 0) {
+        cs_hook_runner_submit(h->runner, post);
+        return;
+    }
+    (void)snprintf(post->error, sizeof(post->error), "%s", err.msg);
+    record(h, post);
+    cs_hook_post_free(post);
+}
+
 static void due_cb(void *arg, int status, struct cs_store_hook_due *due, size_t n)
 {
     struct cs_hooks *h = arg;
@@ -174,7 +202,7 @@ static void due_cb(void *arg, int status, struct cs_store_hook_due *due, size_t 
         post->due = due[i];
         memset(&due[i], 0, sizeof(due[i])); /* moved */
         h->inflight[h->n_inflight++] = post->due.id;
-        cs_hook_sender_submit(h->sender, post);
+        submit(h, post, now);
     }
     cs_store_hook_due_free(due, n);
     if (h->read_again) {
@@ -251,8 +279,16 @@ static void record(struct cs_hooks *h, struct cs_hook_post *post)
         .response_code = (int32_t)post->response_code,
         .last_error = post->error,
         .last_unix_ms = now,
+        .exit_code = post->exit_code,
+        .term_signal = post->term_signal,
+        .stdout_tail = post->stdout_tail,
+        .stderr_tail = post->stderr_tail,
     };
-    if (post->response_code >= 200 && post->response_code <= 299) {
+    /* A command is delivered when it exited 0 (no error), a webhook on a
+     * 2xx answer. */
+    bool ok = d->command[0] != '\0' ? post->ran && post->error[0] == '\0'
+                                    : post->response_code >= 200 && post->response_code <= 299;
+    if (ok) {
         r.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_DELIVERED;
     } else if (r.attempts >= d->max_attempts) {
         r.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_FAILED;
@@ -290,6 +326,11 @@ int cs_hooks_init(struct cs_hooks *h, uv_loop_t *loop, struct cs_store *store,
     if (h->config.retry_base_ms == 0)
         h->config.retry_base_ms = 1000;
     h->server_env = server_env;
+    if (h->config.command.state_dir != NULL) {
+        size_t cap = strlen(h->config.command.state_dir) + sizeof(CS_HOOKS_DIR) + 1;
+        h->hooks_dir = cs_xmalloc(cap);
+        (void)snprintf(h->hooks_dir, cap, "%s/%s", h->config.command.state_dir, CS_HOOKS_DIR);
+    }
     int rc = cs_mailbox_init(loop, &h->results, results_cb, h);
     if (rc != 0)
         return rc;
@@ -304,6 +345,12 @@ int cs_hooks_start(struct cs_hooks *h)
     int rc = cs_hook_sender_start(&h->sender, &h->results, h->server_env, h->config.user_agent);
     if (rc != 0)
         return rc;
+    rc = cs_hook_runner_start(&h->runner, &h->results, h->config.command.minder_path, h->hooks_dir);
+    if (rc != 0) {
+        cs_hook_sender_stop(h->sender);
+        h->sender = NULL;
+        return rc;
+    }
     h->started = true;
     look(h);
     return 0;
@@ -317,6 +364,10 @@ void cs_hooks_stop(struct cs_hooks *h)
     h->stopped = true;
     cs_hook_sender_stop(h->sender);
     h->sender = NULL;
+    cs_hook_runner_stop(h->runner);
+    h->runner = NULL;
+    free(h->hooks_dir);
+    h->hooks_dir = NULL;
     cs_mailbox_drain(&h->results);
     cs_mailbox_close(&h->results, NULL);
     uv_close((uv_handle_t *)&h->timer, NULL);

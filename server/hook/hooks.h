@@ -6,7 +6,9 @@
  *   and so the same transaction, as the change itself;
  * - sending, on the active replica only: the head of each job's queue
  *   (its oldest pending delivery) is read when due and handed to the
- *   sender thread (hook_sender.h); its result comes back through a mailbox
+ *   sender thread (hook_sender.h), or for a command hook to the runner
+ *   thread (hook_runner.h) with its minder's launch built here
+ *   (hook_command.h); its result comes back through a mailbox
  *   and is written through the store's batch, fenced as every write is.
  *   A job's next delivery is read only once that write has committed:
  *   deliveries go out in order per job, at least once (a restart sends
@@ -21,10 +23,12 @@
 #include <uv.h>
 
 #include "csched/v1/scheduler.pb-c.h"
+#include "hook_command.h"
 #include "mailbox.h"
 #include "store.h"
 
 struct cs_hook_sender;
+struct cs_hook_runner;
 
 struct cs_hooks_config {
     /* The web console's address, for each body's "console_url"; NULL: none. */
@@ -37,6 +41,8 @@ struct cs_hooks_config {
      * job's own (hook_defaults.h), borrowed for the hooks' life; NULL:
      * none. */
     const Csched__V1__Job *defaults;
+    /* What command hooks' minders are started with (hook_command.h). */
+    struct cs_hook_command_config command;
 };
 
 #define CS_HOOK_RETRY_MAX_MS (10 * 60 * 1000)
@@ -49,6 +55,8 @@ struct cs_hooks {
     struct cs_hooks_config config;
     char *const *server_env;       /* borrowed, for the sender */
     struct cs_hook_sender *sender; /* NULL until started */
+    struct cs_hook_runner *runner; /* command hooks'; NULL until started */
+    char *hooks_dir;               /* STATE_DIR/hooks, owned */
     struct cs_mailbox results;
     uv_timer_t timer; /* the next due delivery, or the next look at the queue */
     bool reading;     /* a read of the heads is in flight */

@@ -33,6 +33,37 @@ static bool url_ok(const char *url)
     return false;
 }
 
+/* A command hook: a command or a shell, not both, and nothing of a
+ * webhook's (no url, secret or ca_file). */
+static int validate_command(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
+{
+    if (h->n_command > 0 && h->shell[0] != '\0')
+        return cs_err_set(err, -EINVAL, "job.hooks[%zu] has both command and shell: use one", i);
+    if (h->url[0] != '\0' || h->secret != NULL || h->ca_file[0] != '\0')
+        return cs_err_set(err, -EINVAL,
+                          "job.hooks[%zu] has a command and a url, secret or ca_file: a hook is "
+                          "a webhook (url, secret) or a command, not both",
+                          i);
+    if (h->n_command > 0 && h->command[0][0] == '\0')
+        return cs_err_set(err, -EINVAL, "job.hooks[%zu].command[0] is empty: name a program", i);
+    if (h->n_command > CS_HOOK_COMMAND_ARGS_MAX)
+        return cs_err_set(err, -EINVAL, "job.hooks[%zu].command has %zu arguments; the limit is %d",
+                          i, h->n_command, CS_HOOK_COMMAND_ARGS_MAX);
+    size_t total = strlen(h->shell);
+    for (size_t a = 0; a < h->n_command; a++)
+        total += strlen(h->command[a]) + 1;
+    if (total > CS_HOOK_COMMAND_BYTES_MAX)
+        return cs_err_set(err, -EINVAL, "job.hooks[%zu]'s command is %zu bytes; the limit is %d", i,
+                          total, CS_HOOK_COMMAND_BYTES_MAX);
+    if (h->timeout_ms > CS_HOOK_TIMEOUT_MAX_MS)
+        return cs_err_set(err, -EINVAL, "job.hooks[%zu].timeout_ms %u is over the limit of %d", i,
+                          h->timeout_ms, CS_HOOK_TIMEOUT_MAX_MS);
+    if (h->max_attempts > CS_HOOK_ATTEMPTS_MAX)
+        return cs_err_set(err, -EINVAL, "job.hooks[%zu].max_attempts %u is over the limit of %d", i,
+                          h->max_attempts, CS_HOOK_ATTEMPTS_MAX);
+    return 0;
+}
+
 static int validate_one(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
 {
     char field[64];
@@ -61,6 +92,8 @@ static int validate_one(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
         h->when != CSCHED__V1__HOOK_WHEN__HOOK_WHEN_CHANGED)
         return cs_err_set(err, -EINVAL, "job.hooks[%zu].when: %d is not a HookWhen", i,
                           (int)h->when);
+    if (cs_hook_is_command(h))
+        return validate_command(h, i, err);
     if (strlen(h->url) > CS_HOOK_URL_MAX || !url_ok(h->url))
         return cs_err_set(err, -EINVAL,
                           "job.hooks[%zu].url \"%.100s\" must be an https:// URL of at most %d "
@@ -100,6 +133,11 @@ int cs_hooks_validate(const Csched__V1__Job *spec, struct cs_err *err)
                 return cs_err_set(err, -EINVAL, "job.hooks has two hooks named %s", a);
     }
     return 0;
+}
+
+bool cs_hook_is_command(const Csched__V1__Hook *hook)
+{
+    return hook->n_command > 0 || hook->shell[0] != '\0';
 }
 
 const char *cs_hook_name(const Csched__V1__Hook *hook, size_t i, char *buf, size_t cap)

@@ -210,7 +210,7 @@ check version 0 version
 expect version out '^client: csched [0-9]+\.[0-9]+\.[0-9]+$'
 expect version out '^server: cschedd [0-9]+\.[0-9]+\.[0-9]+ \(replica [^)]+\), schema [1-9][0-9]*$'
 check version_json 0 -o json version
-jexpect version_json 'd["client"] == d["server"] and d["replica"] != "" and d["schema"] == '"$(ls "$src/../../../storage/migrations" | grep -c '^[0-9]*_.*\.sql$')"'
+jexpect version_json 'd["client"] == d["server"] and d["replica"] != "" and d["schema"] == '"$(ls "$src/../../../storage/migrations" | sed -n 's/^0*\([0-9][0-9]*\)_.*\.sql$/\1/p' | sort -n | tail -1)"'
 # Completion scripts: bash's is the installed one, zsh's the same behind
 # bashcompinit, fish's names the commands.
 check completion_bash 0 completion bash
@@ -653,6 +653,26 @@ check audit_json 0 -o json audit --method TriggerJob --job secretive --limit 1
 jexpect audit_json "[(e['method'], e['jobName'], e['runId'], e['code']) for e in d['entries']] == [('TriggerJob', 'secretive', '$secret_id', 0)]"
 check audit_since 0 audit --since 1h --until 2099-01-01T00:00:00Z --limit 2
 check audit_bad_since 64 audit --since yesterday
+# A command hook from a job file: run after the job, shown by csched hooks
+# with its exit where a webhook has its HTTP status.
+cat >"$tmp/cmdhook.yaml" <<'YAML'
+name: cmdhooked
+shell: "exit 2"
+hooks:
+  - name: note
+    events: [failed]
+    shell: 'echo "$CSCHED_JOB $CSCHED_OUTCOME $CSCHED_EXIT_CODE"'
+YAML
+check cmdhook_apply 0 apply -f "$tmp/cmdhook.yaml"
+check cmdhook_run 2 trigger cmdhooked --wait
+for _ in $(seq 100); do
+    "$bin/csched" hooks cmdhooked | grep -q delivered && break
+    sleep 0.1
+done
+check cmdhook_list 0 hooks cmdhooked
+expect cmdhook_list out '^[0-9]+ .* note +failed +[0-9]+ +delivered +exit 0 +1 +- +-$'
+check cmdhook_json 0 -o json hooks cmdhooked
+jexpect cmdhook_json "d['deliveries'][0]['stdoutTail'] == 'cmdhooked FAILED 2\\n'"
 check unreachable 94 --server 127.0.0.1:1 stats
 expect unreachable err '^csched: stats: UNAVAILABLE: '
 
