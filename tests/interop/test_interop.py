@@ -502,7 +502,7 @@ class InteropTest(ServerTest):
              "not_before_unix_ms"),
             (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", idempotency_key="k" * 129),
              "idempotency_key"),
-            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", array_size=10001),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", array_size=1001),
              "array_size"),
             (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", array_max_running=2),
              "array_size"),
