@@ -2,7 +2,7 @@
  *
  *   A  200 runs of `sleep 0.2` (200 jobs), limit 200: the spec's burst;
  *   T  2000 runs of `true` (one job), global limit 64: throughput; and on
- *      csched again with the 2000 runs made by one TriggerJob (an array);
+ *      csched again with the 2000 runs made by two TriggerJob of arrays;
  *   S  `true` triggered at a steady rate for 60 s, at 500/s and at the
  *      floor's T rate: lateness from due to started, and whether csched
  *      keeps up (bench_sustained.c);
@@ -67,10 +67,11 @@ static const struct workload workloads[] = {
     {"T", "T: 2000 x true, limit 64", "bench-t", 2000, 1, 64, true_cmd, 0},
 };
 
-/* T's line with arrays: csched alone, the same runs made by one TriggerJob
- * of an array of 2000 (beside T's floor and peers, which have no calls). */
+/* T's line with arrays: csched alone, the same runs made by two TriggerJob
+ * of an array of 1000 each, the most one may hold (beside T's floor and
+ * peers, which have no calls). */
 static const struct workload t_array = {
-    "T[]", "T[]", "bench-ta", 2000, 1, 64, true_cmd, 2000,
+    "T[]", "T[]", "bench-ta", 2000, 1, 64, true_cmd, 1000,
 };
 
 /* run_workload runs floor and csched in turn, repeat times each, and
@@ -87,7 +88,7 @@ static struct outcome run_workload(const struct workload *w, const char *bin_dir
         fprintf(stderr, "bench: %s on csched (%u of %u)\n", w->title, i + 1, repeat);
         bench_run_csched(w, pg, &c[i]);
         if (arrays) {
-            fprintf(stderr, "bench: %s on csched with one array (%u of %u)\n", w->title, i + 1,
+            fprintf(stderr, "bench: %s on csched with arrays (%u of %u)\n", w->title, i + 1,
                     repeat);
             bench_run_csched(&t_array, pg, &ca[i]);
         }

@@ -126,9 +126,9 @@ struct outcome bench_report_workload(const struct workload *w, struct measure *f
     print_ratio(&c[repeat / 2], &f[repeat / 2]);
     if (ca != NULL) {
         qsort(ca, repeat, sizeof(ca[0]), by_wall);
-        print_row("  the same as one array", "csched", &ca[repeat / 2]);
+        print_row("  the same as 2 arrays of 1000", "csched", &ca[repeat / 2]);
         print_ratio(&ca[repeat / 2], &f[repeat / 2]);
-        printf("  per run, with one array: cschedd's own cpu %.0f us, PostgreSQL's %.0f us\n",
+        printf("  per run, with arrays: cschedd's own cpu %.0f us, PostgreSQL's %.0f us\n",
                ca[repeat / 2].runs ? ca[repeat / 2].own_cpu_ms * 1e3 / ca[repeat / 2].runs : 0.0,
                ca[repeat / 2].runs ? ca[repeat / 2].db_cpu_ms * 1e3 / ca[repeat / 2].runs : 0.0);
     }
