@@ -4,7 +4,8 @@
  * size in its env, the array's cap never exceeded (a flock-guarded count of
  * the runs alive, kept by the commands themselves), one TriggerJob with a
  * key making the array once, CancelRun of the whole array, ListRuns of one
- * array, and the sizes refused. One server serves every test of this file. */
+ * array, the sizes refused, and the cap kept across a crash of cschedd. One server serves every
+ * test of this file. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,30 +166,11 @@ static void test_e2e_arrays_index_env(void **state)
     assert_int_equal(cs_test_rmtree(dir), 0);
 }
 
-/* At most array_max_running of the array run at once, though the global
- * limit (CS_E2E_MAX_RUNNING) would let more: each command counts the
- * commands alive under a lock, as it starts. */
-static void test_e2e_arrays_cap(void **state)
+/* The most commands alive at once, of the counts they wrote into
+ * dir/counts; asserts there are n of them. */
+static int most_alive(const char *dir, int n)
 {
-    struct cs_e2e *e = *state;
-    char name[64], dir[PATH_MAX], shell[4 * PATH_MAX], path[PATH_MAX + 32];
-    const uint32_t size = 24, cap = 3;
-
-    cs_e2e_tmpdir(dir);
-    cs_e2e_name(name, sizeof(name), "arraycap");
-    snprintf(shell, sizeof(shell),
-             "d=%s; touch $d/alive.$CSCHED_ARRAY_INDEX;"
-             " flock $d/lock sh -c \"ls $d | grep -c '^alive\\.' >> $d/counts\";"
-             " sleep 0.3; rm $d/alive.$CSCHED_ARRAY_INDEX",
-             dir);
-    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
-    int64_t array_id = start_array(e, name, 0, size, cap, NULL);
-    wait_array_end(e, array_id, size, 4 * CS_E2E_RUN_TIMEOUT_MS);
-
-    Csched__V1__Run **runs;
-    size_t n = list_array(e, array_id, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED, &runs);
-    free_runs(runs, n);
-    assert_int_equal(n, size);
+    char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/counts", dir);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
@@ -198,12 +180,76 @@ static void test_e2e_arrays_cap(void **state)
         lines++;
     }
     fclose(f);
-    assert_int_equal(lines, size);
+    assert_int_equal(lines, n);
+    return most;
+}
+
+/* The shell of a job whose every run counts, under a lock, the runs alive
+ * as it starts (into dir/counts), then lives sleep_s. */
+static void counting_shell(char *shell, size_t size, const char *dir, const char *sleep_s)
+{
+    snprintf(shell, size,
+             "d=%s; touch $d/alive.$CSCHED_ARRAY_INDEX;"
+             " flock $d/lock sh -c \"ls $d | grep -c '^alive\\.' >> $d/counts\";"
+             " sleep %s; rm $d/alive.$CSCHED_ARRAY_INDEX",
+             dir, sleep_s);
+}
+
+/* At most array_max_running of the array run at once, though the global
+ * limit (CS_E2E_MAX_RUNNING) would let more: each command counts the
+ * commands alive under a lock, as it starts. */
+static void test_e2e_arrays_cap(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64], dir[PATH_MAX], shell[4 * PATH_MAX];
+    const uint32_t size = 24, cap = 3;
+
+    cs_e2e_tmpdir(dir);
+    cs_e2e_name(name, sizeof(name), "arraycap");
+    counting_shell(shell, sizeof(shell), dir, "0.3");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
+    int64_t array_id = start_array(e, name, 0, size, cap, NULL);
+    wait_array_end(e, array_id, size, 4 * CS_E2E_RUN_TIMEOUT_MS);
+
+    Csched__V1__Run **runs;
+    size_t n = list_array(e, array_id, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED, &runs);
+    free_runs(runs, n);
+    assert_int_equal(n, size);
+    int most = most_alive(dir, (int)size);
     if (most > (int)cap)
         fail_msg("%d runs of an array capped at %u were alive at once", most, cap);
     /* The cap is a cap, not a queue of one. */
     if (most < 2)
         fail_msg("at most %d run of the array ran at once: the cap (%u) was never used", most, cap);
+    assert_int_equal(cs_test_rmtree(dir), 0);
+}
+
+/* A crash of cschedd while the array's cap is full: the restart adopts the
+ * running minders and counts them against the cap before it lets any
+ * waiting run through. */
+static void test_e2e_arrays_cap_across_crash(void **state)
+{
+    struct cs_e2e *e = *state;
+    char name[64], dir[PATH_MAX], shell[4 * PATH_MAX];
+    const uint32_t size = 8, cap = 2;
+
+    cs_e2e_tmpdir(dir);
+    cs_e2e_name(name, sizeof(name), "arraycrash");
+    counting_shell(shell, sizeof(shell), dir, "1.5");
+    csched__v1__job__free_unpacked(cs_e2e_create_shell_job(e, name, shell), NULL);
+    int64_t array_id = start_array(e, name, 0, size, cap, NULL);
+    Csched__V1__Run *run =
+        cs_e2e_wait_state(e, array_id + 1, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING, 5000);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);
+    csched__v1__run__free_unpacked(run, NULL);
+    assert_int_equal(cs_testd_kill(e->d), 0);
+    int rc = cs_testd_restart(e->d);
+    if (rc != 0)
+        fail_msg("cs_testd_restart returned %d", rc);
+    wait_array_end(e, array_id, size, 4 * CS_E2E_RUN_TIMEOUT_MS);
+    int most = most_alive(dir, (int)size);
+    if (most > (int)cap)
+        fail_msg("%d runs of an array capped at %u were alive at once across a crash", most, cap);
     assert_int_equal(cs_test_rmtree(dir), 0);
 }
 
@@ -328,9 +374,12 @@ static void test_e2e_arrays_sizes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_e2e_arrays_index_env),  cmocka_unit_test(test_e2e_arrays_cap),
-        cmocka_unit_test(test_e2e_arrays_idempotent), cmocka_unit_test(test_e2e_arrays_cancel),
+        cmocka_unit_test(test_e2e_arrays_index_env),
+        cmocka_unit_test(test_e2e_arrays_cap),
+        cmocka_unit_test(test_e2e_arrays_idempotent),
+        cmocka_unit_test(test_e2e_arrays_cancel),
         cmocka_unit_test(test_e2e_arrays_sizes),
+        cmocka_unit_test(test_e2e_arrays_cap_across_crash),
     };
 
     return cmocka_run_group_tests(tests, cs_e2e_setup, cs_e2e_teardown);
