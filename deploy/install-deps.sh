@@ -30,13 +30,15 @@ set -euo pipefail
 # python3-grpc-tools does not depend on. mmdebstrap, podman (buildah is built
 # into it), skopeo and runc build the container image offline and run it in
 # its test (deploy/image/build.sh, tests/containers/); runc, not crun, which
-# refuses hosts with cgroups v1 (hybrid).
+# refuses hosts with cgroups v1 (hybrid). python3-apscheduler: the
+# benchmark's in-process Python scheduler beside csched (tests/bench, A and T).
 BUILD_PACKAGES=(
     build-essential cmake pkg-config git
     libgrpc-dev grpc-proto protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
     libuv1-dev libpq-dev libcmocka-dev libyaml-dev musl-tools libssl-dev openssl
     postgresql
     python3 python3-grpcio python3-grpc-tools python3-pkg-resources python3-protobuf python3-yaml
+    python3-apscheduler
     tzdata
     clang-format procps util-linux
     clang libclang-rt-14-dev

@@ -422,6 +422,8 @@ struct cs_store_run_filter {
     bool job_names_exclude;
     /* Only the runs after the newest made before this (unix ms); 0: none. */
     int64_t since_unix_ms;
+    /* Only the runs of this array (job names then unused); 0: any. */
+    int64_t array_id;
 };
 /* A run list ends early, after the run that brings the stored size of the
  * runs read (env, job name, idempotency key, message, triggered_by, and 64

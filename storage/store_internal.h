@@ -153,6 +153,7 @@ enum cs_store_stmt {
     CS_STORE_STMT_RUN_LIST_JOB,
     CS_STORE_STMT_RUN_LIST_JOBS,
     CS_STORE_STMT_RUN_LIST_NOT_JOBS,
+    CS_STORE_STMT_RUN_LIST_ARRAY,
     CS_STORE_STMT_RUN_ACTIVE,
     CS_STORE_STMT_MAX_IDS,
     CS_STORE_STMT_EVENT_PUT,
@@ -574,7 +575,7 @@ Csched__V1__Job *cs_store_job_from_row(const struct cs_store_logger *log, const 
  * cs_store_attempt_params. */
 extern const char cs_store_sql_run_put[];
 extern const char cs_store_sql_attempt_put[];
-#define CS_STORE_RUN_COLS 14
+#define CS_STORE_RUN_COLS 15
 #define CS_STORE_ATTEMPT_COLS 23
 #define CS_STORE_ATTEMPT_COL_DIR 12 /* attempt_dir: '' keeps the one recorded */
 extern const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS];
@@ -585,6 +586,7 @@ extern const char cs_store_sql_run_list[];
 extern const char cs_store_sql_run_list_job[];
 extern const char cs_store_sql_run_list_jobs[];
 extern const char cs_store_sql_run_list_not_jobs[];
+extern const char cs_store_sql_run_list_array[];
 extern const char cs_store_sql_run_active[];
 extern const char cs_store_sql_max_ids[];
 extern const char cs_store_sql_history_purge[];

@@ -24,10 +24,10 @@ static const struct cs_store_outcome_cases attempt_outcome = {
 const char cs_store_sql_run_put[] =
     "INSERT INTO runs (id, job_name, state, env, idempotency_key, created_unix_ms,"
     " started_unix_ms, ended_unix_ms, exit_code, term_signal, message, cancel_requested,"
-    " triggered_by, not_before_unix_ms)"
+    " triggered_by, not_before_unix_ms, array_id)"
     " SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bytea[], $5::text[],"
     " $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[],"
-    " $12::boolean[], $13::text[], $14::bigint[])"
+    " $12::boolean[], $13::text[], $14::bigint[], $15::bigint[])"
     " ON CONFLICT (id) DO UPDATE SET job_name = EXCLUDED.job_name, state = EXCLUDED.state,"
     " env = EXCLUDED.env, idempotency_key = EXCLUDED.idempotency_key,"
     " created_unix_ms = EXCLUDED.created_unix_ms, started_unix_ms = EXCLUDED.started_unix_ms,"
@@ -39,7 +39,7 @@ const char cs_store_sql_run_put[] =
 const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS] = {
     CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_BYTEA, CS_STORE_COL_TEXT,
     CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,   CS_STORE_COL_INT,
-    CS_STORE_COL_TEXT, CS_STORE_COL_BOOL, CS_STORE_COL_TEXT, CS_STORE_COL_INT,
+    CS_STORE_COL_TEXT, CS_STORE_COL_BOOL, CS_STORE_COL_TEXT, CS_STORE_COL_INT,   CS_STORE_COL_INT,
 };
 
 /* An update without a directory keeps the one recorded before. Rows have
@@ -139,6 +139,7 @@ const char cs_store_sql_run_list[] = RUN_PAGE("true");
 const char cs_store_sql_run_list_job[] = RUN_PAGE("job_name = $5::text");
 const char cs_store_sql_run_list_jobs[] = RUN_PAGE("job_name = ANY($5::text[])");
 const char cs_store_sql_run_list_not_jobs[] = RUN_PAGE("job_name <> ALL($5::text[])");
+const char cs_store_sql_run_list_array[] = RUN_PAGE("array_id = $5::bigint");
 
 /* The column cs_store_sql_run_list adds after RUN_COLUMNS. */
 enum { COL_LEFT_OUT = COL_ATTEMPT + N_ATTEMPT_COLS };
@@ -173,7 +174,8 @@ const char cs_store_sql_max_ids[] = "SELECT (SELECT coalesce(max(id), 0) FROM ru
 
 /* The run's env map travels as a csched.v1.Run holding only the map, the
  * schedule's slot it was made for (the slots table has the same link as
- * run_id, for SQL) and, for a run made by its job's after list, the
+ * run_id, for SQL), its place in an array (array_id also has a column of
+ * its own, for ListRuns) and, for a run made by its job's after list, the
  * upstream runs that caused it and their cause (migration 0017's table has
  * the same link, for SQL). */
 static void env_params(const Csched__V1__Run *run, struct cs_store_params *p)
@@ -182,13 +184,17 @@ static void env_params(const Csched__V1__Run *run, struct cs_store_params *p)
     size_t len;
     uint8_t *buf;
 
-    if (run->n_env == 0 && run->slot_unix_ms == 0 && run->n_caused_by_run_ids == 0) {
+    if (run->n_env == 0 && run->slot_unix_ms == 0 && run->array_id == 0 &&
+        run->n_caused_by_run_ids == 0) {
         cs_store_params_null(p);
         return;
     }
     env_only.n_env = run->n_env;
     env_only.env = run->env;
     env_only.slot_unix_ms = run->slot_unix_ms;
+    env_only.array_id = run->array_id;
+    env_only.array_index = run->array_index;
+    env_only.array_max_running = run->array_max_running;
     env_only.n_caused_by_run_ids = run->n_caused_by_run_ids;
     env_only.caused_by_run_ids = run->caused_by_run_ids;
     env_only.cause = run->cause;
@@ -213,6 +219,7 @@ void cs_store_run_params(const Csched__V1__Run *run, struct cs_store_params *p)
     cs_store_params_bool(p, run->cancel_requested);
     cs_store_params_text(p, run->triggered_by);
     cs_store_params_int(p, run->not_before_unix_ms);
+    cs_store_params_int(p, run->array_id);
 }
 
 /* A list of names as one text column, comma-separated. */
@@ -285,6 +292,10 @@ enum cs_store_stmt cs_store_run_filter_params(const struct cs_store_run_filter *
     cs_store_params_int(p, filter->before_id);
     cs_store_params_int(p, filter->limit > 0 ? filter->limit : 100);
     cs_store_params_int(p, filter->since_unix_ms);
+    if (filter->array_id != 0) {
+        cs_store_params_int(p, filter->array_id);
+        return CS_STORE_STMT_RUN_LIST_ARRAY;
+    }
     if (by_job) {
         cs_store_params_text(p, filter->job_name);
         return CS_STORE_STMT_RUN_LIST_JOB;
@@ -314,6 +325,9 @@ static void env_from_row(const struct cs_store_logger *log, Csched__V1__Run *run
     run->n_env = env_only->n_env;
     run->env = env_only->env;
     run->slot_unix_ms = env_only->slot_unix_ms;
+    run->array_id = env_only->array_id;
+    run->array_index = env_only->array_index;
+    run->array_max_running = env_only->array_max_running;
     run->n_caused_by_run_ids = env_only->n_caused_by_run_ids;
     run->caused_by_run_ids = env_only->caused_by_run_ids;
     run->cause = env_only->cause;

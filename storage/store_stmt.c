@@ -16,6 +16,7 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_RUN_LIST_JOB] = {"run_list_job", cs_store_sql_run_list_job},
     [CS_STORE_STMT_RUN_LIST_JOBS] = {"run_list_jobs", cs_store_sql_run_list_jobs},
     [CS_STORE_STMT_RUN_LIST_NOT_JOBS] = {"run_list_not_jobs", cs_store_sql_run_list_not_jobs},
+    [CS_STORE_STMT_RUN_LIST_ARRAY] = {"run_list_array", cs_store_sql_run_list_array},
     [CS_STORE_STMT_RUN_ACTIVE] = {"run_active", cs_store_sql_run_active},
     [CS_STORE_STMT_MAX_IDS] = {"max_ids", cs_store_sql_max_ids},
     [CS_STORE_STMT_EVENT_PUT] = {"event_put", cs_store_sql_event_put},

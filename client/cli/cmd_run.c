@@ -10,7 +10,8 @@
 /* Runs listed when --limit is not given. */
 #define RUNS_DEFAULT_LIMIT 50
 
-#define RUNS_USAGE "csched runs [--job J] [-l SELECTOR] [--state S] [--since T] [--limit N] [-w]"
+#define RUNS_USAGE                                                                                 \
+    "csched runs [--job J | --array ID] [-l SELECTOR] [--state S] [--since T] [--limit N] [-w]"
 
 /* What runs shows beyond its ListRunsRequest. */
 struct runs_opts {
@@ -58,6 +59,12 @@ static int parse_runs(struct cs_cli *cli, int argc, char **argv, Csched__V1__Lis
                 return cs_cli_usage(cli,
                                     "--state takes queued, starting, running, succeeded, failed, "
                                     "timed_out, cancelled or lost, not '%s'",
+                                    v ? v : "");
+            continue;
+        }
+        if (cs_cli_flag("--array", argc, argv, &i, &v)) {
+            if (cs_cli_parse_id(v, &req->array_id) != 0)
+                return cs_cli_usage(cli, "--array takes an array ID, a whole number > 0, not '%s'",
                                     v ? v : "");
             continue;
         }
@@ -154,6 +161,8 @@ int cs_cmd_runs(struct cs_cli *cli, int argc, char **argv)
     int rc;
 
     rc = parse_runs(cli, argc, argv, &req, &o);
+    if (rc == 0 && o.watch && req.array_id != 0)
+        rc = cs_cli_usage(cli, "runs: -w follows a job's or every run, not an array's");
     if (rc == 0 && o.watch)
         rc = cs_cli_last_seq(cli, "watch runs", &seq);
     if (rc != 0)
@@ -262,17 +271,25 @@ int cs_cmd_cancel(struct cs_cli *cli, int argc, char **argv)
     char what[64];
     int rc;
 
-    rc = parse_id(cli, argc, argv, "csched cancel ID", &req.run_id);
+    /* --array ID: every run of that array not yet ended. */
+    bool array = argc > 0 && strcmp(argv[0], "--array") == 0;
+    rc = parse_id(cli, argc - array, argv + array, "csched cancel ID | --array ID",
+                  array ? &req.array_id : &req.run_id);
     if (rc != 0)
         return rc;
     opts = cs_cli_call_opts(cli);
     rc = cs_scheduler_cancel_run(cli->client, &req, &run, &opts, &st);
     if (rc != 0) {
-        snprintf(what, sizeof(what), "cancel run %lld", (long long)req.run_id);
+        snprintf(what, sizeof(what), "cancel %s %lld", array ? "array" : "run",
+                 (long long)(array ? req.array_id : req.run_id));
         return cs_cli_fail(cli, what, rc, &st);
     }
     if (cli->format != CS_FORMAT_TABLE)
         cs_cli_print_message(cli, &run->base);
+    else if (array)
+        fprintf(cli->out, "array %lld: cancelled (its first run still active, %lld: %s%s)\n",
+                (long long)req.array_id, (long long)run->id, cs_cli_state_name(run->state),
+                run->cancel_requested ? ", cancel requested" : "");
     else
         fprintf(cli->out, "run %lld: %s%s\n", (long long)run->id, cs_cli_state_name(run->state),
                 run->cancel_requested ? " (cancel requested)" : "");

@@ -1,4 +1,5 @@
-/* csched trigger JOB [--wait [-v] [--logs]]: starts a run and, with --wait,
+/* csched trigger JOB [--array SPEC] [--wait [-v] [--logs]]: starts a run
+ * (or an array of runs, docs/running.md "Arrays") and, with --wait,
  * follows it through Watch to its end, so that the exit code of csched is
  * the run's. It says the run's id at the start and its outcome at the end;
  * -v adds a line for every state change between, --logs the output of each
@@ -183,6 +184,61 @@ static int later_flag(int argc, char **argv, int *i, Csched__V1__TriggerJobReque
     return CS_CLI_FLAG_NOT_MINE;
 }
 
+/* --array SPEC: N (indices 0 to N-1) or FIRST-LAST, either with %MAX for
+ * array_max_running, as Slurm's --array takes them. 0 or -EINVAL. */
+static int parse_array(const char *v, Csched__V1__TriggerJobRequest *req)
+{
+    char spec[64], *cap, *dash;
+    uint32_t first = 0, last;
+
+    if (v == NULL || strlen(v) >= sizeof(spec))
+        return -EINVAL;
+    strcpy(spec, v);
+    cap = strchr(spec, '%');
+    if (cap != NULL) {
+        *cap++ = '\0';
+        if (cs_cli_parse_u32(cap, &req->array_max_running) != 0 || req->array_max_running == 0)
+            return -EINVAL;
+    }
+    dash = strchr(spec, '-');
+    if (dash == NULL) {
+        if (cs_cli_parse_u32(spec, &req->array_size) != 0 || req->array_size == 0)
+            return -EINVAL;
+        return 0;
+    }
+    *dash++ = '\0';
+    if (cs_cli_parse_u32(spec, &first) != 0 || cs_cli_parse_u32(dash, &last) != 0 || last < first ||
+        last - first == UINT32_MAX)
+        return -EINVAL;
+    req->array_first_index = first;
+    req->array_size = last - first + 1;
+    return 0;
+}
+
+/* --array and --array-max-running. A cs_cli_flag_result, or -EINVAL with
+ * err. */
+static int array_flag(int argc, char **argv, int *i, Csched__V1__TriggerJobRequest *req,
+                      struct cs_cli_err *err)
+{
+    const char *v;
+
+    if (cs_cli_flag("--array", argc, argv, i, &v)) {
+        if (parse_array(v, req) != 0)
+            return cs_cli_err_set(err, -EINVAL,
+                                  "--array takes N, FIRST-LAST, N%%MAX or FIRST-LAST%%MAX (e.g. "
+                                  "0-1999%%64), not '%s'",
+                                  v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
+    }
+    if (cs_cli_flag("--array-max-running", argc, argv, i, &v)) {
+        if (cs_cli_parse_u32(v, &req->array_max_running) != 0 || req->array_max_running == 0)
+            return cs_cli_err_set(
+                err, -EINVAL, "--array-max-running takes a whole number > 0, not '%s'", v ? v : "");
+        return CS_CLI_FLAG_TAKEN;
+    }
+    return CS_CLI_FLAG_NOT_MINE;
+}
+
 /* Parses the flags into req. Returns 0 or an exit code. */
 static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJobRequest *req,
                  bool *wait, struct wait *w)
@@ -224,9 +280,15 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
             return cs_cli_usage(cli, "%s", err.msg);
         if (rc == CS_CLI_FLAG_TAKEN)
             continue;
+        rc = array_flag(argc, argv, &i, req, &err);
+        if (rc < 0)
+            return cs_cli_usage(cli, "%s", err.msg);
+        if (rc == CS_CLI_FLAG_TAKEN)
+            continue;
         rc = cs_cli_take_global_or_word(cli, argc, argv, &i, &job, "trigger",
                                         "csched trigger JOB [--env K=V]... [--idempotency-key K] "
-                                        "[--at TIME | --in DURATION] [--wait [-v] [--logs]]");
+                                        "[--at TIME | --in DURATION] [--array SPEC "
+                                        "[--array-max-running M]] [--wait [-v] [--logs]]");
         if (rc != 0)
             return rc;
     }
@@ -234,6 +296,11 @@ static int parse(struct cs_cli *cli, int argc, char **argv, Csched__V1__TriggerJ
         return cs_cli_usage(cli, "trigger: missing JOB");
     if ((w->verbose || w->logs) && !*wait)
         return cs_cli_usage(cli, "trigger: -v and --logs go with --wait");
+    if (req->array_max_running > 0 && req->array_size == 0)
+        return cs_cli_usage(cli, "trigger: --array-max-running goes with --array");
+    if (req->array_size > 0 && *wait)
+        return cs_cli_usage(cli, "trigger: --wait follows one run, not an array; follow one "
+                                 "with csched runs --array ID");
     req->job_name = (char *)job;
     return 0;
 }
@@ -250,7 +317,13 @@ static void print_triggered(FILE *f, const Csched__V1__Run *run)
 {
     char t[32];
 
-    fprintf(f, "run %" PRId64 " of %s: %s", run->id, run->job_name, cs_cli_state_name(run->state));
+    if (run->array_id != 0)
+        fprintf(f, "array %" PRId64 " (runs from %" PRId64 ", index %" PRIu32 " on) of %s: %s",
+                run->array_id, run->id, run->array_index, run->job_name,
+                cs_cli_state_name(run->state));
+    else
+        fprintf(f, "run %" PRId64 " of %s: %s", run->id, run->job_name,
+                cs_cli_state_name(run->state));
     if (run->not_before_unix_ms > 0) {
         cs_cli_format_time(run->not_before_unix_ms, t, sizeof(t));
         fprintf(f, " (starts at %s)", t);

@@ -217,7 +217,8 @@ void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, voi
     struct cs_store_run_filter filter = {.job_name = req->job_name,
                                          .state = req->state,
                                          .limit = cs_api_page_size(req->page_size),
-                                         .since_unix_ms = req->since_unix_ms};
+                                         .since_unix_ms = req->since_unix_ms,
+                                         .array_id = req->array_id};
     struct cs_label_selector sel;
     if (req->state < 0 || req->state > CSCHED__V1__RUN_STATE__RUN_STATE_LOST) {
         cs_call_fail_field(call, -EINVAL, "state", "state %d is not a RunState", (int)req->state);
@@ -226,6 +227,15 @@ void cs_api_list_runs(struct cs_call *call, const ProtobufCMessage *request, voi
     if (req->since_unix_ms < 0) {
         cs_call_fail_field(call, -EINVAL, "since_unix_ms", "since_unix_ms %lld may not be negative",
                            (long long)req->since_unix_ms);
+        return;
+    }
+    if (req->array_id < 0 ||
+        (req->array_id > 0 && (req->job_name[0] != '\0' || req->label_selector[0] != '\0'))) {
+        /* An array's runs are all of one job: a filter by job says nothing more. */
+        cs_call_fail_field(call, -EINVAL, "array_id",
+                           "array_id %lld: give a positive array id, without job_name or "
+                           "label_selector",
+                           (long long)req->array_id);
         return;
     }
     if (req->page_token[0] != '\0') {
@@ -268,11 +278,95 @@ static void stored_run_cancel_cb(void *arg, int status, Csched__V1__Run *run)
     free(l);
 }
 
+/* The array's first run, read when none of its runs is active: an array
+ * that has ended has nothing to cancel; a run of no array is no array. */
+static void stored_array_cancel_cb(void *arg, int status, Csched__V1__Run *run)
+{
+    struct run_lookup *l = arg;
+    if (status == 0 && run->array_id == run->id)
+        cs_call_fail(l->call, -EBUSY, "array %lld has ended: none of its runs is left to cancel",
+                     (long long)run->id);
+    else if (status == 0 || status == -ENOENT)
+        cs_call_fail(l->call, -ENOENT, "array %lld does not exist", (long long)l->run_id);
+    else
+        cs_api_fail_store(l->call, status, "reading the array's first run");
+    if (status == 0)
+        protobuf_c_message_free_unpacked(&run->base, NULL);
+    free(l);
+}
+
+/* Those waiting at the array's gate first, so that no place given back
+ * lets one through meanwhile; each group in id order, the order of the
+ * gate's line and of the job's queue, so that each leaves from its head. */
+static int by_gate_then_id(const void *a, const void *b)
+{
+    const struct cs_run *x = *(struct cs_run *const *)a, *y = *(struct cs_run *const *)b;
+    if (x->array_waiting != y->array_waiting)
+        return x->array_waiting ? -1 : 1;
+    return (x->msg->id > y->msg->id) - (x->msg->id < y->msg->id);
+}
+
+/* Cancels every active run of the array, in one transaction (the audit
+ * row ties them), and answers with the lowest-numbered as it is after. */
+static void cancel_array(struct cs_call *call, struct cs_sched *s, int64_t array_id)
+{
+    size_t n = 0, cap = 0, pos = 0;
+    struct cs_run **runs = NULL;
+    void *value;
+    while (cs_idmap_next(&s->runs, &pos, &value) != 0) {
+        struct cs_run *run = value;
+        if (run->msg->array_id != array_id)
+            continue;
+        if (n == cap) {
+            cap = cap > 0 ? 2 * cap : 64;
+            runs = cs_xrealloc(runs, cap * sizeof(*runs));
+        }
+        runs[n++] = run;
+    }
+    if (n == 0) {
+        cs_store_run_get(s->store, array_id, stored_array_cancel_cb,
+                         run_lookup_new(call, array_id));
+        return;
+    }
+    if (cs_api_require_store(call, s) != 0) {
+        free(runs);
+        return;
+    }
+    qsort(runs, n, sizeof(*runs), by_gate_then_id);
+    struct cs_reply_later *later = cs_api_reply_later(call, NULL);
+    struct cs_store_mark mark = cs_store_mark_take(s->store);
+    Csched__V1__Run *lowest = NULL;
+    for (size_t i = 0; i < n; i++) {
+        /* The last, committed last, answers for all, with the lowest. */
+        Csched__V1__Run *copy = cs_dispatch_cancel(s, runs[i], i + 1 == n ? cs_api_reply_cb : NULL,
+                                                   i + 1 == n ? later : NULL);
+        if (lowest == NULL || copy->id < lowest->id) {
+            Csched__V1__Run *higher = lowest;
+            lowest = copy;
+            copy = higher;
+        }
+        if (copy != NULL)
+            protobuf_c_message_free_unpacked(&copy->base, NULL);
+    }
+    later->msg = &lowest->base;
+    cs_audit_change(s, call, &mark, lowest->job_name, array_id);
+    free(runs);
+}
+
 void cs_api_cancel_run(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
     const Csched__V1__CancelRunRequest *req = (const Csched__V1__CancelRunRequest *)request;
     struct cs_sched *s = ctx;
+    if (req->array_id != 0) {
+        if (req->run_id != 0 || req->array_id < 0)
+            cs_call_fail_field(call, -EINVAL, "array_id",
+                               "array_id %lld: give a positive array id and no run_id",
+                               (long long)req->array_id);
+        else
+            cancel_array(call, s, req->array_id);
+        return;
+    }
     if (check_run_id(call, req->run_id) != 0)
         return;
     struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);

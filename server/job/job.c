@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,25 @@ int cs_env_validate(struct cs_kv *const *env, size_t n, const char *field, struc
     return 0;
 }
 
+static int validate_array(const Csched__V1__TriggerJobRequest *req, struct cs_err *err)
+{
+    if (req->array_size > CS_RUN_ARRAY_SIZE_MAX)
+        return cs_err_field(err, -EINVAL, "array_size",
+                            "array_size %u is more than %d runs: split the work into several "
+                            "arrays",
+                            req->array_size, CS_RUN_ARRAY_SIZE_MAX);
+    if (req->array_size == 0 && (req->array_max_running != 0 || req->array_first_index != 0))
+        return cs_err_field(err, -EINVAL, "array_size",
+                            "array_max_running and array_first_index need an array_size (1 to %d)",
+                            CS_RUN_ARRAY_SIZE_MAX);
+    if (req->array_size > 0 && req->array_first_index > UINT32_MAX - (req->array_size - 1))
+        return cs_err_field(err, -EINVAL, "array_first_index",
+                            "array_first_index %u with array_size %u goes past the last index, "
+                            "%u",
+                            req->array_first_index, req->array_size, UINT32_MAX);
+    return 0;
+}
+
 int cs_run_request_validate(const Csched__V1__TriggerJobRequest *req, struct cs_err *err)
 {
     int rc = cs_job_name_validate(req->job_name, "job_name", err);
@@ -70,6 +90,9 @@ int cs_run_request_validate(const Csched__V1__TriggerJobRequest *req, struct cs_
         return cs_err_field(err, -EINVAL, "not_before_unix_ms",
                             "not_before_unix_ms: %lld is more than a year ahead (at most 366 days)",
                             (long long)req->not_before_unix_ms);
+    rc = validate_array(req, err);
+    if (rc != 0)
+        return rc;
     size_t size = protobuf_c_message_get_packed_size(&req->base);
     if (size > CS_RUN_REQUEST_BYTES_MAX)
         return cs_err_set(err, -EINVAL,

@@ -26,6 +26,7 @@
 #include "minder_contract.h"
 #include "pump.h"
 #include "retry.h"
+#include "run_array.h"
 #include "util.h"
 
 /* A minder ends by its job's timeout, plus its kill grace, plus the drain,
@@ -597,6 +598,8 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
             run->retry_delay_ms = msg->not_before_unix_ms - last->ended_unix_ms;
     } else {
         cs_sched_set_run_state(s, run, state);
+        /* It may be running: it holds its place in its array until it ends. */
+        cs_run_array_count_started(s, run);
         first--;
     }
     if (attempt_dir != NULL && first == msg->n_attempts)
@@ -621,6 +624,7 @@ int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
     cs_idmap_init(&s->runs);
     cs_ended_runs_init(&s->ended_runs, CS_ENDED_RUNS_BYTES);
     cs_run_keys_init(&s->run_keys);
+    cs_idmap_init(&s->arrays);
     int rc = cs_pump_init(s, start_cb);
     if (rc != 0)
         goto err_close_maps;
@@ -637,6 +641,7 @@ err_close_later:
 err_close_pump:
     cs_pump_close(s);
 err_close_maps:
+    cs_run_array_close(s);
     cs_run_keys_close(&s->run_keys);
     cs_ended_runs_close(&s->ended_runs);
     cs_idmap_close(&s->runs);
@@ -659,6 +664,7 @@ void cs_dispatch_close(struct cs_sched *s)
         free(run);
     }
     cs_idmap_close(&s->runs);
+    cs_run_array_close(s);
     cs_ended_runs_close(&s->ended_runs);
     cs_run_keys_close(&s->run_keys);
     cs_exit_watch_close(&s->exits);

@@ -18,9 +18,16 @@ extern const struct cs_sched_ops cs_dispatch_cschedd_ops;
  * dispatch's callbacks (sched->loop set); ops (borrowed for good) is how
  * rows, events and launches leave. 0 or a negative errno. */
 int cs_dispatch_init(struct cs_sched *sched, const struct cs_sched_ops *ops);
+/* What an array sets in each of its runs' env: the run's index and the
+ * array's size (TriggerJobRequest.array_size). */
+#define CS_ARRAY_INDEX_ENV "CSCHED_ARRAY_INDEX"
+#define CS_ARRAY_SIZE_ENV "CSCHED_ARRAY_SIZE"
 /* Makes a QUEUED run of job (env overrides, key and triggered_by, the
  * identity that made it or "schedule", borrowed). cb runs once the run's
- * creation has committed. */
+ * creation has committed. With request->array_size, makes that many runs,
+ * the array (run_array.h), and returns its first, which alone carries the
+ * key and cb: the caller ties their writes into one transaction
+ * (cs_store_mark_take). */
 struct cs_run *cs_dispatch_trigger(struct cs_sched *sched, struct cs_job *job,
                                    const Csched__V1__TriggerJobRequest *request,
                                    const char *triggered_by, cs_store_done_cb cb, void *arg);

@@ -5,6 +5,7 @@
  * the attempts: nothing here calls up into it. */
 #include "dispatch_run.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@
 #include "launcher.h"
 #include "pump.h"
 #include "retry.h"
+#include "run_array.h"
 #include "slot_rules.h"
 #include "util.h"
 
@@ -45,11 +47,15 @@ static Csched__V1__Run *run_detach(struct cs_sched *s, struct cs_run *run)
 {
     CS_ASSERT(run->attempt == NULL && !run->queued && !cs_later_is_waiting(run));
     Csched__V1__Run *msg = run->msg;
+    struct cs_run *next = cs_run_array_leave(s, run);
     cs_ahead_dir_drop(s, run);
     run->job->active--;
     CS_ASSERT(cs_idmap_remove(&s->runs, msg->id) == run);
     cs_run_keys_remove(&s->run_keys, run);
     free(run);
+    /* The next of its array, let past the gate in its place. */
+    if (next != NULL)
+        cs_pump_enqueue(s, next);
     return msg;
 }
 
@@ -154,40 +160,86 @@ struct cs_run *cs_dispatch_trigger(struct cs_sched *s, struct cs_job *job,
     return cs_dispatch_trigger_slot(s, job, request, 0, triggered_by, cb, arg);
 }
 
-struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *s, struct cs_job *job,
-                                        const Csched__V1__TriggerJobRequest *request,
-                                        int64_t slot_unix_ms, const char *triggered_by,
-                                        cs_store_done_cb cb, void *arg)
+static void env_add(Csched__V1__Run *msg, const char *key, const char *value)
 {
-    CS_ASSERT_LOOP();
+    Csched__V1__Run__EnvEntry *e = cs_xmalloc(sizeof(*e));
+    csched__v1__run__env_entry__init(e);
+    e->key = cs_xstrdup(key);
+    e->value = cs_xstrdup(value);
+    msg->env[msg->n_env++] = e;
+}
+
+/* The names an array sets in each of its runs' env, over the request's. */
+static bool is_array_env(const char *key)
+{
+    return strcmp(key, CS_ARRAY_INDEX_ENV) == 0 || strcmp(key, CS_ARRAY_SIZE_ENV) == 0;
+}
+
+/* The message of a new run as request makes it, with the next id, at
+ * index of request's array (if it makes one, whose id is array_id). */
+static Csched__V1__Run *run_msg_new(struct cs_sched *s, struct cs_job *job,
+                                    const Csched__V1__TriggerJobRequest *request,
+                                    int64_t slot_unix_ms, const char *triggered_by,
+                                    int64_t array_id, uint32_t index)
+{
     Csched__V1__Run *msg = cs_xmalloc(sizeof(*msg));
     csched__v1__run__init(msg);
     msg->id = s->next_run_id++;
     msg->slot_unix_ms = slot_unix_ms;
     msg->job_name = cs_xstrdup(job->spec->name);
-    msg->idempotency_key = cs_xstrdup(request->idempotency_key);
+    /* An array's key is its first run's: it is made with the others, in
+     * one transaction, so finding it finds the whole array. */
+    msg->idempotency_key = cs_xstrdup(index == 0 ? request->idempotency_key : "");
     msg->created_unix_ms = cs_now_unix_ms();
     if (request->not_before_unix_ms > msg->created_unix_ms)
         msg->not_before_unix_ms = request->not_before_unix_ms;
     msg->message = cs_xstrdup("");
     msg->triggered_by = cs_xstrdup(triggered_by);
-    if (request->n_env > 0) {
-        msg->n_env = request->n_env;
-        msg->env = cs_xcalloc(request->n_env, sizeof(*msg->env));
-        for (size_t i = 0; i < request->n_env; i++) {
-            msg->env[i] = cs_xmalloc(sizeof(*msg->env[i]));
-            csched__v1__run__env_entry__init(msg->env[i]);
-            msg->env[i]->key = cs_xstrdup(request->env[i]->key);
-            msg->env[i]->value = cs_xstrdup(request->env[i]->value);
-        }
+    bool array = request->array_size > 0;
+    size_t n_env = request->n_env + (array ? 2 : 0);
+    if (n_env > 0)
+        msg->env = cs_xcalloc(n_env, sizeof(*msg->env));
+    for (size_t i = 0; i < request->n_env; i++)
+        if (!array || !is_array_env(request->env[i]->key))
+            env_add(msg, request->env[i]->key, request->env[i]->value);
+    if (array) {
+        char value[16];
+        msg->array_id = array_id != 0 ? array_id : msg->id;
+        msg->array_index = request->array_first_index + index;
+        msg->array_max_running = request->array_max_running;
+        (void)snprintf(value, sizeof(value), "%u", msg->array_index);
+        env_add(msg, CS_ARRAY_INDEX_ENV, value);
+        (void)snprintf(value, sizeof(value), "%u", request->array_size);
+        env_add(msg, CS_ARRAY_SIZE_ENV, value);
     }
     msg->state = CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED;
+    return msg;
+}
+
+static struct cs_run *run_create(struct cs_sched *s, struct cs_job *job, Csched__V1__Run *msg,
+                                 cs_store_done_cb cb, void *arg)
+{
     struct cs_run *run = cs_dispatch_run_new(s, job, msg);
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED);
     struct created *c = cs_xmalloc(sizeof(*c));
     *c = (struct created){.sched = s, .run_id = msg->id, .cb = cb, .arg = arg};
     cs_dispatch_write_run(s, run, created_cb, c);
     return run;
+}
+
+struct cs_run *cs_dispatch_trigger_slot(struct cs_sched *s, struct cs_job *job,
+                                        const Csched__V1__TriggerJobRequest *request,
+                                        int64_t slot_unix_ms, const char *triggered_by,
+                                        cs_store_done_cb cb, void *arg)
+{
+    CS_ASSERT_LOOP();
+    struct cs_run *first =
+        run_create(s, job, run_msg_new(s, job, request, slot_unix_ms, triggered_by, 0, 0), cb, arg);
+    for (uint32_t i = 1; i < request->array_size; i++)
+        (void)run_create(
+            s, job, run_msg_new(s, job, request, slot_unix_ms, triggered_by, first->msg->id, i),
+            NULL, NULL);
+    return first;
 }
 
 /* Ends run after its last attempt a, in state (CANCELLED if asked to

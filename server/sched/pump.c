@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "run_array.h"
 #include "util.h"
 
 static bool job_may_start(const struct cs_job *job)
@@ -102,6 +103,8 @@ void cs_pump_enqueue(struct cs_sched *s, struct cs_run *run)
     CS_ASSERT_LOOP();
     struct cs_job *job = run->job;
     CS_ASSERT(!run->queued);
+    if (!cs_run_array_admit(s, run))
+        return; /* it waits at its array's gate */
     /* A retry re-enters in id order, ahead of runs triggered after it; a new
      * run (the youngest) goes at the tail without a walk. */
     struct cs_qlink *prev = job->queue.tail;

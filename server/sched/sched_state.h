@@ -105,6 +105,8 @@ struct cs_run {
     bool queued;                /* on its job's queue */
     struct cs_attempt *attempt; /* the live attempt, or NULL */
     size_t later_index;        /* in sched->later while waiting for not_before, or CS_NOT_IN_HEAP */
+    bool array_passed;         /* past its capped array's gate (run_array.h) */
+    bool array_waiting;        /* waiting at that gate, on its line by queue_link */
     int64_t retry_delay_ms;    /* the wait before the next attempt, recorded with it, */
     int64_t retry_jitter_ms;   /* and the random part taken off that wait */
     struct cs_run *key_next;   /* in its run_keys bucket */
@@ -168,6 +170,7 @@ struct cs_sched {
     struct cs_idmap runs;            /* active runs by id */
     struct cs_ended_runs ended_runs; /* the last runs to end, for GetRun */
     struct cs_run_keys run_keys;     /* the active runs with an idempotency key */
+    struct cs_idmap arrays;          /* capped arrays with active runs (run_array.h) */
     struct cs_zones zones;           /* the time zones the jobs' schedules borrow */
     struct cs_slots slots;           /* the due heap and its timer */
 

@@ -1,7 +1,8 @@
 /* csched-bench: csched against its floor, side by side in one run.
  *
  *   A  200 runs of `sleep 0.2` (200 jobs), limit 200: the spec's burst;
- *   T  2000 runs of `true` (one job), global limit 64: throughput;
+ *   T  2000 runs of `true` (one job), global limit 64: throughput; and on
+ *      csched again with the 2000 runs made by two TriggerJob of arrays;
  *   S  `true` triggered at a steady rate for 60 s, at 500/s and at the
  *      floor's T rate: lateness from due to started, and whether csched
  *      keeps up (bench_sustained.c);
@@ -12,6 +13,9 @@
  *      `csched-minder -d DIR -- /bin/true` (each on a fresh attempt
  *      directory), of a static (musl) true, and of the dynamic /bin/true,
  *      and the verdict: a machine of fast or of slow process creation.
+ *
+ * Beside each, the peers a user would pick instead (bench_peers.c): xargs -P
+ * and APScheduler, an in-process Python scheduler.
  *
  * For A and T, "csched" is a real cschedd (fresh per workload) on a throwaway
  * PostgreSQL, driven through libcsched: wall time runs from the release of
@@ -59,8 +63,15 @@ static const char *const true_cmd[] = {"true", NULL};
 #define S_RATE 500.0
 
 static const struct workload workloads[] = {
-    {"A", "A: 200 x sleep 0.2, limit 200", "bench-a", 200, 200, 200, sleep_cmd},
-    {"T", "T: 2000 x true, limit 64", "bench-t", 2000, 1, 64, true_cmd},
+    {"A", "A: 200 x sleep 0.2, limit 200", "bench-a", 200, 200, 200, sleep_cmd, 0},
+    {"T", "T: 2000 x true, limit 64", "bench-t", 2000, 1, 64, true_cmd, 0},
+};
+
+/* T's line with arrays: csched alone, the same runs made by two TriggerJob
+ * of an array of 1000 each, the most one may hold (beside T's floor and
+ * peers, which have no calls). */
+static const struct workload t_array = {
+    "T[]", "T[]", "bench-ta", 2000, 1, 64, true_cmd, 1000,
 };
 
 /* run_workload runs floor and csched in turn, repeat times each, and
@@ -68,15 +79,26 @@ static const struct workload workloads[] = {
 static struct outcome run_workload(const struct workload *w, const char *bin_dir,
                                    struct cs_testpg *pg, unsigned repeat)
 {
-    struct measure f[MAX_REPEAT], c[MAX_REPEAT];
+    struct measure f[MAX_REPEAT], c[MAX_REPEAT], ca[MAX_REPEAT], p[PEERS][MAX_REPEAT];
+    bool arrays = strcmp(w->key, "T") == 0;
 
     for (unsigned i = 0; i < repeat; i++) {
         fprintf(stderr, "bench: %s on the floor (%u of %u)\n", w->title, i + 1, repeat);
         bench_run_floor(w, bin_dir, &f[i]);
         fprintf(stderr, "bench: %s on csched (%u of %u)\n", w->title, i + 1, repeat);
         bench_run_csched(w, pg, &c[i]);
+        if (arrays) {
+            fprintf(stderr, "bench: %s on csched with arrays (%u of %u)\n", w->title, i + 1,
+                    repeat);
+            bench_run_csched(&t_array, pg, &ca[i]);
+        }
+        for (int peer = 0; peer < PEERS; peer++) {
+            fprintf(stderr, "bench: %s on %s (%u of %u)\n", w->title, bench_peer_name(peer), i + 1,
+                    repeat);
+            bench_run_peer(w, peer, &p[peer][i]);
+        }
     }
-    return bench_report_workload(w, f, c, repeat);
+    return bench_report_workload(w, f, c, arrays ? ca : NULL, p, repeat);
 }
 
 struct bench_args {

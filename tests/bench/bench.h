@@ -25,6 +25,7 @@ struct workload {
     unsigned n_jobs;
     unsigned limit;
     const char *const *command;
+    unsigned array_size; /* csched: one TriggerJob per this many runs; 0: one per run */
 };
 
 /* One run of a workload on one side; the probe's lag only for csched. */
@@ -94,6 +95,15 @@ void bench_set_standbys(unsigned n);
 void bench_start_standbys(struct cs_testpg *pg, struct cs_testd **out);
 unsigned bench_standbys(void);
 
+/* The reference lines of A and T: what a user would pick instead. */
+enum bench_peer { PEER_XARGS, PEER_APSCHEDULER, PEERS };
+const char *bench_peer_name(enum bench_peer peer);
+
+/* Runs w once on peer (bench_peers.c) and fills m's runs, wall and CPU (of
+ * the peer and of every process it reaped); m->ok is false when the peer
+ * failed or is not installed. */
+void bench_run_peer(const struct workload *w, enum bench_peer peer, struct measure *m);
+
 /* Measures SPAWN_COST_N spawns of each program of line M from bin_dir. */
 void bench_minder_cost(const char *bin_dir, struct spawn_cost cost[SPAWN_KINDS]);
 
@@ -101,8 +111,11 @@ void bench_minder_cost(const char *bin_dir, struct spawn_cost cost[SPAWN_KINDS])
 void bench_print_header(void);
 
 /* Prints w's rows from the repeat runs of each side (f the floor's, c
- * csched's, in pairs; both sorted here) and returns the paired outcome. */
+ * csched's, in pairs; ca csched's with arrays, NULL if not run; p[peer]
+ * the peers', run beside them; all sorted here) and returns the paired
+ * outcome. */
 struct outcome bench_report_workload(const struct workload *w, struct measure *f, struct measure *c,
+                                     struct measure *ca, struct measure (*p)[MAX_REPEAT],
                                      unsigned repeat);
 
 /* Prints line M. */

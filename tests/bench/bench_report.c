@@ -70,7 +70,34 @@ static void print_spread(const char *what, struct spread s, const char *unit)
            unit, s.max, unit);
 }
 
+/* The CPU of every process of a run, per run, in us: for csched its
+ * server, minders, commands and PostgreSQL. */
+static double cpu_us_per_run(const struct measure *m)
+{
+    return m->runs ? (m->cpu_ms + m->db_cpu_ms) * 1e3 / m->runs : 0.0;
+}
+
+/* The peers' rows (their runs of median wall time), and each beside csched. */
+static void print_peers(const struct measure *c, struct measure (*p)[MAX_REPEAT], unsigned repeat)
+{
+    printf("  all processes' cpu per run: csched %.0f us", cpu_us_per_run(c));
+    for (int peer = 0; peer < PEERS; peer++) {
+        qsort(p[peer], repeat, sizeof(p[peer][0]), by_wall);
+        printf(", %s %.0f us", bench_peer_name(peer), cpu_us_per_run(&p[peer][repeat / 2]));
+    }
+    printf("\n");
+    for (int peer = 0; peer < PEERS; peer++) {
+        const struct measure *m = &p[peer][repeat / 2];
+        print_row("", bench_peer_name(peer), m);
+        if (m->ok)
+            printf("%-32s %-7s %8.2fx %8.2fx %6s %9.2fx   (csched / %s)\n", "", "ratio",
+                   c->wall_ms / m->wall_ms, (c->runs / c->wall_ms) / (m->runs / m->wall_ms), "",
+                   (c->cpu_ms + c->db_cpu_ms) / m->cpu_ms, bench_peer_name(peer));
+    }
+}
+
 struct outcome bench_report_workload(const struct workload *w, struct measure *f, struct measure *c,
+                                     struct measure *ca, struct measure (*p)[MAX_REPEAT],
                                      unsigned repeat)
 {
     double wall[MAX_REPEAT], peak[MAX_REPEAT], p99[MAX_REPEAT], max[MAX_REPEAT];
@@ -97,6 +124,15 @@ struct outcome bench_report_workload(const struct workload *w, struct measure *f
     print_row(w->title, "floor", &f[repeat / 2]);
     print_row("", "csched", &c[repeat / 2]);
     print_ratio(&c[repeat / 2], &f[repeat / 2]);
+    if (ca != NULL) {
+        qsort(ca, repeat, sizeof(ca[0]), by_wall);
+        print_row("  the same as 2 arrays of 1000", "csched", &ca[repeat / 2]);
+        print_ratio(&ca[repeat / 2], &f[repeat / 2]);
+        printf("  per run, with arrays: cschedd's own cpu %.0f us, PostgreSQL's %.0f us\n",
+               ca[repeat / 2].runs ? ca[repeat / 2].own_cpu_ms * 1e3 / ca[repeat / 2].runs : 0.0,
+               ca[repeat / 2].runs ? ca[repeat / 2].db_cpu_ms * 1e3 / ca[repeat / 2].runs : 0.0);
+    }
+    print_peers(&c[repeat / 2], p, repeat);
     printf("  paired over %u repeats:\n", repeat);
     print_spread("wall, csched / floor", o.wall_ratio, "x");
     print_spread("peak alive, csched / floor", o.peak_ratio, "x");

@@ -245,6 +245,7 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
         .trigger_threads = TRIGGER_THREADS,
         .limit = w->limit,
         .timeout_ms = BURST_TIMEOUT_MS,
+        .array_size = w->array_size,
     };
     /* The jobs are made before the CPU count starts. */
     cs_test_burst_create_jobs(&bopts);

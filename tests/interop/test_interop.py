@@ -468,6 +468,23 @@ class InteropTest(ServerTest):
         self.call_violation(self.stub.ListRuns, pb.ListRunsRequest(since_unix_ms=-1),
                             "since_unix_ms")
 
+    def test_array(self):
+        """An array from Python: one TriggerJob, its runs listed by array_id
+        with their indices, and the key making it once."""
+        self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="array-job", command=["true"])),
+                            timeout=RPC_TIMEOUT_S)
+        req = pb.TriggerJobRequest(job_name="array-job", array_size=4, array_first_index=10,
+                                   array_max_running=2, idempotency_key="py-array")
+        first = self.stub.TriggerJob(req, timeout=RPC_TIMEOUT_S)
+        self.assertEqual((first.array_id, first.array_index), (first.id, 10))
+        self.assertEqual(first.env["CSCHED_ARRAY_SIZE"], "4")
+        self.assertEqual(self.stub.TriggerJob(req, timeout=RPC_TIMEOUT_S).id, first.id)
+        runs = self.stub.ListRuns(pb.ListRunsRequest(array_id=first.id),
+                                  timeout=RPC_TIMEOUT_S).runs
+        self.assertEqual([(r.id, r.array_index) for r in runs],
+                         [(first.id + i, 10 + i) for i in range(3, -1, -1)])
+        self.assertEqual({r.env["CSCHED_ARRAY_INDEX"] for r in runs}, {"10", "11", "12", "13"})
+
     def test_every_field_error_has_its_violation(self):
         """Each validation of a request field the API makes, one bad request
         each: INVALID_ARGUMENT with one BadRequest violation naming the field."""
@@ -498,6 +515,15 @@ class InteropTest(ServerTest):
              "not_before_unix_ms"),
             (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", idempotency_key="k" * 129),
              "idempotency_key"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", array_size=1001),
+             "array_size"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", array_max_running=2),
+             "array_size"),
+            (s.TriggerJob, pb.TriggerJobRequest(job_name="errs-job", array_size=2,
+                                                array_first_index=2**32 - 1),
+             "array_first_index"),
+            (s.CancelRun, pb.CancelRunRequest(run_id=1, array_id=1), "array_id"),
+            (s.ListRuns, pb.ListRunsRequest(job_name="errs-job", array_id=1), "array_id"),
             (s.GetRun, pb.GetRunRequest(run_id=0), "run_id"),
             (s.CancelRun, pb.CancelRunRequest(run_id=-1), "run_id"),
             (s.ListRuns, pb.ListRunsRequest(state=99), "state"),

@@ -139,10 +139,10 @@ static void *trigger_main(void *arg)
     struct burst *b = arg;
     const struct cs_test_burst_options *o = b->opts;
     struct cs_client *client = connect_or_fail(o->target);
-    unsigned i;
+    unsigned step = o->array_size > 0 ? o->array_size : 1, i;
 
     pthread_barrier_wait(&b->go);
-    while ((i = atomic_fetch_add(&b->next_run, 1)) < o->n_runs) {
+    while ((i = atomic_fetch_add(&b->next_run, step)) < o->n_runs) {
         Csched__V1__TriggerJobRequest req = CSCHED__V1__TRIGGER_JOB_REQUEST__INIT;
         Csched__V1__Run *run = NULL;
         struct cs_status st = {0};
@@ -150,12 +150,13 @@ static void *trigger_main(void *arg)
 
         snprintf(name, sizeof(name), "%s-%04u", o->job_prefix, i % o->n_jobs);
         req.job_name = name;
+        req.array_size = o->array_size;
         int rc = cs_scheduler_trigger_job(client, &req, &run, NULL, &st);
         if (rc == 0) {
             csched__v1__run__free_unpacked(run, NULL);
             continue;
         }
-        atomic_fetch_add(&b->trigger_errors, 1);
+        atomic_fetch_add(&b->trigger_errors, step);
         note_first(b, b->res->first_trigger_error, sizeof(b->res->first_trigger_error),
                    "TriggerJob %s: %s: %s", name, cs_status_code_name(rc), st.message);
     }

@@ -235,6 +235,9 @@ struct cs_test_burst_options {
     int64_t timeout_ms;
     /* The jobs exist already (cs_test_burst_create_jobs): make none. */
     bool jobs_exist;
+    /* Each TriggerJob makes an array of this many runs (TriggerJobRequest.
+     * array_size; n_runs a multiple of it); 0: one run each. */
+    unsigned array_size;
 };
 
 struct cs_test_burst_result {

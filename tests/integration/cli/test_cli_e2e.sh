@@ -367,6 +367,24 @@ check runs_since_none 0 runs --since "@$(($(date +%s) + 60))"
 [ "$(wc -l <"$tmp/out")" -eq 1 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL runs_since_none: rows after the header"; cat "$tmp/out"; }
 check runs_since_bad 64 runs --since yesterday
+# An array: one trigger, its id printed; its runs listed by it; cancelled
+# as a whole (docs/cli.md, "trigger JOB").
+check array_create 0 job create arr -- sleep 30
+check array_trigger 0 trigger arr --array 0-5%2
+expect array_trigger out '^array [0-9]+ \(runs from [0-9]+, index 0 on\) of arr: queued$'
+array_id=$(sed -E 's/^array ([0-9]+) .*/\1/' "$tmp/out")
+check array_runs 0 runs --array "$array_id"
+[ "$(grep -c ' arr ' "$tmp/out")" -eq 6 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL array_runs: not 6 runs"; cat "$tmp/out"; }
+check array_runs_job 83 runs --array "$array_id" --job arr
+check array_cancel 0 cancel --array "$array_id"
+expect array_cancel out "^array $array_id: cancelled"
+check array_cancelled 0 runs --array "$array_id" --state cancelled
+[ "$(grep -c ' arr ' "$tmp/out")" -ge 4 ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL array_cancelled: the waiting ones not cancelled"; cat "$tmp/out"; }
+check array_bad 64 trigger arr --array 5-2
+check array_wait 64 trigger arr --array 3 --wait
+check array_cap_alone 64 trigger arr --array-max-running 2
 # runs -w: the listing, then each change of a run as a row under it.
 check watch_create 0 job create watched -- true
 "$bin/csched" --timeout 8 runs -w --job watched >"$tmp/runs_w" 2>&1 &

@@ -247,8 +247,11 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     e.value = "b";
     run.env = env;
     run.n_env = 1;
+    run.array_id = 7;
+    run.array_index = 2;
+    run.array_max_running = 3;
     cs_store_run_params(&run, &p);
-    assert_int_equal(p.n, 14);
+    assert_int_equal(p.n, 15);
     assert_string_equal(p.values[0], "9");
     assert_string_equal(p.values[2], "5");
     assert_int_equal(p.formats[3], 1);
@@ -256,7 +259,12 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     assert_non_null(env_only);
     assert_int_equal(env_only->n_env, 1);
     assert_string_equal(env_only->env[0]->key, "A");
+    /* The array's index and cap travel with the env; its id has a column too. */
+    assert_int_equal(env_only->array_id, 7);
+    assert_int_equal(env_only->array_index, 2);
+    assert_int_equal(env_only->array_max_running, 3);
     csched__v1__run__free_unpacked(env_only, NULL);
+    assert_string_equal(p.values[14], "7");
     assert_null(p.values[8]);
     assert_string_equal(p.values[9], "15");
     assert_string_equal(p.values[11], "t");
@@ -265,6 +273,7 @@ static void test_store_run_params_map_outcome_and_env(void **state)
     cs_store_params_clear(&p);
 
     run.n_env = 0;
+    run.array_id = 0;
     run.outcome_case = CSCHED__V1__RUN__OUTCOME__NOT_SET;
     cs_store_run_params(&run, &p);
     assert_null(p.values[3]);
@@ -299,6 +308,12 @@ static void test_store_run_filter_picks_statement(void **state)
     cs_store_params_clear(&p);
     assert_int_equal(cs_store_run_filter_params(&not_in, &p), CS_STORE_STMT_RUN_LIST_NOT_JOBS);
     assert_string_equal(p.values[4], "{}");
+    cs_store_params_clear(&p);
+    /* An array's runs are all of one job: its id alone picks them. */
+    struct cs_store_run_filter array = {.job_name = "x", .array_id = 12};
+    assert_int_equal(cs_store_run_filter_params(&array, &p), CS_STORE_STMT_RUN_LIST_ARRAY);
+    assert_int_equal(p.n, 5);
+    assert_string_equal(p.values[4], "12");
     cs_store_params_clear(&p);
 }
 
