@@ -232,7 +232,7 @@ static void cluster_limit_seeded_cb(void *arg, int status, int64_t max_running)
 static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
 {
     struct cs_sched *s = &srv->sched;
-    cs_api_jobs_restore(s, snap->jobs, snap->n_jobs);
+    cs_api_jobs_restore(s, snap->jobs, snap->job_last_ended, snap->n_jobs);
     s->next_run_id = snap->max_run_id + 1;
     s->next_seq = snap->max_event_seq + 1;
     s->next_audit_id = snap->max_audit_id + 1;

@@ -101,6 +101,9 @@ typedef void (*cs_store_done_cb)(void *arg, int status);
  * yet terminal (with its attempts), and the highest ids handed out so far. */
 struct cs_store_snapshot {
     Csched__V1__Job **jobs;
+    /* Parallel to jobs: the state the job's last run to end ended in
+     * (UNSPECIFIED: none has). */
+    Csched__V1__RunState *job_last_ended;
     size_t n_jobs;
     Csched__V1__Run **active_runs; /* state QUEUED, STARTING or RUNNING */
     size_t n_active_runs;

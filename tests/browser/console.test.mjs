@@ -135,6 +135,25 @@ await step("the label filter is the server's selector", async () => {
   await page.locator(`tr[data-job="${hello}"]`).waitFor();
 });
 
+await step("the state filter is the server's: ListJobs asks for the paused jobs only", async () => {
+  await page.goto(`${base}/?label=suite%3Dbrowser`);
+  await page.locator(`tr[data-job="${skipper}"]`).waitFor();
+  await page.getByLabel(`Select ${hello}`).check();
+  await page.getByRole("button", { name: "Pause selected" }).click();
+  await page.getByRole("status").filter({ hasText: "1 of 1 jobs paused" }).waitFor();
+  const asked = page.waitForRequest(
+    (r) => r.url().endsWith("/ListJobs") && JSON.parse(r.postData() ?? "{}").state === "JOB_STATE_FILTER_PAUSED",
+  );
+  await page.getByLabel("State").selectOption("paused");
+  await asked;
+  await page.locator(`tr[data-job="${hello}"]`).waitFor();
+  await page.locator(`tr[data-job="${skipper}"]`).waitFor({ state: "detached" });
+  if (!new URL(page.url()).searchParams.get("state")) throw new Error(`the address lost the state: ${page.url()}`);
+  await page.getByLabel(`Select ${hello}`).check();
+  await page.getByRole("button", { name: "Resume selected" }).click();
+  await page.getByRole("status").filter({ hasText: "1 of 1 jobs resumed" }).waitFor();
+});
+
 await step("the jobs page at phone width", async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(`${base}/`);

@@ -434,6 +434,61 @@ class InteropTest(ServerTest):
             words = self.call_violation(method, req, "label_selector")
             self.assertIn("' tier in web'", words)
 
+    def wait_run(self, run_id, states):
+        """GetRun until the run is in one of states (bounded by RUN_TIMEOUT_S)."""
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while True:
+            run = self.stub.GetRun(pb.GetRunRequest(run_id=run_id), timeout=RPC_TIMEOUT_S)
+            if run.state in states or time.monotonic() > deadline:
+                self.assertIn(run.state, states)
+                return run
+            time.sleep(0.05)
+
+    def test_state_filter_before_paging(self):
+        """ListJobs' state, applied with the label selector before paging:
+        full pages of the jobs running now, paused, whose last run failed or
+        that never ran; a value no JobStateFilter has is INVALID_ARGUMENT
+        with a BadRequest naming state."""
+        names = ("st-ok", "st-fail", "st-never", "st-sleep", "st-paused", "st-late")
+        commands = {"st-fail": ["false"], "st-sleep": ["sleep", "60"]}
+        for name in names:
+            self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(
+                name=name, command=commands.get(name, ["true"]), labels={"st": "yes"},
+                kill_grace_seconds=1)), timeout=RPC_TIMEOUT_S)
+        # st-late failed once, then succeeded: its last run counts.
+        for name, command in (("st-ok", None), ("st-fail", None), ("st-late", ["false"]),
+                              ("st-late", ["true"])):
+            if command is not None:
+                self.stub.UpdateJob(pb.UpdateJobRequest(job=pb.Job(
+                    name=name, command=command, labels={"st": "yes"})), timeout=RPC_TIMEOUT_S)
+            run = self.stub.TriggerJob(pb.TriggerJobRequest(job_name=name), timeout=RPC_TIMEOUT_S)
+            self.wait_run(run.id, TERMINAL_STATES)
+        sleeper = self.stub.TriggerJob(pb.TriggerJobRequest(job_name="st-sleep"),
+                                       timeout=RPC_TIMEOUT_S)
+        self.wait_run(sleeper.id, (pb.RUN_STATE_RUNNING,))
+        self.stub.PauseJob(pb.PauseJobRequest(name="st-paused"), timeout=RPC_TIMEOUT_S)
+
+        def listed(state):
+            got, pages = self.walk(self.stub.ListJobs,
+                                   pb.ListJobsRequest(label_selector="st", state=state), "jobs")
+            self.assertEqual(pages, len(got))
+            return [j.name for j in got]
+
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_RUNNING), ["st-sleep"])
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_PAUSED), ["st-paused"])
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_LAST_FAILED), ["st-fail"])
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_NEVER_RUN), ["st-never", "st-paused"])
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_UNSPECIFIED), sorted(names))
+        words = self.call_violation(self.stub.ListJobs, pb.ListJobsRequest(state=9), "state")
+        self.assertIn("state 9 is not a JobStateFilter", words)
+
+        self.stub.CancelRun(pb.CancelRunRequest(run_id=sleeper.id), timeout=RPC_TIMEOUT_S)
+        self.wait_run(sleeper.id, TERMINAL_STATES)
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_LAST_FAILED), ["st-fail"])
+        self.assertFalse(self.stub.ListJobs(
+            pb.ListJobsRequest(label_selector="st", state=pb.JOB_STATE_FILTER_RUNNING),
+            timeout=RPC_TIMEOUT_S).jobs)
+
     def test_runs_since(self):
         """ListRuns' since_unix_ms: the runs made from then on, none before."""
         self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="since-job", command=["true"])),
