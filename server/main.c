@@ -315,6 +315,9 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
         begin_shutdown(srv, 1);
         return;
     }
+    /* The embedded database's address is known once it has started. */
+    if (srv->http != NULL && srv->config.database_url == NULL)
+        cs_http_sessions_keep_in(srv->http, cs_store_conninfo(s->store));
     /* Reading a zone's file may wait for the disk: on the pool, first. */
     srv->snap = snap;
     cs_zone_load_start(s, snap->jobs, snap->n_jobs, zones_read_cb, srv);
@@ -562,7 +565,11 @@ static int start_http(struct server *srv, struct cs_err *err)
                                                .console_dir = c->console_dir,
                                                .methods = cs_api_methods,
                                                .n_methods = cs_api_n_methods};
-    return cs_http_start(&srv->http_config, http_connect_cb, srv, &srv->http, err);
+    int rc = cs_http_start(&srv->http_config, http_connect_cb, srv, &srv->http, err);
+    /* Every replica of a shared database keeps the sessions there. */
+    if (rc == 0 && c->database_url != NULL)
+        cs_http_sessions_keep_in(srv->http, c->database_url);
+    return rc;
 }
 
 /* The unix socket and the gRPC server, bound before the loop runs and the

@@ -44,6 +44,10 @@ int cs_http_start(const struct cs_http_config *config, cs_http_connect_cb connec
                   struct cs_http **out, struct cs_err *err);
 /* The port bound. */
 int cs_http_port(const struct cs_http *http);
+/* Keeps the browsers' sessions in the database conninfo (copied) from now
+ * on, shared with every replica (http_session.h); until then they are in
+ * this process's memory only. Any thread. */
+void cs_http_sessions_keep_in(struct cs_http *http, const char *conninfo);
 /* Main thread, once the loop has stopped and before grpc_shutdown: stops
  * serving (ending open streams) and frees http. NULL is allowed. */
 void cs_http_stop(struct cs_http *http);

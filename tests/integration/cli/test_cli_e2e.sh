@@ -169,7 +169,7 @@ check version 0 version
 expect version out '^client: csched [0-9]+\.[0-9]+\.[0-9]+$'
 expect version out '^server: cschedd [0-9]+\.[0-9]+\.[0-9]+ \(replica [^)]+\), schema [1-9][0-9]*$'
 check version_json 0 -o json version
-jexpect version_json 'd["client"] == d["server"] and d["replica"] != "" and d["schema"] == '"$(ls "$src/../../../storage/migrations" | grep -c '^[0-9]*_.*\.sql$')"'
+jexpect version_json 'd["client"] == d["server"] and d["replica"] != "" and d["schema"] == '"$(ls "$src/../../../storage/migrations" | sed -n 's/^0*\([0-9][0-9]*\)_.*\.sql$/\1/p' | sort -n | tail -n 1)"'
 # Completion scripts: bash's is the installed one, zsh's the same behind
 # bashcompinit, fish's names the commands.
 check completion_bash 0 completion bash
