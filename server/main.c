@@ -555,6 +555,13 @@ static void http_connect_cb(void *arg, int fd)
     cs_rpc_server_add_fd(srv->rpc, fd);
 }
 
+/* Auth has reread the TLS files: the HTTP API serves the new certificate. */
+static void tls_reloaded_cb(void *arg)
+{
+    struct server *srv = arg;
+    cs_http_tls_changed(srv->http);
+}
+
 static int start_http(struct server *srv, struct cs_err *err)
 {
     const struct cs_config *c = &srv->config;
@@ -569,6 +576,10 @@ static int start_http(struct server *srv, struct cs_err *err)
     /* Every replica of a shared database keeps the sessions there. */
     if (rc == 0 && c->database_url != NULL)
         cs_http_sessions_keep_in(srv->http, c->database_url);
+    if (rc == 0) {
+        srv->auth.reloaded_cb = tls_reloaded_cb;
+        srv->auth.reloaded_arg = srv;
+    }
     return rc;
 }
 

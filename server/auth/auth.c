@@ -67,6 +67,8 @@ static void loaded_cb(uv_work_t *work, int status)
         install(auth, l);
         cs_log_info("reloaded: %zu tokens, %zu client certificate roles%s", auth->tokens.n,
                     auth->cert_roles.n, auth->paths.tls_cert != NULL ? ", TLS files" : "");
+        if (auth->reloaded_cb != NULL)
+            auth->reloaded_cb(auth->reloaded_arg);
     }
     load_free(l);
     if (auth->again) {

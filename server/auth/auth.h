@@ -48,6 +48,10 @@ struct cs_auth {
     bool stopped;
     /* The gRPC peer of the HTTP API's connection ("fd:N"), or "". */
     char http_peer[24];
+    /* Called on the loop after each SIGHUP's reload that installed the
+     * files (the HTTP API rereads its certificate then); NULL: none. */
+    void (*reloaded_cb)(void *arg);
+    void *reloaded_arg;
 };
 
 /* Reads every file once (at start, before the loop runs: the server cannot

@@ -20,6 +20,7 @@
 #include "http_session.h"
 #include "http_sse.h"
 #include "http_static.h"
+#include "http_tls.h"
 #include "json_codec.h"
 #include "log.h"
 #include "mhd_glue.h"
@@ -77,7 +78,7 @@ struct cs_http {
     grpc_channel *channel;
     struct cs_http_sessions *sessions;
     struct cs_http_static *files;
-    char *cert_pem, *key_pem;
+    struct cs_http_tls *tls; /* NULL: plain HTTP */
 };
 
 /* One request's body, gathered as it comes. */
@@ -189,7 +190,7 @@ static const char *cross_site(const struct cs_http *h, struct MHD_Connection *co
     if (origin == NULL)
         return NULL;
     const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    const char *scheme = h->cert_pem != NULL ? "https://" : "http://";
+    const char *scheme = h->tls != NULL ? "https://" : "http://";
     size_t sl = strlen(scheme);
     if (host != NULL && strncmp(origin, scheme, sl) == 0 && strcmp(origin + sl, host) == 0)
         return NULL;
@@ -596,10 +597,7 @@ static void http_free(struct cs_http *h)
     cs_http_sessions_free(h->sessions);
     pthread_mutex_destroy(&h->streams_lock);
     cs_http_static_close(h->files);
-    free(h->cert_pem);
-    if (h->key_pem != NULL)
-        explicit_bzero(h->key_pem, strlen(h->key_pem));
-    free(h->key_pem);
+    cs_http_tls_free(h->tls);
     free(h);
 }
 
@@ -610,20 +608,20 @@ static int start_daemon(struct cs_http *h, const struct sockaddr_storage *addr, 
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
     if (addr->ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    if (h->cert_pem != NULL)
+    if (h->tls != NULL)
         flags |= MHD_USE_TLS;
+    /* The certificate comes from http_tls at each handshake: SIGHUP renews it. */
     struct MHD_OptionItem tls[] = {
-        {MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem},
-        {MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem},
+        {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cs_http_tls_retrieve_cb},
         {MHD_OPTION_END, 0, NULL},
     };
-    h->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER, cs_mhd_log_cb, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)addr, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-        MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)THREAD_STACK_BYTES, MHD_OPTION_ARRAY, h->cert_pem != NULL ? tls : tls + 2,
-        MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER,
+                                 cs_mhd_log_cb, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)addr,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+                                 MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h,
+                                 MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK_BYTES,
+                                 MHD_OPTION_ARRAY, h->tls != NULL ? tls : tls + 1, MHD_OPTION_END);
     if (h->daemon == NULL)
         return cs_err_set(err, -EADDRNOTAVAIL,
                           "--http-listen %s: cannot serve there (in use, or not an address of "
@@ -643,9 +641,7 @@ int cs_http_start(const struct cs_http_config *config, cs_http_connect_cb connec
     h->config = config;
     pthread_mutex_init(&h->streams_lock, NULL);
     const struct cs_auth_paths *a = config->auth;
-    if (a->tls_cert != NULL &&
-        ((rc = cs_auth_read_file(a->tls_cert, false, &h->cert_pem, err)) != 0 ||
-         (rc = cs_auth_read_file(a->tls_key, true, &h->key_pem, err)) != 0))
+    if (a->tls_cert != NULL && (rc = cs_http_tls_new(a->tls_cert, a->tls_key, &h->tls, err)) != 0)
         goto err_free;
     int server_fd;
     if ((rc = cs_http_link_open(&h->channel, &server_fd)) != 0) {
@@ -657,13 +653,13 @@ int cs_http_start(const struct cs_http_config *config, cs_http_connect_cb connec
     h->files = cs_http_static_open(config->console_dir);
     if ((rc = start_daemon(h, &addr, err)) != 0)
         goto err_free;
-    if (h->cert_pem == NULL && !config->loopback)
+    if (h->tls == NULL && !config->loopback)
         cs_log_warn("--insecure-tcp: the HTTP API on %s is served without TLS: its tokens and "
                     "session cookies cross the network in the clear",
                     config->listen);
     int host_len = (int)(strrchr(config->listen, ':') - config->listen);
     cs_log_info("serving the HTTP API and console on %s://%.*s:%d/",
-                h->cert_pem != NULL ? "https" : "http", host_len, config->listen, cs_http_port(h));
+                h->tls != NULL ? "https" : "http", host_len, config->listen, cs_http_port(h));
     *out = h;
     return 0;
 
@@ -675,6 +671,12 @@ err_free:
 int cs_http_port(const struct cs_http *h)
 {
     return cs_mhd_port(h->daemon);
+}
+
+void cs_http_tls_changed(struct cs_http *h)
+{
+    if (h->tls != NULL)
+        cs_http_tls_reread(h->tls);
 }
 
 void cs_http_sessions_keep_in(struct cs_http *h, const char *conninfo)

@@ -295,6 +295,34 @@ class HttpApiTest(test_interop.ServerTest):
                                        token=VIEWER)
         self.assertEqual((status, body["code"]), (403, "permission_denied"))
 
+    def served_certificate(self):
+        """The DER of the certificate the HTTPS port serves to a new
+        connection now (trusted through the test CA)."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT_S) as s:
+            with self.tls.wrap_socket(s, server_hostname="127.0.0.1") as t:
+                return t.getpeercert(binary_form=True)
+
+    def test_https_certificate_renewed_on_sighup(self):
+        """A new certificate and key in --tls-cert's and --tls-key's files
+        are served from the SIGHUP on, without a restart; not before it."""
+        def der(name):
+            with open(self.server.cert(name)) as f:
+                return ssl.PEM_cert_to_DER_cert(f.read())
+
+        before = self.served_certificate()
+        self.assertEqual(before, der("server.pem"))
+        want = der("peer.pem")  # another key and certificate from the same CA
+        self.assertNotEqual(before, want)
+        for name in ("pem", "key"):
+            shutil.copyfile(self.server.cert("peer." + name), self.server.cert("server." + name))
+        self.assertEqual(self.served_certificate(), before)
+        self.server.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + TIMEOUT_S
+        while self.served_certificate() != want and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.served_certificate(), want)
+        self.call("ListJobs", {})
+
     def test_session_cookie(self):
         status, r, _ = self.request("POST", "/login", {"token": "wrong"}, token=None)
         self.assertEqual(status, 401)
