@@ -36,6 +36,7 @@ void cs_api_resume_job(struct cs_call *call, const ProtobufCMessage *request, vo
 void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_list_hook_deliveries(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+void cs_api_list_fires(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_delete_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_trigger_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);

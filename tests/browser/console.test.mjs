@@ -167,6 +167,10 @@ await step("the timeline renders every job's runs", async () => {
   await page.getByRole("status").filter({ hasText: /\d+ jobs, \d+ runs in the last 24 hours/ }).waitFor();
   const rows = Number(await page.locator("canvas").getAttribute("data-rows"));
   if (rows < 3) throw new Error(`the timeline has ${rows} rows`);
+  /* Every fire of the next 24 hours, not each job's next one: the skipper
+   * fires every second (its first 1440 are drawn), hello once. */
+  const fires = Number(await page.locator("canvas").getAttribute("data-fires"));
+  if (!(fires >= 1441)) throw new Error(`the timeline has ${fires} fires, not every one of the next 24 hours`);
   /* Something was drawn: the canvas is not blank. */
   const inked = await page.locator("canvas").evaluate((c) => {
     const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;

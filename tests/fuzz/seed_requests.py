@@ -103,9 +103,15 @@ def seeds(pb):
                                           until_unix_ms=2000, page_size=10, page_token="77"),
                       pb.ListAuditRequest(since_unix_ms=5, until_unix_ms=1, page_token="x")],
         "ListReplicas": [pb.ListReplicasRequest()],
+        "SetClusterLimits": [pb.SetClusterLimitsRequest(max_running=4)],
         "ListHookDeliveries": [pb.ListHookDeliveriesRequest(job_name="build"),
                                pb.ListHookDeliveriesRequest(job_name="build", limit=5000,
                                                             before_id=-3)],
+        "ListFires": [pb.ListFiresRequest(),
+                      pb.ListFiresRequest(from_unix_ms=1000, to_unix_ms=86401000,
+                                          label_selector="team=core", page_size=5000,
+                                          page_token="fires:build"),
+                      pb.ListFiresRequest(from_unix_ms=5, to_unix_ms=1, page_token="x")],
     }
 
 

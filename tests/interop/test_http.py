@@ -212,6 +212,8 @@ class HttpApiTest(test_interop.ServerTest):
         self.assertTrue(call("ListReplicas", {})["replicas"])
         self.assertEqual(call("SetClusterLimits", {}), {"maxRunning": 0})  # none, as it was
         self.assertEqual(call("ListHookDeliveries", {"jobName": "every"}), {"deliveries": []})
+        fires = call("ListFires", {"labelSelector": "team=web"})["jobs"]
+        self.assertEqual([(j["jobName"], len(j["atUnixMs"])) for j in fires], [("every", 1)])
         c, r = self.open_stream("ReadLogs", {"runId": run["id"]})
         seen.add("ReadLogs")
         self.assertEqual(r.status, 200)

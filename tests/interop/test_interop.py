@@ -489,6 +489,50 @@ class InteropTest(ServerTest):
             pb.ListJobsRequest(label_selector="st", state=pb.JOB_STATE_FILTER_RUNNING),
             timeout=RPC_TIMEOUT_S).jobs)
 
+    def test_list_fires_every_fire_in_the_window(self):
+        """ListFires: every fire of the window [from, to) of each job that
+        fires in it, by name, a page of jobs at a time; at most 1440 a job
+        (truncated past them); a paused job or one without a schedule fires
+        none; a window that is none or past 7 days is INVALID_ARGUMENT."""
+        specs = {"fires-hourly": "0 * * * *", "fires-minute": "* * * * *",
+                 "fires-second": "* * * * * *", "fires-paused": "0 * * * *",
+                 "fires-none": ""}
+        for name, text in specs.items():
+            self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(
+                name=name, command=["true"], labels={"fires": "yes"},
+                schedule=pb.Schedule(text=text) if text else None)), timeout=RPC_TIMEOUT_S)
+        self.stub.PauseJob(pb.PauseJobRequest(name="fires-paused"), timeout=RPC_TIMEOUT_S)
+        # A day from hh:30:30, an hour or two from now: no hourly fire in its
+        # first minute.
+        start = ((int(time.time()) // 3600 + 2) * 3600 + 30 * 60 + 30) * 1000
+        day = 24 * 3600 * 1000
+        got, pages = self.walk(self.stub.ListFires, pb.ListFiresRequest(
+            from_unix_ms=start, to_unix_ms=start + day, label_selector="fires"), "jobs")
+        self.assertEqual([j.job_name for j in got], ["fires-hourly", "fires-minute",
+                                                     "fires-second"])
+        self.assertEqual(pages, 3)
+        by = {j.job_name: j for j in got}
+        hourly = list(by["fires-hourly"].at_unix_ms)
+        self.assertEqual(len(hourly), 24)
+        self.assertEqual(hourly, [hourly[0] + k * 3600 * 1000 for k in range(24)])
+        self.assertTrue(start <= hourly[0] < start + 3600 * 1000)
+        self.assertEqual(len(by["fires-minute"].at_unix_ms), 1440)
+        self.assertFalse(by["fires-minute"].truncated)
+        second = list(by["fires-second"].at_unix_ms)
+        self.assertEqual((len(second), by["fires-second"].truncated), (1440, True))
+        self.assertEqual(second[:2], [start, start + 1000])
+        # A window of a minute, in one page.
+        reply = self.stub.ListFires(pb.ListFiresRequest(
+            from_unix_ms=start, to_unix_ms=start + 60000, label_selector="fires"),
+            timeout=RPC_TIMEOUT_S)
+        self.assertEqual([(j.job_name, len(j.at_unix_ms)) for j in reply.jobs],
+                         [("fires-minute", 1), ("fires-second", 60)])
+        self.assertFalse(reply.next_page_token)
+        for req in (pb.ListFiresRequest(from_unix_ms=start, to_unix_ms=start),
+                    pb.ListFiresRequest(from_unix_ms=start, to_unix_ms=start + 8 * day)):
+            words = self.call_violation(self.stub.ListFires, req, "to_unix_ms")
+            self.assertIn("7 days", words)
+
     def test_runs_since(self):
         """ListRuns' since_unix_ms: the runs made from then on, none before."""
         self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="since-job", command=["true"])),
