@@ -14,9 +14,9 @@ const ROW = 22;
 const NAME_W = 180;
 const MAX_JOB_PAGES = 10;
 const MAX_RUN_PAGES = 20;
-/* ListFires pages end at 1000 jobs or 5000 fires: 20 pages hold 1000 jobs
- * firing up to every 15 minutes. */
-const MAX_FIRE_PAGES = 20;
+/* ListFires pages end at 1000 jobs or after 20,000 fires, with 1440 fires a
+ * job at most: 1000 jobs take 72 pages at the most. */
+const MAX_FIRE_PAGES = 75;
 
 interface Row {
   job: Job;
