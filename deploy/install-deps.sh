@@ -19,7 +19,8 @@ set -euo pipefail
 # clang 14) build the fuzz targets of tests/fuzz. grpc-proto: gRPC's own
 # .proto files (grpc.health.v1), which the API uses rather than a copy.
 # libmicrohttpd-dev: the metrics endpoint's and the HTTP API's server (with
-# GnuTLS); libjansson-dev: the JSON parser of the CLI and the HTTP API (and
+# GnuTLS, whose headers it brings: the HTTP API hands GnuTLS its certificate
+# at each handshake); libjansson-dev: the JSON parser of the CLI and the HTTP API (and
 # the body of a hook's webhook); libcurl4-openssl-dev: the HTTP client that
 # delivers webhooks (server/hook, OpenSSL's TLS and the system's CAs);
 # prometheus (promtool with it) and curl: the metrics tests scrape with them

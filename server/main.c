@@ -234,7 +234,7 @@ static void cluster_limit_seeded_cb(void *arg, int status, int64_t max_running)
 static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
 {
     struct cs_sched *s = &srv->sched;
-    cs_api_jobs_restore(s, snap->jobs, snap->n_jobs);
+    cs_api_jobs_restore(s, snap->jobs, snap->job_last_ended, snap->n_jobs);
     s->next_run_id = snap->max_run_id + 1;
     s->next_seq = snap->max_event_seq + 1;
     s->next_audit_id = snap->max_audit_id + 1;
@@ -318,6 +318,9 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
         begin_shutdown(srv, 1);
         return;
     }
+    /* The embedded database's address is known once it has started. */
+    if (srv->http != NULL && srv->config.database_url == NULL)
+        cs_http_sessions_keep_in(srv->http, cs_store_conninfo(s->store));
     /* Reading a zone's file may wait for the disk: on the pool, first. */
     srv->snap = snap;
     cs_zone_load_start(s, snap->jobs, snap->n_jobs, zones_read_cb, srv);
@@ -556,6 +559,13 @@ static void http_connect_cb(void *arg, int fd)
     cs_rpc_server_add_fd(srv->rpc, fd);
 }
 
+/* Auth has reread the TLS files: the HTTP API serves the new certificate. */
+static void tls_reloaded_cb(void *arg)
+{
+    struct server *srv = arg;
+    cs_http_tls_changed(srv->http);
+}
+
 static int start_http(struct server *srv, struct cs_err *err)
 {
     const struct cs_config *c = &srv->config;
@@ -566,7 +576,15 @@ static int start_http(struct server *srv, struct cs_err *err)
                                                .console_dir = c->console_dir,
                                                .methods = cs_api_methods,
                                                .n_methods = cs_api_n_methods};
-    return cs_http_start(&srv->http_config, http_connect_cb, srv, &srv->http, err);
+    int rc = cs_http_start(&srv->http_config, http_connect_cb, srv, &srv->http, err);
+    /* Every replica of a shared database keeps the sessions there. */
+    if (rc == 0 && c->database_url != NULL)
+        cs_http_sessions_keep_in(srv->http, c->database_url);
+    if (rc == 0) {
+        srv->auth.reloaded_cb = tls_reloaded_cb;
+        srv->auth.reloaded_arg = srv;
+    }
+    return rc;
 }
 
 /* The unix socket and the gRPC server, bound before the loop runs and the

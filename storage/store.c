@@ -134,6 +134,11 @@ static bool embedded_started(const struct cs_store *store)
     return store->database_url == NULL && store->conninfo != NULL;
 }
 
+const char *cs_store_conninfo(const struct cs_store *store)
+{
+    return store->conninfo;
+}
+
 /* Ends a close once nothing is left to wait for. */
 static void maybe_finish_close(struct cs_store *store)
 {

@@ -101,6 +101,9 @@ typedef void (*cs_store_done_cb)(void *arg, int status);
  * yet terminal (with its attempts), and the highest ids handed out so far. */
 struct cs_store_snapshot {
     Csched__V1__Job **jobs;
+    /* Parallel to jobs: the state the job's last run to end ended in
+     * (UNSPECIFIED: none has). */
+    Csched__V1__RunState *job_last_ended;
     size_t n_jobs;
     Csched__V1__Run **active_runs; /* state QUEUED, STARTING or RUNNING */
     size_t n_active_runs;
@@ -153,6 +156,10 @@ void cs_store_snapshot_free(struct cs_store_snapshot *snapshot);
  * stops the embedded PostgreSQL, then calls closed_cb; after it the store is
  * freed. */
 void cs_store_close(struct cs_store *store, void (*closed_cb)(void *arg), void *arg);
+/* The libpq conninfo the store connects with (--database's URL, or the
+ * embedded PostgreSQL's, password included), or NULL before it has
+ * started; borrowed for the store's life. */
+const char *cs_store_conninfo(const struct cs_store *store);
 /* Copies the store's measurements (store_stats.h) into out, up included:
  * for cschedd's metrics. */
 void cs_store_stats_get(const struct cs_store *store, struct cs_store_stats *out);

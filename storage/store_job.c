@@ -14,8 +14,13 @@ const char cs_store_sql_job_put[] =
 
 const char cs_store_sql_job_delete[] = "DELETE FROM jobs WHERE name = $1";
 
+/* With each job the state of its own last run to end (runs_job_name_id,
+ * newest first: one probe a job). */
 const char cs_store_sql_job_all[] =
-    "SELECT name, spec, version, created_unix_ms, updated_unix_ms FROM jobs ORDER BY name";
+    "SELECT name, spec, version, created_unix_ms, updated_unix_ms,"
+    " (SELECT r.state FROM runs r WHERE r.job_name = j.name AND r.id >= j.first_run_id"
+    " AND r.ended_unix_ms > 0 ORDER BY r.id DESC LIMIT 1)"
+    " FROM jobs j ORDER BY name";
 
 void cs_store_job_params(const Csched__V1__Job *job, int64_t first_run_id,
                          struct cs_store_params *p)

@@ -27,6 +27,8 @@ static void jobs_done_cb(struct cs_store_op *op, int status, const PGresult *res
     }
     rows = PQntuples(res);
     snap->jobs = rows > 0 ? cs_store_xcalloc((size_t)rows, sizeof(*snap->jobs)) : NULL;
+    snap->job_last_ended =
+        rows > 0 ? cs_store_xcalloc((size_t)rows, sizeof(*snap->job_last_ended)) : NULL;
     for (int row = 0; row < rows; row++) {
         Csched__V1__Job *job = cs_store_job_from_row(&load->store->log, res, row);
 
@@ -34,6 +36,8 @@ static void jobs_done_cb(struct cs_store_op *op, int status, const PGresult *res
             load->status = -EIO;
             continue;
         }
+        /* NULL (no run has ended) reads as 0, UNSPECIFIED. */
+        snap->job_last_ended[snap->n_jobs] = (Csched__V1__RunState)cs_store_row_int(res, row, 5);
         snap->jobs[snap->n_jobs++] = job;
     }
 }
@@ -150,6 +154,7 @@ void cs_store_snapshot_free(struct cs_store_snapshot *snapshot)
     if (snapshot == NULL)
         return;
     cs_store_jobs_free(snapshot->jobs, snapshot->n_jobs);
+    free(snapshot->job_last_ended);
     if (snapshot->active_attempt_dirs != NULL) {
         for (size_t i = 0; i < snapshot->n_active_runs; i++)
             free(snapshot->active_attempt_dirs[i]);

@@ -1,5 +1,6 @@
-/* csched job list [-l SELECTOR] [--absolute] [--sort-by KEY] [-w]: every job
- * (or those whose labels the server finds the selector matches), a line each,
+/* csched job list [-l SELECTOR] [--state S] [--absolute] [--sort-by KEY] [-w]:
+ * every job (or those whose labels the server finds the selector matches, in
+ * the state asked for), a line each,
  * with what an operator scans for (joblist.c makes the table); -w then prints
  * a job's row again each time one of its runs changes state (list_watch.c).
  *
@@ -10,6 +11,7 @@
  * the whole listing (a page per 1000 running runs). -o json and yaml make
  * the ListJobs calls alone, as before.
  */
+#include <errno.h>
 #include <grpc/status.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +20,8 @@
 #include "cli.h"
 
 #define USAGE                                                                                      \
-    "csched job list [-l SELECTOR] [-o wide] [--absolute] [--sort-by name|next|last|running] "     \
-    "[-w]"
+    "csched job list [-l SELECTOR] [--state running|paused|failed|never-run] [-o wide] "           \
+    "[--absolute] [--sort-by name|next|last|running] [-w]"
 #define JOBS_PAGE 100
 /* How many of a job's newest runs are searched for its last finished one;
  * a job with more queued or running than this shows LAST "-". */
@@ -132,22 +134,21 @@ static int count_running(struct cs_cli *cli, struct listing *l, const char *job_
     return 0;
 }
 
-/* Reads every page of jobs with what the table shows of each. */
-static int read_listing(struct cs_cli *cli, struct listing *l, const char *selector)
+/* Reads every page of jobs req's filters match with what the table shows of
+ * each. */
+static int read_listing(struct cs_cli *cli, struct listing *l, Csched__V1__ListJobsRequest *req)
 {
-    Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
     struct cs_call_opts opts = cs_cli_call_opts(cli);
     const char *token = "";
     struct cs_status st;
     int rc;
 
-    req.page_size = JOBS_PAGE;
-    req.label_selector = (char *)selector;
+    req->page_size = JOBS_PAGE;
     do {
         Csched__V1__ListJobsResponse *page;
 
-        req.page_token = (char *)token;
-        rc = cs_scheduler_list_jobs(cli->client, &req, &page, &opts, &st);
+        req->page_token = (char *)token;
+        rc = cs_scheduler_list_jobs(cli->client, req, &page, &opts, &st);
         if (rc != 0)
             return cs_cli_fail(cli, "list jobs", rc, &st);
         rc = add_page(cli, l, page);
@@ -169,9 +170,23 @@ static int fetch_jobs(struct cs_cli *cli, void *req, uint32_t page_size, const c
     return cs_scheduler_list_jobs(cli->client, r, (Csched__V1__ListJobsResponse **)resp, opts, st);
 }
 
-/* The flags into v, *selector and *watch. 0 or an exit code. */
+/* --state's words, in JobStateFilter's order from 1. */
+static const char *const STATE_WORDS[] = {"running", "paused", "failed", "never-run"};
+
+static int parse_state(const char *word, Csched__V1__JobStateFilter *state)
+{
+    for (size_t i = 0; i < sizeof(STATE_WORDS) / sizeof(STATE_WORDS[0]); i++) {
+        if (strcmp(word, STATE_WORDS[i]) == 0) {
+            *state = (Csched__V1__JobStateFilter)(i + 1);
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+/* The flags into v, req's filters and *watch. 0 or an exit code. */
 static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_view *v,
-                 const char **selector, bool *watch)
+                 Csched__V1__ListJobsRequest *req, bool *watch)
 {
     for (int i = 0; i < argc; i++) {
         const char *s;
@@ -185,11 +200,23 @@ static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_vi
             *watch = true;
             continue;
         }
-        rc = cs_cli_take_selector(cli, argc, argv, &i, selector);
+        rc = cs_cli_take_selector(cli, argc, argv, &i, &s);
         if (rc < 0)
             return CS_EXIT_USAGE;
-        if (rc == CS_CLI_FLAG_TAKEN)
+        if (rc == CS_CLI_FLAG_TAKEN) {
+            req->label_selector = (char *)s;
             continue;
+        }
+        rc = cs_cli_take_flag_value(cli, "--state", "running, paused, failed or never-run", argc,
+                                    argv, &i, &s);
+        if (rc < 0)
+            return CS_EXIT_USAGE;
+        if (rc == CS_CLI_FLAG_TAKEN) {
+            if (parse_state(s, &req->state) != 0)
+                return cs_cli_usage(
+                    cli, "--state takes running, paused, failed or never-run, not '%s'", s);
+            continue;
+        }
         rc = cs_cli_take_flag_value(cli, "--sort-by", "name, next, last or running", argc, argv, &i,
                                     &s);
         if (rc < 0)
@@ -265,19 +292,17 @@ int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
     struct listing l = {0};
     struct cs_cli_table t;
     struct timespec now;
-    const char *selector = "";
+    Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
     bool watch = false;
     int64_t seq = 0;
     int rc;
 
-    rc = parse(cli, argc, argv, &v, &selector, &watch);
+    rc = parse(cli, argc, argv, &v, &req, &watch);
     if (rc == 0 && watch)
         rc = cs_cli_last_seq(cli, "watch jobs", &seq);
     if (rc != 0)
         return rc;
     if (cli->format != CS_FORMAT_TABLE) {
-        Csched__V1__ListJobsRequest req = CSCHED__V1__LIST_JOBS_REQUEST__INIT;
-        req.label_selector = (char *)selector;
         const struct cs_cli_pages pages = {.what = "list jobs",
                                            .items = "jobs",
                                            .req = &req,
@@ -286,7 +311,7 @@ int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
 
         rc = cs_cli_list_pages(cli, &pages, NULL);
     } else {
-        rc = read_listing(cli, &l, selector);
+        rc = read_listing(cli, &l, &req);
         if (rc == 0) {
             /* CLOCK_REALTIME cannot fail. */
             (void)clock_gettime(CLOCK_REALTIME, &now);
@@ -302,10 +327,11 @@ int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
         listing_free(&l);
     }
     if (rc == 0 && watch)
-        rc = cs_cli_list_watch(
-            cli,
-            &(struct cs_cli_list_watch){
-                .what = "watch jobs", .selector = selector, .row_cb = watched_job_row, .arg = &w},
-            seq);
+        rc = cs_cli_list_watch(cli,
+                               &(struct cs_cli_list_watch){.what = "watch jobs",
+                                                           .selector = req.label_selector,
+                                                           .row_cb = watched_job_row,
+                                                           .arg = &w},
+                               seq);
     return rc;
 }

@@ -64,6 +64,10 @@ _csched() {
         return
         ;;
     --state)
+        if [[ $cmd == job ]]; then
+            COMPREPLY=($(compgen -W "running paused failed never-run" -- "$cur"))
+            return
+        fi
         COMPREPLY=($(compgen -W "queued starting running succeeded failed timed_out
             cancelled lost" -- "$cur"))
         return
@@ -111,7 +115,7 @@ _csched() {
     job)
         case $sub in
         "") words_now="create update get list delete next graph causes" ;;
-        list) words_now="-l --selector --absolute --sort-by -w --watch" ;;
+        list) words_now="-l --selector --state --absolute --sort-by -w --watch" ;;
         create) words_now="$job_flags" ;;
         update) words_now="$job_flags" names=true ;;
         get | delete) names=true ;;

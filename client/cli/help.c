@@ -108,12 +108,15 @@ static const struct {
      "Replaces every field of a job with what the flags say.\n\n" JOB_FLAGS},
     {"job", "get", "usage: csched job get NAME\nShows a job.\n"},
     {"job", "list",
-     "usage: csched job list [-l SELECTOR] [-o wide] [--absolute]\n"
+     "usage: csched job list [-l SELECTOR] [--state STATE] [-o wide] [--absolute]\n"
      "                       [--sort-by name|next|last|running] [-w]\n"
      "Lists every job: schedule, paused, next fire, last finished run, running now.\n\n"
      "  -l SEL, --selector SEL     only jobs whose labels match SEL: key=value,\n"
      "                             key!=value, key in (a,b), key notin (a,b), key,\n"
      "                             !key; commas join terms that must all hold\n"
+     "  --state STATE              only jobs running now (running), paused,\n"
+     "                             whose last run failed (failed) or that never\n"
+     "                             ran (never-run)\n"
      "  -o wide                    also the limits and the command\n"
      "  --absolute                 times as local dates, not \"in 4m\", \"12m ago\"\n"
      "  --sort-by KEY              name (default), next, last or running\n"

@@ -32,6 +32,7 @@ const struct cs_method cs_api_methods[] = {
      cs_api_set_cluster_limits},
     {SCHED("ListHookDeliveries"), &csched__v1__list_hook_deliveries_request__descriptor, false,
      cs_api_list_hook_deliveries},
+    {SCHED("ListFires"), &csched__v1__list_fires_request__descriptor, false, cs_api_list_fires},
     {SCHED("ListDependencyCauses"), &csched__v1__list_dependency_causes_request__descriptor, false,
      cs_api_list_dependency_causes},
     {"/grpc.health.v1.Health/Check", &grpc__health__v1__health_check_request__descriptor, false,

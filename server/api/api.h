@@ -22,9 +22,11 @@ void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void 
 /* At start-up, once their zones are read (cs_zone_load_start): the jobs
  * read back from the store (specs borrowed), each with its schedule parsed
  * (one that no longer parses, or whose zone could not be read, is kept
- * without firing, and logged); then the schedules start (cs_slots_start).
- * Loop thread. */
-void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size_t n);
+ * without firing, and logged) and the state its last run ended in
+ * (last_ended, parallel to specs; NULL: none known); then the schedules
+ * start (cs_slots_start). Loop thread. */
+void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs,
+                         const Csched__V1__RunState *last_ended, size_t n);
 /* Queues the job's row and its audit row, in one transaction; cb gets arg
  * and the commit's status. */
 void cs_api_put_job(struct cs_call *call, struct cs_sched *s, const Csched__V1__Job *spec,
@@ -34,6 +36,7 @@ void cs_api_resume_job(struct cs_call *call, const ProtobufCMessage *request, vo
 void cs_api_backfill_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_list_slots(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_list_hook_deliveries(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+void cs_api_list_fires(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_list_dependency_causes(struct cs_call *call, const ProtobufCMessage *request,
                                    void *ctx);
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx);

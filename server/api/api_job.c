@@ -371,12 +371,59 @@ struct listed {
  * call never holds the loop for a walk of a huge table. */
 #define LIST_JOBS_SCAN_MAX 10000
 
+/* Whether job is in state (ListJobsRequest.state), as the loop knows it. */
+static bool job_in_state(const struct cs_job *job, Csched__V1__JobStateFilter state)
+{
+    Csched__V1__RunState last = job->last_ended;
+    switch (state) {
+    case CSCHED__V1__JOB_STATE_FILTER__JOB_STATE_FILTER_RUNNING:
+        return job->slots > 0;
+    case CSCHED__V1__JOB_STATE_FILTER__JOB_STATE_FILTER_PAUSED:
+        return job->spec->paused;
+    case CSCHED__V1__JOB_STATE_FILTER__JOB_STATE_FILTER_LAST_FAILED:
+        return last == CSCHED__V1__RUN_STATE__RUN_STATE_FAILED ||
+               last == CSCHED__V1__RUN_STATE__RUN_STATE_TIMED_OUT ||
+               last == CSCHED__V1__RUN_STATE__RUN_STATE_LOST;
+    case CSCHED__V1__JOB_STATE_FILTER__JOB_STATE_FILTER_NEVER_RUN:
+        return last == CSCHED__V1__RUN_STATE__RUN_STATE_UNSPECIFIED && job->slots == 0;
+    default:
+        return true;
+    }
+}
+
+/* What a ListJobs page holds: the jobs the selector and the state match. */
+struct job_filter {
+    struct cs_label_selector sel;
+    Csched__V1__JobStateFilter state;
+};
+
+static bool job_filter_matches(const struct job_filter *f, const struct cs_job *job)
+{
+    return cs_label_selector_matches_job(&f->sel, job->spec) && job_in_state(job, f->state);
+}
+
+/* Reads req's filters into f; 0, or -EINVAL with the call failed. */
+static int job_filter_parse(struct cs_call *call, const Csched__V1__ListJobsRequest *req,
+                            struct job_filter *f)
+{
+    /* protobuf-c keeps a number no value of the enum has as it came. */
+    if ((unsigned)req->state > CSCHED__V1__JOB_STATE_FILTER__JOB_STATE_FILTER_NEVER_RUN) {
+        cs_call_fail_field(call, -EINVAL, "state",
+                           "state %d is not a JobStateFilter: 0 (every job), 1 (running now), 2 "
+                           "(paused), 3 (last run failed) or 4 (never run)",
+                           (int)req->state);
+        return -EINVAL;
+    }
+    f->state = req->state;
+    return cs_api_selector_parse(call, req->label_selector, &f->sel);
+}
+
 void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
 {
     CS_ASSERT_LOOP();
     const Csched__V1__ListJobsRequest *req = (const Csched__V1__ListJobsRequest *)request;
     struct cs_sched *s = ctx;
-    struct cs_label_selector sel;
+    struct job_filter filter;
     uint32_t limit = cs_api_page_size(req->page_size);
     size_t start = 0;
     if (req->page_token[0] != '\0') {
@@ -388,7 +435,7 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
         }
         start = cs_job_index_after(s, after);
     }
-    if (cs_api_selector_parse(call, req->label_selector, &sel) != 0)
+    if (job_filter_parse(call, req, &filter) != 0)
         return;
     size_t max = s->n_jobs - start < limit ? s->n_jobs - start : limit;
     size_t end = s->n_jobs - start > LIST_JOBS_SCAN_MAX ? start + LIST_JOBS_SCAN_MAX : s->n_jobs;
@@ -399,7 +446,7 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
     /* The page ends after the job that brings it to the byte budget. */
     size_t i = start, n = 0, bytes = 0;
     for (; i < end && n < max && bytes < CS_API_PAGE_BYTES; i++) {
-        if (!cs_label_selector_matches_job(&sel, s->jobs[i]->spec))
+        if (!job_filter_matches(&filter, s->jobs[i]))
             continue;
         struct listed *l = &listed[n];
         show_job(s->jobs[i], now_s, 1, &l->job, &l->fire, &l->fire_ptr, l->text);
@@ -407,7 +454,7 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
         bytes += protobuf_c_message_get_packed_size(&jobs[n++]->base);
     }
     /* A token only if a matching job follows: the last page is never empty. */
-    while (i < end && !cs_label_selector_matches_job(&sel, s->jobs[i]->spec))
+    while (i < end && !job_filter_matches(&filter, s->jobs[i]))
         i++;
     resp.jobs = jobs;
     resp.n_jobs = n;
@@ -416,7 +463,7 @@ void cs_api_list_jobs(struct cs_call *call, const ProtobufCMessage *request, voi
         (void)snprintf(token, sizeof(token), "%s%s", JOB_TOKEN_PREFIX, s->jobs[i - 1]->spec->name);
     resp.next_page_token = token;
     cs_call_reply(call, &resp.base);
-    cs_label_selector_free(&sel);
+    cs_label_selector_free(&filter.sel);
     free(listed);
     free(jobs);
 }
@@ -459,7 +506,8 @@ out_free:
     free(ahead);
 }
 
-void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size_t n)
+void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs,
+                         const Csched__V1__RunState *last_ended, size_t n)
 {
     CS_ASSERT_LOOP();
     struct cs_err err;
@@ -468,6 +516,8 @@ void cs_api_jobs_restore(struct cs_sched *s, Csched__V1__Job *const *specs, size
         struct cs_job *job = cs_job_insert(s, (Csched__V1__Job *)cs_message_copy(&specs[i]->base));
         /* Slots before the job's last change belong to no schedule of it. */
         job->slot.after_s = job->spec->updated_unix_ms / 1000;
+        if (last_ended != NULL)
+            job->last_ended = last_ended[i];
         if (cs_job_schedule_parse(&s->zones, job->spec, &job->schedule, &err) != 0)
             cs_log_warn("job %s keeps its definition but does not fire: %s", job->spec->name,
                         err.msg);

@@ -24,6 +24,7 @@ static const struct cs_access_rule table[] = {
     {SCHED("ListSlots"), CS_ROLE_VIEWER, false},
     {SCHED("ListReplicas"), CS_ROLE_VIEWER, false},
     {SCHED("ListHookDeliveries"), CS_ROLE_VIEWER, false},
+    {SCHED("ListFires"), CS_ROLE_VIEWER, false},
     {SCHED("ListDependencyCauses"), CS_ROLE_VIEWER, false},
     {SCHED("TriggerJob"), CS_ROLE_OPERATOR, true},
     {SCHED("CancelRun"), CS_ROLE_OPERATOR, true},

@@ -67,6 +67,8 @@ static void loaded_cb(uv_work_t *work, int status)
         install(auth, l);
         cs_log_info("reloaded: %zu tokens, %zu client certificate roles%s", auth->tokens.n,
                     auth->cert_roles.n, auth->paths.tls_cert != NULL ? ", TLS files" : "");
+        if (auth->reloaded_cb != NULL)
+            auth->reloaded_cb(auth->reloaded_arg);
     }
     load_free(l);
     if (auth->again) {
@@ -173,12 +175,37 @@ void cs_auth_free(struct cs_auth *auth)
 /* --- identities ---------------------------------------------------------- */
 
 /* The value of the call's "authorization" metadata, or NULL. */
-static const grpc_slice *authorization(const grpc_metadata_array *md)
+static const grpc_slice *metadata_value(const grpc_metadata_array *md, const char *key)
 {
     for (size_t i = 0; i < md->count; i++)
-        if (grpc_slice_str_cmp(md->metadata[i].key, "authorization") == 0)
+        if (grpc_slice_str_cmp(md->metadata[i].key, key) == 0)
             return &md->metadata[i].value;
     return NULL;
+}
+
+static const grpc_slice *authorization(const grpc_metadata_array *md)
+{
+    return metadata_value(md, "authorization");
+}
+
+static void token_identity(const struct cs_token *t, struct cs_identity *who)
+{
+    who->role = t->role;
+    (void)snprintf(who->name, sizeof(who->name), "token:%s", t->name);
+}
+
+/* A session's call of the HTTP API, by the hex SHA-256 of its token. */
+static int by_token_hash(const struct cs_auth *auth, const grpc_slice *value,
+                         struct cs_identity *who, struct cs_err *err)
+{
+    const struct cs_token *t = cs_tokens_find_hash(
+        &auth->tokens, (const char *)GRPC_SLICE_START_PTR(*value), GRPC_SLICE_LENGTH(*value));
+    if (t == NULL)
+        return cs_err_set(err, -EPERM,
+                          "the session's token is no longer one of this server's: "
+                          "log in again");
+    token_identity(t, who);
+    return 0;
 }
 
 static int by_token(const struct cs_auth *auth, const grpc_slice *value, struct cs_identity *who,
@@ -191,8 +218,7 @@ static int by_token(const struct cs_auth *auth, const grpc_slice *value, struct 
     const struct cs_token *t = cs_tokens_find(&auth->tokens, v + 7, len - 7);
     if (t == NULL)
         return cs_err_set(err, -EPERM, "the bearer token is not one of this server's");
-    who->role = t->role;
-    (void)snprintf(who->name, sizeof(who->name), "token:%s", t->name);
+    token_identity(t, who);
     return 0;
 }
 
@@ -242,9 +268,12 @@ int cs_auth_identify_cb(void *ctx, grpc_call *call, const char *peer,
     const struct cs_auth *auth = ctx;
     if (auth->http_peer[0] != '\0' && strcmp(peer, auth->http_peer) == 0) {
         const grpc_slice *token = authorization(metadata);
+        const grpc_slice *hash = metadata_value(metadata, CS_AUTH_SESSION_KEY);
         *who = (struct cs_identity){.role = CS_ROLE_NONE};
-        return token != NULL
-                   ? by_token(auth, token, who, err)
+        if (token != NULL)
+            return by_token(auth, token, who, err);
+        return hash != NULL
+                   ? by_token_hash(auth, hash, who, err)
                    : cs_err_set(err, -EPERM, "the HTTP API needs \"Authorization: Bearer TOKEN\"");
     }
     /* Plaintext TCP has nothing to know a caller by (rpc's --insecure-tcp

@@ -48,6 +48,10 @@ struct cs_auth {
     bool stopped;
     /* The gRPC peer of the HTTP API's connection ("fd:N"), or "". */
     char http_peer[24];
+    /* Called on the loop after each SIGHUP's reload that installed the
+     * files (the HTTP API rereads its certificate then); NULL: none. */
+    void (*reloaded_cb)(void *arg);
+    void *reloaded_arg;
 };
 
 /* Reads every file once (at start, before the loop runs: the server cannot
@@ -65,14 +69,22 @@ grpc_server_credentials *cs_auth_server_credentials(struct cs_auth *auth);
 grpc_channel_credentials *cs_auth_peer_credentials(struct cs_auth *auth);
 /* The identity source (struct cs_identity_source, ctx: the struct cs_auth)
  * of TCP callers over TLS: by token, else by client certificate (its role
- * possibly none); and of the HTTP API's calls, by token only. -EPERM when
+ * possibly none); and of the HTTP API's calls, by token (or its hash, for
+ * a session) only. -EPERM when
  * the token is wrong or none is offered; -ENOENT for every other caller. */
 int cs_auth_identify_cb(void *ctx, grpc_call *call, const char *peer,
                         const grpc_metadata_array *metadata, struct cs_identity *who,
                         struct cs_err *err);
+/* The metadata by which a call of the HTTP API made under a browser's
+ * session names its token: the token's SHA-256 in hex, as the tokens file
+ * has it (the session keeps no token). Taken from the HTTP API's
+ * connection only, which no other caller reaches. */
+#define CS_AUTH_SESSION_KEY "csched-session-token-sha256"
+
 /* Names the server end of the HTTP API's connection (server/http), whose
- * calls are known by their bearer token alone, TLS or not: the HTTP API
- * has checked nothing itself. Main thread, before the loop runs. */
+ * calls are known by their bearer token (or CS_AUTH_SESSION_KEY) alone,
+ * TLS or not: the HTTP API has checked nothing itself. Main thread, before
+ * the loop runs. */
 void cs_auth_http_peer(struct cs_auth *auth, int fd);
 /* Stops watching SIGHUP; a load on the pool finishes and is dropped. */
 void cs_auth_stop(struct cs_auth *auth);

@@ -158,6 +158,23 @@ const struct cs_token *cs_tokens_find(const struct cs_tokens *set, const char *t
     return found;
 }
 
+const struct cs_token *cs_tokens_find_hash(const struct cs_tokens *set, const char *hex, size_t len)
+{
+    unsigned char md[CS_SHA256_BYTES];
+    char text[2 * CS_SHA256_BYTES + 1];
+    if (len != 2 * CS_SHA256_BYTES)
+        return NULL;
+    memcpy(text, hex, len);
+    text[len] = '\0';
+    if (parse_hash(text, md) != 0)
+        return NULL;
+    const struct cs_token *found = NULL;
+    for (size_t i = 0; i < set->n; i++)
+        if (CRYPTO_memcmp(set->v[i].sha256, md, sizeof(md)) == 0)
+            found = &set->v[i];
+    return found;
+}
+
 void cs_tokens_clear(struct cs_tokens *set)
 {
     free(set->v);

@@ -47,6 +47,9 @@ struct cs_cert_roles {
 int cs_tokens_parse(const char *path, const char *text, struct cs_tokens *out, struct cs_err *err);
 /* The entry whose hash is SHA-256(token[0..len)), or NULL. */
 const struct cs_token *cs_tokens_find(const struct cs_tokens *set, const char *token, size_t len);
+/* The entry whose hash is hex[0..len) (64 hex digits), or NULL. */
+const struct cs_token *cs_tokens_find_hash(const struct cs_tokens *set, const char *hex,
+                                           size_t len);
 void cs_tokens_clear(struct cs_tokens *set);
 
 /* The client-roles file's text into *out, as cs_tokens_parse. */

@@ -37,13 +37,20 @@ struct cs_http_config {
 typedef void (*cs_http_connect_cb)(void *arg, int fd);
 
 /* Main thread, after the gRPC server is made and before the loop runs:
- * reads the TLS files (with --tls-cert), opens the API's gRPC connection
- * through connect_cb, binds and starts serving. 0 and *out, or a negative
- * errno with err saying why. config is borrowed for the server's life. */
+ * reads the TLS files (with --tls-cert; reread by cs_http_tls_changed), opens the API's gRPC
+ * connection through connect_cb, binds and starts serving. 0 and *out, or a negative errno with err
+ * saying why. config is borrowed for the server's life. */
 int cs_http_start(const struct cs_http_config *config, cs_http_connect_cb connect_cb, void *arg,
                   struct cs_http **out, struct cs_err *err);
 /* The port bound. */
 int cs_http_port(const struct cs_http *http);
+/* Auth has reread the TLS files (SIGHUP): the next HTTPS handshake reads
+ * the certificate and key again and serves them (http_tls.h). Any thread. */
+void cs_http_tls_changed(struct cs_http *http);
+/* Keeps the browsers' sessions in the database conninfo (copied) from now
+ * on, shared with every replica (http_session.h); until then they are in
+ * this process's memory only. Any thread. */
+void cs_http_sessions_keep_in(struct cs_http *http, const char *conninfo);
 /* Main thread, once the loop has stopped and before grpc_shutdown: stops
  * serving (ending open streams) and frees http. NULL is allowed. */
 void cs_http_stop(struct cs_http *http);

@@ -30,11 +30,18 @@ struct cs_http_status {
     size_t details_len;
 };
 
-/* Starts path's call with request (len bytes, copied) under "authorization:
- * Bearer token" (token NULL: none); with deadline_s > 0 it ends there.
- * Returns the call (never NULL). */
-struct cs_http_call *cs_http_call_start(grpc_channel *channel, const char *path, const char *token,
-                                        const uint8_t *request, size_t len, int deadline_s);
+/* Who a call is made for: a bearer token, or the token hash of a session
+ * (http_session.h), which auth takes from this connection only. */
+struct cs_http_caller {
+    const char *token;        /* sent as "authorization: Bearer TOKEN"; NULL: none */
+    const char *token_sha256; /* else sent as CS_AUTH_SESSION_KEY; NULL: none */
+};
+
+/* Starts path's call with request (len bytes, copied) for caller; with
+ * deadline_s > 0 it ends there. Returns the call (never NULL). */
+struct cs_http_call *cs_http_call_start(grpc_channel *channel, const char *path,
+                                        const struct cs_http_caller *caller, const uint8_t *request,
+                                        size_t len, int deadline_s);
 /* What cs_http_call_next returns when the call has ended. */
 #define CS_HTTP_CALL_ENDED (-1)
 /* Waits at most wait_ms (< 0: as long as it takes) for the call's next

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "auth.h"
 #include "http_call.h"
 #include "util.h"
 
@@ -68,8 +69,9 @@ static void read_next(struct cs_http_call *c)
     start_batch(c, TAG_MESSAGE, &op, 1);
 }
 
-struct cs_http_call *cs_http_call_start(grpc_channel *channel, const char *path, const char *token,
-                                        const uint8_t *request, size_t len, int deadline_s)
+struct cs_http_call *cs_http_call_start(grpc_channel *channel, const char *path,
+                                        const struct cs_http_caller *caller, const uint8_t *request,
+                                        size_t len, int deadline_s)
 {
     struct cs_http_call *c = cs_xcalloc(1, sizeof(*c));
     c->cq = grpc_completion_queue_create_for_next(NULL);
@@ -82,14 +84,19 @@ struct cs_http_call *cs_http_call_start(grpc_channel *channel, const char *path,
                                        deadline, NULL);
     grpc_slice_unref(method);
     size_t n_md = 0;
-    if (token != NULL) {
-        size_t n = strlen("Bearer ") + strlen(token) + 1;
+    if (caller->token != NULL) {
+        size_t n = strlen("Bearer ") + strlen(caller->token) + 1;
         c->auth_value = cs_xmalloc(n);
-        (void)snprintf(c->auth_value, n, "Bearer %s", token);
+        (void)snprintf(c->auth_value, n, "Bearer %s", caller->token);
         c->auth.key = grpc_slice_from_static_string("authorization");
-        c->auth.value = grpc_slice_from_static_string(c->auth_value);
+        n_md = 1;
+    } else if (caller->token_sha256 != NULL) {
+        c->auth_value = cs_xstrdup(caller->token_sha256);
+        c->auth.key = grpc_slice_from_static_string(CS_AUTH_SESSION_KEY);
         n_md = 1;
     }
+    if (n_md > 0)
+        c->auth.value = grpc_slice_from_static_string(c->auth_value);
     grpc_slice body = grpc_slice_from_copied_buffer((const char *)request, len);
     grpc_byte_buffer *msg = grpc_raw_byte_buffer_create(&body, 1);
     grpc_slice_unref(body);

@@ -20,6 +20,7 @@
 #include "http_session.h"
 #include "http_sse.h"
 #include "http_static.h"
+#include "http_tls.h"
 #include "json_codec.h"
 #include "log.h"
 #include "mhd_glue.h"
@@ -63,7 +64,7 @@ static const struct {
     {"Referrer-Policy", "no-referrer"},
 };
 
-/* The streams open per caller, by token. */
+/* The streams open per caller, by token (or a session's token hash). */
 struct stream_count {
     char token[CS_HTTP_TOKEN_MAX + 1]; /* "" when the slot is free */
     unsigned n;
@@ -77,7 +78,7 @@ struct cs_http {
     grpc_channel *channel;
     struct cs_http_sessions *sessions;
     struct cs_http_static *files;
-    char *cert_pem, *key_pem;
+    struct cs_http_tls *tls; /* NULL: plain HTTP */
 };
 
 /* One request's body, gathered as it comes. */
@@ -189,7 +190,7 @@ static const char *cross_site(const struct cs_http *h, struct MHD_Connection *co
     if (origin == NULL)
         return NULL;
     const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    const char *scheme = h->cert_pem != NULL ? "https://" : "http://";
+    const char *scheme = h->tls != NULL ? "https://" : "http://";
     size_t sl = strlen(scheme);
     if (host != NULL && strncmp(origin, scheme, sl) == 0 && strcmp(origin + sl, host) == 0)
         return NULL;
@@ -210,37 +211,52 @@ static bool refuse_early(const struct cs_http *h, struct MHD_Connection *conn, b
     return why != NULL || req->too_large;
 }
 
-/* The caller's token, from "Authorization: Bearer TOKEN" or else the
- * session cookie: 0, or -EPERM with why. */
-static int caller_token(struct cs_http *h, struct MHD_Connection *conn,
-                        char token[CS_HTTP_TOKEN_MAX + 1], const char **why)
+/* Who a request is from: its bearer token, or its session's token hash. */
+struct caller {
+    char token[CS_HTTP_TOKEN_MAX + 1]; /* "" for a session */
+    char token_sha256[CS_HTTP_TOKEN_HASH_LEN + 1];
+    struct cs_http_caller call; /* points into the above */
+    const char *key;            /* what its streams are counted by */
+};
+
+/* The caller, from "Authorization: Bearer TOKEN" or else the session
+ * cookie: 0, or -EPERM (unauthenticated) or -EIO (the session could not be
+ * looked up: unavailable) with why. */
+static int find_caller(struct cs_http *h, struct MHD_Connection *conn, struct caller *c,
+                       const char **why)
 {
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    *c = (struct caller){0};
     if (auth != NULL) {
         if (strncasecmp(auth, "Bearer ", 7) != 0 || strlen(auth + 7) > CS_HTTP_TOKEN_MAX) {
             *why = "the Authorization header must be \"Bearer TOKEN\"";
             return -EPERM;
         }
-        strcpy(token, auth + 7);
+        strcpy(c->token, auth + 7);
+        c->call.token = c->key = c->token;
         return 0;
     }
     const char *id = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, SESSION_COOKIE);
-    if (id != NULL && cs_http_session_token(h->sessions, id, token) == 0)
+    int rc = id != NULL ? cs_http_session_token(h->sessions, id, c->token_sha256) : -EPERM;
+    if (rc == 0) {
+        c->call.token_sha256 = c->key = c->token_sha256;
         return 0;
-    *why = id != NULL ? "the session has ended (expired, logged out or cschedd restarted): log "
-                        "in again"
-                      : "the HTTP API needs \"Authorization: Bearer TOKEN\" or a session from "
-                        "POST /login";
-    return -EPERM;
+    }
+    *why = rc == -EIO   ? "the session could not be looked up: the database does not answer; try "
+                          "again"
+           : id != NULL ? "the session has ended (expired or logged out): log in again"
+                        : "the HTTP API needs \"Authorization: Bearer TOKEN\" or a session "
+                          "from POST /login";
+    return rc == -EIO ? -EIO : -EPERM;
 }
 
 /* A call's one reply, or its status. */
 static enum MHD_Result call_unary(struct cs_http *h, struct MHD_Connection *conn, const char *path,
-                                  const ProtobufCMessageDescriptor *output, const char *token,
-                                  const uint8_t *req, size_t len)
+                                  const ProtobufCMessageDescriptor *output,
+                                  const struct caller *caller, const uint8_t *req, size_t len)
 {
     struct cs_http_call *call =
-        cs_http_call_start(h->channel, path, token, req, len, CALL_DEADLINE_S);
+        cs_http_call_start(h->channel, path, &caller->call, req, len, CALL_DEADLINE_S);
     uint8_t *msg = NULL, *next;
     size_t msg_len = 0, next_len;
     while (cs_http_call_next(call, -1, &next, &next_len) == 1) {
@@ -323,7 +339,7 @@ static ssize_t stream_read_cb(void *cls, uint64_t pos, char *buf, size_t max)
 
 /* A stream's events (http_sse.h), or its refusal as an error. */
 static enum MHD_Result call_stream(struct cs_http *h, struct MHD_Connection *conn, const char *path,
-                                   const ProtobufCMethodDescriptor *m, const char *token,
+                                   const ProtobufCMethodDescriptor *m, const struct caller *caller,
                                    ProtobufCMessage *request)
 {
     struct cs_json_error err = {0};
@@ -334,7 +350,7 @@ static enum MHD_Result call_stream(struct cs_http *h, struct MHD_Connection *con
     if (sse == NULL)
         return send_bad_field(conn, err.field, err.why);
     struct open_stream *o = cs_xcalloc(1, sizeof(*o));
-    *o = (struct open_stream){.h = h, .count = stream_take(h, token), .sse = sse};
+    *o = (struct open_stream){.h = h, .count = stream_take(h, caller->key), .sse = sse};
     if (o->count == NULL) {
         cs_http_sse_free_cb(sse);
         free(o);
@@ -345,7 +361,7 @@ static enum MHD_Result call_stream(struct cs_http *h, struct MHD_Connection *con
     size_t len = protobuf_c_message_get_packed_size(request);
     uint8_t *bytes = cs_xmalloc(len + 1);
     protobuf_c_message_pack(request, bytes);
-    struct cs_http_call *call = cs_http_call_start(h->channel, path, token, bytes, len, 0);
+    struct cs_http_call *call = cs_http_call_start(h->channel, path, &caller->call, bytes, len, 0);
     free(bytes);
     if (!cs_http_sse_begin(sse, call, STREAM_FIRST_WAIT_MS)) {
         enum MHD_Result ok = send_status(h, conn, cs_http_call_status(call));
@@ -390,10 +406,12 @@ static enum MHD_Result serve_api(struct cs_http *h, struct MHD_Connection *conn,
     enum MHD_Result ok;
     if (refuse_early(h, conn, post, req, &ok))
         return ok;
-    char token[CS_HTTP_TOKEN_MAX + 1];
+    struct caller caller;
     const char *why = NULL;
-    if (caller_token(h, conn, token, &why) != 0)
-        return send_plain_error(conn, 0, GRPC_STATUS_UNAUTHENTICATED, why);
+    int rc = find_caller(h, conn, &caller, &why);
+    if (rc != 0)
+        return send_plain_error(
+            conn, 0, rc == -EIO ? GRPC_STATUS_UNAVAILABLE : GRPC_STATUS_UNAUTHENTICATED, why);
     const char *text = req->body != NULL ? req->body : "{}";
     size_t text_len = req->body != NULL ? req->len : 2;
     if (stream) {
@@ -409,16 +427,16 @@ static enum MHD_Result serve_api(struct cs_http *h, struct MHD_Connection *conn,
     if (cs_json_read_message(text, text_len, m->input, &request, &err) != 0)
         return send_bad_field(conn, err.field, err.why);
     if (stream) {
-        ok = call_stream(h, conn, url, m, token, request);
+        ok = call_stream(h, conn, url, m, &caller, request);
     } else {
         size_t len = protobuf_c_message_get_packed_size(request);
         uint8_t *bytes = cs_xmalloc(len + 1);
         protobuf_c_message_pack(request, bytes);
-        ok = call_unary(h, conn, url, m->output, token, bytes, len);
+        ok = call_unary(h, conn, url, m->output, &caller, bytes, len);
         free(bytes);
     }
     protobuf_c_message_free_unpacked(request, NULL);
-    explicit_bzero(token, sizeof(token));
+    explicit_bzero(&caller, sizeof(caller));
     return ok;
 }
 
@@ -437,7 +455,8 @@ static enum MHD_Result send_cookie(struct MHD_Connection *conn, const char *cook
 }
 
 /* POST /login {"token": "..."}: the token is checked by a call made with
- * it (GetStats, which every role may make), then a session is opened. */
+ * it (GetStats, which every role may make), then a session is opened for
+ * its hash. */
 static enum MHD_Result login(struct cs_http *h, struct MHD_Connection *conn,
                              const struct request *req)
 {
@@ -452,16 +471,23 @@ static enum MHD_Result login(struct cs_http *h, struct MHD_Connection *conn,
     uint8_t bytes[16];
     size_t len = protobuf_c_message_pack(&probe.base, bytes);
     struct cs_http_call *call =
-        cs_http_call_start(h->channel, API_PREFIX "GetStats", token, bytes, len, CALL_DEADLINE_S);
+        cs_http_call_start(h->channel, API_PREFIX "GetStats",
+                           &(struct cs_http_caller){.token = token}, bytes, len, CALL_DEADLINE_S);
     uint8_t *msg;
     size_t msg_len;
     while (cs_http_call_next(call, -1, &msg, &msg_len) == 1)
         free(msg);
     const struct cs_http_status *st = cs_http_call_status(call);
-    char id[CS_HTTP_SESSION_ID_LEN + 1];
+    char id[CS_HTTP_SESSION_ID_LEN + 1], hash[CS_HTTP_TOKEN_HASH_LEN + 1];
+    cs_sha256_hex(token, strlen(token), hash);
+    int rc = st->code == GRPC_STATUS_OK ? cs_http_session_open(h->sessions, hash, id) : 0;
     if (st->code != GRPC_STATUS_OK) {
         ok = send_status(h, conn, st);
-    } else if (cs_http_session_open(h->sessions, token, id) != 0) {
+    } else if (rc == -EIO) {
+        ok = send_plain_error(conn, 0, GRPC_STATUS_UNAVAILABLE,
+                              "the session could not be stored: the database does not answer; "
+                              "try again");
+    } else if (rc != 0) {
         ok = send_plain_error(conn, 0, GRPC_STATUS_INTERNAL, "no session could be made");
     } else {
         char cookie[160];
@@ -571,10 +597,7 @@ static void http_free(struct cs_http *h)
     cs_http_sessions_free(h->sessions);
     pthread_mutex_destroy(&h->streams_lock);
     cs_http_static_close(h->files);
-    free(h->cert_pem);
-    if (h->key_pem != NULL)
-        explicit_bzero(h->key_pem, strlen(h->key_pem));
-    free(h->key_pem);
+    cs_http_tls_free(h->tls);
     free(h);
 }
 
@@ -585,20 +608,20 @@ static int start_daemon(struct cs_http *h, const struct sockaddr_storage *addr, 
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
     if (addr->ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    if (h->cert_pem != NULL)
+    if (h->tls != NULL)
         flags |= MHD_USE_TLS;
+    /* The certificate comes from http_tls at each handshake: SIGHUP renews it. */
     struct MHD_OptionItem tls[] = {
-        {MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem},
-        {MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem},
+        {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cs_http_tls_retrieve_cb},
         {MHD_OPTION_END, 0, NULL},
     };
-    h->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER, cs_mhd_log_cb, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)addr, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-        MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)THREAD_STACK_BYTES, MHD_OPTION_ARRAY, h->cert_pem != NULL ? tls : tls + 2,
-        MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, request_cb, h, MHD_OPTION_EXTERNAL_LOGGER,
+                                 cs_mhd_log_cb, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)addr,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+                                 MHD_OPTION_NOTIFY_COMPLETED, completed_cb, h,
+                                 MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK_BYTES,
+                                 MHD_OPTION_ARRAY, h->tls != NULL ? tls : tls + 1, MHD_OPTION_END);
     if (h->daemon == NULL)
         return cs_err_set(err, -EADDRNOTAVAIL,
                           "--http-listen %s: cannot serve there (in use, or not an address of "
@@ -618,9 +641,7 @@ int cs_http_start(const struct cs_http_config *config, cs_http_connect_cb connec
     h->config = config;
     pthread_mutex_init(&h->streams_lock, NULL);
     const struct cs_auth_paths *a = config->auth;
-    if (a->tls_cert != NULL &&
-        ((rc = cs_auth_read_file(a->tls_cert, false, &h->cert_pem, err)) != 0 ||
-         (rc = cs_auth_read_file(a->tls_key, true, &h->key_pem, err)) != 0))
+    if (a->tls_cert != NULL && (rc = cs_http_tls_new(a->tls_cert, a->tls_key, &h->tls, err)) != 0)
         goto err_free;
     int server_fd;
     if ((rc = cs_http_link_open(&h->channel, &server_fd)) != 0) {
@@ -632,13 +653,13 @@ int cs_http_start(const struct cs_http_config *config, cs_http_connect_cb connec
     h->files = cs_http_static_open(config->console_dir);
     if ((rc = start_daemon(h, &addr, err)) != 0)
         goto err_free;
-    if (h->cert_pem == NULL && !config->loopback)
+    if (h->tls == NULL && !config->loopback)
         cs_log_warn("--insecure-tcp: the HTTP API on %s is served without TLS: its tokens and "
                     "session cookies cross the network in the clear",
                     config->listen);
     int host_len = (int)(strrchr(config->listen, ':') - config->listen);
     cs_log_info("serving the HTTP API and console on %s://%.*s:%d/",
-                h->cert_pem != NULL ? "https" : "http", host_len, config->listen, cs_http_port(h));
+                h->tls != NULL ? "https" : "http", host_len, config->listen, cs_http_port(h));
     *out = h;
     return 0;
 
@@ -650,6 +671,17 @@ err_free:
 int cs_http_port(const struct cs_http *h)
 {
     return cs_mhd_port(h->daemon);
+}
+
+void cs_http_tls_changed(struct cs_http *h)
+{
+    if (h->tls != NULL)
+        cs_http_tls_reread(h->tls);
+}
+
+void cs_http_sessions_keep_in(struct cs_http *h, const char *conninfo)
+{
+    cs_http_sessions_database(h->sessions, conninfo);
 }
 
 void cs_http_stop(struct cs_http *h)

@@ -185,6 +185,8 @@ void cs_sched_set_run_state(struct cs_sched *s, struct cs_run *run, Csched__V1__
         (*from)--;
     if (to != NULL)
         (*to)++;
+    if (cs_run_state_is_terminal(state))
+        run->job->last_ended = state;
     run->msg->state = state;
 }
 

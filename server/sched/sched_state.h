@@ -91,6 +91,9 @@ struct cs_job {
     size_t heap_index;            /* place in the pump's ready heap, or CS_NOT_IN_HEAP */
     struct cs_schedule *schedule; /* owned, parsed from spec->schedule; NULL: none */
     struct cs_slot_state slot;    /* where its schedule stands */
+    /* The state its last run to end ended in (the snapshot's, then each
+     * end's); UNSPECIFIED: none of its runs has ended. ListJobs' state. */
+    Csched__V1__RunState last_ended;
 };
 
 struct cs_attempt;
@@ -230,8 +233,9 @@ static inline uint32_t cs_sched_running_alive(const struct cs_sched *sched)
 }
 
 /* Loop thread: moves run to state, keeping the per-state counts right, and
- * logs the change (log.h's run lines). A terminal state's outcome and end
- * time are set before, for the line. */
+ * logs the change (log.h's run lines); a terminal state becomes its job's
+ * last_ended. A terminal state's outcome and end time are set before, for
+ * the line. */
 void cs_sched_set_run_state(struct cs_sched *sched, struct cs_run *run, Csched__V1__RunState state);
 /* Loop thread: moves attempt a of run to state and logs the change; as
  * above, the outcome and end time of a terminal state are set before. */

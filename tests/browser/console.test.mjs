@@ -135,6 +135,25 @@ await step("the label filter is the server's selector", async () => {
   await page.locator(`tr[data-job="${hello}"]`).waitFor();
 });
 
+await step("the state filter is the server's: ListJobs asks for the paused jobs only", async () => {
+  await page.goto(`${base}/?label=suite%3Dbrowser`);
+  await page.locator(`tr[data-job="${skipper}"]`).waitFor();
+  await page.getByLabel(`Select ${hello}`).check();
+  await page.getByRole("button", { name: "Pause selected" }).click();
+  await page.getByRole("status").filter({ hasText: "1 of 1 jobs paused" }).waitFor();
+  const asked = page.waitForRequest(
+    (r) => r.url().endsWith("/ListJobs") && JSON.parse(r.postData() ?? "{}").state === "JOB_STATE_FILTER_PAUSED",
+  );
+  await page.getByLabel("State").selectOption("paused");
+  await asked;
+  await page.locator(`tr[data-job="${hello}"]`).waitFor();
+  await page.locator(`tr[data-job="${skipper}"]`).waitFor({ state: "detached" });
+  if (!new URL(page.url()).searchParams.get("state")) throw new Error(`the address lost the state: ${page.url()}`);
+  await page.getByLabel(`Select ${hello}`).check();
+  await page.getByRole("button", { name: "Resume selected" }).click();
+  await page.getByRole("status").filter({ hasText: "1 of 1 jobs resumed" }).waitFor();
+});
+
 await step("the jobs page at phone width", async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(`${base}/`);
@@ -148,6 +167,10 @@ await step("the timeline renders every job's runs", async () => {
   await page.getByRole("status").filter({ hasText: /\d+ jobs, \d+ runs in the last 24 hours/ }).waitFor();
   const rows = Number(await page.locator("canvas").getAttribute("data-rows"));
   if (rows < 3) throw new Error(`the timeline has ${rows} rows`);
+  /* Every fire of the next 24 hours, not each job's next one: the skipper
+   * fires every second (its first 1440 are drawn), hello once. */
+  const fires = Number(await page.locator("canvas").getAttribute("data-fires"));
+  if (!(fires >= 1441)) throw new Error(`the timeline has ${fires} fires, not every one of the next 24 hours`);
   /* Something was drawn: the canvas is not blank. */
   const inked = await page.locator("canvas").evaluate((c) => {
     const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;

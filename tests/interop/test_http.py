@@ -14,6 +14,7 @@ traversal. Run with /usr/bin/python3.
 """
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -211,6 +212,8 @@ class HttpApiTest(test_interop.ServerTest):
         self.assertTrue(call("ListReplicas", {})["replicas"])
         self.assertEqual(call("SetClusterLimits", {}), {"maxRunning": 0})  # none, as it was
         self.assertEqual(call("ListHookDeliveries", {"jobName": "every"}), {"deliveries": []})
+        fires = call("ListFires", {"labelSelector": "team=web"})["jobs"]
+        self.assertEqual([(j["jobName"], len(j["atUnixMs"])) for j in fires], [("every", 1)])
         self.assertEqual(call("ListDependencyCauses", {"jobName": "every"}), {"causes": []})
         c, r = self.open_stream("ReadLogs", {"runId": run["id"]})
         seen.add("ReadLogs")
@@ -294,6 +297,34 @@ class HttpApiTest(test_interop.ServerTest):
         status, _, body = self.request("POST", SERVICE + "DeleteJob", {"name": "x"},
                                        token=VIEWER)
         self.assertEqual((status, body["code"]), (403, "permission_denied"))
+
+    def served_certificate(self):
+        """The DER of the certificate the HTTPS port serves to a new
+        connection now (trusted through the test CA)."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT_S) as s:
+            with self.tls.wrap_socket(s, server_hostname="127.0.0.1") as t:
+                return t.getpeercert(binary_form=True)
+
+    def test_https_certificate_renewed_on_sighup(self):
+        """A new certificate and key in --tls-cert's and --tls-key's files
+        are served from the SIGHUP on, without a restart; not before it."""
+        def der(name):
+            with open(self.server.cert(name)) as f:
+                return ssl.PEM_cert_to_DER_cert(f.read())
+
+        before = self.served_certificate()
+        self.assertEqual(before, der("server.pem"))
+        want = der("peer.pem")  # another key and certificate from the same CA
+        self.assertNotEqual(before, want)
+        for name in ("pem", "key"):
+            shutil.copyfile(self.server.cert("peer." + name), self.server.cert("server." + name))
+        self.assertEqual(self.served_certificate(), before)
+        self.server.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + TIMEOUT_S
+        while self.served_certificate() != want and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.served_certificate(), want)
+        self.call("ListJobs", {})
 
     def test_session_cookie(self):
         status, r, _ = self.request("POST", "/login", {"token": "wrong"}, token=None)
@@ -544,8 +575,12 @@ class StandbyTest(unittest.TestCase):
         self.assertEqual([e.identity for e in rows], ["token:http-admin via http-b"])
         return str(rows)
 
-    def test_standby_relays_http_calls(self):
-        active_port, standby_port = free_port(), None
+    @contextlib.contextmanager
+    def two_replicas(self):
+        """An active replica on its embedded PostgreSQL and a standby on the
+        same database, each with --http-listen: (active, its port, standby,
+        its port). Both stop at the end."""
+        active_port = free_port()
         active = test_interop.Server(ARGS.bin_dir, (
             "--replica-id", "http-a", "--http-listen", "127.0.0.1:%d" % active_port),
             tokens=TOKENS + (("interop-admin", "admin", test_interop.ADMIN_TOKEN),))
@@ -559,33 +594,81 @@ class StandbyTest(unittest.TestCase):
             standby = StandbyServer(ARGS.bin_dir, (
                 "--replica-id", "http-b", "--database", url, "--peer-ca", active.cert("ca.pem"),
                 "--http-listen", "127.0.0.1:%d" % standby_port), tokens=TOKENS)
-            tls = ssl.create_default_context(cafile=standby.cert("ca.pem"))
-            deadline = time.monotonic() + TIMEOUT_S
-            while True:
-                c = http.client.HTTPSConnection("127.0.0.1", standby_port, context=tls,
-                                                timeout=TIMEOUT_S)
-                c.request("POST", SERVICE + "CreateJob",
-                          body=json.dumps({"job": {"name": "relayed", "command": ["/bin/true"]}}),
-                          headers={"Content-Type": "application/json",
-                                   "Authorization": "Bearer " + ADMIN})
-                r = c.getresponse()
-                body = json.loads(r.read())
-                c.close()
-                # Until the standby has read who is active (a heartbeat), it
-                # says so: 503, never a silent failure.
-                if r.status != 503 or time.monotonic() > deadline:
-                    break
-                self.assertIn("standby", body["message"])
-                time.sleep(0.2)
-            self.assertEqual(r.status, 200, body)
-            self.assertEqual(body["createdBy"], "token:http-admin via http-b")
-            self.assertIn("relayed", self.audit_of(active))
+            yield active, active_port, standby, standby_port
         finally:
             for server in (standby, active):
                 if server is not None:
                     status = server.stop()
                     if status == 0:
                         server.remove()
+
+    @staticmethod
+    def post(server, port, path, body, headers):
+        """(status, headers, JSON body) of a POST to a replica's HTTP API."""
+        tls = ssl.create_default_context(cafile=server.cert("ca.pem"))
+        c = http.client.HTTPSConnection("127.0.0.1", port, context=tls, timeout=TIMEOUT_S)
+        try:
+            h = {"Content-Type": "application/json"}
+            h.update(headers)
+            c.request("POST", path, body=json.dumps(body), headers=h)
+            r = c.getresponse()
+            return r.status, r, json.loads(r.read() or b"null")
+        finally:
+            c.close()
+
+    def post_relayed(self, server, port, path, body, headers):
+        """post, again while the standby does not know the active replica
+        yet (its first heartbeat): it says so, 503, never a silent failure."""
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            status, r, reply = self.post(server, port, path, body, headers)
+            if status != 503 or time.monotonic() > deadline:
+                return status, r, reply
+            self.assertIn("standby", reply["message"])
+            time.sleep(0.2)
+
+    def test_standby_relays_http_calls(self):
+        with self.two_replicas() as (active, _, standby, standby_port):
+            status, _, body = self.post_relayed(
+                standby, standby_port, SERVICE + "CreateJob",
+                {"job": {"name": "relayed", "command": ["/bin/true"]}},
+                {"Authorization": "Bearer " + ADMIN})
+            self.assertEqual(status, 200, body)
+            self.assertEqual(body["createdBy"], "token:http-admin via http-b")
+            self.assertIn("relayed", self.audit_of(active))
+
+    def test_session_made_on_one_replica_works_on_the_other(self):
+        """A browser's session lives in the database: made on the active
+        replica, its cookie works on the standby (and the other way round),
+        with the token's role; a logout on one ends it on both."""
+        with self.two_replicas() as (active, active_port, standby, standby_port):
+            sessions = {}
+            for name, (server, port) in (("a", (active, active_port)),
+                                         ("b", (standby, standby_port))):
+                status, r, _ = self.post_relayed(server, port, "/login", {"token": OPERATOR}, {})
+                self.assertEqual(status, 200)
+                sessions[name] = {"Cookie": r.getheader("Set-Cookie").split(";")[0]}
+            for name, (server, port) in (("a", (standby, standby_port)),
+                                         ("b", (active, active_port))):
+                status, _, body = self.post_relayed(server, port, SERVICE + "ListJobs", {},
+                                                    sessions[name])
+                self.assertEqual(status, 200, body)
+                status, _, body = self.post_relayed(server, port, SERVICE + "DeleteJob",
+                                                    {"name": "x"}, sessions[name])
+                self.assertEqual(status, 403, body)  # the operator's role, no more
+            # Logged out on the active replica, ended on the standby too
+            # (each replica trusts its cache for a second at most).
+            status, _, _ = self.post(active, active_port, "/logout", {}, sessions["a"])
+            self.assertEqual(status, 200)
+            deadline = time.monotonic() + TIMEOUT_S
+            while True:
+                status, _, body = self.post(standby, standby_port, SERVICE + "ListJobs", {},
+                                            sessions["a"])
+                if status != 200 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            self.assertEqual(status, 401, body)
+            self.assertIn("session has ended", body["message"])
 
 
 if __name__ == "__main__":

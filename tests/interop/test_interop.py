@@ -447,6 +447,105 @@ class InteropTest(ServerTest):
             words = self.call_violation(method, req, "label_selector")
             self.assertIn("' tier in web'", words)
 
+    def wait_run(self, run_id, states):
+        """GetRun until the run is in one of states (bounded by RUN_TIMEOUT_S)."""
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while True:
+            run = self.stub.GetRun(pb.GetRunRequest(run_id=run_id), timeout=RPC_TIMEOUT_S)
+            if run.state in states or time.monotonic() > deadline:
+                self.assertIn(run.state, states)
+                return run
+            time.sleep(0.05)
+
+    def test_state_filter_before_paging(self):
+        """ListJobs' state, applied with the label selector before paging:
+        full pages of the jobs running now, paused, whose last run failed or
+        that never ran; a value no JobStateFilter has is INVALID_ARGUMENT
+        with a BadRequest naming state."""
+        names = ("st-ok", "st-fail", "st-never", "st-sleep", "st-paused", "st-late")
+        commands = {"st-fail": ["false"], "st-sleep": ["sleep", "60"]}
+        for name in names:
+            self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(
+                name=name, command=commands.get(name, ["true"]), labels={"st": "yes"},
+                kill_grace_seconds=1)), timeout=RPC_TIMEOUT_S)
+        # st-late failed once, then succeeded: its last run counts.
+        for name, command in (("st-ok", None), ("st-fail", None), ("st-late", ["false"]),
+                              ("st-late", ["true"])):
+            if command is not None:
+                self.stub.UpdateJob(pb.UpdateJobRequest(job=pb.Job(
+                    name=name, command=command, labels={"st": "yes"})), timeout=RPC_TIMEOUT_S)
+            run = self.stub.TriggerJob(pb.TriggerJobRequest(job_name=name), timeout=RPC_TIMEOUT_S)
+            self.wait_run(run.id, TERMINAL_STATES)
+        sleeper = self.stub.TriggerJob(pb.TriggerJobRequest(job_name="st-sleep"),
+                                       timeout=RPC_TIMEOUT_S)
+        self.wait_run(sleeper.id, (pb.RUN_STATE_RUNNING,))
+        self.stub.PauseJob(pb.PauseJobRequest(name="st-paused"), timeout=RPC_TIMEOUT_S)
+
+        def listed(state):
+            got, pages = self.walk(self.stub.ListJobs,
+                                   pb.ListJobsRequest(label_selector="st", state=state), "jobs")
+            self.assertEqual(pages, len(got))
+            return [j.name for j in got]
+
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_RUNNING), ["st-sleep"])
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_PAUSED), ["st-paused"])
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_LAST_FAILED), ["st-fail"])
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_NEVER_RUN), ["st-never", "st-paused"])
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_UNSPECIFIED), sorted(names))
+        words = self.call_violation(self.stub.ListJobs, pb.ListJobsRequest(state=9), "state")
+        self.assertIn("state 9 is not a JobStateFilter", words)
+
+        self.stub.CancelRun(pb.CancelRunRequest(run_id=sleeper.id), timeout=RPC_TIMEOUT_S)
+        self.wait_run(sleeper.id, TERMINAL_STATES)
+        self.assertEqual(listed(pb.JOB_STATE_FILTER_LAST_FAILED), ["st-fail"])
+        self.assertFalse(self.stub.ListJobs(
+            pb.ListJobsRequest(label_selector="st", state=pb.JOB_STATE_FILTER_RUNNING),
+            timeout=RPC_TIMEOUT_S).jobs)
+
+    def test_list_fires_every_fire_in_the_window(self):
+        """ListFires: every fire of the window [from, to) of each job that
+        fires in it, by name, a page of jobs at a time; at most 1440 a job
+        (truncated past them); a paused job or one without a schedule fires
+        none; a window that is none or past 7 days is INVALID_ARGUMENT."""
+        specs = {"fires-hourly": "0 * * * *", "fires-minute": "* * * * *",
+                 "fires-second": "* * * * * *", "fires-paused": "0 * * * *",
+                 "fires-none": ""}
+        for name, text in specs.items():
+            self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(
+                name=name, command=["true"], labels={"fires": "yes"},
+                schedule=pb.Schedule(text=text) if text else None)), timeout=RPC_TIMEOUT_S)
+        self.stub.PauseJob(pb.PauseJobRequest(name="fires-paused"), timeout=RPC_TIMEOUT_S)
+        # A day from hh:30:30, an hour or two from now: no hourly fire in its
+        # first minute.
+        start = ((int(time.time()) // 3600 + 2) * 3600 + 30 * 60 + 30) * 1000
+        day = 24 * 3600 * 1000
+        got, pages = self.walk(self.stub.ListFires, pb.ListFiresRequest(
+            from_unix_ms=start, to_unix_ms=start + day, label_selector="fires"), "jobs")
+        self.assertEqual([j.job_name for j in got], ["fires-hourly", "fires-minute",
+                                                     "fires-second"])
+        self.assertEqual(pages, 3)
+        by = {j.job_name: j for j in got}
+        hourly = list(by["fires-hourly"].at_unix_ms)
+        self.assertEqual(len(hourly), 24)
+        self.assertEqual(hourly, [hourly[0] + k * 3600 * 1000 for k in range(24)])
+        self.assertTrue(start <= hourly[0] < start + 3600 * 1000)
+        self.assertEqual(len(by["fires-minute"].at_unix_ms), 1440)
+        self.assertFalse(by["fires-minute"].truncated)
+        second = list(by["fires-second"].at_unix_ms)
+        self.assertEqual((len(second), by["fires-second"].truncated), (1440, True))
+        self.assertEqual(second[:2], [start, start + 1000])
+        # A window of a minute, in one page.
+        reply = self.stub.ListFires(pb.ListFiresRequest(
+            from_unix_ms=start, to_unix_ms=start + 60000, label_selector="fires"),
+            timeout=RPC_TIMEOUT_S)
+        self.assertEqual([(j.job_name, len(j.at_unix_ms)) for j in reply.jobs],
+                         [("fires-minute", 1), ("fires-second", 60)])
+        self.assertFalse(reply.next_page_token)
+        for req in (pb.ListFiresRequest(from_unix_ms=start, to_unix_ms=start),
+                    pb.ListFiresRequest(from_unix_ms=start, to_unix_ms=start + 8 * day)):
+            words = self.call_violation(self.stub.ListFires, req, "to_unix_ms")
+            self.assertIn("7 days", words)
+
     def test_runs_since(self):
         """ListRuns' since_unix_ms: the runs made from then on, none before."""
         self.stub.CreateJob(pb.CreateJobRequest(job=pb.Job(name="since-job", command=["true"])),

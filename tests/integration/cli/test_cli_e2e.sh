@@ -210,7 +210,7 @@ check version 0 version
 expect version out '^client: csched [0-9]+\.[0-9]+\.[0-9]+$'
 expect version out '^server: cschedd [0-9]+\.[0-9]+\.[0-9]+ \(replica [^)]+\), schema [1-9][0-9]*$'
 check version_json 0 -o json version
-jexpect version_json 'd["client"] == d["server"] and d["replica"] != "" and d["schema"] == '"$(ls "$src/../../../storage/migrations" | sed -n 's/^0*\([0-9][0-9]*\)_.*\.sql$/\1/p' | sort -n | tail -1)"'
+jexpect version_json 'd["client"] == d["server"] and d["replica"] != "" and d["schema"] == '"$(ls "$src/../../../storage/migrations" | sed -n 's/^0*\([0-9][0-9]*\)_.*\.sql$/\1/p' | sort -n | tail -n 1)"'
 # Completion scripts: bash's is the installed one, zsh's the same behind
 # bashcompinit, fish's names the commands.
 check completion_bash 0 completion bash
@@ -632,6 +632,19 @@ check slots_selector_none 0 slots every -l env
     { failed=$((failed + 1)); echo "FAIL slots_selector_none: slots of a job without labels"; cat "$tmp/out"; }
 check slots_selector 0 slots every -l '!env'
 expect slots_selector out ' started +- +[0-9]+ .*made by BackfillJob$'
+# job list --state, applied by the server with the selector; the restart
+# below checks that the last run's end comes back with the jobs.
+check job_list_failed 0 -o json job list --state failed
+jexpect job_list_failed '"three" in [j["name"] for j in d["jobs"]] and "lab-prod" not in [j["name"] for j in d["jobs"]]'
+check job_list_never 0 -o json job list --state never-run -l env
+jexpect job_list_never '[j["name"] for j in d["jobs"]] == []'
+check job_list_never_all 0 job list --state never-run
+expect job_list_never_all out '^nightly '
+if grep -Eq '^(three|lab-prod) ' "$tmp/out"; then
+    failed=$((failed + 1)) && echo "FAIL job_list_never_all: a job that ran" && cat "$tmp/out"
+else passed=$((passed + 1)); fi
+check job_list_bad_state 64 job list --state sideways
+expect job_list_bad_state err "--state takes running, paused, failed or never-run, not 'sideways'"
 check delete 0 job delete ok
 check delete_again 85 job delete ok
 # Secrets: the command sees the values, job get only the references.
@@ -730,6 +743,9 @@ CSCHED_SERVER=$(cat "$tmp/ready")
 export CSCHED_SERVER
 check tls_health 0 --ca "$tmp/certs/ca.pem" --wait-for-ready health
 check tls_token_file 0 --ca "$tmp/certs/ca.pem" --token-file "$tmp/token" job get three
+check restart_failed 0 --ca "$tmp/certs/ca.pem" --token-file "$tmp/token" -o json job list \
+    --state failed
+jexpect restart_failed '"three" in [j["name"] for j in d["jobs"]] and "lab-prod" not in [j["name"] for j in d["jobs"]]'
 check tls_no_token 96 --ca "$tmp/certs/ca.pem" stats
 expect tls_no_token err 'UNAUTHENTICATED: .*Bearer'
 check tls_viewer 87 --ca "$tmp/certs/ca.pem" --token viewer-token job delete three

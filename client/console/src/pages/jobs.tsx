@@ -1,14 +1,15 @@
 // Jobs: every job with its schedule in words, its next fire, what runs now
 // and how its last run ended; filters, run now, and pause/resume for a
 // selection. Jobs come a page at a time (ListJobs' keyset tokens), only those
-// the label selector matches, which the server applies before paging; the last
+// the label selector and the state match, which the server applies before
+// paging; the last
 // result of each comes from the newest page of runs and then live from
 // Watch, so the page never asks for more than a bounded number of runs.
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { call, num, Scheduler, stream } from "../api";
 import { scheduleWords } from "../cron";
 import { relative } from "../format";
-import { RunState, type Job } from "../gen/csched/v1/scheduler_pb";
+import { JobStateFilter, RunState, type Job } from "../gen/csched/v1/scheduler_pb";
 import { navigate } from "../router";
 import { ErrorBox, Page, State, Status, When } from "../ui";
 
@@ -21,13 +22,19 @@ interface Last {
   runId: string;
 }
 
-type StateFilter = "all" | "running" | "failed" | "paused" | "scheduled" | "unscheduled";
+/* The state filter's values in the address, and what ListJobs is asked for. */
+const STATES = {
+  all: JobStateFilter.UNSPECIFIED,
+  running: JobStateFilter.RUNNING,
+  failed: JobStateFilter.LAST_FAILED,
+  paused: JobStateFilter.PAUSED,
+  "never-run": JobStateFilter.NEVER_RUN,
+} as const;
+type StateFilter = keyof typeof STATES;
+const stateOf = (s: string | null): StateFilter => (s !== null && s in STATES ? (s as StateFilter) : "all");
 
 /* How long typing in the label filter rests before the jobs are asked for again. */
 const SELECTOR_DELAY_MS = 300;
-
-const failed = (s: RunState) =>
-  s === RunState.FAILED || s === RunState.TIMED_OUT || s === RunState.LOST;
 
 export function JobsPage() {
   const [jobs, setJobs] = useState<Job[]>([]);
@@ -38,9 +45,7 @@ export function JobsPage() {
   const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState("");
   const [label, setLabel] = useState(new URLSearchParams(location.search).get("label") ?? "");
-  const [state, setState] = useState<StateFilter>(
-    (new URLSearchParams(location.search).get("state") as StateFilter) ?? "all",
-  );
+  const [state, setState] = useState<StateFilter>(stateOf(new URLSearchParams(location.search).get("state")));
   const [selected, setSelected] = useState<Set<string>>(new Set());
 
   /* Each listing from the first page on: an answer to an older one is dropped. */
@@ -53,6 +58,7 @@ export function JobsPage() {
         pageSize: JOBS_PAGE,
         pageToken: from,
         labelSelector: label,
+        state: STATES[state],
       });
       if (mine !== listing.current) return;
       setJobs((j) => (from ? [...j, ...page.jobs] : page.jobs));
@@ -64,11 +70,11 @@ export function JobsPage() {
     }
   }
 
-  /* The server applies the label selector: a new one lists again. */
+  /* The server applies both filters: a new one lists again. */
   useEffect(() => {
     const t = setTimeout(() => more(""), loaded ? SELECTOR_DELAY_MS : 0);
     return () => clearTimeout(t);
-  }, [label]);
+  }, [label, state]);
 
   /* The newest runs, newest first: the first seen of a job is its last. */
   async function recent() {
@@ -124,26 +130,6 @@ export function JobsPage() {
     return () => watch.close();
   }, []);
 
-  const shown = useMemo(
-    () =>
-      jobs.filter((j) => {
-        const l = last.get(j.name);
-        switch (state) {
-          case "running":
-            return (running.get(j.name)?.size ?? 0) > 0;
-          case "failed":
-            return l !== undefined && failed(l.state);
-          case "paused":
-            return j.paused;
-          case "scheduled":
-            return !j.paused && !!j.schedule?.text;
-          case "unscheduled":
-            return !j.schedule?.text;
-        }
-        return true;
-      }),
-    [jobs, state, last, running],
-  );
 
   useEffect(() => {
     const q = new URLSearchParams();
@@ -185,7 +171,7 @@ export function JobsPage() {
       on ? n.add(name) : n.delete(name);
       return n;
     });
-  const allShown = shown.length > 0 && shown.every((j) => selected.has(j.name));
+  const allShown = jobs.length > 0 && jobs.every((j) => selected.has(j.name));
 
   return (
     <Page
@@ -213,8 +199,7 @@ export function JobsPage() {
             <option value="running">running now</option>
             <option value="failed">last run failed</option>
             <option value="paused">paused</option>
-            <option value="scheduled">scheduled</option>
-            <option value="unscheduled">only triggered</option>
+            <option value="never-run">never run</option>
           </select>
         </label>
       </form>
@@ -241,7 +226,7 @@ export function JobsPage() {
                   checked={allShown}
                   onChange={(e) => {
                     const on = (e.target as HTMLInputElement).checked;
-                    setSelected(new Set(on ? shown.map((j) => j.name) : []));
+                    setSelected(new Set(on ? jobs.map((j) => j.name) : []));
                   }}
                 />
               </th>
@@ -256,7 +241,7 @@ export function JobsPage() {
             </tr>
           </thead>
           <tbody>
-            {shown.map((j) => {
+            {jobs.map((j) => {
               const l = last.get(j.name);
               const n = running.get(j.name)?.size ?? 0;
               const fire = j.nextFires[0];
@@ -311,8 +296,7 @@ export function JobsPage() {
         </table>
       </div>
       <p class="muted">
-        {loaded ? `${shown.length} shown of ${jobs.length} loaded` : "Loading…"}
-        {state !== "all" && token ? " (the state filter applies to the jobs loaded)" : ""}
+        {loaded ? `${jobs.length} loaded${token ? ", more to load" : ""}` : "Loading…"}
       </p>
       {token && (
         <button type="button" onClick={() => more(token)}>

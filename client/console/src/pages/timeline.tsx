@@ -1,5 +1,6 @@
 // Timeline: the last and the next 24 hours of every job, one row a job:
-// runs as bars coloured by how they ended, the next fire as a tick. Drawn
+// runs as bars coloured by how they ended, every fire of the next 24 hours
+// as a tick (ListFires, computed by the server a page of jobs at a time). Drawn
 // on a canvas the size of the window, only the rows in view, so a thousand
 // jobs scroll as easily as ten.
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -13,10 +14,14 @@ const ROW = 22;
 const NAME_W = 180;
 const MAX_JOB_PAGES = 10;
 const MAX_RUN_PAGES = 20;
+/* ListFires pages end at 1000 jobs or after 20,000 fires, with 1440 fires a
+ * job at most: 1000 jobs take 72 pages at the most. */
+const MAX_FIRE_PAGES = 75;
 
 interface Row {
   job: Job;
   runs: Run[];
+  fires: bigint[];
 }
 
 /* The colours of style.css's .st-* classes, for the canvas. */
@@ -64,7 +69,26 @@ async function load(now: number): Promise<{ rows: Row[]; runs: number; complete:
     if (past || !runToken) break;
     if (i === MAX_RUN_PAGES - 1) complete = false;
   }
-  return { rows: jobs.map((job) => ({ job, runs: byJob.get(job.name) ?? [] })), runs, complete };
+  /* Every fire of the next 24 hours, a page of jobs at a time. */
+  const fires = new Map<string, bigint[]>();
+  let fireToken = "";
+  for (let i = 0; i < MAX_FIRE_PAGES; i++) {
+    const page = await call(Scheduler.method.listFires, {
+      fromUnixMs: BigInt(now),
+      toUnixMs: BigInt(now + 24 * HOUR),
+      pageSize: 1000,
+      pageToken: fireToken,
+    });
+    for (const j of page.jobs) fires.set(j.jobName, j.atUnixMs);
+    fireToken = page.nextPageToken;
+    if (!fireToken) break;
+    if (i === MAX_FIRE_PAGES - 1) complete = false;
+  }
+  return {
+    rows: jobs.map((job) => ({ job, runs: byJob.get(job.name) ?? [], fires: fires.get(job.name) ?? [] })),
+    runs,
+    complete,
+  };
 }
 
 /* Draws the rows in view of [now - span, now + span]. */
@@ -98,7 +122,7 @@ function draw(canvas: HTMLCanvasElement, rows: Row[], now: number, top: number, 
   for (let i = first; i < rows.length; i++) {
     const y = 20 + i * ROW - top;
     if (y > height) break;
-    const { job, runs } = rows[i];
+    const { job, runs, fires } = rows[i];
     if (i % 2 === 0) {
       g.fillStyle = "#f6f7f9";
       g.fillRect(0, y, width, ROW);
@@ -113,11 +137,11 @@ function draw(canvas: HTMLCanvasElement, rows: Row[], now: number, top: number, 
       g.fillStyle = colour[r.state] ?? "#999";
       g.fillRect(x0, y + 4, Math.max(3, x(end) - x0), ROW - 8);
     }
-    for (const f of job.nextFires) {
-      const t = num(f.atUnixMs);
-      if (t > now + span || job.paused) continue;
-      g.fillStyle = "#1f4e79";
-      g.fillRect(Math.round(x(t)), y + 2, 2, ROW - 4);
+    g.fillStyle = "#1f4e79";
+    for (const f of fires) {
+      const t = num(f);
+      if (t > now + span) break;
+      g.fillRect(Math.round(x(t)), y + 2, 1, ROW - 4);
     }
   }
 }
@@ -152,8 +176,9 @@ export function TimelinePage() {
     };
   }, [data, hours]);
 
+  const fires = data ? data.rows.reduce((n, r) => n + r.fires.length, 0) : 0;
   const summary = data
-    ? `${data.rows.length} jobs, ${data.runs} runs in the last 24 hours${data.complete ? "" : " (the first pages only)"}`
+    ? `${data.rows.length} jobs, ${data.runs} runs in the last 24 hours, ${fires} fires in the next 24 hours${data.complete ? "" : " (the first pages only)"}`
     : "Loading…";
 
   return (
@@ -176,10 +201,10 @@ export function TimelinePage() {
         <li class="st-cancelled">cancelled</li>
         <li class="st-lost">lost</li>
         <li class="st-running">running</li>
-        <li class="tick">next fire</li>
+        <li class="tick">fire</li>
       </ul>
       <div class="timeline" ref={scroller} tabIndex={0} aria-label="Timeline: scroll with the arrow keys">
-        <canvas ref={canvas} role="img" aria-label={`Timeline of the last and next 24 hours: ${summary}`} data-rows={data?.rows.length ?? 0} />
+        <canvas ref={canvas} role="img" aria-label={`Timeline of the last and next 24 hours: ${summary}`} data-rows={data?.rows.length ?? 0} data-fires={fires} />
         <div class="spacer" style={{ height: `${(data?.rows.length ?? 0) * ROW + 20}px` }} />
       </div>
     </Page>

@@ -56,6 +56,15 @@ static void test_tokens_parse_and_find(void **state)
     assert_null(cs_tokens_find(&set, "secret-toke", 11));
     assert_null(cs_tokens_find(&set, "secret-token\n", 13));
     assert_null(cs_tokens_find(&set, "ABC", 3));
+    /* By its hash (a browser's session): the whole 64 digits, any case. */
+    t = cs_tokens_find_hash(&set, hex, strlen(hex));
+    assert_non_null(t);
+    assert_string_equal(t->name, "deploy-bot");
+    assert_non_null(cs_tokens_find_hash(&set, ABC_HEX, 64));
+    assert_null(cs_tokens_find_hash(&set, hex, 63));
+    assert_null(cs_tokens_find_hash(&set, "secret-token", 12));
+    hex[0] = hex[0] == '0' ? '1' : '0';
+    assert_null(cs_tokens_find_hash(&set, hex, 64));
     /* Uppercase hex is the same hash. */
     cs_tokens_clear(&set);
     assert_int_equal(cs_tokens_parse("t",
