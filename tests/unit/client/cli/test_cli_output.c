@@ -428,6 +428,7 @@ static void test_cli_print_hook_deliveries(void **state)
     a.id = 9;
     a.created_unix_ms = 1700000000000;
     a.hook_name = "pager";
+    a.url = "https://pager.example/hook";
     a.event = CSCHED__V1__HOOK_EVENT__HOOK_EVENT_FAILED;
     a.run_id = 41;
     a.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_PENDING;
@@ -438,6 +439,7 @@ static void test_cli_print_hook_deliveries(void **state)
     b.id = 8;
     b.created_unix_ms = 1699999990000;
     b.hook_name = "pager";
+    b.url = "https://pager.example/hook";
     b.event = CSCHED__V1__HOOK_EVENT__HOOK_EVENT_SUCCEEDED;
     b.run_id = 40;
     b.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_DELIVERED;
@@ -447,6 +449,7 @@ static void test_cli_print_hook_deliveries(void **state)
     c.id = 7;
     c.created_unix_ms = 1699999980000;
     c.hook_name = "chat";
+    c.url = "https://chat.example/hook";
     c.event = CSCHED__V1__HOOK_EVENT__HOOK_EVENT_SLOT_SKIPPED;
     c.run_id = 39;
     c.status = CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_PENDING;
