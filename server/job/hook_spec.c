@@ -33,6 +33,18 @@ static bool url_ok(const char *url)
     return false;
 }
 
+/* The limits every hook has, whatever its kind. */
+static int validate_bounds(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
+{
+    if (h->timeout_ms > CS_HOOK_TIMEOUT_MAX_MS)
+        return cs_err_set(err, -EINVAL, "job.hooks[%zu].timeout_ms %u is over the limit of %d", i,
+                          h->timeout_ms, CS_HOOK_TIMEOUT_MAX_MS);
+    if (h->max_attempts > CS_HOOK_ATTEMPTS_MAX)
+        return cs_err_set(err, -EINVAL, "job.hooks[%zu].max_attempts %u is over the limit of %d", i,
+                          h->max_attempts, CS_HOOK_ATTEMPTS_MAX);
+    return 0;
+}
+
 /* A command hook: a command or a shell, not both, and nothing of a
  * webhook's (no url, secret or ca_file). */
 static int validate_command(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
@@ -55,13 +67,7 @@ static int validate_command(const Csched__V1__Hook *h, size_t i, struct cs_err *
     if (total > CS_HOOK_COMMAND_BYTES_MAX)
         return cs_err_set(err, -EINVAL, "job.hooks[%zu]'s command is %zu bytes; the limit is %d", i,
                           total, CS_HOOK_COMMAND_BYTES_MAX);
-    if (h->timeout_ms > CS_HOOK_TIMEOUT_MAX_MS)
-        return cs_err_set(err, -EINVAL, "job.hooks[%zu].timeout_ms %u is over the limit of %d", i,
-                          h->timeout_ms, CS_HOOK_TIMEOUT_MAX_MS);
-    if (h->max_attempts > CS_HOOK_ATTEMPTS_MAX)
-        return cs_err_set(err, -EINVAL, "job.hooks[%zu].max_attempts %u is over the limit of %d", i,
-                          h->max_attempts, CS_HOOK_ATTEMPTS_MAX);
-    return 0;
+    return validate_bounds(h, i, err);
 }
 
 static int validate_one(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
@@ -107,13 +113,7 @@ static int validate_one(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
         return cs_err_set(err, -EINVAL,
                           "job.hooks[%zu].ca_file \"%.100s\" must be an absolute path", i,
                           h->ca_file);
-    if (h->timeout_ms > CS_HOOK_TIMEOUT_MAX_MS)
-        return cs_err_set(err, -EINVAL, "job.hooks[%zu].timeout_ms %u is over the limit of %d", i,
-                          h->timeout_ms, CS_HOOK_TIMEOUT_MAX_MS);
-    if (h->max_attempts > CS_HOOK_ATTEMPTS_MAX)
-        return cs_err_set(err, -EINVAL, "job.hooks[%zu].max_attempts %u is over the limit of %d", i,
-                          h->max_attempts, CS_HOOK_ATTEMPTS_MAX);
-    return 0;
+    return validate_bounds(h, i, err);
 }
 
 int cs_hooks_validate(const Csched__V1__Job *spec, struct cs_err *err)

@@ -279,6 +279,18 @@ Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e)
     return stats;
 }
 
+Csched__V1__ListHookDeliveriesResponse *cs_e2e_hook_deliveries(struct cs_e2e *e, const char *job)
+{
+    Csched__V1__ListHookDeliveriesRequest req = CSCHED__V1__LIST_HOOK_DELIVERIES_REQUEST__INIT;
+    Csched__V1__ListHookDeliveriesResponse *resp = NULL;
+    struct cs_status st = {0};
+
+    req.job_name = (char *)job;
+    if (cs_scheduler_list_hook_deliveries(e->client, &req, &resp, cs_e2e_opts(), &st) != 0)
+        fail_msg("ListHookDeliveries: %s \"%s\"", cs_status_code_name(st.code), st.message);
+    return resp;
+}
+
 int64_t cs_e2e_last_seq(struct cs_e2e *e)
 {
     Csched__V1__Stats *stats = cs_e2e_get_stats(e);

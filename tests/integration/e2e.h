@@ -100,6 +100,10 @@ Csched__V1__Job *cs_e2e_get_job(struct cs_e2e *e, const char *name);
 /* cs_e2e_get_stats calls GetStats and asserts OK (caller frees). */
 Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e);
 
+/* cs_e2e_hook_deliveries calls ListHookDeliveries for job (its newest
+ * first) and asserts OK (caller frees). */
+Csched__V1__ListHookDeliveriesResponse *cs_e2e_hook_deliveries(struct cs_e2e *e, const char *job);
+
 /* cs_e2e_last_seq is the seq of the last event the server has committed. */
 int64_t cs_e2e_last_seq(struct cs_e2e *e);
 

@@ -51,24 +51,12 @@ static Csched__V1__Job *command_job(const char *name, const char *shell, const c
     return job;
 }
 
-static Csched__V1__ListHookDeliveriesResponse *deliveries(struct cs_e2e *e, const char *job)
-{
-    Csched__V1__ListHookDeliveriesRequest req = CSCHED__V1__LIST_HOOK_DELIVERIES_REQUEST__INIT;
-    Csched__V1__ListHookDeliveriesResponse *resp = NULL;
-    struct cs_status st = {0};
-    req.job_name = (char *)job;
-    int rc = cs_scheduler_list_hook_deliveries(e->client, &req, &resp, cs_e2e_opts(), &st);
-    if (rc != 0)
-        fail_msg("ListHookDeliveries: %d %s", rc, st.message);
-    return resp;
-}
-
 /* Waits until job has n deliveries, none of them pending; returns them. */
 static Csched__V1__ListHookDeliveriesResponse *wait_settled(struct cs_e2e *e, const char *job,
                                                             size_t n)
 {
     for (int64_t until = cs_test_now_ms() + WAIT_MS;; cs_test_sleep_ms(50)) {
-        Csched__V1__ListHookDeliveriesResponse *resp = deliveries(e, job);
+        Csched__V1__ListHookDeliveriesResponse *resp = cs_e2e_hook_deliveries(e, job);
         size_t done = 0;
         for (size_t i = 0; i < resp->n_deliveries; i++)
             done += resp->deliveries[i]->status !=
@@ -307,7 +295,7 @@ static void test_e2e_command_hooks_survive_kill9(void **state)
     Csched__V1__Job *got = cs_e2e_create_job(e, job);
     int64_t id = run_once(e, name);
     for (int64_t until = cs_test_now_ms() + WAIT_MS;; cs_test_sleep_ms(50)) {
-        Csched__V1__ListHookDeliveriesResponse *resp = deliveries(e, name);
+        Csched__V1__ListHookDeliveriesResponse *resp = cs_e2e_hook_deliveries(e, name);
         bool tried = resp->n_deliveries == 1 && resp->deliveries[0]->attempts >= 1;
         protobuf_c_message_free_unpacked(&resp->base, NULL);
         if (tried)

@@ -194,18 +194,6 @@ static Csched__V1__Job *hook_job(const char *name, const char *shell, const stru
     return job;
 }
 
-static Csched__V1__ListHookDeliveriesResponse *deliveries(struct cs_e2e *e, const char *job)
-{
-    Csched__V1__ListHookDeliveriesRequest req = CSCHED__V1__LIST_HOOK_DELIVERIES_REQUEST__INIT;
-    Csched__V1__ListHookDeliveriesResponse *resp = NULL;
-    struct cs_status st = {0};
-    req.job_name = (char *)job;
-    int rc = cs_scheduler_list_hook_deliveries(e->client, &req, &resp, cs_e2e_opts(), &st);
-    if (rc != 0)
-        fail_msg("ListHookDeliveries: %d %s", rc, st.message);
-    return resp;
-}
-
 /* Runs job to its end once; returns the run id. */
 static int64_t run_once(struct cs_e2e *e, const char *job)
 {
@@ -257,7 +245,7 @@ static void test_e2e_hooks_signed_delivery(void **state)
     /* The result is recorded once the endpoint has answered. */
     Csched__V1__ListHookDeliveriesResponse *resp = NULL;
     for (int64_t until = cs_test_now_ms() + WAIT_MS;; cs_test_sleep_ms(50)) {
-        resp = deliveries(e, name);
+        resp = cs_e2e_hook_deliveries(e, name);
         if (resp->n_deliveries == 1 &&
             resp->deliveries[0]->status ==
                 CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_DELIVERED)
@@ -280,7 +268,7 @@ static Csched__V1__ListHookDeliveriesResponse *wait_recorded(struct cs_e2e *e, c
                                                              size_t n)
 {
     for (int64_t until = cs_test_now_ms() + WAIT_MS;; cs_test_sleep_ms(50)) {
-        Csched__V1__ListHookDeliveriesResponse *resp = deliveries(e, job);
+        Csched__V1__ListHookDeliveriesResponse *resp = cs_e2e_hook_deliveries(e, job);
         size_t done = 0;
         for (size_t i = 0; i < resp->n_deliveries; i++)
             done += resp->deliveries[i]->status ==
@@ -347,7 +335,7 @@ static void test_e2e_hooks_retry_on_closed_port(void **state)
     Csched__V1__Job *got = cs_e2e_create_job(e, job);
     (void)run_once(e, name);
     for (int64_t until = cs_test_now_ms() + WAIT_MS;; cs_test_sleep_ms(50)) {
-        Csched__V1__ListHookDeliveriesResponse *resp = deliveries(e, name);
+        Csched__V1__ListHookDeliveriesResponse *resp = cs_e2e_hook_deliveries(e, name);
         bool tried = resp->n_deliveries == 1 && resp->deliveries[0]->attempts >= 2;
         if (tried) {
             const Csched__V1__HookDelivery *d = resp->deliveries[0];
@@ -560,7 +548,7 @@ static void test_e2e_hooks_unreadable_secret(void **state)
     Csched__V1__Job *got = cs_e2e_create_job(e, job);
     (void)run_once(e, name);
     for (int64_t until = cs_test_now_ms() + WAIT_MS;; cs_test_sleep_ms(50)) {
-        Csched__V1__ListHookDeliveriesResponse *resp = deliveries(e, name);
+        Csched__V1__ListHookDeliveriesResponse *resp = cs_e2e_hook_deliveries(e, name);
         bool tried = resp->n_deliveries == 1 && resp->deliveries[0]->attempts >= 1;
         if (tried) {
             assert_int_equal(resp->deliveries[0]->response_code, 0);
