@@ -107,7 +107,9 @@ static void edges_make(struct cs_after *a)
         for (size_t j = 0; j < spec->n_after; j++)
             a->edges[a->n_edges++] = (struct cs_after_edge){spec->after[j]->job, spec->name};
     }
-    qsort(a->edges, a->n_edges, sizeof(*a->edges), edge_cmp);
+    /* No job with an after list: no array, and qsort may not be given NULL. */
+    if (a->n_edges > 1)
+        qsort(a->edges, a->n_edges, sizeof(*a->edges), edge_cmp);
     a->edges_generation = s->jobs_generation;
     a->edges_made = true;
 }
