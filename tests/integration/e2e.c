@@ -279,6 +279,28 @@ Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e)
     return stats;
 }
 
+Csched__V1__Job *cs_e2e_hook_job(const char *name, const char *shell, const char *hook_name,
+                                 const Csched__V1__HookEvent *events, size_t n_events)
+{
+    Csched__V1__Job *job = calloc(1, sizeof(*job));
+    Csched__V1__Hook *hook = calloc(1, sizeof(*hook));
+
+    csched__v1__job__init(job);
+    csched__v1__hook__init(hook);
+    job->name = strdup(name);
+    job->shell = strdup(shell);
+    job->max_running = 1;
+    hook->name = strdup(hook_name);
+    hook->events = calloc(n_events, sizeof(*hook->events));
+    memcpy(hook->events, events, n_events * sizeof(*events));
+    hook->n_events = n_events;
+    hook->max_attempts = 50;
+    job->hooks = calloc(1, sizeof(*job->hooks));
+    job->hooks[0] = hook;
+    job->n_hooks = 1;
+    return job;
+}
+
 Csched__V1__ListHookDeliveriesResponse *cs_e2e_hook_deliveries(struct cs_e2e *e, const char *job)
 {
     Csched__V1__ListHookDeliveriesRequest req = CSCHED__V1__LIST_HOOK_DELIVERIES_REQUEST__INIT;

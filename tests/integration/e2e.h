@@ -100,6 +100,12 @@ Csched__V1__Job *cs_e2e_get_job(struct cs_e2e *e, const char *name);
 /* cs_e2e_get_stats calls GetStats and asserts OK (caller frees). */
 Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e);
 
+/* cs_e2e_hook_job is a shell job at max_running 1 with one hook, named
+ * hook_name, on the given events, of up to 50 attempts; the caller gives
+ * the hook its kind (url or command) in job->hooks[0] (caller frees). */
+Csched__V1__Job *cs_e2e_hook_job(const char *name, const char *shell, const char *hook_name,
+                                 const Csched__V1__HookEvent *events, size_t n_events);
+
 /* cs_e2e_hook_deliveries calls ListHookDeliveries for job (its newest
  * first) and asserts OK (caller frees). */
 Csched__V1__ListHookDeliveriesResponse *cs_e2e_hook_deliveries(struct cs_e2e *e, const char *job);

@@ -31,23 +31,9 @@
 static Csched__V1__Job *command_job(const char *name, const char *shell, const char *hook_shell,
                                     const Csched__V1__HookEvent *events, size_t n_events)
 {
-    Csched__V1__Job *job = calloc(1, sizeof(*job));
-    Csched__V1__Hook *hook = calloc(1, sizeof(*hook));
-    csched__v1__job__init(job);
-    csched__v1__hook__init(hook);
-    job->name = strdup(name);
-    job->shell = strdup(shell);
-    job->max_running = 1;
-    hook->name = strdup("cmd");
-    hook->events = calloc(n_events, sizeof(*hook->events));
-    memcpy(hook->events, events, n_events * sizeof(*events));
-    hook->n_events = n_events;
-    hook->shell = strdup(hook_shell);
-    hook->timeout_ms = 10000;
-    hook->max_attempts = 50;
-    job->hooks = calloc(1, sizeof(*job->hooks));
-    job->hooks[0] = hook;
-    job->n_hooks = 1;
+    Csched__V1__Job *job = cs_e2e_hook_job(name, shell, "cmd", events, n_events);
+    job->hooks[0]->shell = strdup(hook_shell);
+    job->hooks[0]->timeout_ms = 10000;
     return job;
 }
 

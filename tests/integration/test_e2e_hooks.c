@@ -170,27 +170,14 @@ static Csched__V1__Job *hook_job(const char *name, const char *shell, const stru
                                  const Csched__V1__HookEvent *events, size_t n_events,
                                  Csched__V1__HookWhen when)
 {
-    Csched__V1__Job *job = calloc(1, sizeof(*job));
-    Csched__V1__Hook *hook = calloc(1, sizeof(*hook));
-    csched__v1__job__init(job);
-    csched__v1__hook__init(hook);
-    job->name = strdup(name);
-    job->shell = strdup(shell);
-    job->max_running = 1;
-    hook->name = strdup("receiver");
-    hook->events = calloc(n_events, sizeof(*hook->events));
-    memcpy(hook->events, events, n_events * sizeof(*events));
-    hook->n_events = n_events;
+    Csched__V1__Job *job = cs_e2e_hook_job(name, shell, "receiver", events, n_events);
+    Csched__V1__Hook *hook = job->hooks[0];
     hook->when = when;
     hook->url = strdup(r->url);
     hook->ca_file = strdup(r->ca_path);
     hook->secret = secret_ref(r);
     hook->secret->file = strdup(r->secret_path);
     hook->timeout_ms = 2000;
-    hook->max_attempts = 50;
-    job->hooks = calloc(1, sizeof(*job->hooks));
-    job->hooks[0] = hook;
-    job->n_hooks = 1;
     return job;
 }
 
