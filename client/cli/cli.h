@@ -97,6 +97,11 @@ void *cs_cli_xmalloc(size_t size);
 void *cs_cli_xcalloc(size_t n, size_t size);
 void *cs_cli_xrealloc(void *p, size_t size);
 char *cs_cli_xstrdup(const char *s);
+char *cs_cli_xstrndup(const char *s, size_t n);
+/* A FILE writing into *text (open_memstream), and its close: the text is
+ * whole after the close; exhaustion stops the tool. */
+FILE *cs_cli_memstream(char **text, size_t *len);
+void cs_cli_memstream_close(FILE *f);
 
 /* What a flag parser did with argv[*i]. Every flag parser of the CLI
  * returns one of these, or a negative errno (-EINVAL: a bad or missing

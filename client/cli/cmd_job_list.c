@@ -2,7 +2,8 @@
  * every job (or those whose labels the server finds the selector matches, in
  * the state asked for), a line each,
  * with what an operator scans for (joblist.c makes the table); -w then prints
- * a job's row again each time one of its runs changes state (list_watch.c).
+ * a job's row again each time a change of one of its runs changes the row
+ * (list_watch.c).
  *
  * The API has no call that gives a job with its last run and its running
  * count, so the table costs, per page of up to 100 jobs, one ListJobs and
@@ -234,11 +235,77 @@ static int parse(struct cs_cli *cli, int argc, char **argv, struct cs_cli_job_vi
     return 0;
 }
 
+/* The row last printed for a job, so that a change of its runs that leaves
+ * the row as it was (queued, starting, running: RUNNING 1 each time) prints
+ * nothing. */
+struct printed_row {
+    char *job_name;
+    char *text;
+};
+
 /* What a job list -w prints its rows with. */
 struct jobs_watch {
     struct cs_cli_job_view *view;
     size_t widths[8];
+    struct printed_row *printed;
+    size_t nprinted;
 };
+
+/* Keeps text (taken) as the row last printed for job_name; false, with text
+ * freed, when it is that row already. */
+static bool remember_row(struct jobs_watch *w, const char *job_name, char *text)
+{
+    struct printed_row *r = NULL;
+
+    for (size_t i = 0; i < w->nprinted && r == NULL; i++)
+        if (strcmp(w->printed[i].job_name, job_name) == 0)
+            r = &w->printed[i];
+    if (r != NULL && strcmp(r->text, text) == 0) {
+        free(text);
+        return false;
+    }
+    if (r == NULL) {
+        w->printed = cs_cli_xrealloc(w->printed, (w->nprinted + 1) * sizeof(*w->printed));
+        r = &w->printed[w->nprinted++];
+        *r = (struct printed_row){.job_name = cs_cli_xstrdup(job_name)};
+    }
+    free(r->text);
+    r->text = text;
+    return true;
+}
+
+/* t (its header when header) laid out as -w prints it, lined up under
+ * what came before; frees t. */
+static char *render(struct jobs_watch *w, struct cs_cli_table *t, bool header)
+{
+    char *text;
+    size_t len;
+    FILE *f = cs_cli_memstream(&text, &len);
+
+    cs_cli_table_print_keep(t, f, w->widths, header);
+    cs_cli_memstream_close(f);
+    return text;
+}
+
+/* Remembers the listing's rows as -w would print each of them now. */
+static void remember_listing(struct jobs_watch *w, struct cs_cli_job_row *rows, size_t n)
+{
+    struct cs_cli_table t;
+
+    for (size_t i = 0; i < n; i++) {
+        cs_cli_job_table(&t, &rows[i], 1, w->view);
+        (void)remember_row(w, rows[i].job->name, render(w, &t, false));
+    }
+}
+
+static void jobs_watch_free(struct jobs_watch *w)
+{
+    for (size_t i = 0; i < w->nprinted; i++) {
+        free(w->printed[i].job_name);
+        free(w->printed[i].text);
+    }
+    free(w->printed);
+}
 
 /* A row under the job table for ev's job as it is now: its last finished
  * run and its running ones. A job deleted since has no row. */
@@ -251,6 +318,7 @@ static int watched_job_row(struct cs_cli *cli, const Csched__V1__Event *ev, stru
     struct listing l = {0};
     struct cs_cli_table t;
     struct timespec now;
+    char *text;
     int rc;
 
     req.name = ev->job_name;
@@ -275,8 +343,11 @@ static int watched_job_row(struct cs_cli *cli, const Csched__V1__Event *ev, stru
         (void)clock_gettime(CLOCK_REALTIME, &now);
         w->view->now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
         cs_cli_job_table(&t, l.rows, 1, w->view);
-        cs_cli_table_print_keep(&t, cli->out, w->widths, false);
-        fflush(cli->out);
+        text = render(w, &t, false);
+        if (remember_row(w, job->name, text)) {
+            fputs(text, cli->out);
+            fflush(cli->out);
+        }
     }
     listing_free(&l);
     csched__v1__job__free_unpacked(job, NULL);
@@ -318,9 +389,13 @@ int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
             v.wide = cli->wide;
             v.now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
             cs_cli_job_table(&t, l.rows, l.nrows, &v);
-            if (watch)
-                cs_cli_table_print_keep(&t, cli->out, w.widths, true);
-            else
+            if (watch) {
+                char *text = render(&w, &t, true);
+
+                fputs(text, cli->out);
+                free(text);
+                remember_listing(&w, l.rows, l.nrows);
+            } else
                 cs_cli_table_print(&t, cli->out, "");
             fflush(cli->out);
         }
@@ -333,5 +408,6 @@ int cs_cmd_job_list(struct cs_cli *cli, int argc, char **argv)
                                                            .row_cb = watched_job_row,
                                                            .arg = &w},
                                seq);
+    jobs_watch_free(&w);
     return rc;
 }

@@ -39,6 +39,22 @@ void *cs_cli_xrealloc(void *p, size_t size)
     return or_exit(realloc(p, size ? size : 1));
 }
 
+char *cs_cli_xstrndup(const char *s, size_t n)
+{
+    return or_exit(strndup(s, n));
+}
+
+FILE *cs_cli_memstream(char **text, size_t *len)
+{
+    return or_exit(open_memstream(text, len));
+}
+
+void cs_cli_memstream_close(FILE *f)
+{
+    if (fclose(f) != 0)
+        or_exit(NULL);
+}
+
 char *cs_cli_xstrdup(const char *s)
 {
     size_t len = strlen(s) + 1;

@@ -4,6 +4,8 @@
 # then serves the same state dir over TLS with bearer tokens.
 set -u
 bin=$1
+# The contexts of whoever runs the test are not the test's.
+unset CSCHED_CONFIG XDG_CONFIG_HOME
 src=$(dirname "$0")
 # shellcheck source-path=SCRIPTDIR source=cschedd_test.sh
 . "$src/cschedd_test.sh"
@@ -408,7 +410,7 @@ col=$(awk 'NR == 1 { h = index($0, "STATE") } / succeeded / { print (index($0, "
     "$tmp/runs_w")
 [ "$col" = 1 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL runs_watch_align"; cat "$tmp/runs_w"; }
-# job list -w: a row for a job each time one of its runs changes, only of
+# job list -w: a row for a job each time it changes with one of its runs, only of
 # the jobs the selector matches. The watches are stopped once their rows
 # have come (their deadline is for a slow build, e.g. under ASan).
 check watch_labelled 0 job create watched-l --label env=watch -- true
@@ -441,6 +443,10 @@ expect runs_watch_selector runs_wl '^[0-9]+ +watched-l +succeeded +exit 0 '
 expect jobs_watch jobs_w '^watched-l +- +no +- +SUCCEEDED [0-9]+s ago +0 *$'
 [ "$(grep -c '^watched ' "$tmp/jobs_w")" -eq 0 ] && passed=$((passed + 1)) ||
     { failed=$((failed + 1)); echo "FAIL jobs_watch: a row of a job the selector does not match"; cat "$tmp/jobs_w"; }
+# A change of its runs that leaves the row as it was (queued, starting,
+# running) prints it once.
+[ -z "$(grep '^watched-l ' "$tmp/jobs_w" | uniq -d)" ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL jobs_watch_changes: a row printed twice as it was"; cat "$tmp/jobs_w"; }
 # slots -w: each new slot as the job's runs change.
 check ticker_create 0 job create slot-ticker --schedule '@every 1s' -- true
 # It ends at the deadline, however it says so.
