@@ -28,6 +28,7 @@
 # Environment: CSCHED_BUILD_ROOT (default <repo>/build; builds go to plain/,
 # asan/, asan-minder/ and fuzz/ under it, the images' OCI archives
 # to image/), CSCHED_JOBS (parallel compile jobs, default nproc),
+# CSCHED_CTEST_JOBS (tests at once, default CSCHED_JOBS),
 # CSCHED_SKIP_DEPS=1 to skip stage 1, CSCHED_FUZZ_SECONDS (per fuzz target,
 # default 20).
 set -euo pipefail
@@ -35,6 +36,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_root=${CSCHED_BUILD_ROOT:-$repo/build}
 jobs=${CSCHED_JOBS:-$(nproc)}
+ctest_jobs=${CSCHED_CTEST_JOBS:-$jobs}
 summary=()
 failed=0
 
@@ -99,10 +101,11 @@ build_and_test() {
     last_built=1
     [ -z "${before_tests:-}" ] || "$before_tests"
     [ -z "$tests" ] || ctest_args=(-R "$tests")
-    # Serial on purpose: the concurrency tests measure the loop's lateness and
-    # would be measuring each other.
+    # As many at once as there are cores; the tests whose timings or CPU
+    # another test would disturb (the concurrency and replicas tests among
+    # them) are RUN_SERIAL and run alone (tests/CMakeLists.txt).
     set +e
-    ctest --test-dir "$dir" --output-on-failure --no-tests=error --timeout 900 \
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error --timeout 900 -j "$ctest_jobs" \
         -LE "$labels" "${ctest_args[@]}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     set -e
