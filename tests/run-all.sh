@@ -40,8 +40,9 @@ ctest_jobs=${CSCHED_CTEST_JOBS:-$jobs}
 summary=()
 failed=0
 
+# stage TITLE: a stage's heading, with the seconds run-all has taken so far.
 stage() {
-    printf '\n==== %s\n' "$*"
+    printf '\n==== %s (at %d s)\n' "$*" "$SECONDS"
 }
 
 record() {
@@ -238,6 +239,7 @@ else
 fi
 
 stage "summary"
+echo "run-all took $SECONDS s"
 printf '%s\n' "${summary[@]}"
 for name in plain asan asan-minder fuzz image; do
     log=$build_root/$name/ctest.log
