@@ -387,9 +387,11 @@ check array_cancelled 0 runs --array "$array_id" --state cancelled
 check array_bad 64 trigger arr --array 5-2
 check array_wait 64 trigger arr --array 3 --wait
 check array_cap_alone 64 trigger arr --array-max-running 2
-# runs -w: the listing, then each change of a run as a row under it.
+# runs -w: the listing, then each change of a run as a row under it. The
+# watch is stopped once its rows have come (its deadline is for a loaded
+# machine, as the ones below).
 check watch_create 0 job create watched -- true
-"$bin/csched" --timeout 8 runs -w --job watched >"$tmp/runs_w" 2>&1 &
+"$bin/csched" --timeout 30 runs -w --job watched >"$tmp/runs_w" 2>&1 &
 runs_w=$!
 i=0
 while ! grep -q '^ID' "$tmp/runs_w" && [ $i -lt 50 ]; do
@@ -398,7 +400,7 @@ while ! grep -q '^ID' "$tmp/runs_w" && [ $i -lt 50 ]; do
 done
 check watch_trigger 0 trigger watched --wait
 i=0
-while ! grep -q ' succeeded ' "$tmp/runs_w" && [ $i -lt 50 ]; do
+while ! grep -q ' succeeded ' "$tmp/runs_w" && [ $i -lt 200 ]; do
     sleep 0.1
     i=$((i + 1))
 done
