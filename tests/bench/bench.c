@@ -2,7 +2,8 @@
  *
  *   A  200 runs of `sleep 0.2` (200 jobs), limit 200: the spec's burst;
  *   T  2000 runs of `true` (one job), global limit 64: throughput; and on
- *      csched again with the 2000 runs made by two TriggerJob of arrays;
+ *      csched again with the 2000 runs made by two TriggerJob of arrays,
+ *      and again on cschedd's embedded PostgreSQL;
  *   S  `true` triggered at a steady rate for 60 s, at 500/s and at the
  *      floor's T rate: lateness from due to started, and whether csched
  *      keeps up (bench_sustained.c);
@@ -18,7 +19,8 @@
  * and APScheduler, an in-process Python scheduler.
  *
  * For A and T, "csched" is a real cschedd (fresh per workload) on a throwaway
- * PostgreSQL, driven through libcsched: wall time runs from the release of
+ * PostgreSQL by URL, as a replica (T's embedded row: on its own embedded
+ * PostgreSQL), driven through libcsched: wall time runs from the release of
  * the trigger threads to the last run's terminal event seen on Watch. The
  * "floor" is csched-floor: the same minders posix_spawned with the same limit
  * and nothing else. Peak alive is counted the same way for both: live
@@ -67,11 +69,13 @@ static const struct workload workloads[] = {
     {"T", "T: 2000 x true, limit 64", "bench-t", 2000, 1, 64, true_cmd, 0},
 };
 
-/* T's line with arrays: csched alone, the same runs made by two TriggerJob
- * of an array of 1000 each, the most one may hold (beside T's floor and
- * peers, which have no calls). */
-static const struct workload t_array = {
-    "T[]", "T[]", "bench-ta", 2000, 1, 64, true_cmd, 1000,
+/* T's further rows (bench_variant), csched alone beside T's floor and
+ * peers: the same runs made by two TriggerJob of an array of 1000 each,
+ * the most one may hold; and the same triggers on cschedd's embedded
+ * PostgreSQL, its default, where it is the one replica and fences nothing. */
+static const struct workload t_variants[VARIANTS] = {
+    [VARIANT_ARRAYS] = {"T[]", "T[]", "bench-ta", 2000, 1, 64, true_cmd, 1000},
+    [VARIANT_EMBEDDED] = {"T/embedded", "T/embedded", "bench-t", 2000, 1, 64, true_cmd, 0},
 };
 
 /* run_workload runs floor and csched in turn, repeat times each, and
@@ -79,18 +83,18 @@ static const struct workload t_array = {
 static struct outcome run_workload(const struct workload *w, const char *bin_dir,
                                    struct cs_testpg *pg, unsigned repeat)
 {
-    struct measure f[MAX_REPEAT], c[MAX_REPEAT], ca[MAX_REPEAT], p[PEERS][MAX_REPEAT];
-    bool arrays = strcmp(w->key, "T") == 0;
+    struct measure f[MAX_REPEAT], c[MAX_REPEAT], v[VARIANTS][MAX_REPEAT], p[PEERS][MAX_REPEAT];
+    bool variants = strcmp(w->key, "T") == 0;
 
     for (unsigned i = 0; i < repeat; i++) {
         fprintf(stderr, "bench: %s on the floor (%u of %u)\n", w->title, i + 1, repeat);
         bench_run_floor(w, bin_dir, &f[i]);
         fprintf(stderr, "bench: %s on csched (%u of %u)\n", w->title, i + 1, repeat);
         bench_run_csched(w, pg, &c[i]);
-        if (arrays) {
-            fprintf(stderr, "bench: %s on csched with arrays (%u of %u)\n", w->title, i + 1,
-                    repeat);
-            bench_run_csched(&t_array, pg, &ca[i]);
+        for (int k = 0; variants && k < VARIANTS; k++) {
+            fprintf(stderr, "bench: %s on csched as %s (%u of %u)\n", w->title, t_variants[k].key,
+                    i + 1, repeat);
+            bench_run_csched(&t_variants[k], k == VARIANT_EMBEDDED ? NULL : pg, &v[k][i]);
         }
         for (int peer = 0; peer < PEERS; peer++) {
             fprintf(stderr, "bench: %s on %s (%u of %u)\n", w->title, bench_peer_name(peer), i + 1,
@@ -98,7 +102,7 @@ static struct outcome run_workload(const struct workload *w, const char *bin_dir
             bench_run_peer(w, peer, &p[peer][i]);
         }
     }
-    return bench_report_workload(w, f, c, arrays ? ca : NULL, p, repeat);
+    return bench_report_workload(w, f, c, variants ? v : NULL, p, repeat);
 }
 
 struct bench_args {

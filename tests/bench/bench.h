@@ -59,6 +59,8 @@ struct outcome {
     /* Medians over the csched runs, per run: cschedd's own CPU (launch
      * thread, loop, gRPC; not its minders) and PostgreSQL's. */
     double own_cpu_us_per_run, db_cpu_us_per_run;
+    /* The same on the embedded PostgreSQL (T only; 0 when not run). */
+    double embedded_own_cpu_us_per_run, embedded_db_cpu_us_per_run;
 };
 
 /* The programs line M times, in the order it shows them. */
@@ -84,7 +86,10 @@ void bench_sort(double *v, size_t n);
 void bench_run_floor(const struct workload *w, const char *bin_dir, struct measure *m);
 
 /* Runs w once on a fresh cschedd (from $CSCHED_BIN_DIR, as tests/lib
- * starts it) on pg and fills m; the server is stopped before it returns. */
+ * starts it) on pg by its URL, as a replica, and fills m; with pg NULL, on
+ * the cschedd's own embedded PostgreSQL (its default: one replica, no
+ * fencing), made and started before the workload. The server is stopped
+ * before it returns. */
 void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct measure *m);
 /* How many standby replicas run beside the active cschedd of A and T (0 by
  * default): the cost of coordination through the database. */
@@ -110,13 +115,17 @@ void bench_minder_cost(const char *bin_dir, struct spawn_cost cost[SPAWN_KINDS])
 /* Prints the table's header line. */
 void bench_print_header(void);
 
+/* T's further rows on csched, run in the same repeats: its runs made as
+ * arrays, and cschedd on its embedded PostgreSQL instead of by URL. */
+enum bench_variant { VARIANT_ARRAYS, VARIANT_EMBEDDED, VARIANTS };
+
 /* Prints w's rows from the repeat runs of each side (f the floor's, c
- * csched's, in pairs; ca csched's with arrays, NULL if not run; p[peer]
- * the peers', run beside them; all sorted here) and returns the paired
- * outcome. */
+ * csched's, in pairs; v[variant] csched's other rows, NULL if not run;
+ * p[peer] the peers', run beside them; all sorted here) and returns the
+ * paired outcome. */
 struct outcome bench_report_workload(const struct workload *w, struct measure *f, struct measure *c,
-                                     struct measure *ca, struct measure (*p)[MAX_REPEAT],
-                                     unsigned repeat);
+                                     struct measure (*v)[MAX_REPEAT],
+                                     struct measure (*p)[MAX_REPEAT], unsigned repeat);
 
 /* Prints line M. */
 void bench_print_minder_cost(const struct spawn_cost cost[SPAWN_KINDS]);

@@ -9,6 +9,7 @@
 #include <csched/scheduler.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
+#include <limits.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -211,21 +212,37 @@ void bench_start_standbys(struct cs_testpg *pg, struct cs_testd **out)
     PQfinish(conn);
 }
 
-static double standbys_cpu_ms(struct cs_testd *const *standby)
+static double standbys_cpu_ms(struct cs_testd *const *standby, unsigned n)
 {
     double sum = 0, ms;
-    for (unsigned i = 0; i < standbys; i++) {
+    for (unsigned i = 0; i < n; i++) {
         CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(standby[i]), false, &ms));
         sum += ms;
     }
     return sum;
 }
 
+/* The postmaster cschedd writes to: pg's, or (pg NULL) the embedded one in
+ * its state dir, which pg_ctl started outside cschedd's process tree. */
+static pid_t postmaster_of(struct cs_testpg *pg, struct cs_testd *d)
+{
+    char path[PATH_MAX];
+    long pid = 0;
+
+    if (pg != NULL)
+        return cs_testpg_pid(pg);
+    snprintf(path, sizeof(path), "%s/pg/data/postmaster.pid", cs_testd_state_dir(d));
+    FILE *f = fopen(path, "r");
+    CS_TEST_TRUE(f != NULL);
+    CS_TEST_TRUE(fscanf(f, "%ld", &pid) == 1 && pid > 1);
+    fclose(f);
+    return (pid_t)pid;
+}
+
 void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct measure *m)
 {
     static const char *const active_args[] = {"--replica-id", "bench-active", NULL};
-    struct cs_testd_options dopts = {
-        .database_url = cs_testpg_url(pg), .max_running = w->limit, .extra_args = active_args};
+    struct cs_testd_options dopts = {.max_running = w->limit};
     struct cs_testd *standby[BENCH_MAX_STANDBYS] = {NULL};
     struct cs_test_burst_result r;
     double srv0, srv1, own0, own1, db0, db1;
@@ -233,8 +250,16 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
     struct cs_testd *d = NULL;
 
     memset(m, 0, sizeof(*m));
+    if (pg != NULL) {
+        dopts.database_url = cs_testpg_url(pg);
+        dopts.extra_args = active_args;
+    }
     CS_TEST_OK(cs_testd_start(&dopts, &d));
-    bench_start_standbys(pg, standby);
+    /* Standbys share a database by URL; the embedded one is cschedd's own. */
+    unsigned n_standbys = pg != NULL ? standbys : 0;
+    if (n_standbys > 0)
+        bench_start_standbys(pg, standby);
+    pid_t db_pid = postmaster_of(pg, d);
     struct cs_test_burst_options bopts = {
         .target = cs_testd_target(d),
         .server_pid = cs_testd_pid(d),
@@ -252,17 +277,17 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
     bopts.jobs_exist = true;
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), true, &srv0));
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), false, &own0));
-    CS_TEST_OK(cs_test_tree_cpu_ms(cs_testpg_pid(pg), &db0));
-    double standby0 = standbys_cpu_ms(standby);
+    CS_TEST_OK(cs_test_tree_cpu_ms(db_pid, &db0));
+    double standby0 = standbys_cpu_ms(standby, n_standbys);
     getrusage(RUSAGE_SELF, &self0);
     CS_TEST_OK(cs_test_burst_run(&bopts, &r));
     getrusage(RUSAGE_SELF, &self1);
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), true, &srv1));
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), false, &own1));
-    CS_TEST_OK(cs_test_tree_cpu_ms(cs_testpg_pid(pg), &db1));
-    if (standbys > 0)
-        fprintf(stderr, "%s: %u standbys used %.1f ms CPU\n", w->key, standbys,
-                standbys_cpu_ms(standby) - standby0);
+    CS_TEST_OK(cs_test_tree_cpu_ms(db_pid, &db1));
+    if (n_standbys > 0)
+        fprintf(stderr, "%s: %u standbys used %.1f ms CPU\n", w->key, n_standbys,
+                standbys_cpu_ms(standby, n_standbys) - standby0);
     cs_test_burst_print(w->key, &r);
     fprintf(stderr, "%s: cschedd itself used %.1f ms CPU, its minders and commands %.1f ms\n",
             w->key, own1 - own0, (srv1 - srv0) - (own1 - own0));
@@ -279,7 +304,7 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
     m->cpu_ms = srv1 - srv0;
     m->own_cpu_ms = own1 - own0;
     m->db_cpu_ms = db1 - db0;
-    for (unsigned i = 0; i < standbys; i++)
+    for (unsigned i = 0; i < n_standbys; i++)
         (void)cs_testd_stop(standby[i]);
     int status = cs_testd_stop(d);
     if (status != 0)

@@ -42,6 +42,8 @@ const context = await browser.newContext({ viewport: { width: 1280, height: 900 
 context.setDefaultTimeout(20000);
 const page = await context.newPage();
 const consoleErrors = [];
+/* The errors a step made on purpose (a request refused): each forgives one. */
+const expectedErrors = [];
 page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
 page.on("pageerror", (e) => consoleErrors.push(String(e)));
 const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: false });
@@ -103,6 +105,59 @@ await step("cancel a running run", async () => {
   await page.locator("pre.log").filter({ hasText: "started" }).waitFor();
   await page.getByRole("button", { name: "Cancel run" }).click();
   await page.locator(".facts .st-cancelled").waitFor();
+});
+
+await step("an array from the job page: the server's field error, its runs as a group, cancelled whole", async () => {
+  await page.goto(`${base}/jobs/${sleeper}`);
+  const form = page.locator("form[aria-labelledby=array]");
+  /* The page leaves the bound to the server, whose error names the field. */
+  await form.getByLabel("Runs").fill("1001");
+  expectedErrors.push(/status of 400/);
+  await form.getByRole("button", { name: "Run the array" }).click();
+  await page.getByRole("alert").filter({ hasText: /invalid argument.*array_size: /s }).waitFor();
+  await form.getByLabel("Runs").fill("4");
+  await form.getByLabel("First index").fill("10");
+  await form.getByLabel("At most running").fill("2");
+  const listed = page.waitForRequest(
+    (r) => r.url().endsWith("/ListRuns") && Number(JSON.parse(r.postData() ?? "{}").arrayId) > 0,
+  );
+  await form.getByRole("button", { name: "Run the array" }).click();
+  const id = (await listed).postDataJSON().arrayId;
+  await page.getByRole("heading", { name: `Runs of array #${id}` }).waitFor();
+  if (new URL(page.url()).searchParams.get("array") !== String(id))
+    throw new Error(`the address does not keep the array: ${page.url()}`);
+  const group = page.getByRole("group", { name: `Array #${id}` });
+  await group.filter({ hasText: "4 runs, indices 10–13, at most 2 at once" }).waitFor();
+  /* The cap holds: two run, two wait. */
+  await group.locator(".counts").filter({ hasText: "2 queued, 2 running" }).waitFor();
+  const indices = await page.locator("table.runs tbody tr td:nth-child(2)").allTextContents();
+  if (indices.join(",") !== "10,11,12,13") throw new Error(`the array's rows have the indices ${indices}`);
+  await page.locator("section[aria-labelledby=runs]").screenshot({ path: join(shots, "job-array.png") });
+  /* A reload keeps the filter; a run shows where it stands in its array. */
+  await page.reload();
+  await page.getByRole("heading", { name: `Runs of array #${id}` }).waitFor();
+  await page.locator("table.runs tbody tr").filter({ has: page.getByRole("cell", { name: "11", exact: true }) })
+    .getByRole("link").click();
+  await page.locator(".facts").filter({ hasText: `#${id}, index 11 of 10–13 (4 runs), at most 2 at once` }).waitFor();
+  await page.locator(".facts").getByRole("link", { name: `#${id}` }).click();
+  await page.getByRole("heading", { name: `Runs of array #${id}` }).waitFor();
+  /* Cancel asks first: keeping them cancels nothing. */
+  await group.getByRole("button", { name: "Cancel array" }).click();
+  await group.getByRole("group", { name: "Confirm the cancel" }).filter({ hasText: "Cancel the 4 runs" }).waitFor();
+  await group.getByRole("button", { name: "Keep them" }).click();
+  await group.locator(".counts").filter({ hasText: "2 queued, 2 running" }).waitFor();
+  await group.getByRole("button", { name: "Cancel array" }).click();
+  const cancelled = page.waitForRequest(
+    (r) => r.url().endsWith("/CancelRun") && String(JSON.parse(r.postData() ?? "{}").arrayId) === String(id),
+  );
+  await group.getByRole("button", { name: "Cancel them" }).click();
+  await cancelled;
+  await group.locator(".counts").filter({ hasText: /^4 cancelled$/ }).waitFor();
+  await group.getByRole("button", { name: "Cancel array" }).waitFor({ state: "detached" });
+  /* The job's own runs name each one's array. */
+  await page.getByRole("link", { name: "All runs of the job" }).click();
+  await page.getByRole("heading", { name: "Runs", exact: true }).waitFor();
+  await page.getByRole("link", { name: `#${id} [13]` }).waitFor();
 });
 
 await step("a skipped slot says why it did not run", async () => {
@@ -200,6 +255,10 @@ await step("log out ends the session", async () => {
 
 await step("the pages ran without a script error or a CSP refusal", async () => {
   const bad = consoleErrors.filter((e) => !/401|Unauthorized|EventSource/.test(e));
+  for (const expected of expectedErrors) {
+    const i = bad.findIndex((e) => expected.test(e));
+    if (i >= 0) bad.splice(i, 1);
+  }
   if (bad.length) throw new Error(bad.join("\n"));
 });
 

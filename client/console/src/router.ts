@@ -23,6 +23,28 @@ export function usePath(): string {
   return path;
 }
 
+/* A filter kept in the address (?name=value): its value, re-read when a
+ * link or Back changes it, and a setter that writes it there in place, as
+ * the jobs page keeps its filters. */
+export function useParam(name: string): [string, (value: string) => void] {
+  const read = () => new URLSearchParams(location.search).get(name) ?? "";
+  const [value, setValue] = useState(read);
+  useEffect(() => {
+    const f = () => setValue(read());
+    listeners.add(f);
+    return () => void listeners.delete(f);
+  }, [name]);
+  const set = (v: string) => {
+    const q = new URLSearchParams(location.search);
+    if (v) q.set(name, v);
+    else q.delete(name);
+    const s = q.toString();
+    history.replaceState(null, "", location.pathname + (s ? `?${s}` : ""));
+    setValue(v);
+  };
+  return [value, set];
+}
+
 /* A click on a same-origin link changes the route without a reload. */
 export function linkClick(e: MouseEvent) {
   const a = (e.target as Element).closest?.("a");

@@ -1,27 +1,32 @@
 // Job: its definition as apply -f takes it, its next fires with DST marks,
 // what became of each slot (and why one did not run), its runs a keyset
-// page at a time, run now and backfill.
-import { useEffect, useState } from "preact/hooks";
+// page at a time or one array's as a group (?array=ID), run now, run an
+// array, and backfill.
+import { useEffect, useRef, useState } from "preact/hooks";
 import { call, num, Scheduler, stream } from "../api";
 import { scheduleWords } from "../cron";
 import { clock, duration, skipReason } from "../format";
 import { SlotOutcome } from "../gen/csched/v1/scheduler_pb";
 import { jobToYaml } from "../jobyaml";
-import { navigate } from "../router";
+import { navigate, useParam } from "../router";
 import { ErrorBox, Page, State, Status, useLoad, When } from "../ui";
+import { ArrayForm, ArrayGroup, arrayPath } from "./array";
 
 const PAGE = 50;
+/* An array holds at most 1,000 runs: one page of ListRuns' largest. */
+const ARRAY_PAGE = 1000;
 const NEXT_FIRES = 20;
 
-/* Keyset pages: the tokens of the pages seen, so Newer goes back. */
-function usePages() {
-  const [tokens, setTokens] = useState<string[]>([""]);
-  const token = tokens[tokens.length - 1];
+/* Keyset pages: the tokens of the pages seen, so Newer goes back; a new
+ * listing (another key) starts again at the first. */
+function usePages(key = "") {
+  const [pages, setPages] = useState({ key, tokens: [""] });
+  const tokens = pages.key === key ? pages.tokens : [""];
   return {
-    token,
+    token: tokens[tokens.length - 1],
     first: tokens.length === 1,
-    older: (next: string) => setTokens((t) => [...t, next]),
-    newer: () => setTokens((t) => (t.length > 1 ? t.slice(0, -1) : t)),
+    older: (next: string) => setPages({ key, tokens: [...tokens, next] }),
+    newer: () => setPages({ key, tokens: tokens.length > 1 ? tokens.slice(0, -1) : tokens }),
   };
 }
 
@@ -41,14 +46,39 @@ function Pager({ pages, next, what }: { pages: ReturnType<typeof usePages>; next
 /* datetime-local's value, read in the browser's zone. */
 const fromLocal = (v: string) => (v ? new Date(v).getTime() : 0);
 
+/* The array filter's id, or an error a person can act on. */
+function arrayIdOf(text: string): bigint {
+  if (!/^[1-9][0-9]{0,18}$/.test(text))
+    throw new Error(`array ${text}: give an array's id, the id of its first run (a whole number from 1)`);
+  return BigInt(text);
+}
+
 export function JobPage({ name }: { name: string }) {
   const job = useLoad(() => call(Scheduler.method.getJob, { name, nextFires: NEXT_FIRES }), [name]);
-  const runPages = usePages();
+  const [array, setArray] = useParam("array");
+  const runPages = usePages(array);
   const slotPages = usePages();
+  /* The job's runs, or those of one array (which ListRuns takes alone). */
   const runs = useLoad(
-    () => call(Scheduler.method.listRuns, { jobName: name, pageSize: PAGE, pageToken: runPages.token }),
-    [name, runPages.token],
+    async () =>
+      call(
+        Scheduler.method.listRuns,
+        array
+          ? { arrayId: arrayIdOf(array), pageSize: ARRAY_PAGE, pageToken: runPages.token }
+          : { jobName: name, pageSize: PAGE, pageToken: runPages.token },
+      ),
+    [name, array, runPages.token],
   );
+  /* Another array chosen here (by the form or the filter): its runs come
+   * into view. */
+  const shownArray = useRef(array);
+  useEffect(() => {
+    if (array && array !== shownArray.current) document.getElementById("runs")?.scrollIntoView();
+    shownArray.current = array;
+  }, [array]);
+  /* An answer for the listing before stays shown until the next one's. */
+  const shown = (runs.value?.runs ?? []).filter((r) => !array || String(r.arrayId) === array);
+  if (array) shown.sort((a, b) => a.arrayIndex - b.arrayIndex);
   const slots = useLoad(
     () =>
       call(Scheduler.method.listSlots, { jobName: name, pageSize: PAGE, pageToken: slotPages.token }),
@@ -191,6 +221,7 @@ export function JobPage({ name }: { name: string }) {
               <button type="submit">Backfill the range</button>
               <p class="muted small">Times in this browser's zone; every slot in the range without a started run gets one.</p>
             </form>
+            <ArrayForm job={name} />
           </section>
         </div>
       )}
@@ -233,25 +264,50 @@ export function JobPage({ name }: { name: string }) {
         <Pager pages={slotPages} next={slots.value?.nextPageToken} what="slots" />
       </section>
       <section aria-labelledby="runs">
-        <h2 id="runs">Runs</h2>
+        <h2 id="runs">{array ? `Runs of array #${array}` : "Runs"}</h2>
+        <form
+          class="filters"
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setArray(String(new FormData(e.currentTarget).get("array") ?? "").trim());
+          }}
+        >
+          <label>
+            Array id
+            <input key={array} name="array" type="number" min="1" step="1" placeholder="any" defaultValue={array} />
+          </label>
+          <button type="submit">Show the array</button>
+          {array && (
+            <a class="button" href={`/jobs/${encodeURIComponent(name)}`}>
+              All runs of the job
+            </a>
+          )}
+        </form>
         <ErrorBox error={runs.error} />
+        {array && runs.value && !runs.error && (
+          <ArrayGroup id={array} job={name} runs={shown} changed={runs.reload} />
+        )}
         <div class="scroll">
           <table class="runs">
             <thead>
               <tr>
                 <th scope="col">Run</th>
+                {array && <th scope="col">Index</th>}
                 <th scope="col">State</th>
                 <th scope="col">Started</th>
                 <th scope="col">Took</th>
+                {!array && <th scope="col">Array</th>}
                 <th scope="col">By</th>
               </tr>
             </thead>
             <tbody>
-              {runs.value?.runs.map((r) => (
+              {shown.map((r) => (
                 <tr>
                   <td>
                     <a href={`/runs/${r.id}`}>#{String(r.id)}</a>
                   </td>
+                  {array && <td>{r.arrayIndex}</td>}
                   <td>
                     <State state={r.state} />
                   </td>
@@ -263,13 +319,22 @@ export function JobPage({ name }: { name: string }) {
                       ? duration(num(r.endedUnixMs) - num(r.startedUnixMs))
                       : ""}
                   </td>
+                  {!array && (
+                    <td>
+                      {num(r.arrayId) > 0 && (
+                        <a href={arrayPath(r)} title={`The runs of array #${r.arrayId}`}>
+                          #{String(r.arrayId)} [{r.arrayIndex}]
+                        </a>
+                      )}
+                    </td>
+                  )}
                   <td>{r.triggeredBy}</td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
-        {runs.value && runs.value.runs.length === 0 && <p class="muted">No runs yet.</p>}
+        {!array && runs.value && runs.value.runs.length === 0 && <p class="muted">No runs yet.</p>}
         <Pager pages={runPages} next={runs.value?.nextPageToken} what="runs" />
       </section>
     </Page>

@@ -1,11 +1,12 @@
 // Run: its attempts (exit, signal, times, CPU, memory, what the logs kept,
-// retry delays), the live log of an attempt with follow and download, and
-// cancel.
+// retry delays), its place in its array, the live log of an attempt with
+// follow and download, and cancel.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { call, num, Scheduler, stream } from "../api";
 import { bytes, clock, duration, isActive, signalName } from "../format";
 import { LogStream, type Attempt, type Run } from "../gen/csched/v1/scheduler_pb";
 import { ErrorBox, Page, State, Status, useLoad, When } from "../ui";
+import { arrayPath, arrayPlace } from "./array";
 
 interface Piece {
   stream: LogStream;
@@ -252,6 +253,14 @@ export function RunPage({ id }: { id: string }) {
               <When ms={num(r.createdUnixMs)} /> by {r.triggeredBy}
               {num(r.slotUnixMs) ? ` for the slot ${clock(num(r.slotUnixMs))}` : ""}
             </dd>
+            {num(r.arrayId) > 0 && (
+              <>
+                <dt>Array</dt>
+                <dd>
+                  <a href={arrayPath(r)}>#{String(r.arrayId)}</a>, {arrayPlace(r)}
+                </dd>
+              </>
+            )}
             {num(r.notBeforeUnixMs) > 0 && (
               <>
                 <dt>Not before</dt>
