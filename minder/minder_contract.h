@@ -119,6 +119,9 @@ int cs_minder_word_fd(struct cs_minder_word *w);
 
 /* The folder of the state dir that holds every attempt's directory. */
 #define CS_ATTEMPTS_DIR "attempts"
+/* The folder of the state dir that holds every command hook's attempt's
+ * directory, "<delivery id>-<attempt>-<unix ms>" (server/hook/). */
+#define CS_HOOKS_DIR "hooks"
 /* An attempt directory's name with this appended is its copy made ahead of
  * the start by cschedd (server/ahead_dir.h), empty and never a minder's. */
 #define CS_AHEAD_DIR_SUFFIX ".ahead"

@@ -261,32 +261,60 @@ void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
                            cs_store_count_cb expired_cb, void *arg);
 
 /* Deletes one bounded batch of the history that ended before
- * before_unix_ms (at most CS_STORE_HISTORY_PURGE_ROWS runs, as many slots
- * and as many events, in one transaction), keeping what store_history.c
- * says always stays; purged_cb gets how many of each went, so a caller
- * with more to go asks again, and the last event seq deleted (0: none). */
+ * before_unix_ms (at most CS_STORE_HISTORY_PURGE_ROWS runs, as many slots,
+ * as many events and as many decided causes besides those of the runs, in
+ * one transaction), keeping what store_history.c says always stays: a
+ * cause decided since causes_before_unix_ms (the window of
+ * --after-window-seconds) among it. purged_cb gets how many of each went,
+ * so a caller with more to go asks again, the last event seq deleted (0:
+ * none), and the hook deliveries deleted with the runs, whose directories
+ * it removes. */
 #define CS_STORE_HISTORY_PURGE_ROWS 250
 struct cs_store_history_purged {
-    int64_t runs, slots, events;
+    int64_t runs, slots, events, causes;
     int64_t last_event_seq;
+    /* Borrowed until the callback returns: the runs deleted (a job's
+     * batch only) and the hook deliveries deleted with them. */
+    const int64_t *run_ids;
+    size_t n_run_ids;
+    const int64_t *delivery_ids;
+    size_t n_delivery_ids;
 };
 typedef void (*cs_store_history_cb)(void *arg, int status,
                                     const struct cs_store_history_purged *purged);
 void cs_store_history_purge(struct cs_store *store, int64_t before_unix_ms,
-                            cs_store_history_cb purged_cb, void *arg);
+                            int64_t causes_before_unix_ms, cs_store_history_cb purged_cb,
+                            void *arg);
 /* Deletes one bounded batch (at most CS_STORE_HISTORY_PURGE_ROWS runs) of
  * job's runs past its own limits: beyond the newest keep_succeeded
  * SUCCEEDED (0: no limit), beyond the newest keep_failed of the other
  * outcomes, or ended before before_unix_ms (0: none), always keeping the
- * latest of each outcome. purged_cb gets the ids deleted (borrowed). */
+ * latest of each outcome; with them, their hook deliveries and the causes
+ * decided before causes_before_unix_ms that name them. purged_cb gets the
+ * runs' ids, the causes' count and the deliveries' ids. */
 struct cs_store_history_job {
     const char *job_name;
     uint32_t keep_succeeded, keep_failed;
     int64_t before_unix_ms;
+    int64_t causes_before_unix_ms;
 };
-typedef void (*cs_store_ids_cb)(void *arg, int status, const int64_t *ids, size_t n);
 void cs_store_history_purge_job(struct cs_store *store, const struct cs_store_history_job *job,
-                                cs_store_ids_cb purged_cb, void *arg);
+                                cs_store_history_cb purged_cb, void *arg);
+/* Where the walk of the causes decided before the window stands: the key
+ * of the last cause it saw (all zero and empty: from the start). */
+struct cs_store_cause_key {
+    int64_t decided_unix_ms;
+    char job_name[256];
+    char cause[128];
+};
+/* Walks one batch (CS_STORE_HISTORY_PURGE_ROWS) of the causes decided
+ * before before_unix_ms, after the key *from, and deletes those whose runs
+ * are gone (store_history.c). walked_cb gets how many went, how many were
+ * walked (0: the walk is at its end) and the last key walked (borrowed). */
+typedef void (*cs_store_causes_cb)(void *arg, int status, int64_t deleted, int64_t walked,
+                                   const struct cs_store_cause_key *last);
+void cs_store_history_purge_causes(struct cs_store *store, const struct cs_store_cause_key *from,
+                                   int64_t before_unix_ms, cs_store_causes_cb walked_cb, void *arg);
 
 /* Stores the cluster's max_running (0: none), set by who at at_unix_ms;
  * with seed, only where no one has set it yet. set_cb gets the value in

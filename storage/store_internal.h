@@ -177,6 +177,7 @@ enum cs_store_stmt {
     CS_STORE_STMT_ATTEMPT_TAIL_GET,
     CS_STORE_STMT_HISTORY_PURGE,
     CS_STORE_STMT_HISTORY_PURGE_JOB,
+    CS_STORE_STMT_HISTORY_PURGE_CAUSES,
     CS_STORE_STMT_CLUSTER_LIMITS_SET,
     CS_STORE_STMT_HOOK_PUT,
     CS_STORE_STMT_HOOK_UPDATE,
@@ -591,6 +592,7 @@ extern const char cs_store_sql_run_active[];
 extern const char cs_store_sql_max_ids[];
 extern const char cs_store_sql_history_purge[];
 extern const char cs_store_sql_history_purge_job[];
+extern const char cs_store_sql_history_purge_causes[];
 extern const char cs_store_sql_cluster_limits_set[];
 extern const char cs_store_sql_remote_attempts[];
 void cs_store_run_params(const Csched__V1__Run *run, struct cs_store_params *p);

@@ -2,7 +2,9 @@
  * queued before it, and its result becomes messages for the caller. Loop
  * thread. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "store_internal.h"
 
@@ -251,23 +253,44 @@ void cs_store_cluster_max_running_set(struct cs_store *store, uint32_t max_runni
     cs_store_op_submit(store, op);
 }
 
+/* The ids of a comma-separated list (string_agg's), malloc'd. */
+static int64_t *ids_parse(const char *text, size_t *n)
+{
+    size_t cap = 1;
+    for (const char *p = text; *p != '\0'; p++)
+        cap += *p == ',';
+    int64_t *ids = cs_store_xcalloc(cap, sizeof(*ids));
+    *n = 0;
+    for (const char *p = text; *p != '\0';) {
+        char *end;
+        ids[(*n)++] = strtoll(p, &end, 10);
+        p = *end == ',' ? end + 1 : end + strlen(end);
+    }
+    return ids;
+}
+
 static void purge_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
     cs_store_history_cb cb = (cs_store_history_cb)op->cb;
     struct cs_store_history_purged purged = {0};
+    int64_t *deliveries = NULL;
 
     if (status == 0) {
         purged.runs = cs_store_row_int(res, 0, 0);
         purged.slots = cs_store_row_int(res, 0, 1);
         purged.events = cs_store_row_int(res, 0, 2);
         purged.last_event_seq = cs_store_row_int(res, 0, 3);
+        purged.causes = cs_store_row_int(res, 0, 4);
+        deliveries = ids_parse(PQgetvalue(res, 0, 5), &purged.n_delivery_ids);
+        purged.delivery_ids = deliveries;
     }
     if (cb != NULL)
         cb(op->arg, status, &purged);
+    free(deliveries);
 }
 
 void cs_store_history_purge(struct cs_store *store, int64_t before_unix_ms,
-                            cs_store_history_cb purged_cb, void *arg)
+                            int64_t causes_before_unix_ms, cs_store_history_cb purged_cb, void *arg)
 {
     /* Not a write: a lost connection fails it and the next sweep tries
      * again, rather than holding it in the backlog. */
@@ -275,24 +298,35 @@ void cs_store_history_purge(struct cs_store *store, int64_t before_unix_ms,
         read_new(store, CS_STORE_STMT_HISTORY_PURGE, purge_done_cb, (void (*)(void))purged_cb, arg);
 
     cs_store_params_int(&op->params, before_unix_ms);
+    cs_store_params_int(&op->params, causes_before_unix_ms);
     cs_store_op_submit(store, op);
 }
 
 static void purge_job_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
-    cs_store_ids_cb cb = (cs_store_ids_cb)op->cb;
+    cs_store_history_cb cb = (cs_store_history_cb)op->cb;
+    struct cs_store_history_purged purged = {0};
     size_t n = status == 0 ? (size_t)PQntuples(res) : 0;
-    int64_t *ids = cs_store_xcalloc(n + 1, sizeof(*ids));
+    int64_t *ids = cs_store_xcalloc(n + 1, sizeof(*ids)), *deliveries = NULL;
 
     for (size_t i = 0; i < n; i++)
         ids[i] = cs_store_row_int(res, (int)i, 0);
+    purged.runs = (int64_t)n;
+    purged.run_ids = ids;
+    purged.n_run_ids = n;
+    if (n > 0) {
+        purged.causes = cs_store_row_int(res, 0, 1);
+        deliveries = ids_parse(PQgetvalue(res, 0, 2), &purged.n_delivery_ids);
+        purged.delivery_ids = deliveries;
+    }
     if (cb != NULL)
-        cb(op->arg, status, ids, n);
+        cb(op->arg, status, &purged);
     free(ids);
+    free(deliveries);
 }
 
 void cs_store_history_purge_job(struct cs_store *store, const struct cs_store_history_job *job,
-                                cs_store_ids_cb purged_cb, void *arg)
+                                cs_store_history_cb purged_cb, void *arg)
 {
     struct cs_store_op *op = read_new(store, CS_STORE_STMT_HISTORY_PURGE_JOB, purge_job_done_cb,
                                       (void (*)(void))purged_cb, arg);
@@ -301,6 +335,37 @@ void cs_store_history_purge_job(struct cs_store *store, const struct cs_store_hi
     cs_store_params_int(&op->params, job->keep_succeeded);
     cs_store_params_int(&op->params, job->keep_failed);
     cs_store_params_int(&op->params, job->before_unix_ms);
+    cs_store_params_int(&op->params, job->causes_before_unix_ms);
+    cs_store_op_submit(store, op);
+}
+
+static void purge_causes_done_cb(struct cs_store_op *op, int status, const PGresult *res)
+{
+    cs_store_causes_cb cb = (cs_store_causes_cb)op->cb;
+    struct cs_store_cause_key last = {0};
+    int64_t deleted = 0, walked = 0;
+
+    if (status == 0 && PQntuples(res) > 0) {
+        deleted = cs_store_row_int(res, 0, 0);
+        walked = cs_store_row_int(res, 0, 1);
+        last.decided_unix_ms = cs_store_row_int(res, 0, 2);
+        (void)snprintf(last.job_name, sizeof(last.job_name), "%s", PQgetvalue(res, 0, 3));
+        (void)snprintf(last.cause, sizeof(last.cause), "%s", PQgetvalue(res, 0, 4));
+    }
+    if (cb != NULL)
+        cb(op->arg, status, deleted, walked, &last);
+}
+
+void cs_store_history_purge_causes(struct cs_store *store, const struct cs_store_cause_key *from,
+                                   int64_t before_unix_ms, cs_store_causes_cb walked_cb, void *arg)
+{
+    struct cs_store_op *op = read_new(store, CS_STORE_STMT_HISTORY_PURGE_CAUSES,
+                                      purge_causes_done_cb, (void (*)(void))walked_cb, arg);
+
+    cs_store_params_int(&op->params, from->decided_unix_ms);
+    cs_store_params_text(&op->params, from->job_name);
+    cs_store_params_text(&op->params, from->cause);
+    cs_store_params_int(&op->params, before_unix_ms);
     cs_store_op_submit(store, op);
 }
 

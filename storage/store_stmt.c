@@ -52,6 +52,8 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_ATTEMPT_TAIL_GET] = {"attempt_tail_get", cs_store_sql_attempt_tail_get},
     [CS_STORE_STMT_HISTORY_PURGE] = {"history_purge", cs_store_sql_history_purge},
     [CS_STORE_STMT_HISTORY_PURGE_JOB] = {"history_purge_job", cs_store_sql_history_purge_job},
+    [CS_STORE_STMT_HISTORY_PURGE_CAUSES] = {"history_purge_causes",
+                                            cs_store_sql_history_purge_causes},
     [CS_STORE_STMT_CLUSTER_LIMITS_SET] = {"cluster_limits_set", cs_store_sql_cluster_limits_set},
     [CS_STORE_STMT_HOOK_PUT] = {"hook_put", cs_store_sql_hook_put},
     [CS_STORE_STMT_HOOK_UPDATE] = {"hook_update", cs_store_sql_hook_update},

@@ -98,7 +98,8 @@ static void collect(struct cs_hook_post *post, int wstatus)
         break;
     case CS_NOTE_TIMED_OUT:
         (void)snprintf(post->error, sizeof(post->error),
-                       "the command ran past the hook's timeout_ms and was stopped");
+                       "the command ran past the hook's timeout_ms (%u ms) and was stopped",
+                       (unsigned)post->due.timeout_ms);
         break;
     case CS_NOTE_START_FAILED:
         (void)snprintf(post->error, sizeof(post->error), "the command could not start: %.200s",

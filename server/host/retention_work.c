@@ -1,4 +1,6 @@
-/* retention work: scanning STATE_DIR/attempts and removing what has expired. */
+/* retention work: scanning STATE_DIR/attempts and removing what has
+ * expired, and STATE_DIR/hooks for the directories of hook deliveries
+ * deleted with their runs. */
 #include "retention_work.h"
 
 #include <dirent.h>
@@ -62,6 +64,23 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
     return rc == 0 || errno == ENOENT ? 0 : -errno;
 }
 
+/* Removes the tree at dir/name, counted in res. */
+static void remove_tree(const char *dir, const char *name, struct cs_sweep_result *res)
+{
+    char path[4096];
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, name);
+    /* Depth first, never following a link out of the directory. */
+    int rc = nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (rc == 0) {
+        res->removed++;
+    } else {
+        res->failed++;
+        /* nftw's own failures are -1 with errno; the callback's, -errno. */
+        if (res->first_error == 0)
+            res->first_error = rc == -1 ? -errno : rc;
+    }
+}
+
 struct cs_sweep_result cs_retention_sweep(const char *attempts_dir, const int64_t *active_runs,
                                           size_t n_active, time_t cutoff, size_t max_removed)
 {
@@ -88,21 +107,48 @@ struct cs_sweep_result cs_retention_sweep(const char *attempts_dir, const int64_
             res.more = true;
             break;
         }
-        char path[4096];
-        (void)snprintf(path, sizeof(path), "%s/%s", attempts_dir, e->d_name);
-        /* Depth first, never following a link out of the directory. */
-        int rc = nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        if (rc == 0) {
-            res.removed++;
-        } else {
-            res.failed++;
-            /* nftw's own failures are -1 with errno; the callback's, -errno. */
-            if (res.first_error == 0)
-                res.first_error = rc == -1 ? -errno : rc;
-        }
+        remove_tree(attempts_dir, e->d_name, &res);
     }
     (void)closedir(dir);
     return res;
+}
+
+/* The delivery of a command hook's attempt directory's name,
+ * "<delivery id>-<attempt>-<unix ms>"; 0 if it is not one. */
+static int64_t delivery_of(const char *name)
+{
+    char *end;
+    errno = 0;
+    long long id = strtoll(name, &end, 10);
+    return errno == 0 && end != name && *end == '-' && id > 0 ? (int64_t)id : 0;
+}
+
+struct cs_sweep_result cs_retention_remove_hook_dirs(const char *hooks_dir, const int64_t *ids,
+                                                     size_t n)
+{
+    struct cs_sweep_result res = {0};
+    DIR *dir = opendir(hooks_dir);
+    if (dir == NULL) {
+        /* No command hook ever ran here. */
+        if (errno != ENOENT)
+            res.first_error = -errno;
+        return res;
+    }
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        int64_t id = delivery_of(e->d_name);
+        if (id != 0 && (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) &&
+            bsearch(&id, ids, n, sizeof(id), cmp_id) != NULL)
+            remove_tree(hooks_dir, e->d_name, &res);
+    }
+    (void)closedir(dir);
+    return res;
+}
+
+void cs_retention_hook_dirs_work(uv_work_t *work)
+{
+    struct cs_hook_dirs *w = work->data;
+    w->result = cs_retention_remove_hook_dirs(w->hooks_dir, w->ids, w->n);
 }
 
 void cs_retention_sweep_work(uv_work_t *work)

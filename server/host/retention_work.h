@@ -1,5 +1,6 @@
-/* retention work: the file side of removing old attempt directories, run on
- * libuv's pool (see retention.h). No state; one call per sweep. */
+/* retention work: the file side of removing old attempt directories (see
+ * retention.h) and those of the hook deliveries that history retention
+ * deleted (history.h), run on libuv's pool. No state; one call per sweep. */
 #ifndef CS_RETENTION_WORK_H
 #define CS_RETENTION_WORK_H
 
@@ -49,5 +50,25 @@ void cs_retention_sort_ids(int64_t *ids, size_t n);
  * removed is counted in failed and the sweep goes on. */
 struct cs_sweep_result cs_retention_sweep(const char *attempts_dir, const int64_t *active_runs,
                                           size_t n_active, time_t cutoff, size_t max_removed);
+
+/* The directories of command hooks' deliveries to remove, those deleted
+ * with their runs: made on the loop (history.c), run on the pool, freed on
+ * the loop in the work's after callback. */
+struct cs_hook_dirs {
+    uv_work_t work; /* work.data: this removal */
+    char hooks_dir[4096];
+    int64_t *ids; /* sorted */
+    size_t n;
+    struct cs_sweep_result result;
+};
+
+/* Pool thread: runs cs_retention_remove_hook_dirs for work->data. */
+void cs_retention_hook_dirs_work(uv_work_t *work);
+
+/* Removes from hooks_dir each directory "<delivery id>-<attempt>-<ms>"
+ * whose delivery is in ids (sorted ascending, n > 0); anything else is left
+ * alone. A hooks_dir that does not exist has nothing to remove. */
+struct cs_sweep_result cs_retention_remove_hook_dirs(const char *hooks_dir, const int64_t *ids,
+                                                     size_t n);
 
 #endif

@@ -33,12 +33,15 @@ static bool url_ok(const char *url)
     return false;
 }
 
-/* The limits every hook has, whatever its kind. */
-static int validate_bounds(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
+/* The limits every hook has, whatever its kind; its timeout's, its kind's
+ * (timeout_max_ms). */
+static int validate_bounds(const Csched__V1__Hook *h, size_t i, uint32_t timeout_max_ms,
+                           struct cs_err *err)
 {
-    if (h->timeout_ms > CS_HOOK_TIMEOUT_MAX_MS)
-        return cs_err_set(err, -EINVAL, "job.hooks[%zu].timeout_ms %u is over the limit of %d", i,
-                          h->timeout_ms, CS_HOOK_TIMEOUT_MAX_MS);
+    if (h->timeout_ms > timeout_max_ms)
+        return cs_err_set(
+            err, -EINVAL, "job.hooks[%zu].timeout_ms %u is over the limit of %u for a %s", i,
+            h->timeout_ms, timeout_max_ms, cs_hook_is_command(h) ? "command hook" : "webhook");
     if (h->max_attempts > CS_HOOK_ATTEMPTS_MAX)
         return cs_err_set(err, -EINVAL, "job.hooks[%zu].max_attempts %u is over the limit of %d", i,
                           h->max_attempts, CS_HOOK_ATTEMPTS_MAX);
@@ -67,7 +70,7 @@ static int validate_command(const Csched__V1__Hook *h, size_t i, struct cs_err *
     if (total > CS_HOOK_COMMAND_BYTES_MAX)
         return cs_err_set(err, -EINVAL, "job.hooks[%zu]'s command is %zu bytes; the limit is %d", i,
                           total, CS_HOOK_COMMAND_BYTES_MAX);
-    return validate_bounds(h, i, err);
+    return validate_bounds(h, i, CS_HOOK_COMMAND_TIMEOUT_MAX_MS, err);
 }
 
 static int validate_one(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
@@ -113,7 +116,7 @@ static int validate_one(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
         return cs_err_set(err, -EINVAL,
                           "job.hooks[%zu].ca_file \"%.100s\" must be an absolute path", i,
                           h->ca_file);
-    return validate_bounds(h, i, err);
+    return validate_bounds(h, i, CS_HOOK_TIMEOUT_MAX_MS, err);
 }
 
 int cs_hooks_validate(const Csched__V1__Job *spec, struct cs_err *err)

@@ -14,6 +14,9 @@
 #define CS_HOOK_URL_MAX 2048
 #define CS_HOOK_TIMEOUT_DEFAULT_MS 10000
 #define CS_HOOK_TIMEOUT_MAX_MS 60000
+/* A command runs as a job does, stopped by its minder on its timeout: it
+ * may take as long as a day. */
+#define CS_HOOK_COMMAND_TIMEOUT_MAX_MS (24 * 60 * 60 * 1000)
 #define CS_HOOK_ATTEMPTS_DEFAULT 10
 #define CS_HOOK_ATTEMPTS_MAX 100
 #define CS_HOOK_COMMAND_ARGS_MAX 256

@@ -1,7 +1,8 @@
 /* csched-bench-retention [ROWS [SECONDS]]: history retention's purge
  * (docs/design/0030-history-retention.md) under load. Loads ROWS rows of
- * old history (default 1,000,000: runs, attempts, slots and two events per
- * run, a fifth each, ended 30 days ago) by SQL into the database cschedd
+ * old history (default 1,000,000: runs, attempts, slots, two events, a hook
+ * delivery and a dependency cause with its upstream row per run, an
+ * eighth each, ended 30 days ago) by SQL into the database cschedd
  * migrated, then measures for SECONDS (default 30) with TriggerJob called
  * every 20 ms and a Watch of the triggered job: TriggerJob's latency and
  * Watch's delivery lag (an event's receipt less its at_unix_ms), p50 /
@@ -102,8 +103,12 @@ static long long history_rows(PGconn *db)
              "SELECT (SELECT count(*) FROM runs WHERE id <= %lld)"
              " + (SELECT count(*) FROM attempts WHERE run_id <= %lld)"
              " + (SELECT count(*) FROM slots WHERE run_id <= %lld)"
-             " + (SELECT count(*) FROM events WHERE run_id <= %lld)",
-             loaded_runs, loaded_runs, loaded_runs, loaded_runs);
+             " + (SELECT count(*) FROM events WHERE run_id <= %lld)"
+             " + (SELECT count(*) FROM dependency_causes WHERE run_id <= %lld)"
+             " + (SELECT count(*) FROM dependency_upstreams WHERE run_id <= %lld)"
+             " + (SELECT count(*) FROM hook_deliveries WHERE run_id <= %lld)",
+             loaded_runs, loaded_runs, loaded_runs, loaded_runs, loaded_runs, loaded_runs,
+             loaded_runs);
     PGresult *r = PQexec(db, sql);
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
         die(PQerrorMessage(db));
@@ -113,11 +118,13 @@ static long long history_rows(PGconn *db)
 }
 
 /* ROWS rows of history that ended 30 days ago, after what is there: runs
- * of 50 jobs, one attempt, one slot and two events each. */
+ * of 50 jobs, one attempt, one slot, two events, one delivered hook
+ * delivery and one dependency cause that made the run (with its upstream
+ * row) each. */
 static void load(PGconn *db, long long rows)
 {
     char sql[4096];
-    long long n = loaded_runs = rows / 5;
+    long long n = loaded_runs = rows / 8;
     int64_t t0 = now_ms() - 30LL * 24 * 3600 * 1000 - n * 10;
     snprintf(sql, sizeof(sql),
              "INSERT INTO runs (id, job_name, state, created_unix_ms, started_unix_ms,"
@@ -151,7 +158,28 @@ static void load(PGconn *db, long long rows)
              " '' FROM generate_series(1, %lld) i, generate_series(1, 2) k",
              t0, n);
     exec_sql(db, sql);
-    exec_sql(db, "VACUUM ANALYZE runs, attempts, slots, events");
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO hook_deliveries (dedup_key, job_name, hook_name, event, run_id, url,"
+             " timeout_ms, max_attempts, body, created_unix_ms, status, attempts, next_unix_ms)"
+             " SELECT 'r' || i || '/succeeded/h', 'old-' || (i %% 50), 'h', 2, i,"
+             " 'https://127.0.0.1/h', 10000, 10, '{}', %" PRId64 " + i*10 + 5, 2, 1, 0"
+             " FROM generate_series(1, %lld) i",
+             t0, n);
+    exec_sql(db, sql);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO dependency_causes (job_name, cause, outcome, run_id, created_unix_ms,"
+             " decided_unix_ms, body) SELECT 'old-' || (i %% 50), 'run:' || (i + %lld), 2, i,"
+             " %" PRId64 " + i*10, %" PRId64 " + i*10, '' FROM generate_series(1, %lld) i",
+             n, t0, t0, n);
+    exec_sql(db, sql);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO dependency_upstreams (job_name, cause, upstream_job, run_id, state,"
+             " started, recorded_unix_ms) SELECT 'old-' || (i %% 50), 'run:' || (i + %lld),"
+             " 'up', i, 4, true, %" PRId64 " + i*10 FROM generate_series(1, %lld) i",
+             n, t0, n);
+    exec_sql(db, sql);
+    exec_sql(db, "VACUUM ANALYZE runs, attempts, slots, events, hook_deliveries,"
+                 " dependency_causes, dependency_upstreams");
 }
 
 static void *watch_main(void *arg)

@@ -5,7 +5,8 @@
  * ListHookDeliveries; a non-zero exit is retried until it exits 0 or its
  * attempts run out; a job's commands run one at a time in the order of the
  * changes; a delivery pending across a kill -9 of cschedd runs after its
- * restart; a hook that would run as a user the job may not run as, or that
+ * restart; a command that runs past its timeout is stopped and recorded
+ * so; a hook that would run as a user the job may not run as, or that
  * is both a webhook and a command, is refused at CreateJob. */
 #include <limits.h>
 #include <pwd.h>
@@ -305,6 +306,55 @@ static void test_e2e_command_hooks_survive_kill9(void **state)
     free_job(job, got);
 }
 
+/* A command hook that runs past its own timeout is stopped by its minder
+ * (TERM, then KILL after the job's grace) and its delivery says so, long
+ * before the command would have ended; a command hook may have a timeout
+ * of up to a day, a webhook of a minute. */
+static void test_e2e_command_hooks_timeout(void **state)
+{
+    struct cs_e2e *e = *state;
+    struct cs_status st = {0};
+    char name[64];
+
+    cs_e2e_name(name, sizeof(name), "cmdslow");
+    Csched__V1__Job *job = command_job(name, "true", "echo slow; exec sleep 600", ended, 2);
+    job->hooks[0]->timeout_ms = 300;
+    job->hooks[0]->max_attempts = 1;
+    Csched__V1__Job *got = cs_e2e_create_job(e, job);
+    int64_t t0 = cs_test_now_ms();
+    (void)run_once(e, name);
+    Csched__V1__ListHookDeliveriesResponse *resp = wait_settled(e, name, 1);
+    const Csched__V1__HookDelivery *d = resp->deliveries[0];
+    assert_int_equal(d->status, CSCHED__V1__HOOK_DELIVERY_STATUS__HOOK_DELIVERY_STATUS_FAILED);
+    assert_string_equal(d->last_error,
+                        "the command ran past the hook's timeout_ms (300 ms) and was stopped");
+    assert_string_equal(d->stdout_tail, "slow\n");
+    assert_true(cs_test_now_ms() - t0 < WAIT_MS);
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+    free_job(job, got);
+
+    cs_e2e_name(name, sizeof(name), "cmdlong");
+    job = command_job(name, "true", "true", ended, 2);
+    job->hooks[0]->timeout_ms = 2 * 60 * 60 * 1000;
+    free_job(job, cs_e2e_create_job(e, job));
+    job = command_job("cmd-too-long", "true", "true", ended, 2);
+    job->hooks[0]->timeout_ms = 24 * 60 * 60 * 1000 + 1;
+    cs_e2e_assert_status(cs_e2e_try_create_job(e, job, &st), &st, GRPC_STATUS_INVALID_ARGUMENT,
+                         "job.hooks[0].timeout_ms 86400001 is over the limit of 86400000 for a "
+                         "command hook");
+    protobuf_c_message_free_unpacked(&job->base, NULL);
+    job = cs_e2e_hook_job("hook-too-long", "true", "web", ended, 2);
+    job->hooks[0]->url = strdup("https://127.0.0.1:1/hook");
+    job->hooks[0]->secret = calloc(1, sizeof(*job->hooks[0]->secret));
+    csched__v1__secret_ref__init(job->hooks[0]->secret);
+    job->hooks[0]->secret->source_case = CSCHED__V1__SECRET_REF__SOURCE_SERVER_ENV;
+    job->hooks[0]->secret->server_env = strdup("HOOK_SECRET");
+    job->hooks[0]->timeout_ms = 120000;
+    cs_e2e_assert_status(cs_e2e_try_create_job(e, job, &st), &st, GRPC_STATUS_INVALID_ARGUMENT,
+                         "job.hooks[0].timeout_ms 120000 is over the limit of 60000 for a webhook");
+    protobuf_c_message_free_unpacked(&job->base, NULL);
+}
+
 /* A hook command runs as the job's user, so a job whose user does not
  * exist is refused with it; a hook that is both a webhook and a command,
  * or has both command and shell, is refused too. */
@@ -346,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_e2e_command_hooks_retry_on_nonzero),
         cmocka_unit_test(test_e2e_command_hooks_in_order_per_job),
         cmocka_unit_test(test_e2e_command_hooks_refused),
+        cmocka_unit_test(test_e2e_command_hooks_timeout),
         cmocka_unit_test(test_e2e_command_hooks_survive_kill9),
     };
     return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);

@@ -20,6 +20,7 @@
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
+#include <dirent.h>
 
 #include "e2e.h"
 
@@ -29,7 +30,10 @@
 
 static int setup(void **state)
 {
-    static const char *const args[] = {"--retention-days", "30", NULL};
+    /* A window of an hour: a cause waits that long, and one decided is
+     * past it once aged by SQL. */
+    static const char *const args[] = {"--retention-days", "30", "--after-window-seconds", "3600",
+                                       NULL};
 
     return cs_e2e_start(state, args);
 }
@@ -335,12 +339,216 @@ static void test_e2e_history_job_limits(void **state)
     PQfinish(conn);
 }
 
+/* A job with limits of its own, after up (on), with a command hook on
+ * its runs' success (hook_shell, NULL for none). */
+static void create_after(struct cs_e2e *e, const char *name, const char *up,
+                         Csched__V1__DependencyOn on, uint32_t keep_succeeded,
+                         const char *hook_shell)
+{
+    static const Csched__V1__HookEvent succeeded[] = {CSCHED__V1__HOOK_EVENT__HOOK_EVENT_SUCCEEDED};
+    Csched__V1__Job *job = cs_e2e_hook_job(name, "true", "cmd", succeeded, 1);
+    Csched__V1__History history = CSCHED__V1__HISTORY__INIT;
+    Csched__V1__Dependency dep = CSCHED__V1__DEPENDENCY__INIT, *deps[] = {&dep};
+
+    if (hook_shell != NULL) {
+        job->hooks[0]->shell = strdup(hook_shell);
+        job->hooks[0]->max_attempts = 100;
+    } else {
+        job->n_hooks = 0;
+    }
+    dep.job = (char *)up;
+    dep.on = on;
+    if (up != NULL) {
+        job->after = deps;
+        job->n_after = 1;
+    }
+    history.keep_succeeded = keep_succeeded;
+    job->history = keep_succeeded > 0 ? &history : NULL;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, job), NULL);
+    job->after = NULL;
+    job->n_after = 0;
+    job->history = NULL;
+    if (hook_shell == NULL)
+        job->n_hooks = 1;
+    csched__v1__job__free_unpacked(job, NULL);
+}
+
+static void wait_sql(PGconn *conn, const char *query, long long want)
+{
+    int64_t t0 = cs_test_now_ms();
+
+    while (sql_int(conn, query) != want) {
+        if (cs_test_now_ms() - t0 > PURGE_WAIT_MS)
+            fail_msg("%s gives %lld, want %lld", query, sql_int(conn, query), want);
+        cs_test_sleep_ms(50);
+    }
+}
+
+/* sql_int of a query made by printf into buf. */
+#define SQL_INTF(conn, buf, ...) ((void)snprintf(buf, sizeof(buf), __VA_ARGS__), sql_int(conn, buf))
+
+/* The directories of delivery id's attempts in STATE_DIR/hooks. */
+static int hook_dirs_of(struct cs_e2e *e, long long id)
+{
+    char path[4200], prefix[64];
+    int n = 0;
+
+    (void)snprintf(path, sizeof(path), "%s/hooks", cs_testd_state_dir(e->d));
+    (void)snprintf(prefix, sizeof(prefix), "%lld-", id);
+    DIR *dir = opendir(path);
+    if (dir == NULL)
+        return 0;
+    for (struct dirent *d; (d = readdir(dir)) != NULL;)
+        n += strncmp(d->d_name, prefix, strlen(prefix)) == 0;
+    (void)closedir(dir);
+    return n;
+}
+
+#define CAUSE_OF                                                                                   \
+    "SELECT count(*) FROM dependency_causes WHERE job_name = '%s' AND cause = 'run:%lld'"
+
+/* Dependency causes and command hooks' directories go with the rest of a
+ * job's history: a cause with the run it made (down: past its limit of
+ * one), a cause that made none with an upstream run it records (down-fail,
+ * when up's runs go past up's limit), a cause by age (down2's first), a
+ * cause whose run went while it was within the window, found by the walk
+ * (down2's second, its run deleted by SQL); never a cause still waiting
+ * (fan, after up and never, which never runs), nor one decided within the
+ * window of --after-window-seconds (down's second), nor one that made a
+ * run still kept. The decided causes are aged past the window by SQL. A delivery's directory goes
+ * with its row, deleted with its run; a run whose delivery is still pending (pend's, its command
+ * failing and retried) stays, and so do the delivery and its directory. */
+static void test_e2e_history_causes_and_hook_dirs(void **state)
+{
+    struct cs_e2e *e = *state;
+    PGconn *conn = admin(e);
+    int64_t up[3], pend[2];
+    char q[400];
+    long long down_runs[3], deliveries[3];
+
+    create_after(e, "up", NULL, 0, 1, NULL);
+    create_after(e, "down", "up", CSCHED__V1__DEPENDENCY_ON__DEPENDENCY_ON_SUCCEEDED, 1, "true");
+    create_after(e, "down-fail", "up", CSCHED__V1__DEPENDENCY_ON__DEPENDENCY_ON_FAILED, 0, NULL);
+    create_after(e, "down2", "up", CSCHED__V1__DEPENDENCY_ON__DEPENDENCY_ON_SUCCEEDED, 0, NULL);
+    create_after(e, "never", NULL, 0, 0, NULL);
+    Csched__V1__Job fan = CSCHED__V1__JOB__INIT;
+    Csched__V1__Dependency d1 = CSCHED__V1__DEPENDENCY__INIT, d2 = CSCHED__V1__DEPENDENCY__INIT;
+    Csched__V1__Dependency *fan_deps[] = {&d1, &d2};
+    d1.job = "up";
+    d2.job = "never";
+    fan.name = "fan";
+    fan.shell = "true";
+    fan.after = fan_deps;
+    fan.n_after = 2;
+    csched__v1__job__free_unpacked(cs_e2e_create_job(e, &fan), NULL);
+    create_after(e, "pend", NULL, 0, 1, "exit 1");
+
+    for (int i = 0; i < 3; i++) {
+        run_n(e, "up", 1, &up[i]);
+        (void)snprintf(q, sizeof(q),
+                       "SELECT count(*) FROM hook_deliveries h JOIN dependency_causes c"
+                       " ON c.run_id = h.run_id WHERE c.job_name = 'down' AND c.cause = 'run:%lld'"
+                       " AND h.status = 2",
+                       (long long)up[i]);
+        wait_sql(conn, q, 1);
+        (void)snprintf(
+            q, sizeof(q),
+            "SELECT count(*) FROM runs r JOIN dependency_causes c ON c.run_id = r.id"
+            " WHERE c.job_name = 'down2' AND c.cause = 'run:%lld' AND r.ended_unix_ms > 0",
+            (long long)up[i]);
+        wait_sql(conn, q, 1);
+        down_runs[i] = SQL_INTF(conn, q,
+                                "SELECT run_id FROM dependency_causes WHERE job_name = 'down'"
+                                " AND cause = 'run:%lld'",
+                                (long long)up[i]);
+        deliveries[i] =
+            SQL_INTF(conn, q, "SELECT id FROM hook_deliveries WHERE run_id = %lld", down_runs[i]);
+        assert_int_equal(hook_dirs_of(e, deliveries[i]), 1);
+    }
+    wait_sql(conn,
+             "SELECT count(*) FROM dependency_causes WHERE outcome = 3"
+             " AND job_name = 'down-fail'",
+             3);
+    assert_int_equal(sql_int(conn, "SELECT count(*) FROM dependency_causes WHERE outcome = 1"
+                                   " AND job_name = 'fan'"),
+                     3);
+    run_n(e, "pend", 2, pend);
+    long long pend_delivery =
+        SQL_INTF(conn, q, "SELECT id FROM hook_deliveries WHERE run_id = %lld", (long long)pend[0]);
+    /* The job's deliveries go in order: the first one's command fails
+     * again and again, and the second waits behind it. */
+    (void)snprintf(q, sizeof(q),
+                   "SELECT count(*) FROM hook_deliveries WHERE id = %lld AND attempts > 0",
+                   pend_delivery);
+    wait_sql(conn, q, 1);
+    assert_true(hook_dirs_of(e, pend_delivery) >= 1);
+
+    /* Every decided cause past the window but down's of up[1]; down2's
+     * first past --retention-days too, and its second's run gone while
+     * the cause was within the window. */
+    (void)snprintf(q, sizeof(q),
+                   "UPDATE dependency_causes SET decided_unix_ms = decided_unix_ms - %lld"
+                   " WHERE outcome <> 1 AND NOT (job_name = 'down' AND cause = 'run:%lld')",
+                   2 * 3600 * 1000LL, (long long)up[1]);
+    sql(conn, q);
+    (void)snprintf(q, sizeof(q),
+                   "UPDATE dependency_causes SET decided_unix_ms = decided_unix_ms - %lld"
+                   " WHERE job_name = 'down2' AND cause = 'run:%lld'",
+                   AGE_MS, (long long)up[0]);
+    sql(conn, q);
+    (void)snprintf(q, sizeof(q),
+                   "DELETE FROM runs WHERE id = (SELECT run_id FROM dependency_causes"
+                   " WHERE job_name = 'down2' AND cause = 'run:%lld')",
+                   (long long)up[1]);
+    sql(conn, q);
+
+    assert_int_equal(cs_testd_restart(e->d), 0);
+    wait_job_runs(conn, "down", 1);
+    wait_job_runs(conn, "up", 1);
+    wait_sql(conn, "SELECT count(*) FROM dependency_causes WHERE job_name = 'down2'", 1);
+
+    /* down: the causes and directories of its two runs deleted went, but
+     * the cause still within the window. */
+    for (int i = 0; i < 3; i++) {
+        long long want = i == 2;
+        assert_int_equal(
+            SQL_INTF(conn, q, "SELECT count(*) FROM runs WHERE id = %lld", down_runs[i]), want);
+        (void)snprintf(q, sizeof(q), CAUSE_OF, "down", (long long)up[i]);
+        wait_sql(conn, q, want || i == 1);
+        (void)snprintf(q, sizeof(q), CAUSE_OF, "down-fail", (long long)up[i]);
+        wait_sql(conn, q, want);
+        (void)snprintf(q, sizeof(q), CAUSE_OF, "fan", (long long)up[i]);
+        assert_int_equal(sql_int(conn, q), 1);
+        (void)snprintf(q, sizeof(q), "SELECT count(*) FROM hook_deliveries WHERE id = %lld",
+                       deliveries[i]);
+        assert_int_equal(sql_int(conn, q), want);
+        int64_t t0 = cs_test_now_ms();
+        while (hook_dirs_of(e, deliveries[i]) != want) {
+            if (cs_test_now_ms() - t0 > PURGE_WAIT_MS)
+                fail_msg("delivery %lld has %d directories, want %lld", deliveries[i],
+                         hook_dirs_of(e, deliveries[i]), want);
+            cs_test_sleep_ms(50);
+        }
+    }
+    /* down2: the cause whose run is kept stays. */
+    (void)snprintf(q, sizeof(q), CAUSE_OF, "down2", (long long)up[2]);
+    assert_int_equal(sql_int(conn, q), 1);
+    /* pend: both runs, the pending delivery and its directory stay. */
+    assert_int_equal(runs_of(conn, "pend"), 2);
+    assert_int_equal(
+        SQL_INTF(conn, q, "SELECT count(*) FROM hook_deliveries WHERE id = %lld", pend_delivery),
+        1);
+    assert_true(hook_dirs_of(e, pend_delivery) >= 1);
+    PQfinish(conn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_e2e_history_purge),
         cmocka_unit_test(test_e2e_history_backfill_past_retention),
         cmocka_unit_test(test_e2e_history_job_limits),
+        cmocka_unit_test(test_e2e_history_causes_and_hook_dirs),
     };
 
     return cmocka_run_group_tests(tests, setup, cs_e2e_teardown);

@@ -1,7 +1,8 @@
 /* Unit tests of the retention sweep's file side (server/retention_work.c):
  * on a real directory tree, which attempt directories go and which stay,
- * that nothing outside an attempt directory is touched through a link, and
- * that a sweep stops at its bound and carries on in the next. */
+ * that nothing outside an attempt directory is touched through a link,
+ * that a sweep stops at its bound and carries on in the next, and which
+ * directories of hook deliveries go with their rows. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -293,6 +294,38 @@ static void test_retention_missing_directory(void **state)
     assert_int_equal(res.removed, 0);
 }
 
+/* The directories of the hook deliveries deleted go, each attempt's; a
+ * delivery kept, a name that is not a delivery's and a missing directory
+ * are left alone. The tree's attempts/ stands in for STATE_DIR/hooks. */
+static void test_retention_removes_hook_dirs(void **state)
+{
+    struct tree *t = *state;
+    static const char *const names[] = {"5-1-1700000000000",
+                                        "5-2-1700000001000",
+                                        "6-1-1700000002000",
+                                        "50-1-1700000003000",
+                                        "7",
+                                        "x-1-1"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        make_attempt(t, names[i], t->now, t->now);
+    const int64_t gone[] = {5, 7};
+    struct cs_sweep_result res = cs_retention_remove_hook_dirs(t->attempts, gone, 2);
+    assert_int_equal(res.removed, 2);
+    assert_int_equal(res.failed, 0);
+    assert_false(exists(t, "5-1-1700000000000"));
+    assert_false(exists(t, "5-2-1700000001000"));
+    assert_true(exists(t, "6-1-1700000002000"));
+    assert_true(exists(t, "50-1-1700000003000"));
+    assert_true(exists(t, "7"));
+    assert_true(exists(t, "x-1-1"));
+
+    char missing[160];
+    path_of(missing, sizeof(missing), t->root, "no-such-dir");
+    res = cs_retention_remove_hook_dirs(missing, gone, 2);
+    assert_int_equal(res.first_error, 0);
+    assert_int_equal(res.removed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +337,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retention_failure_does_not_block, setup_tree,
                                         teardown_tree),
         cmocka_unit_test_setup_teardown(test_retention_missing_directory, setup_tree,
+                                        teardown_tree),
+        cmocka_unit_test_setup_teardown(test_retention_removes_hook_dirs, setup_tree,
                                         teardown_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
