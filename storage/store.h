@@ -269,7 +269,7 @@ void cs_store_audit_expire(struct cs_store *store, int64_t before_unix_ms,
  * so a caller with more to go asks again, the last event seq deleted (0:
  * none), and the hook deliveries deleted with the runs, whose directories
  * it removes. */
-#define CS_STORE_HISTORY_PURGE_ROWS 250
+#define CS_STORE_HISTORY_PURGE_ROWS 100
 struct cs_store_history_purged {
     int64_t runs, slots, events, causes;
     int64_t last_event_seq;

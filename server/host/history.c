@@ -16,7 +16,7 @@
 
 #define FIRST_MS (5 * 1000)
 #define EVERY_MS (60 * 60 * 1000)
-#define AGAIN_MS 250
+#define AGAIN_MS 100
 #define DAY_MS (24LL * 60 * 60 * 1000)
 
 static void timer_cb(uv_timer_t *timer);
