@@ -7,8 +7,10 @@
  * every 20 ms and a Watch of the triggered job: TriggerJob's latency and
  * Watch's delivery lag (an event's receipt less its at_unix_ms), p50 /
  * p99 / max, first with no retention, then with --retention-days 1 while
- * the purge runs, and the rows the purge deleted per second
- * (tests/bench/README.md, "History retention under load"). */
+ * the purge runs, and the rows the purge deleted per second; after each,
+ * T's burst (2,000 runs of `true` at a limit of 64): its wall time and
+ * runs a second, and the rows deleted meanwhile (tests/bench/README.md,
+ * "History retention under load"). */
 #include <inttypes.h>
 #include <libpq-fe.h>
 #include <limits.h>
@@ -24,6 +26,11 @@
 #include "testlib.h"
 
 #define TRIGGER_EVERY_MS 20
+/* The benchmark's T (tests/bench/README.md). */
+#define T_RUNS 2000
+#define T_LIMIT 64
+#define T_TRIGGER_THREADS 8
+#define T_TIMEOUT_MS 600000
 #define SAMPLES_MAX 100000
 
 struct samples {
@@ -264,6 +271,34 @@ static void measure(const char *what, const char *target, PGconn *db, int second
     fflush(stdout);
 }
 
+/* T's burst on d (whose --max-running is T's limit); prints one line. */
+static void burst(const char *what, struct cs_testd *d, PGconn *db)
+{
+    static const char *const command[] = {"/bin/true", NULL};
+    struct cs_test_burst_options o = {
+        .target = cs_testd_target(d),
+        .server_pid = cs_testd_pid(d),
+        .job_prefix = "burst",
+        .command = command,
+        .n_jobs = 1,
+        .n_runs = T_RUNS,
+        .trigger_threads = T_TRIGGER_THREADS,
+        .limit = T_LIMIT,
+        .timeout_ms = T_TIMEOUT_MS,
+    };
+    struct cs_test_burst_result r;
+
+    long long before = history_rows(db);
+    if (cs_test_burst_run(&o, &r) != 0 || r.runs_succeeded != T_RUNS || r.timed_out)
+        die("T's burst did not end with every run succeeded");
+    long long after = history_rows(db);
+    printf("retention %s: T, %d runs of true at a limit of %d: %.0f ms, %.0f runs/s; old rows "
+           "%lld -> %lld: %.0f deleted/s\n",
+           what, T_RUNS, T_LIMIT, r.wall_ms, T_RUNS / (r.wall_ms / 1000.0), before, after,
+           before > after ? (double)(before - after) / (r.wall_ms / 1000.0) : 0.0);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     long long rows = argc > 1 ? atoll(argv[1]) : 1000000;
@@ -296,6 +331,7 @@ int main(int argc, char **argv)
         die("cschedd did not start");
     cs_test_sleep_ms(2000);
     measure("off", cs_testd_target(d), db, seconds);
+    burst("off", d, db);
     (void)cs_testd_stop(d);
 
     const char *const purge[] = {"--max-running", "64", "--retention-days", "1", NULL};
@@ -310,6 +346,7 @@ int main(int argc, char **argv)
         cs_test_sleep_ms(100);
     }
     measure("purging", cs_testd_target(d), db, seconds);
+    burst("purging", d, db);
     (void)cs_testd_stop(d);
     PQfinish(db);
     cs_testpg_stop(pg);
