@@ -32,6 +32,7 @@ enum {
 struct run_entry {
     int64_t run_id; /* 0 = free slot */
     bool active;    /* the run is STARTING or RUNNING */
+    bool queued;    /* the run is QUEUED */
     bool terminal;
     uint8_t holding; /* bit per attempt: STARTING or RUNNING */
     uint8_t running; /* bit per attempt: RUNNING */
@@ -48,7 +49,7 @@ struct burst {
     atomic_int_fast64_t last_trigger_ns;
     pthread_mutex_t lock; /* guards the first_* messages in res */
     struct run_entry *runs;
-    unsigned holding, running, active_runs;
+    unsigned holding, running, active_runs, queued_runs;
 };
 
 static int64_t now_ns(void)
@@ -284,6 +285,8 @@ static void on_run_event(struct burst *b, struct run_entry *run, const Csched__V
     struct cs_test_burst_result *r = b->res;
     bool active = holds_slot(ev->state);
 
+    bool queued = ev->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED;
+
     if (active != run->active) {
         run->active = active;
         if (active)
@@ -291,6 +294,15 @@ static void on_run_event(struct burst *b, struct run_entry *run, const Csched__V
         else
             b->active_runs--;
     }
+    if (queued != run->queued) {
+        run->queued = queued;
+        if (queued)
+            b->queued_runs++;
+        else
+            b->queued_runs--;
+    }
+    if (b->active_runs + b->queued_runs > r->demand_peak)
+        r->demand_peak = b->active_runs + b->queued_runs;
     if (!cs_test_run_state_is_terminal(ev->state) || run->terminal)
         return;
     run->terminal = true;
@@ -433,8 +445,8 @@ void cs_test_burst_print(const char *name, const struct cs_test_burst_result *r)
             "%s: runs seen=%u ended=%u succeeded=%u trigger_errors=%u timed_out=%d\n"
             "%s: wall=%.1f ms (triggers answered after %.1f ms) events=%u in %u messages "
             "seq_errors=%u\n"
-            "%s: peaks from Watch: holding a slot=%u running=%u active runs=%u; "
-            "limit violations=%u\n"
+            "%s: peaks from Watch: holding a slot=%u running=%u active runs=%u, with the "
+            "queued ones %u; limit violations=%u\n"
             "%s: GetStats: peak running+starting=%u over %u polls, violations=%u, "
             "max_running=%u\n"
             "%s: processes: peak live minders=%u over %u samples (largest gap %lld us, "
@@ -442,8 +454,8 @@ void cs_test_burst_print(const char *name, const struct cs_test_burst_result *r)
             name, r->runs_seen, r->runs_terminal, r->runs_succeeded, r->trigger_errors,
             r->timed_out, name, r->wall_ms, r->trigger_ms, r->events, r->watch_messages,
             r->seq_errors, name, r->holding_peak, r->running_peak, r->active_runs_peak,
-            r->limit_violations, name, r->stats_peak, r->stats_polls, r->stats_violations,
-            r->server_max_running, name, r->proc_peak, r->proc_samples,
+            r->demand_peak, r->limit_violations, name, r->stats_peak, r->stats_polls,
+            r->stats_violations, r->server_max_running, name, r->proc_peak, r->proc_samples,
             (long long)r->proc_max_gap_us, r->proc_sampler_cpu_ms);
     if (r->first_failure[0] != '\0')
         fprintf(stderr, "%s: first failure: %s\n", name, r->first_failure);

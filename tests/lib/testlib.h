@@ -260,6 +260,9 @@ struct cs_test_burst_result {
     /* Attempts in RUNNING: the server's view of live minders. */
     unsigned running_peak;
     unsigned active_runs_peak;
+    /* Runs queued or holding a slot at once: more than the limit means some
+     * waited for one. */
+    unsigned demand_peak;
     unsigned limit_violations;
     unsigned stats_peak;
     unsigned stats_polls;
