@@ -280,6 +280,18 @@ static void on_attempt_event(struct burst *b, struct run_entry *run, const Csche
     }
 }
 
+/* Sets *was to now, counting the change in *count. */
+static void recount(bool now, bool *was, unsigned *count)
+{
+    if (now == *was)
+        return;
+    *was = now;
+    if (now)
+        (*count)++;
+    else
+        (*count)--;
+}
+
 static void on_run_event(struct burst *b, struct run_entry *run, const Csched__V1__Event *ev)
 {
     struct cs_test_burst_result *r = b->res;
@@ -287,20 +299,8 @@ static void on_run_event(struct burst *b, struct run_entry *run, const Csched__V
 
     bool queued = ev->state == CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED;
 
-    if (active != run->active) {
-        run->active = active;
-        if (active)
-            b->active_runs++;
-        else
-            b->active_runs--;
-    }
-    if (queued != run->queued) {
-        run->queued = queued;
-        if (queued)
-            b->queued_runs++;
-        else
-            b->queued_runs--;
-    }
+    recount(active, &run->active, &b->active_runs);
+    recount(queued, &run->queued, &b->queued_runs);
     if (b->active_runs + b->queued_runs > r->demand_peak)
         r->demand_peak = b->active_runs + b->queued_runs;
     if (!cs_test_run_state_is_terminal(ev->state) || run->terminal)
