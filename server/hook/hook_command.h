@@ -16,12 +16,8 @@
 #include "csched/v1/scheduler.pb-c.h"
 #include "hook_body.h"
 #include "launcher.h"
-#include "minder_contract.h"
 #include "store.h"
 #include "util.h"
-
-/* Command hooks' attempts are kept below the state dir, in
- * STATE_DIR/CS_HOOKS_DIR/<delivery id>-<attempt>-<unix ms>. */
 
 /* What every command hook's minder is started with; all borrowed for the
  * hooks' life. */

@@ -15,6 +15,7 @@
 #include "hook_sender.h"
 #include "hook_spec.h"
 #include "log.h"
+#include "minder_contract.h"
 #include "util.h"
 
 /* Without news, the queue is looked at this often: rows another replica

@@ -33,11 +33,12 @@ static bool url_ok(const char *url)
     return false;
 }
 
-/* The limits every hook has, whatever its kind; its timeout's, its kind's
- * (timeout_max_ms). */
-static int validate_bounds(const Csched__V1__Hook *h, size_t i, uint32_t timeout_max_ms,
-                           struct cs_err *err)
+/* The limits every hook has; its timeout's is its kind's. */
+static int validate_bounds(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
 {
+    uint32_t timeout_max_ms =
+        cs_hook_is_command(h) ? CS_HOOK_COMMAND_TIMEOUT_MAX_MS : CS_HOOK_TIMEOUT_MAX_MS;
+
     if (h->timeout_ms > timeout_max_ms)
         return cs_err_set(
             err, -EINVAL, "job.hooks[%zu].timeout_ms %u is over the limit of %u for a %s", i,
@@ -70,7 +71,7 @@ static int validate_command(const Csched__V1__Hook *h, size_t i, struct cs_err *
     if (total > CS_HOOK_COMMAND_BYTES_MAX)
         return cs_err_set(err, -EINVAL, "job.hooks[%zu]'s command is %zu bytes; the limit is %d", i,
                           total, CS_HOOK_COMMAND_BYTES_MAX);
-    return validate_bounds(h, i, CS_HOOK_COMMAND_TIMEOUT_MAX_MS, err);
+    return validate_bounds(h, i, err);
 }
 
 static int validate_one(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
@@ -116,7 +117,7 @@ static int validate_one(const Csched__V1__Hook *h, size_t i, struct cs_err *err)
         return cs_err_set(err, -EINVAL,
                           "job.hooks[%zu].ca_file \"%.100s\" must be an absolute path", i,
                           h->ca_file);
-    return validate_bounds(h, i, CS_HOOK_TIMEOUT_MAX_MS, err);
+    return validate_bounds(h, i, err);
 }
 
 int cs_hooks_validate(const Csched__V1__Job *spec, struct cs_err *err)
