@@ -628,7 +628,14 @@ class StandbyTest(unittest.TestCase):
             time.sleep(0.2)
 
     def test_standby_relays_http_calls(self):
+        """A call made on the standby is relayed and audited by the active
+        replica. A refusal on the standby first: it once took the audit id
+        the active replica then gave the change, whose row was dropped."""
         with self.two_replicas() as (active, _, standby, standby_port):
+            status, _, body = self.post(standby, standby_port, SERVICE + "CreateJob",
+                                        {"job": {"name": "relayed", "command": ["/bin/true"]}},
+                                        {"Authorization": "Bearer " + VIEWER})
+            self.assertEqual(status, 403, body)
             status, _, body = self.post_relayed(
                 standby, standby_port, SERVICE + "CreateJob",
                 {"job": {"name": "relayed", "command": ["/bin/true"]}},
