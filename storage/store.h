@@ -228,8 +228,14 @@ void cs_store_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_sto
 void cs_store_attempt_put(struct cs_store *store, int64_t run_id,
                           const Csched__V1__Attempt *attempt, const char *attempt_dir,
                           cs_store_done_cb cb, void *arg);
-void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event, cs_store_done_cb cb,
-                        void *arg);
+/* Called once an event's batch has ended: status as cs_store_done_cb's, and
+ * on 0 the seq it has in the database. On the embedded database that is the
+ * one the event was put with; on a shared one the database numbers the
+ * events in commit order (migration 0022) and event->seq is only the
+ * writer's own count, in the order it queues them. */
+typedef void (*cs_store_event_cb)(void *arg, int status, int64_t seq);
+void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event,
+                        cs_store_event_cb cb, void *arg);
 /* Records the tail of each stream of attempt number of run_id (migration
  * 0012): its last bytes, out (stdout) and err (stderr), copied; NULL leaves
  * a stream's column as it is. The attempt's row must be committed already

@@ -164,14 +164,25 @@ void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op)
 /* A batch that writes first checks, in its own transaction, that the
  * replica's epoch is still its own (csched_fence share-locks the replica's
  * row): a takeover's update of that row waits for the batch, and every
- * batch after it fails. */
+ * batch after it fails. On a shared database a batch with events first
+ * takes the lock of their order (csched_fence_ordered, migration 0022), and
+ * its events are numbered by the database; the embedded one is this
+ * replica's alone, so its own numbers are the commit order. */
 static void fence_first(struct cs_store *store, struct cs_store_batch *b)
 {
     struct cs_store_op *op;
+    bool events = false;
 
     if (store->replica.epoch == 0)
         return;
-    op = cs_store_op_new(store, CS_STORE_STMT_FENCE, false, NULL, NULL, NULL);
+    for (op = b->ops.head; op != NULL && !events && store->embedded_dir == NULL; op = op->next)
+        events = op->stmt == CS_STORE_STMT_EVENT_PUT;
+    if (events) {
+        b->ordered_by = store->replica.id;
+        b->ordered_epoch = store->replica.epoch;
+    }
+    op = cs_store_op_new(store, events ? CS_STORE_STMT_FENCE_ORDERED : CS_STORE_STMT_FENCE, false,
+                         NULL, NULL, NULL);
     cs_store_params_text(&op->params, store->replica.id);
     cs_store_params_int(&op->params, store->replica.epoch);
     op->next = b->ops.head;
@@ -249,6 +260,29 @@ static void note_space(struct cs_store *store, const struct cs_store_batch *b)
     }
 }
 
+/* Gives each event of a committed replica's batch the seq the database
+ * gave it (cs_store_sql_event_put_ordered): the first event of each
+ * statement holds its answer, and the events follow in the order their
+ * writer numbered them. */
+static void number_events(struct cs_store_batch *b)
+{
+    int64_t last_local = 0, last_seq = 0, next_seq = 0;
+
+    if (b->ordered_by == NULL || b->failed)
+        return;
+    for (struct cs_store_op *op = b->ops.head; op != NULL; op = op->next) {
+        if (op->stmt != CS_STORE_STMT_EVENT_PUT)
+            continue;
+        if (op->result != NULL) {
+            CS_STORE_ASSERT(PQntuples(op->result) == 1); /* the fence found the replica's row */
+            last_local = cs_store_row_int(op->result, 0, 0);
+            last_seq = cs_store_row_int(op->result, 0, 1);
+            next_seq = cs_store_row_int(op->result, 0, 2) + 1;
+        }
+        op->key[1] = op->key[0] <= last_local ? last_seq - (last_local - op->key[0]) : next_seq++;
+    }
+}
+
 static void batch_done(struct cs_store *store)
 {
     struct cs_store_batch *b = store->inflight_head;
@@ -260,6 +294,7 @@ static void batch_done(struct cs_store *store)
     store->n_inflight--;
     cs_store_stats_done(&store->stats, b->sent_ns, b->failed);
     note_space(store, b);
+    number_events(b);
     while ((op = queue_pop(&b->ops)) != NULL)
         op_finish(store, op, b->failed ? b->failed_status : 0);
     if (b->done_cb != NULL)

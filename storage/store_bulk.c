@@ -15,8 +15,10 @@
  * runs, then attempts (which reference runs), then the attempts' tails
  * (which update attempts and nothing else writes), the slots, the events and
  * then the audit rows, then the hook deliveries (which reference runs) and
- * their results, each in the order queued. Jobs, few and large, keep one statement each; no
- * other table refers to them, so their place among the others is free.
+ * their results, each in the order queued. A replica's events on a shared
+ * database go out numbered by the database (cs_store_sql_event_put_ordered).
+ * Jobs, few and large, keep one statement each; no other table refers to
+ * them, so their place among the others is free.
  *
  * Invariant: what a segment's statements leave in the database is what its
  * operations, sent one at a time in order, would have left. */
@@ -175,9 +177,11 @@ static void bulk_add(struct bulk *bk, const struct cs_store_params *p)
     bk->n_rows++;
 }
 
-/* Sends the statement, if it has rows, and frees its arrays. */
+/* Sends the statement, if it has rows, and frees its arrays. A replica's
+ * events add its id and epoch after the arrays, and reader (their first
+ * op) takes the numbers back (store_batch.c gives each event its seq). */
 static int bulk_send(PGconn *conn, struct cs_store_batch *b, enum cs_store_stmt stmt,
-                     struct bulk *bk)
+                     struct bulk *bk, struct cs_store_op *reader)
 {
     struct cs_store_params p = {0};
     int rc;
@@ -186,7 +190,11 @@ static int bulk_send(PGconn *conn, struct cs_store_batch *b, enum cs_store_stmt 
         return 0;
     for (int i = 0; i < bk->n_cols; i++)
         cs_store_array_param(&bk->cols[i], &p);
-    rc = send_params(conn, b, stmt, &p, NULL);
+    if (stmt == CS_STORE_STMT_EVENT_PUT_ORDERED) {
+        cs_store_params_text(&p, b->ordered_by);
+        cs_store_params_int(&p, b->ordered_epoch);
+    }
+    rc = send_params(conn, b, stmt, &p, reader);
     cs_store_params_clear(&p);
     return rc;
 }
@@ -223,7 +231,7 @@ static int send_slots(PGconn *conn, struct cs_store_batch *b, struct segment *se
         bulk_add(&bk, kept);
         kept = NULL;
     }
-    return bulk_send(conn, b, CS_STORE_STMT_SLOT_PUT, &bk);
+    return bulk_send(conn, b, CS_STORE_STMT_SLOT_PUT, &bk, NULL);
 }
 
 /* The last write of each name: a put or a delete. */
@@ -257,7 +265,7 @@ static int send_last_of_key(PGconn *conn, struct cs_store_batch *b, enum cs_stor
             continue;
         bulk_add(&bk, &e[i].op->params);
     }
-    return bulk_send(conn, b, stmt, &bk);
+    return bulk_send(conn, b, stmt, &bk, NULL);
 }
 
 /* As runs, but a put without a directory keeps the directory of an earlier
@@ -288,7 +296,7 @@ static int send_attempts(PGconn *conn, struct cs_store_batch *b, struct segment 
         bulk_add(&bk, &row);
         first = i + 1;
     }
-    return bulk_send(conn, b, CS_STORE_STMT_ATTEMPT_PUT, &bk);
+    return bulk_send(conn, b, CS_STORE_STMT_ATTEMPT_PUT, &bk, NULL);
 }
 
 /* Rows that are only ever inserted (events, audit rows), in the order
@@ -302,7 +310,7 @@ static int send_inserts(PGconn *conn, struct cs_store_batch *b, enum cs_store_st
     bulk_init(&bk, types, n_cols);
     for (size_t i = 0; i < n; i++)
         bulk_add(&bk, &ops[i]->params);
-    return bulk_send(conn, b, stmt, &bk);
+    return bulk_send(conn, b, stmt, &bk, stmt == CS_STORE_STMT_EVENT_PUT_ORDERED ? ops[0] : NULL);
 }
 
 /* Sends the segment's writes and empties it. */
@@ -322,8 +330,10 @@ static int segment_send(PGconn *conn, struct cs_store_batch *b, struct segment *
     if (rc == 0)
         rc = send_slots(conn, b, seg);
     if (rc == 0)
-        rc = send_inserts(conn, b, CS_STORE_STMT_EVENT_PUT, cs_store_event_cols,
-                          CS_STORE_EVENT_COLS, seg->events, seg->n_events);
+        rc = send_inserts(conn, b,
+                          b->ordered_by != NULL ? CS_STORE_STMT_EVENT_PUT_ORDERED
+                                                : CS_STORE_STMT_EVENT_PUT,
+                          cs_store_event_cols, CS_STORE_EVENT_COLS, seg->events, seg->n_events);
     if (rc == 0)
         rc = send_inserts(conn, b, CS_STORE_STMT_AUDIT_PUT, cs_store_audit_cols,
                           CS_STORE_AUDIT_COLS, seg->audit, seg->n_audit);

@@ -1,6 +1,9 @@
-/* The events table: every state change, keyed by the sequence number the
- * server hands out. Inserting an event twice keeps the first, so a batch
- * sent again after a reconnect changes nothing. Its SQL and the mapping of
+/* The events table: every state change, keyed by its sequence number. On
+ * the embedded database the server hands the numbers out, and inserting an
+ * event twice keeps the first, so a batch sent again after a reconnect
+ * changes nothing. On a shared one the database numbers them in commit
+ * order, and a batch sent again skips what it finds committed (migration
+ * 0022; store_batch.c reads the numbers back). Its SQL and the mapping of
  * an event to and from a row; loop thread. */
 #include <stdlib.h>
 
@@ -20,6 +23,34 @@ const char cs_store_sql_event_put[] =
     " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[],"
     " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[])"
     " ON CONFLICT (seq) DO NOTHING";
+
+/* The same rows, $1 the writer's own count (local), numbered from the
+ * highest seq committed: the batch's fence took the lock of the events'
+ * order (csched_fence_ordered), so this statement's snapshot has every
+ * event committed before it, and none can commit meanwhile. Locals at or
+ * below the replica's last committed one (this epoch's) were committed by
+ * an earlier sending of this batch and are left out. It answers that last
+ * local and its seq (ll, sl), and the highest seq before this statement's
+ * rows (b): a local x <= ll has seq sl - (ll - x), the k-th of the others
+ * b + k. $11 and $12 are the replica's id and epoch. */
+const char cs_store_sql_event_put_ordered[] =
+    "WITH me AS (SELECT CASE WHEN r.event_epoch = $12 THEN r.event_local ELSE 0 END AS ll,"
+    " CASE WHEN r.event_epoch = $12 THEN r.event_seq ELSE 0 END AS sl"
+    " FROM replicas r WHERE r.id = $11 AND r.epoch = $12),"
+    " fresh AS (SELECT u.*, row_number() OVER (ORDER BY u.lno) AS k"
+    " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[],"
+    " $6::bigint[], $7::bigint[], $8::bigint[], $9::text[], $10::boolean[])"
+    " AS u(lno, at_unix_ms, run_id, job_name, attempt, state, exit_code, term_signal, message,"
+    " recovered), me WHERE u.lno > me.ll),"
+    " top AS (SELECT coalesce(max(seq), 0) AS b FROM events),"
+    " ins AS (INSERT INTO events (seq, at_unix_ms, run_id, job_name, attempt, state, exit_code,"
+    " term_signal, message, recovered)"
+    " SELECT top.b + f.k, f.at_unix_ms, f.run_id, f.job_name, f.attempt, f.state, f.exit_code,"
+    " f.term_signal, f.message, f.recovered FROM fresh f, top),"
+    " mark AS (UPDATE replicas r SET event_epoch = $12, event_local = f.l, event_seq = top.b + f.n"
+    " FROM (SELECT max(lno) AS l, count(*) AS n FROM fresh) f, top"
+    " WHERE r.id = $11 AND r.epoch = $12 AND f.n > 0)"
+    " SELECT me.ll, me.sl, top.b FROM me, top";
 
 const enum cs_store_col_type cs_store_event_cols[CS_STORE_EVENT_COLS] = {
     CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_INT,

@@ -157,6 +157,7 @@ enum cs_store_stmt {
     CS_STORE_STMT_RUN_ACTIVE,
     CS_STORE_STMT_MAX_IDS,
     CS_STORE_STMT_EVENT_PUT,
+    CS_STORE_STMT_EVENT_PUT_ORDERED,
     CS_STORE_STMT_EVENT_LIST,
     CS_STORE_STMT_EVENT_LIST_JOB,
     CS_STORE_STMT_SLOT_PUT,
@@ -167,6 +168,7 @@ enum cs_store_stmt {
     CS_STORE_STMT_AUDIT_LIST,
     CS_STORE_STMT_AUDIT_EXPIRE,
     CS_STORE_STMT_FENCE,
+    CS_STORE_STMT_FENCE_ORDERED,
     CS_STORE_STMT_REPLICA_RENEW,
     CS_STORE_STMT_REPLICA_TAKE_OVER,
     CS_STORE_STMT_REPLICA_LEAVE,
@@ -253,6 +255,10 @@ struct cs_store_batch {
     enum cs_store_stmt failed_stmt; /* the statement that failed first */
     int64_t sent_ns;                /* when it was sent, for store_stats */
     cs_store_batch_done_cb done_cb; /* the prepares of a new connection, else NULL */
+    /* A replica's batch with events: they are numbered by the database
+     * (cs_store_sql_event_put_ordered), and these are its parameters. */
+    const char *ordered_by; /* the replica's id, or NULL */
+    int64_t ordered_epoch;
 };
 
 /* This replica's part among those sharing the database (store_replica.c). */
@@ -383,7 +389,8 @@ struct cs_store {
     struct cs_store_batch *inflight_head;
     struct cs_store_batch *inflight_tail;
     int n_inflight;
-    size_t n_writes; /* writes not yet committed */
+    size_t n_writes;          /* writes not yet committed */
+    int64_t last_event_local; /* the seq of the event put last (store_write.c) */
     /* The watchdog (cs_store_answer_wait); its callback is the connection
      * layer's; store.c makes and closes the handle. */
     uv_timer_t answer_timer;
@@ -615,6 +622,7 @@ bool cs_store_run_list_more(const PGresult *res);
 
 /* Takes one array per column, as cs_store_sql_run_put does. */
 extern const char cs_store_sql_event_put[];
+extern const char cs_store_sql_event_put_ordered[];
 #define CS_STORE_EVENT_COLS 10
 extern const enum cs_store_col_type cs_store_event_cols[CS_STORE_EVENT_COLS];
 extern const char cs_store_sql_event_list[];

@@ -20,6 +20,7 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_RUN_ACTIVE] = {"run_active", cs_store_sql_run_active},
     [CS_STORE_STMT_MAX_IDS] = {"max_ids", cs_store_sql_max_ids},
     [CS_STORE_STMT_EVENT_PUT] = {"event_put", cs_store_sql_event_put},
+    [CS_STORE_STMT_EVENT_PUT_ORDERED] = {"event_put_ordered", cs_store_sql_event_put_ordered},
     [CS_STORE_STMT_EVENT_LIST] = {"event_list", cs_store_sql_event_list},
     [CS_STORE_STMT_EVENT_LIST_JOB] = {"event_list_job", cs_store_sql_event_list_job},
     [CS_STORE_STMT_SLOT_PUT] = {"slot_put", cs_store_sql_slot_put},
@@ -30,6 +31,8 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
     [CS_STORE_STMT_AUDIT_LIST] = {"audit_list", cs_store_sql_audit_list},
     [CS_STORE_STMT_AUDIT_EXPIRE] = {"audit_expire", cs_store_sql_audit_expire},
     [CS_STORE_STMT_FENCE] = {"fence", "SELECT csched_fence($1, $2::bigint)"},
+    [CS_STORE_STMT_FENCE_ORDERED] = {"fence_ordered",
+                                     "SELECT csched_fence_ordered($1, $2::bigint)"},
     [CS_STORE_STMT_REPLICA_RENEW] = {"replica_renew",
                                      "SELECT r.*, (SELECT address FROM replicas a"
                                      " WHERE a.id = r.active_id),"

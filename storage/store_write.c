@@ -59,11 +59,30 @@ void cs_store_attempt_put(struct cs_store *store, int64_t run_id,
     cs_store_op_submit(store, op);
 }
 
-void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event, cs_store_done_cb cb,
-                        void *arg)
+/* key[0] is the seq the event was put with, key[1] the one it got
+ * (store_batch.c numbers a shared database's events from their batch's
+ * result). */
+static void event_done_cb(struct cs_store_op *op, int status, const PGresult *res)
 {
-    struct cs_store_op *op = write_new(store, CS_STORE_STMT_EVENT_PUT, cb, arg);
+    cs_store_event_cb cb = (cs_store_event_cb)op->cb;
 
+    if (cb != NULL)
+        cb(op->arg, status, op->key[1]);
+}
+
+void cs_store_event_put(struct cs_store *store, const Csched__V1__Event *event,
+                        cs_store_event_cb cb, void *arg)
+{
+    CS_STORE_ASSERT_LOOP(store);
+    struct cs_store_op *op = cs_store_op_new(store, CS_STORE_STMT_EVENT_PUT, true, event_done_cb,
+                                             (void (*)(void))cb, arg);
+
+    /* A shared database skips, in a batch sent again, the events at or
+     * below the last it committed of this replica's: their seqs must rise
+     * in the order they are put. */
+    CS_STORE_ASSERT(store->embedded_dir != NULL || event->seq > store->last_event_local);
+    store->last_event_local = event->seq;
+    op->key[0] = op->key[1] = event->seq;
     cs_store_event_params(event, &op->params);
     cs_store_op_submit(store, op);
 }

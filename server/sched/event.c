@@ -16,13 +16,14 @@ struct emitted {
     char text[]; /* the job name, then the message, each NUL-terminated */
 };
 
-static void committed_cb(void *arg, int status)
+static void committed_cb(void *arg, int status, int64_t seq)
 {
     struct emitted *e = arg;
     struct cs_sched *s = e->sched;
     if (e->cb != NULL)
         e->cb(e->arg, status);
     if (status == 0) {
+        e->event.seq = seq; /* on a shared database, the one it has there */
         s->last_published_seq = e->event.seq;
         if (s->publish_cb != NULL)
             s->publish_cb(s->publish_ctx, &e->event);
@@ -55,7 +56,7 @@ static void emit(struct cs_sched *sched, const struct cs_run *run,
     e->arg = arg;
     memcpy(e->text, run->msg->job_name, name_len);
     memcpy(e->text + name_len, message, message_len);
-    e->event.seq = sched->next_seq++;
+    e->event.seq = sched->next_seq++; /* or, on a shared database, its place in this loop's order */
     e->event.at_unix_ms = at_unix_ms;
     e->event.run_id = run->msg->id;
     e->event.job_name = e->text;

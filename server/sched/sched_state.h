@@ -63,7 +63,7 @@ struct cs_sched_ops {
                            const Csched__V1__Attempt *attempt, const char *attempt_dir,
                            void (*done_cb)(void *arg, int status), void *arg);
     void (*event_put_cb)(struct cs_store *store, const Csched__V1__Event *event,
-                         void (*done_cb)(void *arg, int status), void *arg);
+                         void (*done_cb)(void *arg, int status, int64_t seq), void *arg);
     /* Hands launch to the launch thread; it comes back to
      * cs_dispatch_launch_done_cb. */
     void (*launch_cb)(struct cs_launcher *launcher, struct cs_launch *launch);

@@ -202,6 +202,15 @@ void write_cb(void *arg, int status)
         f->writes_failed++;
 }
 
+void event_cb(void *arg, int status, int64_t seq)
+{
+    struct fixture *f = arg;
+
+    if (status == 0 && f->n_seqs < STORE_TEST_MAX_SEQS)
+        f->seqs[f->n_seqs++] = seq;
+    write_cb(arg, status);
+}
+
 void store_open(struct fixture *f)
 {
     struct cs_store_config config = {

@@ -16,6 +16,8 @@
 
 #include "store.h"
 
+#define STORE_TEST_MAX_SEQS 256
+
 /* One test's database, loop and store (the cmocka test state). */
 struct fixture {
     char dbname[32];
@@ -29,8 +31,10 @@ struct fixture {
     int writes_ok;
     int writes_failed;
     int last_write_status;
-    char errors[2048]; /* the store's error lines, through log_cb */
-    bool fenced;       /* fenced_cb has run */
+    char errors[2048];                 /* the store's error lines, through log_cb */
+    bool fenced;                       /* fenced_cb has run */
+    int64_t seqs[STORE_TEST_MAX_SEQS]; /* event_cb's */
+    int n_seqs;
 };
 
 /* The cmocka group setup and teardown: the cluster of this program.
@@ -74,6 +78,9 @@ void fenced_cb(void *arg);
 void closed_cb(void *arg);
 /* Counts into writes_ok or writes_failed and keeps the status. */
 void write_cb(void *arg, int status);
+/* write_cb for an event, keeping the seq each committed one got, in the
+ * order answered (the first STORE_TEST_MAX_SEQS). */
+void event_cb(void *arg, int status, int64_t seq);
 
 /* Opens a store on f->conninfo and waits for its snapshot; store_close
  * waits for the close and frees the snapshot. */

@@ -67,7 +67,7 @@ static void fill_to_cut(struct fixture *f, int64_t first, int n)
     for (int64_t s = first; s < first + n; s++) {
         Csched__V1__Event e = make_event(s, 1, "fill");
 
-        cs_store_event_put(f->store, &e, write_cb, f);
+        cs_store_event_put(f->store, &e, event_cb, f);
     }
 }
 

@@ -172,7 +172,7 @@ static void test_store_coalesced_batch_replayed_after_connection_killed(void **s
         Csched__V1__Event e = make_event(seq, 1, "r");
 
         e.message = "first";
-        cs_store_event_put(f->store, &e, write_cb, f);
+        cs_store_event_put(f->store, &e, event_cb, f);
     }
     wait_writes(f, 11);
     /* As in the test above: the batch is in flight when its connection is
@@ -191,14 +191,13 @@ static void test_store_coalesced_batch_replayed_after_connection_killed(void **s
         a.state = CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING;
         cs_store_run_put(f->store, &run, write_cb, f);
         cs_store_attempt_put(f->store, id, &a, NULL, write_cb, f);
-        cs_store_event_put(f->store, &e, write_cb, f);
+        cs_store_event_put(f->store, &e, event_cb, f);
     }
-    /* Events already stored, sent again: they stay as they were. */
-    for (int64_t seq = 1; seq <= 10; seq++) {
+    for (int64_t seq = 42; seq <= 51; seq++) {
         Csched__V1__Event e = make_event(seq, 1, "r");
 
-        e.message = "again";
-        cs_store_event_put(f->store, &e, write_cb, f);
+        e.message = "later";
+        cs_store_event_put(f->store, &e, event_cb, f);
     }
     kill_while_locked(f, admin, 11);
     wait_writes(f, n_writes);
@@ -209,9 +208,17 @@ static void test_store_coalesced_batch_replayed_after_connection_killed(void **s
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM attempts WHERE state = 3"
                                               " AND attempt_dir = '/r/' || run_id"),
                      30);
-    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events"), 40);
+    /* Numbered by the database without a gap, each event once, and each
+     * answered with the seq it has there, in the order put. */
+    assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events"), 50);
+    assert_int_equal(admin_value(f->conninfo, "SELECT max(seq) FROM events"), 50);
     assert_int_equal(
         admin_value(f->conninfo, "SELECT count(*) FROM events WHERE message = 'first'"), 10);
+    assert_int_equal(
+        admin_value(f->conninfo, "SELECT min(seq) FROM events WHERE message = 'later'"), 41);
+    assert_int_equal(f->n_seqs, 50);
+    for (int i = 0; i < f->n_seqs; i++)
+        assert_int_equal(f->seqs[i], i + 1);
     /* The same writes once more: nothing changes. */
     for (int64_t id = 2; id <= 31; id++) {
         Csched__V1__Run run = make_run(id, "r", CSCHED__V1__RUN_STATE__RUN_STATE_RUNNING);

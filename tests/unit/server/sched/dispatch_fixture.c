@@ -8,15 +8,19 @@ struct dispatch_fixture fx;
 
 /* --- the fake store -------------------------------------------------------- */
 
-static void record_write(cs_store_done_cb cb, void *arg)
+static void record(struct write_rec w)
 {
-    if (cb == NULL)
-        return;
     if (fx.n_writes == MAX_WRITES) {
         violation("more than %d writes waiting to commit", MAX_WRITES);
         return;
     }
-    fx.writes[fx.n_writes++] = (struct write_rec){cb, arg};
+    fx.writes[fx.n_writes++] = w;
+}
+
+static void record_write(cs_store_done_cb cb, void *arg)
+{
+    if (cb != NULL)
+        record((struct write_rec){.cb = cb, .arg = arg});
 }
 
 static void fake_run_put(struct cs_store *store, const Csched__V1__Run *run, cs_store_done_cb cb,
@@ -42,7 +46,7 @@ static void fake_attempt_put(struct cs_store *store, int64_t run_id,
 }
 
 static void fake_event_put(struct cs_store *store, const Csched__V1__Event *event,
-                           cs_store_done_cb cb, void *arg)
+                           cs_store_event_cb cb, void *arg)
 {
     if (fx.n_events < MAX_EVENTS)
         fx.events[fx.n_events++] = (struct event_rec){
@@ -56,14 +60,20 @@ static void fake_event_put(struct cs_store *store, const Csched__V1__Event *even
             event->at_unix_ms,
             event->recovered,
         };
-    record_write(cb, arg);
+    if (cb != NULL)
+        record((struct write_rec){.event_cb = cb, .arg = arg, .seq = event->seq});
 }
 
 /* Ends every write made so far, in order, as the store's batches do. */
 void commit_with(int status)
 {
-    for (size_t i = 0; i < fx.n_writes; i++)
-        fx.writes[i].cb(fx.writes[i].arg, status);
+    for (size_t i = 0; i < fx.n_writes; i++) {
+        struct write_rec *w = &fx.writes[i];
+        if (w->event_cb != NULL)
+            w->event_cb(w->arg, status, w->seq);
+        else
+            w->cb(w->arg, status);
+    }
     fx.n_writes = 0;
 }
 

@@ -57,9 +57,13 @@ struct event_rec {
     bool recovered;
 };
 
+/* A write waiting to commit: an event's (event_cb, with the seq it was
+ * put with) or another's (cb). */
 struct write_rec {
     cs_store_done_cb cb;
+    cs_store_event_cb event_cb;
     void *arg;
+    int64_t seq;
 };
 
 struct dispatch_fixture {
