@@ -283,12 +283,7 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     s->retention_days = srv->config.retention_days;
     cs_history_start(&srv->history, s, srv->config.retention_days);
     cs_audit_expiry_start(&srv->audit_expiry, s, srv->config.audit_retention_days);
-    /* Audit ids are handed out by the replica that owns the state: a standby
-     * (or a replica still loading) counting its own would take ids the
-     * active one gives its changes, and the second insert of an id is
-     * dropped. Refusals before this are not recorded. */
-    cs_audit_refusals_start(&srv->audit_refusals, s);
-    cs_rpc_server_on_refused(srv->rpc, cs_audit_refused_cb, &srv->audit_refusals);
+    cs_audit_refusals_record(&srv->audit_refusals);
     /* Without its thread no hook is sent; they stay queued for the next
      * start or another replica. */
     (void)cs_hooks_start(&srv->hooks);
@@ -838,6 +833,8 @@ int main(int argc, char **argv)
     };
     if (listen_all(&srv) != 0)
         return 1;
+    cs_audit_refusals_start(&srv.audit_refusals, &srv.sched);
+    cs_rpc_server_on_refused(srv.rpc, cs_audit_refused_cb, &srv.audit_refusals);
     srv.sched.store = cs_store_new(srv.loop, &store_config);
     if (srv.sched.store == NULL) {
         cs_log_error("the store could not be started");

@@ -108,9 +108,10 @@ static void summary_cb(void *arg, const struct cs_audit_summary *summary)
                        "of %s",
                        (unsigned long long)summary->left_out, CS_AUDIT_BUDGET_UNKNOWN,
                        summary->last_unknown);
-    if (!cs_store_is_accepting(r->sched->store)) {
-        cs_log_warn("%s: %s (not in the audit trail while the store refuses writes)",
-                    summary->identity, note);
+    if (!r->recording || !cs_store_is_accepting(r->sched->store)) {
+        cs_log_warn("%s: %s (not in the audit trail %s)", summary->identity, note,
+                    r->recording ? "while the store refuses writes"
+                                 : "of a replica that does not hold the state");
         return;
     }
     struct cs_audit_entry e = {
@@ -153,6 +154,12 @@ void cs_audit_refusals_start(struct cs_audit_refusals *r, struct cs_sched *sched
     r->timer.data = r;
 }
 
+void cs_audit_refusals_record(struct cs_audit_refusals *r)
+{
+    CS_ASSERT_LOOP();
+    r->recording = true;
+}
+
 void cs_audit_refusals_stop(struct cs_audit_refusals *r)
 {
     CS_ASSERT_LOOP();
@@ -173,7 +180,7 @@ void cs_audit_refused_cb(void *arg, struct cs_call *call, grpc_status_code code,
     const char *method = short_name(call);
     if (!cs_access_changes(cs_call_method_path(call)) && code != GRPC_STATUS_PERMISSION_DENIED)
         return;
-    if (!cs_store_is_accepting(r->sched->store)) {
+    if (r->recording && !cs_store_is_accepting(r->sched->store)) {
         cs_log_debug("not recorded while the store refuses writes: %s by %s refused (%d)", method,
                      who->name, (int)code);
         return;
@@ -184,6 +191,12 @@ void cs_audit_refused_cb(void *arg, struct cs_call *call, grpc_status_code code,
     time_summaries(r);
     if (!recorded)
         return;
+    if (!r->recording) {
+        cs_log_info("refused on a replica that does not hold the state (not in the audit "
+                    "trail): %s by %s: %s (%d)",
+                    method, who->name, message, (int)code);
+        return;
+    }
     struct cs_audit_entry e = {
         .method = method,
         .identity = who->name,

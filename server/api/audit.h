@@ -45,10 +45,16 @@ struct cs_audit_refusals {
     struct cs_sched *sched;
     struct cs_audit_budget budget;
     uv_timer_t timer;
-    bool timing; /* the timer waits for the minute's end */
+    bool timing;    /* the timer waits for the minute's end */
+    bool recording; /* the replica owns the state: refusals are rows, else log lines */
     bool stopped;
 };
 void cs_audit_refusals_start(struct cs_audit_refusals *r, struct cs_sched *sched);
+/* From the load of the state on: audit ids are the active replica's to hand
+ * out (a standby counting its own took the ids the active one then gave
+ * changes, whose rows were dropped as repeats), so until then a refusal,
+ * within the same budget, is a line of the log instead. */
+void cs_audit_refusals_record(struct cs_audit_refusals *r);
 /* Ends the minute at once, writing its summaries, and closes the timer.
  * Refusals after it are still recorded within the budget; what they leave
  * out is not summarised. */
@@ -56,7 +62,7 @@ void cs_audit_refusals_stop(struct cs_audit_refusals *r);
 /* The rpc server's refused hook (arg: struct cs_audit_refusals *): records
  * refusals of the methods that change jobs or runs, and PERMISSION_DENIED
  * of any. Not while the store refuses writes: a row then would only grow
- * the backlog the refusal is about. */
+ * the backlog the refusal is about. Logged instead until recording. */
 void cs_audit_refused_cb(void *arg, struct cs_call *call, grpc_status_code code,
                          const char *message);
 

@@ -630,12 +630,15 @@ class StandbyTest(unittest.TestCase):
     def test_standby_relays_http_calls(self):
         """A call made on the standby is relayed and audited by the active
         replica. A refusal on the standby first: it once took the audit id
-        the active replica then gave the change, whose row was dropped."""
+        the active replica then gave the change, whose row was dropped; it
+        is a line of the standby's log instead."""
         with self.two_replicas() as (active, _, standby, standby_port):
             status, _, body = self.post(standby, standby_port, SERVICE + "CreateJob",
                                         {"job": {"name": "relayed", "command": ["/bin/true"]}},
                                         {"Authorization": "Bearer " + VIEWER})
             self.assertEqual(status, 403, body)
+            self.assertRegex(standby.log_text(), "refused on a replica that does not hold the "
+                             "state .*CreateJob by token:http-viewer")
             status, _, body = self.post_relayed(
                 standby, standby_port, SERVICE + "CreateJob",
                 {"job": {"name": "relayed", "command": ["/bin/true"]}},
