@@ -66,19 +66,28 @@ static char *repeat(char c, size_t n)
     return s;
 }
 
-static int64_t lag_max_us(struct cs_e2e *e)
+/* The loop's worst lateness since start, or its p99 (ten runs late each
+ * by a block of work on the loop are more than 1 % of the ticks; one tick
+ * late by the machine, a VM's stolen time under ASan, is not). */
+static int64_t lag_us(struct cs_e2e *e, bool p99)
 {
     Csched__V1__Stats *stats = cs_e2e_get_stats(e);
-    int64_t max_us = stats->lag_since_start->max_us;
+    int64_t us = p99 ? stats->lag_since_start->p99_us : stats->lag_since_start->max_us;
 
     csched__v1__stats__free_unpacked(stats, NULL);
-    return max_us;
+    return us;
 }
 
-/* Fails if the loop had a tick late by the spec's p99 bound since before. */
-static void assert_loop_on_time(struct cs_e2e *e, int64_t before, const char *what)
+static int64_t lag_max_us(struct cs_e2e *e)
 {
-    int64_t after = lag_max_us(e);
+    return lag_us(e, false);
+}
+
+/* Fails if the loop's lateness (p99: its p99, else its worst tick) grew
+ * past the spec's p99 bound since before. */
+static void assert_loop_on_time(struct cs_e2e *e, int64_t before, const char *what, bool p99)
+{
+    int64_t after = lag_us(e, p99);
 
     if (after > before && after >= CS_TEST_LAG_P99_MAX_US)
         fail_msg("%s made the loop %lld us late (worst before: %lld us)", what, (long long)after,
@@ -213,7 +222,7 @@ static void test_e2e_limits_huge_env_refused_on_time(void **state)
     rc = trigger_env(e, name, &run_env, NULL, &st);
     kv_free(&run_env);
     cs_e2e_assert_status(rc, &st, GRPC_STATUS_INVALID_ARGUMENT, "env has more than 4096 entries");
-    assert_loop_on_time(e, before, "a TriggerJob with 60,000 variables");
+    assert_loop_on_time(e, before, "a TriggerJob with 60,000 variables", false);
 
     cs_e2e_name(name, sizeof(name), "hugejob");
     struct kv_map env = kv_make(&csched__v1__job__env_entry__descriptor, 70000, "x");
@@ -223,7 +232,7 @@ static void test_e2e_limits_huge_env_refused_on_time(void **state)
     kv_free(&env);
     cs_e2e_assert_status(rc, &st, GRPC_STATUS_INVALID_ARGUMENT,
                          "job.env has more than 4096 entries");
-    assert_loop_on_time(e, before, "a CreateJob with 70,000 variables");
+    assert_loop_on_time(e, before, "a CreateJob with 70,000 variables", false);
     if (cs_test_now_ms() - t0 > 5000)
         fail_msg("refusing two requests took %lld ms", (long long)(cs_test_now_ms() - t0));
 }
@@ -237,7 +246,7 @@ static void test_e2e_limits_largest_accepted_on_time(void **state)
     Csched__V1__Job job = CSCHED__V1__JOB__INIT;
     char name[64], shell[128];
     char *job_value = repeat('j', 1000), *run_value = repeat('r', 50);
-    int64_t before = lag_max_us(e), ids[10];
+    int64_t before = lag_us(e, true), ids[10];
 
     cs_e2e_name(name, sizeof(name), "largest");
     job.name = name;
@@ -264,7 +273,7 @@ static void test_e2e_limits_largest_accepted_on_time(void **state)
         assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
         csched__v1__run__free_unpacked(run, NULL);
     }
-    assert_loop_on_time(e, before, "ten runs of the largest job and run");
+    assert_loop_on_time(e, before, "ten runs of the largest job and run", true);
     free(job_value);
     free(run_value);
 }
@@ -325,7 +334,7 @@ static void test_e2e_limits_runs_paged_by_bytes(void **state)
         assert_int_equal(seen[i], ids[N - 1 - i]);
     if (pages < 3)
         fail_msg("9 MB of runs came in %zu pages", pages);
-    assert_loop_on_time(e, before, "triggering and listing 9 MB of runs");
+    assert_loop_on_time(e, before, "triggering and listing 9 MB of runs", false);
     for (size_t i = 0; i < N; i++)
         csched__v1__run__free_unpacked(cs_e2e_wait_end(e, ids[i]), NULL);
 }
