@@ -168,15 +168,21 @@ void cs_store_op_submit(struct cs_store *store, struct cs_store_op *op)
  * takes the lock of their order (csched_fence_ordered, migration 0022), and
  * its events are numbered by the database; the embedded one is this
  * replica's alone, so its own numbers are the commit order. */
+static bool has_events(const struct cs_store_batch *b)
+{
+    for (const struct cs_store_op *op = b->ops.head; op != NULL; op = op->next)
+        if (op->stmt == CS_STORE_STMT_EVENT_PUT)
+            return true;
+    return false;
+}
+
 static void fence_first(struct cs_store *store, struct cs_store_batch *b)
 {
     struct cs_store_op *op;
-    bool events = false;
 
     if (store->replica.epoch == 0)
         return;
-    for (op = b->ops.head; op != NULL && !events && store->embedded_dir == NULL; op = op->next)
-        events = op->stmt == CS_STORE_STMT_EVENT_PUT;
+    bool events = store->embedded_dir == NULL && has_events(b);
     if (events) {
         b->ordered_by = store->replica.id;
         b->ordered_epoch = store->replica.epoch;

@@ -211,6 +211,13 @@ void event_cb(void *arg, int status, int64_t seq)
     write_cb(arg, status);
 }
 
+void assert_event_seqs(const struct fixture *f, int n, int64_t first)
+{
+    assert_int_equal(f->n_seqs, n);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(f->seqs[i], first + i);
+}
+
 void store_open(struct fixture *f)
 {
     struct cs_store_config config = {

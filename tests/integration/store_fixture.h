@@ -81,6 +81,8 @@ void write_cb(void *arg, int status);
 /* write_cb for an event, keeping the seq each committed one got, in the
  * order answered (the first STORE_TEST_MAX_SEQS). */
 void event_cb(void *arg, int status, int64_t seq);
+/* The events answered were n, with seqs first, first + 1, ... in order. */
+void assert_event_seqs(const struct fixture *f, int n, int64_t first);
 
 /* Opens a store on f->conninfo and waits for its snapshot; store_close
  * waits for the close and frees the snapshot. */

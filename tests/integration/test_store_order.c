@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
@@ -32,24 +31,33 @@ static long long join(PGconn *admin, const char *id)
     return epoch;
 }
 
+/* An array literal of n elements: each is `each`, or, when NULL, base + i
+ * for the i-th (from 1). */
+static void array_text(char *buf, size_t cap, int n, const char *each, int base)
+{
+    size_t len = (size_t)snprintf(buf, cap, "{");
+    for (int i = 1; i <= n && len < cap; i++) {
+        const char *sep = i < n ? "," : "}";
+        len += each != NULL ? (size_t)snprintf(buf + len, cap - len, "%s%s", each, sep)
+                            : (size_t)snprintf(buf + len, cap - len, "%d%s", base + i, sep);
+    }
+    assert_true(len < cap);
+}
+
 /* In admin's open transaction, as replica id of epoch would in a batch:
  * the fence that takes the events' order, then n events (locals 1..n) of
  * job "other". */
 static void write_events_as(PGconn *admin, const char *id, long long epoch, int n)
 {
-    char fence[160], epoch_text[24], locals[256] = "{", ats[256] = "{", runs[256] = "{",
-                                     jobs[256] = "{", zeros[256] = "{", empty[256] = "{",
-                                     falses[256] = "{";
-    for (int i = 1; i <= n; i++) {
-        const char *sep = i < n ? "," : "}";
-        snprintf(locals + strlen(locals), sizeof(locals) - strlen(locals), "%d%s", i, sep);
-        snprintf(ats + strlen(ats), sizeof(ats) - strlen(ats), "1000%s", sep);
-        snprintf(runs + strlen(runs), sizeof(runs) - strlen(runs), "%d%s", 900 + i, sep);
-        snprintf(jobs + strlen(jobs), sizeof(jobs) - strlen(jobs), "other%s", sep);
-        snprintf(zeros + strlen(zeros), sizeof(zeros) - strlen(zeros), "0%s", sep);
-        snprintf(empty + strlen(empty), sizeof(empty) - strlen(empty), "\"\"%s", sep);
-        snprintf(falses + strlen(falses), sizeof(falses) - strlen(falses), "f%s", sep);
-    }
+    char fence[160], epoch_text[24], locals[256], ats[256], runs[256], jobs[256], zeros[256],
+        empty[256], falses[256];
+    array_text(locals, sizeof(locals), n, NULL, 0);
+    array_text(ats, sizeof(ats), n, "1000", 0);
+    array_text(runs, sizeof(runs), n, NULL, 900);
+    array_text(jobs, sizeof(jobs), n, "other", 0);
+    array_text(zeros, sizeof(zeros), n, "0", 0);
+    array_text(empty, sizeof(empty), n, "\"\"", 0);
+    array_text(falses, sizeof(falses), n, "f", 0);
     snprintf(fence, sizeof(fence), "SELECT csched_fence_ordered('%s', %lld)", id, epoch);
     admin_must(admin, fence);
     snprintf(epoch_text, sizeof(epoch_text), "%lld", epoch);
@@ -92,9 +100,7 @@ static void test_store_events_numbered_in_commit_order(void **state)
         admin_value(f->conninfo, "SELECT max(seq) FROM events WHERE job_name = 'other'"), 3);
     assert_int_equal(
         admin_value(f->conninfo, "SELECT min(seq) FROM events WHERE job_name = 'mine'"), 4);
-    assert_int_equal(f->n_seqs, 5);
-    for (int i = 0; i < f->n_seqs; i++)
-        assert_int_equal(f->seqs[i], 4 + i);
+    assert_event_seqs(f, 5, 4);
     /* Their run ids, from the store's own count, say which is which. */
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events WHERE job_name = 'mine'"
                                               " AND seq = run_id + 3"),
@@ -146,9 +152,7 @@ static void test_store_committed_batch_sent_again_adds_nothing(void **state)
     assert_int_equal(f->writes_failed, 0);
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events"), 9);
     assert_int_equal(admin_value(f->conninfo, "SELECT max(seq) FROM events"), 9);
-    assert_int_equal(f->n_seqs, 9);
-    for (int i = 0; i < f->n_seqs; i++)
-        assert_int_equal(f->seqs[i], i + 1);
+    assert_event_seqs(f, 9, 1);
     assert_int_equal(admin_value(f->conninfo, "SELECT count(*) FROM events WHERE seq = run_id"), 9);
 }
 
