@@ -40,9 +40,11 @@
 #include "metrics.h"
 #include "metrics_http.h"
 #include "metrics_sched.h"
+#include "placement.h"
 #include "priority.h"
 #include "pump.h"
 #include "ready.h"
+#include "remote_attempt.h"
 #include "retention.h"
 #include "rpc.h"
 #include "sched_state.h"
@@ -51,6 +53,7 @@
 #include "state_path.h"
 #include "store.h"
 #include "util.h"
+#include "worker.h"
 #include "zone_load.h"
 
 extern char **environ;
@@ -149,11 +152,19 @@ static int find_minder(struct server *srv)
     return 0;
 }
 
+/* The attempts this machine runs: the active replica's own (those it
+ * placed elsewhere are asked for by whoever is active), or those placed
+ * here whose end the active replica has not been told. */
+static uint32_t running_here(const struct server *srv)
+{
+    return srv->loaded ? srv->sched.rooms[0]->placed : cs_worker_held(&srv->sched);
+}
+
 /* Draining ends once no attempt of this replica runs, or at the deadline. */
 static void drain_check_cb(uv_timer_t *timer)
 {
     struct server *srv = timer->data;
-    uint32_t running = srv->sched.slots_held;
+    uint32_t running = running_here(srv);
     if (running > 0 && cs_now_mono_ns() / 1000000 < srv->drain_deadline_ms)
         return;
     (void)uv_timer_stop(timer);
@@ -166,25 +177,28 @@ static void drain_check_cb(uv_timer_t *timer)
     begin_shutdown(srv, 0);
 }
 
-/* The active replica on a database other replicas share drains before it
- * stops: it starts nothing more, health says NOT_SERVING, its row says
- * draining, and it waits up to --drain-timeout for its running attempts to
- * end; then it leaves, and a standby takes over at once. */
+/* A replica on a database other replicas share drains before it stops:
+ * it starts nothing more, and waits up to --drain-timeout for the attempts
+ * its machine runs to end (and, on a standby, for the active replica to be
+ * told their ends); then it leaves, and another replica takes over at once.
+ * The active replica's health says NOT_SERVING and its row draining; a
+ * standby's row says it takes no more attempts (max_running 0). */
 static bool begin_drain(struct server *srv)
 {
     struct cs_store_replica_info info;
     if (srv->sched.lease_path == NULL || srv->config.drain_timeout_ms == 0 ||
-        srv->sched.store == NULL || srv->drain_deadline_ms != 0)
+        srv->sched.store == NULL || srv->drain_deadline_ms != 0 || srv->sched.launcher == NULL)
         return false;
     cs_store_replica_get(srv->sched.store, &info);
-    if (!info.active || srv->sched.launcher == NULL)
+    if (!info.active && cs_worker_held(&srv->sched) == 0)
         return false;
     srv->drain_deadline_ms = cs_now_mono_ns() / 1000000 + srv->config.drain_timeout_ms;
     srv->sched.draining = true;
     cs_store_replica_drain(srv->sched.store);
-    cs_log_info("draining: %u attempts run; waiting up to %lld ms for them (SIGTERM again stops "
-                "at once)",
-                srv->sched.slots_held, (long long)srv->config.drain_timeout_ms);
+    cs_store_replica_set_max_running(srv->sched.store, 0);
+    cs_log_info("draining: %u attempts run here; waiting up to %lld ms for them (SIGTERM again "
+                "stops at once)",
+                running_here(srv), (long long)srv->config.drain_timeout_ms);
     /* Cannot fail: the handle is open and the callback set. */
     (void)uv_timer_start(&srv->drain_timer, drain_check_cb, 0, 100);
     return true;
@@ -234,6 +248,10 @@ static void cluster_limit_seeded_cb(void *arg, int status, int64_t max_running)
 static void load_snapshot(struct server *srv, struct cs_store_snapshot *snap)
 {
     struct cs_sched *s = &srv->sched;
+    /* What the replica active before placed here is this one's own now: the
+     * snapshot has it, on this machine, and it is adopted as after a
+     * restart. */
+    cs_worker_stop(s);
     cs_api_jobs_restore(s, snap->jobs, snap->job_last_ended, snap->n_jobs);
     s->next_run_id = snap->max_run_id + 1;
     s->next_seq = snap->max_event_seq + 1;
@@ -294,7 +312,7 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     served_address(srv, address, sizeof(address));
     cs_log_info("serving on %s socket=%s max_running=%u state_dir=%s", address, srv->local.path,
                 s->max_running, s->state_dir);
-    cs_store_replica_set(s->store, NULL, (int)s->slots_held);
+    cs_store_replica_set(s->store, NULL, (int)s->rooms[0]->placed);
     if (srv->config.ready_file != NULL)
         cs_ready_start(&srv->ready, srv->loop, srv->config.ready_file, address);
 }
@@ -310,13 +328,6 @@ static void store_open_cb(void *arg, int status, struct cs_store_snapshot *snap)
     }
     if (srv->stopping) {
         cs_store_snapshot_free(snap);
-        return;
-    }
-    s->launcher = cs_launcher_start(srv->loop, srv->minder_path, srv->config.launch_threads,
-                                    cs_dispatch_launch_done_cb, s);
-    if (s->launcher == NULL) {
-        cs_store_snapshot_free(snap);
-        begin_shutdown(srv, 1);
         return;
     }
     /* The embedded database's address is known once it has started. */
@@ -336,6 +347,7 @@ static int gate_cb(void *arg, const char *path, char *why, size_t cap)
     struct server *srv = arg;
     struct cs_store_replica_info info;
     if (srv->loaded || strncmp(path, "/grpc.", 6) == 0 ||
+        strncmp(path, "/csched.v1.Worker/", 18) == 0 ||
         strcmp(path, "/csched.v1.Scheduler/ListReplicas") == 0)
         return 0;
     cs_store_replica_get(srv->sched.store, &info);
@@ -351,6 +363,17 @@ static int gate_cb(void *arg, const char *path, char *why, size_t cap)
                            : "replica %s is starting: its state is still being loaded",
                    info.id);
     return -ENOTCONN;
+}
+
+/* The active replica's calls to the others' Worker service. */
+static struct cs_unary *remote_call_cb(void *ctx, const char *target, const char *method,
+                                       const ProtobufCMessage *request, int64_t timeout_ms,
+                                       cs_remote_done_cb done_cb, void *arg)
+{
+    struct server *srv = ctx;
+    return srv->rpc != NULL
+               ? cs_rpc_unary(srv->rpc, target, method, request, timeout_ms, done_cb, arg)
+               : NULL;
 }
 
 /* The key forwarded calls carry: the store's, read at its join. */
@@ -417,6 +440,7 @@ static void begin_shutdown(struct server *srv, int exit_code)
     srv->exit_code = exit_code;
     (void)uv_timer_stop(&srv->drain_timer);
     srv->sched.stopping = true;
+    cs_worker_stop(&srv->sched);
     cs_api_watch_close_all(&srv->sched);
     cs_api_health_close_all(&srv->sched);
     /* No connection may reach gRPC once its shutdown has begun. */
@@ -468,6 +492,13 @@ static int sched_init(struct server *srv)
     int rc = cs_api_health_init(s, srv->config.max_health_watches);
     if (rc == 0)
         rc = cs_dispatch_init(s, &cs_dispatch_cschedd_ops);
+    /* Every replica runs the attempts the active one places on it
+     * (docs/design/0036), a standby too: its launch threads start now. */
+    if (rc == 0) {
+        s->launcher = cs_launcher_start(srv->loop, srv->minder_path, srv->config.launch_threads,
+                                        cs_dispatch_launch_done_cb, s);
+        rc = s->launcher != NULL ? cs_worker_start(s) : -ENOMEM;
+    }
     if (rc == 0 && srv->config.metrics_listen != NULL)
         rc = cs_metrics_start(srv->loop, cs_metrics_sched_gauges_cb, s);
     if (rc == 0)
@@ -748,12 +779,28 @@ static void store_log_cb(void *arg, enum cs_store_log_level level, const char *c
 
 /* The lease was renewed: the runs held go into the next renewal, and a
  * pump that stopped for a late renewal may start runs again. */
+/* The replicas' rows, read by the active replica at each renewal: where
+ * attempts may be placed, and which of those placed are lost. */
+static void replicas_read_cb(void *arg, int status, Csched__V1__Replica **replicas, size_t n)
+{
+    struct server *srv = arg;
+    if (status == 0 && srv->loaded && !srv->stopping) {
+        cs_placement_update(&srv->sched, replicas, n);
+        cs_remote_check_lost(&srv->sched);
+        cs_pump_kick(&srv->sched);
+    }
+    cs_store_replicas_free(replicas, n);
+}
+
 static void store_renewed_cb(void *arg, int64_t deadline_boot_ns)
 {
     struct server *srv = arg;
     if (srv->sched.lease_path != NULL)
         cs_lease_file_set(&srv->lease, deadline_boot_ns);
-    cs_store_replica_set(srv->sched.store, NULL, (int)srv->sched.slots_held);
+    if (srv->sched.lease_path != NULL && srv->loaded)
+        cs_store_replica_list(srv->sched.store, replicas_read_cb, srv);
+    cs_store_replica_set(srv->sched.store, NULL,
+                         (int)(srv->sched.rooms[0]->placed + cs_worker_held(&srv->sched)));
     cs_pump_kick(&srv->sched);
 }
 
@@ -827,12 +874,16 @@ int main(int argc, char **argv)
         .replica_version = CS_VERSION,
         .heartbeat_ms = srv.config.heartbeat_ms,
         .attempt_lease_ms = srv.config.attempt_lease_ms,
+        .replica_max_running = srv.config.max_running,
         .poll_only = srv.config.poll_only,
         .renewed_cb = store_renewed_cb,
         .renewed_arg = &srv,
     };
     if (listen_all(&srv) != 0)
         return 1;
+    srv.sched.remote_call_cb = remote_call_cb;
+    srv.sched.remote_abandon_cb = cs_rpc_unary_abandon;
+    srv.sched.remote_call_ctx = &srv;
     cs_audit_refusals_start(&srv.audit_refusals, &srv.sched);
     cs_rpc_server_on_refused(srv.rpc, cs_audit_refused_cb, &srv.audit_refusals);
     srv.sched.store = cs_store_new(srv.loop, &store_config);

@@ -228,6 +228,7 @@ static void init_replica(struct cs_store_replica *r, const struct cs_store_confi
     r->heartbeat_ms = config->heartbeat_ms > 0 ? config->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
     r->attempt_lease_ms =
         config->attempt_lease_ms > 0 ? config->attempt_lease_ms : DEFAULT_ATTEMPT_LEASE_MS;
+    r->max_running = config->replica_max_running;
     r->poll_only = config->poll_only;
     r->renewed_cb = config->renewed_cb;
     r->renewed_arg = config->renewed_arg;

@@ -45,8 +45,9 @@ typedef void (*cs_store_log_cb)(void *arg, enum cs_store_log_level level, const 
  * reads fail with -ENOTCONN, and writes wait for cs_store_close, which fails
  * them with -ENOTCONN at once. Called once, on the loop thread. */
 typedef void (*cs_store_fenced_cb)(void *arg);
-/* The active replica's lease was renewed: its running commands may live
- * until deadline_boot_ns (CLOCK_BOOTTIME), which its minders are told.
+/* The replica's lease was renewed (a standby's too, whose machine runs
+ * the attempts the active replica places on it): its running commands may
+ * live until deadline_boot_ns (CLOCK_BOOTTIME), which its minders are told.
  * Called on the loop thread after each renewal that commits. */
 typedef void (*cs_store_renewed_cb)(void *arg, int64_t deadline_boot_ns);
 
@@ -83,6 +84,9 @@ struct cs_store_config {
     const char *replica_version;
     int64_t heartbeat_ms;
     int64_t attempt_lease_ms;
+    /* The most runs its machine runs at once (--max-running), in its row
+     * for the active replica, which places attempts within it. */
+    uint32_t replica_max_running;
     /* Never LISTEN for the other replicas' wake-ups: the heartbeat's poll
      * alone, which is correct without them (docs/architecture.md,
      * "Wake-ups"). */
@@ -186,11 +190,18 @@ bool cs_store_is_out_of_space(const struct cs_store *store);
  * is fresh (sent less than 1.5 heartbeats ago): a replica that missed one
  * starts no new work, well before another may take its lease. */
 bool cs_store_may_start(const struct cs_store *store);
+/* Whether this replica may start an attempt the active replica placed on
+ * its machine (docs/design/0036): joined, and its last renewal as fresh as
+ * cs_store_may_start asks. Loop thread. */
+bool cs_store_may_run_placed(const struct cs_store *store);
 /* True while this replica is the active one and the store open. */
 bool cs_store_is_active(const struct cs_store *store);
 /* What the next renewal records: the address clients reach this replica
  * at (NULL leaves it), and the runs it holds. */
 void cs_store_replica_set(struct cs_store *store, const char *address, int runs_held);
+/* The most attempts this machine takes from now on, in the next renewal:
+ * 0 while it drains (the active replica places nothing more here). */
+void cs_store_replica_set_max_running(struct cs_store *store, uint32_t max_running);
 struct cs_store_replica_info {
     const char *id;
     int64_t epoch;          /* 0 until joined */

@@ -278,6 +278,7 @@ struct cs_store_replica {
     char address_sent[CS_STORE_ADDRESS_MAX];
     int64_t heartbeat_ms;
     int64_t attempt_lease_ms;
+    uint32_t max_running;
     int64_t epoch; /* 0 until joined */
     enum cs_store_role role;
     bool replaced; /* the join took the id over from another instance */
@@ -584,7 +585,7 @@ Csched__V1__Job *cs_store_job_from_row(const struct cs_store_logger *log, const 
 extern const char cs_store_sql_run_put[];
 extern const char cs_store_sql_attempt_put[];
 #define CS_STORE_RUN_COLS 15
-#define CS_STORE_ATTEMPT_COLS 23
+#define CS_STORE_ATTEMPT_COLS 24
 #define CS_STORE_ATTEMPT_COL_DIR 12 /* attempt_dir: '' keeps the one recorded */
 extern const enum cs_store_col_type cs_store_run_cols[CS_STORE_RUN_COLS];
 extern const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS];

@@ -47,13 +47,14 @@ static int64_t now_boot_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The active replica's commands may live until the attempt lease after
+/* The replica's commands (a standby's too: the active replica places
+ * attempts on every machine) may live until the attempt lease after
  * sent_boot_ns, a moment before the database's now() that set
  * attempts_until. */
 static void renewed(struct cs_store_replica *r, int64_t sent_mono_ns, int64_t sent_boot_ns)
 {
     r->renewed_mono_ns = sent_mono_ns;
-    if (r->role == CS_STORE_ROLE_ACTIVE && r->renewed_cb != NULL)
+    if (r->renewed_cb != NULL)
         r->renewed_cb(r->renewed_arg, sent_boot_ns + r->attempt_lease_ms * 1000000);
 }
 
@@ -148,6 +149,7 @@ static void submit_own(struct cs_store *store, enum cs_store_stmt stmt, cs_store
         cs_store_params_int(&op->params, r->runs_held);
         cs_store_params_text(&op->params, r->address);
         cs_store_params_bool(&op->params, strcmp(r->address, r->address_told) != 0);
+        cs_store_params_int(&op->params, r->max_running);
         (void)snprintf(r->address_sent, sizeof(r->address_sent), "%s", r->address);
     } else if (stmt == CS_STORE_STMT_REPLICA_TAKE_OVER) {
         cs_store_params_text(&op->params, r->seen_id[0] != '\0' ? r->seen_id : NULL);
@@ -368,12 +370,27 @@ bool cs_store_may_start(const struct cs_store *store)
            cs_store_now_mono_ns() - r->renewed_mono_ns < fresh_ns;
 }
 
+bool cs_store_may_run_placed(const struct cs_store *store)
+{
+    const struct cs_store_replica *r = &store->replica;
+    int64_t fresh_ns = MAY_START_HALF_BEATS * r->heartbeat_ms * 1000000 / 2;
+
+    return (store->state == CS_STORE_STATE_STANDBY || store->state == CS_STORE_STATE_LIVE) &&
+           cs_store_now_mono_ns() - r->renewed_mono_ns < fresh_ns;
+}
+
 void cs_store_replica_set(struct cs_store *store, const char *address, int runs_held)
 {
     CS_STORE_ASSERT_LOOP(store);
     if (address != NULL)
         (void)snprintf(store->replica.address, sizeof(store->replica.address), "%s", address);
     store->replica.runs_held = runs_held;
+}
+
+void cs_store_replica_set_max_running(struct cs_store *store, uint32_t max_running)
+{
+    CS_STORE_ASSERT_LOOP(store);
+    store->replica.max_running = max_running;
 }
 
 void cs_store_replica_get(const struct cs_store *store, struct cs_store_replica_info *info)

@@ -23,7 +23,7 @@ const char cs_store_sql_replica_list[] =
     " floor(extract(epoch FROM r.lease_until) * 1000)::bigint,"
     " floor(extract(epoch FROM r.attempts_until) * 1000)::bigint,"
     " floor(extract(epoch FROM t.now - r.renewed_at) * 1000)::bigint,"
-    " r.lease_until < t.now, r.runs_held"
+    " r.lease_until < t.now, r.runs_held, r.max_running"
     " FROM replicas r, t ORDER BY r.id COLLATE \"C\"";
 
 Csched__V1__Replica *cs_store_replica_from_row(const PGresult *res, int row)
@@ -43,6 +43,7 @@ Csched__V1__Replica *cs_store_replica_from_row(const PGresult *res, int row)
     r->lease_age_ms = cs_store_row_int(res, row, 9);
     r->lease_expired = cs_store_row_bool(res, row, 10);
     r->runs_held = (int32_t)cs_store_row_int(res, row, 11);
+    r->max_running = (uint32_t)cs_store_row_int(res, row, 12);
     return r;
 }
 

@@ -49,12 +49,17 @@ const char cs_store_sql_attempt_put[] =
     " ended_unix_ms, minder_pid, user_cpu_ms, system_cpu_ms, max_rss_kb, message, attempt_dir,"
     " leftover_processes, retry_delay_ms, retry_jitter_ms, stdout_written_bytes,"
     " stdout_kept_bytes, stderr_written_bytes, stderr_kept_bytes, limit_hit, peak_memory_bytes,"
-    " unenforced_limits)"
-    " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
+    " unenforced_limits, replica)"
+    " SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18,"
+    " c19, c20, c21, c22, c23,"
+    " CASE WHEN c24 = '' THEN coalesce(current_setting('csched.replica', true), '') ELSE c24 END"
+    " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
     " $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],"
     " $11::bigint[], $12::text[], $13::text[], $14::bigint[], $15::bigint[], $16::bigint[],"
     " $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $21::bigint[],"
-    " $22::bigint[], $23::text[])"
+    " $22::bigint[], $23::text[], $24::text[])"
+    " AS u(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18,"
+    " c19, c20, c21, c22, c23, c24)"
     " ON CONFLICT (run_id, number) DO UPDATE SET state = EXCLUDED.state,"
     " exit_code = EXCLUDED.exit_code, term_signal = EXCLUDED.term_signal,"
     " started_unix_ms = EXCLUDED.started_unix_ms, ended_unix_ms = EXCLUDED.ended_unix_ms,"
@@ -72,11 +77,11 @@ const char cs_store_sql_attempt_put[] =
     " unenforced_limits = EXCLUDED.unenforced_limits";
 
 const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
-    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT, CS_STORE_COL_INT,
-    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_TEXT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_TEXT, CS_STORE_COL_TEXT, CS_STORE_COL_INT,  CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,  CS_STORE_COL_INT,
+    CS_STORE_COL_INT, CS_STORE_COL_INT,  CS_STORE_COL_TEXT, CS_STORE_COL_TEXT,
 };
 
 /* Column order read by run_from_row and attempt_from_row. */
@@ -88,10 +93,10 @@ const enum cs_store_col_type cs_store_attempt_cols[CS_STORE_ATTEMPT_COLS] = {
     " a.system_cpu_ms, a.max_rss_kb, a.message, a.attempt_dir, a.leftover_processes,"              \
     " a.retry_delay_ms, a.retry_jitter_ms, a.stdout_written_bytes, a.stdout_kept_bytes,"           \
     " a.stderr_written_bytes, a.stderr_kept_bytes, a.limit_hit, a.peak_memory_bytes,"              \
-    " a.unenforced_limits"
+    " a.unenforced_limits, a.replica"
 
 /* Where the attempt's columns start, and how many there are. */
-enum { COL_ATTEMPT = 14, N_ATTEMPT_COLS = 22 };
+enum { COL_ATTEMPT = 14, N_ATTEMPT_COLS = 23 };
 
 const char cs_store_sql_run_get[] =
     "SELECT" RUN_COLUMNS " FROM runs r LEFT JOIN attempts a ON a.run_id = r.id"
@@ -265,6 +270,7 @@ void cs_store_attempt_params(int64_t run_id, const Csched__V1__Attempt *attempt,
     cs_store_params_int(p, attempt->limit_hit);
     cs_store_params_int(p, attempt->peak_memory_bytes);
     params_names(p, attempt->unenforced_limits, attempt->n_unenforced_limits);
+    cs_store_params_text(p, attempt->replica);
 }
 
 /* Appends names as a text[] literal, each quoted: a job named NULL is one. Job
@@ -407,6 +413,7 @@ static Csched__V1__Attempt *attempt_from_row(const PGresult *res, int row)
     a->limit_hit = (Csched__V1__LimitHit)cs_store_row_int(res, row, c + 19);
     a->peak_memory_bytes = cs_store_row_int(res, row, c + 20);
     a->unenforced_limits = row_names(res, row, c + 21, &a->n_unenforced_limits);
+    a->replica = cs_store_row_strdup(res, row, c + 22);
     return a;
 }
 

@@ -38,7 +38,7 @@ const struct cs_store_stmt_def cs_store_stmts[CS_STORE_STMT_COUNT] = {
                                      " WHERE a.id = r.active_id),"
                                      " CASE WHEN $7::boolean THEN pg_notify('" CS_STORE_WAKE_CHANNEL
                                      "', $1) END FROM csched_renew($1, $2::bigint, $3::bigint,"
-                                     " $4::bigint, $5::integer, $6) r"},
+                                     " $4::bigint, $5::integer, $6, $8::integer) r"},
     [CS_STORE_STMT_REPLICA_TAKE_OVER] =
         {"replica_take_over",
          "SELECT t, CASE WHEN t THEN pg_notify('" CS_STORE_WAKE_CHANNEL "', $1) END"

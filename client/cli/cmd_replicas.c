@@ -1,6 +1,7 @@
 /* csched replicas: the cschedd replicas sharing the database, as their rows
- * there say (ListReplicas), the one that answered marked "(this)" and a
- * lease that has run out "expired". */
+ * there say (ListReplicas), the one that answered marked "(this)", a lease
+ * that has run out "expired", and the attempts each machine runs of what it
+ * takes. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +16,7 @@ static const char *state_name(Csched__V1__ReplicaState state)
 
 static void replica_row(struct cs_cli_table *t, const Csched__V1__Replica *r)
 {
-    char id[160], epoch[24], age[48], runs[16];
+    char id[160], epoch[24], age[48], runs[32];
     size_t n;
 
     snprintf(id, sizeof(id), "%s%s", r->id, r->self ? " (this)" : "");
@@ -24,7 +25,11 @@ static void replica_row(struct cs_cli_table *t, const Csched__V1__Replica *r)
     n = strlen(age);
     if (r->lease_expired)
         snprintf(age + n, sizeof(age) - n, " expired");
-    snprintf(runs, sizeof(runs), "%" PRId32, r->runs_held);
+    /* Held of what its machine takes, when its row says (a newer replica's). */
+    if (r->max_running > 0)
+        snprintf(runs, sizeof(runs), "%" PRId32 "/%" PRIu32, r->runs_held, r->max_running);
+    else
+        snprintf(runs, sizeof(runs), "%" PRId32, r->runs_held);
     cs_cli_table_row(t, (const char *const[]){id, state_name(r->state), epoch,
                                               r->address[0] ? r->address : "-", age, runs,
                                               r->version[0] ? r->version : "-"});

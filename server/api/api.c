@@ -1,6 +1,7 @@
 /* api: the method table, which names each method's handler. */
 #include "api.h"
 
+#include "csched/v1/worker.pb-c.h"
 #include "grpc/health/v1/health.pb-c.h"
 #include "grpc/reflection/v1/reflection.pb-c.h"
 #include "util.h"
@@ -35,6 +36,10 @@ const struct cs_method cs_api_methods[] = {
     {SCHED("ListFires"), &csched__v1__list_fires_request__descriptor, false, cs_api_list_fires},
     {SCHED("ListDependencyCauses"), &csched__v1__list_dependency_causes_request__descriptor, false,
      cs_api_list_dependency_causes},
+    {"/csched.v1.Worker/Launch", &csched__v1__launch_request__descriptor, false,
+     cs_api_worker_launch},
+    {"/csched.v1.Worker/Await", &csched__v1__await_request__descriptor, false, cs_api_worker_await},
+    {"/csched.v1.Worker/Cancel", &csched__v1__attempt_ref__descriptor, false, cs_api_worker_cancel},
     {"/grpc.health.v1.Health/Check", &grpc__health__v1__health_check_request__descriptor, false,
      cs_api_health_check},
     {"/grpc.health.v1.Health/Watch", &grpc__health__v1__health_check_request__descriptor, true,

@@ -17,6 +17,10 @@ extern const struct cs_method cs_api_methods[];
 extern const size_t cs_api_n_methods;
 
 void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+/* The Worker service (api_worker.c): ctx is the scheduler too. */
+void cs_api_worker_launch(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+void cs_api_worker_await(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+void cs_api_worker_cancel(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 /* At start-up, once their zones are read (cs_zone_load_start): the jobs

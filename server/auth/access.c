@@ -36,6 +36,10 @@ static const struct cs_access_rule table[] = {
     {SCHED("DeleteJob"), CS_ROLE_ADMIN, true},
     {SCHED("ListAudit"), CS_ROLE_ADMIN, false},
     {SCHED("SetClusterLimits"), CS_ROLE_ADMIN, true},
+    /* The active replica's calls to the others (docs/design/0036). */
+    {"/csched.v1.Worker/Launch", CS_ROLE_REPLICA, false},
+    {"/csched.v1.Worker/Await", CS_ROLE_REPLICA, false},
+    {"/csched.v1.Worker/Cancel", CS_ROLE_REPLICA, false},
     {"/grpc.health.v1.Health/Check", CS_ROLE_NONE, false},
     {"/grpc.health.v1.Health/Watch", CS_ROLE_NONE, false},
     /* The API's schema, public in proto/, and nothing about jobs: open, so
@@ -75,10 +79,8 @@ bool cs_access_changes(const char *path)
 }
 
 static const char *const role_names[] = {
-    [CS_ROLE_NONE] = "none",
-    [CS_ROLE_VIEWER] = "viewer",
-    [CS_ROLE_OPERATOR] = "operator",
-    [CS_ROLE_ADMIN] = "admin",
+    [CS_ROLE_NONE] = "none",   [CS_ROLE_VIEWER] = "viewer",   [CS_ROLE_OPERATOR] = "operator",
+    [CS_ROLE_ADMIN] = "admin", [CS_ROLE_REPLICA] = "replica",
 };
 
 const char *cs_role_name(enum cs_role role)
@@ -88,7 +90,8 @@ const char *cs_role_name(enum cs_role role)
 
 int cs_role_parse(const char *text, enum cs_role *out)
 {
-    for (size_t i = CS_ROLE_VIEWER; i < CS_ARRAY_LEN(role_names); i++) {
+    /* A person's role: never a replica's. */
+    for (size_t i = CS_ROLE_VIEWER; i <= CS_ROLE_ADMIN; i++) {
         if (strcmp(text, role_names[i]) == 0) {
             *out = (enum cs_role)i;
             return 0;

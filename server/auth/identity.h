@@ -15,6 +15,10 @@ enum cs_role {
     CS_ROLE_VIEWER = 1,
     CS_ROLE_OPERATOR = 2,
     CS_ROLE_ADMIN = 3,
+    /* Another replica of the same database, proven by the cluster's key
+     * (docs/design/0036): the only role the Worker service takes. No
+     * credential of a person grants it. */
+    CS_ROLE_REPLICA = 4,
 };
 
 #define CS_IDENTITY_NAME_MAX 256

@@ -53,6 +53,9 @@ struct cs_launch {
     size_t n_secrets;
     char *const *server_env;
     void *owner; /* for the loop: the attempt */
+    /* Placed on this machine by the active replica (docs/design/0036): its
+     * owner is the worker's, not dispatch's. */
+    bool placed;
     /* When its minder starts: for a launch, not before then (0: at once);
      * for a launch ahead (cs_launcher_submit_ahead), when it is due. */
     int64_t due_unix_ms;

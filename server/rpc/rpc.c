@@ -26,6 +26,7 @@
 #include "queue.h"
 #include "rpc_call.h"
 #include "rpc_forward.h"
+#include "rpc_unary.h"
 #include "util.h"
 
 #define SLOTS_UNARY 32
@@ -69,6 +70,7 @@ struct cs_rpc_server {
     void *gate_arg;
     size_t open_slots;
     struct cs_forward_peers peers;
+    struct cs_unary_peers unary;
 };
 
 static void arm_slot(struct cs_rpc_server *server, struct registered *reg);
@@ -314,6 +316,7 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const struct cs_rpc_lis
     server->bridge.data = server;
     server->peers.cq = server->bridge.cq;
     cs_queue_init(&server->peers.calls);
+    cs_unary_peers_init(&server->unary, &server->peers);
     create_grpc_server(server, methods, n_methods);
 
     if (listen->tcp_addr != NULL && add_tcp_port(server) != 0) {
@@ -367,6 +370,18 @@ void cs_rpc_server_peers(struct cs_rpc_server *server, const char *replica_id,
     server->peers.tcp_creds = tcp_creds;
     server->peers.key_cb = key_cb;
     server->peers.key_arg = key_arg;
+}
+
+struct cs_unary *cs_rpc_unary(struct cs_rpc_server *server, const char *target, const char *method,
+                              const ProtobufCMessage *request, int64_t timeout_ms,
+                              cs_rpc_unary_done_cb done_cb, void *arg)
+{
+    return cs_unary_call(&server->unary, target, method, request, timeout_ms, done_cb, arg);
+}
+
+void cs_rpc_unary_abandon(struct cs_unary *u)
+{
+    cs_unary_abandon(u);
 }
 
 int cs_rpc_server_serve(struct cs_rpc_server *server)
@@ -433,6 +448,7 @@ void cs_rpc_server_shutdown(struct cs_rpc_server *server, cs_rpc_server_done_cb 
     server->done_cb = done_cb;
     server->done_arg = arg;
     cs_forward_peers_stop(&server->peers);
+    cs_unary_peers_stop(&server->unary);
     if (server->server == NULL) {
         server_stopped(server);
         return;

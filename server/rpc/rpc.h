@@ -176,6 +176,21 @@ void cs_rpc_server_peers(struct cs_rpc_server *server, const char *replica_id,
                          grpc_channel_credentials *tcp_creds, cs_rpc_cluster_key_cb key_cb,
                          void *key_arg);
 
+/* A unary call to another replica's Worker service (docs/design/0036),
+ * made with the cluster's key: done_cb gets, on the loop, the status, its
+ * message ("" when OK) and the reply's bytes (NULL and 0 unless OK), which
+ * are borrowed for the callback. */
+typedef void (*cs_rpc_unary_done_cb)(void *arg, int code, const char *message, const uint8_t *reply,
+                                     size_t len);
+struct cs_unary;
+/* Starts the call to method at target, request packed before it returns;
+ * NULL once the server is stopping (done_cb is then never called). */
+struct cs_unary *cs_rpc_unary(struct cs_rpc_server *server, const char *target, const char *method,
+                              const ProtobufCMessage *request, int64_t timeout_ms,
+                              cs_rpc_unary_done_cb done_cb, void *arg);
+/* Cancels the call; its done_cb is never called. */
+void cs_rpc_unary_abandon(struct cs_unary *u);
+
 /* Ends a unary call with response (borrowed: packed before returning). */
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);
 /* Ends a call with an error: code is a negative errno mapped by status.c. */

@@ -21,7 +21,7 @@
 #include "utf8.h"
 #include "util.h"
 
-static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
+grpc_byte_buffer *cs_call_pack(const ProtobufCMessage *msg)
 {
     size_t len = protobuf_c_message_get_packed_size(msg);
     grpc_slice slice = grpc_slice_malloc(len);
@@ -216,7 +216,7 @@ void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response)
 {
     CS_ASSERT_LOOP();
     CS_ASSERT((call->method->streaming & CS_STREAM_SERVER) == 0 && !call->finishing);
-    cs_call_send_status(call, GRPC_STATUS_OK, "", pack(response));
+    cs_call_send_status(call, GRPC_STATUS_OK, "", cs_call_pack(response));
 }
 
 void cs_call_finish(struct cs_call *call, grpc_status_code code, const char *message)

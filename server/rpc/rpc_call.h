@@ -72,6 +72,8 @@ struct cs_call {
  * final batch). */
 struct cs_call *cs_call_open(struct cs_call_count *open_calls, grpc_call *call,
                              const struct cs_method *method);
+/* msg packed into a new byte buffer, the caller's. */
+grpc_byte_buffer *cs_call_pack(const ProtobufCMessage *msg);
 /* Unpacks payload (borrowed) as the method's request into call->request: 0,
  * or -EINVAL with a message for the client in why. */
 int cs_call_unpack(struct cs_call *call, grpc_byte_buffer *payload, char *why, size_t cap);

@@ -45,10 +45,8 @@ struct forward {
 };
 
 static const char *const role_names[] = {
-    [CS_ROLE_NONE] = "none",
-    [CS_ROLE_VIEWER] = "viewer",
-    [CS_ROLE_OPERATOR] = "operator",
-    [CS_ROLE_ADMIN] = "admin",
+    [CS_ROLE_NONE] = "none",   [CS_ROLE_VIEWER] = "viewer",   [CS_ROLE_OPERATOR] = "operator",
+    [CS_ROLE_ADMIN] = "admin", [CS_ROLE_REPLICA] = "replica",
 };
 
 /* --- the side that takes forwarded calls ----------------------------------- */

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "note_cached.h"
+#include "remote_attempt.h"
 #include "util.h"
 
 /* A timer of its own, so that an attempt is still freed at once: the
@@ -65,11 +66,11 @@ static void backstop_cb(uv_timer_t *timer)
 {
     struct cs_attempt *att = timer_attempt(timer);
     cs_log_warn("minder %d of run %lld attempt %u outlived its timeout and kill grace; killing it",
-                (int)att->pid, (long long)att->run->msg->id, att->number);
+                (int)att->pid, (long long)att->run_id, att->number);
     att->backstop_fired = true;
     if (syscall(SYS_pidfd_send_signal, att->pidfd, SIGKILL, NULL, 0) != 0 && errno != ESRCH)
         cs_log_warn("killing minder %d of run %lld attempt %u: pidfd_send_signal failed: %s",
-                    (int)att->pid, (long long)att->run->msg->id, att->number, strerror(errno));
+                    (int)att->pid, (long long)att->run_id, att->number, strerror(errno));
 }
 
 static void release(struct cs_attempt *att)
@@ -122,7 +123,7 @@ static bool work_goes_on(struct cs_attempt *att, int status, const char *to_do)
     if (att->fd_waits++ == 0)
         cs_log_warn("run %lld attempt %u: cschedd is out of file descriptors to %s: trying again "
                     "every %d ms",
-                    (long long)att->run->msg->id, att->number, to_do, FD_RETRY_MS);
+                    (long long)att->run_id, att->number, to_do, FD_RETRY_MS);
     if (timer_start(att, FD_RETRY_MS, fd_retry_cb) != 0)
         same_work_again(att);
     return false;
@@ -153,18 +154,26 @@ static bool exited_clean(int wstatus)
     return code == 0 || code == CS_MINDER_EXIT_NO_SPACE || code == CS_MINDER_EXIT_GIVEN_UP;
 }
 
-struct cs_attempt *cs_attempt_new(struct cs_sched *sched, struct cs_run *run, uint32_t number,
-                                  const char *dir, const struct cs_attempt_ops *ops)
+struct cs_attempt *cs_attempt_new_placed(struct cs_sched *sched, int64_t run_id, uint32_t number,
+                                         const char *dir, const struct cs_attempt_ops *ops)
 {
     CS_ASSERT_LOOP();
     struct cs_attempt *att = cs_xcalloc(1, sizeof(*att));
     att->sched = sched;
     att->ops = ops;
-    att->run = run;
+    att->run_id = run_id;
     att->number = number;
     att->pidfd = -1;
     att->adopt_pidfd = -1;
     att->dir = cs_xstrdup(dir);
+    return att;
+}
+
+struct cs_attempt *cs_attempt_new(struct cs_sched *sched, struct cs_run *run, uint32_t number,
+                                  const char *dir, const struct cs_attempt_ops *ops)
+{
+    struct cs_attempt *att = cs_attempt_new_placed(sched, run->msg->id, number, dir, ops);
+    att->run = run;
     return att;
 }
 
@@ -179,7 +188,7 @@ void cs_attempt_exit_cb(void *ctx)
         int wstatus;
         if (waitpid(att->pid, &wstatus, WNOHANG) < 0)
             cs_log_warn("reaping minder %d of run %lld attempt %u: waitpid failed: %s",
-                        (int)att->pid, (long long)att->run->msg->id, att->number, strerror(errno));
+                        (int)att->pid, (long long)att->run_id, att->number, strerror(errno));
         else {
             att->no_space = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == CS_MINDER_EXIT_NO_SPACE;
             clean = exited_clean(wstatus);
@@ -205,6 +214,11 @@ void cs_attempt_exit_cb(void *ctx)
 int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
 {
     CS_ASSERT_LOOP();
+    if (att->remote != NULL) {
+        /* Its replica watches it, and enforces its backstop. */
+        cs_remote_await(att);
+        return 0;
+    }
     int rc = cs_exit_watch_add(&att->sched->exits, att->pidfd, att);
     int64_t in_ms = deadline_unix_ms - cs_now_unix_ms();
     if (rc == 0 && deadline_unix_ms != 0 &&
@@ -212,7 +226,7 @@ int cs_attempt_watch(struct cs_attempt *att, int64_t deadline_unix_ms)
         /* The minder enforces the timeout itself; the backstop is for when it cannot. */
         cs_log_warn("no backstop timer for minder %d of run %lld attempt %u: it is watched "
                     "without one",
-                    (int)att->pid, (long long)att->run->msg->id, att->number);
+                    (int)att->pid, (long long)att->run_id, att->number);
     return rc;
 }
 
@@ -269,19 +283,24 @@ int cs_attempt_await_remote(struct cs_attempt *att, uint64_t wait_ms, const char
 int cs_attempt_cancel(struct cs_attempt *att)
 {
     CS_ASSERT_LOOP();
+    if (att->remote != NULL) {
+        cs_remote_cancel(att);
+        return 0;
+    }
     if (att->pid <= 0 || att->exited)
         return 0;
     if (kill(att->pid, SIGTERM) == 0)
         return 0;
     int rc = -errno;
     cs_log_warn("cancelling run %lld attempt %u: kill(minder %d, SIGTERM) failed: %s",
-                (long long)att->run->msg->id, att->number, (int)att->pid, strerror(-rc));
+                (long long)att->run_id, att->number, (int)att->pid, strerror(-rc));
     return rc;
 }
 
 void cs_attempt_free(struct cs_attempt *att)
 {
     CS_ASSERT_LOOP();
+    cs_remote_free(att);
     timer_end(att);
     /* Closing the pidfd also takes it out of the exit watch. */
     if (att->pidfd >= 0)

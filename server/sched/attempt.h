@@ -47,7 +47,8 @@ struct cs_launch;
 struct cs_attempt {
     struct cs_sched *sched;
     const struct cs_attempt_ops *ops; /* borrowed: static in the owner */
-    struct cs_run *run;
+    struct cs_run *run; /* NULL for an attempt placed here by the active replica (worker.h) */
+    int64_t run_id;
     uint32_t number;
     char *dir;                /* owned */
     pid_t pid;                /* the minder, once started; 0 before */
@@ -78,9 +79,13 @@ struct cs_attempt {
     bool fd_short;   /* the work found no free fd: it is tried again */
     int adopt_pidfd; /* adoption: a pidfd on the still-running minder, or -1 */
     pid_t adopt_pid;
-    /* The replica whose machine runs it, lost (cs_attempt_await_remote);
-     * "" for an attempt of this machine's. */
+    /* The replica whose machine runs it: lost (cs_attempt_await_remote),
+     * or placed there (remote); "" for an attempt of this machine's. */
     char remote_replica[64];
+    /* Where it holds its place (placement.h), while holds_slot. */
+    struct cs_room *room;
+    /* Placed on another replica's machine (remote_attempt.h); NULL here. */
+    struct cs_remote *remote;
     /* Adoption: the attempts found on disk before this one (numbers
      * number - n_earlier .. number - 1), all ended; owned. */
     struct cs_attempt_end *earlier;
@@ -91,6 +96,10 @@ struct cs_attempt {
  * minder yet (pid 0, pidfd -1). The caller owns it until cs_attempt_free. */
 struct cs_attempt *cs_attempt_new(struct cs_sched *sched, struct cs_run *run, uint32_t number,
                                   const char *dir, const struct cs_attempt_ops *ops);
+/* The same for an attempt of run run_id that the active replica placed on
+ * this machine (worker.h): no run of this loop's. */
+struct cs_attempt *cs_attempt_new_placed(struct cs_sched *sched, int64_t run_id, uint32_t number,
+                                         const char *dir, const struct cs_attempt_ops *ops);
 /* Starts watching att->pidfd. If deadline_unix_ms is not 0 and the minder
  * is still alive then, the server kills it (SIGKILL through the pidfd): the
  * backstop for a minder that cannot enforce its own timeout (stopped, or

@@ -37,9 +37,14 @@ static void start_reads(struct cs_sched *s)
 static void tail_done(struct cs_tail_work *w)
 {
     struct cs_sched *s = w->sched;
+    cs_attempt_tail_kept_cb kept_cb = w->kept_cb;
+    int64_t run_id = w->run_id;
+    uint32_t number = w->number;
     tail_free(w);
     if (s->tails_closed)
         return;
+    if (kept_cb != NULL)
+        kept_cb(s, run_id, number);
     CS_ASSERT(s->tails_inflight > 0);
     s->tails_inflight--;
     start_reads(s);
@@ -91,22 +96,26 @@ static void read_done_cb(uv_work_t *work, int status)
     }
 }
 
-void cs_attempt_tail_keep(struct cs_sched *s, const struct cs_attempt *att,
-                          const Csched__V1__Attempt *a)
+bool cs_attempt_tail_keep(struct cs_sched *s, const struct cs_attempt *att,
+                          const Csched__V1__Attempt *a, cs_attempt_tail_kept_cb kept_cb)
 {
     CS_ASSERT_LOOP();
     /* With the embedded database, the files and the database are on one
      * machine: whatever loses one loses the other, so a copy saves nothing. */
+    /* An attempt placed elsewhere: its replica keeps its tails. */
     if (s->lease_path == NULL || s->ops->attempt_tail_put_cb == NULL || s->tails_closed ||
-        att->note_rc != 0 || (a->stdout_kept_bytes == 0 && a->stderr_kept_bytes == 0))
-        return;
+        att->remote != NULL || att->note_rc != 0 ||
+        (a->stdout_kept_bytes == 0 && a->stderr_kept_bytes == 0))
+        return false;
     struct cs_tail_work *w = cs_xcalloc(1, sizeof(*w));
     w->sched = s;
-    w->run_id = att->run->msg->id;
+    w->run_id = att->run_id;
     w->number = att->number;
+    w->kept_cb = kept_cb;
     w->dir = cs_xstrdup(att->dir);
     cs_queue_push(&s->tails_waiting, &w->link);
     start_reads(s);
+    return true;
 }
 
 void cs_attempt_tail_close(struct cs_sched *s)

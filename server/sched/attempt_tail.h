@@ -32,11 +32,15 @@
 
 struct cs_attempt;
 
+/* Called once an attempt's tails were written, or could not be (logged). */
+typedef void (*cs_attempt_tail_kept_cb)(struct cs_sched *sched, int64_t run_id, uint32_t number);
+
 /* After att has ended (a, its message, filled from its note): keeps the
  * tails of its streams if the database is shared (lease_path set), its note
- * was read (the sizes are known) and it wrote something. */
-void cs_attempt_tail_keep(struct cs_sched *sched, const struct cs_attempt *att,
-                          const Csched__V1__Attempt *a);
+ * was read (the sizes are known) and it wrote something. True when it
+ * does: kept_cb (NULL: none) follows, unless the server stops first. */
+bool cs_attempt_tail_keep(struct cs_sched *sched, const struct cs_attempt *att,
+                          const Csched__V1__Attempt *a, cs_attempt_tail_kept_cb kept_cb);
 
 /* The server stops: the tails in line are dropped, and those on the pool or
  * waiting for their commit free themselves when they come back. */
@@ -49,6 +53,7 @@ struct cs_tail_work {
     struct cs_sched *sched;
     int64_t run_id;
     uint32_t number;
+    cs_attempt_tail_kept_cb kept_cb;
     char *dir; /* owned */
     /* The pool's results, by stream (0 stdout, 1 stderr): owned bytes (NULL
      * when empty or unread) and 0 or a negative errno. */

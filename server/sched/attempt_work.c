@@ -253,7 +253,7 @@ void cs_attempt_adopt_work(uv_work_t *work)
 {
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
     const char *state_dir = att->sched->state_dir;
-    int64_t run_id = att->run->msg->id;
+    int64_t run_id = att->run_id;
     char next[4096];
     att->adopt_pidfd = -1;
     att->fd_short = false;

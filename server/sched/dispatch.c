@@ -24,10 +24,13 @@
 #include "launch_build.h"
 #include "log.h"
 #include "minder_contract.h"
+#include "placement.h"
 #include "pump.h"
+#include "remote_attempt.h"
 #include "retry.h"
 #include "run_array.h"
 #include "util.h"
+#include "worker.h"
 
 /* A minder ends by its job's timeout, plus its kill grace, plus the drain,
  * plus writing its note. Past that and this margin, something is wrong with
@@ -54,6 +57,7 @@ const struct cs_sched_ops cs_dispatch_cschedd_ops = {
     .launch_ahead_cb = cs_launcher_submit_ahead,
     .revoke_cb = cs_launcher_revoke,
     .may_start_cb = cs_store_may_start,
+    .may_run_placed_cb = cs_store_may_run_placed,
     .attempt_tail_put_cb = cs_store_attempt_tail_put,
 };
 
@@ -75,9 +79,17 @@ static void put_attempt(struct cs_sched *s, struct cs_run *run, const Csched__V1
         cs_event_emit(s, run, msg, NULL, NULL);
 }
 
+/* The directory recorded with att: none for one on another replica's
+ * machine, whose own state dir holds it where a takeover by that replica
+ * finds it without being told. */
+static const char *recorded_dir(const struct cs_attempt *att)
+{
+    return att->remote_replica[0] != '\0' ? "" : att->dir;
+}
+
 static void write_attempt(struct cs_sched *s, struct cs_run *run, struct cs_attempt *att)
 {
-    put_attempt(s, run, attempt_msg(att), att->dir, false);
+    put_attempt(s, run, attempt_msg(att), recorded_dir(att), false);
 }
 
 /* --- starting ------------------------------------------------------------ */
@@ -105,6 +117,9 @@ static void take_slot(struct cs_sched *s, struct cs_attempt *att)
     att->holds_slot = true;
     att->run->job->slots++;
     s->slots_held++;
+    if (att->room == NULL)
+        att->room = s->rooms[0]; /* this machine's */
+    att->room->placed++;
 }
 
 /* Gives back att's slot, if it holds one, and lets the pump look: called
@@ -119,6 +134,8 @@ static void give_slot(struct cs_sched *s, struct cs_attempt *att)
     att->holds_slot = false;
     job->slots--;
     s->slots_held--;
+    CS_ASSERT(att->room->placed > 0);
+    att->room->placed--;
     cs_pump_job_changed(s, job);
 }
 
@@ -184,7 +201,8 @@ static enum cs_revoke take_back(struct cs_sched *s, struct cs_attempt *att, enum
         (void)end_unstarted(s, att, why);
         return CS_REVOKE_DONE;
     }
-    if (att->launch == NULL || s->ops->revoke_cb == NULL)
+    /* A launch sent to another replica is its own now. */
+    if (att->launch == NULL || s->ops->revoke_cb == NULL || att->remote != NULL)
         return CS_REVOKE_TOO_LATE;
     enum cs_revoke rc = s->ops->revoke_cb(s->launcher, att->launch);
     if (rc == CS_REVOKE_PENDING) {
@@ -226,7 +244,24 @@ static void start_committed_cb(void *arg, int status)
         cs_dispatch_launch_done_cb(att->launch, s);
         return;
     }
-    s->ops->launch_cb(s->launcher, att->launch);
+    if (att->remote_replica[0] != '\0')
+        cs_remote_launch(s, att, cs_dispatch_launch_done_cb);
+    else
+        s->ops->launch_cb(s->launcher, att->launch);
+}
+
+/* Where att runs: the room with the most free places (placement.h); an
+ * attempt placed on another replica's machine says which. */
+static void place(struct cs_sched *s, struct cs_attempt *att)
+{
+    /* The pump starts a run only while the rooms that take attempts have
+     * fewer than their places together (cs_placement_limit). */
+    att->room = cs_placement_choose(s);
+    CS_ASSERT(att->room != NULL);
+    if (s->lease_path != NULL)
+        cs_message_set_str(&attempt_msg(att)->replica, att->room->id);
+    if (!att->room->self)
+        (void)snprintf(att->remote_replica, sizeof(att->remote_replica), "%s", att->room->id);
 }
 
 /* The pump's start callback: the run, off its queue, takes its slots and
@@ -249,6 +284,7 @@ static void start_cb(struct cs_sched *s, struct cs_run *run)
     int64_t start_ms =
         run->msg->not_before_unix_ms > now_ms ? run->msg->not_before_unix_ms : now_ms;
     struct cs_attempt *att = attempt_new(s, run);
+    place(s, att);
     take_slot(s, att);
     cs_sched_set_run_state(s, run, CSCHED__V1__RUN_STATE__RUN_STATE_STARTING);
     /* The spawn's time, in the metrics, counts from then too. */
@@ -353,6 +389,10 @@ void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx)
 {
     CS_ASSERT_LOOP();
     struct cs_sched *s = ctx;
+    if (launch->placed) {
+        cs_worker_launch_done(s, launch);
+        return;
+    }
     struct cs_attempt *att = launch->owner;
     att->launch = NULL;
     if (launch->err == -ECANCELED && att->taking_back != 0) {
@@ -375,7 +415,7 @@ void cs_dispatch_launch_done_cb(struct cs_launch *launch, void *ctx)
     }
     att->pid = launch->pid;
     att->pidfd = launch->pidfd;
-    att->is_child = true;
+    att->is_child = att->remote == NULL;
     int64_t started = launch->started_unix_ms;
     cs_launch_free(launch);
     attempt_running(s, att, started);
@@ -523,8 +563,8 @@ static void attempt_ended_cb(struct cs_attempt *att)
     /* A full disk would only refuse the retry too: the run ends here. */
     enum cs_retry_verdict verdict =
         att->no_space ? CS_RETRY_NO : cs_retry_decide(run, state, cs_now_unix_ms());
-    put_attempt(s, run, a, att->dir, att->found_by_restart);
-    cs_attempt_tail_keep(s, att, a);
+    put_attempt(s, run, a, recorded_dir(att), att->found_by_restart);
+    (void)cs_attempt_tail_keep(s, att, a, NULL);
     give_slot(s, att);
     run->attempt = NULL;
     cs_attempt_free(att);
@@ -608,13 +648,31 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
         (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, msg->id, first);
     run->attempt = cs_attempt_new(s, run, first, dir, &attempt_ops);
     run->attempt->found_by_restart = true;
+    /* On another replica's machine (placed there, or the machine of a
+     * replica that was active before): that replica is asked for its end,
+     * and once it is gone, its deadline tells (remote_attempt.h). This id's
+     * earlier state directory is nobody's to ask. */
+    bool elsewhere = remote != NULL && remote->number == first &&
+                     run->msg->state != CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED;
+    bool asked = elsewhere && strcmp(remote->replica, s->rooms[0]->id) != 0;
+    if (asked) {
+        run->attempt->room = cs_placement_room(s, remote->replica);
+        (void)snprintf(run->attempt->remote_replica, sizeof(run->attempt->remote_replica), "%s",
+                       remote->replica);
+    }
     /* Its minder may still be alive: it counts until adoption says. */
     if (run->msg->state != CSCHED__V1__RUN_STATE__RUN_STATE_QUEUED)
         take_slot(s, run->attempt);
-    if (remote != NULL && remote->number == first && run->attempt->holds_slot)
+    if (asked) {
+        run->attempt->found_by_restart = false;
+        cs_log_info("run %lld attempt %u runs on replica %s: asking it for the attempt's end",
+                    (long long)msg->id, first, remote->replica);
+        cs_remote_resume(run->attempt, remote->wait_ms);
+    } else if (elsewhere) {
         await_remote(s, run->attempt, remote);
-    else
+    } else {
         cs_attempt_adopt(run->attempt);
+    }
 }
 
 int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
@@ -622,6 +680,8 @@ int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
     CS_ASSERT_LOOP();
     s->ops = ops;
     cs_idmap_init(&s->runs);
+    cs_queue_init(&s->remotes);
+    cs_placement_init(s);
     cs_ended_runs_init(&s->ended_runs, CS_ENDED_RUNS_BYTES);
     cs_run_keys_init(&s->run_keys);
     cs_idmap_init(&s->arrays);
@@ -670,4 +730,5 @@ void cs_dispatch_close(struct cs_sched *s)
     cs_exit_watch_close(&s->exits);
     cs_later_close(s);
     cs_pump_close(s);
+    cs_placement_close(s);
 }

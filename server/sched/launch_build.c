@@ -13,14 +13,21 @@
 struct cs_launch *cs_launch_build(struct cs_sched *s, struct cs_run *run, uint32_t number,
                                   const char *dir, int64_t now_unix_ms)
 {
+    return cs_launch_build_from(s, run->job->spec, run->msg, number, dir,
+                                cs_retry_attempt_timeout_ms(run, now_unix_ms));
+}
+
+struct cs_launch *cs_launch_build_from(struct cs_sched *s, const Csched__V1__Job *spec,
+                                       const Csched__V1__Run *run, uint32_t number, const char *dir,
+                                       uint64_t timeout_ms)
+{
     CS_ASSERT_LOOP();
-    const Csched__V1__Job *spec = run->job->spec;
     struct cs_limits limits;
     cs_job_limits_get(spec->resources, &limits);
     struct cs_minder_cmd cmd = {
         .minder_path = s->minder_path,
         .dir = dir,
-        .timeout_ms = cs_retry_attempt_timeout_ms(run, now_unix_ms),
+        .timeout_ms = timeout_ms,
         .grace_ms = cs_job_kill_grace_ms(spec),
         .stop_signal = cs_job_kill_signal(spec),
         .workdir = spec->working_dir,
@@ -35,7 +42,7 @@ struct cs_launch *cs_launch_build(struct cs_sched *s, struct cs_run *run, uint32
     launch->dir = cs_xstrdup(dir);
     launch->argv = cs_minder_argv_new(&cmd);
     CS_ASSERT(launch->argv != NULL);
-    launch->envp = cs_env_build_attempt(s->base_env, spec, run->msg, number);
+    launch->envp = cs_env_build_attempt(s->base_env, spec, run, number);
     launch->run_as_user = cs_xstrdup(spec->run_as_user);
     launch->run_as_group = cs_xstrdup(spec->run_as_group);
     launch->default_user = s->job_user;

@@ -16,5 +16,11 @@
  * to the launcher or cs_launch_free). Out of memory aborts. */
 struct cs_launch *cs_launch_build(struct cs_sched *sched, struct cs_run *run, uint32_t number,
                                   const char *dir, int64_t now_unix_ms);
+/* The same from the job's definition spec and the run's message, with
+ * timeout_ms (0: none) already counted: an attempt another replica placed
+ * here (worker.h), built with this machine's minder, lease and cgroups. */
+struct cs_launch *cs_launch_build_from(struct cs_sched *sched, const Csched__V1__Job *spec,
+                                       const Csched__V1__Run *run, uint32_t number, const char *dir,
+                                       uint64_t timeout_ms);
 
 #endif

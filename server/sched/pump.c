@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "placement.h"
 #include "run_array.h"
 #include "util.h"
 
@@ -138,8 +139,6 @@ void cs_pump_set_cluster_limit(struct cs_sched *s, uint32_t cluster_max_running)
 {
     CS_ASSERT_LOOP();
     s->cluster_max_running = cluster_max_running;
-    s->max_running = cluster_max_running > 0 && cluster_max_running < s->machine_max_running
-                         ? cluster_max_running
-                         : s->machine_max_running;
+    cs_placement_limit(s);
     arm(s);
 }

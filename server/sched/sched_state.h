@@ -56,6 +56,16 @@ struct cs_launch;
  * (cs_dispatch_cschedd_ops), in test_dispatch fakes. The signatures are the
  * store's and the launcher's own (done_cb is a cs_store_done_cb: store.h is
  * not needed here). Called on the loop thread. */
+/* A call to another replica (docs/design/0036): its gRPC status code, its
+ * message, and the reply's bytes (borrowed; NULL unless the code is 0). */
+struct cs_unary;
+typedef void (*cs_remote_done_cb)(void *arg, int code, const char *message, const uint8_t *reply,
+                                  size_t len);
+typedef struct cs_unary *(*cs_remote_call_cb)(void *ctx, const char *target, const char *method,
+                                              const ProtobufCMessage *request, int64_t timeout_ms,
+                                              cs_remote_done_cb done_cb, void *arg);
+typedef void (*cs_remote_abandon_cb)(struct cs_unary *call);
+
 struct cs_sched_ops {
     void (*run_put_cb)(struct cs_store *store, const Csched__V1__Run *run,
                        void (*done_cb)(void *arg, int status), void *arg);
@@ -76,6 +86,9 @@ struct cs_sched_ops {
     /* Whether the replica may start work (cs_store_may_start); NULL:
      * always. */
     bool (*may_start_cb)(const struct cs_store *store);
+    /* Whether an attempt placed here by the active replica may start
+     * (cs_store_may_run_placed). */
+    bool (*may_run_placed_cb)(const struct cs_store *store);
     /* Records the tails of an attempt's output (cs_store_attempt_tail_put);
      * NULL: none kept (attempt_tail.h). */
     void (*attempt_tail_put_cb)(struct cs_store *store, int64_t run_id, uint32_t number,
@@ -163,6 +176,18 @@ struct cs_sched {
     /* NULL: no hooks (main.c sets server/hook's). */
     cs_run_hook_cb run_hook_cb;
     void *run_hook_ctx;
+    /* The rooms attempts are placed in (placement.h), this machine's first. */
+    struct cs_room **rooms;
+    size_t n_rooms;
+    /* The attempts placed on other replicas' machines (remote_attempt.h). */
+    struct cs_queue remotes;
+    /* The attempts the active replica placed on this machine (worker.h). */
+    struct cs_worker *worker;
+    /* Calls another replica's Worker service (main.c's, through rpc); NULL:
+     * nothing is placed elsewhere. */
+    cs_remote_call_cb remote_call_cb;
+    cs_remote_abandon_cb remote_abandon_cb;
+    void *remote_call_ctx;
     /* NULL: no dependencies between jobs (after.h sets its own). */
     cs_run_end_cb run_end_cb;
     struct cs_after *after;

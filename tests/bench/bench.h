@@ -96,8 +96,9 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
 #define BENCH_MAX_STANDBYS 4
 void bench_set_standbys(unsigned n);
 /* Starts --standbys standby replicas on pg into out (BENCH_MAX_STANDBYS),
- * each joined when it returns; stops them. */
-void bench_start_standbys(struct cs_testpg *pg, struct cs_testd **out);
+ * each joined when it returns, each taking limit attempts under a cluster
+ * limit of limit (0: testd's default, no cluster limit). */
+void bench_start_standbys(struct cs_testpg *pg, unsigned limit, struct cs_testd **out);
 unsigned bench_standbys(void);
 
 /* The reference lines of A and T: what a user would pick instead. */

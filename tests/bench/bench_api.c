@@ -243,7 +243,7 @@ void bench_run_api(struct cs_testpg *pg, const char *bin_dir, unsigned calls, un
                                   .not_before_ms = (int64_t)bench_unix_ms() + 3600 * 1000};
     struct api_call_set floor = {.target = floor_target, .run_id = csched.run_id};
     /* With --standbys: GetJob through the first, which forwards it. */
-    bench_start_standbys(pg, standby);
+    bench_start_standbys(pg, 0, standby);
     struct api_call_set forwarded = {.target =
                                          standby[0] != NULL ? cs_testd_target(standby[0]) : NULL};
     if (standby[0] != NULL)

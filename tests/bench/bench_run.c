@@ -167,8 +167,10 @@ static void get_lag(struct cs_testd *d, struct measure *m)
     cs_client_free(client);
 }
 
-/* Standby replicas beside the active cschedd of A and T (--standbys): what
- * coordination through the database costs while one replica works. */
+/* Standby replicas beside the active cschedd of A and T (--standbys): the
+ * active one places attempts on every machine (docs/design/0036), each
+ * taking the workload's limit, and the cluster's limit holds them to it
+ * together. */
 static unsigned standbys;
 
 void bench_set_standbys(unsigned n)
@@ -181,18 +183,24 @@ unsigned bench_standbys(void)
     return standbys;
 }
 
-/* Starts the standbys, and waits until each has joined (its row). */
-void bench_start_standbys(struct cs_testpg *pg, struct cs_testd **out)
+/* Starts the standbys, each taking limit attempts (0: testd's default),
+ * and waits until each has joined (its row). */
+void bench_start_standbys(struct cs_testpg *pg, unsigned limit, struct cs_testd **out)
 {
-    static char ids[BENCH_MAX_STANDBYS][32];
-    const char *args[BENCH_MAX_STANDBYS][3];
+    static char ids[BENCH_MAX_STANDBYS][32], cluster[16];
+    const char *args[BENCH_MAX_STANDBYS][5];
+    (void)snprintf(cluster, sizeof(cluster), "%u", limit);
     for (unsigned i = 0; i < standbys; i++) {
         (void)snprintf(ids[i], sizeof(ids[i]), "bench-standby-%u", i + 1);
         args[i][0] = "--replica-id";
         args[i][1] = ids[i];
-        args[i][2] = NULL;
-        struct cs_testd_options o = {
-            .database_url = cs_testpg_url(pg), .extra_args = args[i], .no_wait = true};
+        args[i][2] = limit > 0 ? "--cluster-max-running" : NULL;
+        args[i][3] = cluster;
+        args[i][4] = NULL;
+        struct cs_testd_options o = {.database_url = cs_testpg_url(pg),
+                                     .extra_args = args[i],
+                                     .no_wait = true,
+                                     .max_running = limit};
         CS_TEST_OK(cs_testd_start(&o, &out[i]));
     }
     PGconn *conn = PQconnectdb(cs_testpg_url(pg));
@@ -241,7 +249,10 @@ static pid_t postmaster_of(struct cs_testpg *pg, struct cs_testd *d)
 
 void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct measure *m)
 {
-    static const char *const active_args[] = {"--replica-id", "bench-active", NULL};
+    char cluster[16];
+    (void)snprintf(cluster, sizeof(cluster), "%u", w->limit);
+    const char *const active_args[] = {"--replica-id", "bench-active", "--cluster-max-running",
+                                       cluster, NULL};
     struct cs_testd_options dopts = {.max_running = w->limit};
     struct cs_testd *standby[BENCH_MAX_STANDBYS] = {NULL};
     struct cs_test_burst_result r;
@@ -258,7 +269,7 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
     /* Standbys share a database by URL; the embedded one is cschedd's own. */
     unsigned n_standbys = pg != NULL ? standbys : 0;
     if (n_standbys > 0)
-        bench_start_standbys(pg, standby);
+        bench_start_standbys(pg, w->limit, standby);
     pid_t db_pid = postmaster_of(pg, d);
     struct cs_test_burst_options bopts = {
         .target = cs_testd_target(d),
@@ -285,9 +296,13 @@ void bench_run_csched(const struct workload *w, struct cs_testpg *pg, struct mea
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), true, &srv1));
     CS_TEST_OK(cs_test_proc_cpu_ms(cs_testd_pid(d), false, &own1));
     CS_TEST_OK(cs_test_tree_cpu_ms(db_pid, &db1));
+    double standby_ms = standbys_cpu_ms(standby, n_standbys) - standby0;
     if (n_standbys > 0)
-        fprintf(stderr, "%s: %u standbys used %.1f ms CPU\n", w->key, n_standbys,
-                standbys_cpu_ms(standby, n_standbys) - standby0);
+        fprintf(stderr,
+                "%s: %u standbys' cschedd used %.1f ms CPU; every replica's cschedd %.1f us "
+                "per run\n",
+                w->key, n_standbys, standby_ms,
+                (own1 - own0 + standby_ms) * 1000.0 / (w->n_runs > 0 ? w->n_runs : 1));
     cs_test_burst_print(w->key, &r);
     fprintf(stderr, "%s: cschedd itself used %.1f ms CPU, its minders and commands %.1f ms\n",
             w->key, own1 - own0, (srv1 - srv0) - (own1 - own0));

@@ -154,7 +154,9 @@ static int setup(void **state, unsigned n, const char *drain_timeout, const char
 
     if (f == NULL)
         return -1;
-    rc = cs_oracle_init(&f->oracle, CS_E2E_MAX_RUNNING);
+    /* Without a cluster limit, each replica's machine runs up to its own
+     * --max-running: the cluster all of them together. */
+    rc = cs_oracle_init(&f->oracle, n * CS_E2E_MAX_RUNNING);
     if (rc == 0 && (rc = cs_replicas_start(&o, &f->rs)) != 0)
         cs_oracle_close(&f->oracle);
     if (rc != 0) {
@@ -276,4 +278,65 @@ void cs_rruns_ran_on(struct cs_rruns_suite *f, int64_t id, unsigned i)
     if (strcmp(replica, f->rs->r[i].id) != 0)
         fail_msg("run %lld's last attempt was started by \"%s\", want %s", (long long)id, replica,
                  f->rs->r[i].id);
+}
+
+void cs_rruns_ran_elsewhere(struct cs_rruns_suite *f, int64_t id, unsigned i)
+{
+    char sql[160], replica[64];
+
+    snprintf(sql, sizeof(sql),
+             "SELECT replica FROM attempts WHERE run_id = %lld ORDER BY number DESC LIMIT 1",
+             (long long)id);
+    assert_int_equal(cs_replicas_sql(f->rs, sql, replica, sizeof(replica), false), 0);
+    if (strcmp(replica, f->rs->r[i].id) == 0 || replica[0] == '\0')
+        fail_msg("run %lld's last attempt was started by \"%s\", want another than %s",
+                 (long long)id, replica, f->rs->r[i].id);
+}
+
+void cs_rruns_placed_on(struct cs_rruns_suite *f, unsigned i, int64_t id, char *out, size_t cap)
+{
+    Csched__V1__Run *run = cs_e2e_get_run(cs_replicas_e2e(f->rs, i), id);
+    if (run->n_attempts == 0)
+        fail_msg("run %lld has no attempt yet", (long long)id);
+    (void)snprintf(out, cap, "%s", run->attempts[0]->replica);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
+void cs_rruns_cancel(struct cs_rruns_suite *f, unsigned i, int64_t id)
+{
+    Csched__V1__CancelRunRequest req = CSCHED__V1__CANCEL_RUN_REQUEST__INIT;
+    Csched__V1__Run *run = NULL;
+    struct cs_status st = {0};
+    req.run_id = id;
+    if (cs_scheduler_cancel_run(cs_replicas_e2e(f->rs, i)->client, &req, &run, cs_e2e_opts(),
+                                &st) != 0)
+        fail_msg("CancelRun %lld through %s: %s", (long long)id, f->rs->r[i].id, st.message);
+    csched__v1__run__free_unpacked(run, NULL);
+}
+
+size_t cs_rruns_split(struct cs_rruns_suite *f, unsigned i, struct cs_rruns_run *runs, size_t n,
+                      const char *gone)
+{
+    size_t kept = 0, n_others = 0;
+    int64_t *others = calloc(n + 1, sizeof(*others));
+    assert_non_null(others);
+    for (size_t k = 0; k < n; k++) {
+        char where[64];
+        cs_rruns_placed_on(f, i, runs[k].id, where, sizeof(where));
+        if (strcmp(where, gone) == 0)
+            runs[kept++] = runs[k];
+        else
+            others[n_others++] = runs[k].id;
+    }
+    for (size_t k = 0; k < n_others; k++)
+        cs_rruns_cancel(f, i, others[k]);
+    for (size_t k = 0; k < n_others; k++) {
+        Csched__V1__Run *run = cs_rruns_wait_end(f->rs, i, others[k], CS_RRUNS_END_MS);
+        if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_CANCELLED)
+            fail_msg("run %lld, cancelled on the machine it was placed on, ended %s",
+                     (long long)others[k], cs_test_run_state_name(run->state));
+        csched__v1__run__free_unpacked(run, NULL);
+    }
+    free(others);
+    return kept;
 }

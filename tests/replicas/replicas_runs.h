@@ -135,4 +135,23 @@ int cs_rruns_first_start(const struct cs_oracle *o, int64_t id, pid_t *pid, int6
  * replica i (the attempts table's replica column). */
 void cs_rruns_ran_on(struct cs_rruns_suite *f, int64_t id, unsigned i);
 
+/* cs_rruns_ran_elsewhere asserts that the last attempt of run id was not
+ * started by replica i. */
+void cs_rruns_ran_elsewhere(struct cs_rruns_suite *f, int64_t id, unsigned i);
+
+/* cs_rruns_placed_on is the replica that ran run id's first attempt
+ * (Attempt.replica), asking replica i, into out. */
+void cs_rruns_placed_on(struct cs_rruns_suite *f, unsigned i, int64_t id, char *out, size_t cap);
+
+/* cs_rruns_cancel cancels run id through replica i, asserting OK. */
+void cs_rruns_cancel(struct cs_rruns_suite *f, unsigned i, int64_t id);
+
+/* cs_rruns_split keeps in runs (n of them) those whose first attempt ran
+ * on replica gone, marked long_first as long_first says, and cancels the
+ * others through replica i, which must then end CANCELLED: what a test of
+ * gone's loss does with the runs of a command that sleeps a minute that
+ * the active replica placed elsewhere. Returns how many were kept. */
+size_t cs_rruns_split(struct cs_rruns_suite *f, unsigned i, struct cs_rruns_run *runs, size_t n,
+                      const char *gone);
+
 #endif

@@ -375,6 +375,7 @@ static void test_cli_print_replicas(void **state)
     a.version = "1.4.0";
     a.lease_age_ms = 1234;
     a.runs_held = 3;
+    a.max_running = 16;
     a.self = true;
     b.id = "node-b";
     b.epoch = 9;
@@ -396,7 +397,7 @@ static void test_cli_print_replicas(void **state)
     assert_string_equal(captured(&out),
                         "ID             STATE   EPOCH       ADDRESS         LEASE AGE      RUNS  "
                         "VERSION\n"
-                        "node-a (this)  active  12          10.0.0.1:50051  1.234s         3     "
+                        "node-a (this)  active  12          10.0.0.1:50051  1.234s         3/16  "
                         "1.4.0\n"
                         "node-b         fenced  9           -               2m03s expired  0     "
                         "1.3.9\n"
@@ -502,7 +503,7 @@ static void test_cli_json_replicas(void **state)
         "\"version\":\"1.4.0\",\"joinedUnixMs\":\"0\","
         "\"renewedUnixMs\":\"1700000000123\",\"leaseUntilUnixMs\":\"0\","
         "\"attemptsUntilUnixMs\":\"0\",\"leaseAgeMs\":\"250\","
-        "\"leaseExpired\":false,\"runsHeld\":2,\"self\":false,\"schemaVersion\":0}]}");
+        "\"leaseExpired\":false,\"runsHeld\":2,\"self\":false,\"schemaVersion\":0,\"maxRunning\":0}]}");
     capture_close(&out);
 }
 

@@ -14,6 +14,7 @@
 
 #include "access.h"
 #include "csched/v1/scheduler.pb-c.h"
+#include "csched/v1/worker.pb-c.h"
 #include "grpc/health/v1/health.pb-c.h"
 
 #define SCHED(m) "/csched.v1.Scheduler/" m
@@ -63,8 +64,11 @@ static void parse_row(const char *text, unsigned line, struct doc_row *row)
     (void)snprintf(row->path, sizeof(row->path), "%.*s", (int)(close - open - 1), open + 1);
     if (strcmp(role, "none") == 0)
         row->role = CS_ROLE_NONE;
+    else if (strcmp(role, "replica") == 0)
+        row->role = CS_ROLE_REPLICA;
     else if (cs_role_parse(role, &row->role) != 0)
-        fail_msg("%s:%u: role \"%s\" is not none, viewer, operator or admin", DOC, line, role);
+        fail_msg("%s:%u: role \"%s\" is not none, viewer, operator, admin or replica", DOC, line,
+                 role);
     if (strcmp(changes, "yes") != 0 && strcmp(changes, "no") != 0)
         fail_msg("%s:%u: changes \"%s\" is not yes or no", DOC, line, changes);
     row->changes = strcmp(changes, "yes") == 0;
@@ -147,6 +151,7 @@ static bool has_rule(const char *path)
 static void test_access_covers_the_proto(void **state)
 {
     const ProtobufCServiceDescriptor *services[] = {&csched__v1__scheduler__descriptor,
+                                                    &csched__v1__worker__descriptor,
                                                     &grpc__health__v1__health__descriptor};
     for (size_t s = 0; s < sizeof(services) / sizeof(services[0]); s++) {
         for (unsigned m = 0; m < services[s]->n_methods; m++) {
@@ -196,7 +201,7 @@ static void test_access_roles_nest(void **state)
     size_t n;
     const struct cs_access_rule *rules = cs_access_rules(&n);
     for (size_t i = 0; i < n; i++) {
-        for (enum cs_role role = CS_ROLE_NONE; role <= CS_ROLE_ADMIN; role++) {
+        for (enum cs_role role = CS_ROLE_NONE; role <= CS_ROLE_REPLICA; role++) {
             struct cs_identity who = {.role = role, .name = "unix:uid=1000(alice)"};
             int rc = cs_access_check(rules[i].path, &who, true, why, sizeof(why));
             int expected = role >= rules[i].role ? 0 : -EACCES;
@@ -240,6 +245,21 @@ static void test_access_role_names(void **state)
     assert_string_equal(cs_role_name(CS_ROLE_VIEWER), "viewer");
     assert_string_equal(cs_role_name(CS_ROLE_OPERATOR), "operator");
     assert_string_equal(cs_role_name(CS_ROLE_ADMIN), "admin");
+    assert_string_equal(cs_role_name(CS_ROLE_REPLICA), "replica");
+}
+
+/* No credential of a person grants the replicas' role: a tokens file or a
+ * certificate's role naming it is refused, and an admin cannot place
+ * attempts. */
+static void test_access_replica_role_is_no_persons(void **state)
+{
+    enum cs_role role = CS_ROLE_NONE;
+    assert_int_equal(cs_role_parse("replica", &role), -EINVAL);
+    assert_int_equal(cs_role_parse("admin", &role), 0);
+    char why[512];
+    struct cs_identity admin = {.role = CS_ROLE_ADMIN, .name = "unix:uid=0(root)"};
+    assert_int_equal(cs_access_check("/csched.v1.Worker/Launch", &admin, true, why, sizeof(why)),
+                     -EACCES);
 }
 
 int main(void)
@@ -252,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_access_roles_nest),
         cmocka_unit_test(test_access_messages),
         cmocka_unit_test(test_access_role_names),
+        cmocka_unit_test(test_access_replica_role_is_no_persons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

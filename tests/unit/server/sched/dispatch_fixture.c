@@ -39,7 +39,9 @@ static void fake_attempt_put(struct cs_store *store, int64_t run_id,
     char want[4096];
     assert_int_equal(
         cs_minder_dir_format(want, sizeof(want), fx.state_dir, run_id, attempt->number), 0);
-    if (strcmp(want, attempt_dir) != 0)
+    /* One on another replica's machine is written with none: that
+     * machine's state dir holds it. */
+    if (attempt_dir[0] != '\0' && strcmp(want, attempt_dir) != 0)
         violation("attempt %u of run %lld written with dir %s, expected %s", attempt->number,
                   (long long)run_id, attempt_dir, want);
     record_write(cb, arg);
@@ -350,6 +352,8 @@ int setup(void **state)
     s->state_dir = fx.state_dir;
     s->minder_path = "/usr/libexec/csched/" CS_MINDER_NAME;
     s->max_running = 100;
+    /* This machine's room takes as many: a test lowers max_running alone. */
+    s->machine_max_running = 100;
     s->next_run_id = 1;
     s->next_seq = 1;
     s->base_env = fx.empty_env;

@@ -1,0 +1,197 @@
+/* rpc_unary: unary calls to another replica (rpc_unary.h). A call has two
+ * batches: the start (metadata, the request, the half-close, the initial
+ * metadata and the reply back) and the status; it ends once both have
+ * completed. */
+#define CS_LOG_COMPONENT "rpc"
+#include "rpc_unary.h"
+
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/support/alloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc_call.h"
+#include "util.h"
+
+struct cs_unary_channel {
+    struct cs_unary_channel *next;
+    char target[CS_RPC_TARGET_MAX];
+    grpc_channel *channel;
+};
+
+struct cs_unary {
+    struct cs_qlink link; /* in peers->calls */
+    struct cs_unary_peers *peers;
+    grpc_call *call;
+    cs_rpc_unary_done_cb done_cb; /* NULL once abandoned */
+    void *arg;
+    struct cs_tag start_tag, status_tag;
+    int pending;
+    grpc_metadata md[4];
+    grpc_metadata_array initial, trailing;
+    grpc_byte_buffer *request, *reply;
+    grpc_status_code status;
+    grpc_slice details;
+};
+
+void cs_unary_peers_init(struct cs_unary_peers *peers, struct cs_forward_peers *forward)
+{
+    memset(peers, 0, sizeof(*peers));
+    peers->forward = forward;
+    cs_queue_init(&peers->calls);
+}
+
+static grpc_channel *channel_to(struct cs_unary_peers *peers, const char *target)
+{
+    for (struct cs_unary_channel *c = peers->channels; c != NULL; c = c->next)
+        if (strcmp(c->target, target) == 0)
+            return c->channel;
+    struct cs_unary_channel *c = cs_xcalloc(1, sizeof(*c));
+    (void)snprintf(c->target, sizeof(c->target), "%s", target);
+    /* A unix socket is this machine's: no TLS. */
+    bool local = strncmp(target, "unix:", 5) == 0;
+    grpc_channel_credentials *creds = !local && peers->forward->tcp_creds != NULL
+                                          ? peers->forward->tcp_creds
+                                          : grpc_insecure_credentials_create();
+    c->channel = grpc_channel_create(target, creds, NULL);
+    if (creds != peers->forward->tcp_creds)
+        grpc_channel_credentials_release(creds);
+    c->next = peers->channels;
+    peers->channels = c;
+    return c->channel;
+}
+
+static void unary_free(struct cs_unary *u)
+{
+    cs_queue_remove(&u->peers->calls, &u->link);
+    grpc_call_unref(u->call);
+    grpc_metadata_array_destroy(&u->initial);
+    grpc_metadata_array_destroy(&u->trailing);
+    for (size_t i = 0; i < CS_ARRAY_LEN(u->md); i++)
+        grpc_slice_unref(u->md[i].value);
+    grpc_slice_unref(u->details);
+    if (u->request != NULL)
+        grpc_byte_buffer_destroy(u->request);
+    if (u->reply != NULL)
+        grpc_byte_buffer_destroy(u->reply);
+    free(u);
+}
+
+/* Both batches are done: the answer goes to the caller, unless abandoned. */
+static void maybe_end(struct cs_unary *u)
+{
+    if (--u->pending > 0)
+        return;
+    if (u->done_cb != NULL) {
+        grpc_status_code code = u->status;
+        grpc_slice bytes = grpc_empty_slice();
+        if (code == GRPC_STATUS_OK && u->reply == NULL)
+            code = GRPC_STATUS_INTERNAL;
+        if (code == GRPC_STATUS_OK) {
+            grpc_byte_buffer_reader reader;
+            if (grpc_byte_buffer_reader_init(&reader, u->reply)) {
+                bytes = grpc_byte_buffer_reader_readall(&reader);
+                grpc_byte_buffer_reader_destroy(&reader);
+            }
+        }
+        char *message = grpc_slice_to_c_string(u->details);
+        u->done_cb(u->arg, code, code == GRPC_STATUS_OK ? "" : message, GRPC_SLICE_START_PTR(bytes),
+                   GRPC_SLICE_LENGTH(bytes));
+        gpr_free(message);
+        grpc_slice_unref(bytes);
+    }
+    unary_free(u);
+}
+
+static void start_cb(struct cs_tag *tag, bool ok)
+{
+    (void)ok; /* a failure shows in the status */
+    maybe_end(CS_CONTAINER_OF(tag, struct cs_unary, start_tag));
+}
+
+static void status_cb(struct cs_tag *tag, bool ok)
+{
+    (void)ok;
+    maybe_end(CS_CONTAINER_OF(tag, struct cs_unary, status_tag));
+}
+
+static void set_md(grpc_metadata *md, const char *key, const char *value)
+{
+    md->key = grpc_slice_from_static_string(key);
+    md->value = grpc_slice_from_copied_string(value);
+}
+
+struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target, const char *method,
+                               const ProtobufCMessage *request, int64_t timeout_ms,
+                               cs_rpc_unary_done_cb done_cb, void *arg)
+{
+    CS_ASSERT_LOOP();
+    if (peers->stopped)
+        return NULL;
+    struct cs_unary *u = cs_xcalloc(1, sizeof(*u));
+    u->peers = peers;
+    u->done_cb = done_cb;
+    u->arg = arg;
+    u->start_tag.done_cb = start_cb;
+    u->status_tag.done_cb = status_cb;
+    u->details = grpc_empty_slice();
+    grpc_metadata_array_init(&u->initial);
+    grpc_metadata_array_init(&u->trailing);
+    cs_queue_push(&peers->calls, &u->link);
+    const char *key =
+        peers->forward->key_cb != NULL ? peers->forward->key_cb(peers->forward->key_arg) : "";
+    set_md(&u->md[0], CS_FORWARD_KEY_HEADER, key);
+    set_md(&u->md[1], CS_FORWARD_BY_HEADER, peers->forward->replica_id);
+    set_md(&u->md[2], CS_FORWARD_ROLE_HEADER, "replica");
+    set_md(&u->md[3], CS_FORWARD_NAME_HEADER, "replica");
+    gpr_timespec deadline =
+        gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
+    grpc_slice path = grpc_slice_from_copied_string(method);
+    u->call = grpc_channel_create_call(channel_to(peers, target), NULL, GRPC_PROPAGATE_DEFAULTS,
+                                       peers->forward->cq, path, NULL, deadline, NULL);
+    grpc_slice_unref(path);
+    u->request = cs_call_pack(request);
+
+    grpc_op ops[5];
+    memset(ops, 0, sizeof(ops));
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[0].data.send_initial_metadata.count = CS_ARRAY_LEN(u->md);
+    ops[0].data.send_initial_metadata.metadata = u->md;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    ops[1].data.send_message.send_message = u->request;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &u->initial;
+    ops[4].op = GRPC_OP_RECV_MESSAGE;
+    ops[4].data.recv_message.recv_message = &u->reply;
+    CS_ASSERT(grpc_call_start_batch(u->call, ops, 5, &u->start_tag, NULL) == GRPC_CALL_OK);
+    grpc_op status;
+    memset(&status, 0, sizeof(status));
+    status.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    status.data.recv_status_on_client.trailing_metadata = &u->trailing;
+    status.data.recv_status_on_client.status = &u->status;
+    status.data.recv_status_on_client.status_details = &u->details;
+    CS_ASSERT(grpc_call_start_batch(u->call, &status, 1, &u->status_tag, NULL) == GRPC_CALL_OK);
+    u->pending = 2;
+    return u;
+}
+
+void cs_unary_abandon(struct cs_unary *u)
+{
+    CS_ASSERT_LOOP();
+    u->done_cb = NULL;
+    grpc_call_cancel(u->call, NULL);
+}
+
+void cs_unary_peers_stop(struct cs_unary_peers *peers)
+{
+    peers->stopped = true;
+    for (struct cs_qlink *l = peers->calls.head; l != NULL; l = l->next)
+        grpc_call_cancel(CS_CONTAINER_OF(l, struct cs_unary, link)->call, NULL);
+    while (peers->channels != NULL) {
+        struct cs_unary_channel *c = peers->channels;
+        peers->channels = c->next;
+        grpc_channel_destroy(c->channel); /* its calls keep what they need */
+        free(c);
+    }
+}

@@ -1,0 +1,244 @@
+/* Attempts placed on every replica's machine (docs/design/0036), three
+ * replicas, the commands under the oracles:
+ *
+ * - a burst spreads: each replica's machine runs a share of it, the job's
+ *   limit is never exceeded, each run's output is read through the active
+ *   replica, and ListReplicas shows every machine's limit;
+ * - a standby killed with kill -9 while it runs placed attempts: they end
+ *   LOST only after its commands' deadline and the margin, and run again on
+ *   another machine, never two at once; the attempts on the other machines
+ *   are cancelled through the API and end CANCELLED;
+ * - a standby killed and started again within its lease: its minders go
+ *   on, the active replica asks the new process, which adopts them, and
+ *   each run ends SUCCEEDED after one attempt;
+ * - the active replica killed while standbys run its placed attempts: the
+ *   replica that takes over asks them, and each of those runs ends
+ *   SUCCEEDED after one attempt, nothing LOST. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "replicas_runs.h"
+
+#define N_REPLICAS 3
+#define N_BURST 60
+/* Enough runs that each replica's machine gets some: the active one places
+ * on the machine with the most free places, its own on a tie. */
+#define N_LONG 24
+
+static int group_setup(void **state)
+{
+    return cs_rruns_setup(state, N_REPLICAS, NULL);
+}
+
+static int replica_index(struct cs_rruns_suite *f, const char *id)
+{
+    for (unsigned i = 0; i < f->rs->n; i++)
+        if (strcmp(f->rs->r[i].id, id) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Waits until every run of ids has a start mark, so its attempt is placed
+ * and running. */
+static void wait_all_started(struct cs_rruns_suite *f, const int64_t *ids, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        cs_rruns_wait_started(&f->oracle, ids[k], CS_E2E_RUN_TIMEOUT_MS);
+}
+
+static void test_workers_spread(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    static struct cs_rruns_run runs[N_BURST];
+    int64_t ids[N_BURST];
+    char job[64], where[64];
+    unsigned a = cs_rruns_active(f, -1, NULL), count[N_REPLICAS] = {0};
+
+    for (unsigned i = 0; i < N_REPLICAS; i++)
+        if (i != a)
+            cs_rruns_wait_forwarding(f->rs, i);
+    cs_rruns_job(f->rs, a, &f->oracle, "spread", "echo out-$CSCHED_RUN_ID; sleep 0.3", 30, 1, job,
+                 sizeof(job));
+    cs_rruns_trigger(f->rs, a, job, N_BURST, ids);
+    for (size_t k = 0; k < N_BURST; k++)
+        runs[k].id = ids[k];
+    cs_rruns_assert_outcomes(f, a, runs, N_BURST, "");
+    for (size_t k = 0; k < N_BURST; k++) {
+        cs_rruns_placed_on(f, a, ids[k], where, sizeof(where));
+        int i = replica_index(f, where);
+        if (i < 0)
+            fail_msg("run %lld ran on \"%s\", not a replica of the test", (long long)ids[k], where);
+        count[i]++;
+        /* Its output, kept in the database by the machine that ran it, read
+         * through the active replica. */
+        char want[64];
+        size_t len;
+        (void)snprintf(want, sizeof(want), "out-%lld\n", (long long)ids[k]);
+        char *out = cs_e2e_read_logs(cs_replicas_e2e(f->rs, a), ids[k], 1,
+                                     CSCHED__V1__LOG_STREAM__LOG_STREAM_STDOUT, &len);
+        if (strstr(out, want) == NULL)
+            fail_msg("run %lld on %s: ReadLogs gave \"%s\", want a line \"%s\"", (long long)ids[k],
+                     where, out, want);
+        free(out);
+    }
+    fprintf(stderr,
+            "workers: %d runs of a job with a limit of 30 ran %u, %u and %u on %s, %s, %s\n",
+            N_BURST, count[0], count[1], count[2], f->rs->r[0].id, f->rs->r[1].id, f->rs->r[2].id);
+    for (unsigned i = 0; i < N_REPLICAS; i++)
+        if (count[i] < 5)
+            fail_msg("%s ran %u of %d runs: the burst did not spread", f->rs->r[i].id, count[i],
+                     N_BURST);
+
+    Csched__V1__ListReplicasResponse *list = NULL;
+    struct cs_status st = {0};
+    assert_int_equal(cs_scheduler_list_replicas(cs_replicas_e2e(f->rs, a)->client, NULL, &list,
+                                                cs_e2e_opts(), &st),
+                     0);
+    assert_int_equal(list->n_replicas, N_REPLICAS);
+    for (size_t i = 0; i < list->n_replicas; i++)
+        assert_int_equal(list->replicas[i]->max_running, 16);
+    csched__v1__list_replicas_response__free_unpacked(list, NULL);
+}
+
+/* Triggers N_LONG runs of a job whose first attempt sleeps past any lease
+ * here, waits for all to run, and returns the standby running the most
+ * (into *w) with the number of them. */
+static unsigned start_long_runs(struct cs_rruns_suite *f, unsigned a, const char *prefix,
+                                const char *payload, int64_t *ids, char (*where)[64], unsigned *w)
+{
+    char job[64];
+    unsigned count[N_REPLICAS] = {0};
+    cs_rruns_job(f->rs, a, &f->oracle, prefix, payload, N_LONG, CS_RRUNS_MAX_ATTEMPTS, job,
+                 sizeof(job));
+    cs_rruns_trigger(f->rs, a, job, N_LONG, ids);
+    wait_all_started(f, ids, N_LONG);
+    for (size_t k = 0; k < N_LONG; k++) {
+        cs_rruns_placed_on(f, a, ids[k], where[k], sizeof(where[k]));
+        int i = replica_index(f, where[k]);
+        assert_true(i >= 0);
+        count[i]++;
+    }
+    *w = a == 0 ? 1 : 0;
+    for (unsigned i = 0; i < N_REPLICAS; i++)
+        if (i != a && count[i] > count[*w])
+            *w = i;
+    if (count[*w] == 0)
+        fail_msg("no run of %d was placed on a standby", N_LONG);
+    return count[*w];
+}
+
+static void test_worker_killed(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    int64_t ids[N_LONG];
+    char where[N_LONG][64];
+    static struct cs_rruns_run lost[N_LONG];
+    unsigned a = cs_rruns_active(f, -1, NULL), w;
+
+    unsigned on_w = start_long_runs(f, a, "killed", CS_RRUNS_LONG_FIRST, ids, where, &w);
+    int64_t t0 = cs_test_now_ms();
+    assert_int_equal(cs_replicas_kill9(f->rs, w), 0);
+    /* The others' first attempts would sleep a minute: cancelled, which
+     * reaches each one on whichever machine runs it. */
+    for (size_t k = 0; k < N_LONG; k++)
+        lost[k] = (struct cs_rruns_run){ids[k], true};
+    size_t n_lost = cs_rruns_split(f, a, lost, N_LONG, f->rs->r[w].id);
+    assert_int_equal(n_lost, on_w);
+    int64_t first_lost_ms = cs_rruns_wait_lost(f, a, lost[0].id, f->rs->r[w].id, t0);
+    cs_rruns_assert_outcomes(f, a, lost, n_lost, f->rs->r[w].id);
+    fprintf(stderr,
+            "workers: %s killed with %u attempts placed on it: LOST after %lld ms (lease %d ms, "
+            "margin %d ms), each run again elsewhere once\n",
+            f->rs->r[w].id, on_w, (long long)first_lost_ms, CS_RRUNS_ATTEMPT_LEASE_MS,
+            CS_RRUNS_LOST_MARGIN_MS);
+    if (first_lost_ms < CS_RRUNS_ATTEMPT_LEASE_MS)
+        fail_msg("taken for lost after %lld ms, before the attempt lease (%d ms)",
+                 (long long)first_lost_ms, CS_RRUNS_ATTEMPT_LEASE_MS);
+    assert_int_equal(cs_replicas_restart(f->rs, w, CS_REPLICAS_WAIT_UP), 0);
+    cs_rruns_wait_forwarding(f->rs, w);
+}
+
+/* Each of runs ended SUCCEEDED after one attempt, which no replica's loss
+ * took for lost. */
+static void assert_one_attempt(struct cs_rruns_suite *f, unsigned i, const int64_t *ids, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        Csched__V1__Run *run = cs_rruns_wait_end(f->rs, i, ids[k], CS_RRUNS_END_MS);
+        if (run->state != CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED || run->n_attempts != 1)
+            fail_msg("run %lld ended %d after %zu attempts (%s), want SUCCEEDED after one",
+                     (long long)ids[k], run->state, run->n_attempts,
+                     run->n_attempts > 0 ? run->attempts[0]->message : "");
+        csched__v1__run__free_unpacked(run, NULL);
+        cs_rruns_assert_once(&f->oracle, ids[k], 1);
+    }
+    cs_rruns_assert_no_excess(&f->oracle);
+}
+
+static void test_worker_restarted_within_lease(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    int64_t ids[N_LONG], kept[N_LONG];
+    char where[N_LONG][64];
+    unsigned a = cs_rruns_active(f, -1, NULL), w;
+    size_t n = 0;
+
+    /* Longer than the kill and the restart, shorter than the test's wait. */
+    (void)start_long_runs(f, a, "restarted", "sleep 4", ids, where, &w);
+    assert_int_equal(cs_replicas_kill9(f->rs, w), 0);
+    assert_int_equal(cs_replicas_restart(f->rs, w, CS_REPLICAS_WAIT_UP), 0);
+    for (size_t k = 0; k < N_LONG; k++)
+        if (strcmp(where[k], f->rs->r[w].id) == 0)
+            kept[n++] = ids[k];
+    assert_one_attempt(f, a, kept, n);
+    cs_rruns_wait_forwarding(f->rs, w);
+    fprintf(stderr,
+            "workers: %s killed and started again: its %zu attempts adopted, each run "
+            "SUCCEEDED after one attempt\n",
+            f->rs->r[w].id, n);
+}
+
+static void test_active_killed_workers_go_on(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    int64_t ids[N_LONG], kept[N_LONG];
+    char where[N_LONG][64];
+    unsigned a = cs_rruns_active(f, -1, NULL), w;
+    size_t n = 0;
+
+    (void)start_long_runs(f, a, "active", "sleep 4", ids, where, &w);
+    assert_int_equal(cs_replicas_kill9(f->rs, a), 0);
+    unsigned b = cs_rruns_active(f, (int)a, NULL);
+    /* What ran on the active one's machine is lost with it, as before; what
+     * the other machines run goes on. */
+    for (size_t k = 0; k < N_LONG; k++)
+        if (strcmp(where[k], f->rs->r[a].id) != 0)
+            kept[n++] = ids[k];
+    assert_true(n > 0);
+    assert_one_attempt(f, b, kept, n);
+    fprintf(stderr,
+            "workers: active %s killed; %s took over and asked the others: their %zu "
+            "attempts each SUCCEEDED after one attempt\n",
+            f->rs->r[a].id, f->rs->r[b].id, n);
+    assert_int_equal(cs_replicas_restart(f->rs, a, CS_REPLICAS_WAIT_UP), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_workers_spread),
+        cmocka_unit_test(test_worker_killed),
+        cmocka_unit_test(test_worker_restarted_within_lease),
+        cmocka_unit_test(test_active_killed_workers_go_on),
+    };
+
+    return cmocka_run_group_tests(tests, group_setup, cs_rruns_teardown);
+}
