@@ -839,8 +839,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "cschedd: prctl(PR_SET_DUMPABLE, 0): %s\n", strerror(errno));
         return 1;
     }
-    struct server srv;
-    memset(&srv, 0, sizeof(srv));
+    /* The process's one server, for its whole life: a start refused after
+     * the loop was set up returns with its parts still held, reachable. */
+    static struct server srv;
     struct cs_err err = {0};
     if (cs_config_parse(argc, argv, &srv.config, &err) != 0) {
         fprintf(stderr, "cschedd: %s\n", err.msg);

@@ -48,6 +48,14 @@ int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv)
                     "limits:", s->limits_mechanism, s->limits_enforcement);
         print_lag(cli->out, "loop lag (start):", s->lag_since_start);
         print_lag(cli->out, "loop lag (1 min):", s->lag_last_minute);
+        /* With replicas, what each machine runs of what it takes. */
+        for (size_t i = 0; s->n_machines > 1 && i < s->n_machines; i++) {
+            const Csched__V1__MachineLoad *m = s->machines[i];
+            char title[80];
+            (void)snprintf(title, sizeof(title), "on %s:", m->replica);
+            fprintf(cli->out, "%-18s %" PRIu32 " / %" PRIu32 "%s\n", title, m->running,
+                    m->max_running, m->takes_attempts ? "" : " (takes none now)");
+        }
     }
     csched__v1__stats__free_unpacked(s, NULL);
     return 0;

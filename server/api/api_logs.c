@@ -32,6 +32,7 @@
 #include "attempt.h"
 #include "minder_contract.h"
 #include "note.h"
+#include "placement.h"
 #include "util.h"
 
 #define CHUNK_BYTES (64 * 1024)
@@ -442,15 +443,14 @@ static const struct cs_stream_ops log_ops = {.drained_cb = drained_cb, .cancel_c
 static void start_reading(struct cs_log_read *r, const Csched__V1__Run *run, uint32_t wanted,
                           bool follow);
 
-/* The lost replica whose machine runs the live attempt being read (its end
- * awaited there, cs_attempt_await_remote), or NULL. */
-static const char *remote_replica(const struct cs_log_read *r)
+/* The live attempt being read, when another replica's machine runs it (its
+ * end asked for there, remote_attempt.h, or awaited past a lost replica's
+ * deadline, cs_attempt_await_remote); else NULL. */
+static const struct cs_attempt *remote_attempt(const struct cs_log_read *r)
 {
     const struct cs_run *run = cs_idmap_get(&r->sched->runs, r->run_id);
     const struct cs_attempt *att = run != NULL ? run->attempt : NULL;
-    return att != NULL && att->number == r->attempt && att->remote_replica[0] != '\0'
-               ? att->remote_replica
-               : NULL;
+    return att != NULL && att->number == r->attempt && att->remote_replica[0] != '\0' ? att : NULL;
 }
 
 /* Following a run that has not started the attempt wanted yet: looks again
@@ -501,14 +501,21 @@ static void start_reading(struct cs_log_read *r, const Csched__V1__Run *run, uin
     r->attempt = wanted != 0 ? wanted : (uint32_t)run->n_attempts;
     const Csched__V1__Attempt *a = run->attempts[r->attempt - 1];
     bool ended = a->ended_unix_ms != 0;
-    const char *remote = ended ? NULL : remote_replica(r);
+    const struct cs_attempt *remote = ended ? NULL : remote_attempt(r);
     if (remote != NULL) {
         char message[400];
-        (void)snprintf(message, sizeof(message),
-                       "attempt %u of run %lld runs on replica %s, whose lease ran out: its "
-                       "output is on that replica's machine only, and the database keeps no "
-                       "tail of an attempt that had not ended when its replica was lost",
-                       r->attempt, (long long)r->run_id, remote);
+        if (cs_placement_room(r->sched, remote->remote_replica)->alive)
+            (void)snprintf(message, sizeof(message),
+                           "attempt %u of run %lld runs on replica %s's machine, which holds "
+                           "its output while it runs; once it has ended, the tail of each "
+                           "stream is kept in the database and read from any replica",
+                           r->attempt, (long long)r->run_id, remote->remote_replica);
+        else
+            (void)snprintf(message, sizeof(message),
+                           "attempt %u of run %lld runs on replica %s, whose lease ran out: its "
+                           "output is on that replica's machine only, and the database keeps no "
+                           "tail of an attempt that had not ended when its replica was lost",
+                           r->attempt, (long long)r->run_id, remote->remote_replica);
         log_read_end(r, -EBUSY, message);
         return;
     }

@@ -1,8 +1,10 @@
 /* api_stats: GetStats. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "placement.h"
 #include "util.h"
 
 static void fill_lag(Csched__V1__LoopLag *out, const struct cs_lag_summary *in)
@@ -39,5 +41,21 @@ void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, voi
     stats.tzdata_version = s->zones.version;
     stats.limits_mechanism = (char *)(s->limits_mechanism != NULL ? s->limits_mechanism : "");
     stats.limits_enforcement = (char *)(s->limits_strict ? "strict" : "warn");
+    /* A handful of replicas, for the reply only. */
+    Csched__V1__MachineLoad *loads = cs_xcalloc(s->n_rooms + 1, sizeof(*loads));
+    Csched__V1__MachineLoad **machines = cs_xcalloc(s->n_rooms + 1, sizeof(*machines));
+    for (size_t i = 0; i < s->n_rooms; i++) {
+        const struct cs_room *room = s->rooms[i];
+        csched__v1__machine_load__init(&loads[i]);
+        loads[i].replica = (char *)room->id;
+        loads[i].running = room->placed;
+        loads[i].max_running = room->max_running;
+        loads[i].takes_attempts = room->alive;
+        machines[i] = &loads[i];
+    }
+    stats.machines = machines;
+    stats.n_machines = s->n_rooms;
     cs_call_reply(call, &stats.base);
+    free(machines);
+    free(loads);
 }

@@ -484,13 +484,16 @@ def scenario(cl):
     runs = wait_ended(cl, lambda: standby, ids, 90)
     for i, r in runs.items():
         assert "SUCCEEDED" in str(r["state"]), "run %d lost in the rollout: %s" % (i, r)
-        assert len(attempts(r)) == 1, "run %d needed a retry in the rollout: %s" % (i, r)
+        # One placed on a pod as it stopped may have been taken back unstarted
+        # (LOST "never started", which max_attempts does not count): one ran.
+        ran = [a for a in attempts(r) if not str(a.get("message", "")).startswith("never started")]
+        assert len(ran) == 1, "run %d needed a retry in the rollout: %s" % (i, r)
     assert cl.ready() == [standby], "ready after the rollout: %s" % cl.ready()
     for n in (r0, r1):
         assert cl.probe(n, "livenessProbe"), "%s: liveness failed after the rollout" % n
         img = run(["podman", "inspect", "--format", "{{.ImageName}}", n]).stdout.strip()
         assert img == new_image, "%s runs %s" % (n, img)
-    log("rollout done: both on %s, %s active; runs %s all SUCCEEDED in one attempt" % (
+    log("rollout done: both on %s, %s active; runs %s all SUCCEEDED, each run once" % (
         new_image, standby, ids))
     run(["podman", "rmi", "-f", new_image], check=False)
 

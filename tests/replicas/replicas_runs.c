@@ -267,14 +267,22 @@ void cs_rruns_assert_outcomes(struct cs_rruns_suite *f, unsigned i, const struct
     cs_rruns_assert_no_excess(&f->oracle);
 }
 
-void cs_rruns_ran_on(struct cs_rruns_suite *f, int64_t id, unsigned i)
+/* The replica that started run id's last attempt, as its row says. */
+static void last_started_by(struct cs_rruns_suite *f, int64_t id, char *replica, size_t cap)
 {
-    char sql[160], replica[64];
+    char sql[160];
 
     snprintf(sql, sizeof(sql),
              "SELECT replica FROM attempts WHERE run_id = %lld ORDER BY number DESC LIMIT 1",
              (long long)id);
-    assert_int_equal(cs_replicas_sql(f->rs, sql, replica, sizeof(replica), false), 0);
+    assert_int_equal(cs_replicas_sql(f->rs, sql, replica, cap, false), 0);
+}
+
+void cs_rruns_ran_on(struct cs_rruns_suite *f, int64_t id, unsigned i)
+{
+    char replica[64];
+
+    last_started_by(f, id, replica, sizeof(replica));
     if (strcmp(replica, f->rs->r[i].id) != 0)
         fail_msg("run %lld's last attempt was started by \"%s\", want %s", (long long)id, replica,
                  f->rs->r[i].id);
@@ -282,12 +290,9 @@ void cs_rruns_ran_on(struct cs_rruns_suite *f, int64_t id, unsigned i)
 
 void cs_rruns_ran_elsewhere(struct cs_rruns_suite *f, int64_t id, unsigned i)
 {
-    char sql[160], replica[64];
+    char replica[64];
 
-    snprintf(sql, sizeof(sql),
-             "SELECT replica FROM attempts WHERE run_id = %lld ORDER BY number DESC LIMIT 1",
-             (long long)id);
-    assert_int_equal(cs_replicas_sql(f->rs, sql, replica, sizeof(replica), false), 0);
+    last_started_by(f, id, replica, sizeof(replica));
     if (strcmp(replica, f->rs->r[i].id) == 0 || replica[0] == '\0')
         fail_msg("run %lld's last attempt was started by \"%s\", want another than %s",
                  (long long)id, replica, f->rs->r[i].id);

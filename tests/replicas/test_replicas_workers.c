@@ -3,7 +3,7 @@
  *
  * - a burst spreads: each replica's machine runs a share of it, the job's
  *   limit is never exceeded, each run's output is read through the active
- *   replica, and ListReplicas shows every machine's limit;
+ *   replica, and ListReplicas and GetStats show every machine's limit;
  * - a standby killed with kill -9 while it runs placed attempts: they end
  *   LOST only after its commands' deadline and the margin, and run again on
  *   another machine, never two at once; the attempts on the other machines
@@ -107,6 +107,19 @@ static void test_workers_spread(void **state)
     for (size_t i = 0; i < list->n_replicas; i++)
         assert_int_equal(list->replicas[i]->max_running, 16);
     csched__v1__list_replicas_response__free_unpacked(list, NULL);
+    /* GetStats: each machine the active one places on, its own first. */
+    Csched__V1__Stats *stats = NULL;
+    assert_int_equal(
+        cs_scheduler_get_stats(cs_replicas_e2e(f->rs, a)->client, NULL, &stats, cs_e2e_opts(), &st),
+        0);
+    assert_int_equal(stats->n_machines, N_REPLICAS);
+    assert_string_equal(stats->machines[0]->replica, f->rs->r[a].id);
+    for (size_t i = 0; i < stats->n_machines; i++) {
+        assert_int_equal(stats->machines[i]->max_running, 16);
+        assert_int_equal(stats->machines[i]->running, 0);
+        assert_true(stats->machines[i]->takes_attempts);
+    }
+    csched__v1__stats__free_unpacked(stats, NULL);
 }
 
 /* Triggers N_LONG runs of a job whose first attempt sleeps past any lease
@@ -183,21 +196,30 @@ static void assert_one_attempt(struct cs_rruns_suite *f, unsigned i, const int64
     cs_rruns_assert_no_excess(&f->oracle);
 }
 
+/* The ids of the runs placed on replica i (on: true) or elsewhere, into
+ * out; how many. */
+static size_t placed(struct cs_rruns_suite *f, const int64_t *ids, char (*where)[64], unsigned i,
+                     bool on, int64_t *out)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < N_LONG; k++)
+        if ((strcmp(where[k], f->rs->r[i].id) == 0) == on)
+            out[n++] = ids[k];
+    return n;
+}
+
 static void test_worker_restarted_within_lease(void **state)
 {
     struct cs_rruns_suite *f = *state;
     int64_t ids[N_LONG], kept[N_LONG];
     char where[N_LONG][64];
     unsigned a = cs_rruns_active(f, -1, NULL), w;
-    size_t n = 0;
 
     /* Longer than the kill and the restart, shorter than the test's wait. */
     (void)start_long_runs(f, a, "restarted", "sleep 4", ids, where, &w);
     assert_int_equal(cs_replicas_kill9(f->rs, w), 0);
     assert_int_equal(cs_replicas_restart(f->rs, w, CS_REPLICAS_WAIT_UP), 0);
-    for (size_t k = 0; k < N_LONG; k++)
-        if (strcmp(where[k], f->rs->r[w].id) == 0)
-            kept[n++] = ids[k];
+    size_t n = placed(f, ids, where, w, true, kept);
     assert_one_attempt(f, a, kept, n);
     cs_rruns_wait_forwarding(f->rs, w);
     fprintf(stderr,
@@ -212,16 +234,13 @@ static void test_active_killed_workers_go_on(void **state)
     int64_t ids[N_LONG], kept[N_LONG];
     char where[N_LONG][64];
     unsigned a = cs_rruns_active(f, -1, NULL), w;
-    size_t n = 0;
 
     (void)start_long_runs(f, a, "active", "sleep 4", ids, where, &w);
     assert_int_equal(cs_replicas_kill9(f->rs, a), 0);
     unsigned b = cs_rruns_active(f, (int)a, NULL);
     /* What ran on the active one's machine is lost with it, as before; what
      * the other machines run goes on. */
-    for (size_t k = 0; k < N_LONG; k++)
-        if (strcmp(where[k], f->rs->r[a].id) != 0)
-            kept[n++] = ids[k];
+    size_t n = placed(f, ids, where, a, false, kept);
     assert_true(n > 0);
     assert_one_attempt(f, b, kept, n);
     fprintf(stderr,
