@@ -152,12 +152,19 @@ static int find_minder(struct server *srv)
     return 0;
 }
 
+/* The attempts this machine runs that this replica placed itself: none
+ * before its state is loaded, and none once dispatch has closed. */
+static uint32_t placed_here(const struct server *srv)
+{
+    return srv->sched.n_rooms > 0 ? srv->sched.rooms[0]->placed : 0;
+}
+
 /* The attempts this machine runs: the active replica's own (those it
  * placed elsewhere are asked for by whoever is active), or those placed
  * here whose end the active replica has not been told. */
 static uint32_t running_here(const struct server *srv)
 {
-    return srv->loaded ? srv->sched.rooms[0]->placed : cs_worker_held(&srv->sched);
+    return srv->loaded ? placed_here(srv) : cs_worker_held(&srv->sched);
 }
 
 /* Draining ends once no attempt of this replica runs, or at the deadline. */
@@ -312,7 +319,7 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     served_address(srv, address, sizeof(address));
     cs_log_info("serving on %s socket=%s max_running=%u state_dir=%s", address, srv->local.path,
                 s->max_running, s->state_dir);
-    cs_store_replica_set(s->store, NULL, (int)s->rooms[0]->placed);
+    cs_store_replica_set(s->store, NULL, (int)placed_here(srv));
     if (srv->config.ready_file != NULL)
         cs_ready_start(&srv->ready, srv->loop, srv->config.ready_file, address);
 }
@@ -800,7 +807,7 @@ static void store_renewed_cb(void *arg, int64_t deadline_boot_ns)
     if (srv->sched.lease_path != NULL && srv->loaded)
         cs_store_replica_list(srv->sched.store, replicas_read_cb, srv);
     cs_store_replica_set(srv->sched.store, NULL,
-                         (int)(srv->sched.rooms[0]->placed + cs_worker_held(&srv->sched)));
+                         (int)(placed_here(srv) + cs_worker_held(&srv->sched)));
     cs_pump_kick(&srv->sched);
 }
 

@@ -157,6 +157,9 @@ struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target,
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     ops[0].data.send_initial_metadata.count = CS_ARRAY_LEN(u->md);
     ops[0].data.send_initial_metadata.metadata = u->md;
+    /* A replica started again is reconnected to within the deadline, not
+     * failed at once while the connection to its last process is down. */
+    ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = u->request;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;

@@ -144,7 +144,11 @@ static void give_slot(struct cs_sched *s, struct cs_attempt *att)
 static struct cs_launch *launch_new(struct cs_sched *s, struct cs_attempt *att, int64_t start_ms)
 {
     struct cs_launch *launch = cs_launch_build(s, att->run, att->number, att->dir, start_ms);
-    launch->ahead_dir = cs_ahead_dir_take(s, att->run, att->number, &launch->ahead_dir_made);
+    /* A directory made ahead here is no use to another replica's machine. */
+    if (att->remote_replica[0] != '\0')
+        cs_ahead_dir_drop(s, att->run);
+    else
+        launch->ahead_dir = cs_ahead_dir_take(s, att->run, att->number, &launch->ahead_dir_made);
     launch->due_unix_ms = start_ms > cs_now_unix_ms() ? start_ms : 0;
     launch->owner = att;
     return launch;
@@ -255,8 +259,12 @@ static void start_committed_cb(void *arg, int status)
 static void place(struct cs_sched *s, struct cs_attempt *att)
 {
     /* The pump starts a run only while the rooms that take attempts have
-     * fewer than their places together (cs_placement_limit). */
-    att->room = cs_placement_choose(s);
+     * fewer than their places together (cs_placement_limit). A run with its
+     * directory made ahead here (and its minder started ahead) stays here
+     * while this machine has room. */
+    struct cs_room *self = s->rooms[0];
+    bool ahead = att->run->ahead != CS_AHEAD_NONE && att->run->ahead_number == att->number;
+    att->room = ahead && self->placed < self->max_running ? self : cs_placement_choose(s);
     CS_ASSERT(att->room != NULL);
     if (s->lease_path != NULL)
         cs_message_set_str(&attempt_msg(att)->replica, att->room->id);
@@ -495,8 +503,11 @@ static void attempt_not_started_cb(struct cs_attempt *att)
     struct cs_run *run = att->run;
     if (att->number <= run->msg->n_attempts) {
         att->note_rc = -ENOENT;
-        (void)snprintf(att->note.message, sizeof(att->note.message), "%s",
-                       CS_ATTEMPT_NEVER_STARTED_MESSAGE);
+        /* Unless the one that found it said why (remote_attempt.h). */
+        if (strncmp(att->note.message, CS_ATTEMPT_NEVER_STARTED_PREFIX,
+                    strlen(CS_ATTEMPT_NEVER_STARTED_PREFIX)) != 0)
+            (void)snprintf(att->note.message, sizeof(att->note.message), "%s",
+                           CS_ATTEMPT_NEVER_STARTED_MESSAGE);
         attempt_ended_cb(att);
         return;
     }

@@ -20,7 +20,9 @@
 /* The worker holds an Await this long (worker.h's callers) before it
  * answers that the attempt still runs; the call's own deadline is later. */
 #define AWAIT_CALL_MS 30000
-#define LAUNCH_CALL_MS 30000
+/* A launch waits this long for a connection to its replica: past it, the
+ * replica is asked whether it started it, and the run goes elsewhere. */
+#define LAUNCH_CALL_MS 5000
 /* After a call that failed: 100 ms, doubled up to 5 s. */
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 5000
@@ -200,12 +202,23 @@ static void launch_done_cb(void *arg, int code, const char *message, const uint8
         launch->started_unix_ms = cs_now_unix_ms();
         /* Nothing more goes there until its row is read again. */
         cs_placement_room_down(att->sched, att->remote_replica);
+    } else if (resp->refused) {
+        /* Nothing of it exists there: it never started, which the job's
+         * max_attempts does not count, and it runs again elsewhere. */
+        cs_placement_room_down(att->sched, att->remote_replica);
+        att->launch = NULL;
+        cs_launch_free(launch);
+        att->note_rc = -ENOENT;
+        (void)snprintf(att->note.message, sizeof(att->note.message),
+                       CS_ATTEMPT_NEVER_STARTED_PREFIX "replica %s took no attempt: %s",
+                       att->remote_replica, resp->message);
+        csched__v1__launch_response__free_unpacked(resp, NULL);
+        att->ops->not_started_cb(att);
+        return;
     } else if (resp->error != 0) {
         launch->err = resp->error;
         (void)snprintf(launch->message, sizeof(launch->message), "on replica %s: %s",
                        att->remote_replica, resp->message);
-        if (resp->refused)
-            cs_placement_room_down(att->sched, att->remote_replica);
     } else {
         launch->pid = resp->minder_pid;
         launch->started_unix_ms = resp->started_unix_ms;

@@ -19,7 +19,8 @@ bool cs_run_state_is_terminal(Csched__V1__RunState state)
 bool cs_attempt_never_started(const Csched__V1__Attempt *a)
 {
     return a->state == CSCHED__V1__RUN_STATE__RUN_STATE_LOST &&
-           strcmp(a->message, CS_ATTEMPT_NEVER_STARTED_MESSAGE) == 0;
+           strncmp(a->message, CS_ATTEMPT_NEVER_STARTED_PREFIX,
+                   strlen(CS_ATTEMPT_NEVER_STARTED_PREFIX)) == 0;
 }
 
 const char *cs_run_state_proto_name(Csched__V1__RunState state)

@@ -270,12 +270,14 @@ void cs_sched_set_attempt_state(const Csched__V1__Run *run, Csched__V1__Attempt 
  * the last) and returns it. */
 Csched__V1__Attempt *cs_run_attempt_add(Csched__V1__Run *run);
 
-/* The message of an attempt a restart gave up before its minder started the
- * command: it ended LOST without running, and it does not count against the
- * job's max_attempts. */
+/* How the message of an attempt that ended LOST without running starts: it
+ * does not count against the job's max_attempts. */
+#define CS_ATTEMPT_NEVER_STARTED_PREFIX "never started: "
+/* The message of one a restart gave up before its minder started the
+ * command. */
 #define CS_ATTEMPT_NEVER_STARTED_MESSAGE                                                           \
-    "never started: cschedd stopped before the attempt's minder started the command, which "       \
-    "never ran"
+    CS_ATTEMPT_NEVER_STARTED_PREFIX "cschedd stopped before the attempt's minder started the "     \
+                                    "command, which never ran"
 /* Whether a is such an attempt. Any thread. */
 bool cs_attempt_never_started(const Csched__V1__Attempt *a);
 

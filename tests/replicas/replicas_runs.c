@@ -303,7 +303,7 @@ void cs_rruns_placed_on(struct cs_rruns_suite *f, unsigned i, int64_t id, char *
     Csched__V1__Run *run = cs_e2e_get_run(cs_replicas_e2e(f->rs, i), id);
     if (run->n_attempts == 0)
         fail_msg("run %lld has no attempt yet", (long long)id);
-    (void)snprintf(out, cap, "%s", run->attempts[0]->replica);
+    (void)snprintf(out, cap, "%s", run->attempts[run->n_attempts - 1]->replica);
     csched__v1__run__free_unpacked(run, NULL);
 }
 

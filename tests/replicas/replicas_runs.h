@@ -139,14 +139,14 @@ void cs_rruns_ran_on(struct cs_rruns_suite *f, int64_t id, unsigned i);
  * started by replica i. */
 void cs_rruns_ran_elsewhere(struct cs_rruns_suite *f, int64_t id, unsigned i);
 
-/* cs_rruns_placed_on is the replica that ran run id's first attempt
+/* cs_rruns_placed_on is the replica that runs run id's latest attempt
  * (Attempt.replica), asking replica i, into out. */
 void cs_rruns_placed_on(struct cs_rruns_suite *f, unsigned i, int64_t id, char *out, size_t cap);
 
 /* cs_rruns_cancel cancels run id through replica i, asserting OK. */
 void cs_rruns_cancel(struct cs_rruns_suite *f, unsigned i, int64_t id);
 
-/* cs_rruns_split keeps in runs (n of them) those whose first attempt ran
+/* cs_rruns_split keeps in runs (n of them) those whose latest attempt runs
  * on replica gone, marked long_first as long_first says, and cancels the
  * others through replica i, which must then end CANCELLED: what a test of
  * gone's loss does with the runs of a command that sleeps a minute that
