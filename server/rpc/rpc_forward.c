@@ -273,26 +273,41 @@ static struct cs_forward_channel *channel_to(struct cs_forward_peers *peers, con
             least = c;
     }
     if (least->channel == NULL) {
-        /* A unix socket is this machine's: no TLS. */
-        bool local = strncmp(target, "unix:", 5) == 0;
-        grpc_channel_credentials *creds = !local && peers->tcp_creds != NULL
-                                              ? peers->tcp_creds
-                                              : grpc_insecure_credentials_create();
         grpc_arg arg = {.type = GRPC_ARG_INTEGER,
                         .key = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL,
                         .value.integer = 1};
         grpc_channel_args args = {.num_args = 1, .args = &arg};
-        least->channel = grpc_channel_create(target, creds, &args);
-        if (creds != peers->tcp_creds)
-            grpc_channel_credentials_release(creds);
+        least->channel = cs_forward_channel_new(peers, target, &args);
     }
     return least;
+}
+
+grpc_channel *cs_forward_channel_new(const struct cs_forward_peers *peers, const char *target,
+                                     const grpc_channel_args *args)
+{
+    /* A unix socket is this machine's: no TLS. */
+    bool local = strncmp(target, "unix:", 5) == 0;
+    grpc_channel_credentials *creds =
+        !local && peers->tcp_creds != NULL ? peers->tcp_creds : grpc_insecure_credentials_create();
+    grpc_channel *channel = grpc_channel_create(target, creds, args);
+    if (creds != peers->tcp_creds)
+        grpc_channel_credentials_release(creds);
+    return channel;
 }
 
 static void set_md(grpc_metadata *md, const char *key, const char *value)
 {
     md->key = grpc_slice_from_static_string(key);
     md->value = grpc_slice_from_copied_string(value);
+}
+
+void cs_forward_md_fill(const struct cs_forward_peers *peers, grpc_metadata md[4], const char *role,
+                        const char *name)
+{
+    set_md(&md[0], CS_FORWARD_KEY_HEADER, cluster_key(peers));
+    set_md(&md[1], CS_FORWARD_BY_HEADER, peers->replica_id);
+    set_md(&md[2], CS_FORWARD_ROLE_HEADER, role);
+    set_md(&md[3], CS_FORWARD_NAME_HEADER, name);
 }
 
 void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const char *target,
@@ -313,10 +328,7 @@ void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const
     if ((call->method->streaming & CS_STREAM_SERVER) != 0)
         cs_call_set_stream_ops(call, &forward_stream_ops, f);
 
-    set_md(&f->md[0], CS_FORWARD_KEY_HEADER, cluster_key(peers));
-    set_md(&f->md[1], CS_FORWARD_BY_HEADER, peers->replica_id);
-    set_md(&f->md[2], CS_FORWARD_ROLE_HEADER, role_names[call->who.role]);
-    set_md(&f->md[3], CS_FORWARD_NAME_HEADER, call->who.name);
+    cs_forward_md_fill(peers, f->md, role_names[call->who.role], call->who.name);
     grpc_slice method = grpc_slice_from_static_string(call->method->path);
     f->channel = channel_to(peers, target);
     f->channel->calls++;

@@ -60,6 +60,14 @@ int cs_forward_identify(const struct cs_forward_peers *peers, const grpc_metadat
                         struct cs_identity *who, struct cs_err *err);
 /* Forwards call (identified, its role checked) to target, with its request
  * (payload, taken) and its deadline; the call ends when the target's does. */
+/* A new channel to target: plaintext to a unix socket (this machine's),
+ * else with the peers' TCP credentials. */
+grpc_channel *cs_forward_channel_new(const struct cs_forward_peers *peers, const char *target,
+                                     const grpc_channel_args *args);
+/* The four headers a call to another replica carries: the cluster's key,
+ * this replica's id, and the caller's role and name (copied). */
+void cs_forward_md_fill(const struct cs_forward_peers *peers, grpc_metadata md[4], const char *role,
+                        const char *name);
 void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const char *target,
                      grpc_byte_buffer *payload, gpr_timespec deadline);
 /* Cancels every forward in flight (each still ends its call) and drops the

@@ -48,14 +48,7 @@ static grpc_channel *channel_to(struct cs_unary_peers *peers, const char *target
             return c->channel;
     struct cs_unary_channel *c = cs_xcalloc(1, sizeof(*c));
     (void)snprintf(c->target, sizeof(c->target), "%s", target);
-    /* A unix socket is this machine's: no TLS. */
-    bool local = strncmp(target, "unix:", 5) == 0;
-    grpc_channel_credentials *creds = !local && peers->forward->tcp_creds != NULL
-                                          ? peers->forward->tcp_creds
-                                          : grpc_insecure_credentials_create();
-    c->channel = grpc_channel_create(target, creds, NULL);
-    if (creds != peers->forward->tcp_creds)
-        grpc_channel_credentials_release(creds);
+    c->channel = cs_forward_channel_new(peers->forward, target, NULL);
     c->next = peers->channels;
     peers->channels = c;
     return c->channel;
@@ -115,12 +108,6 @@ static void status_cb(struct cs_tag *tag, bool ok)
     maybe_end(CS_CONTAINER_OF(tag, struct cs_unary, status_tag));
 }
 
-static void set_md(grpc_metadata *md, const char *key, const char *value)
-{
-    md->key = grpc_slice_from_static_string(key);
-    md->value = grpc_slice_from_copied_string(value);
-}
-
 struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target, const char *method,
                                const ProtobufCMessage *request, int64_t timeout_ms,
                                cs_rpc_unary_done_cb done_cb, void *arg)
@@ -138,12 +125,7 @@ struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target,
     grpc_metadata_array_init(&u->initial);
     grpc_metadata_array_init(&u->trailing);
     cs_queue_push(&peers->calls, &u->link);
-    const char *key =
-        peers->forward->key_cb != NULL ? peers->forward->key_cb(peers->forward->key_arg) : "";
-    set_md(&u->md[0], CS_FORWARD_KEY_HEADER, key);
-    set_md(&u->md[1], CS_FORWARD_BY_HEADER, peers->forward->replica_id);
-    set_md(&u->md[2], CS_FORWARD_ROLE_HEADER, "replica");
-    set_md(&u->md[3], CS_FORWARD_NAME_HEADER, "replica");
+    cs_forward_md_fill(peers->forward, u->md, "replica", "replica");
     gpr_timespec deadline =
         gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
     grpc_slice path = grpc_slice_from_copied_string(method);
