@@ -238,7 +238,16 @@ static void classify_last(struct cs_attempt *att)
         (void)close(pidfd);
     /* A minder not told apart for want of an fd is never taken for gone:
      * that would stop the group of a live command. */
-    att->fd_short = fds_short(ours) || fds_short(stop_orphaned_group(att->dir, pid));
+    att->fd_short = fds_short(ours);
+    if (att->fd_short)
+        return;
+    /* A minder writes its note before it exits: one that ended since the
+     * first read left its note now. */
+    att->note_rc = cs_note_read(att->dir, &att->note);
+    att->fd_short = fds_short(att->note_rc);
+    if (att->note_rc != -ENOENT)
+        return;
+    att->fd_short = fds_short(stop_orphaned_group(att->dir, pid));
     if (!att->fd_short)
         set_gone_message(att, pid);
 }
