@@ -383,6 +383,17 @@ static struct cs_unary *remote_call_cb(void *ctx, const char *target, const char
                : NULL;
 }
 
+/* A client's call handed to another replica's Worker service. */
+static void relay_cb(void *ctx, struct cs_call *call, const char *target, const char *method,
+                     const ProtobufCMessage *request)
+{
+    struct server *srv = ctx;
+    if (srv->rpc != NULL)
+        cs_rpc_relay(srv->rpc, call, target, method, request);
+    else
+        cs_call_fail(call, -ENOTCONN, "this replica is stopping");
+}
+
 /* The key forwarded calls carry: the store's, read at its join. */
 static const char *cluster_key_cb(void *arg)
 {
@@ -891,6 +902,7 @@ int main(int argc, char **argv)
         return 1;
     srv.sched.remote_call_cb = remote_call_cb;
     srv.sched.remote_abandon_cb = cs_rpc_unary_abandon;
+    srv.sched.relay_cb = relay_cb;
     srv.sched.remote_call_ctx = &srv;
     cs_audit_refusals_start(&srv.audit_refusals, &srv.sched);
     cs_rpc_server_on_refused(srv.rpc, cs_audit_refused_cb, &srv.audit_refusals);

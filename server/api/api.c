@@ -40,6 +40,8 @@ const struct cs_method cs_api_methods[] = {
      cs_api_worker_launch},
     {"/csched.v1.Worker/Await", &csched__v1__await_request__descriptor, false, cs_api_worker_await},
     {"/csched.v1.Worker/Cancel", &csched__v1__attempt_ref__descriptor, false, cs_api_worker_cancel},
+    {"/csched.v1.Worker/ReadLogs", &csched__v1__read_logs_request__descriptor, true,
+     cs_api_worker_read_logs},
     {"/grpc.health.v1.Health/Check", &grpc__health__v1__health_check_request__descriptor, false,
      cs_api_health_check},
     {"/grpc.health.v1.Health/Watch", &grpc__health__v1__health_check_request__descriptor, true,

@@ -20,6 +20,8 @@ void cs_api_create_job(struct cs_call *call, const ProtobufCMessage *request, vo
 /* The Worker service (api_worker.c): ctx is the scheduler too. */
 void cs_api_worker_launch(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_worker_await(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
+/* Worker.ReadLogs: the files of an attempt placed on this machine. */
+void cs_api_worker_read_logs(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_worker_cancel(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_update_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);
 void cs_api_get_job(struct cs_call *call, const ProtobufCMessage *request, void *ctx);

@@ -19,6 +19,13 @@
  * The stream then gives one chunk per stream from those tails, naming the
  * replica (LogChunk.replica), or fails naming it when no tail was kept.
  *
+ * An attempt the active replica placed on another replica's machine that
+ * is still running is read there: the call is relayed to that replica's
+ * Worker.ReadLogs (cs_api_worker_read_logs), which reads its own files.
+ * There no run is in memory: each round begins by reading the attempt's
+ * note, which the minder writes once its command and the log files are
+ * done; a note, or an attempt this machine no longer runs, is its end.
+ *
  * Each open stream holds its chunk's buffer and up to two open files until
  * it ends, even for a client that reads nothing: the open streams are
  * listed, and bounded per caller and in all (api_common.h). */
@@ -34,6 +41,7 @@
 #include "note.h"
 #include "placement.h"
 #include "util.h"
+#include "worker.h"
 
 #define CHUNK_BYTES (64 * 1024)
 #define FOLLOW_POLL_MS 200
@@ -67,8 +75,14 @@ struct cs_log_read {
     /* The tails the database kept, read instead of the files of another
      * replica's machine; NULL until then. Owned. */
     struct cs_store_attempt_tail *tail;
-    bool busy; /* a uv_fs request is in flight, or the pause */
+    /* Read for the active replica on the machine the attempt was placed on:
+     * its end is its note (note_due: to be read as the round begins). */
+    bool on_worker, note_due;
+    bool busy; /* a uv_fs request or the note's read is in flight, or the pause */
     uv_fs_t req;
+    uv_work_t work;
+    struct cs_note note;
+    int note_rc;
     char buf[CHUNK_BYTES];
 };
 
@@ -130,7 +144,10 @@ static void start_round(struct cs_log_read *r)
 {
     r->current = 0;
     r->round_found = false;
-    r->ended_before_round = attempt_ended(r);
+    if (r->on_worker)
+        r->note_due = true;
+    else
+        r->ended_before_round = attempt_ended(r);
 }
 
 static void pause_over_cb(uv_timer_t *timer)
@@ -336,6 +353,21 @@ static void stored_tail_cb(void *arg, int status, struct cs_store_attempt_tail *
     next_step(r);
 }
 
+/* On the machine it was placed on, an attempt has no directory until its
+ * launch has made it: a follower of one still placed here looks again. */
+static void worker_dir_missing(struct cs_log_read *r)
+{
+    if (r->following && cs_worker_runs(r->sched, r->run_id, r->attempt)) {
+        pause_then(r, pause_over_cb);
+        return;
+    }
+    char message[200];
+    (void)snprintf(message, sizeof(message),
+                   "attempt %u of run %lld has no directory on replica %s's machine", r->attempt,
+                   (long long)r->run_id, r->sched->replica_id != NULL ? r->sched->replica_id : "");
+    log_read_end(r, -ENOENT, message);
+}
+
 /* A missing directory is output that is gone, not output that is empty,
  * unless another replica's machine ran the attempt: the database says. */
 static void dir_stat_cb(uv_fs_t *req)
@@ -344,6 +376,10 @@ static void dir_stat_cb(uv_fs_t *req)
     ssize_t result;
     if (take_result(r, req, &result) != 0)
         return;
+    if (result == UV_ENOENT && r->on_worker) {
+        worker_dir_missing(r);
+        return;
+    }
     if (result == UV_ENOENT && (r->never_started || r->sched->lease_path == NULL)) {
         end_dir_missing(r);
         return;
@@ -388,8 +424,47 @@ static void round_over(struct cs_log_read *r)
     pause_then(r, pause_over_cb);
 }
 
+static void note_read_work(uv_work_t *work)
+{
+    struct cs_log_read *r = CS_CONTAINER_OF(work, struct cs_log_read, work);
+    char dir[4096];
+    attempt_dir(r, dir, sizeof(dir));
+    r->note_rc = cs_note_read(dir, &r->note);
+}
+
+/* The round's end is known: a note (whose sizes tell a cut), or an attempt
+ * no longer running here without one (its minder was killed, or this
+ * process started again and has not been asked for it yet). */
+static void note_read_cb(uv_work_t *work, int status)
+{
+    struct cs_log_read *r = CS_CONTAINER_OF(work, struct cs_log_read, work);
+    (void)status;
+    r->busy = false;
+    r->note_due = false;
+    if (r->call == NULL) {
+        log_read_end(r, 0, "");
+        return;
+    }
+    r->ended_before_round =
+        r->note_rc != -ENOENT || !cs_worker_runs(r->sched, r->run_id, r->attempt);
+    if (r->note_rc == 0) {
+        Csched__V1__Attempt a = CSCHED__V1__ATTEMPT__INIT;
+        a.stdout_written_bytes = r->note.stdout_written_bytes;
+        a.stdout_kept_bytes = r->note.stdout_kept_bytes;
+        a.stderr_written_bytes = r->note.stderr_written_bytes;
+        a.stderr_kept_bytes = r->note.stderr_kept_bytes;
+        take_sizes(r, &a);
+    }
+    next_step(r);
+}
+
 static void next_step(struct cs_log_read *r)
 {
+    if (r->note_due) {
+        r->busy = true;
+        CS_ASSERT(uv_queue_work(r->sched->loop, &r->work, note_read_work, note_read_cb) == 0);
+        return;
+    }
     if (r->current >= r->n_files) {
         round_over(r);
         return;
@@ -453,6 +528,34 @@ static const struct cs_attempt *remote_attempt(const struct cs_log_read *r)
     return att != NULL && att->number == r->attempt && att->remote_replica[0] != '\0' ? att : NULL;
 }
 
+/* Hands the read of an attempt running on replica's machine to that
+ * replica, which holds its files; r ends here. */
+static void relay(struct cs_log_read *r, const char *replica, bool follow)
+{
+    const struct cs_room *room = cs_placement_room(r->sched, replica);
+    if (!room->leased || room->address[0] == '\0' || r->sched->relay_cb == NULL) {
+        char message[400];
+        (void)snprintf(message, sizeof(message),
+                       "attempt %u of run %lld runs on replica %s, whose lease ran out: its "
+                       "output is on that replica's machine only, and the database keeps no "
+                       "tail of an attempt that had not ended when its replica was lost",
+                       r->attempt, (long long)r->run_id, replica);
+        log_read_end(r, -EBUSY, message);
+        return;
+    }
+    Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    req.run_id = r->run_id;
+    req.attempt = r->attempt;
+    req.stream =
+        r->n_files == 1 ? r->files[0].stream : CSCHED__V1__LOG_STREAM__LOG_STREAM_UNSPECIFIED;
+    req.follow = follow;
+    struct cs_call *call = r->call;
+    r->call = NULL;
+    log_read_end(r, 0, "");
+    r->sched->relay_cb(r->sched->remote_call_ctx, call, room->address, "/csched.v1.Worker/ReadLogs",
+                       &req.base);
+}
+
 /* Following a run that has not started the attempt wanted yet: looks again
  * until it has, or the run has ended without it. */
 static void attempt_check_cb(uv_timer_t *timer)
@@ -503,20 +606,7 @@ static void start_reading(struct cs_log_read *r, const Csched__V1__Run *run, uin
     bool ended = a->ended_unix_ms != 0;
     const struct cs_attempt *remote = ended ? NULL : remote_attempt(r);
     if (remote != NULL) {
-        char message[400];
-        if (cs_placement_room(r->sched, remote->remote_replica)->alive)
-            (void)snprintf(message, sizeof(message),
-                           "attempt %u of run %lld runs on replica %s's machine, which holds "
-                           "its output while it runs; once it has ended, the tail of each "
-                           "stream is kept in the database and read from any replica",
-                           r->attempt, (long long)r->run_id, remote->remote_replica);
-        else
-            (void)snprintf(message, sizeof(message),
-                           "attempt %u of run %lld runs on replica %s, whose lease ran out: its "
-                           "output is on that replica's machine only, and the database keeps no "
-                           "tail of an attempt that had not ended when its replica was lost",
-                           r->attempt, (long long)r->run_id, remote->remote_replica);
-        log_read_end(r, -EBUSY, message);
+        relay(r, remote->remote_replica, follow);
         return;
     }
     /* The launcher makes the directory before it starts the minder: one
@@ -562,23 +652,23 @@ static int check_room(struct cs_sched *s, struct cs_call *call)
                               "end one (csched logs without -f reads to the end and stops)");
 }
 
-void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+/* A read of req for call, listed; NULL when req is refused or the caller
+ * has too many (call failed). */
+static struct cs_log_read *log_read_new(struct cs_sched *s, struct cs_call *call,
+                                        const Csched__V1__ReadLogsRequest *req)
 {
-    CS_ASSERT_LOOP();
-    const Csched__V1__ReadLogsRequest *req = (const Csched__V1__ReadLogsRequest *)request;
-    struct cs_sched *s = ctx;
     if (req->run_id <= 0) {
         cs_call_fail_field(call, -EINVAL, "run_id", "run_id %lld is not a run id: ids are positive",
                            (long long)req->run_id);
-        return;
+        return NULL;
     }
     if (req->stream < 0 || req->stream > CSCHED__V1__LOG_STREAM__LOG_STREAM_STDERR) {
         cs_call_fail_field(call, -EINVAL, "stream", "stream %d is not a LogStream",
                            (int)req->stream);
-        return;
+        return NULL;
     }
     if (check_room(s, call) != 0)
-        return;
+        return NULL;
     struct cs_log_read *r = cs_xcalloc(1, sizeof(*r));
     (void)snprintf(r->who, sizeof(r->who), "%s", cs_call_identity(call)->name);
     r->next = s->log_reads;
@@ -597,6 +687,17 @@ void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, voi
     }
     for (size_t i = 0; i < r->n_files; i++)
         r->files[i].fd = -1;
+    return r;
+}
+
+void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__ReadLogsRequest *req = (const Csched__V1__ReadLogsRequest *)request;
+    struct cs_sched *s = ctx;
+    struct cs_log_read *r = log_read_new(s, call, req);
+    if (r == NULL)
+        return;
     struct cs_run *run = cs_idmap_get(&s->runs, req->run_id);
     const Csched__V1__Run *ended = cs_ended_runs_get(&s->ended_runs, req->run_id);
     if (run != NULL)
@@ -605,4 +706,23 @@ void cs_api_read_logs(struct cs_call *call, const ProtobufCMessage *request, voi
         start_reading(r, ended, req->attempt, false); /* ended: nothing to follow */
     else
         cs_store_run_get(s->store, req->run_id, stored_run_cb, r);
+}
+
+void cs_api_worker_read_logs(struct cs_call *call, const ProtobufCMessage *request, void *ctx)
+{
+    CS_ASSERT_LOOP();
+    const Csched__V1__ReadLogsRequest *req = (const Csched__V1__ReadLogsRequest *)request;
+    if (req->attempt == 0) {
+        cs_call_fail_field(call, -EINVAL, "attempt",
+                           "a worker reads a given attempt: the active replica names it");
+        return;
+    }
+    struct cs_log_read *r = log_read_new(ctx, call, req);
+    if (r == NULL)
+        return;
+    r->on_worker = true;
+    r->following = req->follow;
+    cs_call_set_stream_ops(call, &log_ops, r);
+    start_round(r);
+    next_step(r);
 }

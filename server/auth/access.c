@@ -40,6 +40,7 @@ static const struct cs_access_rule table[] = {
     {"/csched.v1.Worker/Launch", CS_ROLE_REPLICA, false},
     {"/csched.v1.Worker/Await", CS_ROLE_REPLICA, false},
     {"/csched.v1.Worker/Cancel", CS_ROLE_REPLICA, false},
+    {"/csched.v1.Worker/ReadLogs", CS_ROLE_REPLICA, false},
     {"/grpc.health.v1.Health/Check", CS_ROLE_NONE, false},
     {"/grpc.health.v1.Health/Watch", CS_ROLE_NONE, false},
     /* The API's schema, public in proto/, and nothing about jobs: open, so

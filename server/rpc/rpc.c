@@ -121,6 +121,7 @@ static void begin_call(struct slot *slot)
 {
     struct cs_call *call = cs_call_open(&slot->server->open_calls, slot->call, slot->reg->method);
     call->refused = &slot->server->refused; /* a refusal below is audited */
+    call->deadline = slot->deadline;
     char why[CS_IDENTITY_NAME_MAX + 100];
     struct cs_err err = {0};
     int rc = identify(slot->server, call, &slot->metadata, &err);
@@ -377,6 +378,17 @@ struct cs_unary *cs_rpc_unary(struct cs_rpc_server *server, const char *target, 
                               cs_rpc_unary_done_cb done_cb, void *arg)
 {
     return cs_unary_call(&server->unary, target, method, request, timeout_ms, done_cb, arg);
+}
+
+void cs_rpc_relay(struct cs_rpc_server *server, struct cs_call *call, const char *target,
+                  const char *method, const ProtobufCMessage *request)
+{
+    if (server->unary.stopped) {
+        cs_call_fail(call, -ENOTCONN, "this replica is stopping");
+        return;
+    }
+    cs_forward_relay(&server->peers, call, cs_unary_channel(&server->unary, target), target, method,
+                     cs_call_pack(request), call->deadline);
 }
 
 void cs_rpc_unary_abandon(struct cs_unary *u)

@@ -190,6 +190,12 @@ struct cs_unary *cs_rpc_unary(struct cs_rpc_server *server, const char *target, 
                               cs_rpc_unary_done_cb done_cb, void *arg);
 /* Cancels the call; its done_cb is never called. */
 void cs_rpc_unary_abandon(struct cs_unary *u);
+/* Hands call (a server stream, its role checked) to method, a static
+ * string, of another replica's Worker service at target, with request
+ * (borrowed: packed before returning): that replica's replies and status
+ * become the call's. */
+void cs_rpc_relay(struct cs_rpc_server *server, struct cs_call *call, const char *target,
+                  const char *method, const ProtobufCMessage *request);
 
 /* Ends a unary call with response (borrowed: packed before returning). */
 void cs_call_reply(struct cs_call *call, const ProtobufCMessage *response);

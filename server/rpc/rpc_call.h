@@ -33,6 +33,7 @@ struct cs_call {
     grpc_call *call;
     const struct cs_method *method;
     struct cs_identity who;                    /* set before the handler runs */
+    gpr_timespec deadline;                     /* the client's */
     int64_t opened_ns;                         /* cs_now_mono_ns() when made, for metrics */
     const struct cs_rpc_refused_hook *refused; /* the server's, or NULL */
     ProtobufCMessage *request;

@@ -27,7 +27,9 @@ struct forward {
     struct cs_forward_peers *peers;
     struct cs_call *down;
     grpc_call *up;
-    struct cs_forward_channel *channel; /* counted in, unless dropped since */
+    /* Counted in, unless dropped since; NULL for a relay to a worker, on a
+     * channel of rpc_unary's. */
+    struct cs_forward_channel *channel;
     unsigned generation;
     char target[CS_RPC_TARGET_MAX];
     struct cs_tag start_tag, status_tag, recv_tag;
@@ -114,7 +116,7 @@ int cs_forward_identify(const struct cs_forward_peers *peers, const grpc_metadat
 static void forward_free(struct forward *f)
 {
     cs_queue_remove(&f->peers->calls, &f->link);
-    if (f->generation == f->peers->generation)
+    if (f->channel != NULL && f->generation == f->peers->generation)
         f->channel->calls--;
     grpc_call_unref(f->up);
     grpc_metadata_array_destroy(&f->initial);
@@ -127,7 +129,7 @@ static void forward_free(struct forward *f)
     free(f);
 }
 
-/* The active replica's status, as the client should read it: a failure to
+/* The other replica's status, as the client should read it: a failure to
  * reach it says where the call went. */
 static char *status_message(const struct forward *f)
 {
@@ -136,7 +138,10 @@ static char *status_message(const struct forward *f)
     if (f->status == GRPC_STATUS_UNAVAILABLE || f->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
         size_t cap = strlen(details) + sizeof(f->target) + 64;
         msg = cs_xmalloc(cap);
-        (void)snprintf(msg, cap, "forwarded to the active replica at %s: %s", f->target, details);
+        (void)snprintf(msg, cap, "%s at %s: %s",
+                       f->channel != NULL ? "forwarded to the active replica"
+                                          : "relayed to the replica running it",
+                       f->target, details);
     } else {
         msg = cs_xstrdup(details);
     }
@@ -310,10 +315,13 @@ void cs_forward_md_fill(const struct cs_forward_peers *peers, grpc_metadata md[4
     set_md(&md[3], CS_FORWARD_NAME_HEADER, name);
 }
 
-void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const char *target,
-                     grpc_byte_buffer *payload, gpr_timespec deadline)
+/* Opens method at target on channel for call, with role and the caller's
+ * name, and relays payload (taken) up and the replies down. */
+static void forward_start(struct cs_forward_peers *peers, struct cs_call *call,
+                          grpc_channel *channel, const char *target, const char *method,
+                          enum cs_role role, grpc_byte_buffer *payload, gpr_timespec deadline,
+                          struct forward *f)
 {
-    struct forward *f = cs_xcalloc(1, sizeof(*f));
     f->peers = peers;
     f->down = call;
     (void)snprintf(f->target, sizeof(f->target), "%s", target);
@@ -328,13 +336,10 @@ void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const
     if ((call->method->streaming & CS_STREAM_SERVER) != 0)
         cs_call_set_stream_ops(call, &forward_stream_ops, f);
 
-    cs_forward_md_fill(peers, f->md, role_names[call->who.role], call->who.name);
-    grpc_slice method = grpc_slice_from_static_string(call->method->path);
-    f->channel = channel_to(peers, target);
-    f->channel->calls++;
-    f->generation = peers->generation;
-    f->up = grpc_channel_create_call(f->channel->channel, NULL, GRPC_PROPAGATE_DEFAULTS, peers->cq,
-                                     method, NULL, deadline, NULL);
+    cs_forward_md_fill(peers, f->md, role_names[role], call->who.name);
+    grpc_slice path = grpc_slice_from_static_string(method);
+    f->up = grpc_channel_create_call(channel, NULL, GRPC_PROPAGATE_DEFAULTS, peers->cq, path, NULL,
+                                     deadline, NULL);
 
     grpc_op ops[4];
     memset(ops, 0, sizeof(ops));
@@ -359,6 +364,25 @@ void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const
     CS_ASSERT(grpc_call_start_batch(f->up, &status, 1, &f->status_tag, NULL) == GRPC_CALL_OK);
     f->pending++;
     read_next(f);
+}
+
+void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const char *target,
+                     grpc_byte_buffer *payload, gpr_timespec deadline)
+{
+    struct forward *f = cs_xcalloc(1, sizeof(*f));
+    f->channel = channel_to(peers, target);
+    f->channel->calls++;
+    f->generation = peers->generation;
+    forward_start(peers, call, f->channel->channel, target, call->method->path, call->who.role,
+                  payload, deadline, f);
+}
+
+void cs_forward_relay(struct cs_forward_peers *peers, struct cs_call *call, grpc_channel *channel,
+                      const char *target, const char *method, grpc_byte_buffer *payload,
+                      gpr_timespec deadline)
+{
+    forward_start(peers, call, channel, target, method, CS_ROLE_REPLICA, payload, deadline,
+                  cs_xcalloc(1, sizeof(struct forward)));
 }
 
 void cs_forward_peers_stop(struct cs_forward_peers *peers)

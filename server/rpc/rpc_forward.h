@@ -58,8 +58,6 @@ struct cs_forward_peers {
  * -EPERM with err saying why when its key is not this replica's. */
 int cs_forward_identify(const struct cs_forward_peers *peers, const grpc_metadata_array *metadata,
                         struct cs_identity *who, struct cs_err *err);
-/* Forwards call (identified, its role checked) to target, with its request
- * (payload, taken) and its deadline; the call ends when the target's does. */
 /* A new channel to target: plaintext to a unix socket (this machine's),
  * else with the peers' TCP credentials. */
 grpc_channel *cs_forward_channel_new(const struct cs_forward_peers *peers, const char *target,
@@ -68,8 +66,17 @@ grpc_channel *cs_forward_channel_new(const struct cs_forward_peers *peers, const
  * this replica's id, and the caller's role and name (copied). */
 void cs_forward_md_fill(const struct cs_forward_peers *peers, grpc_metadata md[4], const char *role,
                         const char *name);
+/* Forwards call (identified, its role checked) to target, with its request
+ * (payload, taken) and its deadline; the call ends when the target's does. */
 void cs_forward_call(struct cs_forward_peers *peers, struct cs_call *call, const char *target,
                      grpc_byte_buffer *payload, gpr_timespec deadline);
+/* Relays call (identified, its role checked) to another replica's Worker
+ * method on channel, as that replica's peer (the role "replica", the
+ * caller's name), with its request (payload, taken); the call ends when
+ * the other's does. */
+void cs_forward_relay(struct cs_forward_peers *peers, struct cs_call *call, grpc_channel *channel,
+                      const char *target, const char *method, grpc_byte_buffer *payload,
+                      gpr_timespec deadline);
 /* Cancels every forward in flight (each still ends its call) and drops the
  * channels: the server is shutting down. */
 void cs_forward_peers_stop(struct cs_forward_peers *peers);

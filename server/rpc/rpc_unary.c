@@ -41,7 +41,7 @@ void cs_unary_peers_init(struct cs_unary_peers *peers, struct cs_forward_peers *
     cs_queue_init(&peers->calls);
 }
 
-static grpc_channel *channel_to(struct cs_unary_peers *peers, const char *target)
+grpc_channel *cs_unary_channel(struct cs_unary_peers *peers, const char *target)
 {
     for (struct cs_unary_channel *c = peers->channels; c != NULL; c = c->next)
         if (strcmp(c->target, target) == 0)
@@ -129,8 +129,9 @@ struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target,
     gpr_timespec deadline =
         gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
     grpc_slice path = grpc_slice_from_copied_string(method);
-    u->call = grpc_channel_create_call(channel_to(peers, target), NULL, GRPC_PROPAGATE_DEFAULTS,
-                                       peers->forward->cq, path, NULL, deadline, NULL);
+    u->call =
+        grpc_channel_create_call(cs_unary_channel(peers, target), NULL, GRPC_PROPAGATE_DEFAULTS,
+                                 peers->forward->cq, path, NULL, deadline, NULL);
     grpc_slice_unref(path);
     u->request = cs_call_pack(request);
 

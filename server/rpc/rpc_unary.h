@@ -32,5 +32,7 @@ struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target,
                                const ProtobufCMessage *request, int64_t timeout_ms,
                                cs_rpc_unary_done_cb done_cb, void *arg);
 void cs_unary_abandon(struct cs_unary *u);
+/* The connection to target, made at its first use and kept. */
+grpc_channel *cs_unary_channel(struct cs_unary_peers *peers, const char *target);
 
 #endif

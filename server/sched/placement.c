@@ -28,7 +28,7 @@ static struct cs_room *room_add(struct cs_sched *s, const char *id)
 void cs_placement_init(struct cs_sched *s)
 {
     struct cs_room *self = room_add(s, s->replica_id != NULL ? s->replica_id : "");
-    self->self = self->alive = self->known = true;
+    self->self = self->alive = self->leased = self->known = true;
     self->max_running = s->machine_max_running;
 }
 
@@ -76,6 +76,7 @@ void cs_placement_update(struct cs_sched *s, Csched__V1__Replica *const *replica
             cs_log_info("replica %s %s attempts (up to %u at once)", r->id,
                         alive ? "takes" : "takes no more", r->max_running);
         room->alive = alive;
+        room->leased = !r->lease_expired;
         room->known = true;
         room->max_running = r->max_running;
         (void)snprintf(room->address, sizeof(room->address), "%s", r->address);

@@ -21,6 +21,7 @@ struct cs_room {
     uint32_t placed; /* attempts holding a slot there */
     bool self;       /* this machine */
     bool alive;      /* may take attempts: lease fresh, address known */
+    bool leased;     /* its lease is fresh: it answers for what it runs */
     bool known;      /* its row was read */
     /* How long, on the database's clock at the last read, until its
      * commands stop by themselves if it renews no more. */

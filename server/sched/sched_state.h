@@ -65,6 +65,11 @@ typedef struct cs_unary *(*cs_remote_call_cb)(void *ctx, const char *target, con
                                               const ProtobufCMessage *request, int64_t timeout_ms,
                                               cs_remote_done_cb done_cb, void *arg);
 typedef void (*cs_remote_abandon_cb)(struct cs_unary *call);
+/* Hands a client's call to another replica's Worker method (rpc.h's
+ * cs_rpc_relay). */
+struct cs_call;
+typedef void (*cs_relay_cb)(void *ctx, struct cs_call *call, const char *target, const char *method,
+                            const ProtobufCMessage *request);
 
 struct cs_sched_ops {
     void (*run_put_cb)(struct cs_store *store, const Csched__V1__Run *run,
@@ -187,6 +192,7 @@ struct cs_sched {
      * nothing is placed elsewhere. */
     cs_remote_call_cb remote_call_cb;
     cs_remote_abandon_cb remote_abandon_cb;
+    cs_relay_cb relay_cb;
     void *remote_call_ctx;
     /* NULL: no dependencies between jobs (after.h sets its own). */
     cs_run_end_cb run_end_cb;

@@ -314,6 +314,12 @@ uint32_t cs_worker_held(const struct cs_sched *s)
     return s->worker != NULL ? (uint32_t)s->worker->placed.count : 0;
 }
 
+bool cs_worker_runs(const struct cs_sched *s, int64_t run_id, uint32_t number)
+{
+    const struct placed *p = s->worker != NULL ? cs_idmap_get(&s->worker->placed, run_id) : NULL;
+    return p != NULL && p->att->number == number && !p->ended;
+}
+
 int cs_worker_cancel(struct cs_sched *s, int64_t run_id, uint32_t number)
 {
     CS_ASSERT_LOOP();

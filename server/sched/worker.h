@@ -35,6 +35,8 @@ void cs_worker_stop(struct cs_sched *sched);
 /* The attempts placed here that the active replica has not yet been told
  * the end of: what a draining replica waits for. */
 uint32_t cs_worker_held(const struct cs_sched *sched);
+/* Whether attempt number of run_id was placed here and has not ended. */
+bool cs_worker_runs(const struct cs_sched *sched, int64_t run_id, uint32_t number);
 /* Starts req's attempt here, unless this replica may not (not joined, a
  * renewal late, stopping): then refused. */
 void cs_worker_launch(struct cs_sched *sched, const Csched__V1__LaunchRequest *req,

@@ -13,8 +13,13 @@
  *   each run ends SUCCEEDED after one attempt;
  * - the active replica killed while standbys run its placed attempts: the
  *   replica that takes over asks them, and each of those runs ends
- *   SUCCEEDED after one attempt, nothing LOST. */
+ *   SUCCEEDED after one attempt, nothing LOST;
+ * - the output of an attempt still running on a standby's machine, read
+ *   through another replica: what it has written so far, and, following,
+ *   the rest as it comes, to the attempt's end (relayed to that machine). */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -256,10 +262,115 @@ static void test_active_killed_workers_go_on(void **state)
     assert_int_equal(cs_replicas_restart(f->rs, a, CS_REPLICAS_WAIT_UP), 0);
 }
 
+static void touch(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(close(fd), 0);
+}
+
+/* Reads run id's logs (both streams) through replica i, following or not:
+ * following, makes go once the first line has come, so that the command
+ * writes the rest while the stream is open. Returns what came, each
+ * chunk's data appended. */
+static char *read_through(struct cs_rruns_suite *f, unsigned i, int64_t id, bool follow,
+                          const char *go)
+{
+    Csched__V1__ReadLogsRequest req = CSCHED__V1__READ_LOGS_REQUEST__INIT;
+    struct cs_call_opts opts = {.timeout_ms = CS_E2E_RUN_TIMEOUT_MS};
+    Csched__V1__LogChunk *chunk;
+    struct cs_stream *stream = NULL;
+    struct cs_status st = {0};
+    char first[64], *buf = calloc(1, 1);
+    size_t used = 0;
+    int rc;
+
+    assert_non_null(buf);
+    (void)snprintf(first, sizeof(first), "first-%lld\n", (long long)id);
+    req.run_id = id;
+    req.follow = follow;
+    rc = cs_scheduler_read_logs(cs_replicas_e2e(f->rs, i)->client, &req, &stream, &opts, &st);
+    if (rc != 0)
+        fail_msg("ReadLogs(%lld): %s \"%s\"", (long long)id, cs_status_code_name(rc), st.message);
+    while ((rc = cs_scheduler_read_logs_next(stream, &chunk, &st)) == 1) {
+        buf = realloc(buf, used + chunk->data.len + 1);
+        assert_non_null(buf);
+        if (chunk->data.len > 0)
+            memcpy(buf + used, chunk->data.data, chunk->data.len);
+        used += chunk->data.len;
+        buf[used] = '\0';
+        csched__v1__log_chunk__free_unpacked(chunk, NULL);
+        if (go != NULL && strstr(buf, first) != NULL) {
+            touch(go);
+            go = NULL;
+        }
+    }
+    cs_stream_free(stream);
+    if (rc != 0 || st.code != 0)
+        fail_msg("ReadLogs(%lld) through %s ended with rc %d, %s \"%s\"", (long long)id,
+                 f->rs->r[i].id, rc, cs_status_code_name(st.code), st.message);
+    return buf;
+}
+
+static void test_logs_of_a_running_attempt_relayed(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    int64_t ids[N_LONG], on_w[N_LONG];
+    char where[N_LONG][64], payload[PATH_MAX + 200], go[PATH_MAX + 40];
+    unsigned a = cs_rruns_active(f, -1, NULL), w;
+
+    /* Each command writes a line, waits for its file go-ID, then writes one
+     * to stderr and one more to stdout. */
+    (void)snprintf(payload, sizeof(payload),
+                   "echo first-$CSCHED_RUN_ID; while [ ! -e %s/go-$CSCHED_RUN_ID ]; do sleep "
+                   "0.05; done; echo second-$CSCHED_RUN_ID >&2; echo third-$CSCHED_RUN_ID",
+                   f->oracle.dir);
+    (void)start_long_runs(f, a, "logs", payload, ids, where, &w);
+    assert_true(placed(f, ids, where, w, true, on_w) > 0);
+    /* Through a replica that is not the one running it: the standby that
+     * is not w forwards to the active one, which relays to w. */
+    unsigned through = 0;
+    while (through == w || through == a)
+        through++;
+    int64_t id = on_w[0];
+
+    char *now = read_through(f, through, id, false, NULL);
+    char want[64];
+    (void)snprintf(want, sizeof(want), "first-%lld\n", (long long)id);
+    if (strcmp(now, want) != 0)
+        fail_msg("run %lld running on %s, read through %s: \"%s\", want \"%s\"", (long long)id,
+                 f->rs->r[w].id, f->rs->r[through].id, now, want);
+    free(now);
+
+    (void)snprintf(go, sizeof(go), "%s/go-%lld", f->oracle.dir, (long long)id);
+    char *all = read_through(f, through, id, true, go);
+    const char *lines[] = {"first", "third", "second"};
+    for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++) {
+        (void)snprintf(want, sizeof(want), "%s-%lld\n", lines[k], (long long)id);
+        if (strstr(all, want) == NULL)
+            fail_msg("following run %lld on %s through %s gave \"%s\": no line \"%s\"",
+                     (long long)id, f->rs->r[w].id, f->rs->r[through].id, all, want);
+    }
+    free(all);
+    Csched__V1__Run *run = cs_rruns_wait_end(f->rs, a, id, CS_RRUNS_END_MS);
+    assert_int_equal(run->state, CSCHED__V1__RUN_STATE__RUN_STATE_SUCCEEDED);
+    csched__v1__run__free_unpacked(run, NULL);
+    fprintf(stderr,
+            "workers: run %lld running on %s read through %s, and followed to its end there\n",
+            (long long)id, f->rs->r[w].id, f->rs->r[through].id);
+
+    for (size_t k = 0; k < N_LONG; k++) {
+        (void)snprintf(go, sizeof(go), "%s/go-%lld", f->oracle.dir, (long long)ids[k]);
+        touch(go);
+    }
+    assert_one_attempt(f, a, ids, N_LONG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_workers_spread),
+        cmocka_unit_test(test_logs_of_a_running_attempt_relayed),
         cmocka_unit_test(test_worker_killed),
         cmocka_unit_test(test_worker_restarted_within_lease),
         cmocka_unit_test(test_active_killed_workers_go_on),
