@@ -91,7 +91,6 @@ struct server {
     char embedded_dir[PATH_MAX];
     char instance[CS_STATE_INSTANCE_SIZE]; /* the state dir's id, the replica joins with */
     bool fenced;                           /* another replica took the lease: start again */
-    bool loaded; /* the active replica's state is loaded: every call is served */
     bool stopping;
     int exit_code;
 };
@@ -164,7 +163,7 @@ static uint32_t placed_here(const struct server *srv)
  * here whose end the active replica has not been told. */
 static uint32_t running_here(const struct server *srv)
 {
-    return srv->loaded ? placed_here(srv) : cs_worker_held(&srv->sched);
+    return srv->sched.loaded ? placed_here(srv) : cs_worker_held(&srv->sched);
 }
 
 /* Draining ends once no attempt of this replica runs, or at the deadline. */
@@ -314,7 +313,7 @@ static void zones_read_cb(void *arg, int status, const struct cs_err *err)
     (void)cs_hooks_start(&srv->hooks);
     cs_after_start(&srv->after);
 
-    srv->loaded = true;
+    srv->sched.loaded = true;
     char address[300];
     served_address(srv, address, sizeof(address));
     cs_log_info("serving on %s socket=%s max_running=%u state_dir=%s", address, srv->local.path,
@@ -353,7 +352,7 @@ static int gate_cb(void *arg, const char *path, char *why, size_t cap)
 {
     struct server *srv = arg;
     struct cs_store_replica_info info;
-    if (srv->loaded || strncmp(path, "/grpc.", 6) == 0 ||
+    if (srv->sched.loaded || strncmp(path, "/grpc.", 6) == 0 ||
         strncmp(path, "/csched.v1.Worker/", 18) == 0 ||
         strcmp(path, "/csched.v1.Scheduler/ListReplicas") == 0)
         return 0;
@@ -802,7 +801,7 @@ static void store_log_cb(void *arg, enum cs_store_log_level level, const char *c
 static void replicas_read_cb(void *arg, int status, Csched__V1__Replica **replicas, size_t n)
 {
     struct server *srv = arg;
-    if (status == 0 && srv->loaded && !srv->stopping) {
+    if (status == 0 && srv->sched.loaded && !srv->stopping) {
         cs_placement_update(&srv->sched, replicas, n);
         cs_remote_check_lost(&srv->sched);
         cs_pump_kick(&srv->sched);
@@ -815,7 +814,7 @@ static void store_renewed_cb(void *arg, int64_t deadline_boot_ns)
     struct server *srv = arg;
     if (srv->sched.lease_path != NULL)
         cs_lease_file_set(&srv->lease, deadline_boot_ns);
-    if (srv->sched.lease_path != NULL && srv->loaded)
+    if (srv->sched.lease_path != NULL && srv->sched.loaded)
         cs_store_replica_list(srv->sched.store, replicas_read_cb, srv);
     cs_store_replica_set(srv->sched.store, NULL,
                          (int)(placed_here(srv) + cs_worker_held(&srv->sched)));

@@ -36,10 +36,11 @@ static bool known_service(const char *name)
 
 /* Serving needs a database that answers (the store's watchdog takes a
  * frozen one for gone) and has room to write, a state dir that can be
- * written (dir_check), and the active replica, open and not draining. */
+ * written (dir_check), and the active replica, its state loaded (until
+ * then every call but health's is UNAVAILABLE), not draining. */
 static Grpc__Health__V1__HealthCheckResponse__ServingStatus serving(struct cs_sched *s)
 {
-    return cs_store_is_accepting(s->store) && cs_store_is_active(s->store) &&
+    return s->loaded && cs_store_is_accepting(s->store) && cs_store_is_active(s->store) &&
                    !cs_store_is_out_of_space(s->store) && s->state_dir_status == 0 && !s->draining
                ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
                : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;

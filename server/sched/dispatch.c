@@ -692,6 +692,7 @@ int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
     s->ops = ops;
     cs_idmap_init(&s->runs);
     cs_queue_init(&s->remotes);
+    cs_queue_init(&s->remote_peers);
     cs_placement_init(s);
     cs_ended_runs_init(&s->ended_runs, CS_ENDED_RUNS_BYTES);
     cs_run_keys_init(&s->run_keys);

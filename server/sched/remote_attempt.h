@@ -1,13 +1,16 @@
 /* remote_attempt: an attempt the active replica placed on another
  * replica's machine (docs/design/0036), as its loop sees it. Launch sends
  * the job, the run and the attempt's number to that replica's Worker
- * service; its answer comes back as a launch does from the launcher (the
- * pid and start time, or why it failed). Then Await is asked, and asked
- * again while the attempt runs (each is held there for a while), until it
- * answers the attempt's end: its note, or that it never started. Any call
- * that fails is asked again with a backoff, while that replica's lease
- * lasts; once the replica is gone and the deadline its commands stop at
- * has passed (cs_remote_check_lost), the attempt ends LOST. Loop thread. */
+ * service, with every other launch placed there in the same turn of the
+ * loop; each one's answer comes back as a launch does from the launcher
+ * (the pid and start time, or why it failed). One Await at a time per
+ * replica, held there, brings back the ends of all its attempts (their
+ * notes, or that they never started), and is asked again while any is
+ * left; an end that comes before its launch's answer waits for it. An
+ * Await that fails is asked again with a backoff, while that replica's
+ * lease lasts; once the replica is gone and the deadline its commands
+ * stop at has passed (cs_remote_check_lost), the attempt ends LOST. Loop
+ * thread. */
 #ifndef CS_REMOTE_ATTEMPT_H
 #define CS_REMOTE_ATTEMPT_H
 

@@ -186,6 +186,10 @@ struct cs_sched {
     size_t n_rooms;
     /* The attempts placed on other replicas' machines (remote_attempt.h). */
     struct cs_queue remotes;
+    /* The replicas they were placed on, each with its calls in flight. */
+    struct cs_queue remote_peers;
+    /* The active replica's state is loaded: every call is served. */
+    bool loaded;
     /* The attempts the active replica placed on this machine (worker.h). */
     struct cs_worker *worker;
     /* Calls another replica's Worker service (main.c's, through rpc); NULL:

@@ -17,12 +17,12 @@
 #include "launcher.h"
 #include "sched_state.h"
 
-/* Called once with the answer to a Launch (borrowed), or NULL when whether
- * its minder starts is not known (this replica stops meanwhile): Await
- * tells. */
+/* Called once with the answer to a Launch, a start for each of its
+ * launches (borrowed), or NULL when whether their minders start is not
+ * known (this replica stops meanwhile): Await tells. */
 typedef void (*cs_worker_launch_cb)(void *arg, const Csched__V1__LaunchResponse *response);
-/* Called once with the answer to an Await (borrowed), or NULL when it is
- * still running after the hold (ask again) or this replica stops. */
+/* Called once with the answer to an Await (borrowed): the ends known, none
+ * after the hold (ask again); NULL when this replica stops. */
 typedef void (*cs_worker_await_cb)(void *arg, const Csched__V1__AwaitResponse *response);
 
 /* 0 or a negative errno from libuv. */
@@ -37,11 +37,14 @@ void cs_worker_stop(struct cs_sched *sched);
 uint32_t cs_worker_held(const struct cs_sched *sched);
 /* Whether attempt number of run_id was placed here and has not ended. */
 bool cs_worker_runs(const struct cs_sched *sched, int64_t run_id, uint32_t number);
-/* Starts req's attempt here, unless this replica may not (not joined, a
- * renewal late, stopping): then refused. */
+/* Starts req's attempts here, each unless this replica may not (not
+ * joined, a renewal late, stopping) or holds another attempt of its run:
+ * then refused. */
 void cs_worker_launch(struct cs_sched *sched, const Csched__V1__LaunchRequest *req,
                       cs_worker_launch_cb cb, void *arg);
-/* Answers when req's attempt has ended, or after hold_ms with NULL. */
+/* Answers once an attempt placed here has ended (those of the Launches,
+ * and those req lists, adopted from the state dir when not in memory), with
+ * every end known then, each told once; or after hold_ms with none. */
 void cs_worker_await(struct cs_sched *sched, const Csched__V1__AwaitRequest *req, int64_t hold_ms,
                      cs_worker_await_cb cb, void *arg);
 /* Tells the attempt's minder to stop its command: 0, or -ENOENT when no
