@@ -422,23 +422,35 @@ static void launch_fill(Csched__V1__AttemptLaunch *l, Csched__V1__AttemptRef *re
     l->start_unix_ms = att->launch->due_unix_ms;
 }
 
-/* Sends the launches queued for p in one call. */
-static void flush_cb(uv_timer_t *timer)
+/* Whether r's launch waits for a time to come (a run for later, let go
+ * ahead of it): those go in a call of their own, whose answer waits for
+ * their time, so that it delays no launch for now. */
+static bool held(const struct cs_remote *r)
 {
-    struct peer *p = timer->data;
-    timer_stop(&p->flush);
-    if (p->launch_calls >= LAUNCH_CALLS_MAX || cs_queue_is_empty(&p->queued))
-        return;
+    return r->att->launch->due_unix_ms != 0;
+}
+
+/* Sends, in one call, the launches queued for p that are held or not. */
+static void launches_send(struct peer *p, bool want_held)
+{
     size_t n = 0;
     for (struct cs_qlink *l = p->queued.head; l != NULL; l = l->next)
-        n++;
+        n += held(CS_CONTAINER_OF(l, struct cs_remote, queued_link)) == want_held;
+    if (n == 0)
+        return;
     struct launch_call *lc = cs_xcalloc(1, sizeof(*lc) + n * sizeof(lc->remotes[0]));
     Csched__V1__AttemptLaunch *launches = cs_xcalloc(n, sizeof(*launches));
     Csched__V1__AttemptLaunch **ptrs = cs_xcalloc(n, sizeof(*ptrs));
     Csched__V1__AttemptRef *refs = cs_xcalloc(n, sizeof(*refs));
     lc->peer = p;
+    struct cs_queue others;
+    cs_queue_init(&others);
     for (struct cs_qlink *l; (l = cs_queue_pop(&p->queued)) != NULL;) {
         struct cs_remote *r = CS_CONTAINER_OF(l, struct cs_remote, queued_link);
+        if (held(r) != want_held) {
+            cs_queue_push(&others, l);
+            continue;
+        }
         r->queued = false;
         r->launch = lc;
         r->launch_index = lc->n;
@@ -446,6 +458,7 @@ static void flush_cb(uv_timer_t *timer)
         ptrs[lc->n] = &launches[lc->n];
         lc->remotes[lc->n++] = r;
     }
+    p->queued = others;
     Csched__V1__LaunchRequest req = CSCHED__V1__LAUNCH_REQUEST__INIT;
     req.n_launches = n;
     req.launches = ptrs;
@@ -473,6 +486,16 @@ static void flush_cb(uv_timer_t *timer)
     }
     free(lc);
     p->answering = false;
+}
+
+/* Sends the launches queued for p, those for now in one call and those
+ * held in another, unless LAUNCH_CALLS_MAX are in flight. */
+static void flush_cb(uv_timer_t *timer)
+{
+    struct peer *p = timer->data;
+    timer_stop(&p->flush);
+    for (int want_held = 0; want_held < 2 && p->launch_calls < LAUNCH_CALLS_MAX; want_held++)
+        launches_send(p, want_held);
     peer_maybe_free(p);
 }
 
