@@ -22,6 +22,10 @@
 #include "rpc_call.h"
 #include "status_details.h"
 
+/* Reconnecting to another replica: 100 ms after a failure, growing to 1 s. */
+#define PEER_RECONNECT_FIRST_MS 100
+#define PEER_RECONNECT_MAX_MS 1000
+
 struct forward {
     struct cs_qlink link; /* in peers->calls */
     struct cs_forward_peers *peers;
@@ -294,7 +298,23 @@ grpc_channel *cs_forward_channel_new(const struct cs_forward_peers *peers, const
     bool local = strncmp(target, "unix:", 5) == 0;
     grpc_channel_credentials *creds =
         !local && peers->tcp_creds != NULL ? peers->tcp_creds : grpc_insecure_credentials_create();
-    grpc_channel *channel = grpc_channel_create(target, creds, args);
+    /* A replica killed and started again at the same address is reached
+     * within a second: gRPC's own backoff grows to two minutes, past every
+     * deadline of a call between replicas. */
+    grpc_arg all[8] = {
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+         .value.integer = PEER_RECONNECT_FIRST_MS},
+        {.type = GRPC_ARG_INTEGER,
+         .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+         .value.integer = PEER_RECONNECT_MAX_MS},
+    };
+    grpc_channel_args merged = {.num_args = 2, .args = all};
+    for (size_t i = 0; args != NULL && i < args->num_args; i++) {
+        CS_ASSERT(merged.num_args < CS_ARRAY_LEN(all));
+        all[merged.num_args++] = args->args[i];
+    }
+    grpc_channel *channel = grpc_channel_create(target, creds, &merged);
     if (creds != peers->tcp_creds)
         grpc_channel_credentials_release(creds);
     return channel;
