@@ -258,6 +258,27 @@ static bool dir_exists(const char *dir)
     return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* An attempt with no directory never started here. Its directory is made
+ * now with its pid file claimed, so that a launch of it that comes later
+ * (sent by an active replica whose lease has since been taken over, and
+ * held in transit until it woke) finds the directory used and starts
+ * nothing: what was told "never started" stays so. True when the tombstone
+ * stands (or could not be made for another reason than a launch making the
+ * directory first, which the classification then sees); sets fd_short for
+ * want of an fd. */
+static bool leave_tombstone(struct cs_attempt *att)
+{
+    if (mkdir(att->dir, 0700) != 0) {
+        int err = errno;
+        att->fd_short = fds_short(-err);
+        return err != EEXIST;
+    }
+    /* A launch's mkdir fails now; the claim says why to a later adoption,
+     * which an empty directory would say too. */
+    att->fd_short = fds_short(cs_attempt_pid_claim(att->dir));
+    return true;
+}
+
 void cs_attempt_adopt_work(uv_work_t *work)
 {
     struct cs_attempt *att = CS_CONTAINER_OF(work, struct cs_attempt, work);
@@ -266,8 +287,8 @@ void cs_attempt_adopt_work(uv_work_t *work)
     char next[4096];
     att->adopt_pidfd = -1;
     att->fd_short = false;
-    att->no_dir = !dir_exists(att->dir);
-    if (att->no_dir)
+    att->no_dir = !dir_exists(att->dir) && leave_tombstone(att);
+    if (att->no_dir || att->fd_short)
         return;
     /* Attempts start one after the other: every directory but the last one
      * belongs to an attempt that has ended. */

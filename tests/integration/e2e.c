@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
@@ -583,6 +584,13 @@ int cs_e2e_raw_unary(struct cs_e2e *e, const char *method, const void *payload, 
 int cs_e2e_raw_unary_md(struct cs_e2e *e, const char *method, const void *payload, size_t len,
                         const char *const *md, size_t n_md, struct cs_status *status)
 {
+    return cs_e2e_raw_unary_reply(e, method, payload, len, md, n_md, status, NULL, NULL);
+}
+
+int cs_e2e_raw_unary_reply(struct cs_e2e *e, const char *method, const void *payload, size_t len,
+                           const char *const *md, size_t n_md, struct cs_status *status,
+                           uint8_t **reply, size_t *reply_len)
+{
     grpc_metadata headers[8];
     gpr_timespec deadline = gpr_time_add(
         gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(CS_E2E_CALL_TIMEOUT_MS, GPR_TIMESPAN));
@@ -639,6 +647,20 @@ int cs_e2e_raw_unary_md(struct cs_e2e *e, const char *method, const void *payloa
     ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
     assert_int_equal(ev.type, GRPC_OP_COMPLETE);
     status_from_details(status, code, details);
+    if (reply != NULL) {
+        grpc_slice whole = grpc_empty_slice();
+        grpc_byte_buffer_reader reader;
+        if (recv != NULL && grpc_byte_buffer_reader_init(&reader, recv)) {
+            whole = grpc_byte_buffer_reader_readall(&reader);
+            grpc_byte_buffer_reader_destroy(&reader);
+        }
+        *reply_len = GRPC_SLICE_LENGTH(whole);
+        *reply = malloc(*reply_len + 1);
+        assert_non_null(*reply);
+        if (*reply_len > 0)
+            memcpy(*reply, GRPC_SLICE_START_PTR(whole), *reply_len);
+        grpc_slice_unref(whole);
+    }
 
     grpc_slice_unref(details);
     grpc_metadata_array_destroy(&initial_md);

@@ -185,6 +185,11 @@ int cs_e2e_raw_unary(struct cs_e2e *e, const char *method, const void *payload, 
  * (keys and values, in pairs). */
 int cs_e2e_raw_unary_md(struct cs_e2e *e, const char *method, const void *payload, size_t len,
                         const char *const *md, size_t n_md, struct cs_status *status);
+/* cs_e2e_raw_unary_reply is cs_e2e_raw_unary_md that also gives the reply's
+ * bytes (malloc'd, the caller frees; none when the call failed). */
+int cs_e2e_raw_unary_reply(struct cs_e2e *e, const char *method, const void *payload, size_t len,
+                           const char *const *md, size_t n_md, struct cs_status *status,
+                           uint8_t **reply, size_t *reply_len);
 
 /* cs_e2e_health_check calls grpc.health.v1.Health/Check for service and
  * returns the gRPC code; *serving gets the reported status on OK. */

@@ -16,7 +16,10 @@
  *   SUCCEEDED after one attempt, nothing LOST;
  * - the output of an attempt still running on a standby's machine, read
  *   through another replica: what it has written so far, and, following,
- *   the rest as it comes, to the attempt's end (relayed to that machine). */
+ *   the rest as it comes, to the attempt's end (relayed to that machine);
+ * - a launch that reaches a worker after that worker has told the attempt
+ *   never started (sent by an active replica frozen meanwhile, and taken
+ *   over) starts nothing: the worker left the attempt's directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -32,6 +35,7 @@
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
+#include "csched/v1/worker.pb-c.h"
 #include "replicas_runs.h"
 
 #define N_REPLICAS 3
@@ -373,11 +377,95 @@ static void test_logs_of_a_running_attempt_relayed(void **state)
     assert_one_attempt(f, a, ids, N_LONG);
 }
 
+/* Calls method on replica i's Worker service as another replica would,
+ * with the cluster's key; the reply's bytes into *reply (freed by the
+ * caller). Returns the gRPC status code. */
+static int worker_call(struct cs_rruns_suite *f, unsigned i, const char *method,
+                       const ProtobufCMessage *request, uint8_t **reply, size_t *reply_len)
+{
+    char key[128];
+    assert_int_equal(cs_replicas_sql(f->rs, "SELECT key FROM cluster_key", key, sizeof(key), false),
+                     0);
+    const char *md[] = {"csched-cluster-key",    key,       "csched-forwarded-by",       "r9",
+                        "csched-forwarded-role", "replica", "csched-forwarded-name-bin", "r9"};
+    size_t len = protobuf_c_message_get_packed_size(request);
+    uint8_t *buf = malloc(len + 1);
+    assert_non_null(buf);
+    (void)protobuf_c_message_pack(request, buf);
+    struct cs_status st = {0};
+    int code = cs_e2e_raw_unary_reply(cs_replicas_e2e(f->rs, i), method, buf, len, md, 4, &st,
+                                      reply, reply_len);
+    if (code != 0)
+        fail_msg("%s on %s: %d \"%s\"", method, f->rs->r[i].id, code, st.message);
+    free(buf);
+    return code;
+}
+
+static void test_late_launch_starts_nothing(void **state)
+{
+    struct cs_rruns_suite *f = *state;
+    unsigned a = cs_rruns_active(f, -1, NULL), w = a == 0 ? 1 : 0;
+    /* An attempt no replica has: the worker is asked for its end first, as
+     * a new active replica asks for every attempt its row places there. */
+    Csched__V1__AttemptRef ref = CSCHED__V1__ATTEMPT_REF__INIT;
+    ref.run_id = 900000 + (int64_t)cs_test_now_ms() % 100000;
+    ref.number = 1;
+    Csched__V1__AttemptRef *listed[] = {&ref};
+    Csched__V1__AwaitRequest await = CSCHED__V1__AWAIT_REQUEST__INIT;
+    await.n_attempts = 1;
+    await.attempts = listed;
+    uint8_t *reply;
+    size_t len;
+    worker_call(f, w, "/csched.v1.Worker/Await", &await.base, &reply, &len);
+    Csched__V1__AwaitResponse *ended = csched__v1__await_response__unpack(NULL, len, reply);
+    free(reply);
+    assert_non_null(ended);
+    assert_int_equal(ended->n_ends, 1);
+    assert_true(ended->ends[0]->not_started);
+    csched__v1__await_response__free_unpacked(ended, NULL);
+
+    /* Then the launch, late: its command would leave a file. */
+    char mark[PATH_MAX + 40], *argv[3] = {"/bin/sh", "-c", NULL}, script[PATH_MAX + 60];
+    (void)snprintf(mark, sizeof(mark), "%s/late-%lld", f->oracle.dir, (long long)ref.run_id);
+    (void)snprintf(script, sizeof(script), "touch %s", mark);
+    argv[2] = script;
+    Csched__V1__Job job = CSCHED__V1__JOB__INIT;
+    job.name = "late";
+    job.n_command = 3;
+    job.command = argv;
+    Csched__V1__Run run = CSCHED__V1__RUN__INIT;
+    run.id = ref.run_id;
+    run.job_name = "late";
+    Csched__V1__AttemptLaunch one = CSCHED__V1__ATTEMPT_LAUNCH__INIT;
+    one.attempt = &ref;
+    one.job = &job;
+    one.run = &run;
+    Csched__V1__AttemptLaunch *launches[] = {&one};
+    Csched__V1__LaunchRequest launch = CSCHED__V1__LAUNCH_REQUEST__INIT;
+    launch.n_launches = 1;
+    launch.launches = launches;
+    worker_call(f, w, "/csched.v1.Worker/Launch", &launch.base, &reply, &len);
+    Csched__V1__LaunchResponse *started = csched__v1__launch_response__unpack(NULL, len, reply);
+    free(reply);
+    assert_non_null(started);
+    assert_int_equal(started->n_starts, 1);
+    const Csched__V1__AttemptStart *start = started->starts[0];
+    fprintf(stderr, "workers: a launch after \"never started\" on %s: error %d \"%s\"\n",
+            f->rs->r[w].id, start->error, start->message);
+    if (start->minder_pid != 0 || start->error != -EEXIST)
+        fail_msg("the late launch on %s: minder %d, error %d \"%s\"; want nothing started "
+                 "(-EEXIST)",
+                 f->rs->r[w].id, start->minder_pid, start->error, start->message);
+    csched__v1__launch_response__free_unpacked(started, NULL);
+    assert_int_equal(access(mark, F_OK), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_workers_spread),
         cmocka_unit_test(test_logs_of_a_running_attempt_relayed),
+        cmocka_unit_test(test_late_launch_starts_nothing),
         cmocka_unit_test(test_worker_killed),
         cmocka_unit_test(test_worker_restarted_within_lease),
         cmocka_unit_test(test_active_killed_workers_go_on),
