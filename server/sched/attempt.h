@@ -65,6 +65,11 @@ struct cs_attempt {
     /* Made by a restart for what the store may not know, until adopted
      * alive: what adoption finds is recorded as recovered (dispatch's). */
     bool found_by_restart;
+    /* Recorded as started (its number taken): adoption that finds no
+     * directory leaves one, so that a late launch of it starts nothing. A
+     * restart's look for an attempt the store may not know is not: its
+     * number is still to be used. */
+    bool recorded;
     /* The backstop until the minder ends (NULL when the job has no
      * timeout), then the wait before a note read is tried again. */
     struct cs_attempt_timer *timer;

@@ -287,7 +287,7 @@ void cs_attempt_adopt_work(uv_work_t *work)
     char next[4096];
     att->adopt_pidfd = -1;
     att->fd_short = false;
-    att->no_dir = !dir_exists(att->dir) && leave_tombstone(att);
+    att->no_dir = !dir_exists(att->dir) && (!att->recorded || leave_tombstone(att));
     if (att->no_dir || att->fd_short)
         return;
     /* Attempts start one after the other: every directory but the last one

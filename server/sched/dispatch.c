@@ -659,6 +659,7 @@ void cs_dispatch_resume(struct cs_sched *s, Csched__V1__Run *msg, const char *at
         (void)cs_minder_dir_format(dir, sizeof(dir), s->state_dir, msg->id, first);
     run->attempt = cs_attempt_new(s, run, first, dir, &attempt_ops);
     run->attempt->found_by_restart = true;
+    run->attempt->recorded = first <= msg->n_attempts;
     /* On another replica's machine (placed there, or the machine of a
      * replica that was active before): that replica is asked for its end,
      * and once it is gone, its deadline tells (remote_attempt.h). This id's

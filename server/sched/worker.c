@@ -435,6 +435,8 @@ static void take_listed(struct cs_worker *w, const Csched__V1__AttemptRef *ref, 
         return; /* another attempt of the run: asked for again once its end is told */
     p = placed_new(w, ref->run_id, ref->number);
     p->cancel = cancel;
+    /* The active replica asks for it: it recorded its start. */
+    p->att->recorded = true;
     cs_attempt_adopt(p->att);
 }
 
