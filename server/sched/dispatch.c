@@ -692,8 +692,6 @@ int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
     CS_ASSERT_LOOP();
     s->ops = ops;
     cs_idmap_init(&s->runs);
-    cs_queue_init(&s->remotes);
-    cs_queue_init(&s->remote_peers);
     cs_placement_init(s);
     cs_ended_runs_init(&s->ended_runs, CS_ENDED_RUNS_BYTES);
     cs_run_keys_init(&s->run_keys);
@@ -707,8 +705,13 @@ int cs_dispatch_init(struct cs_sched *s, const struct cs_sched_ops *ops)
     rc = cs_exit_watch_init(s->loop, &s->exits, cs_attempt_exit_cb);
     if (rc != 0)
         goto err_close_later;
+    rc = cs_remote_init(s);
+    if (rc != 0)
+        goto err_close_exits;
     return 0;
 
+err_close_exits:
+    cs_exit_watch_close(&s->exits);
 err_close_later:
     cs_later_close(s);
 err_close_pump:
@@ -741,6 +744,7 @@ void cs_dispatch_close(struct cs_sched *s)
     cs_ended_runs_close(&s->ended_runs);
     cs_run_keys_close(&s->run_keys);
     cs_exit_watch_close(&s->exits);
+    cs_remote_close(s);
     cs_later_close(s);
     cs_pump_close(s);
     cs_placement_close(s);

@@ -41,8 +41,7 @@ struct peer {
     char id[64];
     struct cs_queue remotes; /* the attempts placed there */
     size_t n_remotes;
-    struct cs_queue queued; /* launches not sent yet */
-    uv_timer_t *flush;      /* sends them once this turn is over, or NULL */
+    struct cs_queue queued; /* launches not sent yet (sched->remote_flush sends them) */
     unsigned launch_calls;  /* in flight */
     struct cs_unary *await; /* in flight, or NULL */
     uv_timer_t *backoff;    /* before the next Await, or NULL */
@@ -144,7 +143,6 @@ static void peer_maybe_free(struct peer *p)
         return;
     if (p->await != NULL)
         p->sched->remote_abandon_cb(p->await);
-    timer_stop(&p->flush);
     timer_stop(&p->backoff);
     cs_queue_remove(&p->sched->remote_peers, &p->link);
     free(p);
@@ -327,8 +325,6 @@ void cs_remote_await(struct cs_attempt *att)
 
 /* --- Launch ------------------------------------------------------------------- */
 
-static void flush_cb(uv_timer_t *timer);
-
 static struct cs_remote *remote_new(struct cs_attempt *att)
 {
     struct cs_remote *r = cs_xcalloc(1, sizeof(*r));
@@ -404,8 +400,8 @@ static void launch_done_cb(void *arg, int code, const char *message, const uint8
         csched__v1__launch_response__free_unpacked(resp, NULL);
     free(lc);
     p->answering = false;
-    if (!cs_queue_is_empty(&p->queued) && p->flush == NULL)
-        p->flush = timer_start(p->sched, p, 0, flush_cb);
+    if (!cs_queue_is_empty(&p->queued))
+        cs_next_turn_ask(&p->sched->remote_flush);
     peer_maybe_free(p);
 }
 
@@ -488,15 +484,20 @@ static void launches_send(struct peer *p, bool want_held)
     p->answering = false;
 }
 
-/* Sends the launches queued for p, those for now in one call and those
- * held in another, unless LAUNCH_CALLS_MAX are in flight. */
-static void flush_cb(uv_timer_t *timer)
+/* Sends the launches queued for each replica, those for now in one call
+ * and those held in another, unless LAUNCH_CALLS_MAX are in flight there
+ * (its next answer asks again). */
+static void flush_cb(struct cs_next_turn *turn)
 {
-    struct peer *p = timer->data;
-    timer_stop(&p->flush);
-    for (int want_held = 0; want_held < 2 && p->launch_calls < LAUNCH_CALLS_MAX; want_held++)
-        launches_send(p, want_held);
-    peer_maybe_free(p);
+    struct cs_sched *s = CS_CONTAINER_OF(turn, struct cs_sched, remote_flush);
+    struct cs_qlink *next;
+    for (struct cs_qlink *l = s->remote_peers.head; l != NULL; l = next) {
+        next = l->next;
+        struct peer *p = CS_CONTAINER_OF(l, struct peer, link);
+        for (int want_held = 0; want_held < 2 && p->launch_calls < LAUNCH_CALLS_MAX; want_held++)
+            launches_send(p, want_held);
+        peer_maybe_free(p);
+    }
 }
 
 void cs_remote_launch(struct cs_sched *s, struct cs_attempt *att, cs_launch_done_cb done_cb)
@@ -508,8 +509,19 @@ void cs_remote_launch(struct cs_sched *s, struct cs_attempt *att, cs_launch_done
     r->queued = true;
     cs_queue_push(&p->queued, &r->queued_link);
     /* The launches of this turn go together, once it is over. */
-    if (p->flush == NULL)
-        p->flush = timer_start(s, p, 0, flush_cb);
+    cs_next_turn_ask(&s->remote_flush);
+}
+
+int cs_remote_init(struct cs_sched *s)
+{
+    cs_queue_init(&s->remotes);
+    cs_queue_init(&s->remote_peers);
+    return cs_next_turn_init(s->loop, &s->remote_flush, flush_cb);
+}
+
+void cs_remote_close(struct cs_sched *s)
+{
+    cs_next_turn_close(&s->remote_flush);
 }
 
 /* --- cancel, free, loss ------------------------------------------------------- */

@@ -20,6 +20,10 @@
 #include "launcher.h"
 #include "sched_state.h"
 
+/* Sets up the queue of launches sent once a turn is over: 0 or a negative
+ * errno from libuv. cs_remote_close closes it. */
+int cs_remote_init(struct cs_sched *sched);
+void cs_remote_close(struct cs_sched *sched);
 /* Sends att's launch (att->launch, made by dispatch) to the replica named
  * by att->remote_replica; done_cb gets it back with its results, as from
  * the launcher. */

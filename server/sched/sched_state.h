@@ -186,12 +186,16 @@ struct cs_sched {
     size_t n_rooms;
     /* The attempts placed on other replicas' machines (remote_attempt.h). */
     struct cs_queue remotes;
-    /* The replicas they were placed on, each with its calls in flight. */
+    /* The replicas they were placed on, each with its calls in flight, and
+     * the turn their launches are sent in (remote_attempt.c's). */
     struct cs_queue remote_peers;
+    struct cs_next_turn remote_flush;
     /* The active replica's state is loaded: every call is served. */
     bool loaded;
-    /* The attempts the active replica placed on this machine (worker.h). */
+    /* The attempts the active replica placed on this machine (worker.h),
+     * and the turn the Awaits held are answered in (worker.c's). */
     struct cs_worker *worker;
+    struct cs_next_turn worker_answer;
     /* Calls another replica's Worker service (main.c's, through rpc); NULL:
      * nothing is placed elsewhere. */
     cs_remote_call_cb remote_call_cb;

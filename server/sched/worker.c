@@ -19,6 +19,9 @@
 
 /* How often the Awaits held past their time are answered. */
 #define SWEEP_MS 500
+/* Ends told in one Await's answer: bounds its size (a note is at most
+ * CS_NOTE_MAX_BYTES) and the loop's work for it. */
+#define ANSWER_ENDS_MAX 256
 /* A minder ends by its timeout, its kill grace, the drain and its note;
  * past that and this margin the server kills it (as dispatch does). */
 #define BACKSTOP_MARGIN_MS 5000
@@ -59,7 +62,6 @@ struct cs_worker {
     struct cs_idmap placed; /* by run id: a run's attempts never overlap */
     struct cs_queue waiters;
     uv_timer_t sweep;
-    uv_timer_t *answer_soon; /* answers the waiters once this turn is over, or NULL */
     bool stopped;
 };
 
@@ -122,31 +124,33 @@ static void fill_end(const struct placed *p, Csched__V1__AttemptEnd *end,
     end->note.len = n > 0 ? (size_t)n : 0;
 }
 
-/* Answers the Awaits held with every end that can be told, and forgets
- * those attempts; nothing when none can. */
+/* Answers the Awaits held with the ends that can be told, at most
+ * ANSWER_ENDS_MAX (the next Await, asked at once, takes the rest), and
+ * forgets those attempts; nothing when none can. */
 static void answer_ends(struct cs_worker *w)
 {
     if (cs_queue_is_empty(&w->waiters))
         return;
-    size_t n = 0;
-    void *value;
-    for (size_t pos = 0; cs_idmap_next(&w->placed, &pos, &value) != 0;)
-        n += end_ready(value);
-    if (n == 0)
+    size_t cap = w->placed.count < ANSWER_ENDS_MAX ? w->placed.count : ANSWER_ENDS_MAX, n = 0;
+    if (cap == 0)
         return;
-    struct placed **told = cs_xcalloc(n, sizeof(*told));
+    struct placed **told = cs_xcalloc(cap, sizeof(*told));
+    void *value;
+    for (size_t pos = 0; n < cap && cs_idmap_next(&w->placed, &pos, &value) != 0;)
+        if (end_ready(value))
+            told[n++] = value;
+    if (n == 0) {
+        free(told);
+        return;
+    }
     Csched__V1__AttemptEnd *ends = cs_xcalloc(n, sizeof(*ends));
     Csched__V1__AttemptEnd **end_ptrs = cs_xcalloc(n, sizeof(*end_ptrs));
     Csched__V1__AttemptRef *refs = cs_xcalloc(n, sizeof(*refs));
     char *notes = cs_xmalloc(n * CS_NOTE_MAX_BYTES);
-    size_t i = 0;
-    for (size_t pos = 0; cs_idmap_next(&w->placed, &pos, &value) != 0;) {
-        if (!end_ready(value))
-            continue;
-        told[i] = value;
+    size_t i;
+    for (i = 0; i < n; i++) {
         fill_end(told[i], &ends[i], &refs[i], notes + i * CS_NOTE_MAX_BYTES, CS_NOTE_MAX_BYTES);
         end_ptrs[i] = &ends[i];
-        i++;
     }
     Csched__V1__AwaitResponse resp = CSCHED__V1__AWAIT_RESPONSE__INIT;
     resp.n_ends = n;
@@ -165,48 +169,30 @@ static void answer_ends(struct cs_worker *w)
     free(notes);
 }
 
-static void answer_closed_cb(uv_handle_t *handle)
+static void answer_turn_cb(struct cs_next_turn *turn)
 {
-    free(handle);
-}
-
-static void answer_stop(struct cs_worker *w)
-{
-    if (w->answer_soon != NULL)
-        uv_close((uv_handle_t *)w->answer_soon, answer_closed_cb);
-    w->answer_soon = NULL;
-}
-
-static void answer_cb(uv_timer_t *timer)
-{
-    struct cs_worker *w = timer->data;
-    answer_stop(w);
-    answer_ends(w);
+    struct cs_sched *s = CS_CONTAINER_OF(turn, struct cs_sched, worker_answer);
+    if (s->worker != NULL)
+        answer_ends(s->worker);
 }
 
 /* An end is ready: the Awaits held are answered once this turn of the loop
  * is over, with every end it brought. */
 static void ends_ready(struct cs_worker *w)
 {
-    if (w->answer_soon != NULL || cs_queue_is_empty(&w->waiters))
-        return;
-    w->answer_soon = cs_xmalloc(sizeof(*w->answer_soon));
-    CS_ASSERT(uv_timer_init(w->sched->loop, w->answer_soon) == 0);
-    w->answer_soon->data = w;
-    CS_ASSERT(uv_timer_start(w->answer_soon, answer_cb, 0, 0) == 0);
+    if (!cs_queue_is_empty(&w->waiters))
+        cs_next_turn_ask(&w->sched->worker_answer);
 }
 
-/* Gives p's launch its start; the Launch call is answered with the last. */
-static void answer_launch(struct placed *p, const Csched__V1__AttemptStart *start)
+/* Gives the index-th launch of b its start (NULL: this replica stops); the
+ * Launch call is answered with the last. */
+static void batch_answer(struct launch_batch *b, size_t index,
+                         const Csched__V1__AttemptStart *start)
 {
-    struct launch_batch *b = p->batch;
-    if (b == NULL)
-        return;
-    p->batch = NULL;
     if (start == NULL) {
         b->stopped = true;
     } else {
-        Csched__V1__AttemptStart *mine = &b->starts[p->batch_index];
+        Csched__V1__AttemptStart *mine = &b->starts[index];
         Csched__V1__AttemptRef *ref = mine->attempt;
         *mine = *start;
         mine->attempt = ref;
@@ -222,6 +208,14 @@ static void answer_launch(struct placed *p, const Csched__V1__AttemptStart *star
     free(b->start_ptrs);
     free(b->refs);
     free(b);
+}
+
+static void answer_launch(struct placed *p, const Csched__V1__AttemptStart *start)
+{
+    struct launch_batch *b = p->batch;
+    p->batch = NULL;
+    if (b != NULL)
+        batch_answer(b, p->batch_index, start);
 }
 
 /* --- the attempt's life ----------------------------------------------------- */
@@ -371,7 +365,6 @@ static void launch_one(struct cs_sched *s, const Csched__V1__AttemptLaunch *req,
     b->refs[index].number = ref->number;
     Csched__V1__AttemptStart refused = CSCHED__V1__ATTEMPT_START__INIT;
     refused.refused = true;
-    struct placed dummy = {.batch = b, .batch_index = index};
     const char *why = refusal(s, &refused.error);
     if (why == NULL && find(w, ref->run_id) != NULL) {
         /* The active replica asks once per attempt: a second ask is not
@@ -381,7 +374,7 @@ static void launch_one(struct cs_sched *s, const Csched__V1__AttemptLaunch *req,
     }
     if (why != NULL) {
         refused.message = (char *)why;
-        answer_launch(&dummy, &refused);
+        batch_answer(b, index, &refused);
         return;
     }
     struct placed *p = placed_new(w, ref->run_id, ref->number);
@@ -511,12 +504,16 @@ static void sweep_cb(uv_timer_t *timer)
 int cs_worker_start(struct cs_sched *s)
 {
     CS_ASSERT_LOOP();
+    int rc = cs_next_turn_init(s->loop, &s->worker_answer, answer_turn_cb);
+    if (rc != 0)
+        return rc;
     struct cs_worker *w = cs_xcalloc(1, sizeof(*w));
     w->sched = s;
     cs_idmap_init(&w->placed);
     cs_queue_init(&w->waiters);
-    int rc = uv_timer_init(s->loop, &w->sweep);
+    rc = uv_timer_init(s->loop, &w->sweep);
     if (rc != 0) {
+        cs_next_turn_close(&s->worker_answer);
         cs_idmap_close(&w->placed);
         free(w);
         return rc;
@@ -558,6 +555,6 @@ void cs_worker_stop(struct cs_sched *s)
         free(p);
     }
     s->worker = NULL;
-    answer_stop(w);
+    cs_next_turn_close(&s->worker_answer);
     uv_close((uv_handle_t *)&w->sweep, sweep_closed_cb);
 }
