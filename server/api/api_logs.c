@@ -550,10 +550,10 @@ static void relay(struct cs_log_read *r, const char *replica, bool follow)
         r->n_files == 1 ? r->files[0].stream : CSCHED__V1__LOG_STREAM__LOG_STREAM_UNSPECIFIED;
     req.follow = follow;
     struct cs_call *call = r->call;
+    struct cs_sched *s = r->sched;
     r->call = NULL;
-    log_read_end(r, 0, "");
-    r->sched->relay_cb(r->sched->remote_call_ctx, call, room->address, "/csched.v1.Worker/ReadLogs",
-                       &req.base);
+    log_read_end(r, 0, ""); /* frees r */
+    s->relay_cb(s->remote_call_ctx, call, room->address, "/csched.v1.Worker/ReadLogs", &req.base);
 }
 
 /* Following a run that has not started the attempt wanted yet: looks again
