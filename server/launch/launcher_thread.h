@@ -90,10 +90,10 @@ bool cs_launch_group(struct cs_launcher *launcher, struct cs_fd_reserve *r,
 int cs_launch_prepare_user(struct cs_launch *launch, struct cs_err *err);
 /* The fd a minder started ahead reads its go from (-w). */
 #define CS_LAUNCH_WAIT_FD 3
-/* posix_spawn of launch's minder: stdin and stdout on /dev/null, no other fd
- * of ours but stderr and, unless wait_fd is -1, wait_fd as
- * CS_LAUNCH_WAIT_FD; every signal blocked. Returns 0 with launch->pid set,
- * or posix_spawn's error as a negative errno. */
+/* Spawns launch's minder: stdin and stdout on /dev/null, no other fd of
+ * ours but stderr and, unless wait_fd is -1, wait_fd as CS_LAUNCH_WAIT_FD;
+ * every signal blocked. Returns 0 with launch->pid set, or as a negative
+ * errno why the clone or a step of the child before its exec failed. */
 int cs_launch_spawn_minder(const char *minder_path, struct cs_launch *launch, int wait_fd);
 
 /* launch_release_thread.c: */
