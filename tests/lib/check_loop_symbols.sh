@@ -5,7 +5,7 @@
 set -u
 forbidden="PQexec PQexecParams PQexecPrepared PQprepare PQdescribePrepared PQconnectdb
 PQconnectdbParams PQsetdbLogin PQreset PQping PQpingParams PQcancel fsync fdatasync sync
-sleep usleep nanosleep clock_nanosleep fork vfork posix_spawn posix_spawnp system popen
+sleep usleep nanosleep clock_nanosleep fork vfork clone clone3 posix_spawn posix_spawnp system popen
 getaddrinfo gethostbyname"
 list=$(printf '%s\n' $forbidden)
 status=0
