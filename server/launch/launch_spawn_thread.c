@@ -10,6 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define CS_ASAN_UNPOISON(addr, size) ASAN_UNPOISON_MEMORY_REGION(addr, size)
+#else
+#define CS_ASAN_UNPOISON(addr, size) ((void)(addr), (void)(size))
+#endif
+
 #include "launcher_thread.h"
 #include "log.h"
 #include "minder_contract.h"
@@ -50,21 +57,22 @@ struct spawn_child {
  * their defaults (a handler is an address in our memory, not in its). */
 static const int reset_signals[] = {SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGCHLD};
 
+/* Each returns 0 or a negative errno. */
 static int move_fd(int from, int to)
 {
     if (from == to)
-        return fcntl(to, F_SETFD, 0); /* keep it across the exec */
-    return dup2(from, to) < 0 ? -1 : 0;
+        return fcntl(to, F_SETFD, 0) < 0 ? -errno : 0; /* keep it across the exec */
+    return dup2(from, to) < 0 ? -errno : 0;
 }
 
 static int open_on(const char *path, int flags, int to)
 {
     int fd = open(path, flags);
     if (fd < 0)
-        return -1;
+        return -errno;
     if (fd == to)
         return 0;
-    int rc = dup2(fd, to) < 0 ? -1 : 0;
+    int rc = dup2(fd, to) < 0 ? -errno : 0;
     (void)close(fd);
     return rc;
 }
@@ -79,18 +87,20 @@ static int spawn_child_main(void *arg)
         (void)sigaction(reset_signals[i], &dfl, NULL);
     /* The wait fd first: it may be numbered 0 or 1 itself. */
     int last_kept = STDERR_FILENO;
-    if (c->wait_fd >= 0 && move_fd(c->wait_fd, last_kept = CS_LAUNCH_WAIT_FD) != 0)
-        goto fail;
-    if (open_on("/dev/null", O_RDONLY, STDIN_FILENO) != 0 ||
-        open_on("/dev/null", O_WRONLY, STDOUT_FILENO) != 0)
-        goto fail;
+    int rc = c->wait_fd >= 0 ? move_fd(c->wait_fd, last_kept = CS_LAUNCH_WAIT_FD) : 0;
+    if (rc == 0)
+        rc = open_on("/dev/null", O_RDONLY, STDIN_FILENO);
+    if (rc == 0)
+        rc = open_on("/dev/null", O_WRONLY, STDOUT_FILENO);
     /* Nothing of ours beyond stderr (the log): an fd cschedd inherited
      * without close-on-exec would otherwise reach every command. */
-    if (close_range((unsigned)last_kept + 1, ~0u, 0) != 0)
-        goto fail;
-    (void)execve(c->path, c->argv, c->envp);
-fail:
-    c->err = errno;
+    if (rc == 0 && close_range((unsigned)last_kept + 1, ~0u, 0) != 0)
+        rc = -errno;
+    if (rc == 0) {
+        (void)execve(c->path, c->argv, c->envp);
+        rc = -errno;
+    }
+    c->err = -rc;
     _exit(127);
 }
 
@@ -117,6 +127,9 @@ int cs_launch_spawn_minder(const char *minder_path, struct cs_launch *launch, in
         clone(spawn_child_main, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
     int rc = pid < 0 ? -errno : 0;
     (void)pthread_sigmask(SIG_SETMASK, &was, NULL);
+    /* The child's frames left AddressSanitizer's marks in the buffer, which
+     * it never returned through to clear. */
+    CS_ASAN_UNPOISON(stack, sizeof(stack));
     if (rc != 0)
         return rc;
     if (c.err != 0) {
