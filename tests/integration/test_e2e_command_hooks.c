@@ -269,7 +269,8 @@ static void test_e2e_command_hooks_in_order_per_job(void **state)
 
 /* The run's end commits with its delivery: a command that fails until a
  * file exists is still pending when cschedd is killed (SIGKILL); after
- * the restart it runs again and is delivered. */
+ * the restart it runs again and is delivered, having run for no other
+ * run. */
 static void test_e2e_command_hooks_survive_kill9(void **state)
 {
     struct cs_e2e *e = *state;
@@ -299,9 +300,15 @@ static void test_e2e_command_hooks_survive_kill9(void **state)
     assert_delivered(resp->deliveries[0]);
     assert_true(resp->deliveries[0]->attempts >= 2);
     protobuf_c_message_free_unpacked(&resp->base, NULL);
+    /* Once, or more: a retry the killed cschedd had just started may have
+     * seen the go file too, and the restart, which cannot know its
+     * outcome, runs the command again (at least once, docs/hooks.md). */
     char *log = slurp(dir, "log"), want[32];
     snprintf(want, sizeof(want), "%lld\n", (long long)id);
-    assert_string_equal(log, want);
+    size_t n = strlen(want);
+    assert_true(strlen(log) >= n && strlen(log) % n == 0);
+    for (size_t at = 0; log[at] != '\0'; at += n)
+        assert_memory_equal(log + at, want, n);
     free(log);
     free_job(job, got);
 }
