@@ -150,8 +150,8 @@ static void start(struct cs_hook_runner *r, struct cs_hook_post *post)
         goto fail;
     int rc = cs_launch_spawn_minder(r->minder_path, l, -1);
     if (rc != 0) {
-        (void)snprintf(post->error, sizeof(post->error), "posix_spawn(%s) failed: %s",
-                       r->minder_path, strerror(-rc));
+        (void)snprintf(post->error, sizeof(post->error), "starting %s failed: %s", r->minder_path,
+                       strerror(-rc));
         goto fail;
     }
     int pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0);

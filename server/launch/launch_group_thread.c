@@ -364,7 +364,7 @@ static int start_minder(struct cs_launcher *l, struct cs_fd_reserve *r, struct c
             launch->pid = -1;
             if (out_of_fds(rc))
                 return rc; /* nothing ran */
-            cs_launch_fail(launch, rc, "posix_spawn(%s) failed: %s", l->minder_path, strerror(-rc));
+            cs_launch_fail(launch, rc, "starting %s failed: %s", l->minder_path, strerror(-rc));
             return 0;
         }
         launch->started_unix_ms = before_go_ms;

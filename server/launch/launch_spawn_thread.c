@@ -120,7 +120,9 @@ int cs_launch_spawn_minder(const char *minder_path, struct cs_launch *launch, in
      * here, before the exec, would weigh the exec like one job among the
      * hundreds a burst starts, while this thread waits for it. A cancel sent
      * the moment the spawn returns waits for the minder's signalfd. Blocked
-     * here, no handler of ours can run in the child either. */
+     * here, no handler of ours can run in the child either (glibc keeps its
+     * two of thread cancellation and setuid unblockable; cschedd uses
+     * neither). */
     sigfillset(&all);
     (void)pthread_sigmask(SIG_SETMASK, &all, &was);
     pid_t pid =

@@ -173,7 +173,7 @@ void launch_fails(int64_t run_id)
     l->err = -ENOENT;
     l->pid = -1;
     l->pidfd = -1;
-    (void)snprintf(l->message, sizeof(l->message), "posix_spawn(%s) failed: %s", fx.s.minder_path,
+    (void)snprintf(l->message, sizeof(l->message), "starting %s failed: %s", fx.s.minder_path,
                    strerror(ENOENT));
     cs_dispatch_launch_done_cb(l, &fx.s);
 }
