@@ -10,9 +10,10 @@ static void print_lag(FILE *f, const char *title, const Csched__V1__LoopLag *lag
         fprintf(f, "%-18s -\n", title);
         return;
     }
-    fprintf(
-        f, "%-18s p50 %" PRId64 " us, p99 %" PRId64 " us, max %" PRId64 " us (%" PRIu64 " ticks)\n",
-        title, lag->p50_us, lag->p99_us, lag->max_us, lag->ticks);
+    fprintf(f,
+            "%-18s p50 %" PRId64 " us, p99 %" PRId64 " us, max %" PRId64 " us (%" PRIu64
+            " ticks, %" PRIu64 " late)\n",
+            title, lag->p50_us, lag->p99_us, lag->max_us, lag->ticks, lag->late_ticks);
 }
 
 int cs_cmd_stats(struct cs_cli *cli, int argc, char **argv)

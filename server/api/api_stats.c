@@ -13,6 +13,7 @@ static void fill_lag(Csched__V1__LoopLag *out, const struct cs_lag_summary *in)
     out->p50_us = in->p50_us;
     out->p99_us = in->p99_us;
     out->max_us = in->max_us;
+    out->late_ticks = in->late_ticks;
 }
 
 void cs_api_get_stats(struct cs_call *call, const ProtobufCMessage *request, void *ctx)

@@ -33,6 +33,7 @@ void cs_lag_hist_record(struct cs_lag_hist *hist, int64_t late_us)
 {
     hist->counts[bucket_of(late_us)]++;
     hist->ticks++;
+    hist->late_ticks += late_us >= CS_PROBE_LATE_US;
     if (late_us > hist->max_us)
         hist->max_us = late_us;
 }
@@ -42,6 +43,7 @@ void cs_lag_hist_merge(struct cs_lag_hist *into, const struct cs_lag_hist *from)
     for (unsigned b = 0; b < CS_PROBE_BUCKETS; b++)
         into->counts[b] += from->counts[b];
     into->ticks += from->ticks;
+    into->late_ticks += from->late_ticks;
     if (from->max_us > into->max_us)
         into->max_us = from->max_us;
 }
@@ -114,6 +116,7 @@ static void summarize(const struct cs_lag_hist *hist, struct cs_lag_summary *out
     out->p50_us = cs_lag_hist_quantile(hist, 0.50);
     out->p99_us = cs_lag_hist_quantile(hist, 0.99);
     out->max_us = hist->max_us;
+    out->late_ticks = hist->late_ticks;
 }
 
 void cs_probe_summary(const struct cs_probe *probe, struct cs_lag_summary *since_start,

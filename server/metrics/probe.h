@@ -11,11 +11,15 @@
 #define CS_PROBE_INTERVAL_MS 10
 #define CS_PROBE_BUCKETS 264
 #define CS_PROBE_WINDOW_S 60
+/* The spec's bound on the loop's p99 lag: a tick this late or later counts
+ * as a late tick. */
+#define CS_PROBE_LATE_US 50000
 
 /* A log-linear histogram of lateness in microseconds (~12 % resolution). */
 struct cs_lag_hist {
     uint64_t counts[CS_PROBE_BUCKETS];
     uint64_t ticks;
+    uint64_t late_ticks; /* CS_PROBE_LATE_US late or later */
     int64_t max_us;
 };
 
@@ -24,6 +28,7 @@ struct cs_lag_summary {
     int64_t p50_us;
     int64_t p99_us;
     int64_t max_us;
+    uint64_t late_ticks;
 };
 
 struct cs_probe {

@@ -280,6 +280,34 @@ Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e)
     return stats;
 }
 
+static uint64_t late_ticks(struct cs_e2e *e)
+{
+    Csched__V1__Stats *stats = cs_e2e_get_stats(e);
+    uint64_t late = stats->lag_since_start->late_ticks;
+
+    csched__v1__stats__free_unpacked(stats, NULL);
+    return late;
+}
+
+void cs_e2e_assert_loop_free(struct cs_e2e *e, const char *what, cs_e2e_step_fn *step, void *arg)
+{
+    enum { TRIES = 3 };
+
+    for (int try = 1;; try++) {
+        uint64_t before = late_ticks(e);
+        step(e, arg);
+        uint64_t late = late_ticks(e) - before;
+        if (late == 0)
+            return;
+        if (try == TRIES)
+            fail_msg("%s made the loop 50 ms late or later at each of %d tries (%llu ticks at the "
+                     "last)",
+                     what, TRIES, (unsigned long long)late);
+        print_message("%s: %llu ticks 50 ms late or later; trying again\n", what,
+                      (unsigned long long)late);
+    }
+}
+
 Csched__V1__Job *cs_e2e_hook_job(const char *name, const char *shell, const char *hook_name,
                                  const Csched__V1__HookEvent *events, size_t n_events)
 {

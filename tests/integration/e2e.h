@@ -100,6 +100,17 @@ Csched__V1__Job *cs_e2e_get_job(struct cs_e2e *e, const char *name);
 /* cs_e2e_get_stats calls GetStats and asserts OK (caller frees). */
 Csched__V1__Stats *cs_e2e_get_stats(struct cs_e2e *e);
 
+/* cs_e2e_step_fn is one step of a test that must not stall the loop. */
+typedef void cs_e2e_step_fn(struct cs_e2e *e, void *arg);
+
+/* cs_e2e_assert_loop_free runs step until one try of it leaves the loop-lag
+ * probe without a late tick (lag_since_start.late_ticks unchanged), three
+ * tries at most, and fails naming what if none did. A stall of the step's
+ * own comes back at every try; one of the machine's (a VM's stolen time
+ * under a loaded CI) does not, and one tick of a short step is its whole
+ * p99. */
+void cs_e2e_assert_loop_free(struct cs_e2e *e, const char *what, cs_e2e_step_fn *step, void *arg);
+
 /* cs_e2e_hook_job is a shell job at max_running 1 with one hook, named
  * hook_name, on the given events, of up to 50 attempts; the caller gives
  * the hook its kind (url or command) in job->hooks[0] (caller frees). */

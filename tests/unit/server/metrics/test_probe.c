@@ -190,6 +190,7 @@ static void test_probe_quantile_last_bucket(void **state)
 static void assert_hist_equal(const struct cs_lag_hist *a, const struct cs_lag_hist *b)
 {
     assert_int_equal(a->ticks, b->ticks);
+    assert_int_equal(a->late_ticks, b->late_ticks);
     assert_int_equal(a->max_us, b->max_us);
     for (unsigned i = 0; i < CS_PROBE_BUCKETS; i++)
         if (a->counts[i] != b->counts[i])
@@ -229,6 +230,27 @@ static void test_probe_merge(void **state)
     free(all);
     free(empty);
     free(copy);
+}
+
+/* A tick counts as late from the spec's bound on, not below it; merging
+ * adds the late ticks as it adds the others. */
+static void test_probe_late_ticks(void **state)
+{
+    struct cs_lag_hist *a = hist_new(), *b = hist_new();
+
+    cs_lag_hist_record(a, 0);
+    cs_lag_hist_record(a, CS_PROBE_LATE_US - 1);
+    assert_int_equal(a->late_ticks, 0);
+    cs_lag_hist_record(a, CS_PROBE_LATE_US);
+    cs_lag_hist_record(b, 20 * CS_PROBE_LATE_US);
+    cs_lag_hist_record(b, 10);
+    assert_int_equal(a->late_ticks, 1);
+    assert_int_equal(b->late_ticks, 1);
+    cs_lag_hist_merge(a, b);
+    assert_int_equal(a->late_ticks, 2);
+    assert_int_equal(a->ticks, 5);
+    free(a);
+    free(b);
 }
 
 static void fill_second(struct cs_probe *p, uint64_t second, int64_t late_us, int n)
@@ -277,6 +299,8 @@ static void test_probe_summary_last_minute(void **state)
     assert_int_equal(minute.max_us, 200);
     assert_int_equal(minute.p50_us, 103);
     assert_int_equal(minute.p99_us, 200);
+    /* The stale slots' late ticks are not the minute's. */
+    assert_int_equal(minute.late_ticks, 0);
 
     assert_int_equal(start.ticks, 40);
     assert_int_equal(start.max_us, 5000);
@@ -293,6 +317,12 @@ static void test_probe_summary_last_minute(void **state)
     assert_int_equal(minute.max_us, 0);
     assert_int_equal(minute.p50_us, 0);
     assert_int_equal(minute.p99_us, 0);
+
+    /* One late tick now is the minute's and not since start's. */
+    fill_second(p, now_s, CS_PROBE_LATE_US, 1);
+    cs_probe_summary(p, &start, &minute);
+    assert_int_equal(minute.late_ticks, 1);
+    assert_int_equal(start.late_ticks, 0);
     free(p);
 }
 
@@ -364,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_probe_negative_is_zero),
         cmocka_unit_test(test_probe_quantile_last_bucket),
         cmocka_unit_test(test_probe_merge),
+        cmocka_unit_test(test_probe_late_ticks),
         cmocka_unit_test(test_probe_summary_last_minute),
         cmocka_unit_test(test_probe_real_ticks),
     };
