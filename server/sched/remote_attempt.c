@@ -69,12 +69,14 @@ struct cs_remote {
     struct cs_qlink link;        /* in sched->remotes */
     struct cs_qlink peer_link;   /* in peer->remotes */
     struct cs_qlink queued_link; /* in peer->queued until sent */
+    struct cs_qlink ready_link;  /* in sched->remote_ready until told */
     struct cs_attempt *att;
     struct peer *peer;
     cs_launch_done_cb launch_done_cb;
     struct launch_call *launch; /* its Launch in flight, or NULL */
     size_t launch_index;
     bool queued;
+    bool ready;   /* its early end waits in sched->remote_ready */
     bool awaited; /* its end goes to att->ops as soon as it is known */
     bool cancel;  /* asked for: told in each Await until its end */
     struct early_end *early;
@@ -315,7 +317,11 @@ void cs_remote_await(struct cs_attempt *att)
     struct cs_remote *r = att->remote;
     r->awaited = true;
     if (r->early != NULL) {
-        deliver(r);
+        /* Told once this turn is over, not now: the caller goes on with
+         * the attempt and its run, which the end may free. */
+        r->ready = true;
+        cs_queue_push(&att->sched->remote_ready, &r->ready_link);
+        cs_next_turn_ask(&att->sched->remote_flush);
         return;
     }
     if (r->cancel)
@@ -484,12 +490,18 @@ static void launches_send(struct peer *p, bool want_held)
     p->answering = false;
 }
 
-/* Sends the launches queued for each replica, those for now in one call
- * and those held in another, unless LAUNCH_CALLS_MAX are in flight there
- * (its next answer asks again). */
+/* Tells the ends that came before their attempts were awaited, then sends
+ * the launches queued for each replica, those for now in one call and
+ * those held in another, unless LAUNCH_CALLS_MAX are in flight there (its
+ * next answer asks again). */
 static void flush_cb(struct cs_next_turn *turn)
 {
     struct cs_sched *s = CS_CONTAINER_OF(turn, struct cs_sched, remote_flush);
+    for (struct cs_qlink *l; (l = cs_queue_pop(&s->remote_ready)) != NULL;) {
+        struct cs_remote *r = CS_CONTAINER_OF(l, struct cs_remote, ready_link);
+        r->ready = false;
+        deliver(r);
+    }
     struct cs_qlink *next;
     for (struct cs_qlink *l = s->remote_peers.head; l != NULL; l = next) {
         next = l->next;
@@ -516,6 +528,7 @@ int cs_remote_init(struct cs_sched *s)
 {
     cs_queue_init(&s->remotes);
     cs_queue_init(&s->remote_peers);
+    cs_queue_init(&s->remote_ready);
     return cs_next_turn_init(s->loop, &s->remote_flush, flush_cb);
 }
 
@@ -547,6 +560,8 @@ void cs_remote_free(struct cs_attempt *att)
     struct peer *p = r->peer;
     if (r->queued)
         cs_queue_remove(&p->queued, &r->queued_link);
+    if (r->ready)
+        cs_queue_remove(&att->sched->remote_ready, &r->ready_link);
     if (r->launch != NULL)
         r->launch->remotes[r->launch_index] = NULL;
     if (r->cancel_call != NULL)

@@ -29,7 +29,9 @@ void cs_remote_close(struct cs_sched *sched);
  * the launcher. */
 void cs_remote_launch(struct cs_sched *sched, struct cs_attempt *att, cs_launch_done_cb done_cb);
 /* Asks for att's end (after its launch, or for an attempt a takeover found
- * on another replica): att->ops->ended_cb or not_started_cb follow. */
+ * on another replica): att->ops->ended_cb or not_started_cb follow, never
+ * from inside this call (an end that came first is told once the turn is
+ * over), so the caller may go on with att and its run. */
 void cs_remote_await(struct cs_attempt *att);
 /* The same for an attempt a takeover found on another replica's machine,
  * whose commands stop by themselves in wait_ms (on the database's clock)

@@ -190,6 +190,9 @@ struct cs_sched {
      * the turn their launches are sent in (remote_attempt.c's). */
     struct cs_queue remote_peers;
     struct cs_next_turn remote_flush;
+    /* Ends that came before their attempts were awaited, told in that turn
+     * too (remote_attempt.c's). */
+    struct cs_queue remote_ready;
     /* The active replica's state is loaded: every call is served. */
     bool loaded;
     /* The attempts the active replica placed on this machine (worker.h),
