@@ -85,6 +85,43 @@ static int setup_peer(void **state)
     return 0;
 }
 
+/* Answers the Await c with the end of run_id's first attempt: its command
+ * exited 0 after starting at started_ms. */
+static void answer_end(struct fake_call *c, int64_t run_id, int64_t started_ms)
+{
+    Csched__V1__AttemptRef ref = {PROTOBUF_C_MESSAGE_INIT(&csched__v1__attempt_ref__descriptor),
+                                  run_id, 1};
+    struct cs_note note = {.outcome = CS_NOTE_EXITED, .started_unix_ms = started_ms};
+    note.ended_unix_ms = started_ms + 1;
+    char text[CS_NOTE_MAX_BYTES];
+    int n = cs_note_format(&note, text, sizeof(text));
+    assert_true(n > 0);
+    Csched__V1__AttemptEnd end = CSCHED__V1__ATTEMPT_END__INIT;
+    end.attempt = &ref;
+    end.minder_pid = 4242;
+    end.note.data = (uint8_t *)text;
+    end.note.len = (size_t)n;
+    Csched__V1__AttemptEnd *ends[] = {&end};
+    Csched__V1__AwaitResponse resp = {
+        PROTOBUF_C_MESSAGE_INIT(&csched__v1__await_response__descriptor), 1, ends};
+    answer(c, &resp.base);
+}
+
+/* Answers the Launch c: run_id's first attempt started at started_ms. */
+static void answer_start(struct fake_call *c, int64_t run_id, int64_t started_ms)
+{
+    Csched__V1__AttemptRef ref = {PROTOBUF_C_MESSAGE_INIT(&csched__v1__attempt_ref__descriptor),
+                                  run_id, 1};
+    Csched__V1__AttemptStart start = CSCHED__V1__ATTEMPT_START__INIT;
+    start.attempt = &ref;
+    start.minder_pid = 4242;
+    start.started_unix_ms = started_ms;
+    Csched__V1__AttemptStart *starts[] = {&start};
+    Csched__V1__LaunchResponse resp = {
+        PROTOBUF_C_MESSAGE_INIT(&csched__v1__launch_response__descriptor), 1, starts};
+    answer(c, &resp.base);
+}
+
 static void test_remote_end_before_launch_answer(void **state)
 {
     struct cs_job *job = add_job("a", 0, 1, 0);
@@ -95,40 +132,15 @@ static void test_remote_end_before_launch_answer(void **state)
     assert_string_equal(run_of(id)->attempt->remote_replica, PEER);
     struct fake_call *launch = pending("/csched.v1.Worker/Launch");
     struct fake_call *await = pending("/csched.v1.Worker/Await");
+    int64_t started_ms = cs_now_unix_ms();
 
     /* The end first: it waits for the launch's answer. */
-    Csched__V1__AttemptRef ref = CSCHED__V1__ATTEMPT_REF__INIT;
-    ref.run_id = id;
-    ref.number = 1;
-    struct cs_note note = {.outcome = CS_NOTE_EXITED, .exit_code = 0};
-    note.started_unix_ms = cs_now_unix_ms();
-    note.ended_unix_ms = note.started_unix_ms + 1;
-    char text[CS_NOTE_MAX_BYTES];
-    int n = cs_note_format(&note, text, sizeof(text));
-    assert_true(n > 0);
-    Csched__V1__AttemptEnd end = CSCHED__V1__ATTEMPT_END__INIT;
-    end.attempt = &ref;
-    end.minder_pid = 4242;
-    end.note.data = (uint8_t *)text;
-    end.note.len = (size_t)n;
-    Csched__V1__AttemptEnd *ends[] = {&end};
-    Csched__V1__AwaitResponse ended = CSCHED__V1__AWAIT_RESPONSE__INIT;
-    ended.ends = ends;
-    ended.n_ends = 1;
-    answer(await, &ended.base);
+    answer_end(await, id, started_ms);
     assert_int_equal(run_of(id)->msg->state, ST);
 
     /* The launch's answer: the attempt runs, and its end is not told from
      * inside that answer, where dispatch still holds the attempt. */
-    Csched__V1__AttemptStart start = CSCHED__V1__ATTEMPT_START__INIT;
-    start.attempt = &ref;
-    start.minder_pid = 4242;
-    start.started_unix_ms = note.started_unix_ms;
-    Csched__V1__AttemptStart *starts[] = {&start};
-    Csched__V1__LaunchResponse started = CSCHED__V1__LAUNCH_RESPONSE__INIT;
-    started.starts = starts;
-    started.n_starts = 1;
-    answer(launch, &started.base);
+    answer_start(launch, id, started_ms);
     assert_int_equal(run_of(id)->msg->state, RU);
 
     wait_for(id, 1, OK);
