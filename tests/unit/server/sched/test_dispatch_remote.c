@@ -149,10 +149,29 @@ static void test_remote_end_before_launch_answer(void **state)
     assert_string_equal(history(id), START_TO_RUNNING " a1:SUCCEEDED run:SUCCEEDED");
 }
 
+/* A Launch whose call failed (the replica was not reached in time, so
+ * whether it started is not known) while the attempt's end had come back:
+ * the attempt is taken as running, and that end ends it. */
+static void test_remote_end_before_launch_failed(void **state)
+{
+    struct cs_job *job = add_job("a", 0, 1, 0);
+    int64_t id = trigger(job);
+    turn();
+    commit();
+    turn();
+    struct fake_call *launch = pending("/csched.v1.Worker/Launch");
+    answer_end(pending("/csched.v1.Worker/Await"), id, cs_now_unix_ms());
+    launch->answered = true;
+    launch->done_cb(launch->arg, 4 /* DEADLINE_EXCEEDED */, "deadline exceeded", NULL, 0);
+    assert_int_equal(run_of(id)->msg->state, RU);
+    wait_for(id, 1, OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_remote_end_before_launch_answer, setup_peer, teardown),
+        cmocka_unit_test_setup_teardown(test_remote_end_before_launch_failed, setup_peer, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
