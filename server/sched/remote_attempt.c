@@ -69,14 +69,13 @@ struct cs_remote {
     struct cs_qlink link;        /* in sched->remotes */
     struct cs_qlink peer_link;   /* in peer->remotes */
     struct cs_qlink queued_link; /* in peer->queued until sent */
-    struct cs_qlink ready_link;  /* in sched->remote_ready until told */
+    struct cs_qlink ready_link;  /* in sched->remote_ready: see ready() */
     struct cs_attempt *att;
     struct peer *peer;
     cs_launch_done_cb launch_done_cb;
     struct launch_call *launch; /* its Launch in flight, or NULL */
     size_t launch_index;
     bool queued;
-    bool ready;   /* its early end waits in sched->remote_ready */
     bool awaited; /* its end goes to att->ops as soon as it is known */
     bool cancel;  /* asked for: told in each Await until its end */
     struct early_end *early;
@@ -211,6 +210,13 @@ static void await_later(struct peer *p, int code, const char *message)
     p->backoff = timer_start(p->sched, p, p->backoff_ms, backoff_cb);
 }
 
+/* Whether r's end waits in sched->remote_ready: one that came before r
+ * was awaited waits in r->early, and is taken out of it when told. */
+static bool ready(const struct cs_remote *r)
+{
+    return r->awaited && r->early != NULL;
+}
+
 static void deliver(struct cs_remote *r)
 {
     struct cs_attempt *att = r->att;
@@ -319,7 +325,6 @@ void cs_remote_await(struct cs_attempt *att)
     if (r->early != NULL) {
         /* Told once this turn is over, not now: the caller goes on with
          * the attempt and its run, which the end may free. */
-        r->ready = true;
         cs_queue_push(&att->sched->remote_ready, &r->ready_link);
         cs_next_turn_ask(&att->sched->remote_flush);
         return;
@@ -498,9 +503,7 @@ static void flush_cb(struct cs_next_turn *turn)
 {
     struct cs_sched *s = CS_CONTAINER_OF(turn, struct cs_sched, remote_flush);
     for (struct cs_qlink *l; (l = cs_queue_pop(&s->remote_ready)) != NULL;) {
-        struct cs_remote *r = CS_CONTAINER_OF(l, struct cs_remote, ready_link);
-        r->ready = false;
-        deliver(r);
+        deliver(CS_CONTAINER_OF(l, struct cs_remote, ready_link));
     }
     struct cs_qlink *next;
     for (struct cs_qlink *l = s->remote_peers.head; l != NULL; l = next) {
@@ -560,7 +563,7 @@ void cs_remote_free(struct cs_attempt *att)
     struct peer *p = r->peer;
     if (r->queued)
         cs_queue_remove(&p->queued, &r->queued_link);
-    if (r->ready)
+    if (ready(r))
         cs_queue_remove(&att->sched->remote_ready, &r->ready_link);
     if (r->launch != NULL)
         r->launch->remotes[r->launch_index] = NULL;

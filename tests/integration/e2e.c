@@ -300,11 +300,11 @@ void cs_e2e_assert_loop_free(struct cs_e2e *e, const char *what, cs_e2e_step_fn 
         if (late == 0)
             return;
         if (try == TRIES)
-            fail_msg("%s made the loop 50 ms late or later at each of %d tries (%llu ticks at the "
-                     "last)",
-                     what, TRIES, (unsigned long long)late);
-        print_message("%s: %llu ticks 50 ms late or later; trying again\n", what,
-                      (unsigned long long)late);
+            fail_msg("%s made the loop %d ms late or later at each of %d tries (%llu ticks at "
+                     "the last)",
+                     what, CS_TEST_LAG_P99_MAX_US / 1000, TRIES, (unsigned long long)late);
+        print_message("%s: %llu ticks %d ms late or later; trying again\n", what,
+                      (unsigned long long)late, CS_TEST_LAG_P99_MAX_US / 1000);
     }
 }
 
