@@ -2,9 +2,10 @@
  * any bytes, then its next fire times in a few zones with DST and odd
  * changes. Byte 0 picks the zone, bytes 1-8 the instant to look after
  * (folded into the range a schedule answers for), the rest is the text.
- * Each next() must end within a bound asserted here, each fire must come
- * after the last and join UTC to local time, and in UTC a cron fire must be
- * a time the expression matches. The zones are read once and kept. */
+ * Each next() must end within a bound asserted here (timed twice when
+ * over it), each fire must come after the last and join UTC to local time,
+ * and in UTC a cron fire must be a time the expression matches. The zones
+ * are read once and kept. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +34,23 @@ static int64_t cpu_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The thread's CPU time of next(s, after), timed again once when over the
+ * bound: a loop takes as long every time, while a page fault the kernel
+ * served slowly (memory compaction on a busy machine) is charged once. */
+static int next_timed(const struct cs_schedule *s, int64_t after, struct cs_fire *f, int64_t *ns)
+{
+    int64_t t0 = cpu_ns();
+    int rc = cs_schedule_next(s, after, f);
+    *ns = cpu_ns() - t0;
+    if (*ns >= NEXT_BOUND_NS) {
+        struct cs_fire again;
+        t0 = cpu_ns();
+        (void)cs_schedule_next(s, after, &again);
+        *ns = cpu_ns() - t0;
+    }
+    return rc;
 }
 
 static void check(bool ok, const char *what)
@@ -70,9 +88,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (int i = 0; i < FIRES; i++) {
         struct cs_fire f;
-        int64_t t0 = cpu_ns();
-        int rc = cs_schedule_next(&s, after, &f);
-        check(cpu_ns() - t0 < NEXT_BOUND_NS, "a next() over its time bound");
+        int64_t ns;
+        int rc = next_timed(&s, after, &f, &ns);
+        check(ns < NEXT_BOUND_NS, "a next() over its time bound, twice");
         if (rc != 0) {
             check(rc == -ENOENT, "next() failed otherwise than with never");
             break;
