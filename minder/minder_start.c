@@ -1,6 +1,7 @@
 /* Starting the command: fds 0-2 made safe, the start record and the note's
  * reserve first, then the spawn into its own group, the group id left for
- * the server; with -u, a fork that drops privileges before the exec. Invariant: nothing runs that
+ * the server; with -u or limits, a child of our own that drops privileges
+ * and sets the limits before the exec. Invariant: nothing runs that
  * could not be found or recorded; no room for the start record or the note refuses the start, with
  * the status the server reports as "no space". libc only. */
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "asan_stack.h"
 #include "minder_drop.h"
 #include "minder_internal.h"
 
@@ -163,22 +165,29 @@ static int spawn(int devnull_fd, int out_fd, int err_fd)
     return rc;
 }
 
-/* What a forked child that could not exec tells the minder. */
+/* What a child that could not exec tells the minder. */
 struct child_report {
     char step[32];
     int err;
 };
 
-/* The forked child: its group, its fds, its signals, the drop, the working
+/* What the child of a start needs, and where it leaves why it failed. */
+struct child {
+    int devnull_fd;
+    int out_fd;
+    int err_fd;
+    struct child_report report;
+};
+
+/* The child: its group, its fds, its signals, the drop, the working
  * directory, the exec. A working directory of the job's own is entered as
  * the new user (it must be theirs to enter); the attempt's DIR/work, made
  * for them, before the drop (the state dir above it may be closed to
- * them). Only
- * system calls, as after a fork of any program; a failure is reported
- * through report_fd and nothing runs. */
-static _Noreturn void child_exec(int report_fd, int devnull_fd, int out_fd, int err_fd)
+ * them). Only system calls, as after a fork of any program: the child may
+ * share the minder's memory (start_child). Returns only if a step failed,
+ * with that step and its error in c->report; nothing ran. */
+static void child_exec(struct child *c)
 {
-    struct child_report r = {.err = 0};
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     const char *step = "setpgid";
     sigset_t none, reset;
@@ -187,8 +196,8 @@ static _Noreturn void child_exec(int report_fd, int devnull_fd, int out_fd, int 
     if (setpgid(0, 0) < 0)
         goto fail;
     step = "dup2";
-    if (dup2(devnull_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-        dup2(err_fd, STDERR_FILENO) < 0)
+    if (dup2(c->devnull_fd, STDIN_FILENO) < 0 || dup2(c->out_fd, STDOUT_FILENO) < 0 ||
+        dup2(c->err_fd, STDERR_FILENO) < 0)
         goto fail;
     fill_reset(&reset);
     for (int sig = 1; sig < 32; sig++)
@@ -222,10 +231,8 @@ static _Noreturn void child_exec(int report_fd, int devnull_fd, int out_fd, int 
     step = "exec";
     execvp(m.argv[0], m.argv);
 fail:
-    r.err = errno;
-    (void)strncpy(r.step, step, sizeof(r.step) - 1);
-    (void)!write(report_fd, &r, sizeof(r));
-    _exit(EXIT_START_FAILED);
+    c->report.err = errno;
+    (void)strncpy(c->report.step, step, sizeof(c->report.step) - 1);
 }
 
 /* The message of a child's failed start, naming the step and the ids. */
@@ -247,38 +254,96 @@ static void record_child_failure(const struct child_report *r)
                     r->step, (unsigned)m.uid, (unsigned)m.gid, m.n_groups, strerror(r->err));
 }
 
-/* fork rather than posix_spawn when the command runs as another user or
- * has limits: the drop, the cgroups and the rlimits must happen between the
- * two, and posix_spawn has no step for them. The minder is small and
- * static, so the fork is cheap. Returns 0 or an error
- * number; the failure is recorded. */
-static int fork_dropped(int devnull_fd, int out_fd, int err_fd)
+/* A child that shares the minder's memory may drop to the command's user
+ * only where the kernel then keeps that user from tracing it: the drop
+ * makes the memory dumpable as fs.suid_dumpable says, and at 1 the user
+ * could ptrace the child and, through it, write into the minder, which
+ * stays root. 0 (the default) and 2 leave it to root alone. */
+static bool drop_may_share_memory(void)
 {
-    struct child_report r;
+    char mode = '1';
+    int fd = openat(AT_FDCWD, "/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
+
+    if (fd >= 0) {
+        if (read(fd, &mode, 1) != 1)
+            mode = '1';
+        (void)close(fd);
+    }
+    return mode == '0' || mode == '2';
+}
+
+static int child_main(void *arg)
+{
+    child_exec(arg);
+    return EXIT_START_FAILED;
+}
+
+/* clone(CLONE_VM | CLONE_VFORK), as posix_spawn is, on a buffer of this
+ * frame: no page tables to copy, and the minder sleeps until the child has
+ * exec'd or exited, so the buffer and the report are the child's alone
+ * meanwhile. Returns the child's pid, or -1 (errno set). */
+static pid_t clone_child(struct child *c)
+{
+    /* Larger than what the child's calls need, with ASan's and execvp's
+     * path buffer too. */
+    _Alignas(16) char stack[65536];
+    pid_t pid = clone(child_main, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+
+    CS_ASAN_UNPOISON(stack, sizeof(stack));
+    return pid;
+}
+
+/* A fork, where the child may not share the minder's memory; its report
+ * comes through a close-on-exec pipe. Returns the child's pid. */
+static pid_t fork_child(struct child *c)
+{
     int report[2];
     ssize_t n;
 
     if (pipe2(report, O_CLOEXEC) < 0)
         die_unable("create", "a pipe");
-    m.pid = fork();
-    if (m.pid < 0)
+    pid_t pid = fork();
+    if (pid < 0)
         die_unable("fork", "the command");
-    if (m.pid == 0)
-        child_exec(report[1], devnull_fd, out_fd, err_fd);
+    if (pid == 0) {
+        child_exec(c);
+        (void)!write(report[1], &c->report, sizeof(c->report));
+        _exit(EXIT_START_FAILED);
+    }
     /* Both sides set the group, so it exists whichever runs first. */
-    (void)setpgid(m.pid, m.pid);
+    (void)setpgid(pid, pid);
     (void)close(report[1]);
     do
-        n = read(report[0], &r, sizeof(r));
+        n = read(report[0], &c->report, sizeof(c->report));
     while (n < 0 && errno == EINTR);
     (void)close(report[0]);
-    if (n != (ssize_t)sizeof(r))
-        return 0; /* closed by the exec: the command runs */
+    if (n != (ssize_t)sizeof(c->report))
+        memset(&c->report, 0, sizeof(c->report)); /* closed by the exec */
+    return pid;
+}
+
+/* The child that runs the command when it runs as another user or has
+ * limits: the drop, the cgroups and the rlimits must happen between the
+ * two, and posix_spawn has no step for them. Returns 0 or an error number;
+ * the failure is recorded. */
+static int start_child(int devnull_fd, int out_fd, int err_fd)
+{
+    struct child c = {devnull_fd, out_fd, err_fd, {{0}, 0}};
+
+    if (!m.drop || drop_may_share_memory()) {
+        m.pid = clone_child(&c);
+        if (m.pid < 0)
+            die_unable("start", "the command");
+    } else {
+        m.pid = fork_child(&c);
+    }
+    if (c.report.step[0] == '\0')
+        return 0; /* exec'd: the command runs */
     while (waitpid(m.pid, NULL, 0) < 0 && errno == EINTR)
         continue;
-    r.step[sizeof(r.step) - 1] = '\0';
-    record_child_failure(&r);
-    return r.err != 0 ? r.err : EIO;
+    c.report.step[sizeof(c.report.step) - 1] = '\0';
+    record_child_failure(&c.report);
+    return c.report.err != 0 ? c.report.err : EIO;
 }
 
 static void refuse_if_no_space(int rc, const char *what);
@@ -332,7 +397,7 @@ bool start(void)
         set_policy(SCHED_OTHER);
     m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
     if (m.drop || m.has_limits)
-        rc = fork_dropped(devnull_fd, out_pipe[1], err_pipe[1]);
+        rc = start_child(devnull_fd, out_pipe[1], err_pipe[1]);
     else
         rc = spawn(devnull_fd, out_pipe[1], err_pipe[1]);
     (void)close(devnull_fd); /* the child's copies are its own: nothing to lose */

@@ -10,13 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define CS_ASAN_UNPOISON(addr, size) ASAN_UNPOISON_MEMORY_REGION(addr, size)
-#else
-#define CS_ASAN_UNPOISON(addr, size) ((void)(addr), (void)(size))
-#endif
-
+#include "asan_stack.h"
 #include "launcher_thread.h"
 #include "log.h"
 #include "minder_contract.h"
@@ -129,8 +123,6 @@ int cs_launch_spawn_minder(const char *minder_path, struct cs_launch *launch, in
         clone(spawn_child_main, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
     int rc = pid < 0 ? -errno : 0;
     (void)pthread_sigmask(SIG_SETMASK, &was, NULL);
-    /* The child's frames left AddressSanitizer's marks in the buffer, which
-     * it never returned through to clear. */
     CS_ASAN_UNPOISON(stack, sizeof(stack));
     if (rc != 0)
         return rc;

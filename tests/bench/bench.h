@@ -63,8 +63,10 @@ struct outcome {
     double embedded_own_cpu_us_per_run, embedded_db_cpu_us_per_run;
 };
 
-/* The programs line M times, in the order it shows them. */
-enum { SPAWN_MINDER, SPAWN_STATIC_TRUE, SPAWN_DYNAMIC_TRUE, SPAWN_KINDS };
+/* The programs line M times, in the order it shows them: the minder as
+ * cschedd starts it for a job of its own user, and as cschedd running as
+ * root starts it for every job (the default job user; root only). */
+enum { SPAWN_MINDER, SPAWN_MINDER_AS_USER, SPAWN_STATIC_TRUE, SPAWN_DYNAMIC_TRUE, SPAWN_KINDS };
 
 /* The cost of one posix_spawn + wait, in us; not measured when the program
  * is missing (the static true needs musl-gcc). */

@@ -280,6 +280,7 @@ void bench_print_minder_cost(const struct spawn_cost cost[SPAWN_KINDS])
 {
     static const char *const label[SPAWN_KINDS] = {
         [SPAWN_MINDER] = "csched-minder -d DIR -- /bin/true",
+        [SPAWN_MINDER_AS_USER] = "  the same, -u 65534 (as a job's user)",
         [SPAWN_STATIC_TRUE] = "static true (musl-gcc -static)",
         [SPAWN_DYNAMIC_TRUE] = "/bin/true (dynamic glibc)",
     };

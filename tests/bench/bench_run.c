@@ -354,32 +354,52 @@ static void spawn_cost(char *argv[], int dir_arg, char *const *dirs, unsigned n,
     cost->measured = true;
 }
 
+/* n fresh attempt directories under dir, as cschedd's launch thread makes
+ * them (outside the minder's own cost, so before the timed loop). */
+static char **make_attempt_dirs(const char *dir, const char *prefix, unsigned n)
+{
+    char **dirs = calloc(n, sizeof(*dirs));
+
+    CS_TEST_TRUE(dirs != NULL);
+    for (unsigned i = 0; i < n; i++) {
+        CS_TEST_TRUE(asprintf(&dirs[i], "%s/%s%u-1", dir, prefix, i + 1) > 0);
+        CS_TEST_OK(mkdir(dirs[i], 0755));
+    }
+    return dirs;
+}
+
+static void free_attempt_dirs(char **dirs, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        free(dirs[i]);
+    free(dirs);
+}
+
 void bench_minder_cost(const char *bin_dir, struct spawn_cost cost[SPAWN_KINDS])
 {
     char minder[1200], static_true[1200], dir[64];
-    char **attempt_dirs = calloc(SPAWN_COST_N, sizeof(*attempt_dirs));
 
     snprintf(minder, sizeof(minder), "%s/csched-minder", bin_dir);
     snprintf(static_true, sizeof(static_true), "%s/csched-bench-true", bin_dir);
-    CS_TEST_TRUE(attempt_dirs != NULL);
     CS_TEST_OK(cs_test_mkdtemp(dir, sizeof(dir), "cs-bench-minder"));
-    /* Made before the timed loop: in cschedd too the launch thread makes
-     * them, outside the minder's own cost. */
-    for (unsigned i = 0; i < SPAWN_COST_N; i++) {
-        CS_TEST_TRUE(asprintf(&attempt_dirs[i], "%s/%u-1", dir, i + 1) > 0);
-        CS_TEST_OK(mkdir(attempt_dirs[i], 0755));
-    }
+    char **attempt_dirs = make_attempt_dirs(dir, "", SPAWN_COST_N);
     char *minder_argv[] = {minder, "-d", NULL, "--", "/bin/true", NULL};
+    /* nobody, as cschedd hands the default job user's ids to the minder. */
+    char *as_user_argv[] = {minder,  "-d", NULL, "-u", "65534",     "-G",
+                            "65534", "-S", "-",  "--", "/bin/true", NULL};
     char *static_argv[] = {static_true, NULL};
     char *dynamic_argv[] = {"/bin/true", NULL};
 
     memset(cost, 0, SPAWN_KINDS * sizeof(cost[0]));
     spawn_cost(minder_argv, 2, attempt_dirs, SPAWN_COST_N, &cost[SPAWN_MINDER]);
+    if (geteuid() == 0) {
+        char **user_dirs = make_attempt_dirs(dir, "u", SPAWN_COST_N);
+        spawn_cost(as_user_argv, 2, user_dirs, SPAWN_COST_N, &cost[SPAWN_MINDER_AS_USER]);
+        free_attempt_dirs(user_dirs, SPAWN_COST_N);
+    }
     if (access(static_true, X_OK) == 0)
         spawn_cost(static_argv, 0, NULL, SPAWN_COST_N, &cost[SPAWN_STATIC_TRUE]);
     spawn_cost(dynamic_argv, 0, NULL, SPAWN_COST_N, &cost[SPAWN_DYNAMIC_TRUE]);
-    for (unsigned i = 0; i < SPAWN_COST_N; i++)
-        free(attempt_dirs[i]);
-    free(attempt_dirs);
+    free_attempt_dirs(attempt_dirs, SPAWN_COST_N);
     cs_test_rmtree(dir);
 }

@@ -600,6 +600,74 @@ static void test_minder_session_and_group(void **state)
     assert_true(pgrp != getpgrp());
 }
 
+/* As another user, the command's child drops privileges before its exec
+ * (sharing the minder's memory until then where fs.suid_dumpable allows):
+ * the ids, the signal state and the group are what the command gets. Needs
+ * root to drop. */
+#define AS_NOBODY "-u", "65534", "-G", "65534", "-S", "-"
+
+/* The attempt's DIR/work, which the minder makes for the user. */
+static void remove_work_dir(void)
+{
+    char path[128];
+
+    path_of("work", path, sizeof(path));
+    assert_int_equal(rmdir(path), 0);
+}
+
+static void test_minder_as_another_user(void **state)
+{
+    char buf[4096];
+    unsigned uid[4], gid[4];
+    unsigned long long blocked = 1, ignored = 1;
+    int pid = 0, pgrp = 0;
+
+    if (geteuid() != 0)
+        skip();
+    assert_int_equal(RUN(AS_NOBODY, "--", "sh", "-c",
+                         "cut -d' ' -f1,5 /proc/$$/stat; "
+                         "grep -E '^(Uid|Gid|Groups|SigBlk|SigIgn):' /proc/self/status"),
+                     0);
+    remove_work_dir();
+    assert_int_equal(read_note().outcome, CS_NOTE_EXITED);
+    read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
+    assert_int_equal(sscanf(buf, "%d %d Uid: %u %u %u %u Gid: %u %u %u %u", &pid, &pgrp, &uid[0],
+                            &uid[1], &uid[2], &uid[3], &gid[0], &gid[1], &gid[2], &gid[3]),
+                     10);
+    /* The shell leads its own group. */
+    assert_int_equal(pgrp, pid);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(uid[i], 65534);
+        assert_int_equal(gid[i], 65534);
+    }
+    assert_non_null(strstr(buf, "Groups:\t \n")); /* none */
+    assert_int_equal(
+        sscanf(strstr(buf, "SigBlk:"), "SigBlk: %llx SigIgn: %llx", &blocked, &ignored), 2);
+    assert_int_equal(blocked, 0);
+    assert_int_equal(ignored & 0x7fffffff, 0);
+}
+
+/* A step of the child that fails is named in the note, and nothing runs. */
+static void test_minder_as_another_user_start_failures(void **state)
+{
+    struct cs_note note;
+
+    if (geteuid() != 0)
+        skip();
+    assert_int_equal(RUN(AS_NOBODY, "--", "/nonexistent/command"), 0);
+    remove_work_dir();
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_START_FAILED);
+    assert_int_equal(note.exit_code, 127);
+    assert_string_equal(note.message, "exec(\"/nonexistent/command\"): No such file or directory");
+
+    /* Entered after the drop: root's home is closed to nobody. */
+    assert_int_equal(RUN(AS_NOBODY, "-C", "/root", "--", "true"), 0);
+    note = read_note();
+    assert_int_equal(note.outcome, CS_NOTE_START_FAILED);
+    assert_string_equal(note.message, "chdir(\"/root\") as uid 65534: Permission denied");
+}
+
 static void test_minder_usage(void **state)
 {
     const char *const none[] = {NULL};
@@ -664,6 +732,8 @@ int main(void)
         TEST(test_minder_timeout_stops_escaped_processes),
         TEST(test_minder_no_leftovers),
         TEST(test_minder_session_and_group),
+        TEST(test_minder_as_another_user),
+        TEST(test_minder_as_another_user_start_failures),
         TEST(test_minder_usage),
         TEST(test_minder_missing_dir),
     };
