@@ -24,6 +24,11 @@
 
 #define EXIT_START_FAILED 127
 
+/* A build for the tests reads the setting from a file of its own. */
+#ifndef CS_MINDER_SUID_DUMPABLE_PATH
+#define CS_MINDER_SUID_DUMPABLE_PATH "/proc/sys/fs/suid_dumpable"
+#endif
+
 void enter_own_session(void)
 {
     pid_t server = getppid();
@@ -262,7 +267,7 @@ static void record_child_failure(const struct child_report *r)
 static bool drop_may_share_memory(void)
 {
     char mode = '1';
-    int fd = openat(AT_FDCWD, "/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
+    int fd = openat(AT_FDCWD, CS_MINDER_SUID_DUMPABLE_PATH, O_RDONLY | O_CLOEXEC);
 
     if (fd >= 0) {
         if (read(fd, &mode, 1) != 1)
