@@ -230,6 +230,7 @@ int main(int argc, char **argv)
         bench_print_minder_cost(cost);
     }
     bench_print_targets(ran[0] ? &outcomes[0] : NULL, ran[1] ? &outcomes[1] : NULL, sustained,
-                        ran_s ? 2 : 0, ran_api ? api : NULL, repeat);
+                        ran_s ? 2 : 0, ran_api ? api : NULL, repeat,
+                        selected(only, "M") ? cost : NULL);
     return ok ? 0 : 1;
 }

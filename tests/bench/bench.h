@@ -197,6 +197,6 @@ bool bench_print_api(const struct api_measure *m, unsigned repeat, unsigned call
 /* Prints the verdicts on the targets; NULL (or n_s 0) for a line not run. */
 void bench_print_targets(const struct outcome *a, const struct outcome *t,
                          const struct sustained *s, unsigned n_s, const struct api_measure *api,
-                         unsigned api_repeat);
+                         unsigned api_repeat, const struct spawn_cost *minder_cost);
 
 #endif
