@@ -152,6 +152,8 @@ void parse_args(int argc, char **argv)
     m.drop = creds == 7;
     if (optind < 2 || strcmp(argv[optind - 1], "--") != 0 || optind >= argc)
         die_usage("the command goes after --");
+    if (argc - optind > CS_MINDER_COMMAND_ARGS_MAX)
+        die_usage("the command has too many arguments");
     m.argv = argv + optind;
     if (m.workdir == NULL && m.drop) {
         static char work[4096];

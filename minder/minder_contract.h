@@ -61,7 +61,8 @@ void cs_minder_word_init(struct cs_minder_word *w, char byte, int fd);
 /* The fd a received w carries, or -1. */
 int cs_minder_word_fd(struct cs_minder_word *w);
 /* The command's credentials, all three or none: the minder (root) drops to
- * them between fork and exec (setgroups, setgid, setuid, in that order). */
+ * them between its child's start and exec (setgroups, setgid, setuid, in
+ * that order). */
 #define CS_MINDER_OPT_UID 'u'    /* -u UID */
 #define CS_MINDER_OPT_GID 'G'    /* -G GID */
 #define CS_MINDER_OPT_GROUPS 'S' /* -S GID,GID,... (supplementary; "-" for none) */
@@ -75,6 +76,10 @@ int cs_minder_word_fd(struct cs_minder_word *w);
     CS_MINDER_NAME                                                                                 \
     " -d ATTEMPT_DIR [-t TIMEOUT_MS] [-g GRACE_MS] [-c LOG_CAP_BYTES] [-C WORKDIR] [-s SIGNO]"     \
     " [-L LEASE_FILE] [-w FD] [-u UID -G GID -S GROUPS] [-R LIMITS] [-K KIND=DIR]... -- ARGV..."
+/* The most arguments the command may have (a job's own limit, the server's
+ * CS_JOB_ARGS_MAX): the child that starts it runs on a stack of fixed size,
+ * where glibc's execvp copies them for a script without "#!". */
+#define CS_MINDER_COMMAND_ARGS_MAX 4096
 /* The most supplementary groups -S takes (the kernel's NGROUPS_MAX). */
 #define CS_MINDER_GROUPS_MAX 65536
 

@@ -289,8 +289,10 @@ static int child_main(void *arg)
  * meanwhile. Returns the child's pid, or -1 (errno set). */
 static pid_t clone_child(struct child *c)
 {
-    /* Larger than what the child's calls need, with ASan's and execvp's
-     * path buffer too. */
+    /* Larger than what the child's calls need, with ASan's: the deepest is
+     * glibc's execvp of a script without "#!", which copies the command's
+     * arguments to its stack (32 KiB at CS_MINDER_COMMAND_ARGS_MAX), beside
+     * its PATH buffer (PATH_MAX). */
     _Alignas(16) char stack[65536];
     pid_t pid = clone(child_main, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 

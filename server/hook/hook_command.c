@@ -16,6 +16,9 @@
 #include "minder_contract.h"
 #include "secret.h"
 
+_Static_assert(CS_HOOK_COMMAND_ARGS_MAX <= CS_MINDER_COMMAND_ARGS_MAX,
+               "the minder refuses a command with more arguments than a hook may have");
+
 /* The event's variables, at most this many. */
 #define OUTCOME_VARS 16
 

@@ -10,6 +10,9 @@
 #include "secret.h"
 #include "util.h"
 
+_Static_assert(CS_JOB_ARGS_MAX <= CS_MINDER_COMMAND_ARGS_MAX,
+               "the minder refuses a command with more arguments than a job may have");
+
 struct cs_launch *cs_launch_build(struct cs_sched *s, struct cs_run *run, uint32_t number,
                                   const char *dir, int64_t now_unix_ms)
 {

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* cmocka.h needs the headers above. */
@@ -12,15 +14,15 @@
 
 pid_t cs_test_minder_spawn(const char *const *args, int fd)
 {
-    const char *argv[32] = {"csched-minder"};
-    size_t n = 1;
+    size_t n = 0;
     pid_t pid;
 
-    while (*args != NULL) {
-        assert_true(n < sizeof(argv) / sizeof(argv[0]) - 1);
-        argv[n++] = *args++;
-    }
-    argv[n] = NULL;
+    while (args[n] != NULL)
+        n++;
+    const char **argv = calloc(n + 2, sizeof(*argv));
+    assert_non_null(argv);
+    argv[0] = "csched-minder";
+    memcpy(argv + 1, args, n * sizeof(*argv));
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -29,5 +31,6 @@ pid_t cs_test_minder_spawn(const char *const *args, int fd)
         execv(CS_MINDER_PATH, (char *const *)argv);
         _exit(99);
     }
+    free(argv);
     return pid;
 }

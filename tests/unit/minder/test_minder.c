@@ -25,6 +25,7 @@
 /* cmocka.h needs the headers above. */
 #include <cmocka.h>
 
+#include "minder_contract.h"
 #include "minder_spawn.h"
 #include "note.h"
 
@@ -668,6 +669,59 @@ static void test_minder_as_another_user_start_failures(void **state)
     assert_string_equal(note.message, "chdir(\"/root\") as uid 65534: Permission denied");
 }
 
+/* Runs the minder on this test's directory with opts, then the command
+ * and n_extra more arguments to it; returns the minder's exit code. */
+static int run_with_arguments(const char *const *opts, size_t n_opts, const char *command,
+                              size_t n_extra)
+{
+    const char **args = calloc(n_opts + n_extra + 5, sizeof(*args));
+    size_t n = 0;
+
+    assert_non_null(args);
+    args[n++] = "-d";
+    args[n++] = dir;
+    for (size_t i = 0; i < n_opts; i++)
+        args[n++] = opts[i];
+    args[n++] = "--";
+    args[n++] = command;
+    for (size_t i = 0; i < n_extra; i++)
+        args[n++] = "x";
+    int rc = run_minder(args);
+    free(args);
+    return rc;
+}
+
+/* A command has at most CS_MINDER_COMMAND_ARGS_MAX arguments, the bound the
+ * child that starts it is sized for; the largest goes through the child's
+ * deepest path (glibc's execvp copies them for a script without "#!"; musl
+ * refuses such a script) and the minder still records its end. */
+static void test_minder_command_arguments_bounded(void **state)
+{
+    static const char *const as_nobody[] = {AS_NOBODY};
+    char script[] = "/tmp/test_minder_script.XXXXXX";
+    struct cs_note note;
+    int fd = mkstemp(script);
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "exit 0\n", 7), 7);
+    assert_int_equal(fchmod(fd, 0755), 0);
+    assert_int_equal(close(fd), 0);
+    assert_int_equal(run_with_arguments(NULL, 0, "true", CS_MINDER_COMMAND_ARGS_MAX - 1), 0);
+    assert_int_equal(read_note().outcome, CS_NOTE_EXITED);
+    assert_int_equal(run_with_arguments(NULL, 0, "true", CS_MINDER_COMMAND_ARGS_MAX), 100);
+    if (geteuid() == 0) {
+        assert_int_equal(run_with_arguments(as_nobody, 6, script, CS_MINDER_COMMAND_ARGS_MAX - 1),
+                         0);
+        remove_work_dir();
+        note = read_note();
+        if (note.outcome == CS_NOTE_START_FAILED)
+            assert_non_null(strstr(note.message, "Exec format error"));
+        else
+            assert_true(note.outcome == CS_NOTE_EXITED && note.exit_code == 0);
+    }
+    assert_int_equal(unlink(script), 0);
+}
+
 static void test_minder_usage(void **state)
 {
     const char *const none[] = {NULL};
@@ -734,6 +788,7 @@ int main(void)
         TEST(test_minder_session_and_group),
         TEST(test_minder_as_another_user),
         TEST(test_minder_as_another_user_start_failures),
+        TEST(test_minder_command_arguments_bounded),
         TEST(test_minder_usage),
         TEST(test_minder_missing_dir),
     };
