@@ -1,6 +1,6 @@
 /* Starting the command: fds 0-2 made safe, the start record and the note's
  * reserve first, then the spawn into its own group, the group id left for
- * the server; with -u or limits, a child of our own that drops privileges
+ * the server: a child of our own that, with -u or limits, drops privileges
  * and sets the limits before the exec. Invariant: nothing runs that
  * could not be found or recorded; no room for the start record or the note refuses the start, with
  * the status the server reports as "no space". libc only. */
@@ -9,11 +9,10 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
+#include <sys/stat.h> /* mkdir */
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,36 +89,6 @@ static void record_pgid(void)
     (void)close(fd);
 }
 
-/* Fails with the error number rc (from a posix_spawn* call) unless it is 0. */
-static void check_spawn_setup(int rc)
-{
-    if (rc != 0) {
-        errno = rc;
-        die_unable("prepare", "the command's start");
-    }
-}
-
-/* posix_spawnp() says only that the start failed, not at which step: retry
- * the chdir's checks here to tell a bad working directory from a bad command. */
-static void record_start_failure(int err)
-{
-    struct stat st;
-    int chdir_err = 0;
-
-    m.note.outcome = CS_NOTE_START_FAILED;
-    m.note.exit_code = EXIT_START_FAILED;
-    if (stat(m.workdir, &st) < 0)
-        chdir_err = errno;
-    else if (!S_ISDIR(st.st_mode))
-        chdir_err = ENOTDIR;
-    else if (faccessat(AT_FDCWD, m.workdir, X_OK, AT_EACCESS) < 0)
-        chdir_err = errno;
-    if (chdir_err != 0)
-        set_message("chdir(\"%s\"): %s", m.workdir, strerror(chdir_err));
-    else
-        set_message("exec(\"%s\"): %s", m.argv[0], strerror(err));
-}
-
 /* The classic signals, the ones servers and shells ignore: the command
  * gets them back at their defaults. */
 static void fill_reset(sigset_t *reset)
@@ -136,38 +105,6 @@ static void set_policy(int policy)
 {
     struct sched_param param = {0};
     (void)syscall(SYS_sched_setscheduler, 0, policy, &param);
-}
-
-/* posix_spawn rather than fork: it shares the address space until the exec
- * (vfork-style, no page tables to copy; minder/README.md has the cost), and
- * the group exists before the call returns. Returns its error number; the
- * failure is recorded. */
-static int spawn(int devnull_fd, int out_fd, int err_fd)
-{
-    posix_spawn_file_actions_t file_actions;
-    posix_spawnattr_t attr;
-    sigset_t none, reset;
-    int rc;
-
-    sigemptyset(&none);
-    fill_reset(&reset);
-    check_spawn_setup(posix_spawnattr_init(&attr));
-    check_spawn_setup(posix_spawnattr_setflags(
-        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
-    check_spawn_setup(posix_spawnattr_setpgroup(&attr, 0));
-    check_spawn_setup(posix_spawnattr_setsigmask(&attr, &none));
-    check_spawn_setup(posix_spawnattr_setsigdefault(&attr, &reset));
-    check_spawn_setup(posix_spawn_file_actions_init(&file_actions));
-    check_spawn_setup(posix_spawn_file_actions_addchdir_np(&file_actions, m.workdir));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, devnull_fd, STDIN_FILENO));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, out_fd, STDOUT_FILENO));
-    check_spawn_setup(posix_spawn_file_actions_adddup2(&file_actions, err_fd, STDERR_FILENO));
-    rc = posix_spawnp(&m.pid, m.argv[0], &file_actions, &attr, m.argv, environ);
-    (void)posix_spawn_file_actions_destroy(&file_actions); /* frees memory only */
-    (void)posix_spawnattr_destroy(&attr);
-    if (rc != 0)
-        record_start_failure(rc);
-    return rc;
 }
 
 /* What a child that could not exec tells the minder. */
@@ -245,8 +182,10 @@ static void record_child_failure(const struct child_report *r)
 {
     m.note.outcome = CS_NOTE_START_FAILED;
     m.note.exit_code = EXIT_START_FAILED;
-    if (strcmp(r->step, "chdir") == 0)
+    if (strcmp(r->step, "chdir") == 0 && m.drop)
         set_message("chdir(\"%s\") as uid %u: %s", m.workdir, (unsigned)m.uid, strerror(r->err));
+    else if (strcmp(r->step, "chdir") == 0)
+        set_message("chdir(\"%s\"): %s", m.workdir, strerror(r->err));
     else if (strcmp(r->step, "exec") == 0)
         set_message("exec(\"%s\"): %s", m.argv[0], strerror(r->err));
     else if (strcmp(r->step, "cgroup") == 0 || strcmp(r->step, "setrlimit") == 0)
@@ -329,9 +268,9 @@ static pid_t fork_child(struct child *c)
     return pid;
 }
 
-/* The child that runs the command when it runs as another user or has
- * limits: the drop, the cgroups and the rlimits must happen between the
- * two, and posix_spawn has no step for them. Returns 0 or an error number;
+/* The child that runs the command, started as posix_spawn starts one but
+ * with the steps posix_spawn has none for (the drop, the cgroups, the
+ * rlimits), and telling which step failed. Returns 0 or an error number;
  * the failure is recorded. */
 static int start_child(int devnull_fd, int out_fd, int err_fd)
 {
@@ -403,10 +342,7 @@ bool start(void)
     if (m.batch)
         set_policy(SCHED_OTHER);
     m.note.started_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
-    if (m.drop || m.has_limits)
-        rc = start_child(devnull_fd, out_pipe[1], err_pipe[1]);
-    else
-        rc = spawn(devnull_fd, out_pipe[1], err_pipe[1]);
+    rc = start_child(devnull_fd, out_pipe[1], err_pipe[1]);
     (void)close(devnull_fd); /* the child's copies are its own: nothing to lose */
     (void)close(out_pipe[1]);
     (void)close(err_pipe[1]);
