@@ -23,6 +23,7 @@
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
+#include "probe.h"
 #include "testlib.h"
 
 #define POLL_INTERVAL_MS 20
@@ -302,9 +303,9 @@ void cs_e2e_assert_loop_free(struct cs_e2e *e, const char *what, cs_e2e_step_fn 
         if (try == TRIES)
             fail_msg("%s made the loop %d ms late or later at each of %d tries (%llu ticks at "
                      "the last)",
-                     what, CS_TEST_LAG_P99_MAX_US / 1000, TRIES, (unsigned long long)late);
+                     what, CS_PROBE_LATE_US / 1000, TRIES, (unsigned long long)late);
         print_message("%s: %llu ticks %d ms late or later; trying again\n", what,
-                      (unsigned long long)late, CS_TEST_LAG_P99_MAX_US / 1000);
+                      (unsigned long long)late, CS_PROBE_LATE_US / 1000);
     }
 }
 
