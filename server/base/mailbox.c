@@ -1,9 +1,12 @@
 /* Mailbox: cross-thread hand-off to the loop thread. post() runs on any
- * thread; the async callback runs on the loop thread and works through the
+ * thread; the poll callback runs on the loop thread and works through the
  * items for at most CS_MAILBOX_SLICE_NS per turn. */
 #include "mailbox.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -28,6 +31,16 @@ static void deliver(struct cs_mailbox *box, struct cs_queue *mails)
     CS_ASSERT(cs_queue_is_empty(mails));
 }
 
+static void wake(struct cs_mailbox *box)
+{
+    uint64_t one = 1;
+    ssize_t n;
+    do
+        n = write(box->wake_fd, &one, sizeof(one));
+    while (n < 0 && errno == EINTR);
+    CS_ASSERT(n == (ssize_t)sizeof(one));
+}
+
 void cs_mailbox_drain(struct cs_mailbox *box)
 {
     CS_ASSERT_LOOP();
@@ -37,9 +50,19 @@ void cs_mailbox_drain(struct cs_mailbox *box)
     deliver(box, &mails);
 }
 
-static void async_cb(uv_async_t *async)
+static void poll_cb(uv_poll_t *poll, int status, int events)
 {
-    struct cs_mailbox *box = async->data;
+    struct cs_mailbox *box = poll->data;
+    (void)events;
+    CS_ASSERT(status == 0);
+    /* Reset before taking: an item posted after the take finds the queue
+     * empty and wakes us again; one posted before it is taken now. */
+    uint64_t count;
+    ssize_t n;
+    do
+        n = read(box->wake_fd, &count, sizeof(count));
+    while (n < 0 && errno == EINTR);
+    CS_ASSERT(n == (ssize_t)sizeof(count) || (n < 0 && errno == EAGAIN));
     /* A burst (200 requests at once) is handled over several turns: small
      * chunks until the time slice is used up, so that timers, the pump and
      * the probe get a go in between. */
@@ -51,8 +74,9 @@ static void async_cb(uv_async_t *async)
         more = take(box, CS_MAILBOX_CHUNK, &mails);
         deliver(box, &mails);
     } while (more && cs_now_mono_ns() < deadline_ns);
+    /* Posters wake us only when the queue was empty: the rest is ours. */
     if (more)
-        CS_ASSERT(uv_async_send(async) == 0);
+        wake(box);
 }
 
 int cs_mailbox_init(uv_loop_t *loop, struct cs_mailbox *box, cs_mailbox_cb cb, void *data)
@@ -61,10 +85,17 @@ int cs_mailbox_init(uv_loop_t *loop, struct cs_mailbox *box, cs_mailbox_cb cb, v
     cs_queue_init(&box->queue);
     box->cb = cb;
     box->data = data;
-    int rc = uv_async_init(loop, &box->async, async_cb);
-    if (rc != 0)
+    box->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (box->wake_fd < 0)
+        return -errno;
+    int rc = uv_poll_init(loop, &box->poll, box->wake_fd);
+    if (rc != 0) {
+        (void)close(box->wake_fd);
         return rc;
-    box->async.data = box;
+    }
+    box->poll.data = box;
+    /* Fails only for events libuv does not know. */
+    CS_ASSERT(uv_poll_start(&box->poll, UV_READABLE, poll_cb) == 0);
     CS_ASSERT(pthread_mutex_init(&box->lock, NULL) == 0);
     return 0;
 }
@@ -72,14 +103,19 @@ int cs_mailbox_init(uv_loop_t *loop, struct cs_mailbox *box, cs_mailbox_cb cb, v
 void cs_mailbox_post(struct cs_mailbox *box, struct cs_mail *mail)
 {
     pthread_mutex_lock(&box->lock);
+    bool was_empty = cs_queue_is_empty(&box->queue);
     cs_queue_push(&box->queue, &mail->link);
     pthread_mutex_unlock(&box->lock);
-    CS_ASSERT(uv_async_send(&box->async) == 0);
+    if (was_empty)
+        wake(box);
 }
 
 void cs_mailbox_close(struct cs_mailbox *box, uv_close_cb close_cb)
 {
     CS_ASSERT_LOOP();
     pthread_mutex_destroy(&box->lock);
-    uv_close((uv_handle_t *)&box->async, close_cb);
+    /* uv_close stops polling at once, so the fd may go now. */
+    uv_close((uv_handle_t *)&box->poll, close_cb);
+    (void)close(box->wake_fd);
+    box->wake_fd = -1;
 }

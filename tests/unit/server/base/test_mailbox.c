@@ -1,7 +1,9 @@
 /* Unit tests of the mailbox: items posted from several threads at once all
  * reach the loop thread exactly once and in each thread's posting order; a
- * drain hands over what waits without the loop; close calls back; a
- * loop-side function called off the loop thread aborts. A real loop and
+ * drain hands over what waits without the loop; only a post to an empty
+ * queue wakes the loop, and a burst past the time slice wakes it again by
+ * itself; close calls back; a loop-side function called off the loop
+ * thread aborts. A real loop and
  * real threads, no sleeps. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -119,7 +121,7 @@ static void test_mailbox_threads_in_order_once(void **state)
         posters[th].items = &t.items[th * PER_THREAD];
         assert_int_equal(pthread_create(&threads[th], NULL, post_all, &posters[th]), 0);
     }
-    /* The async handle keeps the loop waiting until the last item is in. */
+    /* The poll handle keeps the loop waiting until the last item is in. */
     while (t.received < THREADS * PER_THREAD && t.errors == 0)
         (void)uv_run(&loop, UV_RUN_ONCE);
     for (int th = 0; th < THREADS; th++)
@@ -129,7 +131,7 @@ static void test_mailbox_threads_in_order_once(void **state)
 
     closed = 0;
     cs_mailbox_close(&box, on_closed);
-    assert_ptr_equal(CS_MAILBOX_OF((uv_handle_t *)&box.async), &box);
+    assert_ptr_equal(CS_MAILBOX_OF((uv_handle_t *)&box.poll), &box);
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(closed, 1);
     assert_int_equal(uv_loop_close(&loop), 0);
@@ -180,7 +182,7 @@ static void test_mailbox_drain_in_order(void **state)
     assert_int_equal(t.next_seq[0], 10);
     assert_null(items[9].mail.link.next);
 
-    /* The async send is still pending: its callback finds an empty list. */
+    /* The wake is still pending: its callback finds an empty list. */
     (void)uv_run(&loop, UV_RUN_NOWAIT);
     assert_int_equal(t.batches, 1);
 
@@ -195,6 +197,77 @@ static void test_mailbox_drain_in_order(void **state)
 
     if (t.errors != 0)
         fail_msg("%d errors, the first: %s", t.errors, t.first_error);
+    cs_mailbox_close(&box, NULL);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Only a post to an empty queue writes the eventfd: ten posts, one wake. */
+static void test_mailbox_one_wake_per_empty_queue(void **state)
+{
+    uv_loop_t loop;
+    struct cs_mailbox box;
+    struct tally t;
+    struct item items[10];
+
+    memset(&t, 0, sizeof(t));
+    memset(items, 0, sizeof(items));
+    t.loop_thread = pthread_self();
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(cs_mailbox_init(&loop, &box, on_mail, &t), 0);
+    for (int i = 0; i < 10; i++) {
+        items[i].seq = i;
+        cs_mailbox_post(&box, &items[i].mail);
+    }
+    uint64_t wakes = 0;
+    assert_int_equal(read(box.wake_fd, &wakes, sizeof(wakes)), sizeof(wakes));
+    assert_int_equal(wakes, 1);
+    cs_mailbox_drain(&box);
+    assert_int_equal(t.received, 10);
+
+    cs_mailbox_close(&box, NULL);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Takes one chunk and then holds the loop past the slice. */
+static void on_mail_slowly(struct cs_mailbox *box, struct cs_queue *mails)
+{
+    on_mail(box, mails);
+    int64_t until_ns = cs_now_mono_ns() + CS_MAILBOX_SLICE_NS + 1000;
+    while (cs_now_mono_ns() < until_ns)
+        ;
+}
+
+/* A callback that uses up the slice leaves the rest for later turns, which
+ * come without another post: the mailbox wakes itself. */
+static void test_mailbox_burst_past_the_slice_continues(void **state)
+{
+    uv_loop_t loop;
+    struct cs_mailbox box;
+    struct tally t;
+    struct item items[3 * CS_MAILBOX_CHUNK];
+
+    memset(&t, 0, sizeof(t));
+    memset(items, 0, sizeof(items));
+    t.loop_thread = pthread_self();
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(cs_mailbox_init(&loop, &box, on_mail_slowly, &t), 0);
+    for (int i = 0; i < 3 * CS_MAILBOX_CHUNK; i++) {
+        items[i].seq = i;
+        cs_mailbox_post(&box, &items[i].mail);
+    }
+    for (int turn = 1; turn <= 3; turn++) {
+        (void)uv_run(&loop, UV_RUN_NOWAIT);
+        assert_int_equal(t.batches, turn);
+        assert_int_equal(t.received, turn * CS_MAILBOX_CHUNK);
+    }
+    /* Nothing is left, and nothing wakes the loop for it. */
+    uint64_t wakes = 0;
+    assert_int_equal(read(box.wake_fd, &wakes, sizeof(wakes)), -1);
+    if (t.errors != 0)
+        fail_msg("%d errors, the first: %s", t.errors, t.first_error);
+
     cs_mailbox_close(&box, NULL);
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&loop), 0);
@@ -254,6 +327,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mailbox_threads_in_order_once),
         cmocka_unit_test(test_mailbox_drain_in_order),
+        cmocka_unit_test(test_mailbox_one_wake_per_empty_queue),
+        cmocka_unit_test(test_mailbox_burst_past_the_slice_continues),
         cmocka_unit_test(test_mailbox_drain_off_the_loop_thread_aborts),
     };
     return cmocka_run_group_tests(tests, mark_loop_thread, NULL);
