@@ -14,9 +14,13 @@
 
 #include "mailbox.h"
 
-/* A tag given to gRPC: done_cb runs on the loop thread with the op's success. */
+/* A tag given to gRPC: done_cb runs on the loop thread with the op's
+ * success. A tag with release_cb instead is one whose completion the loop
+ * has nothing to learn from (a unary call's last batch): the bridge thread
+ * runs it, to give back what gRPC held, and the loop is not woken for it. */
 struct cs_tag {
     void (*done_cb)(struct cs_tag *tag, bool ok);
+    void (*release_cb)(struct cs_tag *tag);
 };
 
 struct cs_grpc_bridge;
@@ -38,7 +42,8 @@ int cs_grpc_bridge_start(uv_loop_t *loop, struct cs_grpc_bridge *bridge);
 void cs_grpc_bridge_stop(struct cs_grpc_bridge *bridge, cs_grpc_bridge_drained_cb drained_cb);
 
 /* The bridge thread's body (arg: the bridge): waits on the queue and posts
- * each event, until the queue has shut down. */
+ * each event (or releases it, for a tag with release_cb), until the queue
+ * has shut down. */
 void cs_grpc_bridge_thread_main(void *arg);
 
 /* What the thread posts for each event: tag is NULL once the queue is drained. */
@@ -47,5 +52,10 @@ struct cs_grpc_completion {
     struct cs_tag *tag;
     bool ok;
 };
+
+/* Loop thread: has tag's done_cb run as if gRPC had completed it with ok,
+ * after the completions posted before and once the code that called this
+ * has returned (the mailbox takes it after the callback it came from). */
+void cs_grpc_bridge_complete_later(struct cs_grpc_bridge *bridge, struct cs_tag *tag, bool ok);
 
 #endif

@@ -315,6 +315,7 @@ struct cs_rpc_server *cs_rpc_server_new(uv_loop_t *loop, const struct cs_rpc_lis
         return NULL;
     }
     server->bridge.data = server;
+    server->open_calls.bridge = &server->bridge;
     server->peers.cq = server->bridge.cq;
     cs_queue_init(&server->peers.calls);
     cs_unary_peers_init(&server->unary, &server->peers);

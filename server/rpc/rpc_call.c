@@ -74,7 +74,8 @@ void cs_call_maybe_free(struct cs_call *call)
     free(call->final_message);
     free(call->bad_field);
     grpc_slice_unref(call->kept_details);
-    grpc_call_unref(call->call);
+    if (call->call != NULL)
+        grpc_call_unref(call->call);
     free(call);
     /* Last: the callback may free the server, and the count with it. */
     if (--count->n == 0 && count->zero_cb != NULL)
@@ -166,6 +167,41 @@ const ProtobufCMessage *cs_call_request_late(struct cs_call *call)
     return call->request;
 }
 
+/* A unary call's last batch takes gRPC's part of the call with it: the
+ * bridge thread releases that when the batch completes, and the loop frees
+ * its own part once the code that replied has returned (a handler may read
+ * its call after replying), without waiting for gRPC. The completion, which
+ * says only that the reply has gone, woke the loop once for every call
+ * (docs/design/0040). */
+struct call_release {
+    struct cs_tag tag;
+    grpc_call *call;
+    int cancelled; /* RECV_CLOSE_ON_SERVER's; a unary call acts on none */
+};
+
+/* Bridge thread. */
+static void release_cb(struct cs_tag *tag)
+{
+    struct call_release *r = CS_CONTAINER_OF(tag, struct call_release, tag);
+    grpc_call_unref(r->call);
+    free(r);
+}
+
+/* ops[0] is the batch's RECV_CLOSE_ON_SERVER. */
+static void start_unary_last_batch(struct cs_call *call, grpc_op *ops, size_t n)
+{
+    struct call_release *r = cs_xcalloc(1, sizeof(*r));
+    r->tag.release_cb = release_cb;
+    r->call = call->call;
+    call->call = NULL;
+    ops[0].data.recv_close_on_server.cancelled = &r->cancelled;
+    /* r is the bridge thread's from here: it may be freed before this returns. */
+    grpc_call_error err = grpc_call_start_batch(r->call, ops, n, &r->tag, NULL);
+    CS_ASSERT(err == GRPC_CALL_OK);
+    call->pending++;
+    cs_grpc_bridge_complete_later(call->open_calls->bridge, &call->final_tag, true);
+}
+
 void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char *message,
                          grpc_byte_buffer *reply)
 {
@@ -182,10 +218,8 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
     grpc_op ops[4];
     size_t n = 0;
     memset(ops, 0, sizeof(ops));
-    if (call->method->streaming == 0) {
-        ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-        ops[n++].data.recv_close_on_server.cancelled = &call->cancelled;
-    }
+    if (call->method->streaming == 0)
+        ops[n++].op = GRPC_OP_RECV_CLOSE_ON_SERVER; /* where to: start_unary_last_batch */
     if ((call->method->streaming & CS_STREAM_SERVER) == 0) {
         ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
         if (reply != NULL) {
@@ -204,7 +238,10 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
     call->finishing = true;
     cs_metrics_count_grpc(call->method->path, code,
                           (double)(cs_now_mono_ns() - call->opened_ns) / 1e9);
-    cs_call_start_batch(call, ops, n, &call->final_tag);
+    if (call->method->streaming == 0)
+        start_unary_last_batch(call, ops, n);
+    else
+        cs_call_start_batch(call, ops, n, &call->final_tag);
     grpc_slice_unref(details);
     if (has_rich)
         grpc_slice_unref(rich.value);

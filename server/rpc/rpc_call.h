@@ -2,9 +2,11 @@
  * by no one else. Loop thread only.
  *
  * A call is made when a request slot completes (rpc.c) and freed when its
- * final batch and its close have both completed (one batch for a unary
- * call, two for a stream: pending == 0 once
- * finishing); nothing else frees it. rpc_stream.c queues a streaming call's
+ * final batch and its close have both completed (two batches for a stream:
+ * pending == 0 once finishing); nothing else frees it. A unary call's one
+ * last batch takes gRPC's part of the call to the bridge thread, which
+ * releases it, and the loop tells itself the batch is done as soon as it is
+ * started (cs_grpc_bridge_complete_later). rpc_stream.c queues a streaming call's
  * messages on top of these functions; they never call into it. */
 #ifndef CS_RPC_CALL_H
 #define CS_RPC_CALL_H
@@ -26,11 +28,12 @@ struct cs_call_count {
     size_t n;
     /* Run when a freed call brings n to 0. */
     void (*zero_cb)(struct cs_call_count *count);
+    struct cs_grpc_bridge *bridge; /* the server's, which completes its calls' batches */
 };
 
 struct cs_call {
     struct cs_call_count *open_calls; /* the server's count, which this call is in */
-    grpc_call *call;
+    grpc_call *call;                  /* NULL once a unary call's last batch has taken it */
     const struct cs_method *method;
     struct cs_identity who;                    /* set before the handler runs */
     gpr_timespec deadline;                     /* the client's */

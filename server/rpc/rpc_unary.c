@@ -1,7 +1,7 @@
-/* rpc_unary: unary calls to another replica (rpc_unary.h). A call has two
- * batches: the start (metadata, the request, the half-close, the initial
- * metadata and the reply back) and the status; it ends once both have
- * completed. */
+/* rpc_unary: unary calls to another replica (rpc_unary.h). A call is one
+ * batch (metadata, the request, the half-close, the initial metadata, the
+ * reply and the status back), so it ends with one completion: two batches
+ * cost a completion more, and a turn of the loop more when they came apart. */
 #define CS_LOG_COMPONENT "rpc"
 #include "rpc_unary.h"
 
@@ -25,8 +25,7 @@ struct cs_unary {
     grpc_call *call;
     cs_rpc_unary_done_cb done_cb; /* NULL once abandoned */
     void *arg;
-    struct cs_tag start_tag, status_tag;
-    int pending;
+    struct cs_tag tag;
     grpc_metadata md[4];
     grpc_metadata_array initial, trailing;
     grpc_byte_buffer *request, *reply;
@@ -70,11 +69,11 @@ static void unary_free(struct cs_unary *u)
     free(u);
 }
 
-/* Both batches are done: the answer goes to the caller, unless abandoned. */
-static void maybe_end(struct cs_unary *u)
+/* The batch is done: the answer goes to the caller, unless abandoned. */
+static void batch_done_cb(struct cs_tag *tag, bool ok)
 {
-    if (--u->pending > 0)
-        return;
+    struct cs_unary *u = CS_CONTAINER_OF(tag, struct cs_unary, tag);
+    (void)ok; /* a failure shows in the status */
     if (u->done_cb != NULL) {
         grpc_status_code code = u->status;
         grpc_slice bytes = grpc_empty_slice();
@@ -96,18 +95,6 @@ static void maybe_end(struct cs_unary *u)
     unary_free(u);
 }
 
-static void start_cb(struct cs_tag *tag, bool ok)
-{
-    (void)ok; /* a failure shows in the status */
-    maybe_end(CS_CONTAINER_OF(tag, struct cs_unary, start_tag));
-}
-
-static void status_cb(struct cs_tag *tag, bool ok)
-{
-    (void)ok;
-    maybe_end(CS_CONTAINER_OF(tag, struct cs_unary, status_tag));
-}
-
 struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target, const char *method,
                                const ProtobufCMessage *request, int64_t timeout_ms,
                                cs_rpc_unary_done_cb done_cb, void *arg)
@@ -119,8 +106,7 @@ struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target,
     u->peers = peers;
     u->done_cb = done_cb;
     u->arg = arg;
-    u->start_tag.done_cb = start_cb;
-    u->status_tag.done_cb = status_cb;
+    u->tag.done_cb = batch_done_cb;
     u->details = grpc_empty_slice();
     grpc_metadata_array_init(&u->initial);
     grpc_metadata_array_init(&u->trailing);
@@ -135,7 +121,7 @@ struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target,
     grpc_slice_unref(path);
     u->request = cs_call_pack(request);
 
-    grpc_op ops[5];
+    grpc_op ops[6];
     memset(ops, 0, sizeof(ops));
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     ops[0].data.send_initial_metadata.count = CS_ARRAY_LEN(u->md);
@@ -150,15 +136,12 @@ struct cs_unary *cs_unary_call(struct cs_unary_peers *peers, const char *target,
     ops[3].data.recv_initial_metadata.recv_initial_metadata = &u->initial;
     ops[4].op = GRPC_OP_RECV_MESSAGE;
     ops[4].data.recv_message.recv_message = &u->reply;
-    CS_ASSERT(grpc_call_start_batch(u->call, ops, 5, &u->start_tag, NULL) == GRPC_CALL_OK);
-    grpc_op status;
-    memset(&status, 0, sizeof(status));
-    status.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    status.data.recv_status_on_client.trailing_metadata = &u->trailing;
-    status.data.recv_status_on_client.status = &u->status;
-    status.data.recv_status_on_client.status_details = &u->details;
-    CS_ASSERT(grpc_call_start_batch(u->call, &status, 1, &u->status_tag, NULL) == GRPC_CALL_OK);
-    u->pending = 2;
+    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    ops[5].data.recv_status_on_client.trailing_metadata = &u->trailing;
+    ops[5].data.recv_status_on_client.status = &u->status;
+    ops[5].data.recv_status_on_client.status_details = &u->details;
+    CS_ASSERT(grpc_call_start_batch(u->call, ops, CS_ARRAY_LEN(ops), &u->tag, NULL) ==
+              GRPC_CALL_OK);
     return u;
 }
 
