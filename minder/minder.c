@@ -346,7 +346,7 @@ static void finish(void)
         m.note.ended_unix_ms = now_ns(CLOCK_REALTIME) / 1000000;
     if (m.has_limits)
         limits_finish();
-    rc = cs_note_write(m.dir, &m.note);
+    rc = cs_note_write_at(m.dir_fd, &m.note);
     if (rc < 0) {
         errno = -rc;
         die_unable("write", "the status note");

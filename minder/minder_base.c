@@ -21,6 +21,7 @@ struct minder m = {
     .cap_bytes = DEFAULT_CAP_BYTES,
     .cont = true,
     .wait_fd = -1,
+    .dir_fd = -1,
     .lease_timer_fd = -1,
     .deadline_ns = NO_DEADLINE,
     .out = {{.name = CS_ATTEMPT_STDOUT_FILE, .pipe_fd = -1, .file_fd = -1},

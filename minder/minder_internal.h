@@ -48,6 +48,7 @@ struct output {
 /* The attempt. A single object, m, as the program supervises exactly one. */
 struct minder {
     const char *dir;
+    int dir_fd; /* DIR, opened once without links (open_logs), for the logs and the note */
     const char *workdir;
     char **argv;
     uint64_t timeout_ms, grace_ms, cap_bytes;
@@ -162,7 +163,8 @@ void cgroup_kill(void);
  * limits did into the note, then removes the cgroups. */
 void limits_finish(void);
 
-/* Creates the capped log files in the attempt's directory; dies if it cannot. */
+/* Opens the attempt's directory (m.dir_fd) and creates the capped log
+ * files in it; dies if it cannot. */
 void open_logs(void);
 /* Reads what one output pipe has into its log, up to the cap; closes the
  * pipe at end of file. */

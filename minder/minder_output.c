@@ -18,6 +18,7 @@ void open_logs(void)
         errno = -dfd;
         die_unable("open", m.dir);
     }
+    m.dir_fd = dfd; /* kept for the note */
     /* 0600: only cschedd's side reads them, whatever the mode of the
      * directories above. */
     for (int i = 0; i < 2; i++) {
@@ -26,7 +27,6 @@ void open_logs(void)
         if (m.out[i].file_fd < 0)
             die_unable("create", m.out[i].name);
     }
-    (void)close(dfd); /* read-only directory fd */
 }
 
 /* Where the note records one stream's output. */

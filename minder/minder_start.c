@@ -89,13 +89,31 @@ static void record_pgid(void)
     (void)close(fd);
 }
 
-/* The classic signals, the ones servers and shells ignore: the command
- * gets them back at their defaults. */
+/* The signals the command must not inherit ignored: SIG_IGN survives
+ * exec (a handler does not, and the minder sets none). Those the minder
+ * ignores, from one read of /proc/self/status, rather than a sigaction for
+ * every signal in the child (some 30 system calls a start); every signal
+ * if that cannot be read. */
 static void fill_reset(sigset_t *reset)
 {
+    char buf[8192];
+    unsigned long long ignored = ~0ULL;
+    int fd = openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        (void)close(fd);
+        const char *line = NULL;
+        if (n > 0) {
+            buf[n] = '\0';
+            line = strstr(buf, "\nSigIgn:");
+        }
+        if (line == NULL || sscanf(line, "\nSigIgn: %llx", &ignored) != 1)
+            ignored = ~0ULL;
+    }
     sigemptyset(reset);
     for (int sig = 1; sig < 32; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
+        if (sig != SIGKILL && sig != SIGSTOP && ((ignored >> (sig - 1)) & 1) != 0)
             sigaddset(reset, sig);
 }
 
@@ -118,6 +136,7 @@ struct child {
     int devnull_fd;
     int out_fd;
     int err_fd;
+    sigset_t reset; /* back to SIG_DFL */
     struct child_report report;
 };
 
@@ -132,7 +151,7 @@ static void child_exec(struct child *c)
 {
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     const char *step = "setpgid";
-    sigset_t none, reset;
+    sigset_t none;
     int rc;
 
     if (setpgid(0, 0) < 0)
@@ -141,10 +160,9 @@ static void child_exec(struct child *c)
     if (dup2(c->devnull_fd, STDIN_FILENO) < 0 || dup2(c->out_fd, STDOUT_FILENO) < 0 ||
         dup2(c->err_fd, STDERR_FILENO) < 0)
         goto fail;
-    fill_reset(&reset);
     for (int sig = 1; sig < 32; sig++)
-        if (sigismember(&reset, sig))
-            (void)sigaction(sig, &dfl, NULL); /* fails only for KILL and STOP */
+        if (sigismember(&c->reset, sig))
+            (void)sigaction(sig, &dfl, NULL);
     sigemptyset(&none);
     step = "sigprocmask";
     if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
@@ -274,7 +292,9 @@ static pid_t fork_child(struct child *c)
  * the failure is recorded. */
 static int start_child(int devnull_fd, int out_fd, int err_fd)
 {
-    struct child c = {devnull_fd, out_fd, err_fd, {{0}, 0}};
+    struct child c = {.devnull_fd = devnull_fd, .out_fd = out_fd, .err_fd = err_fd};
+
+    fill_reset(&c.reset);
 
     if (!m.drop || drop_may_share_memory()) {
         m.pid = clone_child(&c);
@@ -454,7 +474,7 @@ void publish_pid(void)
  * before the command starts. */
 void reserve_note(void)
 {
-    int rc = cs_note_reserve(m.dir);
+    int rc = cs_note_reserve_at(m.dir_fd);
 
     if (rc == 0)
         return;

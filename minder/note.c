@@ -382,18 +382,13 @@ int cs_note_dir_open(const char *dir)
     return cs_path_open_no_links(dir, O_RDONLY | O_DIRECTORY, 0);
 }
 
-int cs_note_reserve(const char *dir)
+int cs_note_reserve_at(int dfd)
 {
-    int dfd, fd, rc;
+    int fd, rc;
 
-    dfd = cs_note_dir_open(dir);
-    if (dfd < 0)
-        return dfd;
     fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = -errno;
-        goto out_close_dir;
-    }
+    if (fd < 0)
+        return -errno;
     /* posix_fallocate returns the error number rather than setting errno. */
     rc = -posix_fallocate(fd, 0, CS_NOTE_MAX_BYTES);
     if (rc < 0)
@@ -402,35 +397,28 @@ int cs_note_reserve(const char *dir)
         rc = -errno;
         goto err_unlink_tmp;
     }
-    goto out_close_dir;
+    return 0;
 
 err_close_tmp:
     (void)close(fd); /* the reserve already failed; its error is the one to report */
 err_unlink_tmp:
     (void)unlinkat(dfd, NOTE_TMP_FILE, 0); /* best effort: give the room back */
-out_close_dir:
-    (void)close(dfd); /* read-only directory fd: nothing to lose */
     return rc;
 }
 
-int cs_note_write(const char *dir, const struct cs_note *note)
+int cs_note_write_at(int dfd, const struct cs_note *note)
 {
     char buf[CS_NOTE_MAX_BYTES];
-    int dfd, fd, len, rc;
+    int fd, len, rc;
 
     len = cs_note_format(note, buf, sizeof(buf));
     if (len < 0)
         return len;
-    dfd = cs_note_dir_open(dir);
-    if (dfd < 0)
-        return dfd;
     /* No O_TRUNC: a reserved temp file is written over in place, so the
      * write needs no new blocks, and cutting it to length never does. */
     fd = openat(dfd, NOTE_TMP_FILE, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = -errno;
-        goto out_close_dir;
-    }
+    if (fd < 0)
+        return -errno;
     rc = write_all(fd, buf, (size_t)len);
     if (rc < 0)
         goto err_close_tmp;
@@ -455,17 +443,34 @@ int cs_note_write(const char *dir, const struct cs_note *note)
         goto err_unlink_tmp;
     }
     /* The rename is durable only once the directory itself is synced. */
-    if (fsync(dfd) < 0)
-        rc = -errno;
-    goto out_close_dir;
+    return fsync(dfd) < 0 ? -errno : 0;
 
 err_close_tmp:
     (void)close(fd); /* the write already failed; its error is the one to report */
 err_unlink_tmp:
     (void)unlinkat(dfd, NOTE_TMP_FILE, 0); /* best effort: keep no half note behind */
-out_close_dir:
+    return rc;
+}
+
+/* Runs write_at (a note, or a reserve with none) in DIR. */
+static int at_dir(const char *dir, const struct cs_note *note, bool write)
+{
+    int dfd = cs_note_dir_open(dir);
+    if (dfd < 0)
+        return dfd;
+    int rc = write ? cs_note_write_at(dfd, note) : cs_note_reserve_at(dfd);
     (void)close(dfd); /* read-only directory fd: nothing to lose */
     return rc;
+}
+
+int cs_note_reserve(const char *dir)
+{
+    return at_dir(dir, NULL, false);
+}
+
+int cs_note_write(const char *dir, const struct cs_note *note)
+{
+    return at_dir(dir, note, true);
 }
 
 int cs_note_read(const char *dir, struct cs_note *out)

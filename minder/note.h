@@ -72,15 +72,20 @@ int cs_note_parse(const char *buf, size_t len, struct cs_note *out);
  * with no link left in it (server/host/state_path.h). The fd, or -errno. */
 int cs_note_dir_open(const char *dir);
 
-/* Makes the note's temp file in DIR and reserves CS_NOTE_MAX_BYTES for it
- * (posix_fallocate), so that the note can be written once the command has
- * run, however full the disk is by then. 0 or -errno (-ENOSPC, -EDQUOT: no
- * room). Blocking. */
+/* Makes the note's temp file in the directory dfd (cs_note_dir_open) and
+ * reserves CS_NOTE_MAX_BYTES for it (posix_fallocate), so that the note can
+ * be written once the command has run, however full the disk is by then.
+ * 0 or -errno (-ENOSPC, -EDQUOT: no room). Blocking. */
+int cs_note_reserve_at(int dfd);
+/* The same in DIR, opened with cs_note_dir_open. */
 int cs_note_reserve(const char *dir);
 
-/* Writes DIR/status atomically (tmp + fsync + rename + fsync dir), into the
- * space cs_note_reserve set aside when it did (the temp file is written over,
- * then cut to the note's length); 0 or -errno. Blocking. */
+/* Writes status atomically in the directory dfd (tmp + fsync + rename +
+ * fsync dir), into the space cs_note_reserve_at set aside when it did (the
+ * temp file is written over, then cut to the note's length); 0 or -errno.
+ * Blocking. */
+int cs_note_write_at(int dfd, const struct cs_note *note);
+/* The same in DIR, opened with cs_note_dir_open. */
 int cs_note_write(const char *dir, const struct cs_note *note);
 
 /* Reads DIR/status; 0, -ENOENT if there is none yet, -EINVAL if malformed, or

@@ -479,14 +479,17 @@ static void test_minder_environment_and_stdin(void **state)
 
 static void test_minder_resets_ignored_signals(void **state)
 {
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe, old_hup;
     unsigned long long blocked = 1, ignored = 1;
     char buf[4096];
 
-    /* A server ignoring SIGPIPE must not hand that on to the command. */
-    assert_int_equal(sigaction(SIGPIPE, &ign, &old), 0);
+    /* A server ignoring SIGPIPE, or started by nohup, must not hand that on
+     * to the command: the minder resets what it finds ignored. */
+    assert_int_equal(sigaction(SIGPIPE, &ign, &old_pipe), 0);
+    assert_int_equal(sigaction(SIGHUP, &ign, &old_hup), 0);
     assert_int_equal(RUN("--", "grep", "-E", "^Sig(Ign|Blk)", "/proc/self/status"), 0);
-    assert_int_equal(sigaction(SIGPIPE, &old, NULL), 0);
+    assert_int_equal(sigaction(SIGPIPE, &old_pipe, NULL), 0);
+    assert_int_equal(sigaction(SIGHUP, &old_hup, NULL), 0);
     read_file(CS_ATTEMPT_STDOUT_FILE, buf, sizeof(buf));
     assert_int_equal(sscanf(buf, "SigBlk: %llx SigIgn: %llx", &blocked, &ignored), 2);
     assert_int_equal(blocked, 0);
