@@ -89,31 +89,13 @@ static void record_pgid(void)
     (void)close(fd);
 }
 
-/* The signals the command must not inherit ignored: SIG_IGN survives
- * exec (a handler does not, and the minder sets none). Those the minder
- * ignores, from one read of /proc/self/status, rather than a sigaction for
- * every signal in the child (some 30 system calls a start); every signal
- * if that cannot be read. */
+/* The classic signals, the ones servers and shells ignore: the command
+ * gets them back at their defaults. */
 static void fill_reset(sigset_t *reset)
 {
-    char buf[8192];
-    unsigned long long ignored = ~0ULL;
-    int fd = openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
-
-    if (fd >= 0) {
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        (void)close(fd);
-        const char *line = NULL;
-        if (n > 0) {
-            buf[n] = '\0';
-            line = strstr(buf, "\nSigIgn:");
-        }
-        if (line == NULL || sscanf(line, "\nSigIgn: %llx", &ignored) != 1)
-            ignored = ~0ULL;
-    }
     sigemptyset(reset);
     for (int sig = 1; sig < 32; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP && ((ignored >> (sig - 1)) & 1) != 0)
+        if (sig != SIGKILL && sig != SIGSTOP)
             sigaddset(reset, sig);
 }
 
@@ -136,7 +118,6 @@ struct child {
     int devnull_fd;
     int out_fd;
     int err_fd;
-    sigset_t reset; /* back to SIG_DFL */
     struct child_report report;
 };
 
@@ -151,7 +132,7 @@ static void child_exec(struct child *c)
 {
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     const char *step = "setpgid";
-    sigset_t none;
+    sigset_t none, reset;
     int rc;
 
     if (setpgid(0, 0) < 0)
@@ -160,9 +141,10 @@ static void child_exec(struct child *c)
     if (dup2(c->devnull_fd, STDIN_FILENO) < 0 || dup2(c->out_fd, STDOUT_FILENO) < 0 ||
         dup2(c->err_fd, STDERR_FILENO) < 0)
         goto fail;
+    fill_reset(&reset);
     for (int sig = 1; sig < 32; sig++)
-        if (sigismember(&c->reset, sig))
-            (void)sigaction(sig, &dfl, NULL);
+        if (sigismember(&reset, sig))
+            (void)sigaction(sig, &dfl, NULL); /* fails only for KILL and STOP */
     sigemptyset(&none);
     step = "sigprocmask";
     if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
@@ -292,9 +274,7 @@ static pid_t fork_child(struct child *c)
  * the failure is recorded. */
 static int start_child(int devnull_fd, int out_fd, int err_fd)
 {
-    struct child c = {.devnull_fd = devnull_fd, .out_fd = out_fd, .err_fd = err_fd};
-
-    fill_reset(&c.reset);
+    struct child c = {devnull_fd, out_fd, err_fd, {{0}, 0}};
 
     if (!m.drop || drop_may_share_memory()) {
         m.pid = clone_child(&c);

@@ -484,7 +484,7 @@ static void test_minder_resets_ignored_signals(void **state)
     char buf[4096];
 
     /* A server ignoring SIGPIPE, or started by nohup, must not hand that on
-     * to the command: the minder resets what it finds ignored. */
+     * to the command. */
     assert_int_equal(sigaction(SIGPIPE, &ign, &old_pipe), 0);
     assert_int_equal(sigaction(SIGHUP, &ign, &old_hup), 0);
     assert_int_equal(RUN("--", "grep", "-E", "^Sig(Ign|Blk)", "/proc/self/status"), 0);
