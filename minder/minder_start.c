@@ -89,16 +89,6 @@ static void record_pgid(void)
     (void)close(fd);
 }
 
-/* The classic signals, the ones servers and shells ignore: the command
- * gets them back at their defaults. */
-static void fill_reset(sigset_t *reset)
-{
-    sigemptyset(reset);
-    for (int sig = 1; sig < 32; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            sigaddset(reset, sig);
-}
-
 /* The syscall itself, as musl leaves sched_setscheduler out; a failure
  * costs only the policy, so it is not checked. */
 static void set_policy(int policy)
@@ -132,7 +122,7 @@ static void child_exec(struct child *c)
 {
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     const char *step = "setpgid";
-    sigset_t none, reset;
+    sigset_t none;
     int rc;
 
     if (setpgid(0, 0) < 0)
@@ -141,10 +131,11 @@ static void child_exec(struct child *c)
     if (dup2(c->devnull_fd, STDIN_FILENO) < 0 || dup2(c->out_fd, STDOUT_FILENO) < 0 ||
         dup2(c->err_fd, STDERR_FILENO) < 0)
         goto fail;
-    fill_reset(&reset);
+    /* The classic signals, the ones servers and shells ignore, back to
+     * their defaults (KILL and STOP have none to change). */
     for (int sig = 1; sig < 32; sig++)
-        if (sigismember(&reset, sig))
-            (void)sigaction(sig, &dfl, NULL); /* fails only for KILL and STOP */
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)sigaction(sig, &dfl, NULL);
     sigemptyset(&none);
     step = "sigprocmask";
     if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)

@@ -31,14 +31,10 @@ static void deliver(struct cs_mailbox *box, struct cs_queue *mails)
     CS_ASSERT(cs_queue_is_empty(mails));
 }
 
+/* The eventfd never blocks (EFD_NONBLOCK), so no call is interrupted. */
 static void wake(struct cs_mailbox *box)
 {
-    uint64_t one = 1;
-    ssize_t n;
-    do
-        n = write(box->wake_fd, &one, sizeof(one));
-    while (n < 0 && errno == EINTR);
-    CS_ASSERT(n == (ssize_t)sizeof(one));
+    CS_ASSERT(eventfd_write(box->wake_fd, 1) == 0);
 }
 
 void cs_mailbox_drain(struct cs_mailbox *box)
@@ -57,12 +53,8 @@ static void poll_cb(uv_poll_t *poll, int status, int events)
     CS_ASSERT(status == 0);
     /* Reset before taking: an item posted after the take finds the queue
      * empty and wakes us again; one posted before it is taken now. */
-    uint64_t count;
-    ssize_t n;
-    do
-        n = read(box->wake_fd, &count, sizeof(count));
-    while (n < 0 && errno == EINTR);
-    CS_ASSERT(n == (ssize_t)sizeof(count) || (n < 0 && errno == EAGAIN));
+    eventfd_t count;
+    CS_ASSERT(eventfd_read(box->wake_fd, &count) == 0 || errno == EAGAIN);
     /* A burst (200 requests at once) is handled over several turns: small
      * chunks until the time slice is used up, so that timers, the pump and
      * the probe get a go in between. */

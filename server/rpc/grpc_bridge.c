@@ -54,15 +54,6 @@ int cs_grpc_bridge_start(uv_loop_t *loop, struct cs_grpc_bridge *bridge)
     return 0;
 }
 
-void cs_grpc_bridge_complete_later(struct cs_grpc_bridge *bridge, struct cs_tag *tag, bool ok)
-{
-    CS_ASSERT_LOOP();
-    struct cs_grpc_completion *c = cs_xmalloc(sizeof(*c));
-    c->tag = tag;
-    c->ok = ok;
-    cs_mailbox_post(&bridge->box, &c->mail);
-}
-
 void cs_grpc_bridge_stop(struct cs_grpc_bridge *bridge, cs_grpc_bridge_drained_cb drained_cb)
 {
     CS_ASSERT_LOOP();

@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "mailbox.h"
+#include "util.h"
 
 /* A tag given to gRPC: done_cb runs on the loop thread with the op's
  * success. A tag with release_cb instead is one whose completion the loop
@@ -53,9 +54,16 @@ struct cs_grpc_completion {
     bool ok;
 };
 
-/* Loop thread: has tag's done_cb run as if gRPC had completed it with ok,
- * after the completions posted before and once the code that called this
- * has returned (the mailbox takes it after the callback it came from). */
-void cs_grpc_bridge_complete_later(struct cs_grpc_bridge *bridge, struct cs_tag *tag, bool ok);
+/* Any thread: has tag's done_cb run on the loop with ok (tag NULL: the
+ * queue is drained), after the completions posted before. Posted from the
+ * loop itself, it runs once the code that posted it has returned (the
+ * mailbox takes it after the callback it came from). */
+static inline void cs_grpc_bridge_post(struct cs_grpc_bridge *bridge, struct cs_tag *tag, bool ok)
+{
+    struct cs_grpc_completion *c = cs_xmalloc(sizeof(*c));
+    c->tag = tag;
+    c->ok = ok;
+    cs_mailbox_post(&bridge->box, &c->mail);
+}
 
 #endif

@@ -7,7 +7,6 @@
 #include <pthread.h>
 
 #include "grpc_bridge.h"
-#include "util.h"
 
 void cs_grpc_bridge_thread_main(void *arg)
 {
@@ -22,10 +21,7 @@ void cs_grpc_bridge_thread_main(void *arg)
             tag->release_cb(tag);
             continue;
         }
-        struct cs_grpc_completion *c = cs_xmalloc(sizeof(*c));
-        c->tag = tag;
-        c->ok = ev.success != 0;
-        cs_mailbox_post(&bridge->box, &c->mail);
+        cs_grpc_bridge_post(bridge, tag, ev.success != 0);
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             return;
     }

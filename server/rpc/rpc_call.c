@@ -187,19 +187,24 @@ static void release_cb(struct cs_tag *tag)
     free(r);
 }
 
-/* ops[0] is the batch's RECV_CLOSE_ON_SERVER. */
-static void start_unary_last_batch(struct cs_call *call, grpc_op *ops, size_t n)
+/* Takes gRPC's part of call, for its last batch. */
+static struct call_release *call_release_new(struct cs_call *call)
 {
     struct call_release *r = cs_xcalloc(1, sizeof(*r));
     r->tag.release_cb = release_cb;
     r->call = call->call;
     call->call = NULL;
-    ops[0].data.recv_close_on_server.cancelled = &r->cancelled;
+    return r;
+}
+
+static void start_unary_last_batch(struct cs_call *call, struct call_release *r, const grpc_op *ops,
+                                   size_t n)
+{
     /* r is the bridge thread's from here: it may be freed before this returns. */
     grpc_call_error err = grpc_call_start_batch(r->call, ops, n, &r->tag, NULL);
     CS_ASSERT(err == GRPC_CALL_OK);
     call->pending++;
-    cs_grpc_bridge_complete_later(call->open_calls->bridge, &call->final_tag, true);
+    cs_grpc_bridge_post(call->open_calls->bridge, &call->final_tag, true);
 }
 
 void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char *message,
@@ -218,8 +223,12 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
     grpc_op ops[4];
     size_t n = 0;
     memset(ops, 0, sizeof(ops));
-    if (call->method->streaming == 0)
-        ops[n++].op = GRPC_OP_RECV_CLOSE_ON_SERVER; /* where to: start_unary_last_batch */
+    struct call_release *release = NULL;
+    if (call->method->streaming == 0) {
+        release = call_release_new(call);
+        ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        ops[n++].data.recv_close_on_server.cancelled = &release->cancelled;
+    }
     if ((call->method->streaming & CS_STREAM_SERVER) == 0) {
         ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
         if (reply != NULL) {
@@ -238,8 +247,8 @@ void cs_call_send_status(struct cs_call *call, grpc_status_code code, const char
     call->finishing = true;
     cs_metrics_count_grpc(call->method->path, code,
                           (double)(cs_now_mono_ns() - call->opened_ns) / 1e9);
-    if (call->method->streaming == 0)
-        start_unary_last_batch(call, ops, n);
+    if (release != NULL)
+        start_unary_last_batch(call, release, ops, n);
     else
         cs_call_start_batch(call, ops, n, &call->final_tag);
     grpc_slice_unref(details);

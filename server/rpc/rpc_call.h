@@ -6,7 +6,7 @@
  * pending == 0 once finishing); nothing else frees it. A unary call's one
  * last batch takes gRPC's part of the call to the bridge thread, which
  * releases it, and the loop tells itself the batch is done as soon as it is
- * started (cs_grpc_bridge_complete_later). rpc_stream.c queues a streaming call's
+ * started (cs_grpc_bridge_post). rpc_stream.c queues a streaming call's
  * messages on top of these functions; they never call into it. */
 #ifndef CS_RPC_CALL_H
 #define CS_RPC_CALL_H
